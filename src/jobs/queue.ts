@@ -1,0 +1,41 @@
+// The queue consumer: parses each message, runs its job and records the outcome on the job run.
+// Poison messages are acked and logged; failures retry with exponential backoff until the last attempt.
+import { database } from "../shared/db";
+import { logError, logInfo } from "../shared/log";
+import { finishJobRun, markJobRunning } from "./history";
+import { JobMessage } from "./messages";
+import { jobRunners } from "./runners";
+
+/** Must match max_retries + 1 of the consumer in wrangler.toml: the last attempt records the failure. */
+export const MAX_ATTEMPTS = 6;
+
+/** 30 s, 60 s, 120 s ... capped at one hour. */
+export const retryDelaySeconds = (attempts: number) => Math.min(30 * 2 ** Math.max(0, attempts - 1), 3600);
+
+export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const db = database(env.DB);
+  for (const message of batch.messages) {
+    const parsed = JobMessage.safeParse(message.body);
+    if (!parsed.success) {
+      logError("jobs: dropping a malformed queue message", { id: message.id, issues: parsed.error.issues });
+      message.ack();
+      continue;
+    }
+    const job = parsed.data;
+    await markJobRunning(db, { id: job.runId, now: new Date() });
+    try {
+      const runner = jobRunners[job.kind] as (env: Env, m: JobMessage, now: Date) => ReturnType<(typeof jobRunners)[typeof job.kind]>;
+      const outcome = await runner(env, job, new Date());
+      await finishJobRun(db, { id: job.runId, now: new Date(), state: "succeeded", warnings: outcome.warnings });
+      logInfo("jobs: finished", { kind: job.kind, runId: job.runId });
+      message.ack();
+    } catch (error) {
+      logError(`jobs: ${job.kind} run ${job.runId} failed on attempt ${message.attempts}`, error);
+      const lastAttempt = message.attempts >= MAX_ATTEMPTS;
+      const text = error instanceof Error ? error.message : String(error);
+      await finishJobRun(db, { id: job.runId, now: new Date(), state: lastAttempt ? "failed" : "queued", error: text });
+      if (lastAttempt) message.ack();
+      else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    }
+  }
+}

@@ -1,0 +1,33 @@
+// Hono middleware for the proxy API: HTTP Basic authentication and the master-only guard.
+import { createMiddleware } from "hono/factory";
+import { parseBasicAuth } from "../shared/basic-auth";
+import { database } from "../shared/db";
+import { HttpError } from "../shared/errors";
+import { authenticate, type Caller } from "./api-users";
+import { Unauthorized } from "./errors";
+import { proxySettings } from "./settings";
+
+export type ProxyEnv = { Bindings: Env; Variables: { caller: Caller } };
+
+export const requireBasicAuth = createMiddleware<ProxyEnv>(async (c, next) => {
+  const credentials = parseBasicAuth(c.req.header("Authorization"));
+  if (!credentials) throw new Unauthorized();
+  const settings = proxySettings(c.env);
+  const caller = await authenticate(
+    database(c.env.DB),
+    { username: settings.PROXY_ADMIN_USERNAME, password: settings.PROXY_ADMIN_PASSWORD },
+    credentials.username,
+    credentials.password,
+  );
+  if (!caller) throw new Unauthorized();
+  c.set("caller", caller);
+  await next();
+});
+
+/** Writes and jobs run only on the master instance; a slave refuses them with 405. */
+export const requireMaster = createMiddleware<ProxyEnv>(async (c, next) => {
+  if (proxySettings(c.env).INSTANCE_ROLE !== "master") {
+    throw new HttpError(405, "This is a slave instance: writes and jobs must go to the master instance");
+  }
+  await next();
+});

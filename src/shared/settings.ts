@@ -1,0 +1,83 @@
+// Reading a service's settings from the Worker environment: one zod schema per service, parsed once per
+// isolate (memoised on the env object), failing with an error that names the variable but never its value.
+import { z } from "zod";
+
+/** Thrown when a variable or secret is malformed; the message names the variable, never its value. */
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}
+
+/** An unset variable and an empty one both mean "use the default", as envconfig does for the reference. */
+const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
+
+/** Booleans as operators write them: true/false/1/0 in any case (z.coerce.boolean() would read "false" as true). */
+export const envBoolean = (defaultValue: boolean) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
+      .optional()
+      .transform((value) => value ?? defaultValue),
+  );
+
+export const envString = (defaultValue: string) =>
+  z.preprocess(unsetIfEmpty, z.string().optional()).transform((value) => value ?? defaultValue);
+
+export const envOptionalString = () => z.preprocess(unsetIfEmpty, z.string().optional());
+
+export const envNumber = (defaultValue: number, check: (schema: z.ZodNumber) => z.ZodNumber = (s) => s) =>
+  z.preprocess(unsetIfEmpty, check(z.coerce.number()).optional()).transform((value) => value ?? defaultValue);
+
+export const envInteger = (defaultValue: number, min = 0) =>
+  envNumber(defaultValue, (s) => s.int().min(min));
+
+const durationUnits: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses Go-style durations such as "10s", "1m30s", "150us" or "0" into milliseconds. */
+export function parseDurationMs(text: string): number | undefined {
+  if (text === "0") return 0;
+  const pattern = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (const match of text.matchAll(pattern)) {
+    total += Number(match[1]) * durationUnits[match[2]];
+    consumed += match[0].length;
+  }
+  return consumed === text.length && consumed > 0 ? total : undefined;
+}
+
+/** A Go-style duration variable, read as milliseconds. */
+export const envDurationMs = (defaultValue: string) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        const ms = parseDurationMs(text ?? defaultValue);
+        if (ms === undefined) {
+          ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
+          return z.NEVER;
+        }
+        return ms;
+      }),
+  );
+
+const cache = new WeakMap<object, WeakMap<object, unknown>>();
+
+/**
+ * Parses `env` with `schema` once per env object (the runtime hands every request of an isolate the same
+ * env object), so settings cost nothing on the hot path.
+ */
+export function readSettings<S extends z.ZodType>(schema: S, env: object, service: string): z.output<S> {
+  let perSchema = cache.get(env);
+  if (!perSchema) cache.set(env, (perSchema = new WeakMap()));
+  if (perSchema.has(schema)) return perSchema.get(schema) as z.output<S>;
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    throw new SettingsError(`${service} settings are invalid: ${problems.join("; ")}`);
+  }
+  perSchema.set(schema, parsed.data);
+  return parsed.data;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { envBoolean, envDurationMs, envNumber, parseDurationMs, readSettings, SettingsError } from "../../src/shared/settings";
+import { rateLimitSettings } from "../../src/ratelimit/settings";
+import { proxySettings } from "../../src/proxy/settings";
+
+describe("settings", () => {
+  const Schema = z.object({ FLAG: envBoolean(false), RATIO: envNumber(0.8, (s) => s.min(0).max(1)), EVERY: envDurationMs("10s") });
+
+  it("applies the defaults when variables are unset or empty", () => {
+    expect(readSettings(Schema, {}, "t")).toEqual({ FLAG: false, RATIO: 0.8, EVERY: 10_000 });
+    expect(readSettings(Schema, { FLAG: "", RATIO: "", EVERY: "" }, "t")).toEqual({ FLAG: false, RATIO: 0.8, EVERY: 10_000 });
+  });
+
+  it.each([
+    ["true", true], ["TRUE", true], ["1", true], ["True", true],
+    ["false", false], ["FALSE", false], ["0", false], ["False", false],
+  ])("reads the boolean %s as %s", (text, expected) => {
+    expect(readSettings(Schema, { FLAG: text }, "t").FLAG).toBe(expected);
+  });
+
+  it("names the malformed variable without echoing its value", () => {
+    expect(() => readSettings(Schema, { FLAG: "yes-please" }, "demo")).toThrowError(SettingsError);
+    try {
+      readSettings(Schema, { FLAG: "yes-please", RATIO: "2" }, "demo");
+    } catch (error) {
+      expect((error as Error).message).toMatch(/^demo settings are invalid: FLAG: .*; RATIO: /);
+      expect((error as Error).message).not.toContain("yes-please");
+    }
+  });
+
+  it("parses once per env object", () => {
+    const env = { FLAG: "1" };
+    expect(readSettings(Schema, env, "t")).toBe(readSettings(Schema, env, "t"));
+  });
+
+  it("reads Go-style durations", () => {
+    expect(parseDurationMs("10s")).toBe(10_000);
+    expect(parseDurationMs("1m30s")).toBe(90_000);
+    expect(parseDurationMs("150us")).toBe(0.15);
+    expect(parseDurationMs("0")).toBe(0);
+    expect(parseDurationMs("10")).toBeUndefined();
+    expect(parseDurationMs("10 s")).toBeUndefined();
+  });
+
+  it("gives the rate limit service the spec's defaults", () => {
+    expect(rateLimitSettings({})).toMatchObject({
+      CONFIG_TYPE: "FILE",
+      SHADOW_MODE: false,
+      MERGE_DOMAIN_CONFIG: false,
+      STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: false,
+      NEAR_LIMIT_RATIO: 0.8,
+      CACHE_KEY_PREFIX: "",
+      LocalCacheSizeInBytes: 0,
+      LIMIT_RESPONSE_HEADERS_ENABLED: false,
+      LIMIT_LIMIT_HEADER: "RateLimit-Limit",
+      LIMIT_REMAINING_HEADER: "RateLimit-Remaining",
+      LIMIT_RESET_HEADER: "RateLimit-Reset",
+      FORCE_START_WITHOUT_INITIAL_CONFIG: false,
+      HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: false,
+      RUNTIME_ROOT: "/srv/runtime_data/current",
+      RUNTIME_SUBDIRECTORY: "",
+      RUNTIME_APPDIRECTORY: "config",
+      RUNTIME_IGNOREDOTFILES: false,
+    });
+  });
+
+  it("refuses an unknown instance role", () => {
+    expect(proxySettings({}).INSTANCE_ROLE).toBe("master");
+    expect(() => proxySettings({ INSTANCE_ROLE: "primary" })).toThrowError(/INSTANCE_ROLE/);
+  });
+});

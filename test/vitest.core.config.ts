@@ -1,0 +1,12 @@
+// Plain-Node tests of the pure rate-limit core: no Workers runtime, so any Workers import fails here.
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  root: path.join(import.meta.dirname, ".."),
+  test: {
+    name: "core",
+    environment: "node",
+    include: ["test/ratelimit/core/**/*.test.ts"],
+  },
+});

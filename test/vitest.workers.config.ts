@@ -1,0 +1,36 @@
+// Tests that touch bindings run inside the real Workers runtime (workerd) through vitest-pool-workers,
+// with the D1 migrations applied by the setup file and the secrets of .dev.vars.example.
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+const root = path.join(import.meta.dirname, "..");
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(root, "migrations"));
+  return {
+    root,
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: path.join(root, "wrangler.toml"), environment: undefined },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            PROXY_ADMIN_USERNAME: "admin",
+            PROXY_ADMIN_PASSWORD: "test-admin-password",
+            MASTER_KEY: "test-master-key",
+            JWT_SECRET: "test-jwt-secret-0123456789abcdef",
+            RATELIMIT_ADMIN_TOKEN: "test-ratelimit-admin-token",
+          },
+        },
+      }),
+    ],
+    test: {
+      name: "workers",
+      include: ["test/**/*.test.ts"],
+      exclude: ["test/ratelimit/core/**", "test/integration/**", "node_modules/**"],
+      setupFiles: [path.join(root, "test/apply-migrations.ts")],
+      maxWorkers: 2,
+    },
+  };
+});
