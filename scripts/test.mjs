@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: type check, then every suite (the pure core in plain Node, the rest inside the Workers runtime),
-// ending with the line "N passed, M failed". The type check counts as one test.
+// and the integration suite against a real `wrangler dev`, ending with the line "N passed, M failed".
+// The type check counts as one test.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +23,7 @@ else failed++;
 
 const reportDir = mkdtempSync(path.join(tmpdir(), "vitest-"));
 const extra = process.argv.slice(2);
-for (const project of ["core", "workers"]) {
+for (const project of ["core", "workers", "integration"]) {
   const report = path.join(reportDir, `${project}.json`);
   console.log(`> vitest (${project})`);
   run(bin("vitest"), [

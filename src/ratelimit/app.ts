@@ -1,6 +1,120 @@
-// HTTP routes of the rate limit service (the reference's HTTP server and debug server on one origin).
+// HTTP routes of the rate limit service: the reference's HTTP server (/json, /healthcheck) and its debug
+// routes for the configuration (/rlconfig), plus the runtime configuration set (/rlconfig/files).
 import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import { parseBearer } from "../shared/basic-auth";
+import { database } from "../shared/db";
+import { HttpError } from "../shared/errors";
+import { constantTimeEqualText } from "../shared/passwords";
+import { describeZodError } from "../shared/validate";
+import { bundledFiles, compileConfig, currentConfig, installConfig } from "./config-provider";
+import { clearConfigFiles, replaceConfigFiles } from "./config-repo";
+import { dumpConfig } from "./core/config";
+import { parseRateLimitRequestJson, rateLimitResponseToJson } from "./core/json";
+import { decide } from "./engine";
 import { ratelimitErrorResponse } from "./errors";
+import { rateLimitSettings } from "./settings";
+import { logError } from "../shared/log";
 
 export const ratelimitApp = new Hono<{ Bindings: Env }>();
 ratelimitApp.onError(ratelimitErrorResponse);
+
+/** Admin routes need the RATELIMIT_ADMIN_TOKEN bearer; without a configured token they do not exist. */
+const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, next) => {
+  const expected = rateLimitSettings(c.env).RATELIMIT_ADMIN_TOKEN;
+  if (!expected) throw new HttpError(404, "404 page not found");
+  const given = parseBearer(c.req.header("Authorization"));
+  if (given === undefined || !constantTimeEqualText(given, expected)) {
+    throw new HttpError(401, "unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>", {
+      "WWW-Authenticate": 'Bearer realm="ratelimit"',
+    });
+  }
+  await next();
+});
+
+// Like the reference's handler, /json takes any method: the body decides.
+ratelimitApp.all("/json", async (c) => {
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    throw new HttpError(400, "request body is not valid JSON");
+  }
+  const request = parseRateLimitRequestJson(body);
+  if (!request.ok) throw new HttpError(400, request.error);
+  const decision = await decide(c.env, request.value, Date.now());
+  if (!decision.ok) {
+    if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
+    logError("ratelimit: counter store failed", { message: decision.error.message });
+    throw new HttpError(500, "rate limit counter store error");
+  }
+  const { response } = decision.value;
+  return c.json(rateLimitResponseToJson(response), response.overallCode === "OVER_LIMIT" ? 429 : 200);
+});
+
+ratelimitApp.all("/healthcheck", async (c) => {
+  const settings = rateLimitSettings(c.env);
+  if (settings.HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED) {
+    const loaded = await currentConfig(database(c.env.DB), settings, Date.now());
+    if (!loaded.config || loaded.config.domains.length === 0) return c.body(null, 500);
+  }
+  return c.text("OK");
+});
+
+ratelimitApp.get("/rlconfig", requireAdminToken, async (c) => {
+  const loaded = await currentConfig(database(c.env.DB), rateLimitSettings(c.env), Date.now());
+  return c.text(loaded.config ? dumpConfig(loaded.config) : "");
+});
+
+ratelimitApp.get("/rlconfig/files", requireAdminToken, async (c) => {
+  const loaded = await currentConfig(database(c.env.DB), rateLimitSettings(c.env), Date.now());
+  return c.json({
+    source: loaded.source,
+    version: loaded.version,
+    domains: loaded.config?.domains ?? [],
+    files: Object.fromEntries(loaded.files.map((file) => [file.name, file.text])),
+  });
+});
+
+const ConfigFilesBody = z.strictObject({
+  files: z.record(
+    z.string().regex(/^[^/\\\s]+\.yaml$/, "file names must end in .yaml and contain no slashes or spaces"),
+    z.string(),
+  ),
+});
+
+ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    return c.json({ error: "request body is not valid JSON" }, 400);
+  }
+  const parsed = ConfigFilesBody.safeParse(body);
+  if (!parsed.success) return c.json({ error: describeZodError(parsed.error) }, 400);
+  const settings = rateLimitSettings(c.env);
+  const files = Object.entries(parsed.data.files)
+    .map(([name, text]) => ({ name, text }))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const compiled = compileConfig(files, settings);
+  if (!compiled.ok) return c.json({ error: compiled.error.message }, 400);
+  const version = await replaceConfigFiles(database(c.env.DB), files);
+  installConfig(settings, { config: compiled.value, source: "runtime", version, files }, Date.now());
+  return c.json({ domains: compiled.value.domains });
+});
+
+ratelimitApp.delete("/rlconfig/files", requireAdminToken, async (c) => {
+  const settings = rateLimitSettings(c.env);
+  const version = await clearConfigFiles(database(c.env.DB));
+  const files = bundledFiles(settings);
+  const compiled = compileConfig(files, settings);
+  installConfig(
+    settings,
+    compiled.ok
+      ? { config: compiled.value, source: "bundled", version, files }
+      : { config: undefined, source: "bundled", version, files, lastError: compiled.error.message },
+    Date.now(),
+  );
+  return c.json({ source: "bundled", domains: compiled.ok ? compiled.value.domains : [] });
+});

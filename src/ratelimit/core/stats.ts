@@ -1,0 +1,151 @@
+// Metric keys of rules and the per-request statistic deltas. The core only computes numbers; a later
+// statistics layer adds them up and names them `ratelimit.service.rate_limit.<key>.<stat>`.
+
+/** Counters the reference keeps per rule, as deltas produced by one request for one descriptor. */
+export interface RuleStatDelta {
+  /** Sanitised stats key, e.g. `domain.key_value.subkey`. */
+  key: string;
+  totalHits: number;
+  overLimit: number;
+  nearLimit: number;
+  withinLimit: number;
+  shadowMode: number;
+  overLimitWithLocalCache: number;
+}
+
+/** Everything one request contributes to statistics. */
+export interface RequestStats {
+  /** One entry per descriptor counted against a limit, in request order (several may share a key). */
+  rules: RuleStatDelta[];
+  /** Descriptors looked up in a domain that is not configured (`<domain>.domain_not_found`). */
+  domainNotFound: number;
+  /** 1 when global shadow mode turned an OVER_LIMIT answer into OK (`global_shadow_mode`). */
+  globalShadowMode: number;
+}
+
+/** How one request entry reached its config node. */
+export type MatchKind = "exact" | "wildcard" | "default";
+
+/** One level of a successful config walk, as needed to compose the metric key. */
+export interface MatchedLevel {
+  /** Request entry key and value. */
+  key: string;
+  value: string;
+  /** Composite key of the config node that matched (`key`, `key_value` or a wildcard pattern). */
+  composite: string;
+  via: MatchKind;
+  valueToMetric: boolean;
+  /** Set when this level matched a share_threshold wildcard: the value pattern, `*` included. */
+  sharedPattern?: string;
+}
+
+const IPV4 = /\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}/g;
+
+/**
+ * Makes a key safe as a stat name: `:` and `|` are separators in statsd lines, and the dots of an IPv4
+ * address would split the stat path, so all become `_` (as the reference does).
+ */
+export function sanitizeStatName(key: string): string {
+  return key.replace(/[:|]/g, "_").replace(IPV4, (ip) => ip.replace(/\./g, "_"));
+}
+
+function withoutStar(pattern: string): string {
+  return pattern.endsWith("*") ? pattern.slice(0, -1) : pattern;
+}
+
+function keyWithValue(key: string, value: string): string {
+  return value === "" ? key : `${key}_${value}`;
+}
+
+/**
+ * Composes the (unsanitised) metric key of a matched rule, spec-era rules:
+ * - default: the config path (`key`, `key_value`, or the wildcard pattern with `*`);
+ * - value_to_metric on a level matched by key only or by a wildcard: the runtime value is used instead;
+ * - share_threshold levels keep the pattern, but with value_to_metric (on that level) or detailed_metric
+ *   they carry the prefix before `*` so that all shared values land in one stat;
+ * - detailed_metric on the matched rule: every level is `key_<runtime value>`, except when a level matched
+ *   through share_threshold, where shared levels use the prefix and the others `key[_value]`.
+ */
+export function composeMetricKey(domain: string, levels: MatchedLevel[], detailedMetric: boolean): string {
+  let parts: string[];
+  if (detailedMetric) {
+    const shared = levels.some((level) => level.sharedPattern !== undefined);
+    parts = levels.map((level) => {
+      if (level.sharedPattern !== undefined) return `${level.key}_${withoutStar(level.sharedPattern)}`;
+      // Without sharing, the reference renders `key_` even for an empty value; with sharing it does not.
+      return shared ? keyWithValue(level.key, level.value) : `${level.key}_${level.value}`;
+    });
+  } else {
+    parts = levels.map((level) => {
+      if (level.sharedPattern !== undefined) {
+        return level.valueToMetric ? `${level.key}_${withoutStar(level.sharedPattern)}` : level.composite;
+      }
+      if (level.via !== "exact" && level.valueToMetric) return keyWithValue(level.key, level.value);
+      return level.composite;
+    });
+  }
+  return [domain, ...parts].join(".");
+}
+
+/** The metric key of a request-supplied limit override: the request's own entries. */
+export function overrideMetricKey(domain: string, entries: { key: string; value: string }[]): string {
+  return `${domain}.${entries.map((entry) => keyWithValue(entry.key, entry.value)).join(".")}`;
+}
+
+export function emptyRuleStats(key: string): RuleStatDelta {
+  return {
+    key,
+    totalHits: 0,
+    overLimit: 0,
+    nearLimit: 0,
+    withinLimit: 0,
+    shadowMode: 0,
+    overLimitWithLocalCache: 0,
+  };
+}
+
+/** Counter values around one request's hits, and the thresholds they are judged by. */
+export interface LimitInfo {
+  before: number;
+  after: number;
+  overLimitThreshold: number;
+  nearLimitThreshold: number;
+}
+
+/**
+ * The near-limit threshold: floor(limit * ratio), computed in float32 like the reference so that the
+ * boundary falls on the same request.
+ */
+export function nearLimitThreshold(limit: number, ratio: number): number {
+  return Math.floor(Math.fround(Math.fround(limit) * Math.fround(ratio)));
+}
+
+/**
+ * Over-limit accounting. Several hits may arrive at once, so only the part above the threshold counts
+ * as over limit, and the part between the near threshold and the limit still counts as near limit.
+ */
+export function addOverLimitStats(stats: RuleStatDelta, info: LimitInfo, hits: number): void {
+  if (info.before >= info.overLimitThreshold) {
+    stats.overLimit += hits;
+  } else {
+    stats.overLimit += info.after - info.overLimitThreshold;
+    stats.nearLimit += info.overLimitThreshold - Math.max(info.nearLimitThreshold, info.before);
+  }
+}
+
+/** Within-limit accounting: only the hits above the near threshold count as near limit. */
+export function addWithinLimitStats(stats: RuleStatDelta, info: LimitInfo, hits: number): void {
+  if (info.after > info.nearLimitThreshold) {
+    stats.nearLimit += info.before >= info.nearLimitThreshold ? hits : info.after - info.nearLimitThreshold;
+  }
+  stats.withinLimit += hits;
+}
+
+/** Shadow accounting: the hits a shadow rule let through although they were over the limit. */
+export function addShadowModeStats(stats: RuleStatDelta, info: LimitInfo | undefined, hits: number): void {
+  if (info === undefined || info.before >= info.overLimitThreshold) {
+    stats.shadowMode += hits;
+  } else {
+    stats.shadowMode += info.after - info.overLimitThreshold;
+  }
+}

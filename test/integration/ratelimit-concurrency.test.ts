@@ -1,0 +1,48 @@
+// Exact admission under real concurrency: 2000 simultaneous POST /json hits on one key of limit 100, through
+// wrangler dev and a real Durable Object, admit exactly 100.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWranglerDev, type DevServer } from "./wrangler-dev";
+
+let server: DevServer;
+const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
+const CONFIG = "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
+
+beforeAll(async () => {
+  server = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: "integration-admin-token" });
+  const response = await fetch(`${server.url}/rlconfig/files`, {
+    method: "PUT",
+    headers: ADMIN,
+    body: JSON.stringify({ files: { "burst.yaml": CONFIG } }),
+  });
+  expect(response.status).toBe(200);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("POST /json under concurrency", () => {
+  it("admits exactly 100 of 2000 concurrent hits on a key limited to 100", async () => {
+    // Warm the isolate and the object so the burst measures counting, not start-up.
+    const warm = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: "warm-up" }] }] });
+    for (let i = 0; i < 5; i++) expect((await fetch(`${server.url}/json`, { method: "POST", body: warm })).status).toBe(200);
+
+    const body = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: "one-key" }] }] });
+    const statuses = await Promise.all(
+      Array.from({ length: 2000 }, async () => {
+        const response = await fetch(`${server.url}/json`, { method: "POST", body });
+        await response.arrayBuffer();
+        return response.status;
+      }),
+    );
+    const counts: Record<number, number> = {};
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+    expect(counts).toEqual({ 200: 100, 429: 1900 });
+
+    const after = await fetch(`${server.url}/json`, { method: "POST", body });
+    expect(await after.json()).toEqual({
+      overallCode: "OVER_LIMIT",
+      statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 100, unit: "DAY" }, durationUntilReset: expect.stringMatching(/^\d+s$/) }],
+    });
+  });
+});
