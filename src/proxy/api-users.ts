@@ -1,7 +1,8 @@
 // API users of the proxy API: lookup and credential checks (the administrator comes from secrets).
-import { eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { constantTimeEqualText, hashPassword, verifyPassword } from "../shared/passwords";
+import { NotFound } from "./errors";
 import { apiUsers } from "./tables";
 
 /** Who is calling: an API user limited to its project patterns, or the administrator. */
@@ -66,4 +67,43 @@ export async function createApiUser(
     })
     .returning();
   return row;
+}
+
+const apiUserView = (row: typeof apiUsers.$inferSelect) => ({
+  username: row.username,
+  email: row.email,
+  projectPatterns: row.projectPatterns,
+  version: row.version,
+});
+
+/** Creates the API user, or replaces the password, email and patterns of the user with that name. */
+export async function upsertApiUser(
+  db: Database,
+  input: { username: string; password: string; email?: string | null; projectPatterns: string[] },
+) {
+  const passwordHash = await hashPassword(input.password);
+  const [row] = await db
+    .insert(apiUsers)
+    .values({ username: input.username, passwordHash, email: input.email ?? null, projectPatterns: input.projectPatterns })
+    .onConflictDoUpdate({
+      target: apiUsers.username,
+      set: {
+        passwordHash,
+        email: input.email ?? null,
+        projectPatterns: input.projectPatterns,
+        version: sql`${apiUsers.version} + 1`,
+      },
+    })
+    .returning();
+  return apiUserView(row);
+}
+
+export async function listApiUsers(db: Database) {
+  const rows = await db.select().from(apiUsers).orderBy(asc(apiUsers.username));
+  return rows.map(apiUserView);
+}
+
+export async function deleteApiUser(db: Database, username: string): Promise<void> {
+  const deleted = await db.delete(apiUsers).where(eq(apiUsers.username, username)).returning({ id: apiUsers.id });
+  if (deleted.length === 0) throw new NotFound(`Invalid API user: username ${username} not existing`);
 }

@@ -1,14 +1,375 @@
-// Routes of the proxy configuration API (spec 1).
-import { Hono } from "hono";
-import { requireBasicAuth, type ProxyEnv } from "./auth";
+// Routes of the proxy configuration API (spec 1) and its management endpoints. Each route is documented next
+// to its handler from the same zod schemas; the OpenAPI 3.1 document is served at /openapi.json, rendered at /docs.
+import { OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
+import { swaggerUI } from "@hono/swagger-ui";
+import { database } from "../shared/db";
+import { HttpError } from "../shared/errors";
+import { validate } from "../shared/validate";
+import { deleteApiUser, listApiUsers, upsertApiUser } from "./api-users";
+import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { resolveBackend, setContainersOf, upsertBackend } from "./backends";
+import { setContainerPermissions, upsertContainer } from "./containers";
+import { listDomains, massUpdateDomains } from "./domains";
 import { proxyErrorResponse } from "./errors";
+import { listHosts, upsertHost } from "./hosts";
+import { jsonResponse, serviceResult } from "./json";
+import { deleteProject, listProjectLabels, listProjects, loadProjectTree, resolveProject, upsertProject } from "./projects";
+import {
+  ApiUser,
+  ApiUserInput,
+  BackendInput,
+  ContainerInput,
+  Container,
+  HostCreate,
+  HostListItem,
+  IdResult,
+  ListOfProjects,
+  ListOfWarnings,
+  MapOfDomains,
+  MassDomainUpdate,
+  MessageResult,
+  PermissionGrants,
+  Project,
+  ProjectInput,
+  ProjectSummary,
+  User,
+  UserInput,
+} from "./schemas";
 import { proxySettings } from "./settings";
+import { upsertUser, listUsers } from "./users";
 
-export const proxyApp = new Hono<ProxyEnv>();
+export const proxyApp = new OpenAPIHono<ProxyEnv>();
 proxyApp.onError(proxyErrorResponse);
 
+// ---- documentation helpers ----
+
+proxyApp.openAPIRegistry.registerComponent("securitySchemes", "user_auth", { type: "http", scheme: "basic" });
+
+const json = (schema: z.ZodType, description: string) => ({ description, content: { "application/json": { schema } } });
+const errorResponse = (description: string) => json(MessageResult, description);
+const errors = {
+  400: errorResponse("the body is not JSON or fails the schema (the payload names the field)"),
+  401: errorResponse("credentials missing or invalid"),
+  404: errorResponse("project or backend not existing or access denied"),
+  405: errorResponse("writes are refused on a slave instance"),
+  500: errorResponse("the change could not be processed; nothing was written"),
+};
+const pick = <K extends keyof typeof errors>(...codes: K[]) => Object.fromEntries(codes.map((code) => [code, errors[code]]));
+const adminErrors = { 403: errorResponse("not the administrator") };
+const labelParams = (...names: string[]) => z.object(Object.fromEntries(names.map((name) => [name, z.string()])));
+const jsonBody = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
+const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
+
+function doc(route: Omit<RouteConfig, "security"> & { public?: boolean }) {
+  const { public: isPublic, ...config } = route;
+  proxyApp.openAPIRegistry.registerPath({ ...config, ...(isPublic ? {} : { security: [{ user_auth: [] }] }) });
+}
+
+// ---- availability ----
+
+doc({
+  method: "get",
+  path: "/test/ping",
+  public: true,
+  tags: ["test"],
+  summary: "Availability check",
+  responses: { 200: text("`pong from master instance` or `pong from slave instance`") },
+});
 proxyApp.get("/test/ping", (c) => c.text(`pong from ${proxySettings(c.env).INSTANCE_ROLE} instance`));
 
+doc({
+  method: "get",
+  path: "/test/authping",
+  tags: ["test"],
+  summary: "Availability and authentication check",
+  responses: { 200: text("`authpong <username> from master instance`"), ...pick(401) },
+});
 proxyApp.get("/test/authping", requireBasicAuth, (c) =>
   c.text(`authpong ${c.get("caller").username} from ${proxySettings(c.env).INSTANCE_ROLE} instance`),
 );
+
+// ---- projects ----
+
+doc({
+  method: "get",
+  path: "/projects",
+  tags: ["projects"],
+  summary: "Labels of the projects the caller may access, sorted",
+  responses: { 200: json(ListOfProjects, "project labels"), ...pick(401) },
+});
+proxyApp.get("/projects", requireBasicAuth, async (c) =>
+  jsonResponse(c, await listProjectLabels(database(c.env.DB), c.get("caller"))),
+);
+
+doc({
+  method: "get",
+  path: "/projects/{projectLabel}",
+  tags: ["projects"],
+  summary: "A project with its backends (domains, container references) and containers (host, permissions)",
+  request: { params: labelParams("projectLabel") },
+  responses: { 200: json(Project, "the project"), ...pick(401, 404) },
+});
+proxyApp.get("/projects/:projectLabel", requireBasicAuth, async (c) => {
+  const db = database(c.env.DB);
+  const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+  return jsonResponse(c, await loadProjectTree(db, project));
+});
+
+// ---- domains ----
+
+doc({
+  method: "get",
+  path: "/domains/{projectLabel}",
+  tags: ["domains"],
+  summary: "The domains of a project, keyed and sorted by domain name",
+  request: { params: labelParams("projectLabel") },
+  responses: { 200: json(MapOfDomains, "domains by name"), ...pick(401, 404) },
+});
+proxyApp.get("/domains/:projectLabel", requireBasicAuth, async (c) => {
+  const db = database(c.env.DB);
+  const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+  return jsonResponse(c, await listDomains(db, project));
+});
+
+doc({
+  method: "get",
+  path: "/domains/{projectLabel}/{backendLabel}",
+  tags: ["domains"],
+  summary: "The domains of one backend, keyed and sorted by domain name",
+  request: { params: labelParams("projectLabel", "backendLabel") },
+  responses: { 200: json(MapOfDomains, "domains by name"), ...pick(401, 404) },
+});
+proxyApp.get("/domains/:projectLabel/:backendLabel", requireBasicAuth, async (c) => {
+  const db = database(c.env.DB);
+  const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+  const backend = await resolveBackend(db, project, c.req.param("backendLabel"));
+  return jsonResponse(c, await listDomains(db, project, backend.id));
+});
+
+doc({
+  method: "post",
+  path: "/domains/massupdate",
+  tags: ["domains"],
+  summary: "Creates, updates and deletes domains in one all-or-nothing request",
+  description:
+    "CREATE, UPDATE and REPLACE upsert by domain name across all projects (never moving a domain out of a project " +
+    "the caller cannot access); DELETE removes a domain only from the named backend. With fullSync, only create " +
+    "and update operations of one project are allowed and every other domain of that project is removed.",
+  request: { body: jsonBody(MassDomainUpdate) },
+  responses: { 200: json(ListOfWarnings, "warnings"), ...pick(400, 401, 404, 405, 500) },
+});
+proxyApp.post("/domains/massupdate", requireBasicAuth, requireMaster, validate("json", MassDomainUpdate), async (c) => {
+  const input = c.req.valid("json");
+  const limit = proxySettings(c.env).PROXY_MASS_UPDATE_MAX_OPERATIONS;
+  if (input.domainOperations.length > limit) {
+    throw new HttpError(400, `domainOperations: at most ${limit} operations per request`);
+  }
+  return jsonResponse(c, await massUpdateDomains(database(c.env.DB), c.get("caller"), input));
+});
+
+// ---- containers and backends ----
+
+doc({
+  method: "post",
+  path: "/containers/{projectLabel}",
+  tags: ["containers"],
+  summary: "Creates a container or updates the one with the same label in the project",
+  request: { params: labelParams("projectLabel"), body: jsonBody(ContainerInput) },
+  responses: { 200: json(IdResult, "payload {key: containerId, value: <id>}"), ...pick(400, 401, 404, 405, 500) },
+});
+proxyApp.post("/containers/:projectLabel", requireBasicAuth, requireMaster, validate("json", ContainerInput), async (c) => {
+  const db = database(c.env.DB);
+  const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+  const id = await upsertContainer(db, project, c.req.valid("json"));
+  return jsonResponse(c, serviceResult({ key: "containerId", value: id }));
+});
+
+doc({
+  method: "post",
+  path: "/backends/{projectLabel}",
+  tags: ["backends"],
+  summary: "Creates a backend or updates the one with the same label in the project",
+  request: { params: labelParams("projectLabel"), body: jsonBody(BackendInput) },
+  responses: { 200: json(IdResult, "payload {key: backendId, value: <id>}"), ...pick(400, 401, 404, 405, 500) },
+});
+proxyApp.post("/backends/:projectLabel", requireBasicAuth, requireMaster, validate("json", BackendInput), async (c) => {
+  const db = database(c.env.DB);
+  const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+  const id = await upsertBackend(db, project, c.req.valid("json"));
+  return jsonResponse(c, serviceResult({ key: "backendId", value: id }));
+});
+
+doc({
+  method: "patch",
+  path: "/backends/{projectLabel}/{backendLabel}/setContainersOf/{targetBackendLabel}",
+  tags: ["backends"],
+  summary: "Replaces the containers of the backend with those (and their params) of the target backend",
+  request: { params: labelParams("projectLabel", "backendLabel", "targetBackendLabel") },
+  responses: { 200: json(MessageResult, "payload `Switched containers to backend <target>`"), ...pick(401, 404, 405, 500) },
+});
+const setContainersPath = "/backends/:projectLabel/:backendLabel/setContainersOf/:targetBackendLabel";
+proxyApp.patch(setContainersPath, requireBasicAuth, requireMaster, async (c) => {
+  const db = database(c.env.DB);
+  const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+  const backend = await resolveBackend(db, project, c.req.param("backendLabel"));
+  const target = await resolveBackend(db, project, c.req.param("targetBackendLabel"));
+  await setContainersOf(db, backend, target);
+  return jsonResponse(c, serviceResult(`Switched containers to backend ${target.label}`));
+});
+
+// ---- management (administrator only) ----
+
+const deleted = (what: string) => serviceResult(`Deleted ${what}`);
+
+doc({
+  method: "post",
+  path: "/admin/projects",
+  tags: ["admin"],
+  summary: "Creates a project, or updates the fullname of the project with that label",
+  request: { body: jsonBody(ProjectInput) },
+  responses: { 200: json(ProjectSummary, "the project"), ...pick(400, 401, 405), ...adminErrors },
+});
+proxyApp.post("/admin/projects", requireBasicAuth, requireAdmin, requireMaster, validate("json", ProjectInput), async (c) =>
+  jsonResponse(c, await upsertProject(database(c.env.DB), c.req.valid("json"))),
+);
+
+doc({
+  method: "get",
+  path: "/admin/projects",
+  tags: ["admin"],
+  summary: "All projects, sorted by label",
+  responses: { 200: json(z.array(ProjectSummary), "projects"), ...pick(401), ...adminErrors },
+});
+proxyApp.get("/admin/projects", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await listProjects(database(c.env.DB))),
+);
+
+doc({
+  method: "delete",
+  path: "/admin/projects/{label}",
+  tags: ["admin"],
+  summary: "Deletes a project with its backends, containers, domains and permissions",
+  request: { params: labelParams("label") },
+  responses: { 200: json(MessageResult, "payload `Deleted project <label>`"), ...pick(401, 404, 405), ...adminErrors },
+});
+proxyApp.delete("/admin/projects/:label", requireBasicAuth, requireAdmin, requireMaster, async (c) => {
+  await deleteProject(database(c.env.DB), c.req.param("label"));
+  return jsonResponse(c, deleted(`project ${c.req.param("label")}`));
+});
+
+doc({
+  method: "post",
+  path: "/admin/hosts",
+  tags: ["admin"],
+  summary: "Registers a host, or updates the ipv6 of the host with that name",
+  request: { body: jsonBody(HostCreate) },
+  responses: { 200: json(HostListItem, "the host"), ...pick(400, 401, 405), ...adminErrors },
+});
+proxyApp.post("/admin/hosts", requireBasicAuth, requireAdmin, requireMaster, validate("json", HostCreate), async (c) =>
+  jsonResponse(c, await upsertHost(database(c.env.DB), c.req.valid("json"))),
+);
+
+doc({
+  method: "get",
+  path: "/admin/hosts",
+  tags: ["admin"],
+  summary: "All hosts, sorted by name",
+  responses: { 200: json(z.array(HostListItem), "hosts"), ...pick(401), ...adminErrors },
+});
+proxyApp.get("/admin/hosts", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listHosts(database(c.env.DB))));
+
+doc({
+  method: "post",
+  path: "/admin/apiusers",
+  tags: ["admin"],
+  summary: "Creates an API user, or replaces password, email and patterns of the user with that name",
+  request: { body: jsonBody(ApiUserInput) },
+  responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 401, 405), ...adminErrors },
+});
+proxyApp.post("/admin/apiusers", requireBasicAuth, requireAdmin, requireMaster, validate("json", ApiUserInput), async (c) => {
+  const input = c.req.valid("json");
+  // Such a user could never log in: that name is always checked against the administrator's password.
+  if (input.username === proxySettings(c.env).PROXY_ADMIN_USERNAME) {
+    throw new HttpError(400, "username: reserved for the administrator");
+  }
+  return jsonResponse(c, await upsertApiUser(database(c.env.DB), input));
+});
+
+doc({
+  method: "get",
+  path: "/admin/apiusers",
+  tags: ["admin"],
+  summary: "All API users, sorted by name",
+  responses: { 200: json(z.array(ApiUser), "API users"), ...pick(401), ...adminErrors },
+});
+proxyApp.get("/admin/apiusers", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listApiUsers(database(c.env.DB))));
+
+doc({
+  method: "delete",
+  path: "/admin/apiusers/{username}",
+  tags: ["admin"],
+  summary: "Deletes an API user",
+  request: { params: labelParams("username") },
+  responses: { 200: json(MessageResult, "payload `Deleted API user <username>`"), ...pick(401, 404, 405), ...adminErrors },
+});
+proxyApp.delete("/admin/apiusers/:username", requireBasicAuth, requireAdmin, requireMaster, async (c) => {
+  await deleteApiUser(database(c.env.DB), c.req.param("username"));
+  return jsonResponse(c, deleted(`API user ${c.req.param("username")}`));
+});
+
+doc({
+  method: "post",
+  path: "/admin/users",
+  tags: ["admin"],
+  summary: "Creates a console/SSH user, or updates the given fields of the user with that email",
+  request: { body: jsonBody(UserInput) },
+  responses: { 200: json(User, "the user"), ...pick(400, 401, 405), ...adminErrors },
+});
+proxyApp.post("/admin/users", requireBasicAuth, requireAdmin, requireMaster, validate("json", UserInput), async (c) =>
+  jsonResponse(c, await upsertUser(database(c.env.DB), c.req.valid("json"))),
+);
+
+doc({
+  method: "get",
+  path: "/admin/users",
+  tags: ["admin"],
+  summary: "All console/SSH users, sorted by email",
+  responses: { 200: json(z.array(User), "users"), ...pick(401), ...adminErrors },
+});
+proxyApp.get("/admin/users", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listUsers(database(c.env.DB))));
+
+doc({
+  method: "put",
+  path: "/admin/containers/{projectLabel}/{containerLabel}/permissions",
+  tags: ["admin"],
+  summary: "Sets the complete list of SSH permissions of a container",
+  request: {
+    params: labelParams("projectLabel", "containerLabel"),
+    body: jsonBody(PermissionGrants),
+  },
+  responses: { 200: json(Container, "the container with its permissions"), ...pick(400, 401, 404, 405, 500), ...adminErrors },
+});
+proxyApp.put(
+  "/admin/containers/:projectLabel/:containerLabel/permissions",
+  requireBasicAuth,
+  requireAdmin,
+  requireMaster,
+  validate("json", PermissionGrants),
+  async (c) => {
+    const db = database(c.env.DB);
+    const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
+    return jsonResponse(c, await setContainerPermissions(db, project, c.req.param("containerLabel"), c.req.valid("json")));
+  },
+);
+
+// ---- the reference ----
+
+proxyApp.doc31("/openapi.json", {
+  openapi: "3.1.0",
+  info: {
+    title: "Proxy configuration API",
+    version: "1.0.0",
+    description: "Projects, backends, containers and domains of the HAProxy and SSH proxy installation (HTTP Basic).",
+  },
+});
+proxyApp.get("/docs", swaggerUI({ url: "/openapi.json", title: "Proxy configuration API" }));

@@ -4,7 +4,7 @@ import { parseBasicAuth } from "../shared/basic-auth";
 import { database } from "../shared/db";
 import { HttpError } from "../shared/errors";
 import { authenticate, type Caller } from "./api-users";
-import { Unauthorized } from "./errors";
+import { Forbidden, Unauthorized } from "./errors";
 import { proxySettings } from "./settings";
 
 export type ProxyEnv = { Bindings: Env; Variables: { caller: Caller } };
@@ -29,5 +29,11 @@ export const requireMaster = createMiddleware<ProxyEnv>(async (c, next) => {
   if (proxySettings(c.env).INSTANCE_ROLE !== "master") {
     throw new HttpError(405, "This is a slave instance: writes and jobs must go to the master instance");
   }
+  await next();
+});
+
+/** The management endpoints (/admin/...) are for the administrator of the secrets only. */
+export const requireAdmin = createMiddleware<ProxyEnv>(async (c, next) => {
+  if (!c.get("caller").isAdmin) throw new Forbidden();
   await next();
 });

@@ -28,3 +28,29 @@ export function proxyErrorResponse(error: Error, c: Context): Response {
   logError("proxy: unexpected error", error);
   return c.json({ success: false, payload: "Internal Server Error", warnings: [] }, 500);
 }
+
+/** A project, backend, container or user that does not exist or that the caller may not see (same answer). */
+export class NotFound extends HttpError {
+  override name = "NotFound";
+  constructor(message: string) {
+    super(404, message);
+  }
+}
+
+/** A create or update that cannot be processed: the spec answers these with 500 and the reason. */
+export class CannotProcess extends HttpError {
+  override name = "CannotProcess";
+  constructor(message: string) {
+    super(500, message);
+  }
+}
+
+export class Forbidden extends HttpError {
+  override name = "Forbidden";
+  constructor(message = "Administrator access required") {
+    super(403, message);
+  }
+}
+
+export const invalidProject = (label: string) => new NotFound(`Invalid project: label ${label} not existing or access denied`);
+export const invalidBackend = (label: string) => new NotFound(`Invalid backend: label ${label} not existing or access denied`);
