@@ -77,12 +77,8 @@ ratelimitApp.get("/rlconfig/files", requireAdminToken, async (c) => {
   });
 });
 
-const ConfigFilesBody = z.strictObject({
-  files: z.record(
-    z.string().regex(/^[^/\\\s]+\.yaml$/, "file names must end in .yaml and contain no slashes or spaces"),
-    z.string(),
-  ),
-});
+const ConfigFilesBody = z.strictObject({ files: z.record(z.string(), z.string()) });
+const FILE_NAME = /^[^/\\\s]+\.yaml$/;
 
 ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
   let body: unknown;
@@ -93,6 +89,10 @@ ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
   }
   const parsed = ConfigFilesBody.safeParse(body);
   if (!parsed.success) return c.json({ error: describeZodError(parsed.error) }, 400);
+  const badName = Object.keys(parsed.data.files).find((name) => !FILE_NAME.test(name));
+  if (badName !== undefined) {
+    return c.json({ error: `${badName}: file names must end in .yaml and contain no slashes or spaces` }, 400);
+  }
   const settings = rateLimitSettings(c.env);
   const files = Object.entries(parsed.data.files)
     .map(([name, text]) => ({ name, text }))
