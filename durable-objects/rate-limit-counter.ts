@@ -1,9 +1,15 @@
-// One Durable Object per rate-limit key (the cache key without its window): it holds that key's counters
-// per fixed window in its SQLite storage. Storage and RPC only; the decision logic lives in src/ratelimit/core.
+// One Durable Object per rate-limit key (the cache key without its window): it counts that key's hits per
+// fixed window. Storage and RPC only; the decision logic lives in src/ratelimit/core.
 //
-// Storage: table counters(key TEXT PRIMARY KEY, count INTEGER, window_end INTEGER) where key is the full
-// cache key (window start included) and window_end the Unix second at which the window closes. An alarm at the
-// earliest window_end deletes closed windows, and the whole object once it holds none, so storage never grows.
+// Storage (key-value API): key = the full cache key (window start included), value = [count, windowEnd] with
+// windowEnd the Unix second at which the window closes. An alarm at the earliest windowEnd deletes closed windows,
+// and everything once none is left, so storage never grows without bound.
+//
+// Counting is exact: the object is single-threaded, the first read of a key happens behind the input gate, and
+// every later step is synchronous, so concurrent callers never interleave between read and write. Writes are
+// sent with allowUnconfirmed: the caller gets its count without waiting for the disk, which roughly doubles
+// throughput; if a write ever failed the runtime would restart the object from the last confirmed counts
+// (an undercount of at most the hits in flight), the same durability as the reference's Redis.
 import { DurableObject } from "cloudflare:workers";
 
 export interface CounterOperation {
@@ -12,71 +18,73 @@ export interface CounterOperation {
   windowEnd: number;
 }
 
+type Stored = [count: number, windowEnd: number];
+
 export class RateLimitCounter extends DurableObject<Env> {
+  /** Counts known to this instance; storage is read once per key per instance. */
+  private readonly counts = new Map<string, Stored>();
   /** Milliseconds of the alarm we know is set; undefined until this instance has set or read it. */
   private alarmAt: number | null | undefined;
-  /** deleteAll() drops the table with everything else, so it is (re)created lazily. */
-  private tableReady = false;
 
-  private ensureTable(): void {
-    if (this.tableReady) return;
-    this.ctx.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, count INTEGER NOT NULL, window_end INTEGER NOT NULL)",
-    );
-    this.tableReady = true;
+  /** Loads the keys this instance has not seen yet (absent keys count 0). */
+  private async load(operations: { key: string; windowEnd: number }[]): Promise<void> {
+    const missing = [...new Set(operations.filter((op) => !this.counts.has(op.key)).map((op) => op.key))];
+    if (missing.length === 0) return;
+    const stored = await this.ctx.storage.get<Stored>(missing);
+    for (const op of operations) {
+      if (!this.counts.has(op.key)) this.counts.set(op.key, stored.get(op.key) ?? [0, op.windowEnd]);
+    }
   }
 
   /**
-   * Adds each operation's hits (0 reads) and returns each counter after it, in order. The whole call runs
-   * synchronously against SQLite, so concurrent callers are serialised and no hit is lost.
+   * Adds each operation's hits (0 only reads) and returns each counter after it, in order.
    */
   async increment(operations: CounterOperation[]): Promise<number[]> {
-    this.ensureTable();
-    const counts = operations.map(
-      (op) =>
-        this.ctx.storage.sql
-          .exec<{ count: number }>(
-            `INSERT INTO counters (key, count, window_end) VALUES (?1, ?2, ?3)
-             ON CONFLICT(key) DO UPDATE SET count = count + ?2 RETURNING count`,
-            op.key,
-            op.hits,
-            op.windowEnd,
-          )
-          .one().count,
-    );
-    const earliestEnd = Math.min(...operations.map((op) => op.windowEnd)) * 1000;
-    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
-    if (this.alarmAt === null || this.alarmAt > earliestEnd) {
-      this.alarmAt = earliestEnd;
-      await this.ctx.storage.setAlarm(earliestEnd);
+    await this.load(operations);
+    const changed: Record<string, Stored> = {};
+    const counts = operations.map((op) => {
+      const entry = this.counts.get(op.key)!;
+      if (op.hits > 0) {
+        entry[0] += op.hits;
+        changed[op.key] = entry;
+      }
+      return entry[0];
+    });
+    if (Object.keys(changed).length > 0) {
+      void this.ctx.storage.put(changed, { allowUnconfirmed: true });
+      await this.scheduleExpiry(Math.min(...operations.map((op) => op.windowEnd)) * 1000);
     }
     return counts;
   }
 
   /** Current values of the given counters (0 when absent), without changing them. */
   async read(keys: string[]): Promise<number[]> {
-    this.ensureTable();
-    return keys.map(
-      (key) =>
-        this.ctx.storage.sql.exec<{ count: number }>("SELECT count FROM counters WHERE key = ?1", key).toArray()[0]
-          ?.count ?? 0,
-    );
+    await this.load(keys.map((key) => ({ key, windowEnd: 0 })));
+    return keys.map((key) => this.counts.get(key)![0]);
+  }
+
+  private async scheduleExpiry(windowEndMs: number): Promise<void> {
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === null || this.alarmAt > windowEndMs) {
+      this.alarmAt = windowEndMs;
+      await this.ctx.storage.setAlarm(windowEndMs);
+    }
   }
 
   override async alarm(): Promise<void> {
-    this.ensureTable();
     const nowSeconds = Date.now() / 1000;
-    this.ctx.storage.sql.exec("DELETE FROM counters WHERE window_end <= ?1", nowSeconds);
-    const next = this.ctx.storage.sql
-      .exec<{ next: number | null }>("SELECT min(window_end) AS next FROM counters")
-      .one().next;
-    if (next === null) {
+    const stored = await this.ctx.storage.list<Stored>();
+    const closed = [...stored].filter(([, [, windowEnd]]) => windowEnd <= nowSeconds).map(([key]) => key);
+    for (const key of closed) this.counts.delete(key);
+    const open = [...stored].filter(([, [, windowEnd]]) => windowEnd > nowSeconds);
+    if (open.length === 0) {
+      this.counts.clear();
       this.alarmAt = null;
-      this.tableReady = false;
       await this.ctx.storage.deleteAll();
-    } else {
-      this.alarmAt = next * 1000;
-      await this.ctx.storage.setAlarm(this.alarmAt);
+      return;
     }
+    await this.ctx.storage.delete(closed);
+    this.alarmAt = Math.min(...open.map(([, [, windowEnd]]) => windowEnd)) * 1000;
+    await this.ctx.storage.setAlarm(this.alarmAt);
   }
 }

@@ -19,6 +19,14 @@ describe("RateLimitCounter", () => {
     expect(await stub.read(["d_k_v_60", "d_k_v_absent"])).toEqual([4, 0]);
   });
 
+  it("keeps its counts in storage, so a new instance continues from them", async () => {
+    const stub = env.RATE_LIMIT_COUNTER.getByName("d_durable_");
+    const end = future();
+    await stub.increment([{ key: "d_durable_0", hits: 3, windowEnd: end }]);
+    const stored = await runInDurableObject(stub, (_instance, state) => state.storage.get("d_durable_0"));
+    expect(stored).toEqual([3, end]);
+  });
+
   it("is exact under concurrent increments", async () => {
     const stub = env.RATE_LIMIT_COUNTER.getByName("d_concurrent_");
     const end = future();
@@ -45,11 +53,8 @@ describe("RateLimitCounter", () => {
     const emptying = env.RATE_LIMIT_COUNTER.getByName("d_emptying_");
     await emptying.increment([{ key: "d_emptying_0", hits: 1, windowEnd: past }]);
     await runDurableObjectAlarm(emptying);
-    const tables = () =>
-      runInDurableObject(emptying, (_instance, state) =>
-        state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'counters'").toArray(),
-      );
-    await vi.waitUntil(async () => (await tables()).length === 0, { timeout: 5000 });
+    const stored = () => runInDurableObject(emptying, (_instance, state) => state.storage.list());
+    await vi.waitUntil(async () => (await stored()).size === 0, { timeout: 5000 });
     expect(await runInDurableObject(emptying, (_instance, state) => state.storage.getAlarm())).toBeNull();
     expect(await emptying.increment([{ key: "d_emptying_1", hits: 2, windowEnd: future() }])).toEqual([2]);
   });
