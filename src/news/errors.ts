@@ -6,7 +6,10 @@ import { HttpError } from "../shared/errors";
 import { logError } from "../shared/log";
 import { SettingsError } from "../shared/settings";
 
-/** An operational error whose JSON body is given exactly (e.g. the validation shape {valid, param, message}). */
+/**
+ * An operational error whose JSON body is given exactly (e.g. the validation shape {valid, param, message}).
+ * `undefined` means an empty body, as the generator's 401 and 404 answers have.
+ */
 export class NewsError extends HttpError {
   override name = "NewsError";
   constructor(
@@ -14,12 +17,41 @@ export class NewsError extends HttpError {
     readonly body: unknown,
     headers: Record<string, string> = {},
   ) {
-    super(status, typeof body === "string" ? body : JSON.stringify(body), headers);
+    super(status, body === undefined ? `HTTP ${status}` : typeof body === "string" ? body : JSON.stringify(body), headers);
   }
 }
 
+/** The challenge passport sends with a failed bearer (master key or user token) check. */
+export const BEARER_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="Users"' };
+/** The challenge passport sends with a failed HTTP Basic check. */
+export const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="Users"' };
+
+/** 401 with an empty body: missing or wrong master key, token, credentials, or a role that does not suffice. */
+export const unauthorized = (headers: Record<string, string> = BEARER_CHALLENGE) => new NewsError(401, undefined, headers);
+
+/** 404 with an empty body, for an id that names no record. */
+export const notFound = () => new NewsError(404, undefined);
+
+/** The generator's validation error object: {valid: false, name: <rule>, param, value, <rule>: <limit>, message}. */
+export interface ValidationFailure {
+  valid: false;
+  name: string;
+  param: string;
+  value?: unknown;
+  message: string;
+  [rule: string]: unknown;
+}
+
+export const validationError = (failure: Omit<ValidationFailure, "valid">) => new NewsError(400, { valid: false, ...failure });
+
+/** 409 in the generator's shape, e.g. for an e-mail address that is already registered. */
+export const conflict = (param: string, message: string) => new NewsError(409, { valid: false, param, message });
+
 export function newsErrorResponse(error: Error, c: Context): Response {
-  if (error instanceof NewsError) return c.json(error.body, error.status as 400, error.headers);
+  if (error instanceof NewsError) {
+    if (error.body === undefined) return c.body(null, error.status as 401, error.headers);
+    return c.json(error.body, error.status as 400, error.headers);
+  }
   if (error instanceof HttpError) return c.json({ message: error.message }, error.status as 400, error.headers);
   if (error instanceof HTTPException) return c.json({ message: error.message }, error.status);
   if (error instanceof SettingsError) {

@@ -1,6 +1,6 @@
 // Settings of the news API, read from the Worker's vars and secrets.
 import { z } from "zod";
-import { envOptionalString, envString, readSettings } from "../shared/settings";
+import { envInteger, envOptionalString, envString, readSettings, SettingsError } from "../shared/settings";
 
 export const NewsSettings = z.object({
   /** Secret: the master key required (as access_token) to create users and to log in. */
@@ -8,14 +8,34 @@ export const NewsSettings = z.object({
   /** Secret: HS256 key for session tokens (its UTF-8 bytes). */
   JWT_SECRET: envOptionalString(),
   /** Token lifetime, as jose reads it: "7d", "12h", "30m". */
-  JWT_EXPIRES_IN: envString("7d").pipe(z.string().regex(/^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i, "expected a duration such as 7d, 12h or 30m")),
+  JWT_EXPIRES_IN: envString("7d").pipe(
+    z.string().regex(/^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i, "expected a duration such as 7d, 12h or 30m"),
+  ),
   /** Secret: The Guardian Content API key; without it that publisher is skipped. */
   GUARDIAN_API_KEY: envOptionalString(),
   /** Secret: New York Times Article Search API key; without it that publisher is skipped. */
   NYT_API_KEY: envOptionalString(),
-  /** Comma-separated RSS or Atom feed URLs to ingest. */
-  NEWS_FEEDS: envString(""),
+  /** RSS or Atom feed URLs to ingest, separated by commas or white space; each must be an http(s) URL. */
+  NEWS_FEEDS: envString("").transform((text, ctx) => {
+    const urls = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+    for (const url of urls) {
+      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+        ctx.addIssue({ code: "custom", message: "expected http(s) URLs separated by commas" });
+        return z.NEVER;
+      }
+    }
+    return urls;
+  }),
+  /** Days the first ingestion of a publisher reaches back; later runs ask only for what is newer than the last. */
+  NEWS_LOOKBACK_DAYS: envInteger(7, 1),
 });
 export type NewsSettings = z.output<typeof NewsSettings>;
 
 export const newsSettings = (env: object): NewsSettings => readSettings(NewsSettings, env, "news");
+
+/** A secret the request cannot do without: unset, the service answers 500 naming it (never a silent 401). */
+export function requiredSecret(settings: NewsSettings, name: "MASTER_KEY" | "JWT_SECRET"): string {
+  const value = settings[name];
+  if (!value) throw new SettingsError(`news settings are invalid: ${name} is not set`);
+  return value;
+}

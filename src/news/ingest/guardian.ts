@@ -1,0 +1,68 @@
+// The Guardian Content API adapter (GET https://content.guardianapis.com/search): newest articles that mention
+// the companies, published since the last run, with their standfirst (trailText) and thumbnail.
+import { fetchJson, parseDate, PublisherError, sourceOfUrl, type AdapterResult, type Fetcher, type PublisherItem } from "./types";
+
+export const GUARDIAN_SEARCH_URL = "https://content.guardianapis.com/search";
+const PAGE_SIZE = 50;
+/** At most this many pages per run; every 30 minutes that is far more than the Guardian publishes about them. */
+const MAX_PAGES = 5;
+
+interface GuardianResult {
+  webTitle?: string;
+  webUrl?: string;
+  webPublicationDate?: string;
+  fields?: { trailText?: string; thumbnail?: string };
+}
+
+interface GuardianResponse {
+  response?: { status?: string; currentPage?: number; pages?: number; results?: GuardianResult[]; message?: string };
+}
+
+/** Guardian's q syntax: quoted phrases joined by OR. */
+export const orQuery = (phrases: string[]) => phrases.map((phrase) => `"${phrase.replaceAll('"', "")}"`).join(" OR ");
+
+export function guardianSearchUrl(input: { apiKey: string; keywords: string[]; since: Date; page: number }): string {
+  const params = new URLSearchParams({
+    q: orQuery(input.keywords),
+    "from-date": input.since.toISOString().slice(0, 10),
+    "use-date": "published",
+    "order-by": "newest",
+    "show-fields": "trailText,thumbnail",
+    "page-size": String(PAGE_SIZE),
+    page: String(input.page),
+    "api-key": input.apiKey,
+  });
+  return `${GUARDIAN_SEARCH_URL}?${params}`;
+}
+
+export async function fetchGuardian(input: {
+  fetch: Fetcher;
+  apiKey: string;
+  keywords: string[];
+  since: Date;
+}): Promise<AdapterResult> {
+  const items: PublisherItem[] = [];
+  const warnings: string[] = [];
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const body = (await fetchJson(input.fetch, "guardian", guardianSearchUrl({ ...input, page }))) as GuardianResponse;
+    const response = body.response;
+    if (!response || response.status !== "ok" || !Array.isArray(response.results)) {
+      throw new PublisherError(`guardian answered status ${JSON.stringify(response?.status ?? null)}`);
+    }
+    for (const result of response.results) {
+      // An item without a title or URL is passed on as such: the run skips it and counts it in its warnings.
+      items.push({
+        title: result.webTitle ?? "",
+        url: result.webUrl ?? "",
+        abstractHtml: result.fields?.trailText ?? "",
+        thumbnail: result.fields?.thumbnail,
+        publishedAt: parseDate(result.webPublicationDate),
+        source: result.webUrl && URL.canParse(result.webUrl) ? sourceOfUrl(result.webUrl) : "guardian",
+      });
+    }
+    const pages = response.pages ?? 1;
+    if (page >= pages) break;
+    if (page === MAX_PAGES) warnings.push(`WARNING: guardian: stopped after ${MAX_PAGES} pages of ${pages}`);
+  }
+  return { items, warnings };
+}

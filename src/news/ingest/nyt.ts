@@ -1,0 +1,101 @@
+// The New York Times Article Search API v2 adapter (GET https://api.nytimes.com/svc/search/v2/articlesearch.json):
+// newest articles that mention the companies, published since the last run.
+import { fetchJson, parseDate, PublisherError, sourceOfUrl, type AdapterResult, type Fetcher, type PublisherItem } from "./types";
+import { orQuery } from "./guardian";
+
+export const NYT_SEARCH_URL = "https://api.nytimes.com/svc/search/v2/articlesearch.json";
+/** The API answers 10 documents per page. */
+const PAGE_SIZE = 10;
+/** NYT allows 5 requests a minute: two pages per run stay well inside that with three runs' retries. */
+const MAX_PAGES = 2;
+const IMAGE_ORIGIN = "https://static01.nyt.com/";
+
+interface NytImage {
+  url?: string;
+  subtype?: string;
+}
+
+interface NytDoc {
+  web_url?: string;
+  abstract?: string;
+  snippet?: string;
+  lead_paragraph?: string;
+  pub_date?: string;
+  headline?: { main?: string };
+  /** An object {default, thumbnail} since 2025; a list of images with relative URLs before. */
+  multimedia?: { default?: NytImage; thumbnail?: NytImage } | NytImage[] | null;
+}
+
+interface NytResponse {
+  status?: string;
+  /** The paging node is "meta" (and "metadata" in some newer answers). */
+  response?: { docs?: NytDoc[]; meta?: { hits?: number; offset?: number }; metadata?: { hits?: number; offset?: number } };
+}
+
+const yyyymmdd = (date: Date) => date.toISOString().slice(0, 10).replaceAll("-", "");
+
+export function nytSearchUrl(input: { apiKey: string; keywords: string[]; since: Date; now: Date; page: number }): string {
+  const params = new URLSearchParams({
+    q: orQuery(input.keywords),
+    begin_date: yyyymmdd(input.since),
+    end_date: yyyymmdd(input.now),
+    sort: "newest",
+    page: String(input.page),
+    "api-key": input.apiKey,
+  });
+  return `${NYT_SEARCH_URL}?${params}`;
+}
+
+/** The thumbnail of either multimedia shape, as an absolute URL. */
+export function nytThumbnail(multimedia: NytDoc["multimedia"]): string | undefined {
+  if (!multimedia) return undefined;
+  const image = Array.isArray(multimedia)
+    ? (multimedia.find((item) => item.subtype === "thumbnail") ??
+      multimedia.find((item) => item.subtype === "xlarge") ??
+      multimedia[0])
+    : (multimedia.thumbnail ?? multimedia.default);
+  if (!image?.url) return undefined;
+  return /^https?:\/\//.test(image.url) ? image.url : IMAGE_ORIGIN + image.url.replace(/^\//, "");
+}
+
+export async function fetchNyt(input: {
+  fetch: Fetcher;
+  apiKey: string;
+  keywords: string[];
+  since: Date;
+  now: Date;
+}): Promise<AdapterResult> {
+  const items: PublisherItem[] = [];
+  const warnings: string[] = [];
+  for (let page = 0; page < MAX_PAGES; page++) {
+    let body: NytResponse;
+    try {
+      body = (await fetchJson(input.fetch, "nyt", nytSearchUrl({ ...input, page }))) as NytResponse;
+    } catch (error) {
+      // A rate limit on a later page keeps what the first pages brought; the next run continues from there.
+      if (page > 0 && error instanceof PublisherError && /HTTP 429/.test(error.message)) {
+        warnings.push(`WARNING: nyt: rate limited after ${page} page(s)`);
+        break;
+      }
+      throw error;
+    }
+    if (body.status !== "OK" || !Array.isArray(body.response?.docs)) {
+      throw new PublisherError(`nyt answered status ${JSON.stringify(body.status ?? null)}`);
+    }
+    const docs = body.response.docs;
+    for (const doc of docs) {
+      // An item without a title or URL is passed on as such: the run skips it and counts it in its warnings.
+      items.push({
+        title: doc.headline?.main ?? "",
+        url: doc.web_url ?? "",
+        abstractHtml: doc.abstract || doc.snippet || doc.lead_paragraph || "",
+        thumbnail: nytThumbnail(doc.multimedia),
+        publishedAt: parseDate(doc.pub_date),
+        source: doc.web_url && URL.canParse(doc.web_url) ? sourceOfUrl(doc.web_url) : "nyt",
+      });
+    }
+    const hits = (body.response.meta ?? body.response.metadata)?.hits ?? 0;
+    if (docs.length < PAGE_SIZE || (page + 1) * PAGE_SIZE >= hits) break;
+  }
+  return { items, warnings };
+}

@@ -1,0 +1,125 @@
+// One ingestion run for one publisher (a queue message each, so that one publisher's failure never blocks the
+// others): fetch what is new since its last run, normalise, link companies, upsert by fingerprint, move its cursor.
+import type { Database } from "../../shared/db";
+import { logInfo } from "../../shared/log";
+import { getCursor, upsertArticles, type IncomingArticle } from "../articles";
+import { companyMatcher, listCompanies, type Company } from "../companies";
+import type { NewsSettings } from "../settings";
+import { articleFingerprint, htmlToText, httpUrl, makeAbstract } from "../text";
+import { fetchFeed } from "./feed";
+import { fetchGuardian } from "./guardian";
+import { fetchNyt } from "./nyt";
+import type { AdapterResult, Fetcher, PublisherItem } from "./types";
+
+/** "guardian", "nyt", or "feed:<url>" for each URL of NEWS_FEEDS. */
+export type PublisherId = string;
+
+/**
+ * Publishers index late and clocks differ: each run reaches back this far before the previous run's end.
+ * The overlap costs nothing but a few unchanged upserts.
+ */
+export const CURSOR_OVERLAP_MS = 60 * 60 * 1000;
+
+const FEED_PREFIX = "feed:";
+
+/** The publishers to ingest from with these settings; those without a key are skipped with a log line. */
+export function listPublishers(settings: NewsSettings): PublisherId[] {
+  const publishers: PublisherId[] = [];
+  for (const [publisher, key, name] of [
+    ["guardian", settings.GUARDIAN_API_KEY, "GUARDIAN_API_KEY"],
+    ["nyt", settings.NYT_API_KEY, "NYT_API_KEY"],
+  ] as const) {
+    if (key) publishers.push(publisher);
+    else logInfo(`news: skipping publisher ${publisher}: ${name} is not set`, { publisher });
+  }
+  for (const url of settings.NEWS_FEEDS) publishers.push(`${FEED_PREFIX}${url}`);
+  return publishers;
+}
+
+/** Search keywords for the APIs: each company's name and aliases. */
+const keywordsOf = (companies: Company[]) => [...new Set(companies.flatMap((company) => [company.name, ...company.aliases]))];
+
+/** The publisher's new items, or why it was skipped. */
+async function fetchFrom(
+  publisher: PublisherId,
+  input: { settings: NewsSettings; fetch: Fetcher; since: Date; now: Date; companies: Company[] },
+): Promise<AdapterResult | string> {
+  const keywords = keywordsOf(input.companies);
+  if (publisher === "guardian") {
+    if (!input.settings.GUARDIAN_API_KEY) return "GUARDIAN_API_KEY is not set";
+    return fetchGuardian({ fetch: input.fetch, apiKey: input.settings.GUARDIAN_API_KEY, keywords, since: input.since });
+  }
+  if (publisher === "nyt") {
+    if (!input.settings.NYT_API_KEY) return "NYT_API_KEY is not set";
+    return fetchNyt({ ...input, apiKey: input.settings.NYT_API_KEY, keywords });
+  }
+  if (publisher.startsWith(FEED_PREFIX)) {
+    const url = publisher.slice(FEED_PREFIX.length);
+    // A message queued before NEWS_FEEDS changed must not make the Worker fetch a URL nobody configured.
+    if (!input.settings.NEWS_FEEDS.includes(url)) return "the feed is no longer listed in NEWS_FEEDS";
+    return fetchFeed({ fetch: input.fetch, url, since: input.since });
+  }
+  return "unknown publisher";
+}
+
+/** Normalises a publisher's item for storage; undefined when it has no usable title or URL. */
+export async function normaliseItem(
+  item: PublisherItem,
+  matcher: (text: string) => string[],
+  now: Date,
+): Promise<IncomingArticle | undefined> {
+  const title = htmlToText(item.title);
+  const url = httpUrl(item.url);
+  if (!title || !url) return undefined;
+  const abstract = makeAbstract(item.abstractHtml);
+  return {
+    fingerprint: await articleFingerprint(title, item.source),
+    title,
+    abstract,
+    url,
+    thumbnail: httpUrl(item.thumbnail) ?? null,
+    source: item.source,
+    publishedAt: item.publishedAt ?? now,
+    tickers: matcher(`${title}\n${abstract}`),
+  };
+}
+
+/**
+ * Runs one publisher. Throws when the publisher fails (the queue retries with backoff); returns warnings for
+ * job_runs otherwise, including the skip of a publisher without a key.
+ */
+export async function ingestPublisher(
+  db: Database,
+  input: { publisher: PublisherId; settings: NewsSettings; fetch: Fetcher; now: Date },
+): Promise<{ warnings: string[] }> {
+  const { publisher, now } = input;
+  const cursor = await getCursor(db, publisher);
+  const since = cursor
+    ? new Date(cursor.getTime() - CURSOR_OVERLAP_MS)
+    : new Date(now.getTime() - input.settings.NEWS_LOOKBACK_DAYS * 86_400_000);
+  const companies = await listCompanies(db);
+  const fetched = await fetchFrom(publisher, { ...input, since, companies });
+  if (typeof fetched === "string") {
+    logInfo(`news: skipping publisher ${publisher}: ${fetched}`, { publisher });
+    return { warnings: [`SKIPPED: ${publisher}: ${fetched}`] };
+  }
+
+  const matcher = companyMatcher(companies);
+  const articles: IncomingArticle[] = [];
+  for (const item of fetched.items) {
+    const article = await normaliseItem(item, matcher, now);
+    if (article) articles.push(article);
+  }
+  const outcome = await upsertArticles(db, { articles, cursor: { publisher, fetchedUntil: now }, now });
+  const skipped = fetched.items.length - articles.length;
+  const counts = `${outcome.inserted} new, ${outcome.updated} updated, ${outcome.unchanged} unchanged`;
+  const summary = `INFO: ${publisher}: ${fetched.items.length} fetched, ${counts}`;
+  logInfo("news: ingested", { publisher, fetched: fetched.items.length, ...outcome, skipped });
+  return {
+    warnings: [
+      summary,
+      ...fetched.warnings,
+      ...(skipped > 0 ? [`WARNING: ${publisher}: ${skipped} item(s) without a usable title or URL skipped`] : []),
+    ],
+  };
+}

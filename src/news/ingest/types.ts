@@ -1,0 +1,60 @@
+// What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
+// recorded responses in the tests).
+
+export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
+
+/** An item as a publisher describes it, before normalisation (HTML may remain in the abstract). */
+export interface PublisherItem {
+  title: string;
+  url: string;
+  abstractHtml: string;
+  thumbnail?: string;
+  publishedAt?: Date;
+  source: string;
+}
+
+export interface AdapterResult {
+  items: PublisherItem[];
+  warnings: string[];
+}
+
+/** A publisher that answered with something other than success: the run fails and the queue retries it. */
+export class PublisherError extends Error {
+  override name = "PublisherError";
+}
+
+/** Outbound requests give up after this long, so one slow publisher cannot hold its message forever. */
+export const FETCH_TIMEOUT_MS = 15_000;
+
+/** Fetches JSON, turning an HTTP failure into a PublisherError that names the publisher but never the URL (it holds the key). */
+export async function fetchJson(fetcher: Fetcher, publisher: string, url: string): Promise<unknown> {
+  const response = await fetcher(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new PublisherError(`${publisher} answered HTTP ${response.status}`);
+  }
+  try {
+    return await response.json();
+  } catch {
+    throw new PublisherError(`${publisher} answered with a body that is not JSON`);
+  }
+}
+
+/** The date of a publisher's timestamp, or undefined when it is missing or not a date. */
+export function parseDate(value: unknown): Date | undefined {
+  if (typeof value !== "string" || value.trim() === "") return undefined;
+  // ISO 8601 (also NYT's "+0000" offsets) and RFC 822 (RSS pubDate) both parse here.
+  const time = Date.parse(value.trim());
+  return Number.isNaN(time) ? undefined : new Date(time);
+}
+
+/**
+ * The source name of an article URL: guardian and nyt for their sites (so that a story is one article whichever way
+ * it came), else the host.
+ */
+export function sourceOfUrl(url: string): string {
+  const host = new URL(url).hostname.toLowerCase().replace(/^www\./, "");
+  if (host === "theguardian.com" || host.endsWith(".theguardian.com") || host === "guardian.co.uk") return "guardian";
+  if (host === "nytimes.com" || host.endsWith(".nytimes.com")) return "nyt";
+  return host;
+}

@@ -1,0 +1,84 @@
+// D1 tables of the news API: its users, the articles gathered from publishers, the ASX companies they mention,
+// and each publisher's ingestion cursor. The FTS5 index over articles lives in a hand-written migration.
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+const createdAt = () => integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
+const updatedAt = () => integer("updated_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
+
+/** Prefixed so it cannot collide with the proxy API's users. */
+export const newsUsers = sqliteTable("news_users", {
+  /** Random UUID: ids appear in URLs and tokens, so they must not be guessable or enumerable. */
+  id: text("id").primaryKey(),
+  /** Trimmed and lower-cased before it is stored, so uniqueness ignores case. */
+  email: text("email").notNull().unique(),
+  passwordHash: text("password_hash").notNull(),
+  name: text("name").notNull(),
+  picture: text("picture").notNull(),
+  role: text("role", { enum: ["user", "admin"] }).notNull().default("user"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const articles = sqliteTable(
+  "articles",
+  {
+    /** Integer so that the FTS5 external-content index can use it as its rowid. */
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** md5(title + source), hex: the same story from the same publisher is stored once. */
+    fingerprint: text("fingerprint").notNull().unique(),
+    title: text("title").notNull(),
+    /** Plain text (HTML removed), at most 256 characters plus " ..." when cut. */
+    abstract: text("abstract").notNull().default(""),
+    url: text("url").notNull(),
+    thumbnail: text("thumbnail"),
+    /** guardian, nyt, or the feed's host name. */
+    source: text("source").notNull(),
+    publishedAt: integer("published_at", { mode: "timestamp_ms" }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (table) => [
+    index("articles_published_at_idx").on(table.publishedAt),
+    index("articles_source_published_at_idx").on(table.source, table.publishedAt),
+  ],
+);
+
+export const companies = sqliteTable("companies", {
+  /** ASX ticker, upper case (BHP, CBA, S32). */
+  ticker: text("ticker").primaryKey(),
+  name: text("name").notNull(),
+  shortName: text("short_name").notNull(),
+  website: text("website"),
+  /**
+   * Names an article may use for the company, matched as whole words regardless of case. Curated rather than
+   * derived: short names such as "Origin" or "Seek" are ordinary words and would link unrelated stories.
+   */
+  aliases: text("aliases", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+});
+
+export const articleCompanies = sqliteTable(
+  "article_companies",
+  {
+    articleId: integer("article_id")
+      .notNull()
+      .references(() => articles.id, { onDelete: "cascade" }),
+    ticker: text("ticker")
+      .notNull()
+      .references(() => companies.ticker, { onDelete: "cascade" }),
+    /** "text" when the matcher found the company in the article; "explicit" when an admin named it. */
+    origin: text("origin", { enum: ["text", "explicit"] }).notNull().default("text"),
+  },
+  (table) => [
+    primaryKey({ columns: [table.articleId, table.ticker] }),
+    index("article_companies_ticker_idx").on(table.ticker, table.articleId),
+  ],
+);
+
+/** Where each publisher's last successful ingestion ended, so the next run asks only for what is newer. */
+export const newsIngestCursors = sqliteTable("news_ingest_cursors", {
+  /** guardian, nyt, or feed:<url>. */
+  publisher: text("publisher").primaryKey(),
+  fetchedUntil: integer("fetched_until", { mode: "timestamp_ms" }).notNull(),
+  updatedAt: updatedAt(),
+});

@@ -1,0 +1,154 @@
+// Request bodies and validation for the news API. Bodies come as JSON or as form fields (curl -d); zod failures
+// become the rest generator's validation object {valid: false, name: <rule>, param, value, <rule>: <limit>, message}.
+import type { Context, MiddlewareHandler } from "hono";
+import { z } from "zod";
+import { NewsError, validationError, type ValidationFailure } from "./errors";
+
+export type Body = Record<string, unknown>;
+
+/** Fields whose values are never echoed in a validation error. */
+const SECRET_FIELDS = new Set(["password", "access_token"]);
+
+/**
+ * The request body as an object, read once per request and kept on the context: the master-key check and the
+ * validator both need it. An empty body is {}; form fields become strings.
+ */
+export async function requestBody(c: Context): Promise<Body> {
+  const cached = c.get("body") as Body | undefined;
+  if (cached) return cached;
+  let body: Body = {};
+  const type = c.req.header("content-type") ?? "";
+  if (/multipart\/form-data|application\/x-www-form-urlencoded/i.test(type)) {
+    body = formFields(Object.entries(await c.req.parseBody()));
+  } else if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+    const text = await c.req.text();
+    const looksJson = /json/i.test(type) || /^\s*[{[]/.test(text);
+    if (text.trim() !== "") body = looksJson ? parseJsonObject(text) : formFields([...new URLSearchParams(text)]);
+  }
+  c.set("body", body);
+  return body;
+}
+
+/** Form fields as an object: a form cannot send "no value", so an empty field counts as absent (files are ignored). */
+const formFields = (entries: [string, unknown][]): Body =>
+  Object.fromEntries(entries.filter(([, value]) => typeof value === "string" && value !== ""));
+
+function parseJsonObject(text: string): Body {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be valid JSON" });
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be a JSON object" });
+  }
+  return parsed as Body;
+}
+
+const valueAt = (source: unknown, path: PropertyKey[]) =>
+  path.reduce<unknown>(
+    (value, key) => (value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined),
+    source,
+  );
+
+/** Turns the first zod issue into the generator's validation object. */
+export function validationFailure(issue: z.core.$ZodIssue, source: unknown): Omit<ValidationFailure, "valid"> {
+  const param = issue.path.map(String).join(".") || "body";
+  const raw = valueAt(source, issue.path);
+  const reported = "input" in issue ? issue.input : undefined;
+  const input = reported === null || reported === undefined || Number.isNaN(reported) ? raw : reported;
+  const value = SECRET_FIELDS.has(param) ? undefined : input;
+  const withValue = (failure: Omit<ValidationFailure, "valid" | "param" | "value">) => ({ param, value: value ?? null, ...failure });
+  switch (issue.code) {
+    case "invalid_type":
+      if (raw === undefined) return withValue({ name: "required", required: true, message: `${param} is required` });
+      return withValue({ name: "type", type: issue.expected, message: `${param} must be a ${issue.expected}` });
+    case "too_small":
+      if (issue.origin === "string" || issue.origin === "array") {
+        const message = `${param} must have length greater than or equal to ${issue.minimum}`;
+        return withValue({ name: "minlength", minlength: Number(issue.minimum), message });
+      }
+      return withValue({ name: "min", min: Number(issue.minimum), message: `${param} must be greater than or equal to ${issue.minimum}` });
+    case "too_big":
+      if (issue.origin === "string" || issue.origin === "array") {
+        const message = `${param} must have length lower than or equal to ${issue.maximum}`;
+        return withValue({ name: "maxlength", maxlength: Number(issue.maximum), message });
+      }
+      return withValue({ name: "max", max: Number(issue.maximum), message: `${param} must be lower than or equal to ${issue.maximum}` });
+    case "invalid_format":
+      if (issue.format === "regex" && "pattern" in issue) {
+        const message = `${param} must match regular expression ${issue.pattern}`;
+        return withValue({ name: "match", match: String(issue.pattern), message });
+      }
+      return withValue({ name: "match", match: issue.format, message: `${param} must be a valid ${issue.format}` });
+    case "invalid_value":
+      return withValue({ name: "enum", enum: issue.values, message: `${param} must be one of: ${issue.values.join(", ")}` });
+    case "custom": {
+      const name = typeof issue.params?.name === "string" ? issue.params.name : "invalid";
+      return withValue({ name, message: `${param} ${issue.message}` });
+    }
+    default:
+      return withValue({ name: "invalid", message: `${param} is invalid` });
+  }
+}
+
+export function parseNews<S extends z.ZodType>(schema: S, source: unknown): z.output<S> {
+  const parsed = schema.safeParse(source, { reportInput: true });
+  if (!parsed.success) throw validationError(validationFailure(parsed.error.issues[0], source));
+  return parsed.data;
+}
+
+type Validated<T extends "json" | "query", S extends z.ZodType> = {
+  in: { [K in T]: z.input<S> };
+  out: { [K in T]: z.output<S> };
+};
+
+/**
+ * Validates the request body (JSON or form, target "json") or the query string with a zod schema;
+ * `c.req.valid(target)` then has the parsed type. Only the first failing field is reported, as the generator does.
+ */
+export function validateNews<T extends "json" | "query", S extends z.ZodType>(
+  target: T,
+  schema: S,
+): MiddlewareHandler<any, string, Validated<T, S>> {
+  return async (c, next) => {
+    const source = target === "json" ? await requestBody(c) : c.req.query();
+    c.req.addValidatedData(target, parseNews(schema, source) as object);
+    await next();
+  };
+}
+
+// Building blocks shared by the schemas of the routes.
+
+/** A comma-separated list (query strings and form fields) or a JSON array of strings; blank items dropped. */
+export const commaList = (item: z.ZodType<string> = z.string()) =>
+  z.preprocess((value) => {
+    if (typeof value === "string") return value.split(",").map((part) => part.trim()).filter(Boolean);
+    return value;
+  }, z.array(item));
+
+export const ticker = z.string().trim().toUpperCase().regex(/^[A-Z0-9]{1,6}$/);
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+const isoText = z
+  .string()
+  .trim()
+  .refine((text) => ISO_8601.test(text) && !Number.isNaN(Date.parse(text)), {
+    message: "must be an ISO 8601 date such as 2024-05-01 or 2024-05-01T09:30:00Z",
+    params: { name: "type" },
+  });
+
+/** An ISO 8601 date or date-time (UTC unless it names an offset), as a Date; a bare date is its first instant. */
+export const isoDate = isoText.transform((text) => new Date(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text));
+
+/** Like isoDate, but a bare date is its last millisecond, so that `to=2024-05-01` includes that whole day. */
+export const isoDateEnd = isoText.transform((text) =>
+  DATE_ONLY.test(text) ? new Date(Date.parse(`${text}T00:00:00Z`) + 86_400_000 - 1) : new Date(text),
+);
+
+/** A positive integer given as text (query strings, form fields) or as a JSON number. */
+export const integerParam = () => z.coerce.number().int();

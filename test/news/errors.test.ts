@@ -1,0 +1,83 @@
+import { env } from "cloudflare:workers";
+import { decodeJwt } from "jose";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { app } from "../../src/app";
+import { call, callJson } from "../helpers/http";
+import { bearer, MASTER_KEY, signUp } from "./helpers";
+
+const SERVER_ERROR = [{ code: 500, path: "meta", message: "Server error" }];
+
+let token: string;
+beforeAll(async () => {
+  token = (await signUp("errors@example.com")).token;
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the news API's central error handling", () => {
+  it("answers anything unexpected with the generic 500 body and logs it, never leaking its text", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const brokenDb = {
+      prepare() {
+        throw new Error("D1_ERROR: disk I/O error at /secret/path");
+      },
+    };
+    const response = await app.request("/news", { headers: bearer(token) }, { ...env, DB: brokenDb });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual(SERVER_ERROR);
+    expect(text).not.toContain("secret");
+    expect(logged).toHaveBeenCalledTimes(1);
+    expect(JSON.parse(String(logged.mock.calls[0][0]))).toMatchObject({
+      level: "error",
+      "@message": "news: unexpected error",
+      error: { message: "D1_ERROR: disk I/O error at /secret/path" },
+    });
+  });
+
+  it("answers 500 naming a missing secret (never its value)", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const noSecret = await app.request("/users/me", { headers: bearer(token) }, { ...env, JWT_SECRET: "" });
+    expect(noSecret.status).toBe(500);
+    expect(await noSecret.json()).toEqual([{ code: 500, path: "meta", message: "news settings are invalid: JWT_SECRET is not set" }]);
+    const noMaster = await app.request("/users", { method: "POST", headers: bearer("anything") }, { ...env, MASTER_KEY: "" });
+    expect(noMaster.status).toBe(500);
+    expect(await noMaster.json()).toEqual([{ code: 500, path: "meta", message: "news settings are invalid: MASTER_KEY is not set" }]);
+  });
+
+  it("answers 500 naming a malformed setting", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const response = await app.request("/users/me", { headers: bearer(token) }, { ...env, JWT_EXPIRES_IN: "forever" });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual([
+      { code: 500, path: "meta", message: "news settings are invalid: JWT_EXPIRES_IN: expected a duration such as 7d, 12h or 30m" },
+    ]);
+  });
+
+  it("signs tokens that live JWT_EXPIRES_IN", async () => {
+    const response = await app.request(
+      "/users",
+      { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ access_token: MASTER_KEY, email: "short-lived@example.com", password: "123456" }) },
+      { ...env, JWT_EXPIRES_IN: "12h" },
+    );
+    expect(response.status).toBe(201);
+    const claims = decodeJwt(((await response.json()) as { token: string }).token);
+    expect(claims.exp! - claims.iat!).toBe(12 * 3600);
+  });
+
+  it("leaves unknown routes and methods to the 404 of the Worker", async () => {
+    for (const [method, path] of [
+      ["GET", "/news/1/comments"],
+      ["PATCH", "/news/1"],
+      ["PUT", "/news"],
+      ["DELETE", "/news"],
+      ["POST", "/search"],
+    ]) {
+      const response = method === "GET" ? await call(path, { headers: bearer(token) }) : await callJson(path, method, {}, bearer(token));
+      expect(response.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await call("/userz")).status).toBe(404);
+  });
+});

@@ -1,0 +1,56 @@
+// Helpers for the news API tests: sign-up through the real routes, bearer headers, and interception of the
+// Worker's outbound fetch with recorded publisher responses.
+import { vi } from "vitest";
+import { call, callJson } from "../helpers/http";
+
+export const MASTER_KEY = "test-master-key";
+export const JWT_SECRET = "test-jwt-secret-0123456789abcdef";
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+export interface SignedUp {
+  token: string;
+  user: { id: string; email: string; name: string; picture: string; role: string; createdAt: string };
+}
+
+/** Creates a user through POST /users with the master key and returns its token and full view. */
+export async function signUp(email: string, options: { password?: string; role?: "user" | "admin"; name?: string } = {}): Promise<SignedUp> {
+  const response = await callJson("/users", "POST", { access_token: MASTER_KEY, email, password: options.password ?? "secret-123", ...options });
+  if (response.status !== 201) throw new Error(`sign-up of ${email} answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as SignedUp;
+}
+
+export function getJson(path: string, token: string): Promise<Response> {
+  return call(path, { headers: bearer(token) });
+}
+
+export interface RecordedResponse {
+  status?: number;
+  body: string;
+  contentType?: string;
+}
+
+/**
+ * Replaces the global fetch (what the Worker's code calls for outbound requests) with recorded responses chosen by
+ * URL prefix. Any other URL fails the request, so a test cannot reach the network by accident. Returns the spy
+ * (its calls list every URL requested); call mockRestore() after the test.
+ */
+export function interceptFetch(routes: Record<string, RecordedResponse | ((url: URL) => RecordedResponse)>) {
+  return vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const prefix = Object.keys(routes)
+      .filter((candidate) => url.href.startsWith(candidate))
+      .sort((a, b) => b.length - a.length)[0];
+    if (prefix === undefined) throw new TypeError(`unexpected outbound fetch to ${url.origin}${url.pathname}`);
+    const route = routes[prefix];
+    const recorded = typeof route === "function" ? route(url) : route;
+    return new Response(recorded.body, {
+      status: recorded.status ?? 200,
+      headers: { "content-type": recorded.contentType ?? "application/json; charset=utf-8" },
+    });
+  });
+}
+
+/** The URLs a fetch spy was called with. */
+export const requestedUrls = (spy: ReturnType<typeof interceptFetch>) =>
+  spy.mock.calls.map(([input]) => new URL(input instanceof Request ? input.url : String(input)));
