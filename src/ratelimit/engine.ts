@@ -5,7 +5,7 @@ import { currentConfig } from "./config-provider";
 import { LocalCache } from "./core/local-cache";
 import { shouldRateLimit, type ServiceSettings } from "./core/service";
 import type { RateLimitRequest } from "./core/types";
-import { durableObjectStore } from "./durable-object-store";
+import { counterStore } from "./counter-stores";
 import { localCacheSize, rateLimitSettings, type RateLimitSettings } from "./settings";
 
 const localCaches = new WeakMap<RateLimitSettings, LocalCache | null>();
@@ -46,7 +46,7 @@ export async function decide(env: Env, request: RateLimitRequest, nowMs: number)
   return shouldRateLimit(
     {
       config: loaded.config,
-      store: durableObjectStore(env.RATE_LIMIT_COUNTER),
+      store: counterStore(env, settings),
       settings: serviceSettingsOf(settings),
       localCache: localCacheOf(settings, env),
     },
