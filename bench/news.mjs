@@ -7,17 +7,14 @@
 //      GET /news runs, built by the app's query builder) on the same --persist-to state;
 //   3. signs a user up through the API and times sequential requests (c=1), alternating API and floor per query.
 // Prints p50 and p99 in milliseconds per side and the ratio API / floor.
-import { spawn, spawnSync } from "node:child_process";
+// Env: BENCH_NEWS_ARTICLES (default 100000) sets how many articles are seeded, BENCH_NEWS_ROUNDS (default 1000) how
+// many timed requests each side gets.
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { root, startDev, stopAll, tempDir, wranglerSync } from "./lib/dev-server.mjs";
 
-const root = path.join(import.meta.dirname, "..");
-const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const floorConfig = path.join(root, "bench", "news-floor", "wrangler.toml");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "1" };
 
 const ARTICLES = Number(process.env.BENCH_NEWS_ARTICLES ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_NEWS_ROUNDS ?? 1000);
@@ -138,76 +135,6 @@ function writeSeedFiles(dir, count) {
 }
 
 // ------------------------------------------------------------------------------------------------------------
-// Processes
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const children = [];
-const tempDirs = [];
-
-async function stopAndWait() {
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-  }
-  const exits = children.map((child) => (child.exitCode !== null || child.signalCode !== null ? null : new Promise((resolve) => child.once("exit", resolve))));
-  await Promise.race([Promise.all(exits), new Promise((resolve) => setTimeout(resolve, 5000))]);
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {}
-  }
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-}
-
-process.on("SIGINT", () => stopAndWait().then(() => process.exit(130)));
-process.on("SIGTERM", () => stopAndWait().then(() => process.exit(143)));
-
-function wranglerSync(args, what) {
-  const result = spawnSync(process.execPath, [wrangler, ...args], { cwd: root, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${what} failed:\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`);
-}
-
-async function startDev(configArgs, persistTo, extraArgs) {
-  const port = await freePort();
-  const inspectorPort = await freePort();
-  // detached: the child runs setsid(), so its whole process group (wrangler and workerd) can be stopped.
-  const child = spawn(
-    process.execPath,
-    [wrangler, "dev", ...configArgs, "--port", String(port), "--inspector-port", String(inspectorPort), "--ip", "127.0.0.1",
-      "--log-level", "error", "--persist-to", persistTo, ...extraArgs],
-    { cwd: root, env, stdio: ["ignore", "ignore", "inherit"], detached: true },
-  );
-  children.push(child);
-  return { base: `http://127.0.0.1:${port}`, child };
-}
-
-async function waitReady({ base, child }, pathName) {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev for ${base} exited with ${child.exitCode}`);
-    try {
-      const response = await fetch(`${base}${pathName}`);
-      await response.arrayBuffer();
-      if (response.status < 500) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${base} did not become ready`);
-}
-
-// ------------------------------------------------------------------------------------------------------------
 // Measurement
 
 async function timedGet(url, headers) {
@@ -227,10 +154,8 @@ function percentile(samples, p) {
 const fmt = (ms) => ms.toFixed(2).padStart(8);
 
 async function main() {
-  const persistTo = mkdtempSync(path.join(tmpdir(), "bench-news-"));
-  tempDirs.push(persistTo);
-  const seedDir = mkdtempSync(path.join(tmpdir(), "bench-news-seed-"));
-  tempDirs.push(seedDir);
+  const persistTo = tempDir("news");
+  const seedDir = tempDir("news-seed");
 
   console.log(`bench:news: applying migrations and seeding ${ARTICLES} articles ...`);
   const seedStart = performance.now();
@@ -239,9 +164,9 @@ async function main() {
   for (const file of files) wranglerSync(["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--file", file], `seeding ${path.basename(file)}`);
   console.log(`bench:news: seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s; starting wrangler dev for the API and the floor ...`);
 
-  const api = await startDev([], persistTo, ["--var", `MASTER_KEY:${MASTER_KEY}`, "--var", `JWT_SECRET:${JWT_SECRET}`]);
-  await waitReady(api, "/");
-  const signUp = await fetch(`${api.base}/users`, {
+  // Both servers share the seeded state: the migrations are already applied to it.
+  const api = await startDev({ name: "news-api", persistTo, migrate: false, vars: { MASTER_KEY, JWT_SECRET } });
+  const signUp = await fetch(`${api.url}/users`, {
     method: "POST",
     headers: { "content-type": "application/json", Authorization: `Bearer ${MASTER_KEY}` },
     body: JSON.stringify({ email: "bench@example.com", password: "bench-password" }),
@@ -250,13 +175,18 @@ async function main() {
   const { token } = await signUp.json();
   const auth = { Authorization: `Bearer ${token}` };
 
-  const floor = await startDev(["-c", floorConfig], persistTo, []);
-  await waitReady(floor, "/ping");
+  const floor = await startDev({
+    name: "news-floor",
+    configPath: floorConfig,
+    persistTo,
+    migrate: false,
+    readyPath: "/ping",
+  });
 
   // Both sides must find the same thing, or the comparison means nothing.
   const counts = [];
   for (const q of QUERIES) {
-    const [a, f] = [await timedGet(`${api.base}/news?q=${encodeURIComponent(q)}`, auth), await timedGet(`${floor.base}/?q=${encodeURIComponent(q)}`)];
+    const [a, f] = [await timedGet(`${api.url}/news?q=${encodeURIComponent(q)}`, auth), await timedGet(`${floor.url}/?q=${encodeURIComponent(q)}`)];
     if (a.total !== f.total || a.rows !== f.rows) throw new Error(`q=${q}: the API found ${a.total} (${a.rows} rows), the floor ${f.total} (${f.rows} rows)`);
     counts.push(`${q} ${a.total}`);
   }
@@ -269,7 +199,7 @@ async function main() {
     // Alternate which side goes first, so that neither always meets a warmer cache.
     const order = round % 2 ? ["floor", "api"] : ["api", "floor"];
     for (const side of order) {
-      const { ms } = side === "api" ? await timedGet(`${api.base}/news?q=${encoded}`, auth) : await timedGet(`${floor.base}/?q=${encoded}`);
+      const { ms } = side === "api" ? await timedGet(`${api.url}/news?q=${encoded}`, auth) : await timedGet(`${floor.url}/?q=${encoded}`);
       if (round >= WARMUP) {
         samples[side].push(ms);
         perQuery.get(q)[side].push(ms);
@@ -291,9 +221,9 @@ async function main() {
 
 try {
   await main();
-  await stopAndWait();
+  await stopAll();
 } catch (error) {
   console.error(`bench:news failed: ${error instanceof Error ? error.message : error}`);
-  await stopAndWait();
+  await stopAll();
   process.exit(1);
 }

@@ -6,16 +6,11 @@
 // bench/d1-floor: a bare Worker doing the same D1 writes and reads as plain batches (no auth, validation,
 // lookups or framework), on its own database built from the same migrations, in its own `wrangler dev`.
 // Prints p50 (and p90) in milliseconds and the ratio API / floor.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+// Env: BENCH_MASS_ROUNDS (default 20) and BENCH_GET_ROUNDS (default 40) set how many timed rounds each part runs.
 import path from "node:path";
+import { root, startDev, stopAll } from "./lib/dev-server.mjs";
 
-const root = path.join(import.meta.dirname, "..");
-const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const floorConfig = path.join(root, "bench", "d1-floor", "wrangler.toml");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "1" };
 
 const ADMIN = { username: "bench-admin", password: "bench-admin-password" };
 const USER = { username: "bencher", password: "bencher-password" };
@@ -24,87 +19,6 @@ const GET_ROUNDS = Number(process.env.BENCH_GET_ROUNDS ?? 40);
 const WARMUP = 3;
 
 const basic = ({ username, password }) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const children = [];
-const tempDirs = [];
-
-function stopAll() {
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-  }
-}
-
-async function stopAndWait() {
-  stopAll();
-  const exits = children.map((child) =>
-    child.exitCode !== null || child.signalCode !== null ? null : new Promise((resolve) => child.once("exit", resolve)),
-  );
-  const timeout = new Promise((resolve) => setTimeout(resolve, 5000));
-  await Promise.race([Promise.all(exits), timeout]);
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {}
-  }
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-}
-
-process.on("SIGINT", () => stopAndWait().then(() => process.exit(130)));
-process.on("SIGTERM", () => stopAndWait().then(() => process.exit(143)));
-
-function applyMigrations(configArgs, persistTo) {
-  const result = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, ...configArgs], {
-    cwd: root,
-    env,
-    encoding: "utf8",
-  });
-  if (result.status !== 0) throw new Error(`migrations failed:\n${result.stdout}\n${result.stderr}`);
-}
-
-async function startDev(name, configArgs, extraArgs) {
-  const persistTo = mkdtempSync(path.join(tmpdir(), `bench-proxy-${name}-`));
-  tempDirs.push(persistTo);
-  applyMigrations(configArgs, persistTo);
-  const port = await freePort();
-  const inspectorPort = await freePort();
-  // detached: the child runs setsid(), so its whole process group (wrangler and workerd) can be stopped.
-  const child = spawn(
-    process.execPath,
-    [wrangler, "dev", ...configArgs, "--port", String(port), "--inspector-port", String(inspectorPort), "--ip", "127.0.0.1",
-      "--log-level", "error", "--persist-to", persistTo, ...extraArgs],
-    { cwd: root, env, stdio: ["ignore", "ignore", "inherit"], detached: true },
-  );
-  children.push(child);
-  const base = `http://127.0.0.1:${port}`;
-  return { base, child };
-}
-
-async function waitReady(base, pathName, child) {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev for ${base} exited with ${child.exitCode}`);
-    try {
-      const response = await fetch(`${base}${pathName}`);
-      if (response.ok) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${base} did not become ready`);
-}
 
 async function request(base, pathName, { method = "GET", body, auth } = {}) {
   const response = await fetch(`${base}${pathName}`, {
@@ -132,9 +46,12 @@ const fmt = (ms) => ms.toFixed(1).padStart(8);
 
 async function main() {
   console.log("bench:proxy: starting wrangler dev for the API and for the D1 floor ...");
-  const api = await startDev("api", [], ["--var", `PROXY_ADMIN_USERNAME:${ADMIN.username}`, "--var", `PROXY_ADMIN_PASSWORD:${ADMIN.password}`]);
-  const floor = await startDev("floor", ["-c", floorConfig], []);
-  await Promise.all([waitReady(api.base, "/test/ping", api.child), waitReady(floor.base, "/ping", floor.child)]);
+  const api = await startDev({
+    name: "proxy-api",
+    vars: { PROXY_ADMIN_USERNAME: ADMIN.username, PROXY_ADMIN_PASSWORD: ADMIN.password },
+    readyPath: "/test/ping",
+  });
+  const floor = await startDev({ name: "proxy-floor", configPath: floorConfig, readyPath: "/ping" });
 
   // Same projects and backends, in the same order, so both databases get the same ids.
   const layout = [
@@ -143,11 +60,11 @@ async function main() {
   ];
   const admin = basic(ADMIN);
   for (const project of layout) {
-    await request(api.base, "/admin/projects", { method: "POST", body: { label: project.label }, auth: admin });
-    for (const backend of project.backends) await request(api.base, `/backends/${project.label}`, { method: "POST", body: { label: backend }, auth: admin });
+    await request(api.url, "/admin/projects", { method: "POST", body: { label: project.label }, auth: admin });
+    for (const backend of project.backends) await request(api.url, `/backends/${project.label}`, { method: "POST", body: { label: backend }, auth: admin });
   }
-  await request(api.base, "/admin/apiusers", { method: "POST", body: { ...USER, projectPatterns: ["mass", "big"] }, auth: admin });
-  const floorBackends = JSON.parse(await request(floor.base, "/seed", { method: "POST", body: { projects: layout } }));
+  await request(api.url, "/admin/apiusers", { method: "POST", body: { ...USER, projectPatterns: ["mass", "big"] }, auth: admin });
+  const floorBackends = JSON.parse(await request(floor.url, "/seed", { method: "POST", body: { projects: layout } }));
   const backendId = (projectLabel, backendLabel) => {
     const projectIndex = layout.findIndex((p) => p.label === projectLabel) + 1;
     return floorBackends.find((b) => b.project_id === projectIndex && b.label === backendLabel).id;
@@ -183,8 +100,8 @@ async function main() {
   const mass = { api: [], floor: [] };
   for (let round = 0; round < WARMUP + MASS_ROUNDS; round++) {
     const operations = operationsOf(round);
-    const apiMs = await timed(() => request(api.base, "/domains/massupdate", { method: "POST", body: { domainOperations: operations }, auth: user }));
-    const floorMs = await timed(() => request(floor.base, "/massupdate", { method: "POST", body: toFloor(operations) }));
+    const apiMs = await timed(() => request(api.url, "/domains/massupdate", { method: "POST", body: { domainOperations: operations }, auth: user }));
+    const floorMs = await timed(() => request(floor.url, "/massupdate", { method: "POST", body: toFloor(operations) }));
     if (round >= WARMUP) {
       mass.api.push(apiMs);
       mass.floor.push(floorMs);
@@ -199,15 +116,15 @@ async function main() {
     backendLabel: i % 3 ? "web" : "api",
     enableSSL: i % 2 === 0,
   }));
-  await request(api.base, "/domains/massupdate", { method: "POST", body: { domainOperations: seed }, auth: admin });
-  await request(floor.base, "/massupdate", { method: "POST", body: toFloor(seed) });
-  const count = Object.keys(JSON.parse(await request(api.base, "/domains/big", { auth: user }))).length;
+  await request(api.url, "/domains/massupdate", { method: "POST", body: { domainOperations: seed }, auth: admin });
+  await request(floor.url, "/massupdate", { method: "POST", body: toFloor(seed) });
+  const count = Object.keys(JSON.parse(await request(api.url, "/domains/big", { auth: user }))).length;
   if (count !== 5000) throw new Error(`expected 5000 domains, the API listed ${count}`);
   const floorProjectId = layout.findIndex((p) => p.label === "big") + 1;
   const list = { api: [], floor: [] };
   for (let round = 0; round < WARMUP + GET_ROUNDS; round++) {
-    const apiMs = await timed(() => request(api.base, "/domains/big", { auth: user }));
-    const floorMs = await timed(() => request(floor.base, `/domains/${floorProjectId}`));
+    const apiMs = await timed(() => request(api.url, "/domains/big", { auth: user }));
+    const floorMs = await timed(() => request(floor.url, `/domains/${floorProjectId}`));
     if (round >= WARMUP) {
       list.api.push(apiMs);
       list.floor.push(floorMs);
@@ -217,7 +134,7 @@ async function main() {
   // What HTTP Basic alone costs an API user (PBKDF2-SHA256, 100 000 iterations, per request).
   const auth = [];
   for (let round = 0; round < WARMUP + GET_ROUNDS; round++) {
-    const ms = await timed(() => request(api.base, "/test/authping", { auth: user }));
+    const ms = await timed(() => request(api.url, "/test/authping", { auth: user }));
     if (round >= WARMUP) auth.push(ms);
   }
 
@@ -236,9 +153,9 @@ async function main() {
 
 try {
   await main();
-  await stopAndWait();
+  await stopAll();
 } catch (error) {
   console.error(`bench:proxy failed: ${error instanceof Error ? error.message : error}`);
-  await stopAndWait();
+  await stopAll();
   process.exit(1);
 }

@@ -1,5 +1,6 @@
 // Shared by the benchmarks: start a real `wrangler dev` (its own ports, its own persisted state with the D1
-// migrations applied, logging off) in its own process group, and stop every one started on exit.
+// migrations applied, or a state the caller prepared; logging off) in its own process group, and stop every one
+// started (and remove every temp dir made here) on exit.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -25,6 +26,26 @@ export function freePort() {
 const children = [];
 const tempDirs = [];
 
+/** A fresh directory under the OS temp dir, removed by stopAll(). */
+export function tempDir(name) {
+  const dir = mkdtempSync(path.join(tmpdir(), `bench-${name}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Runs a wrangler command to completion (e.g. `d1 execute`), throwing with the tail of its output if it fails. */
+export function wranglerSync(args, what) {
+  const result = spawnSync(process.execPath, [wrangler, ...args], {
+    cwd: root,
+    env: benchEnv,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(`${what} failed:\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`);
+  }
+}
+
 export async function stopAll() {
   for (const child of children) {
     try {
@@ -49,18 +70,25 @@ process.on("SIGTERM", () => stopAll().then(() => process.exit(143)));
 /**
  * Starts `wrangler dev` for the given config (default: the project's wrangler.toml) and waits until `readyPath`
  * answers. Returns the origin URL and the persisted state directory.
+ * `persistTo`: a state directory the caller prepared (shared, e.g. by two dev servers; left in place) instead of a
+ * fresh temp one; `migrate: false` skips applying the D1 migrations to it.
  */
-export async function startDev({ name, configPath, vars = {}, readyPath = "/", extraArgs = [] }) {
-  const persistTo = mkdtempSync(path.join(tmpdir(), `bench-${name}-`));
-  tempDirs.push(persistTo);
+export async function startDev({
+  name,
+  configPath,
+  vars = {},
+  readyPath = "/",
+  extraArgs = [],
+  persistTo,
+  migrate = true,
+}) {
+  persistTo ??= tempDir(name);
   const configArgs = configPath ? ["--config", configPath] : [];
   spawnSync(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")], { cwd: root, env: benchEnv });
-  const migrate = spawnSync(
-    process.execPath,
-    [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, ...configArgs],
-    { cwd: root, env: benchEnv, encoding: "utf8" },
-  );
-  if (migrate.status !== 0) throw new Error(`${name}: migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
+  if (migrate) {
+    const migrateArgs = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, ...configArgs];
+    wranglerSync(migrateArgs, `${name}: migrations`);
+  }
   const port = await freePort();
   const inspectorPort = await freePort();
   const varArgs = Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
