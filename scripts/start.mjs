@@ -3,7 +3,9 @@
 // 1. creates .dev.vars from .dev.vars.example when missing (local-only values);
 // 2. bundles config/ for the rate limit service and applies the D1 migrations to the local state
 //    (the same --persist-to as wrangler dev, when given);
-// 3. runs `wrangler dev` on PORT (default 8787), passing on the arguments given after `--`.
+// 3. runs `wrangler dev` on PORT (default 8787), passing on the arguments given after `--`;
+// 4. runs the gRPC gateway (grpc-gateway/, GRPC_PORT default 8081) in front of it: RATELIMIT_UPSTREAM_URL
+//    defaults to the origin of that `wrangler dev`.
 // On a signal every child's process group is stopped, so no workerd is left behind.
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
@@ -39,8 +41,8 @@ const persistTo = optionValue(devArgs, "--persist-to");
 run(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...(persistTo ? ["--persist-to", persistTo] : [])]);
 
 const children = [];
-function start(name, command, args) {
-  const child = spawn(command, args, { cwd: root, env: { ...env, CI: env.CI ?? "" }, stdio: "inherit", detached: true });
+function start(name, command, args, extraEnv = {}) {
+  const child = spawn(command, args, { cwd: root, env: { ...env, CI: env.CI ?? "", ...extraEnv }, stdio: "inherit", detached: true });
   child.on("exit", (code, signal) => {
     if (!stopping) {
       console.error(`npm start: ${name} exited (${signal ?? code}); stopping the others`);
@@ -81,3 +83,11 @@ process.on("SIGTERM", () => stop(0));
 
 const hasPort = devArgs.some((arg) => arg === "--port" || arg.startsWith("--port="));
 start("wrangler dev", process.execPath, [wrangler, "dev", "--test-scheduled", ...(hasPort ? [] : ["--port", port]), ...devArgs]);
+
+// wrangler dev binds "localhost" unless --ip says otherwise; Node tries both of its addresses.
+const givenHost = optionValue(devArgs, "--ip") ?? "localhost";
+const devHost = ["0.0.0.0", "::"].includes(givenHost) ? "localhost" : givenHost.includes(":") ? `[${givenHost}]` : givenHost;
+const devOrigin = `http://${devHost}:${optionValue(devArgs, "--port") ?? port}`;
+start("grpc gateway", process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
+  RATELIMIT_UPSTREAM_URL: env.RATELIMIT_UPSTREAM_URL || devOrigin,
+});

@@ -5,6 +5,7 @@ import packageJson from "../package.json";
 import { newsApp } from "./news/app";
 import { proxyApp } from "./proxy/app";
 import { ratelimitApp } from "./ratelimit/app";
+import { ratelimitGrpcApp } from "./ratelimit/grpc";
 import { logError } from "./shared/log";
 
 export const app = new Hono<{ Bindings: Env }>();
@@ -24,6 +25,7 @@ app.get("/", (c) =>
 app.route("/", proxyApp);
 app.route("/", newsApp);
 app.route("/", ratelimitApp);
+app.route("/", ratelimitGrpcApp);
 
 app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
 

@@ -1,0 +1,128 @@
+// The gateway's gRPC server: ShouldRateLimit forwarded to the Worker as raw protobuf bytes (no decoding here, so
+// the Worker alone validates and decides), and the gRPC health check.
+import grpc from "@grpc/grpc-js";
+import { lstatSync, unlinkSync } from "node:fs";
+import { createHealth } from "./health.mjs";
+import { loadProto } from "./proto.mjs";
+import { clientSanProblem, serverCredentials } from "./tls.mjs";
+import { createUpstream, SHOULD_RATE_LIMIT_PATH } from "./upstream.mjs";
+
+/** @typedef {(level: string, message: string, fields?: object) => void} Log */
+
+const passBytes = (/** @type {Buffer} */ bytes) => bytes;
+
+/** ShouldRateLimit with the messages left as bytes. */
+const RATE_LIMIT_SERVICE = {
+  ShouldRateLimit: {
+    path: SHOULD_RATE_LIMIT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: passBytes,
+    requestDeserialize: passBytes,
+    responseSerialize: passBytes,
+    responseDeserialize: passBytes,
+  },
+};
+
+/** @param {import("./settings.mjs").GatewaySettings} settings */
+function listenAddress(settings) {
+  if (settings.GRPC_UDS) return `unix:${settings.GRPC_UDS}`;
+  const host = settings.GRPC_HOST.includes(":") ? `[${settings.GRPC_HOST}]` : settings.GRPC_HOST;
+  return `${host}:${settings.GRPC_PORT}`;
+}
+
+/** A socket file left by a gateway that did not exit cleanly would make the bind fail. */
+function removeStaleSocket(/** @type {string} */ path) {
+  try {
+    if (lstatSync(path).isSocket()) unlinkSync(path);
+  } catch {}
+}
+
+/**
+ * Starts serving; resolves once bound.
+ * @param {import("./settings.mjs").GatewaySettings} settings
+ * @param {Log} log
+ */
+export async function startGateway(settings, log) {
+  const upstream = createUpstream({
+    url: settings.RATELIMIT_UPSTREAM_URL,
+    connectTimeoutMs: settings.RATELIMIT_UPSTREAM_CONNECT_TIMEOUT,
+    defaultTimeoutMs: settings.RATELIMIT_UPSTREAM_TIMEOUT,
+    log,
+  });
+  const health = createHealth(upstream);
+  const { Health } = loadProto("grpc/health/v1/health.proto").grpc.health.v1;
+
+  // Channelz (grpc-js's call statistics) has no reader here and costs time on every call.
+  /** @type {Record<string, number>} */
+  const options = { "grpc.enable_channelz": 0 };
+  // grpc-js adds the spec's plus or minus 10 % jitter to the age itself.
+  const age = settings.GRPC_MAX_CONNECTION_AGE;
+  const grace = settings.GRPC_MAX_CONNECTION_AGE_GRACE;
+  if (age !== undefined) options["grpc.max_connection_age_ms"] = age;
+  if (grace !== undefined) options["grpc.max_connection_age_grace_ms"] = grace;
+  const server = new grpc.Server(options);
+
+  server.addService(RATE_LIMIT_SERVICE, {
+    /**
+     * @param {grpc.ServerUnaryCall<Buffer, Buffer>} call
+     * @param {grpc.sendUnaryData<Buffer>} callback
+     */
+    async ShouldRateLimit(call, callback) {
+      const refused = clientSanProblem(call, settings.GRPC_CLIENT_TLS_SAN);
+      if (refused) return callback({ code: grpc.status.UNAUTHENTICATED, details: refused });
+      const onCancel = (/** @type {() => void} */ abort) => {
+        call.once("cancelled", abort);
+        return () => call.removeListener("cancelled", abort);
+      };
+      const result = await upstream.shouldRateLimit(call.request, { deadline: Number(call.getDeadline()), onCancel });
+      if (result.ok) return callback(null, result.body);
+      if (result.code === grpc.status.UNAVAILABLE) {
+        log("warn", "grpc-gateway: rate limit service unavailable", { error: result.details });
+      }
+      callback({ code: result.code, details: result.details });
+    },
+  });
+  // Watch is not offered (Envoy's gRPC health checker calls Check): it answers UNIMPLEMENTED.
+  server.addService({ Check: Health.service.Check }, {
+    /** @type {grpc.handleUnaryCall<{ service?: string }, { status: string }>} */
+    Check(call, callback) {
+      const refused = clientSanProblem(call, settings.GRPC_CLIENT_TLS_SAN);
+      if (refused) return callback({ code: grpc.status.UNAUTHENTICATED, details: refused });
+      health.check(call, callback);
+    },
+  });
+
+  if (settings.GRPC_UDS) removeStaleSocket(settings.GRPC_UDS);
+  const address = listenAddress(settings);
+  const credentials = serverCredentials(settings, log);
+  const port = await new Promise((resolve, reject) =>
+    server.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort))),
+  );
+
+  return {
+    /** Where it listens: host:port with the bound port, or the unix socket. */
+    address: settings.GRPC_UDS ? address : `${settings.GRPC_HOST}:${port}`,
+    /**
+     * Stops as the reference does on SIGTERM: the health check answers NOT_SERVING at once (calls are still taken
+     * for GRPC_GATEWAY_DRAIN_TIME), then no new calls, and the calls in flight finish (for at most
+     * GRPC_GATEWAY_SHUTDOWN_GRACE).
+     */
+    async shutdown() {
+      health.shutDown();
+      await new Promise((resolve) => setTimeout(resolve, settings.GRPC_GATEWAY_DRAIN_TIME));
+      await new Promise((resolve) => {
+        const force = setTimeout(() => {
+          log("warn", "grpc-gateway: calls still in flight at the end of the shutdown grace; closing them");
+          server.forceShutdown();
+          resolve(undefined);
+        }, settings.GRPC_GATEWAY_SHUTDOWN_GRACE);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve(undefined);
+        });
+      });
+      upstream.close();
+    },
+  };
+}

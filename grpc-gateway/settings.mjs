@@ -1,0 +1,121 @@
+// Settings of the Node gRPC gateway, read from the environment with zod. The GRPC_* names and meanings are the
+// reference service's (spec 3); the RATELIMIT_UPSTREAM_* and GRPC_GATEWAY_* ones exist because the decisions are
+// made by the Worker behind the gateway. An empty variable means its default, as for the Worker's settings.
+import { z } from "zod";
+
+const durationUnits = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses a Go duration ("10s", "1m30s", "150ms", "0") into milliseconds.
+ * @param {string} text
+ * @returns {number | undefined} undefined when the text is not a duration
+ */
+export function parseDurationMs(text) {
+  if (text === "0") return 0;
+  let total = 0;
+  let consumed = 0;
+  for (const match of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy)) {
+    total += Number(match[1]) * durationUnits[/** @type {keyof typeof durationUnits} */ (match[2])];
+    consumed += match[0].length;
+  }
+  return consumed === text.length && consumed > 0 ? total : undefined;
+}
+
+/** @param {unknown} value */
+const unsetIfEmpty = (value) => (value === "" ? undefined : value);
+
+const optionalString = () => z.preprocess(unsetIfEmpty, z.string().optional());
+
+/** @param {string} defaultValue */
+const string = (defaultValue) => optionalString().transform((value) => value ?? defaultValue);
+
+/** @param {boolean} defaultValue */
+const boolean = (defaultValue) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
+      .optional()
+      .transform((value) => value ?? defaultValue),
+  );
+
+/** A Go duration in milliseconds, or undefined when unset. */
+const optionalDuration = () =>
+  optionalString().transform((text, ctx) => {
+    if (text === undefined) return undefined;
+    const ms = parseDurationMs(text);
+    if (ms === undefined) {
+      ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** A Go duration in milliseconds. @param {string} defaultValue */
+const duration = (defaultValue) =>
+  optionalDuration().transform((ms) => ms ?? /** @type {number} */ (parseDurationMs(defaultValue)));
+
+export const GatewaySettingsSchema = z
+  .object({
+    /** Origin of the Worker that decides, e.g. https://ratelimit.example.com; default: the local `wrangler dev`. */
+    RATELIMIT_UPSTREAM_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+    /** Port of the local `wrangler dev` (as `npm start` uses it), for the default upstream URL. */
+    PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(65535).optional()).transform((p) => p ?? 8787),
+    /** How long opening a connection to the Worker may take before the call answers UNAVAILABLE. */
+    RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: duration("2s"),
+    /** Time limit of a forwarded call when the caller sets no deadline (a caller's deadline always applies). */
+    RATELIMIT_UPSTREAM_TIMEOUT: duration("10s"),
+    /** gRPC bind address and port (spec: 0.0.0.0 / 8081); ignored when GRPC_UDS is set. */
+    GRPC_HOST: string("0.0.0.0"),
+    GRPC_PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).optional()).transform((p) => p ?? 8081),
+    /** Unix socket path to serve on instead of GRPC_HOST:GRPC_PORT. */
+    GRPC_UDS: optionalString(),
+    /** Largest age of a client connection, plus or minus 10 % jitter; then it gets a GOAWAY. Unset: no limit. */
+    GRPC_MAX_CONNECTION_AGE: optionalDuration(),
+    /** After GRPC_MAX_CONNECTION_AGE, how long calls may still finish before the connection is closed. Unset: no limit. */
+    GRPC_MAX_CONNECTION_AGE_GRACE: optionalDuration(),
+    /** Serve TLS with GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY (PEM files, reloaded when they change). */
+    GRPC_SERVER_USE_TLS: boolean(false),
+    GRPC_SERVER_TLS_CERT: optionalString(),
+    GRPC_SERVER_TLS_KEY: optionalString(),
+    /** PEM file of the CA that signs client certificates: turns on mutual TLS (needs GRPC_SERVER_USE_TLS). */
+    GRPC_CLIENT_TLS_CACERT: optionalString(),
+    /** With mutual TLS, the DNS name the client certificate must carry among its subject alternative names. */
+    GRPC_CLIENT_TLS_SAN: optionalString(),
+    /** After SIGTERM: how long the health check answers NOT_SERVING while calls are still taken. */
+    GRPC_GATEWAY_DRAIN_TIME: duration("1s"),
+    /** After the drain: how long calls in flight may take to finish before the gateway exits anyway. */
+    GRPC_GATEWAY_SHUTDOWN_GRACE: duration("10s"),
+  })
+  .superRefine((settings, ctx) => {
+    if (settings.GRPC_SERVER_USE_TLS) {
+      for (const name of /** @type {const} */ (["GRPC_SERVER_TLS_CERT", "GRPC_SERVER_TLS_KEY"])) {
+        if (settings[name]) continue;
+        ctx.addIssue({ code: "custom", path: [name], message: "is required when GRPC_SERVER_USE_TLS is true" });
+      }
+    } else if (settings.GRPC_CLIENT_TLS_CACERT) {
+      const message = "mutual TLS needs GRPC_SERVER_USE_TLS=true";
+      ctx.addIssue({ code: "custom", path: ["GRPC_CLIENT_TLS_CACERT"], message });
+    }
+    if (settings.GRPC_CLIENT_TLS_SAN && !settings.GRPC_CLIENT_TLS_CACERT) {
+      ctx.addIssue({ code: "custom", path: ["GRPC_CLIENT_TLS_SAN"], message: "needs GRPC_CLIENT_TLS_CACERT (mutual TLS)" });
+    }
+  })
+  .transform(({ RATELIMIT_UPSTREAM_URL, PORT, ...rest }) => ({
+    ...rest,
+    RATELIMIT_UPSTREAM_URL: (RATELIMIT_UPSTREAM_URL ?? `http://127.0.0.1:${PORT}`).replace(/\/+$/, ""),
+  }));
+
+/** @typedef {z.output<typeof GatewaySettingsSchema>} GatewaySettings */
+
+/**
+ * Reads the settings; a malformed value fails with a message naming the variable, never its value.
+ * @param {Record<string, string | undefined>} env
+ * @returns {GatewaySettings}
+ */
+export function gatewaySettings(env) {
+  const parsed = GatewaySettingsSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  throw new Error(`invalid gateway settings: ${problems.join("; ")}`);
+}

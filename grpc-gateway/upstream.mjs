@@ -1,0 +1,208 @@
+// The gateway's way to the Worker: each gRPC call becomes one Connect unary POST of the raw protobuf bytes
+// (application/proto) over keep-alive HTTP, with the caller's remaining deadline as connect-timeout-ms; the
+// Worker's Connect errors ({code, message} JSON) come back as gRPC status codes.
+import grpc from "@grpc/grpc-js";
+import http from "node:http";
+import https from "node:https";
+
+export const SHOULD_RATE_LIMIT_PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+
+const { status: Status } = grpc;
+
+/** Connect's error codes (https://connectrpc.com/docs/protocol#error-codes) as gRPC status codes. */
+const CONNECT_CODES = {
+  canceled: Status.CANCELLED,
+  unknown: Status.UNKNOWN,
+  invalid_argument: Status.INVALID_ARGUMENT,
+  deadline_exceeded: Status.DEADLINE_EXCEEDED,
+  not_found: Status.NOT_FOUND,
+  already_exists: Status.ALREADY_EXISTS,
+  permission_denied: Status.PERMISSION_DENIED,
+  resource_exhausted: Status.RESOURCE_EXHAUSTED,
+  failed_precondition: Status.FAILED_PRECONDITION,
+  aborted: Status.ABORTED,
+  out_of_range: Status.OUT_OF_RANGE,
+  unimplemented: Status.UNIMPLEMENTED,
+  internal: Status.INTERNAL,
+  unavailable: Status.UNAVAILABLE,
+  data_loss: Status.DATA_LOSS,
+  unauthenticated: Status.UNAUTHENTICATED,
+};
+
+/**
+ * An HTTP status without a Connect error body (a proxy in between, a wrong URL), mapped as gRPC maps HTTP
+ * statuses (https://github.com/grpc/grpc/blob/master/doc/http-grpc-status-mapping.md).
+ * @param {number} httpStatus
+ */
+function statusOfHttp(httpStatus) {
+  if (httpStatus === 400) return Status.INTERNAL;
+  if (httpStatus === 401) return Status.UNAUTHENTICATED;
+  if (httpStatus === 403) return Status.PERMISSION_DENIED;
+  if (httpStatus === 404) return Status.UNIMPLEMENTED;
+  if ([429, 502, 503, 504].includes(httpStatus)) return Status.UNAVAILABLE;
+  return Status.UNKNOWN;
+}
+
+/** @typedef {{ ok: true, body: Buffer } | { ok: false, code: grpc.status, details: string }} UpstreamResult */
+
+/** A failure with the gRPC status it stands for. */
+class CallFailure extends Error {
+  /** @param {grpc.status} code @param {string} details */
+  constructor(code, details) {
+    super(details);
+    this.code = code;
+  }
+}
+
+/**
+ * @param {{ url: string, connectTimeoutMs: number, defaultTimeoutMs: number,
+ *   log: (level: string, message: string, fields?: object) => void }} options
+ */
+export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log }) {
+  const base = new URL(url);
+  const client = base.protocol === "https:" ? https : http;
+  // One socket per call in flight (HTTP/1.1), kept open between calls; LIFO keeps the warmest sockets busy.
+  const agent = new client.Agent({ keepAlive: true, maxSockets: 256, scheduling: "lifo" });
+  const prefix = base.pathname.replace(/\/$/, "");
+  const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ""), port: base.port, agent };
+
+  /**
+   * One HTTP exchange with the Worker, failing with a CallFailure on time-outs, cancellation and network errors.
+   * @param {{ method: string, path: string, headers: Record<string, string>, body?: Buffer, timeoutMs: number,
+   *   timedOut: () => CallFailure, onCancel?: (abort: () => void) => () => void }} options
+   *   `onCancel` subscribes to the caller going away and answers the unsubscribe function.
+   * @returns {Promise<{ status: number, contentType: string, body: Buffer }>}
+   */
+  function exchange({ method, path, headers, body, timeoutMs, timedOut, onCancel }) {
+    return new Promise((resolve, reject) => {
+      /** @type {CallFailure | undefined} */
+      let failure;
+      /** @type {http.ClientRequest} */
+      let request;
+      const fail = (/** @type {CallFailure} */ reason) => {
+        failure ??= reason;
+        request.destroy(reason);
+      };
+      const deadline = setTimeout(() => fail(timedOut()), timeoutMs);
+      const unsubscribe = onCancel?.(() => fail(new CallFailure(Status.CANCELLED, "call cancelled by the caller")));
+      const settle = () => {
+        clearTimeout(deadline);
+        unsubscribe?.();
+      };
+
+      /** @param {boolean} firstAttempt */
+      function send(firstAttempt) {
+        request = client.request({ ...target, method, path, headers });
+        request.on("socket", (socket) => {
+          // A blackholed Worker must fail fast, not at the caller's deadline; reused sockets are connected already.
+          if (!socket.connecting) return;
+          const unreachable = `rate limit service unreachable: no connection within ${connectTimeoutMs} ms`;
+          const connectTimer = setTimeout(() => fail(new CallFailure(Status.UNAVAILABLE, unreachable)), connectTimeoutMs);
+          socket.once(base.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
+          socket.once("close", () => clearTimeout(connectTimer));
+        });
+        request.on("response", (response) => {
+          const chunks = /** @type {Buffer[]} */ ([]);
+          response.on("data", (chunk) => chunks.push(chunk));
+          response.on("end", () => {
+            settle();
+            const contentType = response.headers["content-type"] ?? "";
+            resolve({ status: response.statusCode ?? 0, contentType, body: Buffer.concat(chunks) });
+          });
+          response.on("error", (error) => {
+            settle();
+            reject(failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service connection failed: ${error.message}`));
+          });
+        });
+        request.on("error", (error) => {
+          const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+          // A kept-alive socket that the Worker closed just as it was reused: send once more on a fresh socket
+          // (the retry Node's http documentation recommends for this race; the request never got an answer).
+          const closedUnderUs = request.reusedSocket && (code === "ECONNRESET" || code === "EPIPE");
+          if (!failure && firstAttempt && closedUnderUs) return send(false);
+          settle();
+          reject(failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service unreachable: ${code ?? error.message}`));
+        });
+        request.end(body);
+      }
+      send(true);
+    });
+  }
+
+  return {
+    /**
+     * Forwards one ShouldRateLimit call.
+     * @param {Buffer} requestBytes the caller's RateLimitRequest, as received
+     * @param {{ deadline: number, onCancel?: (abort: () => void) => () => void }} call deadline in epoch ms
+     *   (Infinity: none); `onCancel` as for `exchange`
+     * @returns {Promise<UpstreamResult>}
+     */
+    async shouldRateLimit(requestBytes, { deadline, onCancel }) {
+      const callerLeft = deadline === Infinity ? Infinity : Math.ceil(deadline - Date.now());
+      if (callerLeft <= 0) return { ok: false, code: Status.DEADLINE_EXCEEDED, details: "deadline exceeded" };
+      const timeoutMs = Math.min(callerLeft, defaultTimeoutMs);
+      const timedOut = () =>
+        timeoutMs === callerLeft
+          ? new CallFailure(Status.DEADLINE_EXCEEDED, "deadline exceeded")
+          : new CallFailure(Status.DEADLINE_EXCEEDED, `rate limit service did not answer within ${timeoutMs} ms`);
+      try {
+        const response = await exchange({
+          method: "POST",
+          path: prefix + SHOULD_RATE_LIMIT_PATH,
+          headers: {
+            "content-type": "application/proto",
+            "content-length": String(requestBytes.length),
+            "connect-protocol-version": "1",
+            "connect-timeout-ms": String(timeoutMs),
+          },
+          body: requestBytes,
+          timeoutMs,
+          timedOut,
+          onCancel,
+        });
+        const answered = response.status === 200 && response.contentType === "application/proto";
+        if (answered) return { ok: true, body: response.body };
+        return errorOf(response);
+      } catch (error) {
+        if (error instanceof CallFailure) return { ok: false, code: error.code, details: error.message };
+        throw error;
+      }
+    },
+
+    /**
+     * Whether the Worker's /healthcheck answers 200 within `timeoutMs`.
+     * @param {number} timeoutMs
+     */
+    async healthy(timeoutMs) {
+      try {
+        const timedOut = () => new CallFailure(Status.UNAVAILABLE, "health check timed out");
+        const response = await exchange({ method: "GET", path: `${prefix}/healthcheck`, headers: {}, timeoutMs, timedOut });
+        return response.status === 200;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        log("warn", "grpc-gateway: Worker health check failed", { error: message });
+        return false;
+      }
+    },
+
+    close() {
+      agent.destroy();
+    },
+  };
+}
+
+/**
+ * The gRPC status of a non-200 answer: the Connect error's code and message, else the HTTP status.
+ * @param {{ status: number, contentType: string, body: Buffer }} response
+ * @returns {UpstreamResult}
+ */
+function errorOf(response) {
+  if (response.contentType.startsWith("application/json")) {
+    try {
+      const error = JSON.parse(response.body.toString("utf8"));
+      const code = CONNECT_CODES[/** @type {keyof typeof CONNECT_CODES} */ (error?.code)];
+      if (code !== undefined) return { ok: false, code, details: typeof error.message === "string" ? error.message : "" };
+    } catch {}
+  }
+  return { ok: false, code: statusOfHttp(response.status), details: `rate limit service answered HTTP ${response.status}` };
+}
