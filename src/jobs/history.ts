@@ -1,5 +1,5 @@
 // The job_runs repository: record a run when it is queued, started and finished, and prune old runs.
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { jobRuns } from "./tables";
 
@@ -8,10 +8,16 @@ export async function createJobRun(db: Database, input: { kind: string; trigger:
   return row.id;
 }
 
+/** Records several queued runs in one statement; returns their ids in the order given. */
+export async function createJobRuns(db: Database, inputs: { kind: string; trigger: string }[]): Promise<number[]> {
+  const rows = await db.insert(jobRuns).values(inputs).returning({ id: jobRuns.id });
+  return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
 export async function markJobRunning(db: Database, input: { id: number; now: Date }) {
   await db
     .update(jobRuns)
-    .set({ state: "running", startedAt: input.now, attempts: sql`${jobRuns.attempts} + 1` })
+    .set({ state: "running", startedAt: input.now, attempts: sql`${jobRuns.attempts} + 1`, warnings: [] })
     .where(eq(jobRuns.id, input.id));
 }
 
@@ -24,7 +30,11 @@ export async function finishJobRun(
     .set({
       state: input.state,
       endedAt: input.state === "queued" ? null : input.now,
-      warnings: input.warnings ?? [],
+      // Warnings that detached children appended while the run was going (appendJobWarnings) follow its own.
+      warnings: sql`(select json_group_array(value) from (
+        select 0 as part, key, value from json_each(${JSON.stringify(input.warnings ?? [])})
+        union all select 1 as part, key, value from json_each(${jobRuns.warnings})
+        order by part, key))`,
       error: input.error ?? null,
     })
     .where(eq(jobRuns.id, input.id));
@@ -42,4 +52,29 @@ export async function pruneJobRuns(db: Database, input: { before: Date }): Promi
     .where(and(sql`${jobRuns.state} in ('succeeded', 'failed')`, lt(jobRuns.endedAt, input.before)))
     .returning({ id: jobRuns.id });
   return deleted.length;
+}
+
+/**
+ * Adds warnings to a run in one atomic UPDATE (several detached children, such as slave syncs, may report on the
+ * same parent at once).
+ */
+export async function appendJobWarnings(db: Database, input: { id: number; warnings: string[] }) {
+  if (input.warnings.length === 0) return;
+  let warnings = sql`${jobRuns.warnings}`;
+  for (const warning of input.warnings) warnings = sql`json_insert(${warnings}, '$[#]', ${warning})`;
+  await db.update(jobRuns).set({ warnings }).where(eq(jobRuns.id, input.id));
+}
+
+/** Runs of the given kinds, newest first. */
+export async function listJobRuns(db: Database, input: { kinds: string[]; limit: number }) {
+  return db.select().from(jobRuns).where(inArray(jobRuns.kind, input.kinds)).orderBy(desc(jobRuns.id)).limit(input.limit);
+}
+
+/** Marks a run as started now (for jobs that run inside a request rather than from the queue). */
+export async function startJobRun(db: Database, input: { kind: string; trigger: string; now: Date }): Promise<number> {
+  const [row] = await db
+    .insert(jobRuns)
+    .values({ kind: input.kind, trigger: input.trigger, state: "running", attempts: 1, startedAt: input.now })
+    .returning({ id: jobRuns.id });
+  return row.id;
 }

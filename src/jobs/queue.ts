@@ -4,7 +4,7 @@ import { database } from "../shared/db";
 import { logError, logInfo } from "../shared/log";
 import { finishJobRun, markJobRunning } from "./history";
 import { JobMessage } from "./messages";
-import { jobRunners } from "./runners";
+import { jobRunners, type JobContext } from "./runners";
 
 /** Must match max_retries + 1 of the consumer in wrangler.toml: the last attempt records the failure. */
 export const MAX_ATTEMPTS = 6;
@@ -24,8 +24,13 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
     const job = parsed.data;
     await markJobRunning(db, { id: job.runId, now: new Date() });
     try {
-      const runner = jobRunners[job.kind] as (env: Env, m: JobMessage, now: Date) => ReturnType<(typeof jobRunners)[typeof job.kind]>;
-      const outcome = await runner(env, job, new Date());
+      const runner = jobRunners[job.kind] as (
+        env: Env,
+        m: JobMessage,
+        now: Date,
+        context: JobContext,
+      ) => ReturnType<(typeof jobRunners)[typeof job.kind]>;
+      const outcome = await runner(env, job, new Date(), { attempts: message.attempts, lastAttempt: message.attempts >= MAX_ATTEMPTS });
       await finishJobRun(db, { id: job.runId, now: new Date(), state: "succeeded", warnings: outcome.warnings });
       logInfo("jobs: finished", { kind: job.kind, runId: job.runId });
       message.ack();

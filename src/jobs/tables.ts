@@ -7,7 +7,7 @@ export const jobRuns = sqliteTable("job_runs", {
   kind: text("kind").notNull(),
   /** queued → running → succeeded | failed (failed only once retries are exhausted). */
   state: text("state", { enum: ["queued", "running", "succeeded", "failed"] }).notNull().default("queued"),
-  /** What started it: a cron expression, or "api". */
+  /** What started it: a cron expression, "api (<user>)", or the run that queued it ("gensynchaprx run 12"). */
   trigger: text("trigger").notNull(),
   attempts: integer("attempts").notNull().default(0),
   warnings: text("warnings", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),

@@ -8,9 +8,20 @@ import { validate } from "../shared/validate";
 import { deleteApiUser, listApiUsers, upsertApiUser } from "./api-users";
 import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { resolveBackend, setContainersOf, upsertBackend } from "./backends";
+import { findChallenge } from "./certificate-job";
+import {
+  certificateSummary,
+  deleteProvidedCertificate,
+  listCertificates,
+  PROVIDED_NAME_PATTERN,
+  putProvidedCertificate,
+} from "./certificates";
 import { setContainerPermissions, upsertContainer } from "./containers";
 import { listDomains, massUpdateDomains } from "./domains";
-import { proxyErrorResponse } from "./errors";
+import { NotFound, proxyErrorResponse } from "./errors";
+import { getVersion, listVersions, runGenSyncFromApi } from "./haproxy-job";
+import { CONFIG_LOCK, MAINTENANCE_LOCK } from "./job-locks";
+import { getProxyJob, listProxyJobs, startDetachedJob } from "./job-runs";
 import { listHosts, upsertHost } from "./hosts";
 import { jsonResponse, serviceResult } from "./json";
 import { deleteProject, listProjectLabels, listProjects, loadProjectTree, resolveProject, upsertProject } from "./projects";
@@ -18,6 +29,13 @@ import {
   ApiUser,
   ApiUserInput,
   BackendInput,
+  CertificateInput,
+  CertificateSummary,
+  HaproxyVersion,
+  HaproxyVersionSummary,
+  JobListQuery,
+  JobRun,
+  SshProxyVersion,
   ContainerInput,
   Container,
   HostCreate,
@@ -36,6 +54,7 @@ import {
   UserInput,
 } from "./schemas";
 import { proxySettings } from "./settings";
+import { getSshProxyVersion } from "./ssh-proxy";
 import { upsertUser, listUsers } from "./users";
 
 export const proxyApp = new OpenAPIHono<ProxyEnv>();
@@ -52,6 +71,7 @@ const errors = {
   401: errorResponse("credentials missing or invalid"),
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
+  423: errorResponse("the job (or the job sharing its lock) is already running"),
   500: errorResponse("the change could not be processed; nothing was written"),
 };
 const pick = <K extends keyof typeof errors>(...codes: K[]) => Object.fromEntries(codes.map((code) => [code, errors[code]]));
@@ -361,6 +381,181 @@ proxyApp.put(
     return jsonResponse(c, await setContainerPermissions(db, project, c.req.param("containerLabel"), c.req.valid("json")));
   },
 );
+
+// ---- configuration jobs (any authenticated caller may start them, as in the original; master only) ----
+
+const jobId = (c: { header(name: string, value: string): void }, id: number) => c.header("X-Job-Id", String(id));
+const jobStarted = { headers: { "X-Job-Id": { description: "the job run (GET /admin/jobs/{id})", schema: { type: "string" as const } } } };
+
+doc({
+  method: "get",
+  path: "/admin/gensynchaprx",
+  tags: ["jobs"],
+  summary: "Generates the HAProxy configuration, has the master load balancer validate and reload it, queues the slave syncs",
+  description:
+    "Synchronous. The bundle (haproxy.cfg and four maps, with the certificates) is checked, stored as a numbered version and " +
+    "pushed to HAPROXY_AGENT_URL, whose agent runs `haproxy -c`, swaps it in and reloads; then one queued sync per slave " +
+    "agent. Without an agent the version is stored and a warning says so. Shares its lock with /admin/writesshprx.",
+  responses: {
+    200: { ...json(ListOfWarnings, "warnings"), ...jobStarted },
+    ...pick(401, 405, 423),
+    500: errorResponse("`Unable to reload and sync of HAProxy: <cause>`; the previous configuration stays active"),
+  },
+});
+proxyApp.get("/admin/gensynchaprx", requireBasicAuth, requireMaster, async (c) => {
+  const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller").username, now: new Date() });
+  jobId(c, runId);
+  return jsonResponse(c, warnings);
+});
+
+doc({
+  method: "get",
+  path: "/admin/writesshprx",
+  tags: ["jobs"],
+  summary: "Starts the SSH proxy configuration job (detached: answers [] at once)",
+  responses: { 200: { ...json(ListOfWarnings, "always []: the job runs from the queue"), ...jobStarted }, ...pick(401, 405, 423) },
+});
+proxyApp.get("/admin/writesshprx", requireBasicAuth, requireMaster, async (c) => {
+  jobId(c, await startDetachedJob(c.env, { kind: "writesshprx", lock: CONFIG_LOCK, caller: c.get("caller").username }));
+  return jsonResponse(c, []);
+});
+
+doc({
+  method: "get",
+  path: "/maintenance/start",
+  tags: ["jobs"],
+  summary: "Starts the certificate job (detached: answers 200 with an empty body at once); also run daily by cron",
+  responses: { 200: { description: "the job is queued", ...jobStarted }, ...pick(401, 405, 423) },
+});
+proxyApp.get("/maintenance/start", requireBasicAuth, requireMaster, async (c) => {
+  jobId(c, await startDetachedJob(c.env, { kind: "certificates", lock: MAINTENANCE_LOCK, caller: c.get("caller").username }));
+  return c.body(null, 200);
+});
+
+doc({
+  method: "get",
+  path: "/.well-known/acme-challenge/{token}",
+  public: true,
+  tags: ["jobs"],
+  summary: "HTTP-01 challenge answers of pending ACME orders (HAProxy forwards this path here)",
+  request: { params: labelParams("token") },
+  responses: { 200: text("the key authorization"), 404: errorResponse("no pending challenge has this token") },
+});
+proxyApp.get("/.well-known/acme-challenge/:token", async (c) => {
+  const keyAuthorization = await findChallenge(database(c.env.DB), c.req.param("token"));
+  if (keyAuthorization === undefined) throw new NotFound("Unknown ACME challenge token");
+  return c.text(keyAuthorization);
+});
+
+// ---- job history, generated versions and certificates (administrator only) ----
+
+doc({
+  method: "get",
+  path: "/admin/jobs",
+  tags: ["jobs"],
+  summary: "Runs of the proxy's jobs, newest first",
+  request: { query: JobListQuery },
+  responses: { 200: json(z.array(JobRun), "job runs"), ...pick(400, 401), ...adminErrors },
+});
+proxyApp.get("/admin/jobs", requireBasicAuth, requireAdmin, validate("query", JobListQuery), async (c) =>
+  jsonResponse(c, await listProxyJobs(database(c.env.DB), c.req.valid("query"))),
+);
+
+doc({
+  method: "get",
+  path: "/admin/jobs/{id}",
+  tags: ["jobs"],
+  summary: "One run: kind, state, start and end times, warnings",
+  request: { params: labelParams("id") },
+  responses: { 200: json(JobRun, "the run"), ...pick(401, 404), ...adminErrors },
+});
+proxyApp.get("/admin/jobs/:id", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await getProxyJob(database(c.env.DB), Number(c.req.param("id")))),
+);
+
+doc({
+  method: "get",
+  path: "/admin/haproxy",
+  tags: ["jobs"],
+  summary: "The active HAProxy version with its files",
+  responses: { 200: json(HaproxyVersion, "the active version"), ...pick(401, 404), ...adminErrors },
+});
+proxyApp.get("/admin/haproxy", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await getVersion(database(c.env.DB))));
+
+doc({
+  method: "get",
+  path: "/admin/haproxy/versions",
+  tags: ["jobs"],
+  summary: "The stored HAProxy versions, newest first (HAPROXY_VERSIONS_KEPT of them, and the active one)",
+  responses: { 200: json(z.array(HaproxyVersionSummary), "versions"), ...pick(401), ...adminErrors },
+});
+proxyApp.get("/admin/haproxy/versions", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listVersions(database(c.env.DB))));
+
+doc({
+  method: "get",
+  path: "/admin/haproxy/versions/{version}",
+  tags: ["jobs"],
+  summary: "One stored HAProxy version with its files",
+  request: { params: labelParams("version") },
+  responses: { 200: json(HaproxyVersion, "the version"), ...pick(401, 404), ...adminErrors },
+});
+proxyApp.get("/admin/haproxy/versions/:version", requireBasicAuth, requireAdmin, async (c) => {
+  const version = Number(c.req.param("version"));
+  if (!Number.isSafeInteger(version) || version < 1) throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
+  return jsonResponse(c, await getVersion(database(c.env.DB), version));
+});
+
+doc({
+  method: "get",
+  path: "/admin/sshproxy",
+  tags: ["jobs"],
+  summary: "The latest SSH proxy configuration: accounts as JSON and as an sshpiperd YAML file",
+  responses: { 200: json(SshProxyVersion, "the latest version"), ...pick(401, 404), ...adminErrors },
+});
+proxyApp.get("/admin/sshproxy", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await getSshProxyVersion(database(c.env.DB))));
+
+doc({
+  method: "get",
+  path: "/admin/certificates",
+  tags: ["jobs"],
+  summary: "The certificates (ACME, provided, fallback), without their keys",
+  responses: { 200: json(z.array(CertificateSummary), "certificates"), ...pick(401), ...adminErrors },
+});
+proxyApp.get("/admin/certificates", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, (await listCertificates(database(c.env.DB))).map(certificateSummary)),
+);
+
+const certificateName = (name: string) => {
+  if (!PROVIDED_NAME_PATTERN.test(name)) throw new HttpError(400, "name: must be 1 to 100 lowercase letters, digits, dots or hyphens");
+  return name;
+};
+
+doc({
+  method: "put",
+  path: "/admin/certificates/{name}",
+  tags: ["jobs"],
+  summary: "Stores a provided certificate (chain and PKCS#8 key) under a name; the next gensynchaprx ships it",
+  request: { params: labelParams("name"), body: jsonBody(CertificateInput) },
+  responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 401, 405), ...adminErrors },
+});
+proxyApp.put("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, validate("json", CertificateInput), async (c) => {
+  const name = certificateName(c.req.param("name"));
+  const row = await putProvidedCertificate(database(c.env.DB), { name, ...c.req.valid("json"), now: new Date() });
+  return jsonResponse(c, certificateSummary(row));
+});
+
+doc({
+  method: "delete",
+  path: "/admin/certificates/{name}",
+  tags: ["jobs"],
+  summary: "Deletes a provided certificate",
+  request: { params: labelParams("name") },
+  responses: { 200: json(MessageResult, "payload `Deleted certificate <name>`"), ...pick(401, 404, 405), ...adminErrors },
+});
+proxyApp.delete("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, async (c) => {
+  await deleteProvidedCertificate(database(c.env.DB), c.req.param("name"));
+  return jsonResponse(c, deleted(`certificate ${c.req.param("name")}`));
+});
 
 // ---- the reference ----
 

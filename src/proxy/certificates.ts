@@ -1,8 +1,188 @@
-// Which domains a provided (not public CA) certificate already covers: enableSSL then sets certProvided
-// instead of publicCaCertificate. The certificate inventory arrives with the jobs (issue 7), which will
-// answer this from it; until then no provided certificate exists.
+// The certificate inventory in D1: ACME certificates (named acme_<domain>), certificates the administrator provides,
+// and the self-signed fallback. Which certificate serves which domain, and which domains a provided certificate
+// covers (enableSSL then sets certProvided instead of publicCaCertificate).
+import { and, asc, eq, gt } from "drizzle-orm";
 import type { Database } from "../shared/db";
+import { HttpError } from "../shared/errors";
+import { NotFound } from "./errors";
+import { certificates } from "./tables";
+import { keyMismatch, nameCovers, normalisePem, readCertificatePem, selfSignedCertificate } from "./x509";
 
+export type CertificateRow = typeof certificates.$inferSelect;
 export type ProvidedCertificateLookup = (db: Database, domainNames: string[]) => Promise<ReadonlySet<string>>;
 
-export const domainsWithProvidedCertificate: ProvidedCertificateLookup = async () => new Set<string>();
+export const FALLBACK_CERTIFICATE_NAME = "fallback";
+/** Names of provided certificates: no `_`, so they never meet an ACME certificate's `acme_<domain>`. */
+export const PROVIDED_NAME_PATTERN = /^[a-z0-9][a-z0-9.-]{0,99}$/;
+
+export const acmeCertificateName = (domainName: string) => `acme_${domainName}`;
+
+/** The file of a certificate in the bundle, relative to the configuration directory. */
+export const certificateFile = (row: Pick<CertificateRow, "name" | "source">) =>
+  row.source === "fallback" ? "fallback.pem" : `certs/${row.name}.pem`;
+
+/** Certificate chain and key as HAProxy loads them: one PEM file, chain first. */
+export const combinedPem = (row: Pick<CertificateRow, "certificatePem" | "privateKeyPem">) =>
+  `${normalisePem(row.certificatePem, "CERTIFICATE")}${normalisePem(row.privateKeyPem, "PRIVATE KEY")}`;
+
+/** What the API shows of a certificate (never the key). */
+export const certificateSummary = (row: CertificateRow) => ({
+  name: row.name,
+  source: row.source,
+  file: certificateFile(row),
+  domainNames: row.domainNames,
+  issuer: row.issuer,
+  serialNumber: row.serialNumber,
+  notBefore: row.notBefore.toISOString(),
+  notAfter: row.notAfter.toISOString(),
+});
+
+export async function listCertificates(db: Database): Promise<CertificateRow[]> {
+  return db.select().from(certificates).orderBy(asc(certificates.name));
+}
+
+export async function findCertificate(db: Database, name: string): Promise<CertificateRow | undefined> {
+  const [row] = await db.select().from(certificates).where(eq(certificates.name, name)).limit(1);
+  return row;
+}
+
+/** Provided certificates that are valid now and cover each name (exactly or by wildcard). */
+export const domainsWithProvidedCertificate: ProvidedCertificateLookup = async (db, domainNames) => {
+  const rows = await db
+    .select({ domainNames: certificates.domainNames })
+    .from(certificates)
+    .where(and(eq(certificates.source, "provided"), gt(certificates.notAfter, new Date())));
+  const patterns = rows.flatMap((row) => row.domainNames);
+  return new Set(domainNames.filter((name) => patterns.some((pattern) => nameCovers(pattern, name))));
+};
+
+/**
+ * Stores an administrator's certificate (chain and PKCS#8 key) under a name, replacing the one of that name. The
+ * chain must parse, the key must match it, and it must not have ended.
+ */
+export async function putProvidedCertificate(
+  db: Database,
+  input: { name: string; certificatePem: string; privateKeyPem: string; now: Date },
+): Promise<CertificateRow> {
+  let info;
+  try {
+    info = readCertificatePem(input.certificatePem);
+  } catch (error) {
+    throw new HttpError(400, `certificatePem: not a PEM X.509 certificate (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const mismatch = await keyMismatch(input.privateKeyPem, info);
+  if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
+  if (info.notAfter <= input.now) throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
+  const values = {
+    name: input.name,
+    source: "provided" as const,
+    domainNames: info.domainNames,
+    issuer: info.issuer,
+    serialNumber: info.serialNumber,
+    notBefore: info.notBefore,
+    notAfter: info.notAfter,
+    certificatePem: normalisePem(input.certificatePem, "CERTIFICATE"),
+    privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
+    updatedAt: input.now,
+  };
+  const [row] = await db.insert(certificates).values(values).onConflictDoUpdate({ target: certificates.name, set: values }).returning();
+  return row;
+}
+
+export async function deleteProvidedCertificate(db: Database, name: string): Promise<void> {
+  const deleted = await db
+    .delete(certificates)
+    .where(and(eq(certificates.name, name), eq(certificates.source, "provided")))
+    .returning({ id: certificates.id });
+  if (deleted.length === 0) throw new NotFound(`Invalid certificate: name ${name} not existing`);
+}
+
+/** Stores a certificate the ACME CA issued for a domain, replacing the previous one of that domain. */
+export async function putAcmeCertificate(
+  db: Database,
+  input: { domainName: string; certificatePem: string; privateKeyPem: string; now: Date },
+): Promise<CertificateRow> {
+  const info = readCertificatePem(input.certificatePem);
+  const values = {
+    name: acmeCertificateName(input.domainName),
+    source: "acme" as const,
+    domainNames: info.domainNames,
+    issuer: info.issuer,
+    serialNumber: info.serialNumber,
+    notBefore: info.notBefore,
+    notAfter: info.notAfter,
+    certificatePem: normalisePem(input.certificatePem, "CERTIFICATE"),
+    privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
+    updatedAt: input.now,
+  };
+  const [row] = await db.insert(certificates).values(values).onConflictDoUpdate({ target: certificates.name, set: values }).returning();
+  return row;
+}
+
+/**
+ * The fallback certificate, created once (self-signed, ten years): HAProxy refuses an https frontend without any
+ * certificate, and stored once it keeps the generated bundle a function of the database alone.
+ */
+export async function ensureFallbackCertificate(db: Database, now: Date): Promise<CertificateRow> {
+  const existing = await findCertificate(db, FALLBACK_CERTIFICATE_NAME);
+  if (existing) return existing;
+  const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
+  const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
+  const info = readCertificatePem(generated.certificatePem);
+  await db
+    .insert(certificates)
+    .values({
+      name: FALLBACK_CERTIFICATE_NAME,
+      source: "fallback",
+      domainNames: info.domainNames,
+      issuer: info.issuer,
+      serialNumber: info.serialNumber,
+      notBefore: info.notBefore,
+      notAfter: info.notAfter,
+      ...generated,
+      updatedAt: now,
+    })
+    .onConflictDoNothing();
+  return (await findCertificate(db, FALLBACK_CERTIFICATE_NAME))!;
+}
+
+export interface DomainCertificateNeeds {
+  domainName: string;
+  publicCaCertificate: boolean;
+  certProvided: boolean;
+}
+
+/**
+ * Which certificate serves each certificate name and each domain. For a name, a domain asking for a public CA
+ * certificate prefers the ACME one and a domain with certProvided the provided one; otherwise the later end wins,
+ * then the lower id. A domain takes the winner of its exact name, else of `*.<parent>`. `used` lists the
+ * certificates that win at least one name (only they are shipped: HAProxy would pick among duplicates itself).
+ */
+export function selectCertificates(rows: CertificateRow[], domains: DomainCertificateNeeds[]) {
+  const needs = new Map(domains.map((domain) => [domain.domainName, domain]));
+  const rank = (row: CertificateRow, name: string) => {
+    const need = needs.get(name);
+    if (need?.publicCaCertificate && row.source === "acme") return 1;
+    if (need?.certProvided && row.source === "provided") return 1;
+    return 0;
+  };
+  /** Positive when `a` serves `name` better than `b`. */
+  const preference = (a: CertificateRow, b: CertificateRow, name: string) =>
+    rank(a, name) - rank(b, name) || a.notAfter.getTime() - b.notAfter.getTime() || b.id - a.id;
+  const winnerByName = new Map<string, CertificateRow>();
+  for (const row of rows) {
+    if (row.source === "fallback") continue;
+    for (const name of row.domainNames) {
+      const current = winnerByName.get(name);
+      if (!current || preference(row, current, name) > 0) winnerByName.set(name, row);
+    }
+  }
+  const byDomain = new Map<string, CertificateRow>();
+  for (const domain of domains) {
+    const dot = domain.domainName.indexOf(".");
+    const winner = winnerByName.get(domain.domainName) ?? (dot > 0 ? winnerByName.get(`*.${domain.domainName.slice(dot + 1)}`) : undefined);
+    if (winner) byDomain.set(domain.domainName, winner);
+  }
+  const used = [...new Set(winnerByName.values())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { byDomain, used };
+}

@@ -252,3 +252,87 @@ export const IdResult = z
 export const MessageResult = z
   .object({ success: z.boolean(), payload: z.string(), warnings: ListOfWarnings })
   .openapi("MessageResult", { description: "success false with the reason on errors" });
+
+// ---- configuration jobs ----
+
+const isoTime = z.string().openapi({ description: "ISO 8601 time (UTC)" });
+
+export const JobRun = z
+  .object({
+    id,
+    kind: z.enum(["gensynchaprx", "haproxy-slave-sync", "writesshprx", "certificates"]),
+    state: z.enum(["queued", "running", "succeeded", "failed"]),
+    trigger: z.string().openapi({ description: "api (<user>), a cron expression, or the run that queued it" }),
+    attempts: z.number().int(),
+    createdAt: isoTime,
+    startedAt: isoTime.optional(),
+    endedAt: isoTime.optional(),
+    warnings: ListOfWarnings,
+    error: z.string().optional(),
+  })
+  .openapi("JobRun");
+
+export const JobListQuery = z.object({
+  kind: z.enum(["gensynchaprx", "haproxy-slave-sync", "writesshprx", "certificates"]).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+
+export const HaproxyVersionSummary = z
+  .object({
+    version: id,
+    digest: z.string().openapi({ description: "sha256 over every file of the bundle, certificates included" }),
+    status: z.enum(["pending", "active", "previous", "rejected"]),
+    error: z.string().optional(),
+    jobId: id.optional(),
+    createdAt: isoTime,
+  })
+  .openapi("HaproxyVersionSummary");
+
+export const HaproxyVersion = HaproxyVersionSummary.extend({
+  files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg and the four maps" }),
+  certificates: z.array(z.object({ file: z.string(), name: z.string() })).openapi({ description: "certificate files shipped (keys stay in D1)" }),
+}).openapi("HaproxyVersion");
+
+export const SshAccount = z
+  .object({
+    name: z.string(),
+    project: z.string(),
+    container: z.string(),
+    permission: z.string(),
+    target: z.object({ user: z.string(), host: z.string(), port: z.number().int() }),
+    users: z.array(z.string()),
+    authorizedKeys: z.array(z.string()),
+  })
+  .openapi("SshAccount");
+
+export const SshProxyVersion = z
+  .object({
+    version: id,
+    digest: z.string(),
+    jobId: id.optional(),
+    createdAt: isoTime,
+    warnings: ListOfWarnings,
+    accounts: z.array(SshAccount),
+    yaml: z.string().openapi({ description: "the same accounts as an sshpiperd yaml plugin file" }),
+  })
+  .openapi("SshProxyVersion");
+
+export const CertificateSummary = z
+  .object({
+    name: z.string(),
+    source: z.enum(["acme", "provided", "fallback"]),
+    file: z.string(),
+    domainNames: z.array(z.string()),
+    issuer: z.string(),
+    serialNumber: z.string(),
+    notBefore: isoTime,
+    notAfter: isoTime,
+  })
+  .openapi("CertificateSummary");
+
+export const CertificateInput = z
+  .object({
+    certificatePem: z.string().min(1).max(100_000).openapi({ description: "the certificate, then its chain (PEM)" }),
+    privateKeyPem: z.string().min(1).max(20_000).openapi({ description: "its key as PKCS#8 PEM (BEGIN PRIVATE KEY)" }),
+  })
+  .openapi("CertificateInput");

@@ -146,3 +146,101 @@ export const domains = sqliteTable(
   },
   (table) => [index("domains_backend_idx").on(table.backendId)],
 );
+
+// ---- configuration jobs (issue 7): generated versions, certificates, ACME state ----
+
+/** One generated HAProxy bundle (haproxy.cfg and the four maps); its id is the version number. */
+export const haproxyVersions = sqliteTable("haproxy_versions", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  /** sha256 over every file of the bundle, certificates included: equal digests mean equal bundles. */
+  digest: text("digest").notNull(),
+  /**
+   * pending while the master's agent checks it; active once applied (or stored without an agent); previous after a
+   * newer version became active; rejected when validation or the agent refused it.
+   */
+  status: text("status", { enum: ["pending", "active", "previous", "rejected"] }).notNull().default("pending"),
+  /** Why it was rejected. */
+  error: text("error"),
+  /** The job run that generated it. */
+  jobRunId: integer("job_run_id"),
+  /** Certificate files of the bundle: [{file, name}] (the PEMs stay in `certificates`). */
+  certificateFiles: text("certificate_files", { mode: "json" }).$type<{ file: string; name: string }[]>().notNull().default(sql`'[]'`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+});
+
+/** The text files of a version, one row each (a row stays under D1's 2 MB value limit per file). */
+export const haproxyVersionFiles = sqliteTable(
+  "haproxy_version_files",
+  {
+    versionId: integer("version_id")
+      .notNull()
+      .references(() => haproxyVersions.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    content: text("content").notNull(),
+  },
+  (table) => [uniqueIndex("haproxy_version_files_unique").on(table.versionId, table.name)],
+);
+
+/**
+ * Certificates with their private keys, shipped to the load balancers as `certs/<name>.pem`. ACME certificates are
+ * named after their domain; provided ones are uploaded by the administrator; the fallback is the self-signed
+ * default certificate HAProxy needs when nothing else matches.
+ */
+export const certificates = sqliteTable(
+  "certificates",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull().unique(),
+    source: text("source", { enum: ["acme", "provided", "fallback"] }).notNull(),
+    /** DNS names of the subjectAltName extension, lower-cased (wildcards as `*.example.com`). */
+    domainNames: text("domain_names", { mode: "json" }).$type<string[]>().notNull(),
+    issuer: text("issuer").notNull(),
+    serialNumber: text("serial_number").notNull(),
+    notBefore: integer("not_before", { mode: "timestamp_ms" }).notNull(),
+    notAfter: integer("not_after", { mode: "timestamp_ms" }).notNull(),
+    /** The leaf first, then the chain (PEM). */
+    certificatePem: text("certificate_pem").notNull(),
+    /** PKCS#8 PEM. */
+    privateKeyPem: text("private_key_pem").notNull(),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+  },
+  (table) => [index("certificates_not_after_idx").on(table.notAfter)],
+);
+
+/** The last ACME attempt per domain: keeps failing domains to one attempt a day (and less after repeated failures). */
+export const certificateAttempts = sqliteTable("certificate_attempts", {
+  domainName: text("domain_name").primaryKey(),
+  lastAttemptAt: integer("last_attempt_at", { mode: "timestamp_ms" }).notNull(),
+  /** pending while an order runs (a run that died counts as a failure), then succeeded or failed. */
+  outcome: text("outcome", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+  consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+  lastError: text("last_error"),
+});
+
+/** The ACME account per directory URL: its private key (JWK) and the account URL the CA gave it. */
+export const acmeAccounts = sqliteTable("acme_accounts", {
+  directoryUrl: text("directory_url").primaryKey(),
+  email: text("email"),
+  privateJwk: text("private_jwk", { mode: "json" }).$type<JsonWebKey>().notNull(),
+  accountUrl: text("account_url").notNull(),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+});
+
+/** HTTP-01 challenges of pending orders, answered at GET /.well-known/acme-challenge/{token}. */
+export const acmeChallenges = sqliteTable("acme_challenges", {
+  token: text("token").primaryKey(),
+  keyAuthorization: text("key_authorization").notNull(),
+  domainName: text("domain_name").notNull(),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
+});
+
+/** One generated SSH proxy configuration: the accounts as JSON and the same as an sshpiperd YAML file. */
+export const sshProxyVersions = sqliteTable("ssh_proxy_versions", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  digest: text("digest").notNull(),
+  jobRunId: integer("job_run_id"),
+  accounts: text("accounts").notNull(),
+  yaml: text("yaml").notNull(),
+  warnings: text("warnings", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+});

@@ -310,7 +310,7 @@ describe("PUT /admin/containers/{p}/{c}/permissions", () => {
 });
 
 describe("OpenAPI document and reference", () => {
-  it("serves an OpenAPI 3.1 document of spec 1's endpoints (except the jobs) and the management endpoints", async () => {
+  it("serves an OpenAPI 3.1 document of spec 1's endpoints, the management endpoints and the jobs", async () => {
     const response = await call("/openapi.json");
     expect(response.status).toBe(200);
     const document = (await response.json()) as { openapi: string; paths: Record<string, object>; components: any };
@@ -337,6 +337,19 @@ describe("OpenAPI document and reference", () => {
       "POST /admin/users",
       "GET /admin/users",
       "PUT /admin/containers/{projectLabel}/{containerLabel}/permissions",
+      "GET /admin/gensynchaprx",
+      "GET /admin/writesshprx",
+      "GET /maintenance/start",
+      "GET /.well-known/acme-challenge/{token}",
+      "GET /admin/jobs",
+      "GET /admin/jobs/{id}",
+      "GET /admin/haproxy",
+      "GET /admin/haproxy/versions",
+      "GET /admin/haproxy/versions/{version}",
+      "GET /admin/sshproxy",
+      "GET /admin/certificates",
+      "PUT /admin/certificates/{name}",
+      "DELETE /admin/certificates/{name}",
     ]);
     expect(document.components.securitySchemes).toEqual({ user_auth: { type: "http", scheme: "basic" } });
     expect(document.components.schemas.MassDomainUpdate.required).toEqual(["domainOperations"]);
@@ -349,7 +362,9 @@ describe("OpenAPI document and reference", () => {
       for (const method of Object.keys(methods)) {
         const concrete = path.replaceAll(/\{[^}]+\}/g, "x");
         const response = await call(concrete, { method: method.toUpperCase() });
-        expect({ path, method, status: response.status }).not.toMatchObject({ status: 404 });
+        // The root's 404 says "no route for ..."; a service's own 404 (an unknown challenge token) is routed.
+        const body = await response.text();
+        expect({ path, method, status: response.status, rootNotFound: body.includes("no route for") }).toMatchObject({ rootNotFound: false });
       }
     }
   });

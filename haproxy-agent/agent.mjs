@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// `npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD`: the control plane's agent on a load balancer host.
+// PUT /v1/config (Authorization: Bearer $HAPROXY_AGENT_TOKEN) takes a bundle from /admin/gensynchaprx or a slave sync,
+// writes it beside the live configuration in DIR, runs `haproxy -c`, swaps it in and runs CMD (the reload).
+// GET /v1/status (same token) tells the version it runs; GET /healthz answers "ok". Options: see usage below.
+import { readFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { timingSafeEqual } from "node:crypto";
+import { parseArgs } from "node:util";
+import { ApplyError, createApplier, parseBundle } from "./apply.mjs";
+
+const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD [options]
+  --config-dir DIR     directory of haproxy.cfg, the maps and certs/ (haproxy runs with -f DIR/haproxy.cfg)
+  --reload-cmd CMD     shell command that reloads haproxy, e.g. "systemctl reload haproxy"
+  --host ADDRESS       bind address (default 127.0.0.1)
+  --port PORT          port (default 9400; 0 takes a free one, logged)
+  --haproxy PATH       haproxy binary used for "haproxy -c" (default haproxy)
+  --timeout SECONDS    limit of the check and of the reload (default 60)
+  --max-body MB        largest bundle accepted (default 256)
+  --tls-cert FILE, --tls-key FILE   serve HTTPS with this PEM certificate and key
+environment: HAPROXY_AGENT_TOKEN (required) the bearer token the control plane sends`;
+
+/** @param {string} level @param {string} message @param {object} [fields] */
+function log(level, message, fields = {}) {
+  const line = JSON.stringify({ level, "@message": message, "@timestamp": new Date().toISOString(), ...fields });
+  if (level === "info") console.log(line);
+  else console.error(line);
+}
+
+/** @param {string} message @returns {never} */
+function fail(message) {
+  console.error(`haproxy-agent: ${message}\n${usage}`);
+  process.exit(2);
+}
+
+const options = /** @type {const} */ ({
+  "config-dir": { type: "string" },
+  "reload-cmd": { type: "string" },
+  host: { type: "string", default: "127.0.0.1" },
+  port: { type: "string", default: "9400" },
+  haproxy: { type: "string", default: "haproxy" },
+  timeout: { type: "string", default: "60" },
+  "max-body": { type: "string", default: "256" },
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
+  help: { type: "boolean", default: false },
+});
+
+function readArgs() {
+  try {
+    return parseArgs({ options }).values;
+  } catch (error) {
+    return fail(error instanceof Error ? error.message : String(error));
+  }
+}
+const args = readArgs();
+if (args.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const configDir = args["config-dir"];
+const reloadCmd = args["reload-cmd"];
+if (!configDir) fail("--config-dir is required");
+if (!reloadCmd) fail("--reload-cmd is required");
+const port = Number(args.port);
+const timeoutSeconds = Number(args.timeout);
+const maxBody = Number(args["max-body"]) * 1024 * 1024;
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail("--port must be 0 to 65535");
+if (!(timeoutSeconds > 0)) fail("--timeout must be a positive number of seconds");
+if (!(maxBody > 0)) fail("--max-body must be a positive number of megabytes");
+if (Boolean(args["tls-cert"]) !== Boolean(args["tls-key"])) fail("--tls-cert and --tls-key go together");
+const token = process.env.HAPROXY_AGENT_TOKEN ?? "";
+if (!token) fail("HAPROXY_AGENT_TOKEN is not set");
+const expected = Buffer.from(`Bearer ${token}`);
+
+const applier = createApplier({
+  configDir: /** @type {string} */ (configDir),
+  reloadCmd: /** @type {string} */ (reloadCmd),
+  haproxy: /** @type {string} */ (args.haproxy),
+  timeoutMs: timeoutSeconds * 1000,
+  log,
+});
+
+/** @param {string | undefined} header */
+function authorized(header) {
+  const given = Buffer.from(header ?? "");
+  // Compare equal lengths only, in constant time; the length of the token is not a secret worth hiding.
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * @param {import("node:http").ServerResponse} response @param {number} status @param {unknown} body
+ */
+function reply(response, status, body) {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  response.end(text);
+}
+
+/** @param {import("node:http").IncomingMessage} request @returns {Promise<string>} */
+function readBody(request) {
+  return new Promise((resolve, reject) => {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    let size = 0;
+    request.on("data", (chunk) => {
+      size += chunk.length;
+      if (size > maxBody) {
+        reject(new ApplyError(413, `the bundle is larger than ${args["max-body"]} MB`));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+/** @type {import("node:http").RequestListener} */
+async function handle(request, response) {
+  const url = new URL(request.url ?? "/", "http://agent");
+  try {
+    if (url.pathname === "/healthz" && request.method === "GET") {
+      response.writeHead(200, { "Content-Type": "text/plain" });
+      response.end("ok");
+      return;
+    }
+    if (url.pathname !== "/v1/config" && url.pathname !== "/v1/status") return reply(response, 404, { error: "not found" });
+    if (!authorized(request.headers.authorization)) return reply(response, 401, { error: "a valid bearer token is required" });
+    if (url.pathname === "/v1/status" && request.method === "GET") return reply(response, 200, (await applier.readState()) ?? { version: null });
+    if (url.pathname === "/v1/config" && request.method === "PUT") {
+      let body;
+      try {
+        body = JSON.parse(await readBody(request));
+      } catch (error) {
+        if (error instanceof ApplyError) throw error;
+        throw new ApplyError(400, "the body is not JSON");
+      }
+      return reply(response, 200, await applier.apply(parseBundle(body)));
+    }
+    return reply(response, 405, { error: "method not allowed" });
+  } catch (error) {
+    if (error instanceof ApplyError) return reply(response, error.status, { error: error.message, ...error.extra });
+    log("error", "haproxy-agent: unexpected error", { error: error instanceof Error ? error.stack : String(error) });
+    return reply(response, 500, { error: "unexpected error (see the agent's log)" });
+  }
+}
+
+const server = args["tls-cert"]
+  ? createHttpsServer({ cert: readFileSync(/** @type {string} */ (args["tls-cert"])), key: readFileSync(/** @type {string} */ (args["tls-key"])) }, handle)
+  : createHttpServer(handle);
+server.requestTimeout = 0;
+server.listen(port, args.host, () => {
+  const address = /** @type {import("node:net").AddressInfo} */ (server.address());
+  log("info", "haproxy-agent: listening", { host: address.address, port: address.port, configDir, tls: Boolean(args["tls-cert"]) });
+});
+
+for (const signal of ["SIGTERM", "SIGINT"]) {
+  process.on(signal, () => {
+    log("info", `haproxy-agent: ${signal} received, stopping`);
+    server.close(() => process.exit(0));
+    setTimeout(() => process.exit(0), 5000).unref();
+  });
+}

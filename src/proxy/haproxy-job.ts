@@ -1,0 +1,264 @@
+// gensynchaprx: generate the HAProxy bundle from D1, check it, store it as a numbered version, have the master's agent
+// validate and apply it, then queue one slave sync per slave agent. Also the stored versions and the slave sync job.
+import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
+import { enqueueJobs } from "../jobs/enqueue";
+import { appendJobWarnings, finishJobRun, startJobRun } from "../jobs/history";
+import { database, type Database } from "../shared/db";
+import { HttpError } from "../shared/errors";
+import { logError } from "../shared/log";
+import { combinedPem, ensureFallbackCertificate, listCertificates } from "./certificates";
+import { NotFound } from "./errors";
+import { AgentError, pushToAgent } from "./haproxy-agent-client";
+import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type HaproxySettings } from "./haproxy-config";
+import { loadInstallation } from "./installation";
+import { CONFIG_LOCK, withJobLock } from "./job-locks";
+import { proxySettings, type ProxySettings } from "./settings";
+import { certificates, haproxyVersionFiles, haproxyVersions } from "./tables";
+
+/** The spec's 500 for gensynchaprx: nothing was applied and the previous configuration stays active. */
+export class GenSyncFailed extends HttpError {
+  override name = "GenSyncFailed";
+  constructor(cause: string) {
+    super(500, `Unable to reload and sync of HAProxy: ${cause}`);
+  }
+}
+
+export const haproxySettingsOf = (settings: ProxySettings): HaproxySettings => ({
+  httpPort: settings.HAPROXY_HTTP_PORT,
+  httpsPort: settings.HAPROXY_HTTPS_PORT,
+  bindAddress: settings.HAPROXY_BIND_ADDRESS,
+  httpsRedirectCode: settings.HAPROXY_HTTPS_REDIRECT_CODE,
+  acmeBackendUrl: settings.HAPROXY_ACME_BACKEND_URL,
+});
+
+// The global fetch is looked up at call time, so that tests intercepting outbound fetch see the pushes.
+const outbound: typeof fetch = (input, init) => fetch(input, init);
+
+// ---- versions ----
+
+type VersionRow = typeof haproxyVersions.$inferSelect;
+
+const versionSummary = (row: VersionRow) => ({
+  version: row.id,
+  digest: row.digest,
+  status: row.status,
+  error: row.error,
+  jobId: row.jobRunId,
+  createdAt: row.createdAt.toISOString(),
+});
+
+/** Stores the bundle's text files and certificate list as a new pending version (one D1 batch); returns its number. */
+async function storeVersion(
+  db: Database,
+  input: { digest: string; jobRunId: number; files: Record<string, string>; certificateFiles: { file: string; name: string }[]; now: Date },
+): Promise<number> {
+  // Inside the batch (one transaction, under the job lock) the newest id is the version just inserted.
+  const newest = sql`(select max(${haproxyVersions.id}) from ${haproxyVersions})`;
+  const results = await db.batch([
+    db.insert(haproxyVersions).values({
+      digest: input.digest,
+      status: "pending",
+      jobRunId: input.jobRunId,
+      certificateFiles: input.certificateFiles,
+      createdAt: input.now,
+    }),
+    ...Object.entries(input.files).map(([name, content]) => db.insert(haproxyVersionFiles).values({ versionId: newest, name, content })),
+    db.select({ id: sql<number>`max(${haproxyVersions.id})` }).from(haproxyVersions),
+  ]);
+  const last = results[results.length - 1] as { id: number }[];
+  return last[0].id;
+}
+
+async function rejectVersion(db: Database, version: number, error: string) {
+  await db.update(haproxyVersions).set({ status: "rejected", error }).where(eq(haproxyVersions.id, version));
+}
+
+/** Makes the version the active one and drops versions beyond the number kept (never the active one). */
+async function activateVersion(db: Database, version: number, kept: number) {
+  const keep = db.select({ id: haproxyVersions.id }).from(haproxyVersions).orderBy(desc(haproxyVersions.id)).limit(kept);
+  const dropped = sql`(select ${haproxyVersions.id} from ${haproxyVersions}
+    where ${haproxyVersions.id} <> ${version} and ${haproxyVersions.id} not in ${keep})`;
+  await db.batch([
+    db.update(haproxyVersions).set({ status: "previous" }).where(and(eq(haproxyVersions.status, "active"), ne(haproxyVersions.id, version))),
+    db.update(haproxyVersions).set({ status: "active", error: null }).where(eq(haproxyVersions.id, version)),
+    db.delete(haproxyVersionFiles).where(inArray(haproxyVersionFiles.versionId, dropped)),
+    db.delete(haproxyVersions).where(and(ne(haproxyVersions.id, version), notInArray(haproxyVersions.id, keep))),
+  ]);
+}
+
+export async function listVersions(db: Database) {
+  const rows = await db.select().from(haproxyVersions).orderBy(desc(haproxyVersions.id));
+  return rows.map(versionSummary);
+}
+
+/** A version with its text files and the certificates it ships (names and files, never keys). */
+export async function getVersion(db: Database, version?: number) {
+  const [row] = await db
+    .select()
+    .from(haproxyVersions)
+    .where(version === undefined ? eq(haproxyVersions.status, "active") : eq(haproxyVersions.id, version))
+    .orderBy(desc(haproxyVersions.id))
+    .limit(1);
+  if (!row) {
+    throw new NotFound(version === undefined ? "No HAProxy configuration is active yet" : `Invalid version: ${version} not existing`);
+  }
+  const files = await db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id));
+  return {
+    ...versionSummary(row),
+    files: Object.fromEntries(files.map((file) => [file.name, file.content])),
+    certificates: row.certificateFiles,
+  };
+}
+
+// ---- generate and apply ----
+
+interface AppliedVersion {
+  version: number;
+  warnings: string[];
+}
+
+/**
+ * Generates, checks, stores and applies a version, then queues the slave syncs. Throws GenSyncFailed when the bundle
+ * is invalid or the master's agent refuses it; the previously active version then stays active.
+ */
+export async function generateAndApply(env: Env, input: { runId: number; now: Date }): Promise<AppliedVersion> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  await ensureFallbackCertificate(db, input.now);
+  const [installation, certificateRows] = await Promise.all([loadInstallation(db), listCertificates(db)]);
+  let bundle;
+  try {
+    bundle = generateHaproxyBundle(installation, certificateRows, haproxySettingsOf(settings));
+  } catch (error) {
+    if (error instanceof InvalidConfiguration) throw new GenSyncFailed(`invalid configuration: ${error.message}`);
+    throw error;
+  }
+  const files = bundleFiles(bundle);
+  const digest = await bundleDigest(files);
+  const version = await storeVersion(db, {
+    digest,
+    jobRunId: input.runId,
+    files: bundle.files,
+    certificateFiles: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
+    now: input.now,
+  });
+  const warnings = [...bundle.warnings];
+
+  if (settings.HAPROXY_AGENT_URL) {
+    if (!settings.HAPROXY_AGENT_TOKEN) {
+      await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
+      throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set");
+    }
+    try {
+      await pushToAgent(outbound, {
+        agentUrl: settings.HAPROXY_AGENT_URL,
+        token: settings.HAPROXY_AGENT_TOKEN,
+        timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+        version,
+        digest,
+        files,
+        onlyIfNewer: false,
+      });
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error;
+      await rejectVersion(db, version, error.message);
+      throw new GenSyncFailed(`${error.message.replace(/\.+$/, "")}. The previous configuration is still active.`);
+    }
+  } else {
+    warnings.push(`WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`);
+  }
+  await activateVersion(db, version, settings.HAPROXY_VERSIONS_KEPT);
+
+  const slaves = settings.SLAVE_AGENT_URLS;
+  const syncRuns = await enqueueJobs(
+    env,
+    slaves.map((agentUrl) => ({ kind: "haproxy-slave-sync" as const, parentRunId: input.runId, version, agentUrl })),
+    `gensynchaprx run ${input.runId}`,
+  );
+  slaves.forEach((agentUrl, index) => warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`));
+  return { version, warnings };
+}
+
+/** GET /admin/gensynchaprx: under the shared lock (423 when held), recorded as a job run. */
+export async function runGenSyncFromApi(env: Env, input: { caller: string; now: Date }): Promise<{ runId: number; warnings: string[] }> {
+  const holder = crypto.randomUUID();
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: "gensynchaprx" }, async () => {
+    const db = database(env.DB);
+    const runId = await startJobRun(db, { kind: "gensynchaprx", trigger: `api (${input.caller})`, now: input.now });
+    try {
+      const { warnings } = await generateAndApply(env, { runId, now: input.now });
+      await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings });
+      return { runId, warnings };
+    } catch (error) {
+      // Every failure answers the spec's 500 message; an unexpected one is logged and its text stays out of the answer.
+      if (!(error instanceof HttpError)) logError("proxy: gensynchaprx failed", error);
+      const failure = error instanceof HttpError ? error : new GenSyncFailed("internal error (see the logs)");
+      await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: failure.message });
+      throw failure;
+    }
+  });
+}
+
+/** The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. */
+export async function runQueuedGenSync(env: Env, input: { runId: number; lockHolder?: string; now: Date }) {
+  const holder = input.lockHolder ?? `run-${input.runId}`;
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: "gensynchaprx" }, async () => {
+    const { warnings } = await generateAndApply(env, { runId: input.runId, now: input.now });
+    return { warnings };
+  });
+}
+
+// ---- slave sync ----
+
+/**
+ * Pushes an active version to one slave agent; the outcome goes to the parent gensynchaprx run's warnings. A failure
+ * throws (the queue retries with backoff) and is reported on the parent at the last attempt. A version that is no
+ * longer the active one, or whose certificates changed since, is not pushed: a newer version has or will be.
+ */
+export async function syncSlave(
+  env: Env,
+  input: { parentRunId: number; version: number; agentUrl: string; attempts: number; lastAttempt: boolean },
+): Promise<{ warnings: string[] }> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  const report = async (warning: string) => {
+    await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
+    return { warnings: [warning] };
+  };
+  const superseded = (why: string) => report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
+
+  const [row] = await db.select().from(haproxyVersions).where(eq(haproxyVersions.id, input.version)).limit(1);
+  if (!row || row.status !== "active") return superseded("it is no longer the active version");
+  const [fileRows, certificateRows] = await db.batch([
+    db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id)),
+    db.select().from(certificates).where(inArray(certificates.name, row.certificateFiles.map((file) => file.name))),
+  ]);
+  const files: Record<string, string> = Object.fromEntries(fileRows.map((file) => [file.name, file.content]));
+  const byName = new Map(certificateRows.map((certificate) => [certificate.name, certificate]));
+  for (const { file, name } of row.certificateFiles) {
+    const certificate = byName.get(name);
+    if (certificate) files[file] = combinedPem(certificate);
+  }
+  if ((await bundleDigest(files)) !== row.digest) return superseded("its certificates changed since; the next gensynchaprx ships them");
+
+  try {
+    if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set");
+    const result = await pushToAgent(outbound, {
+      agentUrl: input.agentUrl,
+      token: settings.HAPROXY_AGENT_TOKEN,
+      timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+      version: row.id,
+      digest: row.digest,
+      files,
+      onlyIfNewer: true,
+    });
+    if (result.outcome === "stale") return superseded(`it already runs version ${result.version}`);
+    return report(`INFO: slave ${input.agentUrl} synced to version ${input.version}`);
+  } catch (error) {
+    if (input.lastAttempt) {
+      const cause = error instanceof Error ? error.message : String(error);
+      await report(`WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,142 @@
+// The HAProxy agent on its own, over HTTP with a real `haproxy -c`: its token, the bundle checks (paths, digest),
+// the refusal of a configuration haproxy rejects, an unchanged bundle, stale versions for slaves, and the restore
+// of the previous files when the reload fails.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleDigest } from "../../src/proxy/haproxy-config";
+import { AGENT_TOKEN, requireProgram, root, tempDir, until } from "./proxy-helpers";
+import { freePort } from "./wrangler-dev";
+
+const agents: { child: ChildProcess; dir: string }[] = [];
+
+/** Starts an agent whose reload command appends a line to `reloads` in its directory (or runs `reloadCmd`). */
+async function startTestAgent(reloadCmd?: string) {
+  const dir = tempDir("agent");
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [path.join(root, "haproxy-agent", "agent.mjs"), "--config-dir", dir, "--reload-cmd", reloadCmd ?? `echo reload >> ${dir}/reloads`, "--port", String(port)],
+    { env: { ...process.env, HAPROXY_AGENT_TOKEN: AGENT_TOKEN }, stdio: "ignore" },
+  );
+  agents.push({ child, dir });
+  const url = `http://127.0.0.1:${port}`;
+  await until("the agent to listen", async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), 20_000);
+  return { url, dir, reloads: () => (existsSync(`${dir}/reloads`) ? readFileSync(`${dir}/reloads`, "utf8").split("\n").filter(Boolean).length : 0) };
+}
+
+const CONFIG = (marker: string) =>
+  [
+    "global",
+    "    default-path config",
+    "defaults",
+    "    mode http",
+    "    timeout connect 5s",
+    "    timeout client 5s",
+    "    timeout server 5s",
+    "frontend f",
+    "    bind 127.0.0.1:65000",
+    "    http-request set-var(txn.backend) req.hdr(host),map(domain2backend.map,bk_default)",
+    "    use_backend %[var(txn.backend)]",
+    "backend bk_default",
+    `    # ${marker}`,
+    "    http-request return status 404",
+    "",
+  ].join("\n");
+
+async function bundle(version: number, files: Record<string, string>, onlyIfNewer = false) {
+  return { version, digest: await bundleDigest(files), onlyIfNewer, files };
+}
+
+async function push(url: string, body: unknown, token = AGENT_TOKEN) {
+  const response = await fetch(`${url}/v1/config`, {
+    method: "PUT",
+    headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const goodFiles = (marker: string) => ({ "haproxy.cfg": CONFIG(marker), "domain2backend.map": "a.example bk_default\n" });
+
+beforeAll(() => {
+  requireProgram("haproxy", "apt-get install haproxy");
+});
+
+afterAll(async () => {
+  for (const { child, dir } of agents) {
+    child.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+describe("haproxy-agent", () => {
+  it("wants its bearer token", async () => {
+    const agent = await startTestAgent();
+    expect(await push(agent.url, await bundle(1, goodFiles("one")), "wrong")).toEqual({ status: 401, body: { error: "a valid bearer token is required" } });
+    expect((await fetch(`${agent.url}/v1/status`)).status).toBe(401);
+  });
+
+  it("applies a bundle: checks it, moves it in, reloads, and tells its version", async () => {
+    const agent = await startTestAgent();
+    const first = await bundle(3, goodFiles("one"));
+    expect(await push(agent.url, first)).toEqual({ status: 200, body: { outcome: "applied", version: 3 } });
+    expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("one"));
+    expect(agent.reloads()).toBe(1);
+    const status = await fetch(`${agent.url}/v1/status`, { headers: { Authorization: `Bearer ${AGENT_TOKEN}` } });
+    expect(await status.json()).toMatchObject({ version: 3, digest: first.digest });
+
+    // The same digest again: acknowledged without a reload.
+    expect(await push(agent.url, await bundle(4, goodFiles("one")))).toEqual({ status: 200, body: { outcome: "unchanged", version: 4 } });
+    expect(agent.reloads()).toBe(1);
+  });
+
+  it("refuses what haproxy -c refuses and keeps the live files", async () => {
+    const agent = await startTestAgent();
+    await push(agent.url, await bundle(1, goodFiles("live")));
+    const broken = await push(agent.url, await bundle(2, { ...goodFiles("broken"), "haproxy.cfg": `${CONFIG("broken")}backend x\n    no-such-keyword\n` }));
+    expect(broken.status).toBe(422);
+    expect(broken.body.error).toMatch(/^haproxy -c failed \(exit 1\): \[ALERT\].*unknown keyword 'no-such-keyword'/s);
+    expect(broken.body.error).not.toContain("[NOTICE]");
+    expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("live"));
+    expect(agent.reloads()).toBe(1);
+  });
+
+  it("refuses paths outside the bundle's files and content that does not match the digest", async () => {
+    const agent = await startTestAgent();
+    for (const name of ["../escape.cfg", "certs/../../x.pem", "/etc/passwd", "other.map"]) {
+      const files = { ...goodFiles("x"), [name]: "x" };
+      expect(await push(agent.url, await bundle(1, files))).toEqual({ status: 400, body: { error: `files: ${JSON.stringify(name)} is not a bundle file` } });
+    }
+    const tampered = await bundle(1, goodFiles("x"));
+    tampered.files["domain2backend.map"] += "b.example bk_default\n";
+    expect(await push(agent.url, tampered)).toEqual({ status: 400, body: { error: "the files do not match the digest (truncated upload?)" } });
+    expect(await push(agent.url, { version: 1, digest: "x", files: { "domain2backend.map": "" } })).toEqual({
+      status: 400,
+      body: { error: "files: haproxy.cfg is missing" },
+    });
+    expect(existsSync(path.join(agent.dir, "haproxy.cfg"))).toBe(false);
+  });
+
+  it("as a slave, refuses a version older than the one it runs", async () => {
+    const agent = await startTestAgent();
+    await push(agent.url, await bundle(7, goodFiles("seven"), true));
+    expect(await push(agent.url, await bundle(6, goodFiles("six"), true))).toEqual({
+      status: 409,
+      body: { error: "this load balancer runs version 7, newer than 6", version: 7 },
+    });
+    expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("seven"));
+    // The master's push is never refused for its number (a new control-plane database starts again at 1).
+    expect(await push(agent.url, await bundle(1, goodFiles("master")))).toMatchObject({ status: 200, body: { outcome: "applied" } });
+  });
+
+  it("puts the previous files back when the reload fails", async () => {
+    const agent = await startTestAgent("exit 3");
+    const failing = await push(agent.url, await bundle(1, goodFiles("first")));
+    expect(failing.status).toBe(500);
+    expect(failing.body.error).toBe("reload failed (exit 3): Command failed: /bin/sh -c exit 3; the previous configuration was restored");
+    expect(existsSync(path.join(agent.dir, "haproxy.cfg"))).toBe(false);
+    expect(existsSync(path.join(agent.dir, ".agent-state.json"))).toBe(false);
+  });
+});

@@ -1,0 +1,251 @@
+// gensynchaprx end to end: a real wrangler dev, the HAProxy agent driving a real haproxy on loopback high ports,
+// local HTTP servers as the containers, a second agent as a slave synced from the queue. The generated configuration
+// passes `haproxy -c`, requests are routed by Host, redirects answer with the right Location, https works with a
+// provided certificate, and a configuration haproxy refuses leaves the old one serving while the API answers 500.
+import { readFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  AGENT_TOKEN,
+  api,
+  haproxyCheck,
+  ipv6LoopbackWorks,
+  jobEnded,
+  requireProgram,
+  root,
+  startAgent,
+  startBackendServer,
+  startRelay,
+  until,
+  viaHaproxy,
+  type Agent,
+} from "./proxy-helpers";
+import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
+
+const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
+
+let server: DevServer;
+let master: Agent;
+let slave: Agent;
+let relay: Awaited<ReturnType<typeof startRelay>>;
+let httpPort: number;
+let httpsPort: number;
+const closers: (() => unknown)[] = [];
+const ports = { www: 0, api: 0 };
+let apiAddress = "::1";
+
+beforeAll(async () => {
+  requireProgram("haproxy", "apt-get install haproxy");
+  // Containers have IPv6 addresses: two on IPv4-mapped loopback addresses (::ffff:127.0.0.x works even where IPv6
+  // loopback is off), one on ::1 when this machine has IPv6 loopback.
+  if (!(await ipv6LoopbackWorks())) apiAddress = "::ffff:127.0.0.4";
+  const web1 = await startBackendServer("web1", "127.0.0.2");
+  ports.www = web1.port;
+  const web2 = await startBackendServer("web2", "127.0.0.3", ports.www);
+  const apiServer = await startBackendServer("api1", apiAddress.startsWith("::ffff:") ? apiAddress.slice(7) : apiAddress);
+  ports.api = apiServer.port;
+  closers.push(() => web1.server.close(), () => web2.server.close(), () => apiServer.server.close());
+
+  httpPort = await freePort();
+  httpsPort = await freePort();
+  relay = await startRelay();
+  closers.push(() => relay.server.close());
+  master = await startAgent({ runHaproxy: true });
+  slave = await startAgent({ runHaproxy: false });
+  server = await startWranglerDev({
+    PROXY_ADMIN_USERNAME: ADMIN_USER,
+    PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    HAPROXY_AGENT_URL: master.url,
+    HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
+    SLAVE_AGENT_URLS: slave.url,
+    HAPROXY_HTTP_PORT: String(httpPort),
+    HAPROXY_HTTPS_PORT: String(httpsPort),
+    HAPROXY_BIND_ADDRESS: "127.0.0.1",
+    HAPROXY_ACME_BACKEND_URL: `http://127.0.0.1:${relay.port}`,
+  });
+  relay.setTarget(server.port);
+
+  const call = async (pathName: string, method: string, body: unknown) => {
+    const response = await api(server.url, pathName, method, body);
+    expect({ pathName, status: response.status, body: response.body }).toMatchObject({ status: 200 });
+    return response.body;
+  };
+  await call("/admin/projects", "POST", { label: "e2e" });
+  await call("/admin/hosts", "POST", { hostname: "node1.example.net", ipv6: "2001:db8::1" });
+  const container = async (label: string, ipv6: string) =>
+    (await call("/containers/e2e", "POST", { label, hostname: "node1.example.net", ipv6 })).payload.value as number;
+  const web1Id = await container("web1", "::ffff:127.0.0.2");
+  const web2Id = await container("web2", "::ffff:127.0.0.3");
+  const apiId = await container("api1", apiAddress);
+  await call("/backends/e2e", "POST", {
+    label: "www",
+    port: ports.www,
+    params: "balance roundrobin",
+    backendContainers: [{ containerId: web1Id }, { containerId: web2Id }],
+    domainForwardings: [{ domainName: "www.e2e.example" }, { domainName: "www.example.org" }],
+  });
+  await call("/backends/e2e", "POST", {
+    label: "api",
+    port: ports.api,
+    backendContainers: [{ containerId: apiId, params: "check inter 2s" }],
+    domainForwardings: [{ domainName: "api.e2e.example" }, { domainName: "a.shop.example.org" }],
+  });
+  await call("/backends/e2e", "POST", {
+    label: "maint",
+    port: ports.www,
+    params: "_maintenance",
+    backendContainers: [{ containerId: web1Id }],
+    domainForwardings: [{ domainName: "maint.e2e.example" }],
+  });
+  await call("/backends/e2e", "POST", { label: "nocontent", domainForwardings: [{ domainName: "empty.e2e.example" }] });
+  await call("/backends/e2e", "POST", {
+    label: "permredirect",
+    domainForwardings: [
+      { domainName: "old.e2e.example", redirectToUrl: "https://www.e2e.example/landing" },
+      { domainName: "moved.e2e.example", redirectToUrl: "https://www.e2e.example/new/*" },
+    ],
+  });
+  await call("/backends/e2e", "POST", {
+    label: "tempredirect",
+    domainForwardings: [{ domainName: "temp.e2e.example", redirectToUrl: "http://temp.example.net*" }],
+  });
+  await call("/admin/certificates/example-org", "PUT", {
+    certificatePem: fixture("provided-rsa.cert.pem"),
+    privateKeyPem: fixture("provided-rsa.key.pem"),
+  });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await master?.stop();
+  await slave?.stop();
+  for (const close of closers) close();
+});
+
+let firstVersion: number;
+
+describe("gensynchaprx with a real haproxy", () => {
+  it("generates, validates, applies and reloads; the files pass haproxy -c", async () => {
+    const response = await api(server.url, "/admin/gensynchaprx");
+    expect(response.status).toBe(200);
+    const active = (await api(server.url, "/admin/haproxy")).body;
+    firstVersion = active.version;
+    expect(response.body).toEqual([`INFO: sync of version ${firstVersion} to slave ${slave.url} queued as job ${Number(response.headers.get("X-Job-Id")) + 1}`]);
+    expect(active).toMatchObject({ status: "active", jobId: Number(response.headers.get("X-Job-Id")) });
+    expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).toBe(active.files["haproxy.cfg"]);
+    expect(readFileSync(path.join(master.configDir, "certs", "example-org.pem"), "utf8")).toContain("-----BEGIN PRIVATE KEY-----");
+
+    const check = haproxyCheck(path.join(master.configDir, "haproxy.cfg"));
+    expect(check.output).toContain("Configuration file is valid");
+    expect(check.output).not.toContain("[ALERT]");
+    expect(check.output).not.toContain("[WARNING]");
+    expect(check.status).toBe(0);
+  });
+
+  it("routes by the Host header (port stripped, lower-cased) to the right local servers", async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const answer = await until("haproxy to route www", async () => {
+        const result = await viaHaproxy(httpPort, "www.e2e.example", "/hello");
+        return result.status === 200 ? result : undefined;
+      });
+      seen.add(answer.body);
+    }
+    expect(seen).toEqual(new Set(["web1 /hello", "web2 /hello"]));
+    expect(await viaHaproxy(httpPort, "API.E2E.example:8080", "/v1")).toMatchObject({ status: 200, body: "api1 /v1" });
+    expect(await viaHaproxy(httpPort, "empty.e2e.example")).toMatchObject({ status: 204, body: "" });
+    expect(await viaHaproxy(httpPort, "unknown.example")).toMatchObject({ status: 404, body: "No site is configured for this host name" });
+    const maintenance = await viaHaproxy(httpPort, "maint.e2e.example");
+    expect(maintenance.status).toBe(503);
+    expect(maintenance.body).toContain("<h1>Down for maintenance</h1>");
+  });
+
+  it("answers redirects with the right Location, keeping the path for prefix redirects", async () => {
+    expect(await viaHaproxy(httpPort, "old.e2e.example", "/anything?x=1")).toMatchObject({
+      status: 301,
+      headers: { location: "https://www.e2e.example/landing" },
+    });
+    expect(await viaHaproxy(httpPort, "moved.e2e.example", "/abc/def?x=1")).toMatchObject({
+      status: 301,
+      headers: { location: "https://www.e2e.example/new/abc/def?x=1" },
+    });
+    expect(await viaHaproxy(httpPort, "temp.e2e.example", "/abc")).toMatchObject({ status: 302, headers: { location: "http://temp.example.net/abc" } });
+  });
+
+  it("redirects domains with a certificate to https and serves them with it", async () => {
+    expect(await viaHaproxy(httpPort, "www.example.org", "/shop?id=7")).toMatchObject({
+      status: 301,
+      headers: { location: `https://www.example.org:${httpsPort}/shop?id=7` },
+    });
+    expect(await viaHaproxy(httpPort, "a.shop.example.org", "/x")).toMatchObject({
+      status: 301,
+      headers: { location: `https://a.shop.example.org:${httpsPort}/x` },
+    });
+    // Domains without a certificate stay on http.
+    expect((await viaHaproxy(httpPort, "www.e2e.example", "/")).status).toBe(200);
+
+    const ca = fixture("provided-rsa.cert.pem");
+    const overTls = (host: string, pathName: string) =>
+      new Promise<{ status: number; body: string; subject: string }>((resolve, reject) => {
+        const request = httpsRequest(
+          { host: "127.0.0.1", port: httpsPort, path: pathName, servername: host, headers: { Host: host }, ca, agent: false },
+          (response) => {
+            let body = "";
+            response.on("data", (chunk) => (body += chunk));
+            response.on("end", () => {
+              const subject = String((response.socket as import("node:tls").TLSSocket).getPeerCertificate().subject.CN);
+              resolve({ status: response.statusCode!, body, subject });
+            });
+          },
+        );
+        request.on("error", reject);
+        request.end();
+      });
+    const secure = await overTls("www.example.org", "/checkout");
+    expect(secure.subject).toBe("www.example.org");
+    expect(secure.status).toBe(200);
+    expect(secure.body).toMatch(/^web[12] \/checkout$/);
+    expect(await overTls("a.shop.example.org", "/cart")).toMatchObject({ status: 200, body: "api1 /cart", subject: "www.example.org" });
+  });
+
+  it("sends /.well-known/acme-challenge/ to the control plane", async () => {
+    const answer = await viaHaproxy(httpPort, "www.e2e.example", "/.well-known/acme-challenge/unknown-token");
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toEqual({ success: false, payload: "Unknown ACME challenge token", warnings: [] });
+  });
+
+  it("syncs the slave from the queue and records the outcome on the gensynchaprx run", async () => {
+    const active = (await api(server.url, "/admin/haproxy")).body;
+    const sync = await jobEnded(server.url, active.jobId + 1);
+    expect(sync).toMatchObject({ kind: "haproxy-slave-sync", state: "succeeded", warnings: [`INFO: slave ${slave.url} synced to version ${firstVersion}`] });
+    const parent = (await api(server.url, `/admin/jobs/${active.jobId}`)).body;
+    expect(parent.warnings).toContain(`INFO: slave ${slave.url} synced to version ${firstVersion}`);
+    expect(readFileSync(path.join(slave.configDir, "haproxy.cfg"), "utf8")).toBe(active.files["haproxy.cfg"]);
+    expect(JSON.parse(readFileSync(path.join(slave.configDir, ".agent-state.json"), "utf8"))).toMatchObject({ version: firstVersion, digest: active.digest });
+  });
+
+  it("keeps the old configuration serving when haproxy refuses the new one, and the API answers 500", async () => {
+    expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" })).status).toBe(200);
+    const response = await api(server.url, "/admin/gensynchaprx");
+    expect(response.status).toBe(500);
+    expect(response.body.success).toBe(false);
+    expect(response.body.payload).toMatch(
+      new RegExp(`^Unable to reload and sync of HAProxy: agent ${master.url} refused version ${firstVersion + 1} \\(HTTP 422\\): haproxy -c failed \\(exit 1\\): `),
+    );
+    expect(response.body.payload).toContain("unknown keyword 'bogus-directive' in 'backend' section");
+    expect(response.body.payload).toMatch(/The previous configuration is still active\.$/);
+
+    expect((await api(server.url, "/admin/haproxy")).body.version).toBe(firstVersion);
+    expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({ version: firstVersion + 1, status: "rejected" });
+    expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).not.toContain("bogus-directive");
+    expect(await viaHaproxy(httpPort, "api.e2e.example", "/still")).toMatchObject({ status: 200, body: "api1 /still" });
+
+    // Fixed, the next generation applies again.
+    expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "" })).status).toBe(200);
+    expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
+    expect((await api(server.url, "/admin/haproxy")).body.version).toBe(firstVersion + 2);
+  });
+});
