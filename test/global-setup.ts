@@ -1,0 +1,106 @@
+// vitest globalSetup of the Workers tests: a small registry of servers the Worker talks to, started once per run
+// on free loopback ports and stopped at the end. Each entry returns the bindings it provides (names starting with
+// TEST_, e.g. TEST_REDIS_PORT); test/vitest.workers.config.ts hands them all to the Worker. To add a server, add
+// an entry to SERVERS and its binding names to test/env.d.ts.
+import { createServer, type Server } from "node:http";
+import type { TestProject } from "vitest/node";
+import { freePort, type LocalServer, startMemcached, startRedis } from "./local-servers";
+
+interface Started {
+  bindings: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+interface TestServer {
+  name: string;
+  start(): Promise<Started>;
+}
+
+const stopAll = (servers: LocalServer[]) => async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+};
+
+/** Answers DNS-over-HTTPS JSON queries for one SRV name with the given targets. */
+async function startDoh(name: string, targets: { host: string; port: number }[]): Promise<{ port: number; server: Server }> {
+  const port = await freePort();
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    const asked = url.searchParams.get("name");
+    const found = asked === name && url.searchParams.get("type") === "SRV";
+    response.setHeader("content-type", "application/dns-json");
+    response.end(
+      JSON.stringify({
+        Status: found ? 0 : 3,
+        Answer: found ? targets.map((target) => ({ name, type: 33, TTL: 60, data: `10 5 ${target.port} ${target.host}.` })) : [],
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { port, server };
+}
+
+const SERVERS: TestServer[] = [
+  {
+    // The key-value store suites: plain servers (main and per-second), one with a password, one for the pool tests
+    // (which pause it, so it is theirs alone).
+    name: "redis",
+    async start() {
+      const servers = await Promise.all([
+        startRedis(),
+        startRedis(),
+        startRedis(["--requirepass", "test-redis-password"]),
+        startRedis(),
+      ]);
+      const [main, perSecond, auth, pool] = servers;
+      return {
+        bindings: {
+          TEST_REDIS_PORT: String(main.port),
+          TEST_REDIS_PERSECOND_PORT: String(perSecond.port),
+          TEST_REDIS_AUTH_PORT: String(auth.port),
+          TEST_REDIS_POOL_PORT: String(pool.port),
+        },
+        stop: stopAll(servers),
+      };
+    },
+  },
+  {
+    // The object cache suite: two memcached nodes, and a DNS-over-HTTPS endpoint whose SRV record names both.
+    name: "memcached",
+    async start() {
+      const servers = await Promise.all([startMemcached(), startMemcached()]);
+      const doh = await startDoh("_memcache._tcp.test.internal", servers.map((server) => ({ host: "127.0.0.1", port: server.port })));
+      return {
+        bindings: {
+          TEST_MEMCACHED_PORT: String(servers[0].port),
+          TEST_MEMCACHED2_PORT: String(servers[1].port),
+          TEST_DOH_URL: `http://127.0.0.1:${doh.port}/dns-query`,
+        },
+        async stop() {
+          await new Promise((resolve) => doh.server.close(resolve));
+          await stopAll(servers)();
+        },
+      };
+    },
+  },
+];
+
+export default async function setup(project: TestProject) {
+  const started: Started[] = [];
+  try {
+    for (const server of SERVERS) started.push(await server.start());
+  } catch (error) {
+    await Promise.all(started.map((server) => server.stop()));
+    throw error;
+  }
+  project.provide("testServerBindings", Object.assign({}, ...started.map((server) => server.bindings)));
+  return async () => {
+    await Promise.all(started.map((server) => server.stop()));
+  };
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Binding name to value, for every server SERVERS started. */
+    testServerBindings: Record<string, string>;
+  }
+}

@@ -1,0 +1,80 @@
+// BACKEND_TYPE=redis over TLS (KVSTORE_TLS) with AUTH, through a real `wrangler dev` and a redis-server serving TLS
+// with certificates made here. A Worker trusts only public CAs; locally wrangler dev adds the CA named by
+// NODE_EXTRA_CA_CERTS, which is how this test (and a developer) trusts the test CA.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, type LocalServer, makeServerCertificate, redisCli, startServer, tempDir } from "../local-servers";
+import type { DevServer } from "./wrangler-dev";
+
+const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
+const CONFIG = "domain: tls\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 2\n";
+
+let temp: ReturnType<typeof tempDir>;
+let redis: LocalServer;
+let tlsPort: number;
+let plainPort: number;
+let trusted: DevServer;
+let untrusted: DevServer;
+
+beforeAll(async () => {
+  temp = tempDir("redis-tls-");
+  const files = makeServerCertificate(temp.dir);
+  tlsPort = await freePort();
+  plainPort = await freePort();
+  redis = await startServer(
+    "redis-server",
+    ["--port", String(plainPort), "--tls-port", String(tlsPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+      "--tls-cert-file", files.cert, "--tls-key-file", files.key, "--tls-ca-cert-file", files.ca, "--tls-auth-clients", "no",
+      "--requirepass", "tls-test-password"],
+    plainPort,
+  );
+  const vars = {
+    RATELIMIT_ADMIN_TOKEN: "integration-admin-token",
+    BACKEND_TYPE: "redis",
+    KVSTORE_URL: `127.0.0.1:${tlsPort}`,
+    KVSTORE_TLS: "true",
+    KVSTORE_AUTH: "tls-test-password",
+    KVSTORE_POOL_SIZE: "2",
+    KVSTORE_TIMEOUT: "3s",
+  };
+  // wrangler-dev.ts reads process.env when it loads: load it after choosing whether the test CA is trusted.
+  const previous = process.env.NODE_EXTRA_CA_CERTS;
+  process.env.NODE_EXTRA_CA_CERTS = files.ca;
+  trusted = await (await import("./wrangler-dev")).startWranglerDev(vars);
+  if (previous === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+  else process.env.NODE_EXTRA_CA_CERTS = previous;
+  // A second instance of the module (the query makes it one), loaded without the CA: a Worker that cannot verify.
+  untrusted = await (await import("./wrangler-dev?untrusted" as string)).startWranglerDev(vars);
+  for (const server of [trusted, untrusted]) {
+    const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "tls.yaml": CONFIG } }) });
+    expect(response.status).toBe(200);
+  }
+});
+
+afterAll(async () => {
+  await trusted?.stop();
+  await untrusted?.stop();
+  await redis?.stop();
+  temp?.remove();
+});
+
+const post = async (url: string, value: string) => {
+  const response = await fetch(`${url}/json`, { method: "POST", body: JSON.stringify({ domain: "tls", descriptors: [{ entries: [{ key: "client", value }] }] }) });
+  return { status: response.status, text: await response.text() };
+};
+
+describe("KVSTORE_TLS", () => {
+  it("counts over TLS with AUTH when the server's certificate is trusted", async () => {
+    const answers = [await post(trusted.url, "a"), await post(trusted.url, "a"), await post(trusted.url, "a")];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400;
+    expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "GET", `tls_client_a_${day}`)).toBe("3");
+    // The connections are TLS ones: the server counts them on its TLS port.
+    expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "CLIENT", "LIST")).toMatch(new RegExp(`laddr=127\\.0\\.0\\.1:${tlsPort} .*name=ratelimit-main-`));
+  });
+
+  it("refuses a server whose certificate it cannot verify, naming the store", async () => {
+    const answer = await post(untrusted.url, "b");
+    expect(answer.status).toBe(500);
+    expect(answer.text).toMatch(new RegExp(`^rate limit counter store error: kvstore: (cannot connect to|handshake with|reading from|writing to) 127\\.0\\.0\\.1:${tlsPort}`));
+  });
+});

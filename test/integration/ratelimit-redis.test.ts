@@ -1,0 +1,102 @@
+// BACKEND_TYPE=redis through a real `wrangler dev` and a real redis-server: exact admission under 2000 concurrent
+// hits, and a store that goes away mid-run, by hanging (stopped) or by closing (killed): requests answer errors
+// within KVSTORE_TIMEOUT, health follows with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and service resumes by
+// itself when the store comes back.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, type LocalServer, redisCli, startRedis } from "../local-servers";
+import { startWranglerDev, type DevServer } from "./wrangler-dev";
+
+const TOKEN = "integration-admin-token";
+const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const CONFIG = "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
+const TIMEOUT_MS = 3000;
+
+let redisPort: number;
+let redis: LocalServer;
+/** Default settings (KVSTORE_TIMEOUT 10s): the burst's wait is wrangler dev's queue on a shared machine. */
+let burst: DevServer;
+/** A short KVSTORE_TIMEOUT and the health check on connections. */
+let away: DevServer;
+
+beforeAll(async () => {
+  redisPort = await freePort();
+  redis = await startRedis([], redisPort);
+  const vars = { RATELIMIT_ADMIN_TOKEN: TOKEN, BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${redisPort}`, KVSTORE_POOL_SIZE: "4" };
+  [burst, away] = await Promise.all([
+    startWranglerDev(vars),
+    startWranglerDev({ ...vars, KVSTORE_TIMEOUT: `${TIMEOUT_MS}ms`, KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true" }),
+  ]);
+  for (const server of [burst, away]) {
+    const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "burst.yaml": CONFIG } }) });
+    expect(response.status).toBe(200);
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([burst?.stop(), away?.stop()]);
+  if (redis?.child.signalCode === null) redis.child.kill("SIGCONT");
+  await redis?.stop();
+});
+
+const body = (value: string) => JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value }] }] });
+
+/** POST /json; the signal fails the call when no answer comes within `boundMs` (a hang). */
+async function post(server: DevServer, value: string, boundMs: number): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${server.url}/json`, { method: "POST", body: body(value), signal: AbortSignal.timeout(boundMs) });
+  return { status: response.status, text: await response.text() };
+}
+
+/** Well past KVSTORE_TIMEOUT: an answer later than this is a hang. */
+const BOUND_MS = TIMEOUT_MS + 10_000;
+const health = async () => (await fetch(`${away.url}/healthcheck`, { signal: AbortSignal.timeout(BOUND_MS) })).status;
+const day = () => Math.floor(Date.now() / 86_400_000) * 86_400;
+
+describe("the key-value store through wrangler dev", () => {
+  it("admits exactly 100 of 2000 concurrent hits on a key limited to 100, and sets the window's expiry", async () => {
+    for (let i = 0; i < 5; i++) expect((await post(burst, "warm-up", 60_000)).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 2000 }, () => post(burst, "one-key", 120_000)));
+    const statuses = answers.map((answer) => answer.status);
+    const counts: Record<number, number> = {};
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+    expect(counts).toEqual({ 200: 100, 429: 1900 });
+    expect(redisCli(redisPort, "GET", `burst_hot_one-key_${day()}`)).toBe("2000");
+    const ttl = Number(redisCli(redisPort, "TTL", `burst_hot_one-key_${day()}`));
+    expect(ttl).toBeGreaterThan(86_400 - 60);
+    expect(ttl).toBeLessThanOrEqual(86_400 + 300);
+  });
+
+  it("answers errors within KVSTORE_TIMEOUT while the store hangs, and counts again once it is back", async () => {
+    expect((await post(away, "hang", BOUND_MS)).status).toBe(200);
+    redis.child.kill("SIGSTOP");
+    try {
+      const during = await Promise.all(Array.from({ length: 10 }, () => post(away, "hang", BOUND_MS)));
+      expect(during.map((answer) => answer.status)).toEqual(Array(10).fill(500));
+      for (const answer of during) {
+        expect(answer.text).toMatch(new RegExp(`^rate limit counter store error: kvstore: no (reply from 127\\.0\\.0\\.1:${redisPort} |answer |pooled connection free )within ${TIMEOUT_MS} ms$`));
+      }
+      expect(await health()).toBe(500);
+    } finally {
+      redis.child.kill("SIGCONT");
+    }
+    expect(await health()).toBe(200);
+    expect((await post(away, "hang", BOUND_MS)).status).toBe(200);
+  });
+
+  it("answers errors at once while the store is down, fails health, and resumes by itself when it comes back", async () => {
+    expect(await health()).toBe(200);
+    expect((await post(away, "away", BOUND_MS)).status).toBe(200);
+
+    await redis.stop();
+    const during = await Promise.all(Array.from({ length: 20 }, () => post(away, "away", BOUND_MS)));
+    expect(during.map((answer) => answer.status)).toEqual(Array(20).fill(500));
+    for (const answer of during) expect(answer.text).toMatch(/^rate limit counter store error: kvstore: /);
+    expect(await health()).toBe(500);
+
+    redis = await startRedis([], redisPort);
+    expect(await health()).toBe(200);
+    const after = await post(away, "away", BOUND_MS);
+    expect(after.status).toBe(200);
+    // A fresh server: the count starts again.
+    expect(JSON.parse(after.text).statuses[0].limitRemaining).toBe(99);
+  });
+});
