@@ -5,8 +5,17 @@
 //   (b) POST /json over 1000 distinct keys (1000 Durable Objects, warmed first);
 //   (c) POST /json on one hot key (one Durable Object).
 // Prints req/s, p50 and p99 for each and the ratios (b)/(a) and (c)/(a); the target is 0.6 or more.
+// `--backend kvstore` (a redis-server) or `--backend memcache` (a memcached), each started on a free port: the same
+// three workloads with the counters in that store and in Durable Objects (two dev servers, each workload run on one
+// then the other), the ratios to the floor and to the Durable Object store.
+// `--stats`: statistics off (DISABLE_STATS=true) against on (the shipped settings: counted in the isolate, flushed
+// to the aggregate every STATS_FLUSH_INTERVAL), two dev servers, each workload run on both in turn, 4 times
+// (BENCH_ROUNDS), which side goes first alternating; prints the on/off throughput ratio per workload. The target is
+// 0.9 or more (statistics cost at most 10 %).
+import { readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { startDev, stopAll } from "./lib/dev-server.mjs";
+import { startMemcachedServer, startRedisServer, stopStoreServers } from "./lib/store-servers.mjs";
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -32,8 +41,68 @@ function run(title, options) {
   });
 }
 
+const BACKENDS = ["durable-object", "kvstore", "memcache"];
+const backendArg = process.argv.indexOf("--backend");
+const BACKEND = backendArg >= 0 ? process.argv[backendArg + 1] : "durable-object";
+if (!BACKENDS.includes(BACKEND)) throw new Error(`--backend must be one of ${BACKENDS.join(", ")}`);
+
+/** The Worker's variables that put the counters in `backend`, starting its server. */
+async function storeVars(backend) {
+  if (backend === "kvstore") {
+    const { port } = await startRedisServer();
+    // BENCH_KVSTORE_POOL_SIZE=0 measures the pool-less design (a connection per request) for comparison.
+    const poolSize = process.env.BENCH_KVSTORE_POOL_SIZE ? { KVSTORE_POOL_SIZE: process.env.BENCH_KVSTORE_POOL_SIZE } : {};
+    return { BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${port}`, ...poolSize };
+  }
+  if (backend === "memcache") {
+    const { port } = await startMemcachedServer();
+    return { BACKEND_TYPE: "memcache", OBJCACHE_HOST_PORT: `127.0.0.1:${port}` };
+  }
+  return {};
+}
+
+const STATS = process.argv.includes("--stats");
+/** Each dev server's process group (wrangler and its workerd), by origin. */
+const processGroups = new Map();
+
+/**
+ * CPU time (ms, user + system) used so far by the processes of a group, from /proc. Throughput on a shared machine
+ * moves with the other load; CPU per request barely does, so the statistics comparison prints both.
+ */
+function groupCpuMs(pgid) {
+  let ticks = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The fields after the command name (which may hold spaces) start at state; pgrp is the 3rd, utime the 12th.
+      const fields = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ").pop().split(" ");
+      if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {}
+  }
+  return ticks * 10;
+}
+
 async function main() {
-  const { url } = await startDev({ name: "ratelimit", vars: { RATELIMIT_ADMIN_TOKEN: TOKEN }, readyPath: "/test/ping" });
+  if (STATS) return compareStats();
+  if (BACKEND === "durable-object") return measure("durable-object");
+  // Both servers up, each workload run on one then the other, so both sides see the same machine load.
+  const sides = [
+    { backend: "durable-object", runs: workloads(await prepare("ratelimit-durable-object", {})), results: [] },
+    { backend: BACKEND, runs: workloads(await prepare(`ratelimit-${BACKEND}`, await storeVars(BACKEND))), results: [] },
+  ];
+  for (let i = 0; i < sides[0].runs.length; i++) for (const side of sides) side.results.push(await side.runs[i]());
+  for (const side of sides) printResults(side.backend, side.results);
+  const [durableObject, other] = sides.map((side) => side.results);
+  console.log(`\n${BACKEND} against the Durable Object store (req/s ratio)`);
+  for (let i = 1; i < other.length; i++) {
+    console.log(`${other[i].title.padEnd(32)} ${(other[i].rps / durableObject[i].rps).toFixed(2).padStart(5)}`);
+  }
+}
+
+/** Starts a dev server with these variables, installs the bench configuration and warms every key's counter. */
+async function prepare(name, vars) {
+  const { url, pgid } = await startDev({ name, vars: { RATELIMIT_ADMIN_TOKEN: TOKEN, ...vars }, readyPath: "/test/ping" });
+  processGroups.set(url, pgid);
   const put = await fetch(`${url}/rlconfig/files`, {
     method: "PUT",
     headers: { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
@@ -48,19 +117,35 @@ async function main() {
     );
   }
   await run("warm-up", { url: `${url}/test/ping`, duration: 2 });
+  return url;
+}
 
+/** The three workloads against `url`, each a function that runs it and resolves to its result. */
+function workloads(url) {
   let next = 0;
-  const results = [
-    await run("(a) GET /test/ping (floor)", { url: `${url}/test/ping` }),
-    await run(`(b) POST /json, ${KEYS} keys`, {
-      url: `${url}/json`,
-      method: "POST",
-      requests: [{ setupRequest: (request) => ({ ...request, body: jsonBody(`key-${next++ % KEYS}`) }) }],
-    }),
-    await run("(c) POST /json, one hot key", { url: `${url}/json`, method: "POST", body: jsonBody("hot") }),
+  return [
+    () => run("(a) GET /test/ping (floor)", { url: `${url}/test/ping` }),
+    () =>
+      run(`(b) POST /json, ${KEYS} keys`, {
+        url: `${url}/json`,
+        method: "POST",
+        requests: [{ setupRequest: (request) => ({ ...request, body: jsonBody(`key-${next++ % KEYS}`) }) }],
+      }),
+    () => run("(c) POST /json, one hot key", { url: `${url}/json`, method: "POST", body: jsonBody("hot") }),
   ];
+}
+
+async function measure(backend) {
+  const url = await prepare(`ratelimit-${backend}`, await storeVars(backend));
+  const results = [];
+  for (const workload of workloads(url)) results.push(await workload());
+  printResults(backend, results);
+  return results;
+}
+
+function printResults(backend, results) {
   const floor = results[0].rps;
-  console.log(`\nrate limit service, ${CONNECTIONS} connections, ${DURATION} s each (wrangler dev, --log-level error)\n`);
+  console.log(`\nrate limit service, counters in ${backend}, ${CONNECTIONS} connections, ${DURATION} s each (wrangler dev, --log-level error)\n`);
   console.log("workload                         req/s     p50 ms   p99 ms   ratio   non-2xx/errors");
   for (const r of results) {
     console.log(
@@ -69,8 +154,44 @@ async function main() {
   }
 }
 
+/** Statistics off against on: the same workloads alternating between the two servers, BENCH_ROUNDS rounds each. */
+async function compareStats() {
+  const offUrl = await prepare("ratelimit-stats-off", { DISABLE_STATS: "true" });
+  const onUrl = await prepare("ratelimit-stats-on", {});
+  const off = workloads(offUrl);
+  const on = workloads(onUrl);
+  const groups = { off: processGroups.get(offUrl), on: processGroups.get(onUrl) };
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+  const totals = off.map(() => ({ title: "", off: 0, on: 0, bad: 0, runs: { off: [], on: [] }, cpu: { off: 0, on: 0 }, requests: { off: 0, on: 0 } }));
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < off.length; i++) {
+      // Alternating which side goes first cancels a load that drifts during a pair of runs.
+      const pair = [["off", off[i]], ["on", on[i]]];
+      for (const [side, workload] of round % 2 === 0 ? pair : pair.reverse()) {
+        const cpuBefore = groupCpuMs(groups[side]);
+        const result = await workload();
+        totals[i].cpu[side] += groupCpuMs(groups[side]) - cpuBefore;
+        totals[i].requests[side] += result.rps * DURATION;
+        totals[i].title = result.title;
+        totals[i][side] += result.rps / rounds;
+        totals[i].bad += result.bad;
+        totals[i].runs[side].push(result.rps.toFixed(0));
+      }
+    }
+  }
+  console.log(`\nstatistics on against off, ${CONNECTIONS} connections, ${DURATION} s per run, ${rounds} runs per side (wrangler dev, --log-level error)\n`);
+  console.log("workload                         off req/s   on req/s   on/off   CPU µs/req off   on   on/off   non-2xx/errors   each run off | on");
+  for (const t of totals) {
+    const cpuPerRequest = (side) => (t.cpu[side] * 1000) / t.requests[side];
+    console.log(
+      `${t.title.padEnd(32)} ${t.off.toFixed(0).padStart(9)}   ${t.on.toFixed(0).padStart(8)}   ${(t.on / t.off).toFixed(2).padStart(6)}   ${cpuPerRequest("off").toFixed(0).padStart(14)}   ${cpuPerRequest("on").toFixed(0).padStart(4)}   ${(cpuPerRequest("on") / cpuPerRequest("off")).toFixed(2).padStart(6)}   ${String(t.bad).padStart(14)}   ${t.runs.off.join("/")} | ${t.runs.on.join("/")}`,
+    );
+  }
+}
+
 try {
   await main();
 } finally {
   await stopAll();
+  await stopStoreServers();
 }

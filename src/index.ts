@@ -2,16 +2,26 @@
 import { app } from "./app";
 import { handleQueue } from "./jobs/queue";
 import { handleScheduled } from "./jobs/scheduled";
+import { configureLogging } from "./shared/log";
 
+export { JobLock } from "../durable-objects/job-lock";
+export { KvstoreConnection } from "../durable-objects/kvstore-connection";
 export { RateLimitCounter } from "../durable-objects/rate-limit-counter";
+export { RateLimitStats } from "../durable-objects/rate-limit-stats";
 
 // `satisfies` keeps the handlers typed while tests can still call worker.queue / worker.scheduled directly.
 export default {
-  fetch: app.fetch,
+  // Typed like app.fetch, which tests call with an env carrying extra variables.
+  fetch(request: Request, env: Env | {}, ctx?: ExecutionContext) {
+    configureLogging(env);
+    return app.fetch(request, env, ctx);
+  },
   async queue(batch, env, _ctx) {
+    configureLogging(env);
     await handleQueue(batch, env);
   },
   async scheduled(controller, env, _ctx) {
+    configureLogging(env);
     await handleScheduled(controller, env);
   },
 } satisfies ExportedHandler<Env>;

@@ -11,10 +11,12 @@ export default defineConfig(async () => {
   return {
     root,
     plugins: [
-      cloudflareTest({
+      // The function form reads the ports of the servers test/global-setup.ts started (TEST_* bindings).
+      cloudflareTest(({ inject }) => ({
         wrangler: { configPath: path.join(root, "wrangler.toml"), environment: undefined },
         miniflare: {
           bindings: {
+            ...inject("testServerBindings"),
             TEST_MIGRATIONS: migrations,
             PROXY_ADMIN_USERNAME: "admin",
             PROXY_ADMIN_PASSWORD: "test-admin-password",
@@ -23,12 +25,13 @@ export default defineConfig(async () => {
             RATELIMIT_ADMIN_TOKEN: "test-ratelimit-admin-token",
           },
         },
-      }),
+      })),
     ],
     test: {
       name: "workers",
       include: ["test/**/*.test.ts"],
       exclude: ["test/ratelimit/core/**", "test/integration/**", "node_modules/**"],
+      globalSetup: [path.join(root, "test/global-setup.ts")],
       setupFiles: [path.join(root, "test/apply-migrations.ts")],
       maxWorkers: 2,
     },

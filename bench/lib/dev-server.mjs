@@ -69,7 +69,8 @@ process.on("SIGTERM", () => stopAll().then(() => process.exit(143)));
 
 /**
  * Starts `wrangler dev` for the given config (default: the project's wrangler.toml) and waits until `readyPath`
- * answers. Returns the origin URL and the persisted state directory.
+ * answers. Returns the origin URL, the persisted state directory and the process group id (wrangler and its workerd
+ * processes, e.g. to read their CPU time from /proc).
  * `persistTo`: a state directory the caller prepared (shared, e.g. by two dev servers; left in place) instead of a
  * fresh temp one; `migrate: false` skips applying the D1 migrations to it.
  */
@@ -103,7 +104,7 @@ export async function startDev({
   for (let i = 0; i < 240; i++) {
     if (child.exitCode !== null) throw new Error(`${name}: wrangler dev exited with ${child.exitCode}`);
     try {
-      if ((await fetch(url + readyPath)).ok) return { url, persistTo };
+      if ((await fetch(url + readyPath)).ok) return { url, persistTo, pgid: child.pid };
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

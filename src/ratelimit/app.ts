@@ -1,5 +1,5 @@
 // HTTP routes of the rate limit service: the reference's HTTP server (/json, /healthcheck) and its debug
-// routes for the configuration (/rlconfig), plus the runtime configuration set (/rlconfig/files).
+// routes (/debug, /rlconfig, /stats, the Prometheus /metrics), plus the runtime configuration set (/rlconfig/files).
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
@@ -10,12 +10,15 @@ import { constantTimeEqualText } from "../shared/passwords";
 import { describeZodError } from "../shared/validate";
 import { bundledFiles, compileConfig, currentConfig, installConfig } from "./config-provider";
 import { clearConfigFiles, replaceConfigFiles } from "./config-repo";
+import { counterStoreHealthy, storeErrorsArePublic } from "./counter-stores";
 import { dumpConfig } from "./core/config";
 import { parseRateLimitRequestJson, rateLimitResponseToJson } from "./core/json";
 import { decide } from "./engine";
 import { ratelimitErrorResponse } from "./errors";
 import { rateLimitSettings } from "./settings";
 import { logError } from "../shared/log";
+import { flushAfter, recordConfigLoad, shouldRateLimitCall } from "./stats/isolate";
+import { debugIndex, metricsPage, pullMetricsPath, statsPage } from "./stats/pages";
 
 export const ratelimitApp = new Hono<{ Bindings: Env }>();
 ratelimitApp.onError(ratelimitErrorResponse);
@@ -33,7 +36,9 @@ const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, next) =>
   await next();
 });
 
-// Like the reference's handler, /json takes any method: the body decides.
+// Like the reference's handler, /json takes any method: the body decides. It answers the same ShouldRateLimit call as
+// gRPC, so it is counted under that method.
+ratelimitApp.use("/json", shouldRateLimitCall("ShouldRateLimit"));
 ratelimitApp.all("/json", async (c) => {
   let body: unknown;
   try {
@@ -47,7 +52,8 @@ ratelimitApp.all("/json", async (c) => {
   if (!decision.ok) {
     if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
     logError("ratelimit: counter store failed", { message: decision.error.message });
-    throw new HttpError(500, "rate limit counter store error");
+    // The key-value store's and object cache's messages are safe to show (as the reference's are); see counter-stores.
+    throw new HttpError(500, storeErrorsArePublic(c.env) ? `rate limit counter store error: ${decision.error.message}` : "rate limit counter store error");
   }
   const { response } = decision.value;
   return c.json(rateLimitResponseToJson(response), response.overallCode === "OVER_LIMIT" ? 429 : 200);
@@ -59,6 +65,7 @@ ratelimitApp.all("/healthcheck", async (c) => {
     const loaded = await currentConfig(database(c.env.DB), settings, Date.now());
     if (!loaded.config || loaded.config.domains.length === 0) return c.body(null, 500);
   }
+  if (!(await counterStoreHealthy(c.env))) return c.body(null, 500);
   return c.text("OK");
 });
 
@@ -98,6 +105,8 @@ ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
     .map(([name, text]) => ({ name, text }))
     .sort((a, b) => (a.name < b.name ? -1 : 1));
   const compiled = compileConfig(files, settings);
+  recordConfigLoad(settings, compiled.ok);
+  flushAfter(c);
   if (!compiled.ok) return c.json({ error: compiled.error.message }, 400);
   const version = await replaceConfigFiles(database(c.env.DB), files);
   installConfig(settings, { config: compiled.value, source: "runtime", version, files }, Date.now());
@@ -109,6 +118,8 @@ ratelimitApp.delete("/rlconfig/files", requireAdminToken, async (c) => {
   const version = await clearConfigFiles(database(c.env.DB));
   const files = bundledFiles(settings);
   const compiled = compileConfig(files, settings);
+  recordConfigLoad(settings, compiled.ok);
+  flushAfter(c);
   installConfig(
     settings,
     compiled.ok
@@ -117,4 +128,19 @@ ratelimitApp.delete("/rlconfig/files", requireAdminToken, async (c) => {
     Date.now(),
   );
   return c.json({ source: "bundled", domains: compiled.ok ? compiled.value.domains : [] });
+});
+
+ratelimitApp.get("/debug", requireAdminToken, (c) => c.text(debugIndex(c.env)));
+
+ratelimitApp.get("/stats", requireAdminToken, async (c) => c.text(await statsPage(c.env)));
+
+// PULLMETRICS_PATH is a setting, so the route cannot be a fixed path: this GET sees every path no route before it
+// took and passes the others on (to later routes and the 404).
+ratelimitApp.get("*", async (c, next) => {
+  if (c.req.path !== pullMetricsPath(c.env)) return next();
+  let page: Awaited<ReturnType<typeof metricsPage>> | undefined;
+  await requireAdminToken(c, async () => {
+    page = await metricsPage(c.env);
+  });
+  return c.body(page!.body, page!.status, { "content-type": page!.contentType });
 });

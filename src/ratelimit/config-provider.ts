@@ -7,6 +7,7 @@ import type { Database } from "../shared/db";
 import { logError, logInfo } from "../shared/log";
 import { readConfigFiles, readConfigState, type ConfigSetState } from "./config-repo";
 import type { RateLimitSettings } from "./settings";
+import { recordConfigLoad } from "./stats/isolate";
 
 /** How stale an isolate's view of the D1 state may get; the issue asks for every isolate within 2 s. */
 export const CONFIG_CHECK_INTERVAL_MS = 1000;
@@ -68,6 +69,7 @@ async function refresh(db: Database, settings: RateLimitSettings, previous: Isol
   }
   const files = setState.source === "runtime" ? await readConfigFiles(db) : bundledFiles(settings);
   const compiled = compileConfig(files, settings);
+  recordConfigLoad(settings, compiled.ok);
   if (!compiled.ok) {
     logError("ratelimit: error loading new configuration", { message: compiled.error.message });
     // The reference keeps the previous config after a failed reload; with none, requests fail clearly.

@@ -7,6 +7,7 @@ import { shouldRateLimit, type ServiceSettings } from "./core/service";
 import type { RateLimitRequest } from "./core/types";
 import { counterStore } from "./counter-stores";
 import { localCacheSize, rateLimitSettings, type RateLimitSettings } from "./settings";
+import { observeDecision } from "./stats/isolate";
 
 const localCaches = new WeakMap<RateLimitSettings, LocalCache | null>();
 const serviceSettings = new WeakMap<RateLimitSettings, ServiceSettings>();
@@ -41,6 +42,11 @@ function localCacheOf(settings: RateLimitSettings, env: Env): LocalCache | undef
 
 /** Decides a request with the configuration in force; `nowMs` is the request's clock. */
 export async function decide(env: Env, request: RateLimitRequest, nowMs: number) {
+  return observeDecision(env, request, () => decideUnobserved(env, request, nowMs));
+}
+
+/** The decision itself; `decide` records its statistics and span around it (src/ratelimit/stats). */
+async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: number) {
   const settings = rateLimitSettings(env);
   const loaded = await currentConfig(database(env.DB), settings, nowMs);
   return shouldRateLimit(

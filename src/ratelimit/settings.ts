@@ -1,7 +1,83 @@
 // Settings of the rate limit service, with the spec's names and defaults (the reference's envconfig names).
 // Parsed once per isolate; each field says what it does here, including where Workers change the meaning.
 import { z } from "zod";
-import { envBoolean, envInteger, envNumber, envOptionalString, envString, readSettings } from "../shared/settings";
+import { envBoolean, envDurationMs, envInteger, envNumber, envOptionalString, envString, readSettings, SettingsError } from "../shared/settings";
+import { parseExtraTags, type Tags } from "./stats/names";
+import { parseMogrifiers, type Mogrifier } from "./stats/statsd";
+import { parseOtlpHeaders, tracesUrl } from "./stats/tracing";
+
+/** A boolean that stays undefined when unset, so a spec name can win over the reference's alias. */
+const envOptionalBoolean = () =>
+  z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" }).optional(),
+  );
+const envOptionalPort = () =>
+  z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).max(65535).optional());
+const envOptionalPath = () =>
+  z.preprocess((value) => (value === "" ? undefined : value), z.string().startsWith("/").optional());
+
+/**
+ * Statistics, push and pull metrics, and traces (src/ratelimit/stats/). Where the reference's own name is an alias,
+ * both are read and `statsConfig` resolves them: the spec's name wins when both are set. LOG_LEVEL and LOG_FORMAT
+ * apply to every service and are read by src/shared/log.ts.
+ */
+const observabilityFields = {
+  /** Turns every statistic off: nothing is buffered, flushed, pushed or served (/stats and /metrics answer empty). */
+  DISABLE_STATS: envBoolean(false),
+  /** How often an isolate flushes its buffered statistics (Go duration); 0 flushes at the end of every request.
+   * A flush waits inside the request's waitUntil, which lives at most 30 s, so values above 25s act as 25s. */
+  STATS_FLUSH_INTERVAL: envDurationMs("10s"),
+  /** `k1:v1,k2:v2`: tags on every statistic (statsd name suffix `.__k=v`, tagged statsd tags, Prometheus labels). */
+  EXTRA_TAGS: envString(""),
+  /** Push statsd lines over TCP at each flush (default true, as the spec); alias USE_STATSD. */
+  USE_METRICSD: envOptionalBoolean(),
+  USE_STATSD: envOptionalBoolean(),
+  /** statsd host (default localhost); alias STATSD_HOST. */
+  METRICSD_HOST: envOptionalString(),
+  STATSD_HOST: envOptionalString(),
+  /** statsd TCP port (default 8125); alias STATSD_PORT. */
+  METRICSD_PORT: envOptionalPort(),
+  STATSD_PORT: envOptionalPort(),
+  /** Push tagged (DogStatsD) lines instead of plain statsd, with the mogrifiers below; alias USE_DOG_STATSD. */
+  USE_TAGGED_METRICSD: envOptionalBoolean(),
+  USE_DOG_STATSD: envOptionalBoolean(),
+  /** Comma-separated mogrifier names N, each defined by TAGGED_METRICSD_MOGRIFIER_<N>_PATTERN, _NAME and _TAGS;
+   * aliases DOG_STATSD_MOGRIFIERS and USE_DOG_STATSD_MOGRIFIERS (with DOG_STATSD_MOGRIFIER_<N>_*). */
+  TAGGED_METRICSD_MOGRIFIERS: envOptionalString(),
+  DOG_STATSD_MOGRIFIERS: envOptionalString(),
+  USE_DOG_STATSD_MOGRIFIERS: envOptionalString(),
+  /** Serve Prometheus text at PULLMETRICS_PATH (default false); alias USE_PROMETHEUS. */
+  USE_PULLMETRICS: envOptionalBoolean(),
+  USE_PROMETHEUS: envOptionalBoolean(),
+  /** Accepted, not used: the Worker serves /metrics on its own origin. Alias PROMETHEUS_ADDR. */
+  PULLMETRICS_ADDR: envOptionalString(),
+  PROMETHEUS_ADDR: envOptionalString(),
+  /** Path of the Prometheus endpoint (default /metrics); alias PROMETHEUS_PATH. */
+  PULLMETRICS_PATH: envOptionalPath(),
+  PROMETHEUS_PATH: envOptionalPath(),
+  /** statsd_exporter mapping that replaces the default one: the YAML itself, or the path of a file under config/
+   * (bundled with the Worker, e.g. `metrics/mapper.yaml`). Alias PROMETHEUS_MAPPER_YAML. */
+  PULLMETRICS_MAPPER_YAML: envOptionalString(),
+  PROMETHEUS_MAPPER_YAML: envOptionalString(),
+  /** Export one span per decision over OTLP/HTTP (JSON). */
+  TRACING_ENABLED: envBoolean(false),
+  /** `http` or `grpc`; a Worker cannot speak OTLP/gRPC, so `grpc` also exports over OTLP/HTTP (with a warning). */
+  TRACING_EXPORTER_PROTOCOL: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["http", "grpc"]).default("http")),
+  TRACING_SERVICE_NAME: envString("RateLimit"),
+  TRACING_SERVICE_NAMESPACE: envString(""),
+  /** Empty: a random version 4 UUID per isolate. */
+  TRACING_SERVICE_INSTANCE_ID: envString(""),
+  /** Fraction of new traces sampled (0 to 1); a caller's traceparent decides for its own trace. */
+  TRACING_SAMPLING_RATE: envNumber(1, (s) => s.min(0).max(1)),
+  /** OTLP/HTTP base URL; spans go to `<endpoint>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: envString("http://localhost:4318"),
+  /** Full URL for spans; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envOptionalString(),
+  /** `k=v,k2=v2` (values URL-encoded) sent with every export, e.g. an authorization header. */
+  OTEL_EXPORTER_OTLP_HEADERS: envString(""),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: envOptionalString(),
+};
 
 export const RateLimitSettings = z.object({
   /** FILE (bundled YAML, or the runtime set in D1) or GRPC_XDS_SOTW (pushed by the xDS client beside the Worker). */
@@ -42,6 +118,7 @@ export const RateLimitSettings = z.object({
   HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: envBoolean(false),
   /** Secret: bearer token for /rlconfig*, /stats and /metrics. Unset: those routes answer 404. */
   RATELIMIT_ADMIN_TOKEN: envOptionalString(),
+  ...observabilityFields,
 });
 export type RateLimitSettings = z.output<typeof RateLimitSettings>;
 
@@ -53,3 +130,202 @@ export const localCacheSize = (settings: RateLimitSettings, env: Record<string, 
   env.LocalCacheSizeInBytes !== undefined && env.LocalCacheSizeInBytes !== ""
     ? settings.LocalCacheSizeInBytes
     : settings.LOCAL_CACHE_SIZE_IN_BYTES;
+
+// ---- Counter stores (BACKEND_TYPE): Durable Objects, the key-value store (Redis protocol), the object cache
+// (memcached protocol). A schema of their own, read by src/ratelimit/counter-stores.ts. The reference's names are
+// aliases: REDIS_* for KVSTORE_*, MEMCACHE_* for OBJCACHE_*; the spec's name wins when both are set.
+
+const STORE_ALIASES: [alias: string, name: string][] = [
+  ["REDIS_", "KVSTORE_"],
+  ["MEMCACHE_", "OBJCACHE_"],
+];
+
+/** Copies each REDIS_x / MEMCACHE_x variable to KVSTORE_x / OBJCACHE_x unless that one is set (non-empty). */
+export function withStoreAliases(env: unknown): unknown {
+  if (typeof env !== "object" || env === null) return env;
+  const source = env as Record<string, unknown>;
+  const result: Record<string, unknown> = { ...source };
+  for (const [name, value] of Object.entries(source)) {
+    for (const [alias, spec] of STORE_ALIASES) {
+      if (!name.startsWith(alias)) continue;
+      const specName = spec + name.slice(alias.length);
+      if (result[specName] === undefined || result[specName] === "") result[specName] = value;
+    }
+  }
+  return result;
+}
+
+/** An enum variable read case-insensitively (the reference lower-cases KVSTORE_TYPE, upper-cases the pool behaviour). */
+const envChoice = <const T extends readonly [string, ...string[]]>(choices: T, defaultValue: T[number], upper = false) =>
+  z.preprocess(
+    (value) => (value === "" || value === undefined ? undefined : upper ? String(value).toUpperCase() : String(value).toLowerCase()),
+    z.enum(choices).default(defaultValue as never),
+  );
+
+export const CounterStoreSettings = z.preprocess(
+  withStoreAliases,
+  z.object({
+    /** durable-object (default), redis or kvstore (the key-value store), memcache (the object cache). */
+    BACKEND_TYPE: envChoice(["durable-object", "redis", "kvstore", "memcache"], "durable-object"),
+    /** tcp; unix sockets cannot be reached from a Worker and are refused when the key-value store is used. */
+    KVSTORE_SOCKET_TYPE: envChoice(["tcp", "unix"], "tcp"),
+    /** single: host:port; sentinel: master name, then sentinel host:port list; cluster: every node's host:port. */
+    KVSTORE_URL: envString(""),
+    KVSTORE_TYPE: envChoice(["single", "sentinel", "cluster"], "single"),
+    /** Pooled connections, each held by one Durable Object; 0 opens a connection per request instead. */
+    KVSTORE_POOL_SIZE: envInteger(10),
+    /** Connect, read and write time-out; no request waits longer on the store. */
+    KVSTORE_TIMEOUT: envDurationMs("10s"),
+    KVSTORE_POOL_ON_EMPTY_BEHAVIOR: envChoice(["CREATE", "ERROR", "WAIT"], "CREATE", true),
+    KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: envDurationMs("1s"),
+    /** 0 writes each batch at once; longer gathers the callers of that long into one write. Cluster needs > 0. */
+    KVSTORE_PIPELINE_WINDOW: envDurationMs("0"),
+    /** Deprecated in the reference, no effect. */
+    KVSTORE_PIPELINE_LIMIT: envInteger(0),
+    KVSTORE_TLS: envBoolean(false),
+    /** Secret: `password` or `user:password`. */
+    KVSTORE_AUTH: envOptionalString(),
+    /** Secret: the same forms, for the sentinels only. */
+    KVSTORE_SENTINEL_AUTH: envOptionalString(),
+    /** A second store used only for per-second limits; its settings follow. */
+    KVSTORE_PERSECOND: envBoolean(false),
+    KVSTORE_PERSECOND_SOCKET_TYPE: envChoice(["tcp", "unix"], "tcp"),
+    KVSTORE_PERSECOND_URL: envString(""),
+    KVSTORE_PERSECOND_TYPE: envChoice(["single", "sentinel", "cluster"], "single"),
+    KVSTORE_PERSECOND_POOL_SIZE: envInteger(10),
+    KVSTORE_PERSECOND_TIMEOUT: envDurationMs("10s"),
+    KVSTORE_PERSECOND_POOL_ON_EMPTY_BEHAVIOR: envChoice(["CREATE", "ERROR", "WAIT"], "CREATE", true),
+    KVSTORE_PERSECOND_POOL_ON_EMPTY_WAIT_DURATION: envDurationMs("1s"),
+    KVSTORE_PERSECOND_PIPELINE_WINDOW: envDurationMs("0"),
+    KVSTORE_PERSECOND_PIPELINE_LIMIT: envInteger(0),
+    KVSTORE_PERSECOND_TLS: envBoolean(false),
+    KVSTORE_PERSECOND_AUTH: envOptionalString(),
+    KVSTORE_PERSECOND_SENTINEL_AUTH: envOptionalString(),
+    /** File paths in the reference. A Worker has no files, and its sockets take neither a client certificate nor a
+     * CA: set, with TLS on, they are refused with an error saying so (see the README's "Counter stores"). */
+    KVSTORE_TLS_CLIENT_CERT: envOptionalString(),
+    KVSTORE_TLS_CLIENT_KEY: envOptionalString(),
+    KVSTORE_TLS_CACERT: envOptionalString(),
+    /** Refused when true with TLS on: the runtime always checks the server's name. */
+    KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: envBoolean(false),
+    /** /healthcheck fails while no pooled connection can be held open. */
+    KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: envBoolean(false),
+    /** A random 0..N-1 seconds added to each counter's expiry, so windows do not all expire at once. */
+    EXPIRATION_JITTER_MAX_SECONDS: envInteger(300),
+    /** Comma-separated host:port list; exclusive with OBJCACHE_SRV. */
+    OBJCACHE_HOST_PORT: envString(""),
+    /** SRV record naming the nodes, looked up through DNS over HTTPS (OBJCACHE_SRV_DOH_URL). */
+    OBJCACHE_SRV: envString(""),
+    /** Look the SRV record up again after this long; 0 looks it up once per isolate. */
+    OBJCACHE_SRV_REFRESH: envDurationMs("0"),
+    /** Not in the spec: the DNS-over-HTTPS endpoint (JSON API) for OBJCACHE_SRV. */
+    OBJCACHE_SRV_DOH_URL: envString("https://cloudflare-dns.com/dns-query"),
+    /** Accepted; a Worker cannot keep idle sockets between requests (connections live for one request). */
+    OBJCACHE_MAX_IDLE_CONNS: envInteger(2),
+    /** Not in the spec: connect and reply time-out (the reference's memcache client uses 500ms). */
+    OBJCACHE_TIMEOUT: envDurationMs("500ms"),
+    OBJCACHE_TLS: envBoolean(false),
+    OBJCACHE_TLS_CLIENT_CERT: envOptionalString(),
+    OBJCACHE_TLS_CLIENT_KEY: envOptionalString(),
+    OBJCACHE_TLS_CACERT: envOptionalString(),
+    OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: envBoolean(false),
+  }),
+);
+export type CounterStoreSettings = z.output<typeof CounterStoreSettings>;
+
+export const counterStoreSettings = (env: object): CounterStoreSettings =>
+  readSettings(CounterStoreSettings, env, "ratelimit");
+
+/** Where an isolate's flushed statistics are pushed, besides the aggregate behind /stats and /metrics. */
+export type StatsPush =
+  | { kind: "statsd"; host: string; port: number; tagged: boolean; mogrifiers: Mogrifier[] }
+  /** USE_METRICSD=false without pull metrics: the reference's logging sink. */
+  | { kind: "log" }
+  /** Pull metrics only, as the reference's Prometheus sink. */
+  | { kind: "none" };
+
+/** The statistics, metrics and tracing settings with the reference's aliases resolved (the spec's names win). */
+export interface StatsConfig {
+  enabled: boolean;
+  flushIntervalMs: number;
+  extraTags: Tags;
+  push: StatsPush;
+  pullMetrics: boolean;
+  pullMetricsPath: string;
+  /** The mapping variable that is set, if any: its name (for error messages) and value. */
+  mapper?: { variable: string; value: string };
+  tracing?: {
+    url: string;
+    headers: Record<string, string>;
+    samplingRate: number;
+    serviceName: string;
+    serviceNamespace: string;
+    /** Empty: a random UUID per isolate. */
+    serviceInstanceId: string;
+    /** TRACING_EXPORTER_PROTOCOL was grpc, which a Worker cannot speak: spans still go over OTLP/HTTP. */
+    grpcRequested: boolean;
+  };
+}
+
+const statsConfigs = new WeakMap<RateLimitSettings, StatsConfig>();
+
+function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
+  const invalid = (variable: string, message: string) => new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
+  const extraTags = parseExtraTags(s.EXTRA_TAGS);
+  if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.message);
+  const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? false;
+  const metricsd = s.USE_METRICSD ?? s.USE_STATSD ?? true;
+  const pullMetrics = s.USE_PULLMETRICS ?? s.USE_PROMETHEUS ?? false;
+  let push: StatsPush;
+  if (tagged || metricsd) {
+    const mogrifiers = parseMogrifiers(env);
+    if (!mogrifiers.ok) throw invalid(mogrifiers.variable, mogrifiers.message);
+    push = {
+      kind: "statsd",
+      host: s.METRICSD_HOST ?? s.STATSD_HOST ?? "localhost",
+      port: s.METRICSD_PORT ?? s.STATSD_PORT ?? 8125,
+      tagged,
+      mogrifiers: mogrifiers.mogrifiers,
+    };
+  } else {
+    push = pullMetrics ? { kind: "none" } : { kind: "log" };
+  }
+  const mapperVariable = s.PULLMETRICS_MAPPER_YAML !== undefined ? "PULLMETRICS_MAPPER_YAML" : "PROMETHEUS_MAPPER_YAML";
+  const mapperValue = s.PULLMETRICS_MAPPER_YAML ?? s.PROMETHEUS_MAPPER_YAML;
+  let tracing: StatsConfig["tracing"];
+  if (s.TRACING_ENABLED) {
+    const headerVariable = s.OTEL_EXPORTER_OTLP_TRACES_HEADERS !== undefined ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS" : "OTEL_EXPORTER_OTLP_HEADERS";
+    const headers = parseOtlpHeaders(s.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? s.OTEL_EXPORTER_OTLP_HEADERS);
+    if (!headers.ok) throw invalid(headerVariable, headers.message);
+    tracing = {
+      url: tracesUrl(s.OTEL_EXPORTER_OTLP_ENDPOINT, s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+      headers: headers.headers,
+      samplingRate: s.TRACING_SAMPLING_RATE,
+      serviceName: s.TRACING_SERVICE_NAME,
+      serviceNamespace: s.TRACING_SERVICE_NAMESPACE,
+      serviceInstanceId: s.TRACING_SERVICE_INSTANCE_ID,
+      grpcRequested: s.TRACING_EXPORTER_PROTOCOL === "grpc",
+    };
+  }
+  return {
+    enabled: !s.DISABLE_STATS,
+    flushIntervalMs: s.STATS_FLUSH_INTERVAL,
+    extraTags: extraTags.tags,
+    push,
+    pullMetrics,
+    pullMetricsPath: s.PULLMETRICS_PATH ?? s.PROMETHEUS_PATH ?? "/metrics",
+    mapper: mapperValue === undefined ? undefined : { variable: mapperVariable, value: mapperValue },
+    tracing,
+  };
+}
+
+/**
+ * The resolved statistics settings of this env (memoised with its parsed settings). The mogrifier variables have
+ * names chosen by the operator, so they are read here rather than by the schema. Throws SettingsError.
+ */
+export function statsConfig(env: object): StatsConfig {
+  const settings = rateLimitSettings(env);
+  let config = statsConfigs.get(settings);
+  if (!config) statsConfigs.set(settings, (config = resolveStatsConfig(settings, env as Record<string, unknown>)));
+  return config;
+}

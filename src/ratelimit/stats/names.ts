@@ -1,0 +1,71 @@
+// Names of the rate limit service's statistics, as the reference's stats manager composes them, and the
+// EXTRA_TAGS tags. Pure: no Workers imports (tested in plain Node).
+import { sanitizeStatName } from "../core/stats";
+
+/** Per-rule counters, in the order RuleCounts stores them. */
+export const RULE_STATS = [
+  "total_hits",
+  "over_limit",
+  "near_limit",
+  "within_limit",
+  "shadow_mode",
+  "over_limit_with_local_cache",
+] as const;
+export type RuleStat = (typeof RULE_STATS)[number];
+
+/** A rule's counters, indexed like RULE_STATS. */
+export type RuleCounts = number[];
+
+export const RULE_STAT_PREFIX = "ratelimit.service.rate_limit.";
+export const CONFIG_LOAD_SUCCESS = "ratelimit.service.config_load_success";
+export const CONFIG_LOAD_ERROR = "ratelimit.service.config_load_error";
+/** The spec leaves this name open; the reference calls it so. */
+export const GLOBAL_SHADOW_MODE = "ratelimit.service.global_shadow_mode";
+
+/** `ratelimit.service.rate_limit.<key>.<stat>`; the key (domain included) is already sanitised by the core. */
+export const ruleStatName = (key: string, stat: RuleStat): string => `${RULE_STAT_PREFIX}${key}.${stat}`;
+
+/** Descriptors sent for a domain that is not configured. */
+export const domainNotFoundName = (domain: string): string =>
+  `${RULE_STAT_PREFIX}${sanitizeStatName(domain)}.domain_not_found`;
+
+/**
+ * `ratelimit.service.call.should_rate_limit.<error type>`: `service_error` for an unusable request or service state,
+ * `redis_error` for a counter store failure (the reference's name, whatever the store, so its alerts keep working).
+ */
+export const shouldRateLimitErrorName = (kind: "service" | "store"): string =>
+  `ratelimit.service.call.should_rate_limit.${kind === "store" ? "redis_error" : "service_error"}`;
+
+export const totalRequestsName = (method: string): string => `ratelimit_server.${method}.total_requests`;
+export const responseTimeName = (method: string): string => `ratelimit_server.${method}.response_time`;
+
+export type Tags = [key: string, value: string][];
+
+/**
+ * Parses EXTRA_TAGS, `k1:v1,k2:v2` (the spec writes `<k1:v1>,<k2:v2>`; angle brackets are accepted). Returns the
+ * tags sorted by key, or a message naming the bad entry.
+ */
+export function parseExtraTags(text: string): { ok: true; tags: Tags } | { ok: false; message: string } {
+  const tags: Tags = [];
+  for (const raw of text.split(",")) {
+    const entry = raw.trim().replace(/^<(.*)>$/, "$1");
+    if (entry === "") continue;
+    const colon = entry.indexOf(":");
+    if (colon <= 0 || colon === entry.length - 1) return { ok: false, message: `expected key:value, got "${entry}"` };
+    tags.push([entry.slice(0, colon).trim(), entry.slice(colon + 1).trim()]);
+  }
+  tags.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { ok: true, tags };
+}
+
+const NAME_UNSAFE = /[.:|]/g;
+
+/**
+ * A statsd name with its tags as the reference's stats library writes them into plain statsd names:
+ * `name.__k1=v1.__k2=v2`, tags sorted by key, with `.`, `:` and `|` in keys and values turned into `_`.
+ */
+export function nameWithTags(name: string, tags: Tags): string {
+  let result = name;
+  for (const [key, value] of tags) result += `.__${key.replace(NAME_UNSAFE, "_")}=${value.replace(NAME_UNSAFE, "_")}`;
+  return result;
+}

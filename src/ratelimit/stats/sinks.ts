@@ -1,0 +1,98 @@
+// Where a flush goes, on Workers: the RateLimitStats aggregate (Durable Objects), statsd over TCP with
+// cloudflare:sockets, the log, and OTLP/HTTP for spans; and reading the aggregate back for /stats and /metrics.
+// Every sink reports failure by its return value or a log line; none throws into the flush.
+import { connect } from "cloudflare:sockets";
+import type { AggregateSnapshot } from "../../../durable-objects/rate-limit-stats";
+import { logInfo, logWarn } from "../../shared/log";
+import type { StatsConfig } from "../settings";
+import { domainTarget, emptyTotals, mergeTotals, SERVICE_TARGET, type AggregatePart, type StatEntry, type StatsTotals } from "./buffer";
+import { statsdLines } from "./statsd";
+import { statsRecord } from "./text";
+import { otlpTraceRequest, type FinishedSpan, type TraceResource } from "./tracing";
+
+/** Longest wait for statsd or the OTLP endpoint; a flush never holds its waitUntil much longer. */
+const SINK_TIMEOUT_MS = 5000;
+
+function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${SINK_TIMEOUT_MS} ms`)), SINK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Sends each part to its aggregate instance, all at once. Returns the parts that were not confirmed. */
+export async function deliverParts(env: Env, parts: readonly AggregatePart[]): Promise<AggregatePart[]> {
+  const failed: AggregatePart[] = [];
+  await Promise.all(
+    parts.map(async (part) => {
+      try {
+        await env.RATE_LIMIT_STATS.getByName(part.target).add(part);
+      } catch (error) {
+        failed.push(part);
+        logWarn("ratelimit: statistics flush to the aggregate failed, will retry", { target: part.target, error: errorText(error) });
+      }
+    }),
+  );
+  return failed;
+}
+
+/** The service instance's statistics merged with every domain instance's. */
+export async function readAggregate(env: Env): Promise<StatsTotals> {
+  const service: AggregateSnapshot = await env.RATE_LIMIT_STATS.getByName(SERVICE_TARGET).snapshot();
+  const domains = await Promise.all(service.domains.map((domain) => env.RATE_LIMIT_STATS.getByName(domainTarget(domain)).snapshot()));
+  const totals = mergeTotals(emptyTotals(), service);
+  for (const snapshot of domains) mergeTotals(totals, snapshot);
+  return totals;
+}
+
+/** Writes the lines to statsd over one TCP connection (Workers have no UDP). */
+async function sendStatsd(host: string, port: number, lines: string[]): Promise<void> {
+  const socket = connect({ hostname: host, port });
+  try {
+    await socket.opened;
+    const writer = socket.writable.getWriter();
+    await writer.write(new TextEncoder().encode(`${lines.join("\n")}\n`));
+    await writer.close();
+  } finally {
+    await socket.close().catch(() => {});
+  }
+}
+
+/** Pushes one flush's changes: statsd lines, or a log line (the reference's logging sink), or nothing. */
+export async function pushFlush(config: StatsConfig, entries: StatEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const push = config.push;
+  if (push.kind === "log") {
+    logInfo("ratelimit: statistics", { stats: statsRecord(entries, config.extraTags) });
+    return;
+  }
+  if (push.kind !== "statsd") return;
+  const lines = statsdLines(entries, { tagged: push.tagged, mogrifiers: push.mogrifiers, extraTags: config.extraTags });
+  if (lines.length === 0) return;
+  try {
+    await withTimeout(sendStatsd(push.host, push.port, lines), "statsd push");
+  } catch (error) {
+    logWarn("ratelimit: statsd push failed", { host: push.host, port: push.port, lines: lines.length, error: errorText(error) });
+  }
+}
+
+/** Exports finished spans in one OTLP/HTTP JSON request. */
+export async function exportSpans(tracing: NonNullable<StatsConfig["tracing"]>, resource: TraceResource, spans: FinishedSpan[]): Promise<void> {
+  try {
+    const response = await withTimeout(
+      fetch(tracing.url, {
+        method: "POST",
+        headers: { ...tracing.headers, "content-type": "application/json" },
+        body: JSON.stringify(otlpTraceRequest(resource, spans)),
+      }),
+      "span export",
+    );
+    await response.arrayBuffer();
+    if (!response.ok) logWarn("ratelimit: span export refused", { url: tracing.url, status: response.status, spans: spans.length });
+  } catch (error) {
+    logWarn("ratelimit: span export failed", { url: tracing.url, spans: spans.length, error: errorText(error) });
+  }
+}

@@ -1,0 +1,92 @@
+// The statistics aggregate: batch parts add up exactly when many isolates flush at once, a retried part (same id)
+// counts once, a failed delivery is retried without loss, and the stored totals survive a new instance.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { emptyTimer, partsOf, RetryQueue, StatsBuffer, type AggregatePart } from "../../src/ratelimit/stats/buffer";
+import { deliverParts, readAggregate } from "../../src/ratelimit/stats/sinks";
+
+const part = (target: string, id: string, fields: Partial<AggregatePart>): AggregatePart => ({
+  target,
+  id,
+  counters: {},
+  timers: {},
+  rules: {},
+  domains: [],
+  ...fields,
+});
+
+/** One isolate's buffer after `hits` decisions on two rules of `domain`, one unknown-domain descriptor and a call. */
+function isolateBuffer(domain: string, hits: number): StatsBuffer {
+  const buffer = new StatsBuffer({ keepSamples: false });
+  for (let i = 0; i < hits; i++) {
+    buffer.addRequestStats(domain, {
+      rules: [
+        { key: `${domain}.a`, totalHits: 1, overLimit: 0, nearLimit: 0, withinLimit: 1, shadowMode: 0, overLimitWithLocalCache: 0 },
+        { key: `${domain}.b_x`, totalHits: 2, overLimit: 1, nearLimit: 1, withinLimit: 1, shadowMode: 1, overLimitWithLocalCache: 0 },
+      ],
+      domainNotFound: 0,
+      globalShadowMode: 0,
+    });
+    buffer.addCounter("test.multi.calls");
+    buffer.addTiming("test.multi.time", 3);
+  }
+  return buffer;
+}
+
+describe("RateLimitStats", () => {
+  it("applies a part once and ignores the same id again", async () => {
+    const stub = env.RATE_LIMIT_STATS.getByName("test-dedup");
+    const counted = part("test-dedup", "iso-a-1", { counters: { c: 2 }, rules: { "d.k": [1, 0, 0, 1, 0, 0] }, domains: ["d"] });
+    expect(await stub.add(counted)).toBe(true);
+    expect(await stub.add(counted)).toBe(false);
+    expect(await stub.add({ ...counted, id: "iso-a-2" })).toBe(true);
+    expect(await stub.snapshot()).toEqual({ counters: { c: 4 }, rules: { "d.k": [2, 0, 0, 2, 0, 0] }, timers: {}, domains: ["d"] });
+  });
+
+  it("adds timers bucket by bucket and keeps everything in storage", async () => {
+    const stub = env.RATE_LIMIT_STATS.getByName("test-timers");
+    const timer = emptyTimer();
+    timer.count = 2;
+    timer.sumMs = 7;
+    timer.buckets[3] = 2;
+    await stub.add(part("test-timers", "t-1", { timers: { t: timer } }));
+    await stub.add(part("test-timers", "t-2", { timers: { t: { ...timer, buckets: timer.buckets.map((n, i) => (i === 5 ? 1 : n)) } } }));
+    const stored = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec("SELECT count, sum_ms, buckets FROM timers WHERE name = 't'").toArray(),
+    );
+    const buckets = emptyTimer().buckets;
+    buckets[3] = 4;
+    buckets[5] = 1;
+    expect(stored).toEqual([{ count: 4, sum_ms: 14, buckets: JSON.stringify(buckets) }]);
+  });
+
+  it("loses no count when several isolates' buffers flush at once", async () => {
+    const isolates = [3, 5, 7, 11, 13].map((hits) => isolateBuffer("multi", hits));
+    const batches = isolates.map((buffer, i) => buffer.take(`isolate-${i}-1`)!);
+    const failed = await Promise.all(batches.map((batch) => deliverParts(env, partsOf(batch))));
+    expect(failed.flat()).toEqual([]);
+    // One isolate's answer was lost and it sends its parts again: they are not counted twice.
+    expect(await deliverParts(env, partsOf(batches[2]))).toEqual([]);
+
+    const totals = await readAggregate(env);
+    const hits = 3 + 5 + 7 + 11 + 13;
+    expect(totals.rules["multi.a"]).toEqual([hits, 0, 0, hits, 0, 0]);
+    expect(totals.rules["multi.b_x"]).toEqual([2 * hits, hits, hits, hits, hits, 0]);
+    expect(totals.counters["test.multi.calls"]).toBe(hits);
+    expect(totals.timers["test.multi.time"]).toMatchObject({ count: hits, sumMs: 3 * hits });
+  });
+
+  it("keeps parts that could not be delivered and delivers them later exactly once", async () => {
+    const batch = isolateBuffer("retried", 4).take("isolate-r-1")!;
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const down = { ...env, RATE_LIMIT_STATS: { getByName: () => ({ add: async () => Promise.reject(new Error("aggregate unavailable")) }) } } as unknown as Env;
+    const queue = new RetryQueue();
+    queue.push(await deliverParts(down, partsOf(batch)));
+    expect(queue.size).toBe(2);
+    expect(await deliverParts(env, queue.takeAll())).toEqual([]);
+    const totals = await readAggregate(env);
+    expect(totals.rules["retried.a"]).toEqual([4, 0, 0, 4, 0, 0]);
+    vi.restoreAllMocks();
+  });
+});
