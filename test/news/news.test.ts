@@ -1,21 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, callJson } from "../helpers/http";
 import { SEED_ARTICLES, seedArticles } from "./articles-fixture";
+import type { ArticleView } from "../../src/news/articles";
 import { bearer, getJson, signUp } from "./helpers";
 
-interface Article {
-  id: number;
-  title: string;
-  abstract: string;
-  url: string;
-  thumbnail: string | null;
-  source: string;
-  publishedAt: string;
-  fingerprint: string;
-  companies: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+type Article = ArticleView;
 
 let reader: string;
 let admin: string;

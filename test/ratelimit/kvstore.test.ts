@@ -5,40 +5,10 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { descriptor, installConfig } from "../helpers/ratelimit";
+import { DECISION_CONFIG, decisionSuite, NOW } from "./decision-suite";
 import { redis, workerWith } from "./store-helpers";
 
-const CONFIG = `
-domain: rl
-descriptors:
-  - key: client
-    rate_limit:
-      unit: hour
-      requests_per_unit: 3
-  - key: path
-    value: /login
-    rate_limit:
-      name: login
-      unit: minute
-      requests_per_unit: 2
-  - key: path
-    value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
-  - key: hot
-    rate_limit:
-      unit: hour
-      requests_per_unit: 100
-  - key: wild
-    value: api/*
-    share_threshold: true
-    rate_limit:
-      unit: hour
-      requests_per_unit: 2
+const CONFIG = DECISION_CONFIG + `
   - key: burst
     rate_limit:
       unit: second
@@ -49,8 +19,7 @@ descriptors:
       requests_per_unit: 10
 `;
 
-// 2030-01-01T00:00:30Z: 30 s into a minute, 30 s into an hour. Redis expiries are relative, so a frozen clock is fine.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+// Redis expiries are relative, so the suite's frozen clock (NOW) is fine.
 const HOUR_START = 1893456000;
 
 const URL = `127.0.0.1:${env.TEST_REDIS_PORT}`;
@@ -63,98 +32,11 @@ beforeAll(async () => {
 afterAll(() => vi.useRealTimers());
 
 describe("the key-value store decides as the Durable Object store does", () => {
-  const { rateLimit } = main;
-
-  it("counts a key-only rule per value and answers 429 once over", async () => {
-    const request = { domain: "rl", descriptors: [descriptor(["client", "10.0.0.1"])] };
-    const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await rateLimit(request));
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
-    expect(answers[0].body).toEqual({
-      overallCode: "OK",
-      statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, limitRemaining: 2, durationUntilReset: "3570s" }],
-    });
-    expect(answers[2].body.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-      durationUntilReset: "3570s",
-    });
-    expect(answers[3].body).toEqual({
-      overallCode: "OVER_LIMIT",
-      statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" }],
-    });
-    const other = await rateLimit({ domain: "rl", descriptors: [descriptor(["client", "10.0.0.2"])] });
-    expect(other.body.statuses[0].limitRemaining).toBe(2);
+  decisionSuite(main.rateLimit, {
     // The counter is the reference's key, in Redis; over-limit hits keep counting, as the reference's do.
-    expect(await redis(env.TEST_REDIS_PORT, [["GET", `suite_rl_client_10.0.0.1_${HOUR_START}`]])).toEqual(["4"]);
+    afterKeyOnlyRule: async () =>
+      expect(await redis(env.TEST_REDIS_PORT, [["GET", `suite_rl_client_10.0.0.1_${HOUR_START}`]])).toEqual(["4"]),
   });
-
-  it("names the rule in currentLimit and reports the rest of the minute", async () => {
-    const answer = await rateLimit({ domain: "rl", descriptors: [descriptor(["path", "/login"])] });
-    expect(answer.body.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "login" },
-      limitRemaining: 1,
-      durationUntilReset: "30s",
-    });
-  });
-
-  it("whitelists a key and value without a limit, and gives unknown descriptors OK", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [descriptor(["path", "/free"]), descriptor(["nothing", "x"]), { entries: [] }],
-    });
-    expect(answer).toMatchObject({ status: 200, body: { overallCode: "OK", statuses: [{ code: "OK" }, { code: "OK" }, { code: "OK" }] } });
-  });
-
-  it("answers unlimited with the largest uint32 and zero with OVER_LIMIT", async () => {
-    const answer = await rateLimit({ domain: "rl", descriptors: [descriptor(["unlimited", "u"]), descriptor(["blocked", "b"])] });
-    expect(answer.status).toBe(429);
-    expect(answer.body).toEqual({
-      overallCode: "OVER_LIMIT",
-      statuses: [
-        { code: "OK", limitRemaining: 4294967295 },
-        { code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" },
-      ],
-    });
-  });
-
-  it("shares one counter among wildcard values with share_threshold", async () => {
-    const first = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/a"])] });
-    const second = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/b"])] });
-    const third = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/c"])] });
-    expect([first.body.statuses[0].limitRemaining, second.body.statuses[0].limitRemaining, third.status]).toEqual([1, undefined, 429]);
-  });
-
-  it("answers an unknown domain with OK per descriptor", async () => {
-    const answer = await rateLimit({ domain: "nope", descriptors: [descriptor(["a", "b"]), descriptor(["c", "d"])] });
-    expect(answer).toEqual({
-      status: 200,
-      body: { overallCode: "OK", statuses: [{ code: "OK" }, { code: "OK" }] },
-      contentType: expect.stringMatching(/^application\/json/),
-    });
-  });
-
-  it("reads snake_case names, string numbers and enum numbers as proto3 JSON parsers do", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      hits_addend: "2",
-      descriptors: [{ entries: [{ key: "client", value: "snake" }], limit: { requests_per_unit: "10", unit: 3 } }],
-    });
-    expect(answer.body.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 10, unit: "HOUR" },
-      limitRemaining: 8,
-      durationUntilReset: "3570s",
-    });
-  });
-
-  it("admits exactly the limit out of 150 concurrent hits on one key (2000 run in test/integration)", async () => {
-    const request = { domain: "rl", descriptors: [descriptor(["hot", "one-key"])] };
-    const statuses = await Promise.all(Array.from({ length: 150 }, () => rateLimit(request).then((a) => a.status)));
-    expect(statuses.filter((s) => s === 200).length).toBe(100);
-    expect(statuses.filter((s) => s === 429).length).toBe(50);
-  }, 60_000);
 });
 
 describe("counting as the reference does", () => {
