@@ -1,6 +1,6 @@
 // Which rate-limit configuration is in force in this isolate: the bundled YAML of config/, or the runtime set
 // from D1 once one exists. Isolates re-check the D1 state at most every CONFIG_CHECK_INTERVAL_MS, so a new set
-// reaches every isolate within that interval plus one D1 read, and a failed load keeps the previous config.
+// reaches every isolate within two intervals, and a failed load keeps the previous config.
 import { loadConfig, type ConfigFile, type RateLimitConfig } from "./core/config";
 import { bundledConfigFiles } from "./bundled-config.gen";
 import type { Database } from "../shared/db";
@@ -42,6 +42,36 @@ export function compileConfig(files: ConfigFile[], settings: RateLimitSettings) 
   return loadConfig(files, { mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG });
 }
 
+/**
+ * The set in force when no runtime set is stored: the bundled files, or, with CONFIG_TYPE=GRPC_XDS_SOTW, nothing
+ * until the xDS client stores its first snapshot (/json answers "no rate limit configuration loaded" meanwhile, as
+ * the reference does before its first xDS config). A bundled set that fails to load keeps `previous`, if any.
+ */
+export function loadBundled(settings: RateLimitSettings, version: number, previous?: LoadedConfig): LoadedConfig {
+  if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW") return { config: undefined, source: "bundled", version, files: [] };
+  return compileLoaded(settings, bundledFiles(settings), "bundled", version, previous);
+}
+
+/** Compiles a set, counting the load; a set that fails keeps `previous` (the reference keeps its last good config). */
+function compileLoaded(
+  settings: RateLimitSettings,
+  files: ConfigFile[],
+  source: ConfigSetState["source"],
+  version: number,
+  previous: LoadedConfig | undefined,
+): LoadedConfig {
+  const compiled = compileConfig(files, settings);
+  recordConfigLoad(settings, compiled.ok);
+  if (!compiled.ok) {
+    logError("ratelimit: error loading new configuration", { message: compiled.error.message });
+    // With nothing to keep, requests fail clearly ("no rate limit configuration loaded").
+    const kept = previous ?? { config: undefined, source, version, files };
+    return { ...kept, lastError: compiled.error.message };
+  }
+  logInfo("ratelimit: configuration loaded", { source, version, domains: compiled.value.domains });
+  return { config: compiled.value, source, version, files };
+}
+
 interface IsolateState {
   loaded: LoadedConfig;
   checkedAt: number;
@@ -49,11 +79,10 @@ interface IsolateState {
 
 interface View {
   state?: IsolateState;
-  refreshing?: Promise<IsolateState>;
+  /** The clock of the request re-reading the D1 state right now, if one is. */
+  checkingSince?: number;
 }
 
-// One view per settings object (settings are parsed once per env), so an env with other settings, such as
-// another MERGE_DOMAIN_CONFIG, never sees a config compiled under different rules.
 const views = new WeakMap<RateLimitSettings, View>();
 
 function viewOf(settings: RateLimitSettings): View {
@@ -67,30 +96,38 @@ async function refresh(db: Database, settings: RateLimitSettings, previous: Isol
   if (previous && previous.loaded.version === setState.version && previous.loaded.source === setState.source) {
     return { loaded: previous.loaded, checkedAt: nowMs };
   }
-  const files = setState.source === "runtime" ? await readConfigFiles(db) : bundledFiles(settings);
-  const compiled = compileConfig(files, settings);
-  recordConfigLoad(settings, compiled.ok);
-  if (!compiled.ok) {
-    logError("ratelimit: error loading new configuration", { message: compiled.error.message });
-    // The reference keeps the previous config after a failed reload; with none, requests fail clearly.
-    const kept = previous?.loaded ?? { config: undefined, source: setState.source, version: setState.version, files };
-    return { loaded: { ...kept, lastError: compiled.error.message }, checkedAt: nowMs };
-  }
-  logInfo("ratelimit: configuration loaded", { source: setState.source, version: setState.version, domains: compiled.value.domains });
-  return { loaded: { config: compiled.value, source: setState.source, version: setState.version, files }, checkedAt: nowMs };
+  const loaded =
+    setState.source === "bundled"
+      ? loadBundled(settings, setState.version, previous?.loaded)
+      : compileLoaded(settings, await readConfigFiles(db), "runtime", setState.version, previous?.loaded);
+  return { loaded, checkedAt: nowMs };
 }
 
 /**
- * The configuration for this request. Concurrent requests that find the view stale share one refresh.
+ * The configuration for this request. A request never waits on another request's D1 read: workerd would run the
+ * waiter's continuation inside the reader's request, whose I/O the waiter may not touch (its Durable Object calls
+ * then fail with "Cannot perform I/O on behalf of a different request", or hang once the reader has finished).
+ * So the request that finds the view stale re-reads it itself, and the requests arriving meanwhile keep using the
+ * current view (for at most another interval). With no view yet, each request loads its own.
  * @param nowMs the request's clock, in milliseconds.
  */
 export async function currentConfig(db: Database, settings: RateLimitSettings, nowMs: number): Promise<LoadedConfig> {
   const view = viewOf(settings);
-  if (view.state && nowMs - view.state.checkedAt < CONFIG_CHECK_INTERVAL_MS) return view.state.loaded;
-  view.refreshing ??= refresh(db, settings, view.state, nowMs)
-    .then((next) => (view.state = next))
-    .finally(() => (view.refreshing = undefined));
-  return (await view.refreshing).loaded;
+  const state = view.state;
+  if (state) {
+    const fresh = nowMs - state.checkedAt < CONFIG_CHECK_INTERVAL_MS;
+    const beingChecked = view.checkingSince !== undefined && nowMs - view.checkingSince < CONFIG_CHECK_INTERVAL_MS;
+    if (fresh || beingChecked) return state.loaded;
+  }
+  const since = nowMs;
+  view.checkingSince = since;
+  try {
+    const next = await refresh(db, settings, view.state, nowMs);
+    if (!view.state || view.state.checkedAt <= next.checkedAt) view.state = next;
+    return next.loaded;
+  } finally {
+    if (view.checkingSince === since) view.checkingSince = undefined;
+  }
 }
 
 /** Installs a set this isolate has just written, so its own next request uses it without waiting. */
