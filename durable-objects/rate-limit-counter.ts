@@ -6,10 +6,12 @@
 // and everything once none is left, so storage never grows without bound.
 //
 // Counting is exact: the object is single-threaded, the first read of a key happens behind the input gate, and
-// every later step is synchronous, so concurrent callers never interleave between read and write. Writes are
-// sent with allowUnconfirmed: the caller gets its count without waiting for the disk, which roughly doubles
-// throughput; if a write ever failed the runtime would restart the object from the last confirmed counts
-// (an undercount of at most the hits in flight), the same durability as the reference's Redis.
+// every later step is synchronous, so concurrent callers never interleave between read and write. Changed counters
+// are written behind, at most once a second per object (WRITE_BEHIND_MS), with allowUnconfirmed: the caller gets its
+// count without waiting for the disk, and a busy object writes once a second instead of once a call, which is what
+// lets it keep up with a hot key. If the object crashed, the hits of at most the last second would be lost (an
+// undercount, so at most that many extra admissions): far less than the reference's Redis risks with its default
+// snapshotting. Eviction only happens to an object idle for many seconds, by when its writes are done.
 import { DurableObject } from "cloudflare:workers";
 
 export interface CounterOperation {
@@ -20,11 +22,31 @@ export interface CounterOperation {
 
 type Stored = [count: number, windowEnd: number];
 
+/** The longest a changed counter waits to be written; see the header. */
+const WRITE_BEHIND_MS = 1000;
+
 export class RateLimitCounter extends DurableObject<Env> {
   /** Counts known to this instance; storage is read once per key per instance. */
   private readonly counts = new Map<string, Stored>();
   /** Milliseconds of the alarm we know is set; undefined until this instance has set or read it. */
   private alarmAt: number | null | undefined;
+
+  /** Counters changed since the last write, written together when the write-behind timer fires. */
+  private unwritten: Record<string, Stored> | null = null;
+
+  private writeBehind(changed: Record<string, Stored>): void {
+    if (this.unwritten === null) {
+      this.unwritten = {};
+      setTimeout(() => this.writeUnwritten(), WRITE_BEHIND_MS);
+    }
+    Object.assign(this.unwritten, changed);
+  }
+
+  private writeUnwritten(): void {
+    if (this.unwritten === null) return;
+    void this.ctx.storage.put(this.unwritten, { allowUnconfirmed: true });
+    this.unwritten = null;
+  }
 
   /** Loads the keys this instance has not seen yet (absent keys count 0). */
   private async load(operations: { key: string; windowEnd: number }[]): Promise<void> {
@@ -51,7 +73,7 @@ export class RateLimitCounter extends DurableObject<Env> {
       return entry[0];
     });
     if (Object.keys(changed).length > 0) {
-      void this.ctx.storage.put(changed, { allowUnconfirmed: true });
+      this.writeBehind(changed);
       await this.scheduleExpiry(Math.min(...operations.map((op) => op.windowEnd)) * 1000);
     }
     return counts;
@@ -72,6 +94,7 @@ export class RateLimitCounter extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    this.writeUnwritten();
     const nowSeconds = Date.now() / 1000;
     const stored = await this.ctx.storage.list<Stored>();
     const closed = [...stored].filter(([, [, windowEnd]]) => windowEnd <= nowSeconds).map(([key]) => key);
