@@ -39,6 +39,25 @@ const boolean = (defaultValue) =>
       .transform((value) => value ?? defaultValue),
   );
 
+/**
+ * A list of `name<sep>value` pairs separated by commas (spaces around each trimmed), as [name, value] entries.
+ * @param {string} separator @param {string} variable
+ */
+const pairs = (separator, variable) =>
+  string("").transform((text, ctx) => {
+    /** @type {[string, string][]} */
+    const out = [];
+    for (const item of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+      const at = item.indexOf(separator);
+      if (at <= 0) {
+        ctx.addIssue({ code: "custom", message: `expected ${variable} as name${separator}value pairs separated by commas` });
+        return z.NEVER;
+      }
+      out.push([item.slice(0, at).trim(), item.slice(at + 1).trim()]);
+    }
+    return out;
+  });
+
 /** A Go duration in milliseconds, or undefined when unset. */
 const optionalDuration = () =>
   optionalString().transform((text, ctx) => {
@@ -82,6 +101,42 @@ export const GatewaySettingsSchema = z
     GRPC_CLIENT_TLS_CACERT: optionalString(),
     /** With mutual TLS, the DNS name the client certificate must carry among its subject alternative names. */
     GRPC_CLIENT_TLS_SAN: optionalString(),
+    /** FILE: the Worker's own config (bundled files or its runtime set); GRPC_XDS_SOTW: this process is the xDS
+     * client and stores each snapshot in the Worker (set the same value for the Worker). */
+    CONFIG_TYPE: z.preprocess(unsetIfEmpty, z.enum(["FILE", "GRPC_XDS_SOTW"]).optional()).transform((v) => v ?? "FILE"),
+    /** With GRPC_XDS_SOTW, false: the gRPC port opens only once the first snapshot is accepted; true: at once. */
+    FORCE_START_WITHOUT_INITIAL_CONFIG: boolean(false),
+    /** The Worker's admin bearer token, with which snapshots are stored (PUT /rlconfig/files); needed for xDS. */
+    RATELIMIT_ADMIN_TOKEN: optionalString(),
+    /** The node id the client presents to the management server. */
+    CONFIG_GRPC_XDS_NODE_ID: string("default"),
+    /** `k1=v1,k2=v2`: the node's metadata (string values). */
+    CONFIG_GRPC_XDS_NODE_METADATA: pairs("=", "CONFIG_GRPC_XDS_NODE_METADATA"),
+    /** host:port of the management server. */
+    CONFIG_GRPC_XDS_SERVER_URL: string("localhost:18000"),
+    /** While the server cannot be reached, how often a connection is tried (grpc-js adds its own jitter). */
+    CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration("3s"),
+    /** After a stream breaks: the first wait before the next one, doubled per failure up to the maximum, */
+    XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: duration("10s"),
+    XDS_CLIENT_BACKOFF_MAX_INTERVAL: duration("60s"),
+    /** each wait spread by plus or minus this fraction of itself when XDS_CLIENT_BACKOFF_JITTER is true. */
+    XDS_CLIENT_BACKOFF_RANDOM_FACTOR: z
+      .preprocess(unsetIfEmpty, z.coerce.number().min(0).max(1).optional())
+      .transform((v) => v ?? 0.5),
+    XDS_CLIENT_BACKOFF_JITTER: boolean(true),
+    /** Largest snapshot message accepted; 0 keeps grpc-js's default (4 MiB). */
+    XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: z
+      .preprocess(unsetIfEmpty, z.coerce.number().int().min(0).optional())
+      .transform((v) => v ?? 0),
+    /** TLS to the management server: CA file (default: the system's), client certificate and key (PEM files), and
+     * the name expected in the server's certificate when it differs from the URL's host. */
+    CONFIG_GRPC_XDS_SERVER_USE_TLS: boolean(false),
+    CONFIG_GRPC_XDS_SERVER_TLS_CACERT: optionalString(),
+    CONFIG_GRPC_XDS_CLIENT_TLS_CERT: optionalString(),
+    CONFIG_GRPC_XDS_CLIENT_TLS_KEY: optionalString(),
+    CONFIG_GRPC_XDS_SERVER_TLS_SAN: optionalString(),
+    /** `k1:v1,k2:v2`: gRPC metadata sent with the stream (e.g. an authorization token). */
+    CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: pairs(":", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS"),
     /** After SIGTERM: how long the health check answers NOT_SERVING while calls are still taken. */
     GRPC_GATEWAY_DRAIN_TIME: duration("1s"),
     /** After the drain: how long calls in flight may take to finish before the gateway exits anyway. */
@@ -99,6 +154,19 @@ export const GatewaySettingsSchema = z
     }
     if (settings.GRPC_CLIENT_TLS_SAN && !settings.GRPC_CLIENT_TLS_CACERT) {
       ctx.addIssue({ code: "custom", path: ["GRPC_CLIENT_TLS_SAN"], message: "needs GRPC_CLIENT_TLS_CACERT (mutual TLS)" });
+    }
+    if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW" && !settings.RATELIMIT_ADMIN_TOKEN) {
+      const message = "is required when CONFIG_TYPE is GRPC_XDS_SOTW (snapshots are stored with it)";
+      ctx.addIssue({ code: "custom", path: ["RATELIMIT_ADMIN_TOKEN"], message });
+    }
+    if (Boolean(settings.CONFIG_GRPC_XDS_CLIENT_TLS_CERT) !== Boolean(settings.CONFIG_GRPC_XDS_CLIENT_TLS_KEY)) {
+      const message = "CONFIG_GRPC_XDS_CLIENT_TLS_CERT and CONFIG_GRPC_XDS_CLIENT_TLS_KEY go together";
+      ctx.addIssue({ code: "custom", path: ["CONFIG_GRPC_XDS_CLIENT_TLS_CERT"], message });
+    }
+    if (!settings.CONFIG_GRPC_XDS_SERVER_USE_TLS) {
+      for (const name of /** @type {const} */ (["CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "CONFIG_GRPC_XDS_SERVER_TLS_SAN"])) {
+        if (settings[name]) ctx.addIssue({ code: "custom", path: [name], message: "needs CONFIG_GRPC_XDS_SERVER_USE_TLS=true" });
+      }
     }
   })
   .transform(({ RATELIMIT_UPSTREAM_URL, PORT, ...rest }) => ({

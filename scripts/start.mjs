@@ -5,11 +5,13 @@
 //    (the same --persist-to as wrangler dev, when given);
 // 3. runs `wrangler dev` on PORT (default 8787), passing on the arguments given after `--`;
 // 4. runs the gRPC gateway (grpc-gateway/, GRPC_PORT default 8081) in front of it: RATELIMIT_UPSTREAM_URL
-//    defaults to the origin of that `wrangler dev`.
+//    defaults to the origin of that `wrangler dev`; with CONFIG_TYPE=GRPC_XDS_SOTW (in .dev.vars or the
+//    environment) the gateway is also the xDS client.
 // On a signal every child's process group is stopped, so no workerd is left behind.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { parseEnv } from "node:util";
 
 const root = path.join(import.meta.dirname, "..");
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
@@ -88,6 +90,12 @@ start("wrangler dev", process.execPath, [wrangler, "dev", "--test-scheduled", ..
 const givenHost = optionValue(devArgs, "--ip") ?? "localhost";
 const devHost = ["0.0.0.0", "::"].includes(givenHost) ? "localhost" : givenHost.includes(":") ? `[${givenHost}]` : givenHost;
 const devOrigin = `http://${devHost}:${optionValue(devArgs, "--port") ?? port}`;
+// The gateway reads .dev.vars too (the environment wins), so CONFIG_TYPE=GRPC_XDS_SOTW set there makes both the
+// Worker and the gateway's xDS client use the management server, with the same RATELIMIT_ADMIN_TOKEN.
+const gatewayVars = Object.entries(parseEnv(readFileSync(path.join(root, ".dev.vars"), "utf8"))).filter(
+  ([name]) => /^(CONFIG_|XDS_|GRPC_|FORCE_START_|RATELIMIT_ADMIN_TOKEN$)/.test(name) && process.env[name] === undefined,
+);
 start("grpc gateway", process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
+  ...Object.fromEntries(gatewayVars),
   RATELIMIT_UPSTREAM_URL: env.RATELIMIT_UPSTREAM_URL || devOrigin,
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: type check, then every suite (the pure core in plain Node, the rest inside the Workers runtime),
 // and the integration suite against a real `wrangler dev`, ending with the line "N passed, M failed".
-// The type check counts as one test.
+// Each type check counts as one test.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,9 +17,12 @@ let failed = 0;
 
 run(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
 
-console.log("> tsc --noEmit");
-if (run(bin("tsc"), ["--noEmit", "-p", "."]) === 0) passed++;
-else failed++;
+// The Worker's TypeScript, then the Node programs beside it (plain ESM checked through their JSDoc types).
+for (const project of [".", "grpc-gateway", "haproxy-agent"]) {
+  console.log(`> tsc --noEmit -p ${project}`);
+  if (run(bin("tsc"), ["--noEmit", "-p", project]) === 0) passed++;
+  else failed++;
+}
 
 const reportDir = mkdtempSync(path.join(tmpdir(), "vitest-"));
 const extra = process.argv.slice(2);

@@ -1,4 +1,5 @@
-// Plain-Node tests of the pure rate-limit core: no Workers runtime, so any Workers import fails here.
+// Plain-Node tests of the pure rate-limit core and the Node gRPC gateway's unit tests: no Workers runtime, so any
+// Workers import fails here.
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
@@ -7,6 +8,6 @@ export default defineConfig({
   test: {
     name: "core",
     environment: "node",
-    include: ["test/ratelimit/core/**/*.test.ts"],
+    include: ["test/ratelimit/core/**/*.test.ts", "test/grpc-gateway/**/*.test.ts"],
   },
 });

@@ -8,11 +8,12 @@ import { database } from "../shared/db";
 import { HttpError } from "../shared/errors";
 import { constantTimeEqualText } from "../shared/passwords";
 import { describeZodError } from "../shared/validate";
-import { bundledFiles, compileConfig, currentConfig, installConfig } from "./config-provider";
+import { compileConfig, currentConfig, installConfig, loadBundled } from "./config-provider";
 import { clearConfigFiles, replaceConfigFiles } from "./config-repo";
 import { counterStoreHealthy, storeErrorsArePublic } from "./counter-stores";
-import { dumpConfig } from "./core/config";
+import { dumpConfig, type ConfigFile } from "./core/config";
 import { parseRateLimitRequestJson, rateLimitResponseToJson } from "./core/json";
+import { xdsConfigsToFiles } from "./core/xds-config";
 import { decide } from "./engine";
 import { ratelimitErrorResponse } from "./errors";
 import { rateLimitSettings } from "./settings";
@@ -85,7 +86,26 @@ ratelimitApp.get("/rlconfig/files", requireAdminToken, async (c) => {
 });
 
 const ConfigFilesBody = z.strictObject({ files: z.record(z.string(), z.string()) });
+const XdsConfigsBody = z.strictObject({ configs: z.array(z.unknown()) });
 const FILE_NAME = /^[^/\\\s]+\.yaml$/;
+
+/** The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. */
+function configFilesOf(body: unknown): { ok: true; files: ConfigFile[] } | { ok: false; error: string; xds?: true } {
+  if (typeof body === "object" && body !== null && "configs" in body) {
+    const parsed = XdsConfigsBody.safeParse(body);
+    if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+    const files = xdsConfigsToFiles(parsed.data.configs);
+    return files.ok ? { ok: true, files: files.value } : { ok: false, error: files.error, xds: true };
+  }
+  const parsed = ConfigFilesBody.safeParse(body);
+  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  const badName = Object.keys(parsed.data.files).find((name) => !FILE_NAME.test(name));
+  if (badName !== undefined) return { ok: false, error: `${badName}: file names must end in .yaml and contain no slashes or spaces` };
+  const files = Object.entries(parsed.data.files)
+    .map(([name, text]) => ({ name, text }))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  return { ok: true, files };
+}
 
 ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
   let body: unknown;
@@ -94,16 +114,17 @@ ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
   } catch {
     return c.json({ error: "request body is not valid JSON" }, 400);
   }
-  const parsed = ConfigFilesBody.safeParse(body);
-  if (!parsed.success) return c.json({ error: describeZodError(parsed.error) }, 400);
-  const badName = Object.keys(parsed.data.files).find((name) => !FILE_NAME.test(name));
-  if (badName !== undefined) {
-    return c.json({ error: `${badName}: file names must end in .yaml and contain no slashes or spaces` }, 400);
-  }
   const settings = rateLimitSettings(c.env);
-  const files = Object.entries(parsed.data.files)
-    .map(([name, text]) => ({ name, text }))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const described = configFilesOf(body);
+  if (!described.ok) {
+    // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
+    if (described.xds) {
+      recordConfigLoad(settings, false);
+      flushAfter(c);
+    }
+    return c.json({ error: described.error }, 400);
+  }
+  const { files } = described;
   const compiled = compileConfig(files, settings);
   recordConfigLoad(settings, compiled.ok);
   flushAfter(c);
@@ -116,18 +137,10 @@ ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
 ratelimitApp.delete("/rlconfig/files", requireAdminToken, async (c) => {
   const settings = rateLimitSettings(c.env);
   const version = await clearConfigFiles(database(c.env.DB));
-  const files = bundledFiles(settings);
-  const compiled = compileConfig(files, settings);
-  recordConfigLoad(settings, compiled.ok);
+  const loaded = loadBundled(settings, version);
   flushAfter(c);
-  installConfig(
-    settings,
-    compiled.ok
-      ? { config: compiled.value, source: "bundled", version, files }
-      : { config: undefined, source: "bundled", version, files, lastError: compiled.error.message },
-    Date.now(),
-  );
-  return c.json({ source: "bundled", domains: compiled.ok ? compiled.value.domains : [] });
+  installConfig(settings, loaded, Date.now());
+  return c.json({ source: "bundled", domains: loaded.config?.domains ?? [] });
 });
 
 ratelimitApp.get("/debug", requireAdminToken, (c) => c.text(debugIndex(c.env)));

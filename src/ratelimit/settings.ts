@@ -80,10 +80,12 @@ const observabilityFields = {
 };
 
 export const RateLimitSettings = z.object({
-  /** FILE (bundled YAML, or the runtime set in D1) or GRPC_XDS_SOTW (pushed by the xDS client beside the Worker). */
+  /** FILE (bundled YAML, or the runtime set in D1) or GRPC_XDS_SOTW: the bundled files are never in force, only
+   * the snapshots the xDS client beside the Worker (grpc-gateway) stores through PUT /rlconfig/files. */
   CONFIG_TYPE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["FILE", "GRPC_XDS_SOTW"]).default("FILE")),
-  /** Answer before any configuration is loaded. On Workers the bundled files are loaded with the code, so this
-   * only matters when they fail to load: either way /json then answers 400 "no rate limit configuration loaded". */
+  /** Serve before any configuration is loaded. The Worker always answers, /json with 400 "no rate limit
+   * configuration loaded" while nothing is; the gRPC gateway reads this too and, when false with
+   * CONFIG_TYPE=GRPC_XDS_SOTW, opens its port only once the first xDS snapshot is accepted. */
   FORCE_START_WITHOUT_INITIAL_CONFIG: envBoolean(false),
   /** Stands for the watched root; on Workers the project's config/ folder is bundled and plays that part. */
   RUNTIME_ROOT: envString("/srv/runtime_data/current"),

@@ -1,0 +1,275 @@
+// The xDS client of the rate limit service (CONFIG_TYPE=GRPC_XDS_SOTW): one state-of-the-world ADS stream to the
+// management server, subscribed to every RateLimitConfig; each snapshot is stored in the Worker, then ACKed, or
+// NACKed with the reason while the previous config stays. A broken stream is reopened after an exponential backoff.
+import grpc from "@grpc/grpc-js";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import protobuf from "protobufjs";
+import { loadProto, PROTO_ROOT } from "./proto.mjs";
+
+/** @typedef {(level: string, message: string, fields?: object) => void} Log */
+/** @typedef {{ ok: true } | { ok: false, error: string }} ApplyResult */
+
+export const RATE_LIMIT_CONFIG_TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
+const INVALID_ARGUMENT = 3;
+
+const rateLimitConfigType = protobuf
+  .loadSync(path.join(PROTO_ROOT, "ratelimit/config/ratelimit/v3/rls_conf.proto"))
+  .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
+
+/**
+ * The wait before reopening the stream after `failures` breaks in a row (0 for the first): the initial interval
+ * doubled per failure up to the maximum, then, with jitter, spread uniformly by plus or minus `randomFactor` of itself.
+ * @param {number} failures
+ * @param {{ initialMs: number, maxMs: number, randomFactor: number, jitter: boolean }} backoff
+ * @param {() => number} [random] uniform in [0, 1)
+ */
+export function backoffDelayMs(failures, backoff, random = Math.random) {
+  const base = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures, 30));
+  if (!backoff.jitter || backoff.randomFactor === 0) return base;
+  return Math.round(base * (1 - backoff.randomFactor + 2 * backoff.randomFactor * random()));
+}
+
+/**
+ * Decodes the resources of a response into RateLimitConfig objects in proto3 JSON form (camelCase, enums as names).
+ * @param {{ type_url?: string, value: Buffer }[]} resources google.protobuf.Any as @grpc/proto-loader gives it
+ *   (protobufjs keeps the original name of Any's field)
+ * @returns {{ ok: true, configs: object[] } | { ok: false, error: string }}
+ */
+export function decodeRateLimitConfigs(resources) {
+  const configs = [];
+  for (const [index, resource] of resources.entries()) {
+    if (resource.type_url !== RATE_LIMIT_CONFIG_TYPE_URL) {
+      return { ok: false, error: `resource ${index} has type ${resource.type_url || "(none)"}, expected ${RATE_LIMIT_CONFIG_TYPE_URL}` };
+    }
+    try {
+      const message = rateLimitConfigType.decode(resource.value);
+      configs.push(rateLimitConfigType.toObject(message, { enums: String, longs: Number, defaults: false }));
+    } catch (error) {
+      return { ok: false, error: `resource ${index} cannot be decoded: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+  return { ok: true, configs };
+}
+
+/**
+ * Stores a snapshot in the Worker through PUT /rlconfig/files (JSON form). A refusal (400) is final; an unreachable
+ * or failing Worker is asked again a few times before the snapshot is given up.
+ * @param {{ url: string, token: string, log: Log, retryDelaysMs?: number[] }} options
+ * @returns {(configs: object[], version: string) => Promise<ApplyResult>}
+ */
+export function workerApplier({ url, token, log, retryDelaysMs = [250, 1000, 3000] }) {
+  return async (configs, version) => {
+    let problem = "";
+    for (let attempt = 0; attempt <= retryDelaysMs.length; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, retryDelaysMs[attempt - 1]));
+      try {
+        const response = await fetch(`${url}/rlconfig/files`, {
+          method: "PUT",
+          headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ configs }),
+          signal: AbortSignal.timeout(10_000),
+        });
+        const text = await response.text();
+        if (response.status === 200) return { ok: true };
+        if (response.status === 400) {
+          let error = text;
+          try {
+            error = JSON.parse(text).error ?? text;
+          } catch {}
+          return { ok: false, error };
+        }
+        problem = `the rate limit service answered ${response.status}`;
+        // A wrong token or a Worker without one will not change by asking again.
+        if (response.status === 401 || response.status === 404) {
+          log("error", "xds: the rate limit service refuses the admin token", { version, status: response.status });
+          break;
+        }
+      } catch (error) {
+        problem = `the rate limit service cannot be reached: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      log("warn", "xds: storing the snapshot failed", { version, attempt: attempt + 1, problem });
+    }
+    return { ok: false, error: problem };
+  };
+}
+
+/** @param {import("./settings.mjs").GatewaySettings} settings */
+function channelCredentials(settings) {
+  if (!settings.CONFIG_GRPC_XDS_SERVER_USE_TLS) return grpc.credentials.createInsecure();
+  const read = (/** @type {string | undefined} */ file) => (file ? readFileSync(file) : null);
+  return grpc.credentials.createSsl(
+    read(settings.CONFIG_GRPC_XDS_SERVER_TLS_CACERT),
+    read(settings.CONFIG_GRPC_XDS_CLIENT_TLS_KEY),
+    read(settings.CONFIG_GRPC_XDS_CLIENT_TLS_CERT),
+  );
+}
+
+/** @param {import("./settings.mjs").GatewaySettings} settings */
+function channelOptions(settings) {
+  const retry = settings.CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL;
+  /** @type {Record<string, string | number>} */
+  const options = {
+    "grpc.enable_channelz": 0,
+    // While the server is down, connections are tried every CONNECT_RETRY_INTERVAL (not grpc-js's growing backoff).
+    "grpc.initial_reconnect_backoff_ms": retry,
+    "grpc.max_reconnect_backoff_ms": retry,
+  };
+  if (settings.XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES > 0) {
+    options["grpc.max_receive_message_length"] = settings.XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES;
+  }
+  if (settings.CONFIG_GRPC_XDS_SERVER_USE_TLS && settings.CONFIG_GRPC_XDS_SERVER_TLS_SAN) {
+    options["grpc.ssl_target_name_override"] = settings.CONFIG_GRPC_XDS_SERVER_TLS_SAN;
+    options["grpc.default_authority"] = settings.CONFIG_GRPC_XDS_SERVER_TLS_SAN;
+  }
+  return options;
+}
+
+export class XdsConfigClient {
+  /**
+   * @param {import("./settings.mjs").GatewaySettings} settings
+   * @param {{ apply: (configs: object[], version: string) => Promise<ApplyResult>, log: Log }} options
+   */
+  constructor(settings, { apply, log }) {
+    this.settings = settings;
+    this.apply = apply;
+    this.log = log;
+    const { AggregatedDiscoveryService } = loadProto("envoy/service/discovery/v3/ads.proto").envoy.service.discovery.v3;
+    this.client = new AggregatedDiscoveryService(
+      settings.CONFIG_GRPC_XDS_SERVER_URL,
+      channelCredentials(settings),
+      channelOptions(settings),
+    );
+    this.node = {
+      id: settings.CONFIG_GRPC_XDS_NODE_ID,
+      userAgentName: "edge-control-plane-ratelimit",
+      metadata: {
+        fields: Object.fromEntries(settings.CONFIG_GRPC_XDS_NODE_METADATA.map(([key, value]) => [key, { stringValue: value }])),
+      },
+    };
+    this.metadata = new grpc.Metadata();
+    for (const [name, value] of settings.CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS) this.metadata.add(name.toLowerCase(), value);
+    /** The version of the last snapshot accepted ("" before any): sent when subscribing again and with a NACK. */
+    this.acceptedVersion = "";
+    this.failures = 0;
+    this.stopped = false;
+    /** @type {grpc.ClientDuplexStream<any, any> | undefined} */
+    this.call = undefined;
+    /** @type {() => void} */
+    let accepted = () => {};
+    /** Resolves once the first snapshot is stored. @type {Promise<void>} */
+    this.firstAccepted = new Promise((resolve) => (accepted = () => resolve()));
+    this.markAccepted = accepted;
+    /** @type {(() => void) | undefined} */
+    this.wake = undefined;
+  }
+
+  /** Runs until stop(): a stream at a time, with the backoff between them. */
+  start() {
+    this.running = this.loop();
+    return this;
+  }
+
+  async loop() {
+    while (!this.stopped) {
+      const delivered = await this.streamOnce();
+      if (this.stopped) break;
+      // A stream that delivered a snapshot was healthy: the next break starts the backoff again.
+      this.failures = delivered ? 0 : this.failures + 1;
+      const delay = backoffDelayMs(Math.max(0, this.failures - 1), {
+        initialMs: this.settings.XDS_CLIENT_BACKOFF_INITIAL_INTERVAL,
+        maxMs: this.settings.XDS_CLIENT_BACKOFF_MAX_INTERVAL,
+        randomFactor: this.settings.XDS_CLIENT_BACKOFF_RANDOM_FACTOR,
+        jitter: this.settings.XDS_CLIENT_BACKOFF_JITTER,
+      });
+      this.log("info", "xds: stream closed; opening a new one after the backoff", { delayMs: delay, failures: this.failures });
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        };
+      });
+    }
+  }
+
+  /** @param {{ responseNonce?: string, errorDetail?: { code: number, message: string } }} [extra] */
+  request(extra = {}) {
+    return { versionInfo: this.acceptedVersion, node: this.node, resourceNames: [], typeUrl: RATE_LIMIT_CONFIG_TYPE_URL, ...extra };
+  }
+
+  /**
+   * One stream: subscribes (with the version already held, so an unchanged server need not resend), handles the
+   * responses in order, and resolves when the stream ends, with whether it delivered any response.
+   * @returns {Promise<boolean>}
+   */
+  streamOnce() {
+    return new Promise((resolve) => {
+      let delivered = false;
+      let queue = Promise.resolve();
+      // waitForReady: while the server is unreachable the call waits for the channel's connection attempts.
+      const call = this.client.StreamAggregatedResources(this.metadata, { waitForReady: true });
+      this.call = call;
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        this.call = undefined;
+        queue.finally(() => resolve(delivered));
+      };
+      call.on("data", (/** @type {any} */ response) => {
+        delivered = true;
+        queue = queue.then(() => this.handle(call, response));
+      });
+      call.on("error", (/** @type {grpc.ServiceError} */ error) => {
+        if (!this.stopped) this.log("warn", "xds: stream failed", { code: grpc.status[error.code] ?? error.code, details: error.details });
+        end();
+      });
+      call.on("end", end);
+      call.on("status", end);
+      this.log("info", "xds: subscribing", { server: this.settings.CONFIG_GRPC_XDS_SERVER_URL, node: this.node.id, version: this.acceptedVersion });
+      call.write(this.request());
+    });
+  }
+
+  /**
+   * Applies one response and answers it: ACK with its version, or NACK with the previous version and the reason.
+   * @param {grpc.ClientDuplexStream<any, any>} call
+   * @param {{ versionInfo: string, resources: { type_url?: string, value: Buffer }[], typeUrl: string, nonce: string }} response
+   */
+  async handle(call, response) {
+    const version = response.versionInfo ?? "";
+    const nonce = response.nonce ?? "";
+    let result;
+    if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
+      result = { ok: false, error: `unexpected type ${response.typeUrl}, subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL} only` };
+    } else {
+      const decoded = decodeRateLimitConfigs(response.resources ?? []);
+      result = decoded.ok ? await this.apply(decoded.configs, version) : decoded;
+    }
+    if (result.ok) {
+      this.acceptedVersion = version;
+      this.log("info", "xds: snapshot applied", { version, resources: (response.resources ?? []).length });
+      this.markAccepted();
+      this.send(call, this.request({ responseNonce: nonce }));
+    } else {
+      this.log("error", "xds: snapshot refused; the previous config stays", { version, error: result.error });
+      this.send(call, this.request({ responseNonce: nonce, errorDetail: { code: INVALID_ARGUMENT, message: result.error } }));
+    }
+  }
+
+  /** @param {grpc.ClientDuplexStream<any, any>} call @param {object} message */
+  send(call, message) {
+    // A stream that broke while the snapshot was being stored is gone; the next one subscribes afresh.
+    if (this.call !== call || call.destroyed) return;
+    call.write(message);
+  }
+
+  async stop() {
+    this.stopped = true;
+    this.call?.cancel();
+    this.wake?.();
+    await this.running;
+    this.client.close();
+  }
+}

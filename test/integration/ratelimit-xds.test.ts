@@ -1,0 +1,277 @@
+// Configuration from an xDS management server (CONFIG_TYPE=GRPC_XDS_SOTW): a real management server written here
+// with @grpc/grpc-js, the gateway process as the xDS client, a real `wrangler dev` whose runtime set each snapshot
+// replaces. Covers the subscription, ACK and NACK, the server restarting, TLS, extra headers, and starting with or
+// without a first configuration.
+import grpc from "@grpc/grpc-js";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "./grpc-helpers";
+import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
+import { startManagementServer, TYPE_URL, type ManagementServer, type SeenDiscoveryRequest } from "./xds-server";
+
+const TOKEN = "integration-admin-token";
+const root = path.join(import.meta.dirname, "..", "..");
+
+let worker: DevServer;
+let certs: Certificates;
+let certDir: string;
+const running: { stop(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  worker = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: TOKEN, CONFIG_TYPE: "GRPC_XDS_SOTW", STATS_FLUSH_INTERVAL: "0" });
+  certDir = mkdtempSync(path.join(tmpdir(), "xds-certs-"));
+  certs = makeCertificates(certDir);
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((part) => part.stop()));
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+interface GatewayProcess {
+  port: number;
+  output(): string;
+  waitForLog(text: string, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Runs the gateway as the xDS client of `server`, with fast backoffs; does not wait for it to serve. */
+async function startXdsGateway(server: ManagementServer, vars: Record<string, string> = {}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      CONFIG_TYPE: "GRPC_XDS_SOTW",
+      RATELIMIT_UPSTREAM_URL: worker.url,
+      RATELIMIT_ADMIN_TOKEN: TOKEN,
+      GRPC_HOST: "127.0.0.1",
+      GRPC_PORT: String(port),
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${server.port}`,
+      CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: "200ms",
+      XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "200ms",
+      XDS_CLIENT_BACKOFF_MAX_INTERVAL: "1s",
+      ...vars,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const gateway: GatewayProcess = {
+    port,
+    output: () => output,
+    async waitForLog(text, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!output.includes(text)) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no log line with ${text}:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGKILL");
+        await exited;
+      }
+    },
+  };
+  running.push(gateway);
+  return gateway;
+}
+
+async function managementServer(options: Parameters<typeof startManagementServer>[0] = {}) {
+  const server = await startManagementServer(options);
+  running.push({ stop: () => server.kill() });
+  return server;
+}
+
+/** One RateLimitConfig resource: `path` descriptors with per-minute limits. */
+function limits(name: string, domain: string, perPath: Record<string, number>) {
+  return {
+    name,
+    domain,
+    descriptors: Object.entries(perPath).map(([value, requestsPerUnit]) => ({
+      key: "path",
+      value,
+      rateLimit: { unit: "MINUTE", requestsPerUnit },
+    })),
+  };
+}
+
+async function decide(domain: string, value: string) {
+  const response = await fetch(`${worker.url}/json`, {
+    method: "POST",
+    body: JSON.stringify({ domain, descriptors: [{ entries: [{ key: "path", value }] }] }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text.startsWith("{") ? JSON.parse(text) : text };
+}
+
+/** The limit /json reports for one path, or its error text. */
+async function limitOf(domain: string, value: string) {
+  const { status, body } = await decide(domain, value);
+  return status === 200 ? body.statuses[0].currentLimit?.requestsPerUnit : `${status} ${body}`;
+}
+
+const isAnswerTo = (nonce: string) => (seen: SeenDiscoveryRequest) => seen.request.responseNonce === nonce;
+
+async function statCounter(name: string): Promise<number> {
+  const page = await (await fetch(`${worker.url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+  const line = page.split("\n").find((text) => text.startsWith(`${name}: `));
+  return line ? Number(line.slice(name.length + 2)) : 0;
+}
+
+describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
+  it("subscribes, serves gRPC only after the first snapshot, then ACKs updates and NACKs a bad one", async () => {
+    const server = await managementServer();
+    const gateway = await startXdsGateway(server, {
+      CONFIG_GRPC_XDS_NODE_ID: "edge-1",
+      CONFIG_GRPC_XDS_NODE_METADATA: "zone=syd",
+      CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "x-xds-token:s3cret, x-tenant:blue",
+    });
+
+    // The subscription: every RateLimitConfig, no version yet, as node edge-1, the extra headers as metadata.
+    const subscription = await server.waitFor(() => true);
+    expect(subscription.request).toEqual({
+      versionInfo: "",
+      node: { id: "edge-1", userAgentName: "edge-control-plane-ratelimit", metadata: { fields: { zone: { stringValue: "syd" } } } },
+      typeUrl: TYPE_URL,
+    });
+    expect(subscription.headers).toMatchObject({ "x-xds-token": "s3cret", "x-tenant": "blue" });
+
+    // No snapshot yet: the Worker has no configuration (the bundled files do not apply) and gRPC is not served.
+    expect(await decide("mesh", "/login")).toEqual({ status: 400, body: "no rate limit configuration loaded" });
+    await gateway.waitForLog("waiting for the first xDS snapshot");
+    const early = rateLimitClient(`127.0.0.1:${gateway.port}`);
+    expect(await early.check("", 1000)).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE });
+    early.close();
+    expect(gateway.output()).not.toContain("grpc-gateway: serving");
+
+    // The first snapshot: stored in the Worker, ACKed with its version and nonce, and then gRPC is served.
+    const first = server.push("v1", [limits("mesh-limits", "mesh", { "/login": 5 })]);
+    const ack = await server.waitFor(isAnswerTo(first));
+    expect(ack.request).toEqual({ ...subscription.request, versionInfo: "v1", responseNonce: first });
+    await gateway.waitForLog("grpc-gateway: serving");
+    expect(await limitOf("mesh", "/login")).toBe(5);
+    const client = rateLimitClient(`127.0.0.1:${gateway.port}`);
+    const viaGrpc = await client.shouldRateLimit({ domain: "mesh", descriptors: [{ entries: [{ key: "path", value: "/login" }] }] });
+    client.close();
+    expect(viaGrpc.ok && proto3Json(viaGrpc.value)).toMatchObject({
+      overallCode: "OK",
+      statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 5, unit: "MINUTE" }, limitRemaining: 3 }],
+    });
+    const files = await (await fetch(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+    expect(files).toEqual({
+      source: "runtime",
+      version: expect.any(Number),
+      domains: ["mesh"],
+      files: {
+        "mesh-limits":
+          "domain: mesh\ndescriptors:\n  - key: path\n    value: /login\n    rate_limit:\n      unit: MINUTE\n      requests_per_unit: 5\n",
+      },
+    });
+
+    // An update replaces the whole set: ACK with the new version.
+    const second = server.push("v2", [
+      limits("mesh-limits", "mesh", { "/login": 50 }),
+      limits("other-limits", "other", { "/": 7 }),
+    ]);
+    expect((await server.waitFor(isAnswerTo(second))).request).toEqual({ ...subscription.request, versionInfo: "v2", responseNonce: second });
+    expect(await limitOf("mesh", "/login")).toBe(50);
+    expect(await limitOf("other", "/")).toBe(7);
+
+    // A bad update: NACK with the previous version and the Worker's message naming the resource; v2 stays.
+    const bad = server.push("v3", [
+      limits("mesh-limits", "mesh", { "/login": 1 }),
+      { name: "broken", domain: "broken", descriptors: [{ key: "path", rateLimit: { requestsPerUnit: 5 } }] },
+    ]);
+    expect((await server.waitFor(isAnswerTo(bad))).request).toEqual({
+      ...subscription.request,
+      versionInfo: "v2",
+      responseNonce: bad,
+      errorDetail: { code: 3, message: "broken: invalid rate limit unit 'UNKNOWN'" },
+    });
+    expect(await limitOf("mesh", "/login")).toBe(50);
+
+    // A resource that is not a RateLimitConfig is refused by the client itself.
+    const wrongType = server.push("v4", [{ typeUrl: "type.googleapis.com/google.protobuf.Empty", value: Buffer.alloc(0) }]);
+    expect((await server.waitFor(isAnswerTo(wrongType))).request).toEqual({
+      ...subscription.request,
+      versionInfo: "v2",
+      responseNonce: wrongType,
+      errorDetail: { code: 3, message: `resource 0 has type type.googleapis.com/google.protobuf.Empty, expected ${TYPE_URL}` },
+    });
+    expect(await limitOf("mesh", "/login")).toBe(50);
+
+    // The loads the Worker made count like file loads: v1 and v2 succeeded, v3 failed.
+    expect(await statCounter("ratelimit.service.config_load_success")).toBe(2);
+    expect(await statCounter("ratelimit.service.config_load_error")).toBe(1);
+
+    // The server restarts with a new snapshot: the client opens a new stream after its backoff and subscribes
+    // again with the version it holds, then takes the new snapshot.
+    const before = server.seen.length;
+    await server.kill();
+    await gateway.waitForLog("xds: stream closed; opening a new one after the backoff");
+    await server.restart({ version: "v5", resources: [limits("mesh-limits", "mesh", { "/login": 9 })] });
+    const resubscription = await server.waitFor((seen) => seen.stream > subscription.stream, before);
+    expect(resubscription.request).toEqual({ ...subscription.request, versionInfo: "v2" });
+    expect(resubscription.headers).toMatchObject({ "x-xds-token": "s3cret", "x-tenant": "blue" });
+    const fifth = await server.waitFor((seen) => seen.stream === resubscription.stream && seen.request.versionInfo === "v5", before);
+    expect(fifth.request.errorDetail).toBeUndefined();
+    expect(await limitOf("mesh", "/login")).toBe(9);
+    // The snapshot is the whole set: "other" went with v2, so its domain is unknown now (OK without a limit).
+    expect(await limitOf("other", "/")).toBeUndefined();
+  });
+
+  it("speaks TLS to the management server, with a client certificate and the server name override", async () => {
+    const server = await managementServer({
+      tls: { ca: certs.caPem, cert: certs.serverCert, key: certs.serverKey, requireClientCertificate: true },
+    });
+    server.push("tls-1", [limits("tls-limits", "tls", { "/secure": 4 })]);
+    const gateway = await startXdsGateway(server, {
+      CONFIG_GRPC_XDS_SERVER_USE_TLS: "true",
+      CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caPem,
+      CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.clientCert,
+      CONFIG_GRPC_XDS_CLIENT_TLS_KEY: certs.clientKey,
+      CONFIG_GRPC_XDS_SERVER_TLS_SAN: "localhost",
+    });
+    const ack = await server.waitFor((seen) => seen.request.versionInfo === "tls-1");
+    expect(ack.request.errorDetail).toBeUndefined();
+    await gateway.waitForLog("grpc-gateway: serving");
+    expect(await limitOf("tls", "/secure")).toBe(4);
+  });
+
+  it("serves gRPC at once with FORCE_START_WITHOUT_INITIAL_CONFIG=true, answering without a configuration until one comes", async () => {
+    // Back to no configuration at all: under xDS the bundled files never apply.
+    const cleared = await fetch(`${worker.url}/rlconfig/files`, { method: "DELETE", headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect(await cleared.json()).toEqual({ source: "bundled", domains: [] });
+    const server = await managementServer();
+    const gateway = await startXdsGateway(server, { FORCE_START_WITHOUT_INITIAL_CONFIG: "true" });
+    await gateway.waitForLog("grpc-gateway: serving");
+    await server.waitFor(() => true);
+    const client = rateLimitClient(`127.0.0.1:${gateway.port}`);
+    const request = { domain: "late", descriptors: [{ entries: [{ key: "path", value: "/x" }] }] };
+    expect(await client.shouldRateLimit(request)).toEqual({
+      ok: false,
+      code: grpc.status.UNKNOWN,
+      details: "no rate limit configuration loaded",
+    });
+
+    const nonce = server.push("late-1", [limits("late-limits", "late", { "/x": 3 })]);
+    await server.waitFor(isAnswerTo(nonce));
+    const answer = await client.shouldRateLimit(request);
+    client.close();
+    expect(answer.ok && proto3Json(answer.value)).toMatchObject({
+      overallCode: "OK",
+      statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 3, unit: "MINUTE" }, limitRemaining: 2 }],
+    });
+  });
+});
