@@ -118,7 +118,7 @@ async function decide(domain: string, value: string) {
 /** The limit /json reports for one path, or its error text. */
 async function limitOf(domain: string, value: string) {
   const { status, body } = await decide(domain, value);
-  return status === 200 ? body.statuses[0].currentLimit?.requestsPerUnit : `${status} ${body}`;
+  return status === 200 || status === 429 ? body.statuses[0].currentLimit?.requestsPerUnit : `${status} ${body}`;
 }
 
 const isAnswerTo = (nonce: string) => (seen: SeenDiscoveryRequest) => seen.request.responseNonce === nonce;
@@ -247,6 +247,24 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     expect(ack.request.errorDetail).toBeUndefined();
     await gateway.waitForLog("grpc-gateway: serving");
     expect(await limitOf("tls", "/secure")).toBe(4);
+  });
+
+  it("refuses a response larger than XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES, keeping the stored configuration", async () => {
+    const server = await managementServer();
+    server.push("small-1", [limits("small", "small", { "/a": 100 })]);
+    const gateway = await startXdsGateway(server, { XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: "400" });
+    await server.waitFor((seen) => seen.request.versionInfo === "small-1");
+    expect(await limitOf("small", "/a")).toBe(100);
+
+    const paths = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`/path-${i}`, i + 1]));
+    const before = server.seen.length;
+    server.push("big-1", [limits("small", "small", paths)]);
+    await gateway.waitForLog('"code":"RESOURCE_EXHAUSTED"');
+    // The client subscribes again with the version it holds; the big snapshot never reached the Worker.
+    const again = await server.waitFor((seen) => seen.stream > 1, before);
+    expect(again.request.versionInfo).toBe("small-1");
+    expect(await limitOf("small", "/path-5")).toBeUndefined();
+    expect(await limitOf("small", "/a")).toBe(100);
   });
 
   it("serves gRPC at once with FORCE_START_WITHOUT_INITIAL_CONFIG=true, answering without a configuration until one comes", async () => {
