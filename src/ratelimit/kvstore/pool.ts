@@ -44,16 +44,21 @@ export class PooledConnection {
     });
   }
 
-  /** True when the member holds an open connection; with `connect`, dials first when it holds none. */
-  async active(connect: boolean): Promise<boolean> {
+  /**
+   * True when the member holds an open connection. With `check` (the health check), the connection must also answer:
+   * the member dials when it holds none and sends a PING in turn with its callers, since a store that hangs keeps its
+   * sockets open (the caller bounds the wait with the store's time-out).
+   */
+  async active(check: boolean): Promise<boolean> {
     const transport = (this.transport ??= this.openTransport(false));
-    if (transport.isActive() || !connect) return transport.isActive();
+    if (!check) return transport.isActive();
     try {
       await transport.ensureConnected();
+      const [reply] = await this.run([["PING"]]);
+      return reply === "PONG" && transport.isActive();
     } catch {
       return false;
     }
-    return transport.isActive();
   }
 
   close(): void {

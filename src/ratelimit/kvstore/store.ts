@@ -112,7 +112,7 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
           if (pool.poolSize === 0) {
             const member = createMember(pool, 0);
             try {
-              return await member.active(true);
+              return await withTimeout(member.active(true), pool.timeoutMs, () => "timeout").catch(() => false);
             } finally {
               member.close();
             }
