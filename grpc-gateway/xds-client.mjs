@@ -147,7 +147,9 @@ export class XdsConfigClient {
         fields: Object.fromEntries(settings.CONFIG_GRPC_XDS_NODE_METADATA.map(([key, value]) => [key, { stringValue: value }])),
       },
     };
-    this.metadata = new grpc.Metadata();
+    // waitForReady (a metadata option in grpc-js): while the server cannot be reached, a new stream waits for the
+    // channel's connection attempts (every CONNECT_RETRY_INTERVAL) instead of failing at once.
+    this.metadata = new grpc.Metadata({ waitForReady: true });
     for (const [name, value] of settings.CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS) this.metadata.add(name.toLowerCase(), value);
     /** The version of the last snapshot accepted ("" before any): sent when subscribing again and with a NACK. */
     this.acceptedVersion = "";
@@ -207,8 +209,7 @@ export class XdsConfigClient {
     return new Promise((resolve) => {
       let delivered = false;
       let queue = Promise.resolve();
-      // waitForReady: while the server is unreachable the call waits for the channel's connection attempts.
-      const call = this.client.StreamAggregatedResources(this.metadata, { waitForReady: true });
+      const call = this.client.StreamAggregatedResources(this.metadata);
       this.call = call;
       let ended = false;
       const end = () => {

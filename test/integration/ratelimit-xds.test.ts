@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "./grpc-helpers";
 import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
-import { startManagementServer, TYPE_URL, type ManagementServer, type SeenDiscoveryRequest } from "./xds-server";
+import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "./xds-server";
 
 const TOKEN = "integration-admin-token";
 const root = path.join(import.meta.dirname, "..", "..");
@@ -42,8 +42,8 @@ interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** Runs the gateway as the xDS client of `server`, with fast backoffs; does not wait for it to serve. */
-async function startXdsGateway(server: ManagementServer, vars: Record<string, string> = {}): Promise<GatewayProcess> {
+/** Runs the gateway as the xDS client of the server on `serverPort`, with fast backoffs; does not wait for it to serve. */
+async function startXdsGateway(serverPort: number, vars: Record<string, string> = {}): Promise<GatewayProcess> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
     cwd: root,
@@ -54,7 +54,7 @@ async function startXdsGateway(server: ManagementServer, vars: Record<string, st
       RATELIMIT_ADMIN_TOKEN: TOKEN,
       GRPC_HOST: "127.0.0.1",
       GRPC_PORT: String(port),
-      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${server.port}`,
+      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${serverPort}`,
       CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: "200ms",
       XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "200ms",
       XDS_CLIENT_BACKOFF_MAX_INTERVAL: "1s",
@@ -132,7 +132,7 @@ async function statCounter(name: string): Promise<number> {
 describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
   it("subscribes, serves gRPC only after the first snapshot, then ACKs updates and NACKs a bad one", async () => {
     const server = await managementServer();
-    const gateway = await startXdsGateway(server, {
+    const gateway = await startXdsGateway(server.port, {
       CONFIG_GRPC_XDS_NODE_ID: "edge-1",
       CONFIG_GRPC_XDS_NODE_METADATA: "zone=syd",
       CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "x-xds-token:s3cret, x-tenant:blue",
@@ -236,7 +236,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
       tls: { ca: certs.caPem, cert: certs.serverCert, key: certs.serverKey, requireClientCertificate: true },
     });
     server.push("tls-1", [limits("tls-limits", "tls", { "/secure": 4 })]);
-    const gateway = await startXdsGateway(server, {
+    const gateway = await startXdsGateway(server.port, {
       CONFIG_GRPC_XDS_SERVER_USE_TLS: "true",
       CONFIG_GRPC_XDS_SERVER_TLS_CACERT: certs.caPem,
       CONFIG_GRPC_XDS_CLIENT_TLS_CERT: certs.clientCert,
@@ -249,10 +249,25 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     expect(await limitOf("tls", "/secure")).toBe(4);
   });
 
+  it("waits for a management server that is not up yet, trying to connect every CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL", async () => {
+    const port = await freePort();
+    const gateway = await startXdsGateway(port, { CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: "100ms" });
+    await gateway.waitForLog("waiting for the first xDS snapshot");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const server = await managementServer({ port });
+    server.push("late-server-1", [limits("late-server", "late-server", { "/y": 6 })]);
+    // The first stream simply waited for the connection: it subscribes, takes the snapshot and ACKs it.
+    const ack = await server.waitFor((seen) => seen.request.versionInfo === "late-server-1");
+    expect(ack.stream).toBe(1);
+    await gateway.waitForLog("grpc-gateway: serving");
+    expect(gateway.output()).not.toContain("xds: stream failed");
+    expect(await limitOf("late-server", "/y")).toBe(6);
+  });
+
   it("refuses a response larger than XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES, keeping the stored configuration", async () => {
     const server = await managementServer();
     server.push("small-1", [limits("small", "small", { "/a": 100 })]);
-    const gateway = await startXdsGateway(server, { XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: "400" });
+    const gateway = await startXdsGateway(server.port, { XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: "400" });
     await server.waitFor((seen) => seen.request.versionInfo === "small-1");
     expect(await limitOf("small", "/a")).toBe(100);
 
@@ -272,7 +287,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     const cleared = await fetch(`${worker.url}/rlconfig/files`, { method: "DELETE", headers: { Authorization: `Bearer ${TOKEN}` } });
     expect(await cleared.json()).toEqual({ source: "bundled", domains: [] });
     const server = await managementServer();
-    const gateway = await startXdsGateway(server, { FORCE_START_WITHOUT_INITIAL_CONFIG: "true" });
+    const gateway = await startXdsGateway(server.port, { FORCE_START_WITHOUT_INITIAL_CONFIG: "true" });
     await gateway.waitForLog("grpc-gateway: serving");
     await server.waitFor(() => true);
     const client = rateLimitClient(`127.0.0.1:${gateway.port}`);
