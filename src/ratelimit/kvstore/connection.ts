@@ -1,9 +1,11 @@
-// One RESP connection over cloudflare:sockets: commands are written at once, in call order, and replies are
-// matched to their callers first-in first-out, so many callers can share the socket (FIFO pipelining). A reply
-// that does not come within the time-out, a closed socket or garbage on the wire fails every caller waiting
-// and the connection for good; its owner opens a new one.
+// One RESP connection over cloudflare:sockets, on the shared pipelined socket: commands are written at once, in call
+// order, and replies are matched to their callers first-in first-out, so many callers can share the socket. A
+// connection that failed (time-out, close, garbage) is done for good; its owner opens a new one.
 import { connect } from "cloudflare:sockets";
+import { type Address, formatAddress, messageOf, PipelinedSocket, type Waiter } from "../pipelined-socket";
 import { type Command, encodeCommands, type Reply, ReplyError, ReplyParser } from "./resp";
+
+export { type Address, formatAddress };
 
 /**
  * A counter store failure whose message is safe to show callers: composed here from addresses, durations and the
@@ -20,14 +22,6 @@ export class KvstoreError extends Error {
   }
 }
 
-export interface Address {
-  host: string;
-  port: number;
-}
-
-export const formatAddress = (address: Address) =>
-  address.host.includes(":") ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
-
 export interface Credentials {
   /** Absent for the single-password form (`requirepass` or the default user). */
   username?: string;
@@ -42,12 +36,11 @@ export interface ConnectionOptions {
   clientName?: string;
 }
 
-interface InFlight {
+/** One call: its replies are complete once `count` have come. */
+interface InFlight extends Waiter {
   count: number;
   replies: Reply[];
   resolve: (replies: Reply[]) => void;
-  reject: (error: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
 }
 
 export function withTimeout<T>(work: Promise<T>, ms: number, message: () => string, notSent = false): Promise<T> {
@@ -66,21 +59,11 @@ export function withTimeout<T>(work: Promise<T>, ms: number, message: () => stri
   });
 }
 
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-export class RespConnection {
-  private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+export class RespConnection extends PipelinedSocket<InFlight> {
   private readonly parser = new ReplyParser();
-  private readonly inFlight: InFlight[] = [];
-  private failure: Error | undefined;
 
-  private constructor(
-    private readonly socket: Socket,
-    readonly address: Address,
-    private readonly timeoutMs: number,
-  ) {
-    this.writer = socket.writable.getWriter();
-    void this.readLoop(socket.readable.getReader());
+  private constructor(socket: Socket, address: Address, timeoutMs: number) {
+    super(socket, address, timeoutMs, { prefix: "kvstore", type: KvstoreError });
   }
 
   /** Dials, then authenticates and names the connection; fails with a KvstoreError within the time-out. */
@@ -117,63 +100,23 @@ export class RespConnection {
     return connection;
   }
 
-  /** True until the connection failed or was closed. */
-  get usable(): boolean {
-    return this.failure === undefined;
-  }
-
   /** Writes the commands now and resolves with their replies, in order. */
   send(commands: readonly Command[]): Promise<Reply[]> {
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.failed) return Promise.reject(this.failed);
     if (commands.length === 0) return Promise.resolve([]);
     return new Promise<Reply[]>((resolve, reject) => {
-      const timer = setTimeout(
-        () => this.fail(new KvstoreError(`kvstore: no reply from ${formatAddress(this.address)} within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
-      this.inFlight.push({ count: commands.length, replies: [], resolve, reject, timer });
-      this.writer.write(encodeCommands(commands)).catch((error) => {
-        this.fail(new KvstoreError(`kvstore: writing to ${formatAddress(this.address)} failed: ${messageOf(error)}`));
-      });
+      this.waiting.push({ count: commands.length, replies: [], resolve, reject, timer: this.replyTimer() });
+      this.write(encodeCommands(commands));
     });
   }
 
-  close(): void {
-    this.fail(new KvstoreError(`kvstore: connection to ${formatAddress(this.address)} closed`));
-  }
-
-  private fail(error: Error): void {
-    if (this.failure) return;
-    this.failure = error;
-    for (const waiting of this.inFlight.splice(0)) {
-      clearTimeout(waiting.timer);
-      waiting.reject(error);
-    }
-    try {
-      this.writer.releaseLock();
-    } catch {}
-    this.socket.close().catch(() => {});
-  }
-
-  private async readLoop(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
-    try {
-      while (!this.failure) {
-        const { value, done } = await reader.read();
-        if (done) throw new KvstoreError(`kvstore: ${formatAddress(this.address)} closed the connection`);
-        this.parser.push(value);
-        for (let next = this.parser.next(); next; next = this.parser.next()) {
-          const head = this.inFlight[0];
-          if (!head) throw new KvstoreError(`kvstore: ${formatAddress(this.address)} sent a reply nobody asked for`);
-          head.replies.push(next.reply);
-          if (head.replies.length === head.count) {
-            this.inFlight.shift();
-            clearTimeout(head.timer);
-            head.resolve(head.replies);
-          }
-        }
-      }
-    } catch (error) {
-      this.fail(error instanceof KvstoreError ? error : new KvstoreError(`kvstore: reading from ${formatAddress(this.address)} failed: ${messageOf(error)}`));
+  protected consume(bytes: Uint8Array): void {
+    this.parser.push(bytes);
+    for (let next = this.parser.next(); next; next = this.parser.next()) {
+      const head = this.waiting[0];
+      if (!head) throw this.error(`${formatAddress(this.address)} sent a reply nobody asked for`);
+      head.replies.push(next.reply);
+      if (head.replies.length === head.count) this.settleOldest().resolve(head.replies);
     }
   }
 }

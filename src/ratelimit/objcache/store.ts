@@ -6,7 +6,7 @@ import { logError } from "../../shared/log";
 import { SettingsError } from "../../shared/settings";
 import type { CounterIncrement, CounterStore } from "../core/types";
 import type { CounterStoreSettings } from "../settings";
-import { type Address, formatAddress } from "../kvstore/connection";
+import { type Address, formatAddress } from "../pipelined-socket";
 import { parseHostPort } from "../kvstore/options";
 import { windowSeconds } from "../kvstore/store";
 import { MemcacheConnection, ObjcacheError } from "./connection";
