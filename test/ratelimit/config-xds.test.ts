@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { call, callJson } from "../helpers/http";
-import { descriptor, RATELIMIT_ADMIN } from "../helpers/ratelimit";
+import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../helpers/ratelimit";
 
 const LOAD_SUCCESS = "ratelimit.service.config_load_success";
 const LOAD_ERROR = "ratelimit.service.config_load_error";
@@ -56,19 +56,6 @@ function service(vars: Record<string, unknown>) {
   };
 }
 
-/** `/stats` lines into name → number (timers → their count). */
-function parseStats(text: string): Record<string, number> {
-  const result: Record<string, number> = {};
-  for (const line of text.split("\n").filter(Boolean)) {
-    const separator = line.lastIndexOf(": ");
-    const value = JSON.parse(line.slice(separator + 2));
-    result[line.slice(0, separator)] = typeof value === "number" ? value : value.count;
-  }
-  return result;
-}
-
-const delta = (before: Record<string, number>, after: Record<string, number>, name: string) =>
-  (after[name] ?? 0) - (before[name] ?? 0);
 
 const putConfigs = (body: unknown) => callJson("/rlconfig/files", "PUT", body, RATELIMIT_ADMIN);
 const currentFiles = async () => (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json();
@@ -165,15 +152,15 @@ describe("PUT /rlconfig/files with RateLimitConfig resources", () => {
       body: { error: 'x: unknown field "extra" in RateLimitConfig' },
     });
     const afterUnreadable = await s.stats();
-    expect(delta(before, afterUnreadable, LOAD_ERROR)).toBe(1);
-    expect(delta(before, afterUnreadable, LOAD_SUCCESS)).toBe(0);
+    expect(statDelta(before, afterUnreadable, LOAD_ERROR)).toBe(1);
+    expect(statDelta(before, afterUnreadable, LOAD_SUCCESS)).toBe(0);
     const noUnit = { name: "y", domain: "y", descriptors: [{ key: "k", rateLimit: {} }] };
     const refused = await s.put({ configs: [noUnit] });
     expect(refused).toEqual({ status: 400, body: { error: "y: invalid rate limit unit 'UNKNOWN'" } });
     expect((await s.put({ configs: [ORDERS] })).status).toBe(200);
     const after = await s.stats();
-    expect(delta(afterUnreadable, after, LOAD_ERROR)).toBe(1);
-    expect(delta(afterUnreadable, after, LOAD_SUCCESS)).toBe(1);
+    expect(statDelta(afterUnreadable, after, LOAD_ERROR)).toBe(1);
+    expect(statDelta(afterUnreadable, after, LOAD_SUCCESS)).toBe(1);
   });
 });
 

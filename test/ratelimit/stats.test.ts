@@ -8,7 +8,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { RATELIMIT_ADMIN } from "../helpers/ratelimit";
+import { parseStats, RATELIMIT_ADMIN, statDelta } from "../helpers/ratelimit";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "./core/stats-fixture";
 
 // 2030-01-01T00:00:30Z. Only Date is frozen: flush timers run in real time, and response times are 0 ms.
@@ -64,18 +64,6 @@ function service(vars: Record<string, unknown> = {}) {
   };
 }
 
-/** `/stats` lines into name → number (timers → their count). */
-function parseStats(text: string): Record<string, number> {
-  const result: Record<string, number> = {};
-  for (const line of text.split("\n").filter(Boolean)) {
-    const separator = line.lastIndexOf(": ");
-    const value = JSON.parse(line.slice(separator + 2));
-    result[line.slice(0, separator)] = typeof value === "number" ? value : value.count;
-  }
-  return result;
-}
-
-const delta = (before: Record<string, number>, after: Record<string, number>, name: string) => (after[name] ?? 0) - (before[name] ?? 0);
 const only = (stats: Record<string, number>, ...fragments: string[]) =>
   Object.fromEntries(Object.entries(stats).filter(([name]) => fragments.some((fragment) => name.includes(fragment))));
 
@@ -101,10 +89,10 @@ describe("statistics of known request sequences", () => {
 
     const after = await s.stats();
     expect(only(after, ".seq.", ".seq-unknown.")).toEqual(expectedRuleStats("seq", "seq-unknown"));
-    expect(delta(before, after, TOTAL_REQUESTS)).toBe(steps.length);
-    expect(delta(before, after, RESPONSE_TIME)).toBe(steps.length);
-    expect(delta(before, after, LOAD_SUCCESS)).toBe(1);
-    expect(delta(before, after, SERVICE_ERROR)).toBe(0);
+    expect(statDelta(before, after, TOTAL_REQUESTS)).toBe(steps.length);
+    expect(statDelta(before, after, RESPONSE_TIME)).toBe(steps.length);
+    expect(statDelta(before, after, LOAD_SUCCESS)).toBe(1);
+    expect(statDelta(before, after, SERVICE_ERROR)).toBe(0);
   });
 
   it("counts gRPC (Connect) calls under the same names as /json", async () => {
@@ -117,7 +105,7 @@ describe("statistics of known request sequences", () => {
     expect(codes).toEqual(steps.map((step) => step.code));
     const after = await s.stats();
     expect(only(after, ".rpc.", ".rpc-unknown.")).toEqual(expectedRuleStats("rpc", "rpc-unknown"));
-    expect(delta(before, after, TOTAL_REQUESTS)).toBe(steps.length);
+    expect(statDelta(before, after, TOTAL_REQUESTS)).toBe(steps.length);
   });
 
   it("counts global shadow mode overrides", async () => {
@@ -128,7 +116,7 @@ describe("statistics of known request sequences", () => {
     for (let i = 0; i < 5; i++) statuses.push(await s.json("gshadow", [[["k", "v"]]]));
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     const after = await s.stats();
-    expect(delta(before, after, "ratelimit.service.global_shadow_mode")).toBe(3);
+    expect(statDelta(before, after, "ratelimit.service.global_shadow_mode")).toBe(3);
     expect(after["ratelimit.service.rate_limit.gshadow.k.over_limit"]).toBe(3);
   });
 
@@ -151,9 +139,9 @@ describe("statistics of known request sequences", () => {
     expect(await failing.json("errors", [[["k", "v"]]])).toBe(500);
     await failing.stats();
     const after = await s.stats();
-    expect(delta(before, after, SERVICE_ERROR)).toBe(2);
-    expect(delta(before, after, REDIS_ERROR)).toBe(1);
-    expect(delta(before, after, TOTAL_REQUESTS)).toBe(3);
+    expect(statDelta(before, after, SERVICE_ERROR)).toBe(2);
+    expect(statDelta(before, after, REDIS_ERROR)).toBe(1);
+    expect(statDelta(before, after, TOTAL_REQUESTS)).toBe(3);
     expect(after["ratelimit.service.rate_limit.errors.k.total_hits"]).toBeUndefined();
   });
 
@@ -168,8 +156,8 @@ describe("statistics of known request sequences", () => {
     expect(await other.json("loads", [[["k", "v"]]])).toBe(200);
     await other.stats();
     const after = await s.stats();
-    expect(delta(before, after, LOAD_ERROR)).toBe(1);
-    expect(delta(before, after, LOAD_SUCCESS)).toBe(2);
+    expect(statDelta(before, after, LOAD_ERROR)).toBe(1);
+    expect(statDelta(before, after, LOAD_SUCCESS)).toBe(2);
   });
 });
 
