@@ -129,24 +129,30 @@ async function warmKeys(url) {
   }
 }
 
-/** The three workloads against `url`, each a function that runs it and resolves to its result. */
+/**
+ * The three workloads against `url`, each a function that runs it and resolves to its result; `onStart`, if given,
+ * is called right before the measured run (after any warm-up), e.g. to read CPU counters.
+ */
 function workloads(url) {
   let next = 0;
+  const measured = (title, options) => async (onStart) => {
+    onStart?.();
+    return run(title, options);
+  };
   return [
-    () => run("(a) GET /test/ping (floor)", { url: `${url}/test/ping` }),
-    async () => {
-      const options = {
-        url: `${url}/json`,
-        method: "POST",
-        requests: [{ setupRequest: (request) => ({ ...request, body: KEY_BODIES[next++ % KEYS] }) }],
-      };
+    measured("(a) GET /test/ping (floor)", { url: `${url}/test/ping` }),
+    async (onStart) => {
       // workerd evicts an object that has had no call for a few seconds, so the previous workload's 10 s leave
       // all 1000 cold, and reloading one (its SQLite file, first read, alarm) costs milliseconds locally. Warming
       // them again first makes (b) measure objects in use, the steady state of a busy service.
       await warmKeys(url);
-      return run(`(b) POST /json, ${KEYS} keys`, options);
+      return measured(`(b) POST /json, ${KEYS} keys`, {
+        url: `${url}/json`,
+        method: "POST",
+        requests: [{ setupRequest: (request) => ({ ...request, body: KEY_BODIES[next++ % KEYS] }) }],
+      })(onStart);
     },
-    () => run("(c) POST /json, one hot key", { url: `${url}/json`, method: "POST", body: jsonBody("hot") }),
+    measured("(c) POST /json, one hot key", { url: `${url}/json`, method: "POST", body: jsonBody("hot") }),
   ];
 }
 
@@ -194,8 +200,8 @@ async function compareStats() {
       // Alternating which side goes first cancels a load that drifts during a pair of runs.
       const pair = [["off", off[i]], ["on", on[i]]];
       for (const [side, workload] of round % 2 === 0 ? pair : pair.reverse()) {
-        const cpuBefore = groupCpuMs(groups[side]);
-        const result = await workload();
+        let cpuBefore = 0;
+        const result = await workload(() => (cpuBefore = groupCpuMs(groups[side])));
         totals[i].cpu[side] += groupCpuMs(groups[side]) - cpuBefore;
         totals[i].requests[side] += result.rps * DURATION;
         totals[i].title = result.title;
