@@ -39,12 +39,14 @@ beforeAll(async () => {
   // wrangler-dev.ts reads process.env when it loads: load it after choosing whether the test CA is trusted.
   const previous = process.env.NODE_EXTRA_CA_CERTS;
   process.env.NODE_EXTRA_CA_CERTS = files.ca;
-  trusted = await (await import("./wrangler-dev")).startWranglerDev(vars);
+  const devModule = await import("./wrangler-dev");
+  trusted = await devModule.startWranglerDev(vars);
   if (previous === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
   else process.env.NODE_EXTRA_CA_CERTS = previous;
   // A second instance of the module (the query makes it one), loaded without the CA: a Worker that cannot verify.
   untrusted = await (await import("./wrangler-dev?untrusted" as string)).startWranglerDev(vars);
   for (const server of [trusted, untrusted]) {
+    await devModule.refreshProxyConnection(server);
     const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "tls.yaml": CONFIG } }) });
     expect(response.status).toBe(200);
   }

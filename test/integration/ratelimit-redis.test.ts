@@ -4,7 +4,7 @@
 // itself when the store comes back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type LocalServer, redisCli, startRedis } from "../local-servers";
-import { startWranglerDev, type DevServer } from "./wrangler-dev";
+import { refreshProxyConnection, startWranglerDev, type DevServer } from "./wrangler-dev";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -27,6 +27,7 @@ beforeAll(async () => {
     startWranglerDev({ ...vars, KVSTORE_TIMEOUT: `${TIMEOUT_MS}ms`, KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true" }),
   ]);
   for (const server of [burst, away]) {
+    await refreshProxyConnection(server);
     const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "burst.yaml": CONFIG } }) });
     expect(response.status).toBe(200);
   }

@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../ratelimit/core/stats-fixture";
-import { startWranglerDev, type DevServer } from "./wrangler-dev";
+import { refreshProxyConnection, startWranglerDev, type DevServer } from "./wrangler-dev";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -89,6 +89,7 @@ async function eventually(check: () => void, deadlineMs = 30_000): Promise<void>
 }
 
 async function put(server: DevServer, files: Record<string, string>) {
+  await refreshProxyConnection(server);
   const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files }) });
   expect(response.status).toBe(200);
 }

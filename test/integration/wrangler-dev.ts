@@ -27,6 +27,16 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Gives wrangler dev's proxy a fresh connection to the Worker before a non-GET request that follows an idle spell.
+ * workerd closes an idle connection after 5 s, and a POST or PUT that races with that close is answered 503 "Your
+ * worker restarted mid-request" though nothing restarted (workers-sdk issue 14641); the proxy retries only GET and
+ * HEAD, so one GET first takes that hit harmlessly.
+ */
+export async function refreshProxyConnection(server: DevServer): Promise<void> {
+  await (await fetch(`${server.url}/test/ping`)).arrayBuffer();
+}
+
 export async function startWranglerDev(vars: Record<string, string> = {}): Promise<DevServer> {
   const state = mkdtempSync(path.join(tmpdir(), "wrangler-state-"));
   spawnSync(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")], { cwd: root, env });
