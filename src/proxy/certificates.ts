@@ -6,7 +6,7 @@ import type { Database } from "../shared/db";
 import { HttpError } from "../shared/errors";
 import { NotFound } from "./errors";
 import { certificates } from "./tables";
-import { keyMismatch, nameCovers, normalisePem, readCertificatePem, selfSignedCertificate } from "./x509";
+import { type CertificateInfo, keyMismatch, nameCovers, normalisePem, readCertificatePem, selfSignedCertificate } from "./x509";
 
 export type CertificateRow = typeof certificates.$inferSelect;
 export type ProvidedCertificateLookup = (db: Database, domainNames: string[]) => Promise<ReadonlySet<string>>;
@@ -73,20 +73,7 @@ export async function putProvidedCertificate(
   const mismatch = await keyMismatch(input.privateKeyPem, info);
   if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
   if (info.notAfter <= input.now) throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
-  const values = {
-    name: input.name,
-    source: "provided" as const,
-    domainNames: info.domainNames,
-    issuer: info.issuer,
-    serialNumber: info.serialNumber,
-    notBefore: info.notBefore,
-    notAfter: info.notAfter,
-    certificatePem: normalisePem(input.certificatePem, "CERTIFICATE"),
-    privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
-    updatedAt: input.now,
-  };
-  const [row] = await db.insert(certificates).values(values).onConflictDoUpdate({ target: certificates.name, set: values }).returning();
-  return row;
+  return replaceCertificate(db, { ...input, source: "provided", info });
 }
 
 export async function deleteProvidedCertificate(db: Database, name: string): Promise<void> {
@@ -103,9 +90,22 @@ export async function putAcmeCertificate(
   input: { domainName: string; certificatePem: string; privateKeyPem: string; now: Date },
 ): Promise<CertificateRow> {
   const info = readCertificatePem(input.certificatePem);
-  const values = {
-    name: acmeCertificateName(input.domainName),
-    source: "acme" as const,
+  return replaceCertificate(db, { ...input, name: acmeCertificateName(input.domainName), source: "acme", info });
+}
+
+/** The row of a certificate with the details read from its PEM (the PEM texts normalised). */
+function certificateValues(input: {
+  name: string;
+  source: CertificateRow["source"];
+  info: CertificateInfo;
+  certificatePem: string;
+  privateKeyPem: string;
+  now: Date;
+}) {
+  const { info } = input;
+  return {
+    name: input.name,
+    source: input.source,
     domainNames: info.domainNames,
     issuer: info.issuer,
     serialNumber: info.serialNumber,
@@ -115,6 +115,11 @@ export async function putAcmeCertificate(
     privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
     updatedAt: input.now,
   };
+}
+
+/** Stores a certificate under its name, replacing the one stored under that name, in one statement. */
+async function replaceCertificate(db: Database, input: Parameters<typeof certificateValues>[0]): Promise<CertificateRow> {
+  const values = certificateValues(input);
   const [row] = await db.insert(certificates).values(values).onConflictDoUpdate({ target: certificates.name, set: values }).returning();
   return row;
 }
@@ -129,19 +134,10 @@ export async function ensureFallbackCertificate(db: Database, now: Date): Promis
   const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
   const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
   const info = readCertificatePem(generated.certificatePem);
+  // Two first runs at once keep whichever was stored first.
   await db
     .insert(certificates)
-    .values({
-      name: FALLBACK_CERTIFICATE_NAME,
-      source: "fallback",
-      domainNames: info.domainNames,
-      issuer: info.issuer,
-      serialNumber: info.serialNumber,
-      notBefore: info.notBefore,
-      notAfter: info.notAfter,
-      ...generated,
-      updatedAt: now,
-    })
+    .values(certificateValues({ name: FALLBACK_CERTIFICATE_NAME, source: "fallback", info, ...generated, now }))
     .onConflictDoNothing();
   return (await findCertificate(db, FALLBACK_CERTIFICATE_NAME))!;
 }
