@@ -104,7 +104,7 @@ export async function startDev({
   for (let i = 0; i < 240; i++) {
     if (child.exitCode !== null) throw new Error(`${name}: wrangler dev exited with ${child.exitCode}`);
     try {
-      if ((await fetch(url + readyPath)).ok) return { url, persistTo, pgid: child.pid, inspectorPort };
+      if ((await fetch(url + readyPath)).ok) return { url, persistTo, pgid: child.pid };
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

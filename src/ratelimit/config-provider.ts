@@ -91,16 +91,25 @@ function viewOf(settings: RateLimitSettings): View {
   return view;
 }
 
-async function refresh(db: Database, settings: RateLimitSettings, previous: IsolateState | undefined, nowMs: number) {
+/**
+ * Re-reads the D1 state and installs what it says in the view. Several requests of a cold isolate may be reading at
+ * once: each checks the view again after its reads, and compiles (and counts a load) only a set that no other
+ * request has installed meanwhile. Compiling and installing are synchronous, so two never interleave.
+ */
+async function refresh(db: Database, settings: RateLimitSettings, view: View, nowMs: number): Promise<LoadedConfig> {
   const setState = await readConfigState(db);
-  if (previous && previous.loaded.version === setState.version && previous.loaded.source === setState.source) {
-    return { loaded: previous.loaded, checkedAt: nowMs };
-  }
+  const installed = () => {
+    const loaded = view.state?.loaded;
+    return loaded && loaded.version === setState.version && loaded.source === setState.source ? loaded : undefined;
+  };
+  const runtimeFiles = !installed() && setState.source === "runtime" ? await readConfigFiles(db) : undefined;
   const loaded =
-    setState.source === "bundled"
-      ? loadBundled(settings, setState.version, previous?.loaded)
-      : compileLoaded(settings, await readConfigFiles(db), "runtime", setState.version, previous?.loaded);
-  return { loaded, checkedAt: nowMs };
+    installed() ??
+    (runtimeFiles === undefined
+      ? loadBundled(settings, setState.version, view.state?.loaded)
+      : compileLoaded(settings, runtimeFiles, "runtime", setState.version, view.state?.loaded));
+  if (!view.state || view.state.checkedAt <= nowMs) view.state = { loaded, checkedAt: nowMs };
+  return loaded;
 }
 
 /**
@@ -122,9 +131,7 @@ export async function currentConfig(db: Database, settings: RateLimitSettings, n
   const since = nowMs;
   view.checkingSince = since;
   try {
-    const next = await refresh(db, settings, view.state, nowMs);
-    if (!view.state || view.state.checkedAt <= next.checkedAt) view.state = next;
-    return next.loaded;
+    return await refresh(db, settings, view, nowMs);
   } finally {
     if (view.checkingSince === since) view.checkingSince = undefined;
   }

@@ -1,7 +1,7 @@
 // How an isolate keeps its view of the configuration set fresh: requests never wait on another request's D1 read
 // (workerd would run the waiter inside the reader's request), yet a stale view is re-read within an interval.
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CONFIG_CHECK_INTERVAL_MS, currentConfig } from "../../src/ratelimit/config-provider";
 import { rateLimitSettings } from "../../src/ratelimit/settings";
 import { database } from "../../src/shared/db";
@@ -59,5 +59,22 @@ describe("the isolate's configuration view", () => {
     d1.open();
     expect((await rereading).version).toBe(first.version);
     expect((await overdue).version).toBe(first.version);
+  });
+
+  it("compiles a set once when several requests of a cold isolate read it together", async () => {
+    const settings = rateLimitSettings({ ...env });
+    const d1 = gatedD1(env.DB);
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    d1.close();
+    const first = currentConfig(d1.db, settings, 0);
+    const second = currentConfig(d1.db, settings, 1);
+    expect(await Promise.race([first, waited(100)])).toBe("still waiting");
+    expect(d1.reads()).toBe(2);
+    d1.open();
+    const [a, b] = await Promise.all([first, second]);
+    const loads = log.mock.calls.filter(([line]) => String(line).includes("ratelimit: configuration loaded"));
+    log.mockRestore();
+    expect(b).toBe(a);
+    expect(loads).toHaveLength(1);
   });
 });
