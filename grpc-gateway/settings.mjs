@@ -112,8 +112,10 @@ export const GatewaySettingsSchema = z
     CONFIG_GRPC_XDS_NODE_ID: string("default"),
     /** `k1=v1,k2=v2`: the node's metadata (string values). */
     CONFIG_GRPC_XDS_NODE_METADATA: pairs("=", "CONFIG_GRPC_XDS_NODE_METADATA"),
-    /** host:port of the management server. */
-    CONFIG_GRPC_XDS_SERVER_URL: string("localhost:18000"),
+    /** host:port of the management server ([v6]:port for an IPv6 address; a dns:/// prefix is allowed). */
+    CONFIG_GRPC_XDS_SERVER_URL: string("localhost:18000").pipe(
+      z.string().regex(/^(?:dns:\/\/\/)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/, 'expected host:port, e.g. "localhost:18000"'),
+    ),
     /** While the server cannot be reached, how often a connection is tried (grpc-js adds its own jitter). */
     CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration("3s"),
     /** After a stream breaks: the first wait before the next one, doubled per failure up to the maximum, */

@@ -168,8 +168,27 @@ export class XdsConfigClient {
 
   /** Runs until stop(): a stream at a time, with the backoff between them. */
   start() {
+    this.watchConnection();
     this.running = this.loop();
     return this;
+  }
+
+  /**
+   * A stream waiting for its connection says nothing, so each failed connection attempt is logged here: a wrong
+   * address, a refused connection or a TLS handshake that fails shows up while the client keeps trying.
+   */
+  watchConnection() {
+    const channel = this.client.getChannel();
+    const watch = (/** @type {grpc.connectivityState} */ state) =>
+      channel.watchConnectivityState(state, Infinity, () => {
+        if (this.stopped) return;
+        const next = channel.getConnectivityState(false);
+        if (next === grpc.connectivityState.TRANSIENT_FAILURE) {
+          this.log("warn", "xds: cannot reach the management server; trying again", { server: this.settings.CONFIG_GRPC_XDS_SERVER_URL });
+        }
+        if (next !== grpc.connectivityState.SHUTDOWN) watch(next);
+      });
+    watch(channel.getConnectivityState(false));
   }
 
   async loop() {

@@ -358,6 +358,13 @@ describe("gatewaySettings: xDS", () => {
     });
   });
 
+  it.each(["control-plane.internal:18000", "10.0.0.7:443", "[::1]:18000", "dns:///xds.example.com:18000"])(
+    "takes %s as the server address",
+    (address) => {
+      expect(gatewaySettings({ CONFIG_GRPC_XDS_SERVER_URL: address }).CONFIG_GRPC_XDS_SERVER_URL).toBe(address);
+    },
+  );
+
   it.each<[string, Record<string, string>, string]>([
     [
       "xDS without RATELIMIT_ADMIN_TOKEN",
@@ -368,6 +375,16 @@ describe("gatewaySettings: xDS", () => {
       "xDS with an empty RATELIMIT_ADMIN_TOKEN",
       { CONFIG_TYPE: "GRPC_XDS_SOTW", RATELIMIT_ADMIN_TOKEN: "" },
       "RATELIMIT_ADMIN_TOKEN: is required when CONFIG_TYPE is GRPC_XDS_SOTW (snapshots are stored with it)",
+    ],
+    [
+      "a server address without a port",
+      { CONFIG_GRPC_XDS_SERVER_URL: "control-plane" },
+      'CONFIG_GRPC_XDS_SERVER_URL: expected host:port, e.g. "localhost:18000"',
+    ],
+    [
+      "a server address that is not one",
+      { CONFIG_GRPC_XDS_SERVER_URL: "not a url" },
+      'CONFIG_GRPC_XDS_SERVER_URL: expected host:port, e.g. "localhost:18000"',
     ],
     [
       "an unknown CONFIG_TYPE",

@@ -253,7 +253,9 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     const port = await freePort();
     const gateway = await startXdsGateway(port, { CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: "100ms" });
     await gateway.waitForLog("waiting for the first xDS snapshot");
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Its failed attempts are logged while it keeps trying.
+    await gateway.waitForLog("xds: cannot reach the management server; trying again");
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const server = await managementServer({ port });
     server.push("late-server-1", [limits("late-server", "late-server", { "/y": 6 })]);
     // The first stream simply waited for the connection: it subscribes, takes the snapshot and ACKs it.
