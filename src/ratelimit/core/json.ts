@@ -23,7 +23,7 @@ import {
 
 function parseEntry(value: unknown): DescriptorEntry {
   const message = "RateLimitDescriptor.Entry";
-  const fields = readFields(value, message, { key: "key", value: "value" });
+  const fields = readFields(value, message, ["key", "value"]);
   return {
     key: parseString(fields.get("key"), "key", message),
     value: parseString(fields.get("value"), "value", message),
@@ -32,11 +32,7 @@ function parseEntry(value: unknown): DescriptorEntry {
 
 function parseOverride(value: unknown): LimitOverride {
   const message = "RateLimitOverride";
-  const fields = readFields(value, message, {
-    requestsPerUnit: "requestsPerUnit",
-    requests_per_unit: "requestsPerUnit",
-    unit: "unit",
-  });
+  const fields = readFields(value, message, ["requestsPerUnit", "unit"]);
   return {
     requestsPerUnit: parseUint32(fields.get("requestsPerUnit"), "requestsPerUnit", message),
     unit: parseUnit(fields.get("unit"), "unit", message),
@@ -45,14 +41,7 @@ function parseOverride(value: unknown): LimitOverride {
 
 function parseDescriptor(value: unknown): RateLimitDescriptor {
   const message = "RateLimitDescriptor";
-  const fields = readFields(value, message, {
-    entries: "entries",
-    limit: "limit",
-    hitsAddend: "hitsAddend",
-    hits_addend: "hitsAddend",
-    isNegativeHits: "isNegativeHits",
-    is_negative_hits: "isNegativeHits",
-  });
+  const fields = readFields(value, message, ["entries", "limit", "hitsAddend", "isNegativeHits"]);
   const descriptor: RateLimitDescriptor = {
     entries: parseList(fields.get("entries"), "entries", message, parseEntry),
   };
@@ -72,12 +61,7 @@ function parseDescriptor(value: unknown): RateLimitDescriptor {
 export function parseRateLimitRequestJson(body: unknown): Result<RateLimitRequest, string> {
   const message = "RateLimitRequest";
   try {
-    const fields = readFields(body, message, {
-      domain: "domain",
-      descriptors: "descriptors",
-      hitsAddend: "hitsAddend",
-      hits_addend: "hitsAddend",
-    });
+    const fields = readFields(body, message, ["domain", "descriptors", "hitsAddend"]);
     return ok({
       domain: parseString(fields.get("domain"), "domain", message),
       descriptors: parseList(fields.get("descriptors"), "descriptors", message, parseDescriptor),

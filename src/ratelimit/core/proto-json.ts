@@ -20,15 +20,24 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The original (snake_case) proto name of a JSON (camelCase) field name. */
+const originalName = (jsonName: string) => jsonName.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
 /**
- * Reads the fields of one message. `fields` maps each accepted name (JSON name and original proto name)
- * to its JSON name; a field given under both names, or a name not listed, is refused.
+ * Reads the fields of one message, given by their JSON names; each is also accepted under its original proto name
+ * (hitsAddend or hits_addend). A field given under both names, or a name not listed, is refused. The map is keyed
+ * by JSON name.
  */
-export function readFields(value: unknown, message: string, fields: Record<string, string>): Map<string, unknown> {
+export function readFields(value: unknown, message: string, jsonNames: readonly string[]): Map<string, unknown> {
   if (!isObject(value)) throw new JsonFailure(`${message} must be a JSON object, got ${show(value)}`);
+  const accepted = new Map<string, string>();
+  for (const jsonName of jsonNames) {
+    accepted.set(jsonName, jsonName);
+    accepted.set(originalName(jsonName), jsonName);
+  }
   const out = new Map<string, unknown>();
   for (const [name, fieldValue] of Object.entries(value)) {
-    const jsonName = Object.hasOwn(fields, name) ? fields[name] : undefined;
+    const jsonName = accepted.get(name);
     if (jsonName === undefined) throw new JsonFailure(`unknown field "${name}" in ${message}`);
     if (out.has(jsonName)) throw new JsonFailure(`duplicate field "${jsonName}" in ${message}`);
     out.set(jsonName, fieldValue);

@@ -26,20 +26,13 @@ interface YamlDescriptor {
 }
 
 function parseReplace(value: unknown): { name: string } {
-  const fields = readFields(value, "RateLimitReplace", { name: "name" });
+  const fields = readFields(value, "RateLimitReplace", ["name"]);
   return { name: parseString(fields.get("name"), "name", "RateLimitReplace") };
 }
 
 function parsePolicy(value: unknown): YamlPolicy {
   const message = "RateLimitPolicy";
-  const fields = readFields(value, message, {
-    unit: "unit",
-    requestsPerUnit: "requestsPerUnit",
-    requests_per_unit: "requestsPerUnit",
-    unlimited: "unlimited",
-    name: "name",
-    replaces: "replaces",
-  });
+  const fields = readFields(value, message, ["unit", "requestsPerUnit", "unlimited", "name", "replaces"]);
   // The unit's enum name, UNKNOWN when unset: the YAML validation then says what is wrong with it.
   const policy: YamlPolicy = {
     unit: parseUnit(fields.get("unit"), "unit", message),
@@ -55,19 +48,15 @@ function parsePolicy(value: unknown): YamlPolicy {
 
 function parseDescriptor(value: unknown): YamlDescriptor {
   const message = "RateLimitDescriptor";
-  const fields = readFields(value, message, {
-    key: "key",
-    value: "value",
-    rateLimit: "rateLimit",
-    rate_limit: "rateLimit",
-    descriptors: "descriptors",
-    shadowMode: "shadowMode",
-    shadow_mode: "shadowMode",
-    detailedMetric: "detailedMetric",
-    detailed_metric: "detailedMetric",
-    quotaMode: "quotaMode",
-    quota_mode: "quotaMode",
-  });
+  const fields = readFields(value, message, [
+    "key",
+    "value",
+    "rateLimit",
+    "descriptors",
+    "shadowMode",
+    "detailedMetric",
+    "quotaMode",
+  ]);
   const descriptor: YamlDescriptor = { key: parseString(fields.get("key"), "key", message) };
   const text = parseString(fields.get("value"), "value", message);
   if (text !== "") descriptor.value = text;
@@ -97,7 +86,7 @@ export function xdsConfigsToFiles(resources: unknown[]): Result<ConfigFile[], st
     const given = isObject(resource) && typeof resource.name === "string" && resource.name !== "" ? resource.name : undefined;
     let label = given ?? `configs[${index}]`;
     try {
-      const fields = readFields(resource, message, { name: "name", domain: "domain", descriptors: "descriptors" });
+      const fields = readFields(resource, message, ["name", "domain", "descriptors"]);
       const name = parseString(fields.get("name"), "name", message);
       if (name === "") throw new JsonFailure("a RateLimitConfig needs a name");
       label = name;
