@@ -58,6 +58,13 @@ import { getSshProxyVersion } from "./ssh-proxy";
 import { upsertUser, listUsers } from "./users";
 
 export const proxyApp = new OpenAPIHono<ProxyEnv>();
+
+/** Validates a JSON body no larger than PROXY_MAX_BODY_BYTES. */
+const jsonBodyOf = <S extends z.ZodType>(schema: S) =>
+  validate("json", schema, (env) => ({
+    maxBytes: proxySettings(env).PROXY_MAX_BODY_BYTES,
+    setting: "PROXY_MAX_BODY_BYTES",
+  }));
 proxyApp.onError(proxyErrorResponse);
 
 // ---- documentation helpers ----
@@ -178,7 +185,7 @@ doc({
   request: { body: jsonBody(MassDomainUpdate) },
   responses: { 200: json(ListOfWarnings, "warnings"), ...pick(400, 401, 404, 405, 500) },
 });
-proxyApp.post("/domains/massupdate", requireBasicAuth, requireMaster, validate("json", MassDomainUpdate), async (c) => {
+proxyApp.post("/domains/massupdate", requireBasicAuth, requireMaster, jsonBodyOf(MassDomainUpdate), async (c) => {
   const input = c.req.valid("json");
   const limit = proxySettings(c.env).PROXY_MASS_UPDATE_MAX_OPERATIONS;
   if (input.domainOperations.length > limit) {
@@ -197,7 +204,7 @@ doc({
   request: { params: labelParams("projectLabel"), body: jsonBody(ContainerInput) },
   responses: { 200: json(IdResult, "payload {key: containerId, value: <id>}"), ...pick(400, 401, 404, 405, 500) },
 });
-proxyApp.post("/containers/:projectLabel", requireBasicAuth, requireMaster, validate("json", ContainerInput), async (c) => {
+proxyApp.post("/containers/:projectLabel", requireBasicAuth, requireMaster, jsonBodyOf(ContainerInput), async (c) => {
   const db = database(c.env.DB);
   const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
   const id = await upsertContainer(db, project, c.req.valid("json"));
@@ -212,7 +219,7 @@ doc({
   request: { params: labelParams("projectLabel"), body: jsonBody(BackendInput) },
   responses: { 200: json(IdResult, "payload {key: backendId, value: <id>}"), ...pick(400, 401, 404, 405, 500) },
 });
-proxyApp.post("/backends/:projectLabel", requireBasicAuth, requireMaster, validate("json", BackendInput), async (c) => {
+proxyApp.post("/backends/:projectLabel", requireBasicAuth, requireMaster, jsonBodyOf(BackendInput), async (c) => {
   const db = database(c.env.DB);
   const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
   const id = await upsertBackend(db, project, c.req.valid("json"));
@@ -249,7 +256,7 @@ doc({
   request: { body: jsonBody(ProjectInput) },
   responses: { 200: json(ProjectSummary, "the project"), ...pick(400, 401, 405), ...adminErrors },
 });
-proxyApp.post("/admin/projects", requireBasicAuth, requireAdmin, requireMaster, validate("json", ProjectInput), async (c) =>
+proxyApp.post("/admin/projects", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(ProjectInput), async (c) =>
   jsonResponse(c, await upsertProject(database(c.env.DB), c.req.valid("json"))),
 );
 
@@ -285,7 +292,7 @@ doc({
   request: { body: jsonBody(HostCreate) },
   responses: { 200: json(HostListItem, "the host"), ...pick(400, 401, 405), ...adminErrors },
 });
-proxyApp.post("/admin/hosts", requireBasicAuth, requireAdmin, requireMaster, validate("json", HostCreate), async (c) =>
+proxyApp.post("/admin/hosts", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(HostCreate), async (c) =>
   jsonResponse(c, await upsertHost(database(c.env.DB), c.req.valid("json"))),
 );
 
@@ -306,7 +313,7 @@ doc({
   request: { body: jsonBody(ApiUserInput) },
   responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 401, 405), ...adminErrors },
 });
-proxyApp.post("/admin/apiusers", requireBasicAuth, requireAdmin, requireMaster, validate("json", ApiUserInput), async (c) => {
+proxyApp.post("/admin/apiusers", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(ApiUserInput), async (c) => {
   const input = c.req.valid("json");
   // Such a user could never log in: that name is always checked against the administrator's password.
   if (input.username === proxySettings(c.env).PROXY_ADMIN_USERNAME) {
@@ -345,7 +352,7 @@ doc({
   request: { body: jsonBody(UserInput) },
   responses: { 200: json(User, "the user"), ...pick(400, 401, 405), ...adminErrors },
 });
-proxyApp.post("/admin/users", requireBasicAuth, requireAdmin, requireMaster, validate("json", UserInput), async (c) =>
+proxyApp.post("/admin/users", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(UserInput), async (c) =>
   jsonResponse(c, await upsertUser(database(c.env.DB), c.req.valid("json"))),
 );
 
@@ -374,7 +381,7 @@ proxyApp.put(
   requireBasicAuth,
   requireAdmin,
   requireMaster,
-  validate("json", PermissionGrants),
+  jsonBodyOf(PermissionGrants),
   async (c) => {
     const db = database(c.env.DB);
     const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
@@ -538,7 +545,7 @@ doc({
   request: { params: labelParams("name"), body: jsonBody(CertificateInput) },
   responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 401, 405), ...adminErrors },
 });
-proxyApp.put("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, validate("json", CertificateInput), async (c) => {
+proxyApp.put("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(CertificateInput), async (c) => {
   const name = certificateName(c.req.param("name"));
   const row = await putProvidedCertificate(database(c.env.DB), { name, ...c.req.valid("json"), now: new Date() });
   return jsonResponse(c, certificateSummary(row));

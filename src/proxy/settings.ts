@@ -38,6 +38,8 @@ export const ProxySettings = z.object({
    * one D1 batch whose rows travel as a JSON parameter, and D1 caps a value at 2 MB.
    */
   PROXY_MASS_UPDATE_MAX_OPERATIONS: envInteger(5000, 1),
+  /** Largest request body, in bytes, any route of this API reads; a larger one is answered 413 before it is parsed. */
+  PROXY_MAX_BODY_BYTES: envInteger(1024 * 1024, 1),
 
   // ---- configuration jobs ----
 

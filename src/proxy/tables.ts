@@ -66,6 +66,8 @@ export const containers = sqliteTable(
   },
   (table) => [
     uniqueIndex("containers_project_label_unique").on(table.projectId, table.label),
+    // One address, one container, across all projects: a tenant must not take over another's (or a shared) address.
+    uniqueIndex("containers_ipv6_unique").on(table.ipv6),
     index("containers_host_idx").on(table.hostId),
   ],
 );

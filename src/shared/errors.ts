@@ -20,13 +20,3 @@ export class InvalidJsonBody extends HttpError {
     super(400, "request body is not valid JSON");
   }
 }
-
-/** Reads a request body as JSON, turning a parse failure into a 400 that says so. */
-export async function readJsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new InvalidJsonBody();
-  }
-}

@@ -3,7 +3,8 @@
 import type { Context, MiddlewareHandler, ValidationTargets } from "hono";
 import { validator } from "hono/validator";
 import { z } from "zod";
-import { HttpError, readJsonBody } from "./errors";
+import { HttpError } from "./errors";
+import { readJsonBodyWithin, type BodyLimit } from "./request-body";
 
 /** Renders zod issues as "field: message" (just the message for the root), at most three of them. */
 export function describeZodError(error: z.ZodError): string {
@@ -27,15 +28,19 @@ type Validated<T extends keyof ValidationTargets, S extends z.ZodType> = {
 /**
  * Hono middleware validating one request target with a zod schema; `c.req.valid(target)` then has the
  * parsed type. JSON bodies are parsed whatever their Content-Type says (curl's -d sends form encoding),
- * and a body that is not JSON gets our own 400 wording rather than Hono's.
+ * and a body that is not JSON gets our own 400 wording rather than Hono's; one over the limit gets 413 and one
+ * that is not UTF-8 a 400.
  */
 export function validate<T extends keyof ValidationTargets, S extends z.ZodType>(
   target: T,
   schema: S,
+  /** The service's body limit (json only): a larger body is refused with 413 before it is parsed. */
+  bodyLimit?: (env: object) => BodyLimit,
 ): MiddlewareHandler<any, string, Validated<T, S>> {
   if (target === "json") {
+    if (!bodyLimit) throw new Error("validate(\"json\") needs the service's body limit");
     return async (c: Context, next) => {
-      const body = await readJsonBody(c.req.raw.clone());
+      const body = await readJsonBodyWithin(c.req.raw.clone(), bodyLimit(c.env));
       c.req.addValidatedData("json", parseOrThrow(schema, body) as object);
       await next();
     };

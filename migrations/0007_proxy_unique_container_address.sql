@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `containers_ipv6_unique` ON `containers` (`ipv6`);
