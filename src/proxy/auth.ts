@@ -18,6 +18,7 @@ export const requireBasicAuth = createMiddleware<ProxyEnv>(async (c, next) => {
     { username: settings.PROXY_ADMIN_USERNAME, password: settings.PROXY_ADMIN_PASSWORD },
     credentials.username,
     credentials.password,
+    { ttlMs: settings.PROXY_AUTH_CACHE_TTL, maxEntries: settings.PROXY_AUTH_CACHE_MAX_ENTRIES },
   );
   if (!caller) throw new Unauthorized();
   c.set("caller", caller);

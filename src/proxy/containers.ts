@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { HttpError } from "../shared/errors";
 import { commit, inJsonList, type Statement } from "./bulk";
-import { CannotProcess, NotFound } from "./errors";
+import { CannotProcess, Conflict, NotFound } from "./errors";
 import { loadProjectTree, type ProjectRow } from "./projects";
 import type { ContainerInput, PermissionGrants } from "./schemas";
 import { containerPermissions, containers, hosts, users } from "./tables";
@@ -42,32 +42,44 @@ export async function upsertContainer(db: Database, project: ProjectRow, input: 
     .limit(1);
   const hostId = await resolveHost(db, input);
 
-  if (!existing) {
-    if (hostId === undefined) throw new CannotProcess("Invalid host: no hostname or host id available in input");
-    if (input.ipv6 == null) throw new CannotProcess("Invalid container: no ipv6 address available in input");
-    const [result] = await commit(
-      db,
-      [
-        db
-          .insert(containers)
-          .values({ projectId: project.id, label: input.label, fullname: input.fullname ?? null, hostId, ipv6: input.ipv6 })
-          .returning({ id: containers.id }),
-      ],
-      "Unable to process container create",
-    );
-    return result[0].id as number;
+  try {
+    if (!existing) {
+      if (hostId === undefined) throw new CannotProcess("Invalid host: no hostname or host id available in input");
+      if (input.ipv6 == null) throw new CannotProcess("Invalid container: no ipv6 address available in input");
+      const [row] = await db
+        .insert(containers)
+        .values({ projectId: project.id, label: input.label, fullname: input.fullname ?? null, hostId, ipv6: input.ipv6 })
+        .returning({ id: containers.id });
+      return row.id;
+    }
+    await db
+      .update(containers)
+      .set({
+        ...(input.fullname != null && { fullname: input.fullname }),
+        ...(input.ipv6 != null && { ipv6: input.ipv6 }),
+        ...(hostId !== undefined && { hostId }),
+        version: sql`${containers.version} + 1`,
+      })
+      .where(eq(containers.id, existing.id));
+    return existing.id;
+  } catch (error) {
+    // The unique index is the check: no extra read, and no race between a check and the write.
+    if (violates(error, "containers.ipv6")) {
+      throw new Conflict(`Invalid container: address ${input.ipv6} is already used by another container`);
+    }
+    if (violates(error, "containers.project_id, containers.label")) {
+      throw new CannotProcess("Unable to process container create: a concurrent change conflicted with this request, nothing was changed");
+    }
+    throw error;
   }
+}
 
-  await db
-    .update(containers)
-    .set({
-      ...(input.fullname != null && { fullname: input.fullname }),
-      ...(input.ipv6 != null && { ipv6: input.ipv6 }),
-      ...(hostId !== undefined && { hostId }),
-      version: sql`${containers.version} + 1`,
-    })
-    .where(eq(containers.id, existing.id));
-  return existing.id;
+/** True when a D1 error (or one it wraps) is the failure of the unique index on these columns. */
+function violates(error: unknown, columns: string): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if (current.message.includes(`UNIQUE constraint failed: ${columns}`)) return true;
+  }
+  return false;
 }
 
 /**

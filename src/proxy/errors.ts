@@ -45,6 +45,14 @@ export class CannotProcess extends HttpError {
   }
 }
 
+/** A write that would break a uniqueness rule another row already holds. */
+export class Conflict extends HttpError {
+  override name = "Conflict";
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
 export class Forbidden extends HttpError {
   override name = "Forbidden";
   constructor(message = "Administrator access required") {

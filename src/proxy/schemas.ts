@@ -1,9 +1,11 @@
 // Zod schemas of the proxy API: request bodies (validated by the routes) and resources (documentation only).
 // The OpenAPI 3.1 document at /openapi.json is generated from these same schemas.
 import { z } from "@hono/zod-openapi";
+import { vetContainerAddress } from "./addresses";
+import { LABEL_PATTERN, MAX_PATTERNS, patternProblem } from "./project-patterns";
 
 /** Labels appear in HAProxy backend names and Linux account names `<project>-<container>_<permission>`. */
-export const LABEL_PATTERN = /^[a-z0-9]{2,32}$/;
+export { LABEL_PATTERN };
 const HOSTNAME_PATTERN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 /** Technical user names on containers (Linux user names such as www-data or root). */
 const PERMISSION_PATTERN = /^[a-z0-9_][a-z0-9_-]{1,31}$/;
@@ -14,21 +16,25 @@ const SSH_PUBLIC_KEY_PATTERN = new RegExp(`^${SSH_KEY_TYPE} [A-Za-z0-9+/]+={0,3}
 const label = z.string().regex(LABEL_PATTERN, "must be 2 to 32 lowercase letters or digits");
 /** Host names are stored lower-cased: HAProxy lower-cases the Host header before looking it up. */
 const hostName = z.string().trim().toLowerCase().regex(HOSTNAME_PATTERN, "must be a host name (letters, digits, hyphens, dots)");
-const ipv6 = z.ipv6({ message: "must be an IPv6 address" });
+/** A container or host address: a routable IPv6 address (see addresses.ts), stored in RFC 5952 form. */
+const ipv6 = z
+  .string()
+  .openapi({ format: "ipv6", description: "not loopback, link-local, multicast, metadata or unspecified" })
+  .transform((text, ctx) => {
+  const checked = vetContainerAddress(text);
+  if (checked.ok) return checked.value;
+  ctx.addIssue({ code: "custom", message: checked.error });
+  return z.NEVER;
+});
 const permission = z.string().regex(PERMISSION_PATTERN, "must be a technical user name such as www-data");
-const regexList = z.array(
-  z.string().refine(
-    (pattern) => {
-      try {
-        new RegExp(pattern);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { message: "must be a valid regular expression" },
-  ),
-);
+const regexList = z
+  .array(
+    z.string().superRefine((pattern, ctx) => {
+      const problem = patternProblem(pattern);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  )
+  .max(MAX_PATTERNS);
 const version = z.number().int().openapi({ description: "0 after create, +1 at each update; ignored on input" });
 const id = z.number().int().positive();
 /** Optional input fields: JSON null means "not given", as in the original. */

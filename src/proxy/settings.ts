@@ -34,6 +34,13 @@ export const ProxySettings = z.object({
   /** Secret: that administrator's password. Without both, no administrator exists. */
   PROXY_ADMIN_PASSWORD: envOptionalString(),
   /**
+   * How long an isolate remembers that an API user's credentials passed the PBKDF2 check (about 28 ms each), as long
+   * as the stored hash is unchanged: a password change or a deleted user ends it at once. "0" checks every request.
+   */
+  PROXY_AUTH_CACHE_TTL: envDurationMs("60s"),
+  /** Most remembered credentials per isolate (the oldest is dropped first); 0 turns the cache off. */
+  PROXY_AUTH_CACHE_MAX_ENTRIES: envInteger(1000, 0),
+  /**
    * Most operations one POST /domains/massupdate may carry (larger requests answer 400). The whole request is
    * one D1 batch whose rows travel as a JSON parameter, and D1 caps a value at 2 MB.
    */

@@ -191,7 +191,7 @@ describe("API users", () => {
     const post = (body: object) => asAdmin("/admin/apiusers", "POST", { username: "frank", password: "frank-password", projectPatterns: [], ...body });
     expect(await expectJson(post({ username: "admin" }), 400)).toEqual(errorBody("username: reserved for the administrator"));
     expect(await expectJson(post({ projectPatterns: ["ok", "(unclosed"] }), 400)).toEqual(
-      errorBody("projectPatterns.1: must be a valid regular expression"),
+      errorBody("projectPatterns.1: must be a regular expression in RE2 syntax (no backreferences or lookaround): missing closing ): `(unclosed`"),
     );
     expect(await expectJson(post({ password: "short" }), 400)).toEqual(
       errorBody("password: Too small: expected string to have >=8 characters"),

@@ -172,8 +172,9 @@ describe("isolation between two API users", () => {
     await createProject("atwo");
     await createProject("bone");
     await createHost("iso.example.com", "2001:db8::99");
-    for (const project of ["aone", "atwo", "bone"]) {
-      await createContainer(project, { label: "app", hostname: "iso.example.com", ipv6: "2001:db8::9a" });
+    for (const [index, project] of ["aone", "atwo", "bone"].entries()) {
+      // An address belongs to one container across all projects.
+      await createContainer(project, { label: "app", hostname: "iso.example.com", ipv6: `2001:db8::9${index}` });
       await createBackend(project, { label: "web", domainForwardings: [{ domainName: `${project}.example.org` }] });
     }
     alice = await createApiUser("alice", ["ao.*", "atw.*"]);

@@ -1,0 +1,76 @@
+// Vetting of the IPv6 addresses that tenants give their containers (and the administrator its hosts): HAProxy and
+// the SSH proxy connect to them, so an address that reaches this machine, a neighbour or a cloud metadata service
+// is refused, and every accepted address is stored in one canonical form so that uniqueness holds.
+import ipaddr from "ipaddr.js";
+
+export type AddressCheck = { ok: true; value: string } | { ok: false; error: string };
+
+/** Longest text looked at: the longest IPv6 spelling (an IPv4 tail included) is 45 characters. */
+const MAX_ADDRESS_LENGTH = 45;
+
+/** Cloud metadata and host-agent services reachable on ordinary (not link-local) addresses. */
+const METADATA_IPV4 = new Set(["100.100.100.200", "168.63.129.16"]);
+const METADATA_IPV6 = new Set(["fd00:ec2::254"]);
+
+const refused = (reason: string): AddressCheck => ({ ok: false, error: reason });
+
+/** Why an IPv4 address (on its own or inside an IPv6 one) may not be a target, or undefined when it may. */
+function ipv4Refusal(address: ipaddr.IPv4): string | undefined {
+  const dotted = address.toString();
+  if (METADATA_IPV4.has(dotted)) return "is a cloud metadata address";
+  switch (address.range()) {
+    case "loopback":
+      return "is a loopback address";
+    case "unspecified":
+      return "is the unspecified address";
+    case "linkLocal":
+      return "is a link-local address (cloud metadata services live there)";
+    case "multicast":
+      return "is a multicast address";
+    case "broadcast":
+      return "is the broadcast address";
+    default:
+      return undefined;
+  }
+}
+
+/** The IPv4 address carried inside an IPv6 one by the mapped, translated, NAT64 and 6to4 forms. */
+function embeddedIpv4(parts: number[]): ipaddr.IPv4 | undefined {
+  const fromWords = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zeros = (from: number, to: number) => parts.slice(from, to).every((part) => part === 0);
+  // ::ffff:a.b.c.d (mapped) and ::ffff:0:a.b.c.d (RFC 6145 translated)
+  if (zeros(0, 5) && parts[5] === 0xffff) return fromWords(parts[6], parts[7]);
+  if (zeros(0, 4) && parts[4] === 0xffff && parts[5] === 0) return fromWords(parts[6], parts[7]);
+  // 64:ff9b::a.b.c.d, the well-known NAT64 prefix (RFC 6052)
+  if (parts[0] === 0x64 && parts[1] === 0xff9b && zeros(2, 6)) return fromWords(parts[6], parts[7]);
+  // 2002:AABB:CCDD::/48, 6to4
+  if (parts[0] === 0x2002) return fromWords(parts[1], parts[2]);
+  return undefined;
+}
+
+/**
+ * Checks a container or host address. Accepted addresses come back in RFC 5952 form (lower case, shortest), the form
+ * stored and compared. Refused: anything that is not a plain IPv6 address (zone ids too), the unspecified and
+ * loopback addresses, link-local, site-local and multicast ranges, the deprecated IPv4-compatible form, cloud
+ * metadata addresses, and mapped, NAT64 and 6to4 forms of a refused IPv4 address.
+ */
+export function vetContainerAddress(text: string): AddressCheck {
+  if (text.length > MAX_ADDRESS_LENGTH || text.includes("%") || !ipaddr.IPv6.isValid(text)) {
+    return refused("must be an IPv6 address");
+  }
+  const address = ipaddr.IPv6.parse(text);
+  const parts = address.parts;
+  const canonical = address.toRFC5952String();
+  if (parts.every((part) => part === 0)) return refused("is the unspecified address");
+  if (parts.slice(0, 7).every((part) => part === 0) && parts[7] === 1) return refused("is a loopback address");
+  if ((parts[0] & 0xffc0) === 0xfe80) return refused("is a link-local address");
+  if ((parts[0] & 0xffc0) === 0xfec0) return refused("is a site-local address");
+  if (parts[0] >> 8 === 0xff) return refused("is a multicast address");
+  // ::a.b.c.d (RFC 4291 deprecated it); ipaddr.js would rewrite it as a mapped address, so it is refused outright.
+  if (parts.slice(0, 6).every((part) => part === 0)) return refused("is an IPv4-compatible address (deprecated)");
+  if (METADATA_IPV6.has(canonical)) return refused("is a cloud metadata address");
+  const ipv4 = embeddedIpv4(parts);
+  const ipv4Reason = ipv4 && ipv4Refusal(ipv4);
+  if (ipv4Reason) return refused(`embeds ${ipv4!.toString()}, which ${ipv4Reason}`);
+  return { ok: true, value: canonical };
+}
