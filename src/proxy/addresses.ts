@@ -49,16 +49,29 @@ function embeddedIpv4(parts: number[]): ipaddr.IPv4 | undefined {
 }
 
 /**
+ * The address with a dotted IPv4 tail written as two hex words, as RFC 4291 reads it (ipaddr.js would read
+ * "::a.b.c.d" as a mapped address); undefined when the tail is not a dotted quad.
+ */
+function withHexTail(text: string): string | undefined {
+  const colon = text.lastIndexOf(":");
+  const tail = text.slice(colon + 1);
+  if (!tail.includes(".")) return text;
+  if (colon < 0 || !ipaddr.IPv4.isValidFourPartDecimal(tail)) return undefined;
+  const [a, b, c, d] = ipaddr.IPv4.parse(tail).octets;
+  return `${text.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/**
  * Checks a container or host address. Accepted addresses come back in RFC 5952 form (lower case, shortest), the form
  * stored and compared. Refused: anything that is not a plain IPv6 address (zone ids too), the unspecified and
  * loopback addresses, link-local, site-local and multicast ranges, the deprecated IPv4-compatible form, cloud
  * metadata addresses, and mapped, NAT64 and 6to4 forms of a refused IPv4 address.
  */
 export function vetContainerAddress(text: string): AddressCheck {
-  if (text.length > MAX_ADDRESS_LENGTH || text.includes("%") || !ipaddr.IPv6.isValid(text)) {
-    return refused("must be an IPv6 address");
-  }
-  const address = ipaddr.IPv6.parse(text);
+  if (text.length > MAX_ADDRESS_LENGTH || text.includes("%")) return refused("must be an IPv6 address");
+  const hex = withHexTail(text);
+  if (hex === undefined || !ipaddr.IPv6.isValid(hex)) return refused("must be an IPv6 address");
+  const address = ipaddr.IPv6.parse(hex);
   const parts = address.parts;
   const canonical = address.toRFC5952String();
   if (parts.every((part) => part === 0)) return refused("is the unspecified address");
@@ -66,7 +79,7 @@ export function vetContainerAddress(text: string): AddressCheck {
   if ((parts[0] & 0xffc0) === 0xfe80) return refused("is a link-local address");
   if ((parts[0] & 0xffc0) === 0xfec0) return refused("is a site-local address");
   if (parts[0] >> 8 === 0xff) return refused("is a multicast address");
-  // ::a.b.c.d (RFC 4291 deprecated it); ipaddr.js would rewrite it as a mapped address, so it is refused outright.
+  // ::a.b.c.d, the IPv4-compatible form RFC 4291 deprecated.
   if (parts.slice(0, 6).every((part) => part === 0)) return refused("is an IPv4-compatible address (deprecated)");
   if (METADATA_IPV6.has(canonical)) return refused("is a cloud metadata address");
   const ipv4 = embeddedIpv4(parts);
