@@ -4,6 +4,7 @@
 import { desc, notInArray } from "drizzle-orm";
 import { stringify } from "yaml";
 import { database, type Database } from "../shared/db";
+import { vetContainerAddress } from "./addresses";
 import { NotFound } from "./errors";
 import { loadSshInstallation, type SshInstallation } from "./installation";
 import { CONFIG_LOCK, withJobLock } from "./job-locks";
@@ -36,7 +37,7 @@ const toBase64 = (text: string) => {
   return btoa(binary);
 };
 
-/** The accounts, sorted by name, and the warnings about users and accounts without keys. */
+/** The accounts, sorted by name, and the warnings about users and accounts without keys or with a refused address. */
 export function generateSshAccounts(installation: SshInstallation): { accounts: SshAccount[]; warnings: string[] } {
   const warnings: string[] = [];
   const projectLabel = new Map(installation.projects.map((row) => [row.id, row.label]));
@@ -54,6 +55,12 @@ export function generateSshAccounts(installation: SshInstallation): { accounts: 
     const container = containerById.get(grant.containerId)!;
     const project = projectLabel.get(container.projectId)!;
     const name = sshProxyUsername(project, container.label, grant.permission);
+    // Stored before addresses were vetted: the shared upstream key must never log in to such a target.
+    const address = vetContainerAddress(container.ipv6);
+    if (!address.ok) {
+      warnings.push(`WARN: ${name} is left out: the address ${container.ipv6} of ${containerFqLabel(project, container.label)} ${address.error}`);
+      continue;
+    }
     const users = grant.userIds.map((id) => userById.get(id)!).sort((a, b) => byText(a.email, b.email));
     const authorizedKeys: string[] = [];
     for (const user of users) {
