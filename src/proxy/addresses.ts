@@ -61,19 +61,39 @@ function withHexTail(text: string): string | undefined {
   return `${text.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
-/**
- * Checks a container or host address. Accepted addresses come back in RFC 5952 form (lower case, shortest), the form
- * stored and compared. Refused: anything that is not a plain IPv6 address (zone ids too), the unspecified and
- * loopback addresses, link-local, site-local and multicast ranges, the deprecated IPv4-compatible form, cloud
- * metadata addresses, and mapped, NAT64 and 6to4 forms of a refused IPv4 address.
- */
-export function vetContainerAddress(text: string): AddressCheck {
+/** An IPv6 network in CIDR notation, as the installation setting lists them. */
+export type Ipv6Network = [ipaddr.IPv6, number];
+
+/** Parses one IPv6 CIDR range ("::ffff:127.0.0.0/104"), or undefined when it is not one. */
+export function parseIpv6Network(text: string): Ipv6Network | undefined {
+  const slash = text.lastIndexOf("/");
+  const address = slash < 0 ? undefined : withHexTail(text.slice(0, slash));
+  if (address === undefined || !ipaddr.IPv6.isValidCIDR(`${address}${text.slice(slash)}`)) return undefined;
+  return ipaddr.IPv6.parseCIDR(`${address}${text.slice(slash)}`);
+}
+
+/** The address in RFC 5952 form (lower case, shortest), the form stored and compared; or why it is no IPv6 address. */
+export function canonicalIpv6(text: string): AddressCheck {
   if (text.length > MAX_ADDRESS_LENGTH || text.includes("%")) return refused("must be an IPv6 address");
   const hex = withHexTail(text);
   if (hex === undefined || !ipaddr.IPv6.isValid(hex)) return refused("must be an IPv6 address");
-  const address = ipaddr.IPv6.parse(hex);
+  return { ok: true, value: ipaddr.IPv6.parse(hex).toRFC5952String() };
+}
+
+/**
+ * Checks a container or host address. Accepted addresses come back in canonical form (canonicalIpv6). Refused:
+ * anything that is not a plain IPv6 address (zone ids too), the unspecified and loopback addresses, link-local,
+ * site-local and multicast ranges, the deprecated IPv4-compatible form, cloud metadata addresses, and mapped, NAT64
+ * and 6to4 forms of a refused IPv4 address, unless the installation lists a network holding the address among its
+ * `exceptions` (a test installation whose containers listen on loopback, say).
+ */
+export function vetContainerAddress(text: string, exceptions: readonly Ipv6Network[] = []): AddressCheck {
+  const parsed = canonicalIpv6(text);
+  if (!parsed.ok) return parsed;
+  const canonical = parsed.value;
+  const address = ipaddr.IPv6.parse(canonical);
+  if (exceptions.some((network) => address.match(network))) return parsed;
   const parts = address.parts;
-  const canonical = address.toRFC5952String();
   if (parts.every((part) => part === 0)) return refused("is the unspecified address");
   if (parts.slice(0, 7).every((part) => part === 0) && parts[7] === 1) return refused("is a loopback address");
   if ((parts[0] & 0xffc0) === 0xfe80) return refused("is a link-local address");

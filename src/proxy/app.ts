@@ -78,6 +78,8 @@ const errors = {
   401: errorResponse("credentials missing or invalid"),
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
+  409: errorResponse("the address is already used by another container"),
+  413: errorResponse("the body is larger than PROXY_MAX_BODY_BYTES"),
   423: errorResponse("the job (or the job sharing its lock) is already running"),
   500: errorResponse("the change could not be processed; nothing was written"),
 };
@@ -183,7 +185,7 @@ doc({
     "the caller cannot access); DELETE removes a domain only from the named backend. With fullSync, only create " +
     "and update operations of one project are allowed and every other domain of that project is removed.",
   request: { body: jsonBody(MassDomainUpdate) },
-  responses: { 200: json(ListOfWarnings, "warnings"), ...pick(400, 401, 404, 405, 500) },
+  responses: { 200: json(ListOfWarnings, "warnings"), ...pick(400, 413, 401, 404, 405, 500) },
 });
 proxyApp.post("/domains/massupdate", requireBasicAuth, requireMaster, jsonBodyOf(MassDomainUpdate), async (c) => {
   const input = c.req.valid("json");
@@ -202,12 +204,12 @@ doc({
   tags: ["containers"],
   summary: "Creates a container or updates the one with the same label in the project",
   request: { params: labelParams("projectLabel"), body: jsonBody(ContainerInput) },
-  responses: { 200: json(IdResult, "payload {key: containerId, value: <id>}"), ...pick(400, 401, 404, 405, 500) },
+  responses: { 200: json(IdResult, "payload {key: containerId, value: <id>}"), ...pick(400, 401, 404, 405, 409, 413, 500) },
 });
 proxyApp.post("/containers/:projectLabel", requireBasicAuth, requireMaster, jsonBodyOf(ContainerInput), async (c) => {
   const db = database(c.env.DB);
   const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
-  const id = await upsertContainer(db, project, c.req.valid("json"));
+  const id = await upsertContainer(db, project, c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS);
   return jsonResponse(c, serviceResult({ key: "containerId", value: id }));
 });
 
@@ -217,7 +219,7 @@ doc({
   tags: ["backends"],
   summary: "Creates a backend or updates the one with the same label in the project",
   request: { params: labelParams("projectLabel"), body: jsonBody(BackendInput) },
-  responses: { 200: json(IdResult, "payload {key: backendId, value: <id>}"), ...pick(400, 401, 404, 405, 500) },
+  responses: { 200: json(IdResult, "payload {key: backendId, value: <id>}"), ...pick(400, 413, 401, 404, 405, 500) },
 });
 proxyApp.post("/backends/:projectLabel", requireBasicAuth, requireMaster, jsonBodyOf(BackendInput), async (c) => {
   const db = database(c.env.DB);
@@ -254,7 +256,7 @@ doc({
   tags: ["admin"],
   summary: "Creates a project, or updates the fullname of the project with that label",
   request: { body: jsonBody(ProjectInput) },
-  responses: { 200: json(ProjectSummary, "the project"), ...pick(400, 401, 405), ...adminErrors },
+  responses: { 200: json(ProjectSummary, "the project"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 proxyApp.post("/admin/projects", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(ProjectInput), async (c) =>
   jsonResponse(c, await upsertProject(database(c.env.DB), c.req.valid("json"))),
@@ -290,10 +292,10 @@ doc({
   tags: ["admin"],
   summary: "Registers a host, or updates the ipv6 of the host with that name",
   request: { body: jsonBody(HostCreate) },
-  responses: { 200: json(HostListItem, "the host"), ...pick(400, 401, 405), ...adminErrors },
+  responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 proxyApp.post("/admin/hosts", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(HostCreate), async (c) =>
-  jsonResponse(c, await upsertHost(database(c.env.DB), c.req.valid("json"))),
+  jsonResponse(c, await upsertHost(database(c.env.DB), c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS)),
 );
 
 doc({
@@ -311,7 +313,7 @@ doc({
   tags: ["admin"],
   summary: "Creates an API user, or replaces password, email and patterns of the user with that name",
   request: { body: jsonBody(ApiUserInput) },
-  responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 401, 405), ...adminErrors },
+  responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 proxyApp.post("/admin/apiusers", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(ApiUserInput), async (c) => {
   const input = c.req.valid("json");
@@ -350,7 +352,7 @@ doc({
   tags: ["admin"],
   summary: "Creates a console/SSH user, or updates the given fields of the user with that email",
   request: { body: jsonBody(UserInput) },
-  responses: { 200: json(User, "the user"), ...pick(400, 401, 405), ...adminErrors },
+  responses: { 200: json(User, "the user"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 proxyApp.post("/admin/users", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(UserInput), async (c) =>
   jsonResponse(c, await upsertUser(database(c.env.DB), c.req.valid("json"))),
@@ -374,7 +376,7 @@ doc({
     params: labelParams("projectLabel", "containerLabel"),
     body: jsonBody(PermissionGrants),
   },
-  responses: { 200: json(Container, "the container with its permissions"), ...pick(400, 401, 404, 405, 500), ...adminErrors },
+  responses: { 200: json(Container, "the container with its permissions"), ...pick(400, 413, 401, 404, 405, 500), ...adminErrors },
 });
 proxyApp.put(
   "/admin/containers/:projectLabel/:containerLabel/permissions",
@@ -410,7 +412,7 @@ doc({
   },
 });
 proxyApp.get("/admin/gensynchaprx", requireBasicAuth, requireMaster, async (c) => {
-  const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller").username, now: new Date() });
+  const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller"), now: new Date() });
   jobId(c, runId);
   return jsonResponse(c, warnings);
 });
@@ -543,7 +545,7 @@ doc({
   tags: ["jobs"],
   summary: "Stores a provided certificate (chain and PKCS#8 key) under a name; the next gensynchaprx ships it",
   request: { params: labelParams("name"), body: jsonBody(CertificateInput) },
-  responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 401, 405), ...adminErrors },
+  responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 proxyApp.put("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(CertificateInput), async (c) => {
   const name = certificateName(c.req.param("name"));

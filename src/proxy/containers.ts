@@ -1,6 +1,7 @@
 // Containers: create-or-update by label within a project, and the administrator's SSH permission grants.
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
+import { vetContainerAddress, type Ipv6Network } from "./addresses";
 import { HttpError } from "../shared/errors";
 import { commit, inJsonList, type Statement } from "./bulk";
 import { CannotProcess, Conflict, NotFound } from "./errors";
@@ -27,14 +28,27 @@ async function resolveHost(db: Database, input: ContainerInput): Promise<number 
   return undefined;
 }
 
+/** The address as stored, or a 400 naming why HAProxy and the SSH proxy may not connect to it. */
+export function storableAddress(ipv6: string, exceptions: readonly Ipv6Network[]): string {
+  const checked = vetContainerAddress(ipv6, exceptions);
+  if (!checked.ok) throw new HttpError(400, `ipv6: ${checked.error}`);
+  return checked.value;
+}
+
 /**
  * Creates the container, or updates the one with the same label in the project (only the fields given).
- * Returns its id. A non-empty containerPermissions list is refused before anything is written.
+ * Returns its id. A non-empty containerPermissions list and a refused address are refused before anything is written.
  */
-export async function upsertContainer(db: Database, project: ProjectRow, input: ContainerInput): Promise<number> {
+export async function upsertContainer(
+  db: Database,
+  project: ProjectRow,
+  input: ContainerInput,
+  addressExceptions: readonly Ipv6Network[] = [],
+): Promise<number> {
   if (input.containerPermissions && input.containerPermissions.length > 0) {
     throw new CannotProcess("Changing container permissions is currently disabled for security reasons");
   }
+  if (input.ipv6 != null) storableAddress(input.ipv6, addressExceptions);
   const [existing] = await db
     .select()
     .from(containers)

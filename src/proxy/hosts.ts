@@ -1,14 +1,17 @@
 // Hosts (administration): machines that run containers, registered before containers refer to them.
 import { asc, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
+import type { Ipv6Network } from "./addresses";
+import { storableAddress } from "./containers";
 import type { HostCreate } from "./schemas";
 import { hosts } from "./tables";
 import { hostView } from "./views";
 
 const hostListItem = (row: typeof hosts.$inferSelect) => ({ hostId: row.id, ...hostView(row) });
 
-/** Registers the host, or updates the ipv6 of the host with that name. */
-export async function upsertHost(db: Database, input: HostCreate) {
+/** Registers the host, or updates the ipv6 of the host with that name (refused addresses as for containers). */
+export async function upsertHost(db: Database, input: HostCreate, addressExceptions: readonly Ipv6Network[] = []) {
+  storableAddress(input.ipv6, addressExceptions);
   const [row] = await db
     .insert(hosts)
     .values(input)

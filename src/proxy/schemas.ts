@@ -1,7 +1,7 @@
 // Zod schemas of the proxy API: request bodies (validated by the routes) and resources (documentation only).
 // The OpenAPI 3.1 document at /openapi.json is generated from these same schemas.
 import { z } from "@hono/zod-openapi";
-import { vetContainerAddress } from "./addresses";
+import { canonicalIpv6 } from "./addresses";
 import { LABEL_PATTERN, MAX_PATTERNS, patternProblem } from "./project-patterns";
 
 /** Labels appear in HAProxy backend names and Linux account names `<project>-<container>_<permission>`. */
@@ -16,16 +16,16 @@ const SSH_PUBLIC_KEY_PATTERN = new RegExp(`^${SSH_KEY_TYPE} [A-Za-z0-9+/]+={0,3}
 const label = z.string().regex(LABEL_PATTERN, "must be 2 to 32 lowercase letters or digits");
 /** Host names are stored lower-cased: HAProxy lower-cases the Host header before looking it up. */
 const hostName = z.string().trim().toLowerCase().regex(HOSTNAME_PATTERN, "must be a host name (letters, digits, hyphens, dots)");
-/** A container or host address: a routable IPv6 address (see addresses.ts), stored in RFC 5952 form. */
+/** A container or host address in RFC 5952 form; what it may point at is checked where it is stored (addresses.ts). */
 const ipv6 = z
   .string()
   .openapi({ format: "ipv6", description: "not loopback, link-local, multicast, metadata or unspecified" })
   .transform((text, ctx) => {
-  const checked = vetContainerAddress(text);
-  if (checked.ok) return checked.value;
-  ctx.addIssue({ code: "custom", message: checked.error });
-  return z.NEVER;
-});
+    const checked = canonicalIpv6(text);
+    if (checked.ok) return checked.value;
+    ctx.addIssue({ code: "custom", message: checked.error });
+    return z.NEVER;
+  });
 const permission = z.string().regex(PERMISSION_PATTERN, "must be a technical user name such as www-data");
 const regexList = z
   .array(

@@ -1,5 +1,6 @@
 // Settings of the proxy configuration API, read from the Worker's vars and secrets.
 import { z } from "zod";
+import { parseIpv6Network } from "./addresses";
 import { envDurationMs, envInteger, envOptionalString, envString, readSettings } from "../shared/settings";
 
 const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
@@ -45,6 +46,21 @@ export const ProxySettings = z.object({
    * one D1 batch whose rows travel as a JSON parameter, and D1 caps a value at 2 MB.
    */
   PROXY_MASS_UPDATE_MAX_OPERATIONS: envInteger(5000, 1),
+  /**
+   * IPv6 networks (CIDR, separated by commas or white space) whose addresses containers and hosts may use although
+   * they would be refused (loopback, link-local, metadata and the like): for a test installation whose containers
+   * listen on this machine, e.g. "::ffff:127.0.0.0/104". Empty (the default) makes no exception.
+   */
+  PROXY_ADDRESS_EXCEPTIONS: z.preprocess(
+    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? [])),
+    z.array(
+      z.string().transform((text, ctx) => {
+        const network = parseIpv6Network(text);
+        if (!network) ctx.addIssue({ code: "custom", message: `${text} is not an IPv6 network in CIDR notation` });
+        return network ?? z.NEVER;
+      }),
+    ),
+  ),
   /** Largest request body, in bytes, any route of this API reads; a larger one is answered 413 before it is parsed. */
   PROXY_MAX_BODY_BYTES: envInteger(1024 * 1024, 1),
 

@@ -4,7 +4,7 @@
 import { desc, notInArray } from "drizzle-orm";
 import { stringify } from "yaml";
 import { database, type Database } from "../shared/db";
-import { vetContainerAddress } from "./addresses";
+import { vetContainerAddress, type Ipv6Network } from "./addresses";
 import { NotFound } from "./errors";
 import { loadSshInstallation, type SshInstallation } from "./installation";
 import { CONFIG_LOCK, withJobLock } from "./job-locks";
@@ -38,7 +38,10 @@ const toBase64 = (text: string) => {
 };
 
 /** The accounts, sorted by name, and the warnings about users and accounts without keys or with a refused address. */
-export function generateSshAccounts(installation: SshInstallation): { accounts: SshAccount[]; warnings: string[] } {
+export function generateSshAccounts(
+  installation: SshInstallation,
+  addressExceptions: readonly Ipv6Network[] = [],
+): { accounts: SshAccount[]; warnings: string[] } {
   const warnings: string[] = [];
   const projectLabel = new Map(installation.projects.map((row) => [row.id, row.label]));
   const containerById = new Map(installation.containers.map((row) => [row.id, row]));
@@ -56,7 +59,7 @@ export function generateSshAccounts(installation: SshInstallation): { accounts: 
     const project = projectLabel.get(container.projectId)!;
     const name = sshProxyUsername(project, container.label, grant.permission);
     // Stored before addresses were vetted: the shared upstream key must never log in to such a target.
-    const address = vetContainerAddress(container.ipv6);
+    const address = vetContainerAddress(container.ipv6, addressExceptions);
     if (!address.ok) {
       warnings.push(`WARN: ${name} is left out: the address ${container.ipv6} of ${containerFqLabel(project, container.label)} ${address.error}`);
       continue;
@@ -108,8 +111,11 @@ async function sha256(text: string): Promise<string> {
 }
 
 /** Generates and stores a version; returns its warnings. */
-export async function writeSshProxyConfiguration(db: Database, input: { runId: number; files: SshProxyFiles; kept: number; now: Date }) {
-  const { accounts, warnings } = generateSshAccounts(await loadSshInstallation(db));
+export async function writeSshProxyConfiguration(
+  db: Database,
+  input: { runId: number; files: SshProxyFiles; kept: number; addressExceptions: readonly Ipv6Network[]; now: Date },
+) {
+  const { accounts, warnings } = generateSshAccounts(await loadSshInstallation(db), input.addressExceptions);
   const accountsJson = JSON.stringify(accounts);
   const yaml = sshpiperdYaml(accounts, input.files);
   const [row] = await db
@@ -144,6 +150,7 @@ export async function runSshProxyJob(env: Env, input: { runId: number; lockHolde
       runId: input.runId,
       files: { upstreamKeyFile: settings.SSH_PROXY_UPSTREAM_KEY_FILE, knownHostsFile: settings.SSH_PROXY_KNOWN_HOSTS_FILE },
       kept: settings.SSH_PROXY_VERSIONS_KEPT,
+      addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
       now: input.now,
     });
     return { warnings };

@@ -131,6 +131,8 @@ beforeAll(async () => {
     HAPROXY_ACME_BACKEND_URL: `http://127.0.0.1:${relay.port}`,
     ACME_DIRECTORY_URL: `https://127.0.0.1:${pebblePort}/dir`,
     ACME_EMAIL: "hostmaster@pebble.test",
+    // The container listens on this machine's loopback, which a real installation refuses.
+    PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
   });
   relay.setTarget(server.port);
 

@@ -1,7 +1,7 @@
 // The container address vetting (pure, plain Node): what is refused and why, the canonical form, and a property test.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { vetContainerAddress } from "../../src/proxy/addresses";
+import { parseIpv6Network, vetContainerAddress } from "../../src/proxy/addresses";
 
 describe("vetContainerAddress", () => {
   it.each([
@@ -74,5 +74,20 @@ describe("vetContainerAddress", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("parseIpv6Network and exceptions", () => {
+  it("reads IPv6 CIDR ranges, dotted tails included, and nothing else", () => {
+    expect(parseIpv6Network("::ffff:127.0.0.0/104")?.[1]).toBe(104);
+    expect(parseIpv6Network("::1/128")?.[0].toRFC5952String()).toBe("::1");
+    for (const text of ["::1", "127.0.0.0/8", "::1/129", "x/8", "", "/8"]) expect(parseIpv6Network(text)).toBeUndefined();
+  });
+
+  it("accepts a refused address only inside a listed network", () => {
+    const loopbackV4 = [parseIpv6Network("::ffff:127.0.0.0/104")!];
+    expect(vetContainerAddress("::ffff:127.0.0.2", loopbackV4)).toEqual({ ok: true, value: "::ffff:7f00:2" });
+    expect(vetContainerAddress("::1", loopbackV4)).toEqual({ ok: false, error: "is a loopback address" });
+    expect(vetContainerAddress("not an address", loopbackV4)).toEqual({ ok: false, error: "must be an IPv6 address" });
   });
 });

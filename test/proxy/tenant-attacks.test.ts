@@ -1,6 +1,8 @@
 // Attacks of one ordinary tenant (an API user granted one project) on addresses, patterns, credentials and bodies:
 // each is refused with its exact answer, and nothing is stored.
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import worker from "../../src/index";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { as, asAdmin, basic, call, createApiUser, createHost, createProject, errorBody, expectJson } from "./fixtures";
 
@@ -60,6 +62,27 @@ describe("container addresses", () => {
       errorBody("ipv6: is a loopback address"),
     );
     expect(await env.DB.prepare("select count(*) as n from hosts where hostname = 'h2.hosts.example'").first("n")).toBe(0);
+  });
+
+  it("accepts addresses in the networks PROXY_ADDRESS_EXCEPTIONS lists, and only those", async () => {
+    const withExceptions = { ...env, PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104, fd00:ec2::254/128" } as unknown as Env;
+    const post = (label: string, ipv6: string) =>
+      worker.fetch(
+        new Request("http://example.com/containers/tenant", {
+          method: "POST",
+          headers: { Authorization: tenant, "content-type": "application/json" },
+          body: JSON.stringify({ label, hostname: "h1.hosts.example", ipv6 }),
+        }),
+        withExceptions,
+        createExecutionContext(),
+      );
+    expect(await expectJson(post("local", "::ffff:127.0.0.5"), 200)).toMatchObject({ success: true });
+    expect(await expectJson(post("meta", "fd00:ec2::254"), 200)).toMatchObject({ success: true });
+    expect(await expectJson(post("lo", "::1"), 400)).toEqual(errorBody("ipv6: is a loopback address"));
+    // Without the setting the same address is refused.
+    expect(await expectJson(as(tenant, "/containers/tenant", "POST", { label: "local2", hostname: "h1.hosts.example", ipv6: "::ffff:127.0.0.6" }), 400)).toEqual(
+      errorBody("ipv6: embeds 127.0.0.6, which is a loopback address"),
+    );
   });
 
   it("stores the canonical form", async () => {
