@@ -19,7 +19,9 @@ const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD
   --timeout SECONDS    limit of the check and of the reload (default 60)
   --max-body MB        largest bundle accepted (default 256)
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this PEM certificate and key
-environment: HAPROXY_AGENT_TOKEN (required) the bearer token the control plane sends`;
+environment: HAPROXY_AGENT_TOKEN (required) the bearer token the control plane sends
+haproxy and CMD run with PATH as their only variable (never the token): HAProxy would expand any other one
+written as \${NAME} in a pushed configuration; a reload command that needs more sets it inline (VAR=value cmd)`;
 
 /** @param {string} level @param {string} message @param {object} [fields] */
 function log(level, message, fields = {}) {

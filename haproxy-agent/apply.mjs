@@ -62,14 +62,30 @@ export function parseBundle(body) {
   return { version: /** @type {number} */ (version), digest, onlyIfNewer: onlyIfNewer === true, files: typedFiles };
 }
 
+/** Where programs are looked up when the agent itself runs without PATH. */
+const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /**
- * Runs a program; resolves with its exit code and output (never rejects for a non-zero exit).
- * @param {string} file @param {string[]} args @param {number} timeoutMs
+ * The whole environment of `haproxy -c` and of the reload command: PATH, nothing else. HAProxy expands `${NAME}` in
+ * the configuration from its environment, and its errors quote the expanded text, so anything more (the agent's
+ * token first of all) could be read back by whoever writes configuration. haproxy needs no locale or time zone (it
+ * reads /etc/localtime itself); a reload command that needs more sets it inline (`FOO=bar cmd`).
+ * @param {Record<string, string | undefined>} source the agent's own environment
+ * @returns {Record<string, string>}
+ */
+export function childEnvironment(source) {
+  return { PATH: source.PATH || DEFAULT_PATH };
+}
+
+/**
+ * Runs a program with the scrubbed environment; resolves with its exit code and output (never rejects for a
+ * non-zero exit).
+ * @param {string} file @param {string[]} args @param {number} timeoutMs @param {Record<string, string>} env
  * @returns {Promise<{ code: number, output: string }>}
  */
-function run(file, args, timeoutMs) {
+function run(file, args, timeoutMs, env) {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(file, args, { timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024, env }, (error, stdout, stderr) => {
       const output = `${stderr}${stdout}`.trim();
       if (!error) return resolve({ code: 0, output });
       const code = typeof error.code === "number" ? error.code : -1;
@@ -104,6 +120,7 @@ async function exists(file) {
  */
 export function createApplier(options) {
   const { configDir, reloadCmd, haproxy, timeoutMs, log } = options;
+  const env = childEnvironment(process.env);
   /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
 
@@ -134,7 +151,7 @@ export function createApplier(options) {
       for (const [name, content] of Object.entries(bundle.files)) {
         await writeFile(path.join(staging, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
       }
-      const check = await run(haproxy, ["-c", "-f", path.join(staging, "haproxy.cfg")], timeoutMs);
+      const check = await run(haproxy, ["-c", "-f", path.join(staging, "haproxy.cfg")], timeoutMs, env);
       if (check.code !== 0) {
         log("error", "haproxy-agent: haproxy -c refused the bundle", { version: bundle.version, output: tail(check.output) });
         throw new ApplyError(422, `haproxy -c failed (exit ${check.code}): ${tail(check.output)}`);
@@ -156,7 +173,7 @@ export function createApplier(options) {
         if (await exists(path.join(staging, entry))) await rename(path.join(staging, entry), path.join(configDir, entry));
       }
 
-      const reload = await run("/bin/sh", ["-c", reloadCmd], timeoutMs);
+      const reload = await run("/bin/sh", ["-c", reloadCmd], timeoutMs, env);
       if (reload.code !== 0) {
         for (const entry of MANAGED) await rm(path.join(configDir, entry), { recursive: true, force: true });
         for (const entry of movedAway) await rename(path.join(previous, entry), path.join(configDir, entry));

@@ -1,8 +1,9 @@
 // The queue consumer: parses each message, runs its job and records the outcome on the job run.
 // Poison messages are acked and logged; failures retry with exponential backoff until the last attempt.
 import { database } from "../shared/db";
-import { logError, logInfo } from "../shared/log";
+import { logError, logInfo, logWarn } from "../shared/log";
 import { finishJobRun, markJobRunning } from "./history";
+import { masterOnlyRefusal } from "./instance-role";
 import { JobMessage } from "./messages";
 import { jobRunners, type JobContext } from "./runners";
 
@@ -22,6 +23,15 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
       continue;
     }
     const job = parsed.data;
+    // A master-only job on a slave (queued before INSTANCE_ROLE changed, say) is refused for good: acked, its run
+    // failed without being started. A retry would only come back here.
+    const refusal = masterOnlyRefusal(env, job.kind);
+    if (refusal) {
+      logWarn(`jobs: refused ${job.kind} run ${job.runId}`, { reason: refusal });
+      await finishJobRun(db, { id: job.runId, now: new Date(), state: "failed", error: refusal });
+      message.ack();
+      continue;
+    }
     await markJobRunning(db, { id: job.runId, now: new Date() });
     try {
       const runner = jobRunners[job.kind] as (

@@ -15,9 +15,18 @@ export interface AgentPush {
 
 export type AgentResult = { outcome: "applied" | "unchanged"; version: number } | { outcome: "stale"; version: number };
 
-/** The agent refused the bundle or could not be reached; the message is the cause shown to the caller. */
+/**
+ * The agent refused the bundle or could not be reached. The message may quote the agent's answer (`haproxy -c`
+ * output): it is for the administrator and the job history; `reason` is what others may be told.
+ */
 export class AgentError extends Error {
   override name = "AgentError";
+  constructor(
+    message: string,
+    readonly reason: "unreachable" | "refused" | "not-configured",
+  ) {
+    super(message);
+  }
 }
 
 const MAX_DETAIL = 2000;
@@ -33,7 +42,7 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
     });
   } catch (error) {
     const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${push.timeoutMs} ms` : String(error instanceof Error ? error.message : error);
-    throw new AgentError(`agent ${push.agentUrl} is unreachable: ${reason}`);
+    throw new AgentError(`agent ${push.agentUrl} is unreachable: ${reason}`, "unreachable");
   }
   const text = await response.text();
   let body: { outcome?: string; version?: number; error?: string } = {};
@@ -47,5 +56,6 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
   }
   if (response.status === 409 && typeof body.version === "number") return { outcome: "stale", version: body.version };
   const detail = (body.error ?? `HTTP ${response.status}`).slice(0, MAX_DETAIL);
-  throw new AgentError(`agent ${push.agentUrl} refused version ${push.version} (HTTP ${response.status}): ${detail}`);
+  const refusal = `agent ${push.agentUrl} refused version ${push.version} (HTTP ${response.status}): ${detail}`;
+  throw new AgentError(refusal, "refused");
 }

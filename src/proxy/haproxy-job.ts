@@ -6,6 +6,7 @@ import { appendJobWarnings, finishJobRun, startJobRun } from "../jobs/history";
 import { database, type Database } from "../shared/db";
 import { HttpError } from "../shared/errors";
 import { logError } from "../shared/log";
+import type { Caller } from "./api-users";
 import { combinedPem, ensureFallbackCertificate, listCertificates } from "./certificates";
 import { NotFound } from "./errors";
 import { AgentError, pushToAgent } from "./haproxy-agent-client";
@@ -15,12 +16,44 @@ import { CONFIG_LOCK, withJobLock } from "./job-locks";
 import { proxySettings, type ProxySettings } from "./settings";
 import { certificates, haproxyVersionFiles, haproxyVersions } from "./tables";
 
+const GENSYNC_FAILED = "Unable to reload and sync of HAProxy: ";
+
 /** The spec's 500 for gensynchaprx: nothing was applied and the previous configuration stays active. */
 export class GenSyncFailed extends HttpError {
   override name = "GenSyncFailed";
-  constructor(cause: string) {
-    super(500, `Unable to reload and sync of HAProxy: ${cause}`);
+  /**
+   * @param detail the cause for the administrator and the job history; it may quote the agent (`haproxy -c` output)
+   *   or other projects' settings
+   * @param summary the cause for every other caller: a fixed phrase, never tool output or data
+   */
+  constructor(
+    detail: string,
+    readonly summary: string,
+  ) {
+    super(500, `${GENSYNC_FAILED}${detail}`);
   }
+}
+
+const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
+  refused: "the load balancer refused the configuration",
+  unreachable: "the load balancer could not be reached",
+  "not-configured": "the load balancer's agent is not configured",
+};
+
+/**
+ * A failed gensynchaprx as the caller reads it, with the run in X-Job-Id. The administrator gets the detail (also in
+ * the job history). Any other caller may start the job but must not read what the agent's tools printed (HAProxy
+ * quotes expanded configuration text) nor other projects' data, so gets the summary and the run to ask about.
+ */
+export function genSyncFailureFor(caller: Pick<Caller, "isAdmin">, failure: HttpError, runId: number): HttpError {
+  const headers = { ...failure.headers, "X-Job-Id": String(runId) };
+  if (caller.isAdmin) return new HttpError(failure.status, failure.message, headers);
+  const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
+  const message =
+    failure instanceof GenSyncFailed
+      ? `${GENSYNC_FAILED}${failure.summary} ${where}. The previous configuration is still active.`
+      : `${GENSYNC_FAILED}internal error ${where}`;
+  return new HttpError(500, message, headers);
 }
 
 export const haproxySettingsOf = (settings: ProxySettings): HaproxySettings => ({
@@ -130,7 +163,9 @@ export async function generateAndApply(env: Env, input: { runId: number; now: Da
   try {
     bundle = generateHaproxyBundle(installation, certificateRows, haproxySettingsOf(settings));
   } catch (error) {
-    if (error instanceof InvalidConfiguration) throw new GenSyncFailed(`invalid configuration: ${error.message}`);
+    if (error instanceof InvalidConfiguration) {
+      throw new GenSyncFailed(`invalid configuration: ${error.message}`, "the generated configuration is invalid");
+    }
     throw error;
   }
   const files = bundleFiles(bundle);
@@ -147,7 +182,7 @@ export async function generateAndApply(env: Env, input: { runId: number; now: Da
   if (settings.HAPROXY_AGENT_URL) {
     if (!settings.HAPROXY_AGENT_TOKEN) {
       await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
-      throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set");
+      throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set", AGENT_SUMMARY["not-configured"]);
     }
     try {
       await pushToAgent(outbound, {
@@ -162,7 +197,8 @@ export async function generateAndApply(env: Env, input: { runId: number; now: Da
     } catch (error) {
       if (!(error instanceof AgentError)) throw error;
       await rejectVersion(db, version, error.message);
-      throw new GenSyncFailed(`${error.message.replace(/\.+$/, "")}. The previous configuration is still active.`);
+      const detail = `${error.message.replace(/\.+$/, "")}. The previous configuration is still active.`;
+      throw new GenSyncFailed(detail, AGENT_SUMMARY[error.reason]);
     }
   } else {
     warnings.push(`WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`);
@@ -179,12 +215,19 @@ export async function generateAndApply(env: Env, input: { runId: number; now: Da
   return { version, warnings };
 }
 
-/** GET /admin/gensynchaprx: under the shared lock (423 when held), recorded as a job run. */
-export async function runGenSyncFromApi(env: Env, input: { caller: string; now: Date }): Promise<{ runId: number; warnings: string[] }> {
+/**
+ * GET /admin/gensynchaprx: under the shared lock (423 when held), recorded as a job run. A failure is recorded in
+ * full on the run and thrown as genSyncFailureFor the caller.
+ */
+export async function runGenSyncFromApi(
+  env: Env,
+  input: { caller: Caller; now: Date },
+): Promise<{ runId: number; warnings: string[] }> {
   const holder = crypto.randomUUID();
   return withJobLock(env, CONFIG_LOCK, { holder, kind: "gensynchaprx" }, async () => {
     const db = database(env.DB);
-    const runId = await startJobRun(db, { kind: "gensynchaprx", trigger: `api (${input.caller})`, now: input.now });
+    const trigger = `api (${input.caller.username})`;
+    const runId = await startJobRun(db, { kind: "gensynchaprx", trigger, now: input.now });
     try {
       const { warnings } = await generateAndApply(env, { runId, now: input.now });
       await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings });
@@ -192,9 +235,10 @@ export async function runGenSyncFromApi(env: Env, input: { caller: string; now: 
     } catch (error) {
       // Every failure answers the spec's 500 message; an unexpected one is logged and its text stays out of the answer.
       if (!(error instanceof HttpError)) logError("proxy: gensynchaprx failed", error);
-      const failure = error instanceof HttpError ? error : new GenSyncFailed("internal error (see the logs)");
+      const failure =
+        error instanceof HttpError ? error : new HttpError(500, `${GENSYNC_FAILED}internal error (see the logs)`);
       await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: failure.message });
-      throw failure;
+      throw genSyncFailureFor(input.caller, failure, runId);
     }
   });
 }
@@ -242,7 +286,7 @@ export async function syncSlave(
   if ((await bundleDigest(files)) !== row.digest) return superseded("its certificates changed since; the next gensynchaprx ships them");
 
   try {
-    if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set");
+    if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set", "not-configured");
     const result = await pushToAgent(outbound, {
       agentUrl: input.agentUrl,
       token: settings.HAPROXY_AGENT_TOKEN,

@@ -1,24 +1,28 @@
 // The HAProxy agent on its own, over HTTP with a real `haproxy -c`: its token, the bundle checks (paths, digest),
-// the refusal of a configuration haproxy rejects, an unchanged bundle, stale versions for slaves, and the restore
-// of the previous files when the reload fails.
+// the refusal of a configuration haproxy rejects, an unchanged bundle, stale versions for slaves, the restore
+// of the previous files when the reload fails, and the environment haproxy and the reload command get (PATH only).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleDigest } from "../../src/proxy/haproxy-config";
-import { AGENT_TOKEN, requireProgram, root, tempDir, until } from "./proxy-helpers";
+import { AGENT_TOKEN, requireProgram, root, tempDir, until, viaHaproxy } from "./proxy-helpers";
 import { freePort } from "./wrangler-dev";
 
 const agents: { child: ChildProcess; dir: string }[] = [];
 
-/** Starts an agent whose reload command appends a line to `reloads` in its directory (or runs `reloadCmd`). */
-async function startTestAgent(reloadCmd?: string) {
+/**
+ * Starts an agent whose reload command appends a line to `reloads` in its directory (or runs `reloadCmd`, given the
+ * directory), with `extraEnv` added to its environment.
+ */
+async function startTestAgent(reloadCmd?: (dir: string) => string, extraEnv: Record<string, string> = {}) {
   const dir = tempDir("agent");
   const port = await freePort();
+  const reload = reloadCmd?.(dir) ?? `echo reload >> ${dir}/reloads`;
   const child = spawn(
     process.execPath,
-    [path.join(root, "haproxy-agent", "agent.mjs"), "--config-dir", dir, "--reload-cmd", reloadCmd ?? `echo reload >> ${dir}/reloads`, "--port", String(port)],
-    { env: { ...process.env, HAPROXY_AGENT_TOKEN: AGENT_TOKEN }, stdio: "ignore" },
+    [path.join(root, "haproxy-agent", "agent.mjs"), "--config-dir", dir, "--reload-cmd", reload, "--port", String(port)],
+    { env: { ...process.env, ...extraEnv, HAPROXY_AGENT_TOKEN: AGENT_TOKEN }, stdio: "ignore" },
   );
   agents.push({ child, dir });
   const url = `http://127.0.0.1:${port}`;
@@ -67,6 +71,12 @@ beforeAll(() => {
 afterAll(async () => {
   for (const { child, dir } of agents) {
     child.kill("SIGTERM");
+    // The haproxy a reload command started (master-worker, daemonised).
+    if (existsSync(`${dir}/haproxy.pid`)) {
+      try {
+        process.kill(Number(readFileSync(`${dir}/haproxy.pid`, "utf8").trim()), "SIGTERM");
+      } catch {}
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -132,11 +142,72 @@ describe("haproxy-agent", () => {
   });
 
   it("puts the previous files back when the reload fails", async () => {
-    const agent = await startTestAgent("exit 3");
+    const agent = await startTestAgent(() => "exit 3");
     const failing = await push(agent.url, await bundle(1, goodFiles("first")));
     expect(failing.status).toBe(500);
     expect(failing.body.error).toBe("reload failed (exit 3): Command failed: /bin/sh -c exit 3; the previous configuration was restored");
     expect(existsSync(path.join(agent.dir, "haproxy.cfg"))).toBe(false);
     expect(existsSync(path.join(agent.dir, ".agent-state.json"))).toBe(false);
+  });
+});
+
+describe("haproxy-agent: what haproxy and the reload command may read of its environment", () => {
+  // Set in the agent's environment next to its token; none of it may reach haproxy.
+  const AGENT_ENV = { AGENT_TEST_SECRET: "agent-test-secret-value", HOME: "/home/agent-test", LANG: "C.UTF-8", TZ: "Europe/Zurich" };
+  const VARIABLES = ["HAPROXY_AGENT_TOKEN", ...Object.keys(AGENT_ENV), "PATH"];
+
+  it("haproxy -c expands ${NAME} in quoted strings to nothing but PATH: its output never carries the token", async () => {
+    const agent = await startTestAgent(undefined, AGENT_ENV);
+    // haproxy quotes the file name it could not open, as expanded: one probe per variable.
+    const probes = VARIABLES.map((name, index) => `    errorfile ${[400, 403, 500, 502, 503, 504][index]} "/nonexistent/${name}=\${${name}}"`);
+    const config = `${CONFIG("probes")}${probes.join("\n")}\n`;
+    const refused = await push(agent.url, await bundle(1, { ...goodFiles("probes"), "haproxy.cfg": config }));
+    expect(refused.status).toBe(422);
+    const error = String(refused.body.error);
+    expect(error).toMatch(/^haproxy -c failed \(exit 1\): /);
+    const opened = [...error.matchAll(/error opening file '([^']*)'/g)].map((match) => match[1]);
+    expect(opened).toEqual([
+      "/nonexistent/HAPROXY_AGENT_TOKEN=",
+      "/nonexistent/AGENT_TEST_SECRET=",
+      "/nonexistent/HOME=",
+      "/nonexistent/LANG=",
+      "/nonexistent/TZ=",
+      `/nonexistent/PATH=${process.env.PATH}`,
+    ]);
+    for (const value of [AGENT_TOKEN, ...Object.values(AGENT_ENV)]) expect(error).not.toContain(value);
+    expect(existsSync(path.join(agent.dir, "haproxy.cfg"))).toBe(false);
+  });
+
+  it("the reload command gets PATH and nothing of the agent's own environment", async () => {
+    const agent = await startTestAgent((dir) => `env > ${dir}/reload-env`, AGENT_ENV);
+    expect(await push(agent.url, await bundle(1, goodFiles("env")))).toEqual({ status: 200, body: { outcome: "applied", version: 1 } });
+    const variables = readFileSync(path.join(agent.dir, "reload-env"), "utf8").split("\n").filter(Boolean);
+    // The shell sets PWD (and bash SHLVL and _) itself.
+    const fromAgent = variables.filter((line) => !/^(PWD|OLDPWD|SHLVL|_)=/.test(line));
+    expect(fromAgent).toEqual([`PATH=${process.env.PATH}`]);
+  });
+
+  it("the haproxy a reload starts answers with the variables expanded to nothing; the installed file keeps the text", async () => {
+    const port = await freePort();
+    const agent = await startTestAgent((dir) => `haproxy -W -D -p ${dir}/haproxy.pid -f ${dir}/haproxy.cfg`, AGENT_ENV);
+    const config = [
+      "global",
+      "    default-path config",
+      "defaults",
+      "    mode http",
+      "    timeout connect 5s",
+      "    timeout client 5s",
+      "    timeout server 5s",
+      "frontend f",
+      `    bind 127.0.0.1:${port}`,
+      '    http-request return status 200 content-type text/plain string "token=[${HAPROXY_AGENT_TOKEN}] secret=[${AGENT_TEST_SECRET}]"',
+      "",
+    ].join("\n");
+    expect(await push(agent.url, await bundle(1, { "haproxy.cfg": config }))).toEqual({ status: 200, body: { outcome: "applied", version: 1 } });
+    const answer = await until("haproxy to answer", async () => (await viaHaproxy(port, "any.example")).body || undefined, 20_000);
+    expect(answer).toBe("token=[] secret=[]");
+    const installed = readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8");
+    expect(installed).toBe(config);
+    expect(installed).not.toContain(AGENT_TOKEN);
   });
 });

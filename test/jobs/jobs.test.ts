@@ -36,6 +36,113 @@ describe("cron triggers", () => {
   });
 });
 
+/** The test Worker's env as another instance (a fresh object, so that settings are parsed again). */
+const asInstance = (vars: Record<string, string>) => ({ ...env, ...vars }) as unknown as Env;
+
+/** The runs recorded after `afterId`, as [kind, state] pairs. */
+async function runsAfter(afterId: number) {
+  const { results } = await env.DB.prepare("select kind, state from job_runs where id > ? order by id").bind(afterId).all();
+  return results.map((row) => [row.kind, row.state]);
+}
+const lastRunId = async () => (await env.DB.prepare("select coalesce(max(id), 0) as id from job_runs").first<{ id: number }>())!.id;
+
+describe("master-only jobs and the instance role", () => {
+  async function dailyCron(workerEnv: Env) {
+    const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
+    const sendBatch = vi.spyOn(env.JOBS, "sendBatch").mockResolvedValue(undefined as never);
+    const before = await lastRunId();
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "5 0 * * *" }), workerEnv, ctx);
+    await waitOnExecutionContext(ctx);
+    const queued = [
+      ...send.mock.calls.map(([message]) => (message as { kind: string }).kind),
+      ...sendBatch.mock.calls.flatMap(([messages]) => [...messages].map((message) => (message.body as { kind: string }).kind)),
+    ];
+    send.mockRestore();
+    sendBatch.mockRestore();
+    return { queued, runs: await runsAfter(before) };
+  }
+
+  it("on a slave, the daily cron queues housekeeping and no certificate job, and records no run for it", async () => {
+    expect(await dailyCron(asInstance({ INSTANCE_ROLE: "slave" }))).toEqual({
+      queued: ["housekeeping"],
+      runs: [["housekeeping", "queued"]],
+    });
+  });
+
+  it("on the master, the daily cron queues housekeeping and the certificate job", async () => {
+    expect(await dailyCron(asInstance({ INSTANCE_ROLE: "master" }))).toEqual({
+      queued: ["housekeeping", "certificates"],
+      runs: [
+        ["housekeeping", "queued"],
+        ["certificates", "queued"],
+      ],
+    });
+  });
+
+  it("with an INSTANCE_ROLE that cannot be read, the daily cron leaves the certificate job out", async () => {
+    expect(await dailyCron(asInstance({ INSTANCE_ROLE: "primary" }))).toEqual({
+      queued: ["housekeeping"],
+      runs: [["housekeeping", "queued"]],
+    });
+  });
+
+  for (const body of [
+    { kind: "certificates" },
+    { kind: "gensynchaprx" },
+    { kind: "writesshprx" },
+    { kind: "haproxy-slave-sync", parentRunId: 1, version: 1, agentUrl: "http://slave.test:9400" },
+  ]) {
+    it(`a slave refuses a ${body.kind} message: acked, its run failed and never started, nothing fetched or stored`, async () => {
+      const runId = await createJobRun(db(), { kind: body.kind, trigger: "test" });
+      const fetchSpy = vi.spyOn(globalThis, "fetch");
+      const versions = await env.DB.prepare("select count(*) as n from haproxy_versions").first();
+      const sshVersions = await env.DB.prepare("select count(*) as n from ssh_proxy_versions").first();
+      const batch = createMessageBatch("edge-jobs", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { ...body, runId } }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, asInstance({ INSTANCE_ROLE: "slave" }), ctx);
+      const result = await getQueueResult(batch, ctx);
+      fetchSpy.mockRestore();
+      expect(result.explicitAcks).toEqual(["m1"]);
+      expect(result.retryMessages).toEqual([]);
+      expect(await getJobRun(db(), runId)).toMatchObject({
+        kind: body.kind,
+        state: "failed",
+        attempts: 0,
+        startedAt: null,
+        warnings: [],
+        error: `This is a slave instance: the ${body.kind} job runs only on the master instance`,
+      });
+      expect(fetchSpy).not.toHaveBeenCalled();
+      expect(await env.DB.prepare("select count(*) as n from haproxy_versions").first()).toEqual(versions);
+      expect(await env.DB.prepare("select count(*) as n from ssh_proxy_versions").first()).toEqual(sshVersions);
+      expect(await env.DB.prepare("select count(*) as n from certificate_attempts").first()).toEqual({ n: 0 });
+    });
+  }
+
+  it("with an INSTANCE_ROLE that cannot be read, a certificate message is refused and says why", async () => {
+    const runId = await createJobRun(db(), { kind: "certificates", trigger: "test" });
+    const batch = createMessageBatch("edge-jobs", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, asInstance({ INSTANCE_ROLE: "primary" }), ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m1"]);
+    const run = await getJobRun(db(), runId);
+    expect(run).toMatchObject({ state: "failed", attempts: 0 });
+    expect(run!.error).toMatch(
+      /^The certificates job runs only on the master instance, and this instance's role cannot be read: proxy settings are invalid: INSTANCE_ROLE: /,
+    );
+  });
+
+  it("a slave still runs housekeeping from the queue", async () => {
+    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
+    const batch = createMessageBatch("edge-jobs", [{ id: "h1", timestamp: new Date(), attempts: 1, body: { kind: "housekeeping", runId } }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, asInstance({ INSTANCE_ROLE: "slave" }), ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["h1"]);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 1, error: null });
+  });
+});
+
 describe("queue consumer", () => {
   it("runs housekeeping, prunes old finished runs and records the outcome", async () => {
     const old = await createJobRun(db(), { kind: "housekeeping", trigger: "api" });

@@ -210,6 +210,100 @@ describe("gensynchaprx with the master agent", () => {
   });
 });
 
+describe("gensynchaprx failures as callers other than the administrator read them", () => {
+  // What haproxy -c printed: expanded configuration text, which only the administrator may read.
+  const CHECK_OUTPUT = "haproxy -c failed (exit 1): [ALERT] parsing [haproxy.cfg:42] : error opening file '/x/s3cr3t-from-env'";
+  const forTenant = (runId: number, summary: string) =>
+    errorBody(
+      `Unable to reload and sync of HAProxy: ${summary} (job run ${runId}; an administrator can read GET /admin/jobs/${runId}). ` +
+        "The previous configuration is still active.",
+    );
+
+  // Each case starts from an active version it must leave active.
+  beforeEach(async () => {
+    await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
+  });
+
+  /** Calls gensynchaprx as the API user; returns the run id the answer names in X-Job-Id and its body. */
+  async function failAsTenant(workerEnv: Env) {
+    const response = await callWith(workerEnv, "/admin/gensynchaprx", apiUser);
+    const body = await expectJson(response, 500);
+    return { runId: Number(response.headers.get("X-Job-Id")), body };
+  }
+
+  it("a refusal by the agent: the tenant gets the run id, never the agent's output; the run keeps it for the administrator", async () => {
+    const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
+    fakeAgents(() => Response.json({ error: CHECK_OUTPUT }, { status: 422 }));
+    const { runId, body } = await failAsTenant(agentEnv());
+    expect(runId).toBeGreaterThan(0);
+    expect(body).toEqual(forTenant(runId, "the load balancer refused the configuration"));
+    expect(JSON.stringify(body)).not.toContain("s3cr3t");
+    expect(JSON.stringify(body)).not.toContain("haproxy -c");
+
+    const detail = `Unable to reload and sync of HAProxy: agent ${AGENT} refused version ${before.version + 1} (HTTP 422): ${CHECK_OUTPUT}. The previous configuration is still active.`;
+    expect(await expectJson(callWith(withVars(), `/admin/jobs/${runId}`), 200)).toMatchObject({
+      id: runId,
+      kind: "gensynchaprx",
+      state: "failed",
+      trigger: "api (jobrunner)",
+      error: detail,
+    });
+    expect(await expectJson(callWith(withVars(), `/admin/jobs/${runId}`, apiUser), 403)).toEqual(errorBody("Administrator access required"));
+    // Nothing was applied: the previous version stays active, the new one is rejected.
+    expect(await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).toEqual(before);
+    const [rejected] = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
+    expect(rejected).toMatchObject({ version: before.version + 1, status: "rejected", jobId: runId });
+  });
+
+  it("the administrator still reads the agent's output in the answer, and the run id in X-Job-Id", async () => {
+    const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
+    fakeAgents(() => Response.json({ error: CHECK_OUTPUT }, { status: 422 }));
+    const response = await callWith(agentEnv(), "/admin/gensynchaprx");
+    expect(await expectJson(response, 500)).toEqual(
+      errorBody(
+        `Unable to reload and sync of HAProxy: agent ${AGENT} refused version ${before.version + 1} (HTTP 422): ${CHECK_OUTPUT}. The previous configuration is still active.`,
+      ),
+    );
+    const runId = Number(response.headers.get("X-Job-Id"));
+    expect(await getJobRun(db(), runId)).toMatchObject({ kind: "gensynchaprx", state: "failed", trigger: "api (admin)" });
+  });
+
+  it("an unreachable agent or a missing token: the tenant reads which, not the detail", async () => {
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("connect ECONNREFUSED 10.0.0.7:9400"));
+    const unreachable = await failAsTenant(agentEnv());
+    expect(unreachable.body).toEqual(forTenant(unreachable.runId, "the load balancer could not be reached"));
+    expect((await getJobRun(db(), unreachable.runId))!.error).toBe(
+      `Unable to reload and sync of HAProxy: agent ${AGENT} is unreachable: connect ECONNREFUSED 10.0.0.7:9400. The previous configuration is still active.`,
+    );
+
+    const noToken = await failAsTenant(agentEnv({ HAPROXY_AGENT_TOKEN: "" }));
+    expect(noToken.body).toEqual(forTenant(noToken.runId, "the load balancer's agent is not configured"));
+    expect((await getJobRun(db(), noToken.runId))!.error).toBe("Unable to reload and sync of HAProxy: HAPROXY_AGENT_TOKEN is not set");
+  });
+
+  it("an invalid configuration: the tenant does not read other projects' backends or params", async () => {
+    await createProject("jobsother");
+    const app = await createContainer("jobsother", { label: "app", hostname: "node1.example.net", ipv6: "2001:db8::21" });
+    const backendId = await createBackend("jobsother", { label: "api", backendContainers: [{ containerId: app }] });
+    // Written past the API, as a row stored before its checks were: only the generation refuses it.
+    await env.DB.prepare("update backends set params = ? where id = ?").bind("listen private-section", backendId).run();
+    const { calls } = fakeAgents(applied);
+    const versionsBefore = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
+    try {
+      const { runId, body } = await failAsTenant(agentEnv());
+      expect(body).toEqual(forTenant(runId, "the generated configuration is invalid"));
+      expect((await getJobRun(db(), runId))!.error).toBe(
+        `Unable to reload and sync of HAProxy: invalid configuration: backend jobsother_${backendId}_api: params line "listen private-section" would open a new section`,
+      );
+      expect(JSON.stringify(body)).not.toContain("private-section");
+      expect(calls).toEqual([]);
+      expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200)).toEqual(versionsBefore);
+    } finally {
+      await expectJson(asAdmin("/admin/projects/jobsother", "DELETE"), 200);
+    }
+  });
+});
+
 describe("slave sync on the queue", () => {
   async function generateWithSlaves() {
     const sendBatch = vi.spyOn(env.JOBS, "sendBatch").mockResolvedValue(undefined as never);
