@@ -57,12 +57,12 @@ const articleMatcher = async (db: ReturnType<typeof database>) => companyMatcher
 
 newsApp.post("/users", requireMasterKey, validateNews("json", CreateUser), async (c) => {
   const user = await createUser(database(c.env.DB), { ...c.req.valid("json"), now: new Date() });
-  return c.json({ token: await signToken(newsSettings(c.env), user.id), user: fullUserView(user) }, 201);
+  return c.json({ token: await signToken(newsSettings(c.env), user), user: fullUserView(user) }, 201);
 });
 
 newsApp.post("/auth", requireMasterKey, requirePassword, async (c) => {
   const user = c.get("user");
-  return c.json({ token: await signToken(newsSettings(c.env), user.id), user: fullUserView(user) }, 201);
+  return c.json({ token: await signToken(newsSettings(c.env), user), user: fullUserView(user) }, 201);
 });
 
 newsApp.get("/users", requireAdmin, validateNews("query", ListUsersQuery), async (c) => {

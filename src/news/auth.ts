@@ -1,10 +1,11 @@
 // Authentication of the news API, after the rest generator: the master key (access_token or Bearer), HTTP Basic
-// login with e-mail and password, and HS256 session tokens (jose) presented as Bearer or access_token.
+// login with e-mail and password, and HS256 session tokens (jose) presented as Bearer or access_token. A token names
+// its user and the user's token version, so a password change or a deletion ends every token issued before it.
 import type { Context, MiddlewareHandler } from "hono";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { parseBasicAuth, parseBearer } from "../shared/basic-auth";
 import { database } from "../shared/db";
-import { constantTimeEqualText, verifyPassword } from "../shared/passwords";
+import { constantTimeEqual, verifyPassword } from "../shared/passwords";
 import { BASIC_CHALLENGE, unauthorized } from "./errors";
 import { newsSettings, requiredSecret, type NewsSettings } from "./settings";
 import { findUserByEmail, getUser, type NewsUser } from "./users";
@@ -24,28 +25,48 @@ async function presentedToken(c: Context): Promise<string | undefined> {
   return c.req.query("access_token") || undefined;
 }
 
+/**
+ * Compares a presented secret with the real one in constant time. Both are hashed first so that the time does not
+ * depend on their lengths either (a byte-wise comparison would tell how long the master key is).
+ */
+async function sameSecret(presented: string, secret: string): Promise<boolean> {
+  const [a, b] = await Promise.all([presented, secret].map((text) => crypto.subtle.digest("SHA-256", encoder.encode(text))));
+  return constantTimeEqual(new Uint8Array(a), new Uint8Array(b));
+}
+
 /** Requires the master key MASTER_KEY, compared in constant time; anything else is 401. */
 export const requireMasterKey: MiddlewareHandler<NewsEnv> = async (c, next) => {
   const masterKey = requiredSecret(newsSettings(c.env), "MASTER_KEY");
   const token = await presentedToken(c);
-  if (token === undefined || !constantTimeEqualText(token, masterKey)) throw unauthorized();
+  if (token === undefined || !(await sameSecret(token, masterKey))) throw unauthorized();
   await next();
 };
 
-export async function signToken(settings: NewsSettings, userId: string): Promise<string> {
-  return new SignJWT({ id: userId })
+/** What a valid token says: whose it is, and the user's token version when it was issued. */
+export interface TokenClaims {
+  id: string;
+  ver: number;
+}
+
+export async function signToken(settings: NewsSettings, user: Pick<NewsUser, "id" | "tokenVersion">): Promise<string> {
+  return new SignJWT({ id: user.id, ver: user.tokenVersion } satisfies TokenClaims)
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setIssuedAt()
     .setExpirationTime(settings.JWT_EXPIRES_IN)
     .sign(encoder.encode(requiredSecret(settings, "JWT_SECRET")));
 }
 
-/** The user id of a valid, unexpired token signed with JWT_SECRET, or undefined. Only HS256 is accepted. */
-export async function verifyToken(settings: NewsSettings, token: string): Promise<string | undefined> {
+/**
+ * The claims of a valid, unexpired token signed with JWT_SECRET, or undefined. Only HS256 is accepted. A token without
+ * `ver` (issued before versions existed) is refused: nothing tells whether its password has changed since.
+ */
+export async function verifyToken(settings: NewsSettings, token: string): Promise<TokenClaims | undefined> {
   const key = encoder.encode(requiredSecret(settings, "JWT_SECRET"));
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
-    return typeof payload.id === "string" && payload.id !== "" ? payload.id : undefined;
+    const { id, ver } = payload;
+    if (typeof id !== "string" || id === "" || !Number.isSafeInteger(ver) || (ver as number) < 0) return undefined;
+    return { id, ver: ver as number };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError) return undefined;
     throw error;
@@ -54,15 +75,16 @@ export async function verifyToken(settings: NewsSettings, token: string): Promis
 
 /**
  * Requires a signed-in user (optionally with one of `roles`) and puts it on the context. A missing, expired,
- * tampered token, a deleted user and a role that does not suffice all answer 401, as the generator does.
+ * tampered token, a deleted user, a token issued before the password last changed and a role that does not suffice
+ * all answer 401, as the generator does. The version is checked on the row the user is read from anyway: one D1 read.
  */
 export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsEnv> {
   return async (c, next) => {
     const token = await presentedToken(c);
     if (!token) throw unauthorized();
-    const id = await verifyToken(newsSettings(c.env), token);
-    const user = id === undefined ? undefined : await getUser(database(c.env.DB), id);
-    if (!user || (roles && !roles.includes(user.role))) throw unauthorized();
+    const claims = await verifyToken(newsSettings(c.env), token);
+    const user = claims && (await getUser(database(c.env.DB), claims.id));
+    if (!claims || !user || user.tokenVersion !== claims.ver || (roles && !roles.includes(user.role))) throw unauthorized();
     c.set("user", user);
     await next();
   };

@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { HttpError } from "../shared/errors";
 import { logError } from "../shared/log";
+import { InvalidUtf8, PayloadTooLarge } from "../shared/request-body";
 import { SettingsError } from "../shared/settings";
 
 /**
@@ -47,7 +48,20 @@ export const validationError = (failure: Omit<ValidationFailure, "valid">) => ne
 /** 409 in the generator's shape, e.g. for an e-mail address that is already registered. */
 export const conflict = (param: string, message: string) => new NewsError(409, { valid: false, param, message });
 
-export function newsErrorResponse(error: Error, c: Context): Response {
+/**
+ * The shared body reader's refusals in the validation shape of the generator, with the limit as the rule's value:
+ * {valid: false, name: "maxbytes", param: "body", maxbytes: 1048576, message} and {valid: false, name: "utf8", ...}.
+ */
+function bodyFailure(error: Error): NewsError | undefined {
+  if (error instanceof PayloadTooLarge) {
+    return new NewsError(413, { valid: false, name: "maxbytes", param: "body", maxbytes: error.limitBytes, message: error.message });
+  }
+  if (error instanceof InvalidUtf8) return new NewsError(400, { valid: false, name: "utf8", param: "body", message: error.message });
+  return undefined;
+}
+
+export function newsErrorResponse(thrown: Error, c: Context): Response {
+  const error = bodyFailure(thrown) ?? thrown;
   if (error instanceof NewsError) {
     if (error.body === undefined) return c.body(null, error.status as 401, error.headers);
     return c.json(error.body, error.status as 400, error.headers);

@@ -1,6 +1,6 @@
 // zod schemas of the news API's requests. Field order is the order the generator reports failures in.
 import { z } from "zod";
-import { commaList, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
+import { commaList, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
 
 export const EMAIL_PATTERN = /^\S+@\S+\.\S+$/;
 
@@ -11,7 +11,7 @@ const email = z.preprocess(
 );
 const password = z.string().min(6).max(1024);
 const name = z.string().trim().min(1).max(128);
-const picture = z.string().trim().max(2048);
+const picture = httpUrlField();
 
 export const Credentials = z.object({ email, password });
 
@@ -57,9 +57,9 @@ export const SearchQuery = z.object({
 
 const articleFields = {
   title: z.string().trim().min(1).max(500),
-  url: z.url({ protocol: /^https?$/ }).max(2048),
+  url: httpUrlField(),
   abstract: z.string().max(100_000).optional(),
-  thumbnail: z.url({ protocol: /^https?$/ }).max(2048).nullable().optional(),
+  thumbnail: httpUrlField().nullable().optional(),
   source: z.string().trim().toLowerCase().min(1).max(100),
   publishedAt: isoDate.optional(),
   /** Tickers to link besides those the matcher finds in the title and abstract. */

@@ -1,5 +1,6 @@
 // Settings of the news API, read from the Worker's vars and secrets.
 import { z } from "zod";
+import type { BodyLimit } from "../shared/request-body";
 import { envInteger, envOptionalString, envString, readSettings, SettingsError } from "../shared/settings";
 
 export const NewsSettings = z.object({
@@ -28,6 +29,11 @@ export const NewsSettings = z.object({
   }),
   /** Days the first ingestion of a publisher reaches back; later runs ask only for what is newer than the last. */
   NEWS_LOOKBACK_DAYS: envInteger(7, 1),
+  /**
+   * Largest request body, in bytes, any news route reads (JSON, URL-encoded or multipart form); a larger one is
+   * refused with 413 before it is buffered whole. Default 1 MiB: a user or an article is a few KB.
+   */
+  NEWS_MAX_BODY_BYTES: envInteger(1024 * 1024, 1),
 });
 export type NewsSettings = z.output<typeof NewsSettings>;
 
@@ -39,3 +45,9 @@ export function requiredSecret(settings: NewsSettings, name: "MASTER_KEY" | "JWT
   if (!value) throw new SettingsError(`news settings are invalid: ${name} is not set`);
   return value;
 }
+
+/** The body limit every news route reads its body within. */
+export const newsBodyLimit = (env: object): BodyLimit => ({
+  maxBytes: newsSettings(env).NEWS_MAX_BODY_BYTES,
+  setting: "NEWS_MAX_BODY_BYTES",
+});

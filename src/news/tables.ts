@@ -16,6 +16,11 @@ export const newsUsers = sqliteTable("news_users", {
   name: text("name").notNull(),
   picture: text("picture").notNull(),
   role: text("role", { enum: ["user", "admin"] }).notNull().default("user"),
+  /**
+   * Raised by every password change. Tokens carry the value they were issued under (claim `ver`) and one that no
+   * longer matches is refused, so a new password ends every session opened before it.
+   */
+  tokenVersion: integer("token_version").notNull().default(0),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -62,11 +62,16 @@ export async function md5Hex(text: string): Promise<string> {
 /** md5(title + source) as the original system computes it: the same story from the same source is one article. */
 export const articleFingerprint = (title: string, source: string) => md5Hex(title + source);
 
-/** An absolute http(s) URL, or undefined. */
+/** The longest URL stored, from a publisher or from input (httpUrlField). */
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * An absolute http(s) URL of at most MAX_URL_LENGTH characters, or undefined: publishers' links and pictures pass
+ * here, so a javascript: or data: URL in a feed is dropped rather than stored and shown to clients.
+ */
 export function httpUrl(value: unknown): string | undefined {
   if (typeof value !== "string") return undefined;
-  const trimmed = value.trim();
-  if (!URL.canParse(trimmed)) return undefined;
-  const url = new URL(trimmed);
-  return url.protocol === "https:" || url.protocol === "http:" ? url.href : undefined;
+  const url = URL.parse(value.trim());
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) return undefined;
+  return url.href.length <= MAX_URL_LENGTH ? url.href : undefined;
 }

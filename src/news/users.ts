@@ -1,5 +1,5 @@
 // The news users repository and its two views: public {id, name, picture} and full (adds role, email, createdAt).
-// Password hashes never leave this module's rows for a response.
+// Password hashes and token versions never leave this module's rows for a response.
 import { asc, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { hashPassword } from "../shared/passwords";
@@ -83,9 +83,17 @@ export async function updateUser(db: Database, input: { id: string; name?: strin
   return user;
 }
 
+/**
+ * Sets a new password and raises the user's token version in the same statement, so that every token issued before
+ * (including one signed by a login that read the old row while this ran) stops working.
+ */
 export async function setPassword(db: Database, input: { id: string; password: string; now: Date }): Promise<NewsUser> {
   const passwordHash = await hashPassword(input.password);
-  const [user] = await db.update(newsUsers).set({ passwordHash, updatedAt: input.now }).where(eq(newsUsers.id, input.id)).returning();
+  const [user] = await db
+    .update(newsUsers)
+    .set({ passwordHash, tokenVersion: sql`${newsUsers.tokenVersion} + 1`, updatedAt: input.now })
+    .where(eq(newsUsers.id, input.id))
+    .returning();
   if (!user) throw notFound();
   return user;
 }

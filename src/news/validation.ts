@@ -2,28 +2,40 @@
 // become the rest generator's validation object {valid: false, name: <rule>, param, value, <rule>: <limit>, message}.
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
+import { decodeUtf8, InvalidUtf8, readBodyBytes } from "../shared/request-body";
 import { NewsError, validationError, type ValidationFailure } from "./errors";
+import { newsBodyLimit } from "./settings";
+import { MAX_URL_LENGTH } from "./text";
 
 export type Body = Record<string, unknown>;
 
 /** Fields whose values are never echoed in a validation error. */
 const SECRET_FIELDS = new Set(["password", "access_token"]);
 
+/** The deepest nesting a JSON body may have: the API's bodies are flat objects (holding an array of tickers at most). */
+export const MAX_JSON_DEPTH = 16;
+
 /**
  * The request body as an object, read once per request and kept on the context: the master-key check and the
- * validator both need it. An empty body is {}; form fields become strings.
+ * validator both need it. Every body (JSON, URL-encoded or multipart form) is read within NEWS_MAX_BODY_BYTES (413
+ * past it) and must be UTF-8 (400 otherwise), multipart included: the API takes no files, so a binary part is refused
+ * rather than parsed. An empty body is {}; form fields become strings.
  */
 export async function requestBody(c: Context): Promise<Body> {
   const cached = c.get("body") as Body | undefined;
   if (cached) return cached;
   let body: Body = {};
-  const type = c.req.header("content-type") ?? "";
-  if (/multipart\/form-data|application\/x-www-form-urlencoded/i.test(type)) {
-    body = formFields(Object.entries(await c.req.parseBody()));
-  } else if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-    const text = await c.req.text();
-    const looksJson = /json/i.test(type) || /^\s*[{[]/.test(text);
-    if (text.trim() !== "") body = looksJson ? parseJsonObject(text) : formFields([...new URLSearchParams(text)]);
+  if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+    const type = c.req.header("content-type") ?? "";
+    const bytes = await readBodyBytes(c.req.raw, newsBodyLimit(c.env));
+    const text = decodeUtf8(bytes);
+    if (/multipart\/form-data/i.test(type)) {
+      if (bytes.byteLength > 0) body = await multipartFields(bytes, type);
+    } else if (/application\/x-www-form-urlencoded/i.test(type)) {
+      body = urlEncodedFields(text);
+    } else if (text.trim() !== "") {
+      body = /json/i.test(type) || /^\s*[{[]/.test(text) ? parseJsonObject(text) : urlEncodedFields(text);
+    }
   }
   c.set("body", body);
   return body;
@@ -33,7 +45,79 @@ export async function requestBody(c: Context): Promise<Body> {
 const formFields = (entries: [string, unknown][]): Body =>
   Object.fromEntries(entries.filter(([, value]) => typeof value === "string" && value !== ""));
 
-function parseJsonObject(text: string): Body {
+/**
+ * One name or value of a URL-encoded form. Unlike URLSearchParams, which puts U+FFFD in place of escapes that decode
+ * to bytes that are not UTF-8 (%FF), these are refused as raw ones are; a % that starts no escape stays literal.
+ */
+function formComponent(raw: string): string {
+  if (!raw.includes("%") && !raw.includes("+")) return raw;
+  try {
+    return decodeURIComponent(raw.replaceAll("+", " ").replace(/%(?![0-9a-f]{2})/gi, "%25"));
+  } catch {
+    throw new InvalidUtf8("a form field");
+  }
+}
+
+export function urlEncodedFields(text: string): Body {
+  const entries: [string, string][] = [];
+  for (const pair of text.split("&")) {
+    if (pair === "") continue;
+    const at = pair.indexOf("=");
+    entries.push(at < 0 ? [formComponent(pair), ""] : [formComponent(pair.slice(0, at)), formComponent(pair.slice(at + 1))]);
+  }
+  return formFields(entries);
+}
+
+async function multipartFields(bytes: Uint8Array, type: string): Promise<Body> {
+  let form: FormData;
+  try {
+    form = await new Response(bytes, { headers: { "content-type": type } }).formData();
+  } catch {
+    throw new NewsError(400, { valid: false, name: "form", param: "body", message: "body must be valid multipart/form-data" });
+  }
+  return formFields([...form.entries()]);
+}
+
+/** A UTF-16 surrogate without its pair: JSON's \u escapes can spell one, but no UTF-8 text holds it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A \u escape of a surrogate: strict UTF-8 text can hold a lone surrogate only through one of these. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Refuses a parsed JSON body nested deeper than MAX_JSON_DEPTH or holding a lone surrogate (which D1 would store
+ * as U+FFFD). Walks with its own stack, so no body can exhaust the call stack; strings are looked at only when the
+ * text escapes a surrogate at all.
+ */
+function checkJson(root: object, text: string): void {
+  const strings = SURROGATE_ESCAPE.test(text);
+  const values: unknown[] = [root];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (typeof value === "string") {
+      if (LONE_SURROGATE.test(value)) throw new InvalidUtf8();
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (depth > MAX_JSON_DEPTH) {
+      const message = `body must not nest deeper than ${MAX_JSON_DEPTH} levels`;
+      throw new NewsError(400, { valid: false, name: "depth", param: "body", depth: MAX_JSON_DEPTH, message });
+    }
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key];
+      if (strings) {
+        values.push(key, item);
+        depths.push(depth, depth + 1);
+      } else if (item !== null && typeof item === "object") {
+        values.push(item);
+        depths.push(depth + 1);
+      }
+    }
+  }
+}
+
+export function parseJsonObject(text: string): Body {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -43,6 +127,7 @@ function parseJsonObject(text: string): Body {
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be a JSON object" });
   }
+  checkJson(parsed, text);
   return parsed as Body;
 }
 
@@ -81,6 +166,8 @@ export function validationFailure(issue: z.core.$ZodIssue, source: unknown): Omi
         const message = `${param} must match regular expression ${issue.pattern}`;
         return withValue({ name: "match", match: String(issue.pattern), message });
       }
+      // Every URL the API stores is http(s) only (httpUrlField): say so rather than "a valid url" for javascript:.
+      if (issue.format === "url") return withValue({ name: "match", match: "url", message: `${param} must be an http(s) URL` });
       return withValue({ name: "match", match: issue.format, message: `${param} must be a valid ${issue.format}` });
     case "invalid_value":
       return withValue({ name: "enum", enum: issue.values, message: `${param} must be one of: ${issue.values.join(", ")}` });
@@ -127,6 +214,12 @@ export const commaList = (item: z.ZodType<string> = z.string()) =>
     if (typeof value === "string") return value.split(",").map((part) => part.trim()).filter(Boolean);
     return value;
   }, z.array(item));
+
+/**
+ * An absolute http or https URL (with "//" after the scheme) of at most MAX_URL_LENGTH characters, trimmed. javascript:, data:,
+ * ftp: and the like are refused: the URLs stored are shown to clients as links and images.
+ */
+export const httpUrlField = () => z.url({ protocol: z.regexes.httpProtocol }).max(MAX_URL_LENGTH);
 
 export const ticker = z.string().trim().toUpperCase().regex(/^[A-Z0-9]{1,6}$/);
 

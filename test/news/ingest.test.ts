@@ -327,6 +327,55 @@ describe("ingestPublisher", () => {
     expect(await getCursor(db(), "nyt")).toEqual(cursor);
   });
 
+  it("stores items whose picture is not an http(s) URL without it", async () => {
+    const long = `https://img.example.net/${"a".repeat(2048)}.jpg`;
+    const rss = `<?xml version="1.0"?><rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><title>t</title>
+      <item><title>Script picture story</title><link>https://pictures.example.net/1</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate>
+        <media:thumbnail url="javascript:alert(document.cookie)"/></item>
+      <item><title>Data picture story</title><link>https://pictures.example.net/2</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate>
+        <enclosure url="data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+" type="image/svg+xml" length="1"/></item>
+      <item><title>FTP picture story</title><link>https://pictures.example.net/3</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate>
+        <media:content url="ftp://files.example.net/3.jpg" medium="image"/></item>
+      <item><title>Long picture story</title><link>https://pictures.example.net/4</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate>
+        <media:thumbnail url="${long}"/></item>
+      <item><title>Script first, image second story</title><link>https://pictures.example.net/5</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate>
+        <media:thumbnail url="javascript:alert(1)"/><media:content url="https://img.example.net/5.jpg" medium="image"/></item>
+    </channel></rss>`;
+    const url = "https://pictures.example.net/rss";
+    const { fetcher } = recordedFetch({ [url]: { body: rss } });
+    const outcome = await ingestPublisher(db(), { publisher: `feed:${url}`, settings: settings({ NEWS_FEEDS: url }), fetch: fetcher, now: NOW });
+    expect(outcome.warnings).toEqual([`INFO: feed:${url}: 5 fetched, 5 new, 0 updated, 0 unchanged`]);
+    const stored = await newsList("&sources=pictures.example.net&sort=title");
+    expect(stored.map((article) => [article.title, article.thumbnail])).toEqual([
+      ["Data picture story", null],
+      ["FTP picture story", null],
+      ["Long picture story", null],
+      ["Script first, image second story", "https://img.example.net/5.jpg"],
+      ["Script picture story", null],
+    ]);
+  });
+
+  it("stores a Guardian result whose thumbnail is not an http(s) URL without it", async () => {
+    const body = JSON.stringify({
+      response: {
+        status: "ok",
+        pages: 1,
+        results: [
+          {
+            webTitle: "Guardian script thumbnail story",
+            webUrl: "https://www.theguardian.com/business/2026/nov/20/script-thumbnail",
+            webPublicationDate: "2026-11-20T01:00:00Z",
+            fields: { trailText: "x", thumbnail: "javascript:alert(1)" },
+          },
+        ],
+      },
+    });
+    const { fetcher } = recordedFetch({ "https://content.guardianapis.com/search": { body } });
+    await ingestPublisher(db(), { publisher: "guardian", settings: settings(), fetch: fetcher, now: new Date(NOW.getTime() + 10_800_000) });
+    const [article] = (await newsList("&q=script%20thumbnail")).filter((found) => found.title === "Guardian script thumbnail story");
+    expect(article).toMatchObject({ title: "Guardian script thumbnail story", thumbnail: null });
+  });
+
   it("skips items without a usable URL and says so", async () => {
     const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
       <item><title>No link here</title><description>x</description><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>

@@ -159,14 +159,15 @@ describe("POST /auth", () => {
     await signUp("login@example.com", { password: "login-secret" });
   });
 
-  it("answers 201 {token, user} for Basic credentials plus the master key, the token carrying {id} and an expiry", async () => {
+  it("answers 201 {token, user} for Basic credentials plus the master key, the token carrying {id, ver} and an expiry", async () => {
     const response = await postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("Login@Example.com", "login-secret") });
     expect(response.status).toBe(201);
     const body = (await response.json()) as SignedUp;
     expect(body.user).toMatchObject({ email: "login@example.com", name: "login", role: "user" });
     const claims = decodeJwt(body.token);
-    expect(Object.keys(claims).sort()).toEqual(["exp", "iat", "id"]);
+    expect(Object.keys(claims).sort()).toEqual(["exp", "iat", "id", "ver"]);
     expect(claims.id).toBe(body.user.id);
+    expect(claims.ver).toBe(0);
     expect(claims.exp! - claims.iat!).toBe(7 * 24 * 3600);
     const me = await getJson("/users/me", body.token);
     expect(me.status).toBe(200);
@@ -266,7 +267,7 @@ describe("tokens", () => {
   });
 
   it("accepts a token it signed itself with the secret's UTF-8 bytes", async () => {
-    const response = await getJson("/users/me", await sign({ id: alice.user.id }));
+    const response = await getJson("/users/me", await sign({ id: alice.user.id, ver: 0 }));
     expect(response.status).toBe(200);
   });
 });
