@@ -1,5 +1,6 @@
-// Reading request bodies under a byte limit and as strict UTF-8, for every service: a body over the limit is refused
-// before it is buffered whole (413), and bytes that are not UTF-8 are refused (400) instead of silently replaced.
+// Reading bodies under a byte limit and as strict UTF-8, for every service: a body over the limit is refused before it
+// is buffered whole (413), and bytes that are not UTF-8 are refused (400) instead of silently replaced. Requests from
+// clients and responses from outside services (publishers' feeds) are read the same way.
 import { HttpError, InvalidJsonBody } from "./errors";
 
 /** A body longer than the service's limit; the message names the limit and the setting that raises it. */
@@ -27,11 +28,14 @@ export interface BodyLimit {
   setting: string;
 }
 
+/** A request or a response: anything with headers and a body stream. */
+type HasBody = Pick<Request, "headers" | "body">;
+
 /**
  * The body's bytes, at most `limit.maxBytes` of them. A declared Content-Length over the limit is refused before a
  * byte is read; a chunked body is counted as it streams and the read stops at the first byte past the limit.
  */
-export async function readBodyBytes(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+export async function readBodyBytes(request: HasBody, limit: BodyLimit): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > limit.maxBytes) {
     await request.body?.cancel().catch(() => {});
@@ -71,12 +75,12 @@ export function decodeUtf8(bytes: Uint8Array, what = "request body"): string {
 }
 
 /** The body as text: within the limit and strict UTF-8. */
-export async function readBodyText(request: Request, limit: BodyLimit): Promise<string> {
+export async function readBodyText(request: HasBody, limit: BodyLimit): Promise<string> {
   return decodeUtf8(await readBodyBytes(request, limit));
 }
 
 /** The body as JSON: within the limit, strict UTF-8, and JSON (each failure a 4xx that says which). */
-export async function readJsonBodyWithin(request: Request, limit: BodyLimit): Promise<unknown> {
+export async function readJsonBodyWithin(request: HasBody, limit: BodyLimit): Promise<unknown> {
   const text = await readBodyText(request, limit);
   try {
     return JSON.parse(text);

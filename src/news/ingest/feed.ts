@@ -6,6 +6,7 @@ import {
   FETCH_TIMEOUT_MS,
   parseDate,
   PublisherError,
+  readPublisherText,
   sourceOfUrl,
   type AdapterResult,
   type Fetcher,
@@ -13,7 +14,6 @@ import {
 } from "./types";
 
 /** More than any feed lists; a larger document is refused rather than parsed. */
-const MAX_FEED_BYTES = 5 * 1024 * 1024;
 const MAX_ITEMS = 500;
 
 const ALWAYS_LISTS = new Set(["item", "entry", "link", "media:content", "media:thumbnail", "enclosure"]);
@@ -132,13 +132,7 @@ export async function fetchFeed(input: { fetch: Fetcher; url: string; since: Dat
     await response.body?.cancel();
     throw new PublisherError(`feed ${input.url} answered HTTP ${response.status}`);
   }
-  const declared = Number(response.headers.get("content-length") ?? 0);
-  if (declared > MAX_FEED_BYTES) {
-    await response.body?.cancel();
-    throw new PublisherError(`feed ${input.url} is larger than ${MAX_FEED_BYTES} bytes`);
-  }
-  const xml = await response.text();
-  if (xml.length > MAX_FEED_BYTES) throw new PublisherError(`feed ${input.url} is larger than ${MAX_FEED_BYTES} bytes`);
+  const xml = await readPublisherText(response, `feed ${input.url}`);
   const all = parseFeed(xml, input.url);
   // Items without a date cannot be placed in time: keep them (storing is idempotent by fingerprint).
   const items = all.filter((item) => !item.publishedAt || item.publishedAt >= input.since);

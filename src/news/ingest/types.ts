@@ -1,5 +1,6 @@
 // What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
 // recorded responses in the tests).
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/request-body";
 
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -26,6 +27,23 @@ export class PublisherError extends Error {
 /** Outbound requests give up after this long, so one slow publisher cannot hold its message forever. */
 export const FETCH_TIMEOUT_MS = 15_000;
 
+/** Largest answer read from a publisher (a feed or one page of an API); a larger one fails the run, unread. */
+export const MAX_PUBLISHER_BYTES = 5 * 1024 * 1024;
+
+/**
+ * A publisher's answer as text: at most MAX_PUBLISHER_BYTES, counted while it streams (a declared length is not
+ * trusted alone), and UTF-8. `what` names the publisher in the error, never a URL that holds a key.
+ */
+export async function readPublisherText(response: Response, what: string): Promise<string> {
+  try {
+    return await readBodyText(response, { maxBytes: MAX_PUBLISHER_BYTES, setting: "MAX_PUBLISHER_BYTES" });
+  } catch (error) {
+    if (error instanceof PayloadTooLarge) throw new PublisherError(`${what} is larger than ${MAX_PUBLISHER_BYTES} bytes`);
+    if (error instanceof InvalidUtf8) throw new PublisherError(`${what} is not valid UTF-8`);
+    throw error;
+  }
+}
+
 /** Fetches JSON, turning an HTTP failure into a PublisherError that names the publisher but never the URL (it holds the key). */
 export async function fetchJson(fetcher: Fetcher, publisher: string, url: string): Promise<unknown> {
   const response = await fetcher(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
@@ -33,8 +51,9 @@ export async function fetchJson(fetcher: Fetcher, publisher: string, url: string
     await response.body?.cancel();
     throw new PublisherError(`${publisher} answered HTTP ${response.status}`);
   }
+  const text = await readPublisherText(response, `${publisher}'s answer`);
   try {
-    return await response.json();
+    return JSON.parse(text);
   } catch {
     throw new PublisherError(`${publisher} answered with a body that is not JSON`);
   }
