@@ -224,7 +224,8 @@ doc({
 proxyApp.post("/backends/:projectLabel", requireBasicAuth, requireMaster, jsonBodyOf(BackendInput), async (c) => {
   const db = database(c.env.DB);
   const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
-  const id = await upsertBackend(db, project, c.req.valid("json"));
+  const extraDirectives = proxySettings(c.env).HAPROXY_PARAMS_EXTRA_DIRECTIVES;
+  const id = await upsertBackend(db, project, c.req.valid("json"), { extraDirectives });
   return jsonResponse(c, serviceResult({ key: "backendId", value: id }));
 });
 

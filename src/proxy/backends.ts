@@ -2,6 +2,7 @@
 // replaced wholesale when given), and switching a backend to the containers of another one.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../shared/db";
+import { HttpError } from "../shared/errors";
 import {
   commit,
   deleteBackendContainers,
@@ -16,12 +17,19 @@ import {
 } from "./bulk";
 import { invalidRedirect, isValidRedirectUrl } from "./domains";
 import { CannotProcess, invalidBackend } from "./errors";
+import { describeProblem, vetBackendParams, vetServerParams } from "./haproxy-params";
 import type { ProjectRow } from "./projects";
 import type { BackendInput } from "./schemas";
 import { backendContainers, backends, containers, domains } from "./tables";
 
 type BackendRow = typeof backends.$inferSelect;
 type Reference = { containerId: number; params: string | null };
+
+/** What the repository needs from the installation's settings. */
+export interface BackendOptions {
+  /** HAPROXY_PARAMS_EXTRA_DIRECTIVES: directives backend params may use besides the built-in allow-list. */
+  extraDirectives: readonly string[];
+}
 
 export async function resolveBackend(db: Database, project: ProjectRow, label: string): Promise<BackendRow> {
   const [row] = await db
@@ -51,6 +59,18 @@ async function checkDomainForwardings(db: Database, input: BackendInput, existin
   const elsewhere = taken.find((row) => row.backendId !== existing?.id);
   // Moving a domain between backends is the mass update's job, which checks access to its current project.
   if (elsewhere) throw new CannotProcess(`${elsewhere.domainName}: domain is already assigned to another backend`);
+}
+
+/** Refuses params HAProxy would read as more than tuning of this backend (400 naming the field, line and reason). */
+function checkParams(input: BackendInput, options: BackendOptions): void {
+  if (input.params != null) {
+    const vetted = vetBackendParams(input.params, options.extraDirectives);
+    if (!vetted.ok) throw new HttpError(400, describeProblem("params", vetted.error));
+  }
+  for (const [index, reference] of (input.backendContainers ?? []).entries()) {
+    const vetted = vetServerParams(reference.params);
+    if (!vetted.ok) throw new HttpError(400, describeProblem(`backendContainers[${index}].params`, vetted.error));
+  }
 }
 
 /** Checks the posted container references: unique, and each container belongs to the project. */
@@ -101,7 +121,8 @@ function replaceReferences(backendId: SQL, current: (typeof backendContainers.$i
  * Creates the backend, or updates the one with the same label (only the fields given); returns its id.
  * Everything is validated first and written in one D1 batch.
  */
-export async function upsertBackend(db: Database, project: ProjectRow, input: BackendInput): Promise<number> {
+export async function upsertBackend(db: Database, project: ProjectRow, input: BackendInput, options: BackendOptions): Promise<number> {
+  checkParams(input, options);
   const [existing] = await db
     .select()
     .from(backends)
@@ -174,6 +195,14 @@ export async function setContainersOf(db: Database, backend: BackendRow, target:
   ]);
   if (targetReferences.length === 0) {
     throw new CannotProcess(`Target backend with label ${target.label} does not contain any container references`);
+  }
+  // Rows stored before params were vetted are not copied onward: like a target without containers, the switch
+  // cannot be processed until the target is fixed.
+  for (const row of targetReferences) {
+    const vetted = vetServerParams(row.params);
+    if (!vetted.ok) {
+      throw new CannotProcess(describeProblem(`Target backend with label ${target.label}: params of container ${row.containerId}`, vetted.error));
+    }
   }
   const wanted = targetReferences.map((row) => ({ containerId: row.containerId, params: row.params }));
   const statements = replaceReferences(sql`${backend.id}`, currentReferences, wanted);

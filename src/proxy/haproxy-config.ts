@@ -3,6 +3,7 @@
 // bytes (no timestamps, every list sorted).
 import { certificateFile, combinedPem, selectCertificates, type CertificateRow } from "./certificates";
 import { isValidRedirectUrl } from "./domains";
+import { vetBackendParams, vetServerParams } from "./haproxy-params";
 import type { Installation } from "./installation";
 import { backendFqLabel, containerFqLabel, GLOBAL_BACKEND_LABELS } from "./views";
 
@@ -13,6 +14,8 @@ export interface HaproxySettings {
   httpsRedirectCode: number;
   /** Origin the HTTP-01 challenge requests go to (this control plane); undefined: none. */
   acmeBackendUrl?: string;
+  /** Directives backend params may use besides the built-in allow-list (HAPROXY_PARAMS_EXTRA_DIRECTIVES). */
+  paramsExtraDirectives?: readonly string[];
 }
 
 export interface HaproxyBundle {
@@ -30,11 +33,6 @@ export class InvalidConfiguration extends Error {
 
 export const MAP_FILES = ["domain2backend.map", "domain2redirect.map", "domain2prefix.map", "domain2cert.map"] as const;
 
-/** Words that open a section: a params line starting with one would end the backend early. */
-const SECTION_KEYWORDS = new Set([
-  "global", "defaults", "frontend", "backend", "listen", "userlist", "peers", "resolvers", "mailers", "program",
-  "http-errors", "ring", "cache", "log-forward", "fcgi-app", "crt-store", "traces",
-]);
 const CONTROL_CHARACTERS = /[\x00-\x08\x0a-\x1f\x7f]/;
 const HOST_NAME = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
 const IPV6 = /^[0-9a-f:.]+$/i;
@@ -48,23 +46,17 @@ export function redirectPrefix(url: string): string {
   return url.endsWith("/*") ? url.slice(0, -2) : url.slice(0, -1);
 }
 
-function paramLines(params: string | null, where: string): { lines: string[]; maintenance: boolean } {
-  const lines: string[] = [];
-  let maintenance = false;
-  for (const raw of (params ?? "").split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line) continue;
-    if (CONTROL_CHARACTERS.test(line)) throw new InvalidConfiguration(`${where}: params contain a control character`);
-    const keyword = line.split(/\s+/)[0];
-    if (keyword === "_maintenance") {
-      maintenance = true;
-      continue;
-    }
-    if (keyword.startsWith("_")) throw new InvalidConfiguration(`${where}: params keyword ${keyword} is not supported`);
-    if (SECTION_KEYWORDS.has(keyword)) throw new InvalidConfiguration(`${where}: params line "${line}" would open a new section`);
-    lines.push(line);
-  }
-  return { lines, maintenance };
+/**
+ * The backend's params as vetted lines. Rows stored before params were vetted may hold lines the vetting refuses: the
+ * backend is then written without its params (one tenant never breaks the file for all) and a warning says why; a
+ * `_maintenance` line still puts it in maintenance.
+ */
+function backendParams(params: string | null, where: string, settings: HaproxySettings, warnings: string[]) {
+  const vetted = vetBackendParams(params, settings.paramsExtraDirectives);
+  if (vetted.ok) return vetted.value;
+  const { line, reason } = vetted.error;
+  warnings.push(`WARN: ${where}: params line ${line} refused (${reason}); the backend is written without its params`);
+  return { lines: [], maintenance: (params ?? "").split(/\r?\n/).some((text) => text.trim() === "_maintenance") };
 }
 
 function bindLine(settings: HaproxySettings, port: number, extra = ""): string {
@@ -175,7 +167,7 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
         }
         continue;
       }
-      const { lines, maintenance } = paramLines(backend.params, where);
+      const { lines, maintenance } = backendParams(backend.params, where, settings, warnings);
       const section = [`# project ${project}: backend ${backend.label}`, `backend ${fqLabel}`];
       if (maintenance) {
         section.push("    # _maintenance: every request gets the maintenance page");
@@ -189,9 +181,13 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
             throw new InvalidConfiguration(`${where}: container ${container.label} has no valid IPv6 address`);
           }
           if (!HOST_NAME.test(host.hostname)) throw new InvalidConfiguration(`${where}: host ${JSON.stringify(host.hostname)} is not a host name`);
-          const params = (reference.params ?? "").trim();
-          if (CONTROL_CHARACTERS.test(params)) throw new InvalidConfiguration(`${where}: server params must be one line`);
           const name = `${host.hostname}_${containerFqLabel(project, container.label)}`;
+          const vetted = vetServerParams(reference.params);
+          if (!vetted.ok) {
+            const { line, reason } = vetted.error;
+            warnings.push(`WARN: ${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`);
+          }
+          const params = vetted.ok ? vetted.value : "";
           return `    server ${name} [${container.ipv6}]:${backend.port}${params ? ` ${params}` : ""}`;
         });
         servers.sort();

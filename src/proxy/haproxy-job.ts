@@ -62,6 +62,7 @@ export const haproxySettingsOf = (settings: ProxySettings): HaproxySettings => (
   bindAddress: settings.HAPROXY_BIND_ADDRESS,
   httpsRedirectCode: settings.HAPROXY_HTTPS_REDIRECT_CODE,
   acmeBackendUrl: settings.HAPROXY_ACME_BACKEND_URL,
+  paramsExtraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
 });
 
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the pushes.

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { parseIpv6Network } from "./addresses";
 import { envDurationMs, envInteger, envOptionalString, envString, readSettings } from "../shared/settings";
+import { NEVER_EXTRA } from "./haproxy-params";
 
 const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
 
@@ -22,6 +23,18 @@ const urlList = () =>
   z.preprocess(
     (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : value ?? []),
     z.array(httpUrl()),
+  );
+
+/** HAProxy directive names separated by commas or white space; empty means none. */
+const directiveList = () =>
+  z.preprocess(
+    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : value ?? []),
+    z.array(
+      z
+        .string()
+        .regex(/^[a-z][a-z0-9_-]{0,63}$/, "must list HAProxy directive names (lowercase letters, digits, '-' and '_')")
+        .refine((name) => !NEVER_EXTRA.has(name), { error: (issue) => `${JSON.stringify(issue.input)} cannot be allowed in params` }),
+    ),
   );
 
 const port = (defaultValue: number) =>
@@ -86,6 +99,14 @@ export const ProxySettings = z.object({
    * Unset, the challenge backend has no server (and the generation warns).
    */
   HAPROXY_ACME_BACKEND_URL: optionalUrl(),
+  /**
+   * Directive names backend params may use besides the built-in allow-list (timeout, option, balance, http-request...),
+   * separated by commas or white space; empty (the default) allows none. Their arguments are still vetted: no file,
+   * path or file-like name (no `/`, no `x.pem`), no address, no environment expansion (`${NAME}`, `$NAME`), only
+   * allow-listed sample fetches and converters. Section keywords, `no`, `default`, `server` and `server-template` are
+   * refused: no argument check makes them safe.
+   */
+  HAPROXY_PARAMS_EXTRA_DIRECTIVES: directiveList(),
   /** Generated HAProxy versions kept in D1 (the active one is always kept). */
   HAPROXY_VERSIONS_KEPT: envInteger(20, 1),
   /** Generated SSH proxy versions kept in D1. */

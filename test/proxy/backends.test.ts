@@ -129,9 +129,9 @@ describe("update", () => {
     id = await createBackend("be", {
       label: "upd",
       port: 81,
-      params: "p1",
+      params: "retries 3",
       domainForwardings: [{ domainName: "keep.example" }, { domainName: "drop.example" }],
-      backendContainers: [{ containerId: c1, params: "a" }, { containerId: c2 }],
+      backendContainers: [{ containerId: c1, params: "check" }, { containerId: c2 }],
     });
   });
 
@@ -140,10 +140,10 @@ describe("update", () => {
     expect(await backendOf("upd")).toMatchObject({
       fullname: "Updated",
       port: 81,
-      params: "p1",
+      params: "retries 3",
       version: 1,
       domainForwardings: [{ domainName: "drop.example" }, { domainName: "keep.example" }],
-      backendContainers: [{ containerId: c1, params: "a" }, { containerId: c2 }],
+      backendContainers: [{ containerId: c1, params: "check" }, { containerId: c2 }],
     });
   });
 
@@ -153,18 +153,18 @@ describe("update", () => {
         label: "upd",
         port: 82,
         domainForwardings: [{ domainName: "keep.example", publicCaCertificate: true }, { domainName: "added.example" }],
-        backendContainers: [{ containerId: c3 }, { containerId: c1, params: "b" }],
+        backendContainers: [{ containerId: c3 }, { containerId: c1, params: "backup" }],
       }),
       200,
     );
     const backend = await backendOf("upd");
-    expect(backend).toMatchObject({ fullname: "Updated", port: 82, params: "p1", version: 2 });
+    expect(backend).toMatchObject({ fullname: "Updated", port: 82, params: "retries 3", version: 2 });
     expect(backend.domainForwardings).toEqual([
       { backendLabel: "upd", certProvided: false, domainName: "added.example", publicCaCertificate: false, version: 0 },
       { backendLabel: "upd", certProvided: false, domainName: "keep.example", publicCaCertificate: true, version: 1 },
     ]);
     expect(backend.backendContainers).toEqual([
-      { backendId: id, containerId: c1, params: "b", version: 1 },
+      { backendId: id, containerId: c1, params: "backup", version: 1 },
       { backendId: id, containerId: c3, version: 0 },
     ]);
     const dropped = await env.DB.prepare("select count(*) as n from domains where domain_name = 'drop.example'").first();

@@ -203,25 +203,75 @@ describe("redirect prefixes", () => {
   });
 });
 
-describe("structural checks", () => {
-  const withParams = (params: string) => {
+describe("params stored before they were vetted", () => {
+  const clean = () => generateHaproxyBundle(installation(), [fallback], settings);
+  /** The backend alpha_10_api as the clean installation renders it, without its two params lines. */
+  const withoutParams = (config: string) => config.replace("    balance roundrobin\n    option httpchk GET /health\n", "");
+
+  it.each([
+    ["balance roundrobin\nfrontend evil", 'params line 2 refused ("frontend" opens a new section)'],
+    ['balance roundrobin\n"program" x\ncommand /bin/sh', 'params line 2 refused ("program" opens a new section)'],
+    ['http-request set-header X "${SECRET}"', "params line 1 refused (environment expansion (${NAME} or $NAME) is not allowed)"],
+    ["http-request return status 200 content-type text/plain file certs/other.pem", 'params line 1 refused ("file" would read a file)'],
+    ["_userauth admins", 'params line 1 refused ("_userauth" is not a supported pseudo-directive (only _maintenance is))'],
+    ["balance\u0000roundrobin", "params line 1 refused (contains a control character)"],
+    ["bogus-directive on", 'params line 1 refused ("bogus-directive" is not an allowed directive)'],
+  ])("writes the backend without params %j, names it in the warnings and keeps the rest of the file", (params, warning) => {
     const data = installation();
     data.backends[0].params = params;
-    return () => generateHaproxyBundle(data, [fallback], settings);
-  };
-
-  it("refuses params that would open a section, unknown keywords and control characters", () => {
-    expect(withParams("balance roundrobin\nfrontend evil")).toThrow(
-      new InvalidConfiguration('backend alpha_10_api: params line "frontend evil" would open a new section'),
+    const bundle = generateHaproxyBundle(data, [fallback], settings);
+    const expected = clean();
+    expect(bundle.files["haproxy.cfg"]).toBe(withoutParams(expected.files["haproxy.cfg"]));
+    expect(bundle.files["haproxy.cfg"]).toContain(
+      "backend alpha_10_api\n    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n    server node2.example.net_alpha-web2 [2001:db8::102]:8080\n",
     );
-    expect(withParams("_userauth admins")).toThrow(new InvalidConfiguration("backend alpha_10_api: params keyword _userauth is not supported"));
-    expect(withParams("balance\u0000roundrobin")).toThrow(new InvalidConfiguration("backend alpha_10_api: params contain a control character"));
+    for (const name of Object.keys(expected.files)) if (name !== "haproxy.cfg") expect(bundle.files[name]).toBe(expected.files[name]);
+    expect(bundle.warnings).toEqual([
+      `WARN: backend alpha_10_api: ${warning}; the backend is written without its params`,
+      ...expected.warnings,
+    ]);
   });
 
-  it("refuses server params on several lines, bad addresses and bad redirect URLs", () => {
-    const multiLine = installation();
-    multiLine.backendContainers[0].params = "check\nbackend x";
-    expect(() => generateHaproxyBundle(multiLine, [fallback], settings)).toThrow("backend alpha_10_api: server params must be one line");
+  it("keeps a refused backend in maintenance when it has a _maintenance line", () => {
+    const data = installation();
+    data.backends[0].params = "_maintenance\nlisten evil";
+    const bundle = generateHaproxyBundle(data, [fallback], settings);
+    expect(bundle.files["haproxy.cfg"]).toContain(
+      "backend alpha_10_api\n    # _maintenance: every request gets the maintenance page\n    http-request return status 503",
+    );
+    expect(bundle.files["haproxy.cfg"]).not.toContain("listen evil");
+    expect(bundle.warnings[0]).toBe('WARN: backend alpha_10_api: params line 2 refused ("listen" opens a new section); the backend is written without its params');
+  });
+
+  it("writes a server without its refused params and names it in the warnings", () => {
+    const data = installation();
+    data.backendContainers[0].params = "check crt /etc/haproxy/certs/other.pem";
+    data.backendContainers[1].params = "check\nbackend x";
+    const bundle = generateHaproxyBundle(data, [fallback], settings);
+    expect(bundle.files["haproxy.cfg"]).toBe(
+      clean().files["haproxy.cfg"].replace("[2001:db8::101]:8080 check weight 10\n", "[2001:db8::101]:8080\n"),
+    );
+    expect(bundle.warnings).toEqual([
+      'WARN: backend alpha_10_api: params of server node1.example.net_alpha-web1 line 1 refused ("crt" would read a file); the server is written without them',
+      "WARN: backend alpha_10_api: params of server node2.example.net_alpha-web2 line 2 refused (server params must be one line); the server is written without them",
+      ...clean().warnings,
+    ]);
+  });
+
+  it("allows the installation's extra directives", () => {
+    const data = installation();
+    data.backends[0].params = "http-send-name-header X-Server";
+    expect(generateHaproxyBundle(data, [fallback], settings).warnings[0]).toBe(
+      'WARN: backend alpha_10_api: params line 1 refused ("http-send-name-header" is not an allowed directive); the backend is written without its params',
+    );
+    const bundle = generateHaproxyBundle(data, [fallback], { ...settings, paramsExtraDirectives: ["http-send-name-header"] });
+    expect(bundle.files["haproxy.cfg"]).toContain("backend alpha_10_api\n    http-send-name-header X-Server\n    server ");
+    expect(bundle.warnings).toEqual(clean().warnings);
+  });
+});
+
+describe("structural checks", () => {
+  it("refuses bad addresses and bad redirect URLs", () => {
     const badAddress = installation();
     badAddress.containers[0].ipv6 = "10.0.0.1";
     expect(() => generateHaproxyBundle(badAddress, [fallback], settings)).toThrow("backend alpha_10_api: container web1 has no valid IPv6 address");

@@ -199,14 +199,15 @@ describe("gensynchaprx with the master agent", () => {
   it("checks the bundle before anything is stored or pushed", async () => {
     const { calls } = fakeAgents(applied);
     const versionsBefore = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
-    await createBackend("jobs", { label: "www", params: "balance roundrobin\nlisten evil" });
-    const backend = (await expectJson(asAdmin("/projects/jobs"), 200)).backends.find((b: { label: string }) => b.label === "www").FQLabel;
+    // A redirect URL the API would refuse, written to D1: the generator refuses the whole bundle.
+    const setRedirect = (url: string) => env.DB.prepare("update domains set redirect_to_url = ? where domain_name = 'old.jobs.example'").bind(url).run();
+    await setRedirect("https://www.jobs.example/a b");
     expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 500)).toEqual(
-      errorBody(`Unable to reload and sync of HAProxy: invalid configuration: backend ${backend}: params line "listen evil" would open a new section`),
+      errorBody("Unable to reload and sync of HAProxy: invalid configuration: old.jobs.example: invalid redirect URL https://www.jobs.example/a b"),
     );
     expect(calls).toEqual([]);
     expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200)).toEqual(versionsBefore);
-    await createBackend("jobs", { label: "www", params: "" });
+    await setRedirect("https://www.jobs.example/*");
   });
 });
 
@@ -286,16 +287,16 @@ describe("gensynchaprx failures as callers other than the administrator read the
     const app = await createContainer("jobsother", { label: "app", hostname: "node1.example.net", ipv6: "2001:db8::21" });
     const backendId = await createBackend("jobsother", { label: "api", backendContainers: [{ containerId: app }] });
     // Written past the API, as a row stored before its checks were: only the generation refuses it.
-    await env.DB.prepare("update backends set params = ? where id = ?").bind("listen private-section", backendId).run();
+    await env.DB.prepare("update containers set ipv6 = ? where id = ?").bind("10.0.0.99", app).run();
     const { calls } = fakeAgents(applied);
     const versionsBefore = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
     try {
       const { runId, body } = await failAsTenant(agentEnv());
       expect(body).toEqual(forTenant(runId, "the generated configuration is invalid"));
       expect((await getJobRun(db(), runId))!.error).toBe(
-        `Unable to reload and sync of HAProxy: invalid configuration: backend jobsother_${backendId}_api: params line "listen private-section" would open a new section`,
+        `Unable to reload and sync of HAProxy: invalid configuration: backend jobsother_${backendId}_api: container app has no valid IPv6 address`,
       );
-      expect(JSON.stringify(body)).not.toContain("private-section");
+      expect(JSON.stringify(body)).not.toContain("jobsother");
       expect(calls).toEqual([]);
       expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200)).toEqual(versionsBefore);
     } finally {
