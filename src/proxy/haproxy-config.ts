@@ -3,6 +3,7 @@
 // bytes (no timestamps, every list sorted).
 import { certificateFile, combinedPem, selectCertificates, type CertificateRow } from "./certificates";
 import { isValidRedirectUrl } from "./domains";
+import { vetContainerAddress, type Ipv6Network } from "./addresses";
 import { vetBackendParams, vetServerParams } from "./haproxy-params";
 import type { Installation } from "./installation";
 import { backendFqLabel, containerFqLabel, GLOBAL_BACKEND_LABELS } from "./views";
@@ -16,6 +17,8 @@ export interface HaproxySettings {
   acmeBackendUrl?: string;
   /** Directives backend params may use besides the built-in allow-list (HAPROXY_PARAMS_EXTRA_DIRECTIVES). */
   paramsExtraDirectives?: readonly string[];
+  /** Networks the installation accepts container addresses in although they would be refused (PROXY_ADDRESS_EXCEPTIONS). */
+  addressExceptions?: readonly Ipv6Network[];
 }
 
 export interface HaproxyBundle {
@@ -35,7 +38,6 @@ export const MAP_FILES = ["domain2backend.map", "domain2redirect.map", "domain2p
 
 const CONTROL_CHARACTERS = /[\x00-\x08\x0a-\x1f\x7f]/;
 const HOST_NAME = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
-const IPV6 = /^[0-9a-f:.]+$/i;
 
 const MAINTENANCE_PAGE =
   "<!DOCTYPE html><html><head><title>Maintenance</title></head><body><h1>Down for maintenance</h1>" +
@@ -174,21 +176,24 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
         section.push(`    http-request return status 503 content-type "text/html; charset=utf-8" string "${MAINTENANCE_PAGE}"`);
       } else {
         for (const line of lines) section.push(`    ${line}`);
-        const servers = references.map((reference) => {
+        const servers = references.flatMap((reference) => {
           const container = containerById.get(reference.containerId)!;
           const host = hostById.get(container.hostId)!;
-          if (!IPV6.test(container.ipv6) || !container.ipv6.includes(":")) {
-            throw new InvalidConfiguration(`${where}: container ${container.label} has no valid IPv6 address`);
-          }
           if (!HOST_NAME.test(host.hostname)) throw new InvalidConfiguration(`${where}: host ${JSON.stringify(host.hostname)} is not a host name`);
           const name = `${host.hostname}_${containerFqLabel(project, container.label)}`;
+          // Stored before addresses were vetted (or written past the API): HAProxy must not connect there.
+          const address = vetContainerAddress(container.ipv6, settings.addressExceptions);
+          if (!address.ok) {
+            warnings.push(`WARN: ${where}: server ${name} is left out: its address ${container.ipv6} ${address.error}`);
+            return [];
+          }
           const vetted = vetServerParams(reference.params);
           if (!vetted.ok) {
             const { line, reason } = vetted.error;
             warnings.push(`WARN: ${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`);
           }
           const params = vetted.ok ? vetted.value : "";
-          return `    server ${name} [${container.ipv6}]:${backend.port}${params ? ` ${params}` : ""}`;
+          return [`    server ${name} [${address.value}]:${backend.port}${params ? ` ${params}` : ""}`];
         });
         servers.sort();
         section.push(...servers);

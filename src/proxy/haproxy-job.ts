@@ -63,6 +63,7 @@ export const haproxySettingsOf = (settings: ProxySettings): HaproxySettings => (
   httpsRedirectCode: settings.HAPROXY_HTTPS_REDIRECT_CODE,
   acmeBackendUrl: settings.HAPROXY_ACME_BACKEND_URL,
   paramsExtraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
+  addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
 });
 
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the pushes.

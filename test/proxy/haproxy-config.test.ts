@@ -1,6 +1,7 @@
 // The HAProxy generator on its own: the exact files for a small installation, determinism, redirects and prefixes,
 // maintenance, skipped backends, the structural checks, and which certificate serves which domain.
 import { beforeAll, describe, expect, it } from "vitest";
+import { parseIpv6Network } from "../../src/proxy/addresses";
 import type { CertificateRow } from "../../src/proxy/certificates";
 import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, redirectPrefix, type HaproxySettings } from "../../src/proxy/haproxy-config";
 import type { Installation } from "../../src/proxy/installation";
@@ -270,11 +271,35 @@ describe("params stored before they were vetted", () => {
   });
 });
 
+describe("addresses stored before they were vetted", () => {
+  it.each([
+    ["10.0.0.1", "must be an IPv6 address"],
+    ["::1", "is a loopback address"],
+    ["::ffff:169.254.169.254", "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)"],
+  ])("leaves out the server at %s, names it in the warnings and keeps the rest of the file", (ipv6, reason) => {
+    const data = installation();
+    data.containers[0].ipv6 = ipv6;
+    const bundle = generateHaproxyBundle(data, [fallback], settings);
+    const clean = generateHaproxyBundle(installation(), [fallback], settings);
+    expect(bundle.files["haproxy.cfg"]).toBe(
+      clean.files["haproxy.cfg"].replace("    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n", ""),
+    );
+    expect(bundle.warnings).toEqual([
+      `WARN: backend alpha_10_api: server node1.example.net_alpha-web1 is left out: its address ${ipv6} ${reason}`,
+      ...clean.warnings,
+    ]);
+  });
+
+  it("writes a refused address the installation lists among its exceptions, in canonical form", () => {
+    const data = installation();
+    data.containers[0].ipv6 = "::FFFF:127.0.0.2";
+    const bundle = generateHaproxyBundle(data, [fallback], { ...settings, addressExceptions: [parseIpv6Network("::ffff:127.0.0.0/104")!] });
+    expect(bundle.files["haproxy.cfg"]).toContain("    server node1.example.net_alpha-web1 [::ffff:7f00:2]:8080 check weight 10\n");
+  });
+});
+
 describe("structural checks", () => {
-  it("refuses bad addresses and bad redirect URLs", () => {
-    const badAddress = installation();
-    badAddress.containers[0].ipv6 = "10.0.0.1";
-    expect(() => generateHaproxyBundle(badAddress, [fallback], settings)).toThrow("backend alpha_10_api: container web1 has no valid IPv6 address");
+  it("refuses bad redirect URLs", () => {
     const badUrl = installation();
     badUrl.domains.find((d) => d.domainName === "old.alpha.example")!.redirectToUrl = "https://new.example/a b";
     expect(() => generateHaproxyBundle(badUrl, [fallback], settings)).toThrow("old.alpha.example: invalid redirect URL https://new.example/a b");

@@ -286,15 +286,16 @@ describe("gensynchaprx failures as callers other than the administrator read the
     await createProject("jobsother");
     const app = await createContainer("jobsother", { label: "app", hostname: "node1.example.net", ipv6: "2001:db8::21" });
     const backendId = await createBackend("jobsother", { label: "api", backendContainers: [{ containerId: app }] });
-    // Written past the API, as a row stored before its checks were: only the generation refuses it.
-    await env.DB.prepare("update containers set ipv6 = ? where id = ?").bind("10.0.0.99", app).run();
+    await createBackend("jobsother", { label: "permredirect", domainForwardings: [{ domainName: "old.jobsother.example", redirectToUrl: "https://x.example/" }] });
+    // Written past the API: only the generation refuses it.
+    await env.DB.prepare("update domains set redirect_to_url = ? where domain_name = 'old.jobsother.example'").bind("https://jobsother.example/a b").run();
     const { calls } = fakeAgents(applied);
     const versionsBefore = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
     try {
       const { runId, body } = await failAsTenant(agentEnv());
       expect(body).toEqual(forTenant(runId, "the generated configuration is invalid"));
       expect((await getJobRun(db(), runId))!.error).toBe(
-        `Unable to reload and sync of HAProxy: invalid configuration: backend jobsother_${backendId}_api: container app has no valid IPv6 address`,
+        "Unable to reload and sync of HAProxy: invalid configuration: old.jobsother.example: invalid redirect URL https://jobsother.example/a b",
       );
       expect(JSON.stringify(body)).not.toContain("jobsother");
       expect(calls).toEqual([]);
