@@ -53,9 +53,13 @@ export async function startGateway(settings, log) {
   const health = createHealth(upstream);
   const { Health } = loadProto("grpc/health/v1/health.proto").grpc.health.v1;
 
-  // Channelz (grpc-js's call statistics) has no reader here and costs time on every call.
+  // Channelz (grpc-js's call statistics) has no reader here and costs time on every call. A message over the Worker's
+  // limit is refused here, as the Worker would refuse it, without being forwarded.
   /** @type {Record<string, number>} */
-  const options = { "grpc.enable_channelz": 0 };
+  const options = {
+    "grpc.enable_channelz": 0,
+    "grpc.max_receive_message_length": settings.RATELIMIT_MAX_REQUEST_BYTES,
+  };
   // grpc-js adds the spec's plus or minus 10 % jitter to the age itself.
   const age = settings.GRPC_MAX_CONNECTION_AGE;
   const grace = settings.GRPC_MAX_CONNECTION_AGE_GRACE;

@@ -84,6 +84,12 @@ export const GatewaySettingsSchema = z
     RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: duration("2s"),
     /** Time limit of a forwarded call when the caller sets no deadline (a caller's deadline always applies). */
     RATELIMIT_UPSTREAM_TIMEOUT: duration("10s"),
+    /** Largest ShouldRateLimit message taken, in bytes; a larger one answers RESOURCE_EXHAUSTED (grpc-js's
+     * max_receive_message_length, 4 MiB by default) before it is forwarded. The Worker's setting of the same name
+     * (default 1 MiB) refuses larger bodies anyway: give both the same value. */
+    RATELIMIT_MAX_REQUEST_BYTES: z
+      .preprocess(unsetIfEmpty, z.coerce.number().int().min(1).optional())
+      .transform((v) => v ?? 1024 * 1024),
     /** gRPC bind address and port (spec: 0.0.0.0 / 8081); ignored when GRPC_UDS is set. */
     GRPC_HOST: string("0.0.0.0"),
     GRPC_PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).optional()).transform((p) => p ?? 8081),

@@ -53,8 +53,9 @@ export function decodeRateLimitConfigs(resources) {
 }
 
 /**
- * Stores a snapshot in the Worker through PUT /rlconfig/files (JSON form). A refusal (400) is final; an unreachable
- * or failing Worker is asked again a few times before the snapshot is given up.
+ * Stores a snapshot in the Worker through PUT /rlconfig/files (JSON form). A refusal (400, or 413 for a snapshot over
+ * the Worker's RATELIMIT_CONFIG_MAX_BODY_BYTES) is final; an unreachable or failing Worker is asked again a few times
+ * before the snapshot is given up.
  * @param {{ url: string, token: string, log: Log, retryDelaysMs?: number[] }} options
  * @returns {(configs: object[], version: string) => Promise<ApplyResult>}
  */
@@ -72,7 +73,7 @@ export function workerApplier({ url, token, log, retryDelaysMs = [250, 1000, 300
         });
         const text = await response.text();
         if (response.status === 200) return { ok: true };
-        if (response.status === 400) {
+        if (response.status === 400 || response.status === 413) {
           let error = text;
           try {
             error = JSON.parse(text).error ?? text;

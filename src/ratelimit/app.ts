@@ -12,12 +12,14 @@ import { compileConfig, currentConfig, installConfig, loadBundled } from "./conf
 import { clearConfigFiles, replaceConfigFiles } from "./config-repo";
 import { counterStoreHealthy, storeErrorsArePublic } from "./counter-stores";
 import { dumpConfig, type ConfigFile } from "./core/config";
-import { parseRateLimitRequestJson, rateLimitResponseToJson } from "./core/json";
+import { parseRateLimitRequestText, rateLimitResponseToJson } from "./core/json";
+import { jsonTextTooDeep, limitText, tooDeep } from "./core/limits";
 import { xdsConfigsToFiles } from "./core/xds-config";
 import { decide } from "./engine";
 import { ratelimitErrorResponse } from "./errors";
-import { rateLimitSettings } from "./settings";
+import { configLimits, rateLimitSettings, requestLimits, type RateLimitSettings } from "./settings";
 import { logError } from "../shared/log";
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../shared/request-body";
 import { flushAfter, recordConfigLoad, shouldRateLimitCall } from "./stats/isolate";
 import { debugIndex, metricsPage, pullMetricsPath, statsPage } from "./stats/pages";
 
@@ -38,16 +40,12 @@ const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, next) =>
 });
 
 // Like the reference's handler, /json takes any method: the body decides. It answers the same ShouldRateLimit call as
-// gRPC, so it is counted under that method.
+// gRPC, so it is counted under that method. Every limit is checked before the counters are touched.
 ratelimitApp.use("/json", shouldRateLimitCall("ShouldRateLimit"));
 ratelimitApp.all("/json", async (c) => {
-  let body: unknown;
-  try {
-    body = JSON.parse(await c.req.text());
-  } catch {
-    throw new HttpError(400, "request body is not valid JSON");
-  }
-  const request = parseRateLimitRequestJson(body);
+  const settings = rateLimitSettings(c.env);
+  const limit = { maxBytes: settings.RATELIMIT_MAX_REQUEST_BYTES, setting: "RATELIMIT_MAX_REQUEST_BYTES" };
+  const request = parseRateLimitRequestText(await readBodyText(c.req.raw, limit), requestLimits(settings));
   if (!request.ok) throw new HttpError(400, request.error);
   const decision = await decide(c.env, request.value, Date.now());
   if (!decision.ok) {
@@ -88,34 +86,74 @@ ratelimitApp.get("/rlconfig/files", requireAdminToken, async (c) => {
 const ConfigFilesBody = z.strictObject({ files: z.record(z.string(), z.string()) });
 const XdsConfigsBody = z.strictObject({ configs: z.array(z.unknown()) });
 const FILE_NAME = /^[^/\\\s]+\.yaml$/;
+/** A file's name is stored beside its text in one D1 row, and shown in every message about it. */
+const MAX_FILE_NAME_LENGTH = 255;
 
-/** The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. */
-function configFilesOf(body: unknown): { ok: true; files: ConfigFile[] } | { ok: false; error: string; xds?: true } {
+type Described = { ok: true; files: ConfigFile[] } | { ok: false; error: string; xds?: true };
+
+const longName = (files: ConfigFile[]) => files.find((file) => file.name.length > MAX_FILE_NAME_LENGTH)?.name;
+const longNameError = (name: string) =>
+  `${name.slice(0, 32)}...: a file name is at most ${MAX_FILE_NAME_LENGTH} characters long`;
+
+/**
+ * The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. The number of
+ * files is checked before any is read.
+ */
+function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
+  const maxFiles = { max: settings.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
+  const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
   if (typeof body === "object" && body !== null && "configs" in body) {
     const parsed = XdsConfigsBody.safeParse(body);
     if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
-    const files = xdsConfigsToFiles(parsed.data.configs);
-    return files.ok ? { ok: true, files: files.value } : { ok: false, error: files.error, xds: true };
+    const { configs } = parsed.data;
+    if (configs.length > maxFiles.max) return { ok: false, error: tooMany(configs.length), xds: true };
+    const files = xdsConfigsToFiles(configs, configLimits(settings));
+    if (!files.ok) return { ok: false, error: files.error, xds: true };
+    const tooLong = longName(files.value);
+    if (tooLong !== undefined) return { ok: false, error: longNameError(tooLong), xds: true };
+    return { ok: true, files: files.value };
   }
   const parsed = ConfigFilesBody.safeParse(body);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
-  const badName = Object.keys(parsed.data.files).find((name) => !FILE_NAME.test(name));
-  if (badName !== undefined) return { ok: false, error: `${badName}: file names must end in .yaml and contain no slashes or spaces` };
-  const files = Object.entries(parsed.data.files)
-    .map(([name, text]) => ({ name, text }))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
-  return { ok: true, files };
+  const files = Object.entries(parsed.data.files).map(([name, text]) => ({ name, text }));
+  if (files.length > maxFiles.max) return { ok: false, error: tooMany(files.length) };
+  const tooLong = longName(files);
+  if (tooLong !== undefined) return { ok: false, error: longNameError(tooLong) };
+  const badName = files.find((file) => !FILE_NAME.test(file.name))?.name;
+  if (badName !== undefined) {
+    return { ok: false, error: `${badName}: file names must end in .yaml and contain no slashes or spaces` };
+  }
+  return { ok: true, files: files.sort((a, b) => (a.name < b.name ? -1 : 1)) };
 }
 
-ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
-  let body: unknown;
+type ConfigBody = { ok: true; body: unknown } | { ok: false; status: 400 | 413; error: string };
+
+/** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
+async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
+  const limit = { maxBytes: settings.RATELIMIT_CONFIG_MAX_BODY_BYTES, setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES" };
+  let text: string;
   try {
-    body = JSON.parse(await c.req.text());
-  } catch {
-    return c.json({ error: "request body is not valid JSON" }, 400);
+    text = await readBodyText(request, limit);
+  } catch (error) {
+    if (error instanceof PayloadTooLarge) return { ok: false, status: 413, error: error.message };
+    if (error instanceof InvalidUtf8) return { ok: false, status: 400, error: error.message };
+    throw error;
   }
+  const { depth } = configLimits(settings);
+  if (jsonTextTooDeep(text, depth.max)) return { ok: false, status: 400, error: tooDeep("request body", depth) };
+  try {
+    return { ok: true, body: JSON.parse(text) };
+  } catch {
+    return { ok: false, status: 400, error: "request body is not valid JSON" };
+  }
+}
+
+// Refusals answer {error} like the route's other 4xx, which the xDS client reads.
+ratelimitApp.put("/rlconfig/files", requireAdminToken, async (c) => {
   const settings = rateLimitSettings(c.env);
-  const described = configFilesOf(body);
+  const read = await configBodyOf(c.req.raw, settings);
+  if (!read.ok) return c.json({ error: read.error }, read.status);
+  const described = configFilesOf(read.body, settings);
   if (!described.ok) {
     // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
     if (described.xds) {

@@ -6,7 +6,7 @@ import { bundledConfigFiles } from "./bundled-config.gen";
 import type { Database } from "../shared/db";
 import { logError, logInfo } from "../shared/log";
 import { readConfigFiles, readConfigState, type ConfigSetState } from "./config-repo";
-import type { RateLimitSettings } from "./settings";
+import { configLimits, type RateLimitSettings } from "./settings";
 import { recordConfigLoad } from "./stats/isolate";
 
 /** How stale an isolate's view of the D1 state may get; the issue asks for every isolate within 2 s. */
@@ -37,9 +37,9 @@ export function bundledFiles(settings: RateLimitSettings, bundle: Record<string,
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Validates a set of files with the settings' merge rule. */
+/** Validates a set of files with the settings' merge rule and limits. */
 export function compileConfig(files: ConfigFile[], settings: RateLimitSettings) {
-  return loadConfig(files, { mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG });
+  return loadConfig(files, { mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG, limits: configLimits(settings) });
 }
 
 /**

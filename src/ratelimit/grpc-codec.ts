@@ -1,6 +1,7 @@
 // Converts between the generated messages of rls.proto and the core's request/response model, so the Connect,
 // gRPC-Web and raw application/proto paths decide exactly like POST /json (same request, same answer).
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { descriptorCountProblem, entryCountProblem, type RequestLimits } from "./core/limits";
 import { err, ok, type Result } from "./core/result";
 import type { RateLimitDescriptor, RateLimitRequest, RateLimitResponse } from "./core/types";
 import { unitFromNumber } from "./core/units";
@@ -15,12 +16,20 @@ const MAX_EXACT_HITS = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Decodes a request message into the core's model. Enum numbers map like the /json codec's (an override unit
- * the core does not know becomes UNKNOWN, which the core refuses with its own message).
- * @returns the request, or a message naming the field that cannot be represented.
+ * the core does not know becomes UNKNOWN, which the core refuses with its own message). The descriptor and entry
+ * counts are refused with /json's messages.
+ * @returns the request, or a message naming the field that cannot be represented or the limit it passes.
  */
-export function requestFromProto(message: ProtoRateLimitRequest): Result<RateLimitRequest, string> {
+export function requestFromProto(
+  message: ProtoRateLimitRequest,
+  limits: RequestLimits,
+): Result<RateLimitRequest, string> {
+  const tooMany = descriptorCountProblem(message.descriptors.length, limits);
+  if (tooMany !== undefined) return err(tooMany);
   const descriptors: RateLimitDescriptor[] = [];
   for (const [index, given] of message.descriptors.entries()) {
+    const tooManyEntries = entryCountProblem(index, given.entries.length, limits);
+    if (tooManyEntries !== undefined) return err(tooManyEntries);
     const descriptor: RateLimitDescriptor = { entries: given.entries.map(({ key, value }) => ({ key, value })) };
     if (given.limit !== undefined) {
       const unit = unitFromNumber(given.limit.unit) ?? "UNKNOWN";

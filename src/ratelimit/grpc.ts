@@ -10,12 +10,27 @@ import {
   createContextValues,
   type HandlerContext,
 } from "@connectrpc/connect";
-import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
-import { codeToHttpStatus, errorToJsonBytes, parseTimeout } from "@connectrpc/connect/protocol-connect";
+import { encodeEnvelope, type UniversalHandler, type UniversalServerRequest } from "@connectrpc/connect/protocol";
+import {
+  codeToHttpStatus,
+  contentTypeUnaryRegExp,
+  errorToJsonBytes,
+  parseTimeout,
+} from "@connectrpc/connect/protocol-connect";
+import {
+  contentTypeJson as grpcWebJson,
+  contentTypeProto as grpcWebProto,
+  parseContentType as parseGrpcWebContentType,
+  setTrailerStatus,
+  trailerFlag,
+  trailerSerialize,
+} from "@connectrpc/connect/protocol-grpc-web";
 import { Hono } from "hono";
 import { logError } from "../shared/log";
+import { PayloadTooLarge, readBodyBytes } from "../shared/request-body";
 import { SettingsError } from "../shared/settings";
 import { storeErrorsArePublic } from "./counter-stores";
+import { DEFAULT_LIMITS } from "./core/limits";
 import type { ServiceError } from "./core/service";
 import { decide } from "./engine";
 import {
@@ -25,10 +40,11 @@ import {
   type RateLimitRequest,
 } from "./gen/envoy/service/ratelimit/v3/rls_pb";
 import { requestFromProto, responseToProto } from "./grpc-codec";
+import { rateLimitSettings, requestLimits } from "./settings";
 import { shouldRateLimitCall } from "./stats/isolate";
 
-/** gRPC's default largest message; a rate limit request is a few hundred bytes. */
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** gRPC's default largest message, for responses: a decision for every descriptor a request may hold is a few KB. */
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 const OVERRIDE_WITHOUT_UNIT = /^descriptor \d+: limit override needs a unit$/;
 
@@ -66,9 +82,10 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * @throws ConnectError the error the caller gets
  */
 async function decideMessage(env: Env, message: RateLimitRequest, signal: AbortSignal | undefined) {
-  const request = requestFromProto(message);
-  if (!request.ok) throw new ConnectError(request.error, Code.InvalidArgument);
   try {
+    // The descriptor and entry limits are checked here, before any counter is touched.
+    const request = requestFromProto(message, requestLimits(rateLimitSettings(env)));
+    if (!request.ok) throw new ConnectError(request.error, Code.InvalidArgument);
     const deciding = decide(env, request.value, Date.now());
     const decision = await (signal ? untilAborted(deciding, signal) : deciding);
     if (!decision.ok) throw connectErrorOf(decision.error, env);
@@ -90,20 +107,31 @@ async function shouldRateLimit(message: RateLimitRequest, context: HandlerContex
   return decideMessage(env, message, context.signal);
 }
 
-// gRPC proper is off: a Worker cannot send HTTP trailers, so a gRPC client would never see a status. Such
-// requests answer 415; real gRPC clients go through the Node gateway (grpc-gateway/).
-const router = createConnectRouter({
-  grpc: false,
-  readMaxBytes: MAX_MESSAGE_BYTES,
-  writeMaxBytes: MAX_MESSAGE_BYTES,
-  // Like the reference's protojson (and /json), unknown JSON fields are refused.
-  jsonOptions: { ignoreUnknownFields: false },
-}).service(RateLimitService, { shouldRateLimit });
+const handlers = new Map<number, UniversalHandler>();
 
-const [shouldRateLimitHandler] = router.handlers;
+/**
+ * The router's handler of ShouldRateLimit for a body limit (RATELIMIT_MAX_REQUEST_BYTES); the route reads no more than
+ * that, and the router's own limit holds it for the message inside a gRPC-Web frame too.
+ */
+function handlerFor(readMaxBytes: number): UniversalHandler {
+  let handler = handlers.get(readMaxBytes);
+  if (!handler) {
+    // gRPC proper is off: a Worker cannot send HTTP trailers, so a gRPC client would never see a status. Such
+    // requests answer 415; real gRPC clients go through the Node gateway (grpc-gateway/).
+    const router = createConnectRouter({
+      grpc: false,
+      readMaxBytes,
+      writeMaxBytes: MAX_RESPONSE_BYTES,
+      // Like the reference's protojson (and /json), unknown JSON fields are refused.
+      jsonOptions: { ignoreUnknownFields: false },
+    }).service(RateLimitService, { shouldRateLimit });
+    handlers.set(readMaxBytes, (handler = router.handlers[0]));
+  }
+  return handler;
+}
 
 /** The method path Envoy calls, "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit". */
-export const SHOULD_RATE_LIMIT_PATH = shouldRateLimitHandler.requestPath;
+export const SHOULD_RATE_LIMIT_PATH = handlerFor(DEFAULT_LIMITS.RATELIMIT_MAX_REQUEST_BYTES).requestPath;
 
 export const ratelimitGrpcApp = new Hono<{ Bindings: Env }>();
 
@@ -129,7 +157,7 @@ async function allBytes(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> 
 ratelimitGrpcApp.use(SHOULD_RATE_LIMIT_PATH, shouldRateLimitCall("ShouldRateLimit"));
 
 /** Through the Connect router: every protocol, content type and error the router knows. */
-async function viaRouter(raw: Request, body: Uint8Array, env: Env): Promise<Response> {
+async function viaRouter(handler: UniversalHandler, raw: Request, body: Uint8Array, env: Env): Promise<Response> {
   const request: UniversalServerRequest = {
     httpVersion: "1.1",
     method: raw.method,
@@ -139,7 +167,7 @@ async function viaRouter(raw: Request, body: Uint8Array, env: Env): Promise<Resp
     signal: raw.signal,
     contextValues: createContextValues().set(workerEnv, env),
   };
-  const response = await shouldRateLimitHandler(request);
+  const response = await handler(request);
   return new Response(response.body === undefined ? null : await allBytes(response.body), {
     status: response.status,
     headers: response.header,
@@ -169,14 +197,19 @@ function connectErrorResponse(error: ConnectError): Response {
   });
 }
 
-async function answerBareBinaryCall(raw: Request, body: Uint8Array, env: Env): Promise<Response> {
+async function answerBareBinaryCall(
+  handler: UniversalHandler,
+  raw: Request,
+  body: Uint8Array,
+  env: Env,
+): Promise<Response> {
   const timeout = parseTimeout(raw.headers.get("connect-timeout-ms"), Number.MAX_SAFE_INTEGER);
   if (timeout.error) return connectErrorResponse(timeout.error);
   let message: RateLimitRequest;
   try {
     message = fromBinary(RateLimitRequestSchema, body);
   } catch {
-    return viaRouter(raw, body, env);
+    return viaRouter(handler, raw, body, env);
   }
   // The router's deadline, with its words.
   const deadline = timeout.timeoutMs === undefined ? undefined : new AbortController();
@@ -195,10 +228,42 @@ async function answerBareBinaryCall(raw: Request, body: Uint8Array, env: Env): P
   }
 }
 
+/**
+ * A call refused before the router reads it, answered in the caller's protocol: a gRPC-Web trailer frame, or Connect's
+ * JSON error. A request in neither gets the router's answer to its method or content type (405, 415).
+ */
+function refusal(handler: UniversalHandler, raw: Request, error: ConnectError, env: Env): Promise<Response> | Response {
+  const contentType = raw.headers.get("content-type") ?? "";
+  const grpcWeb = parseGrpcWebContentType(contentType);
+  if (raw.method === "POST" && grpcWeb && !grpcWeb.text) {
+    const trailer = setTrailerStatus(new Headers(), error);
+    return new Response(encodeEnvelope(trailerFlag, trailerSerialize(trailer)), {
+      status: 200,
+      headers: { "content-type": grpcWeb.binary ? grpcWebProto : grpcWebJson },
+    });
+  }
+  if (raw.method === "POST" && contentTypeUnaryRegExp.test(contentType)) return connectErrorResponse(error);
+  return viaRouter(handler, raw, new Uint8Array(0), env);
+}
+
 ratelimitGrpcApp.all(SHOULD_RATE_LIMIT_PATH, async (c) => {
   const raw = c.req.raw;
-  const body = new Uint8Array(await raw.arrayBuffer());
-  if (body.length <= MAX_MESSAGE_BYTES && isBareBinaryCall(raw)) return answerBareBinaryCall(raw, body, c.env);
+  let handler = handlerFor(DEFAULT_LIMITS.RATELIMIT_MAX_REQUEST_BYTES);
+  let body: Uint8Array;
+  try {
+    const maxBytes = rateLimitSettings(c.env).RATELIMIT_MAX_REQUEST_BYTES;
+    handler = handlerFor(maxBytes);
+    body = await readBodyBytes(raw, { maxBytes, setting: "RATELIMIT_MAX_REQUEST_BYTES" });
+  } catch (error) {
+    // An oversized message is RESOURCE_EXHAUSTED, as grpc-go answers it.
+    if (error instanceof PayloadTooLarge) {
+      return refusal(handler, raw, new ConnectError(error.message, Code.ResourceExhausted), c.env);
+    }
+    if (!(error instanceof SettingsError)) throw error;
+    logError("ratelimit: invalid settings", error);
+    return refusal(handler, raw, new ConnectError(error.message, Code.Internal), c.env);
+  }
+  if (isBareBinaryCall(raw)) return answerBareBinaryCall(handler, raw, body, c.env);
   // Connect picks the protocol from the content type and answers its own errors (405 for other methods).
-  return viaRouter(raw, body, c.env);
+  return viaRouter(handler, raw, body, c.env);
 });

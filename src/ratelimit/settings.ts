@@ -2,6 +2,7 @@
 // Parsed once per isolate; each field says what it does here, including where Workers change the meaning.
 import { z } from "zod";
 import { envBoolean, envDurationMs, envInteger, envNumber, envOptionalString, envString, readSettings, SettingsError } from "../shared/settings";
+import { DEFAULT_LIMITS, type ConfigLimits, type RequestLimits } from "./core/limits";
 import { parseExtraTags, type Tags } from "./stats/names";
 import { parseMogrifiers, type Mogrifier } from "./stats/statsd";
 import { parseOtlpHeaders, tracesUrl } from "./stats/tracing";
@@ -79,6 +80,46 @@ const observabilityFields = {
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: envOptionalString(),
 };
 
+/**
+ * Limits on what the service reads, not in the spec (the reference has none): each bounds the work and memory one
+ * request can cost, and every refusal names its setting. Defaults live in core/limits.ts.
+ */
+const limitFields = {
+  /** Largest body, in bytes, of POST /json and of ShouldRateLimit over Connect, gRPC-Web and the reverse bridge; a
+   * larger one is refused before it is read whole (413 on /json, RESOURCE_EXHAUSTED on the gRPC routes, as grpc-go
+   * answers an oversized message). A request is a few hundred bytes; 1 MiB leaves room for any legitimate one.
+   * Give the gRPC gateway the same value (grpc-gateway/settings.mjs). */
+  RATELIMIT_MAX_REQUEST_BYTES: envInteger(DEFAULT_LIMITS.RATELIMIT_MAX_REQUEST_BYTES, 1),
+  /** Most descriptors in one ShouldRateLimit request (/json: 400; gRPC: INVALID_ARGUMENT), checked before any
+   * counter is touched. Each descriptor costs a counter increment in the store; Envoy sends one per rate limit action
+   * set of a route, rarely more than a handful, so 64 is generous yet bounds a request's store work. */
+  RATELIMIT_MAX_DESCRIPTORS: envInteger(DEFAULT_LIMITS.RATELIMIT_MAX_DESCRIPTORS, 1),
+  /** Most entries in one request descriptor, refused like too many descriptors. An entry matches one nested level of
+   * the configuration and adds to the cache key; Envoy sends one per action, and 32 levels is deeper than any
+   * configuration one would write. */
+  RATELIMIT_MAX_DESCRIPTOR_ENTRIES: envInteger(DEFAULT_LIMITS.RATELIMIT_MAX_DESCRIPTOR_ENTRIES, 1),
+  /** Most objects and arrays (JSON) or maps and sequences (YAML) nested inside one another, in /json bodies, PUT
+   * /rlconfig/files bodies (either form) and each YAML file (aliases expanded); checked before parsing where the
+   * parser would recurse. A configuration as deep as RATELIMIT_MAX_DESCRIPTOR_ENTRIES needs about 70. */
+  RATELIMIT_MAX_NESTING_DEPTH: envInteger(DEFAULT_LIMITS.RATELIMIT_MAX_NESTING_DEPTH, 1),
+  /** Largest body, in bytes, of PUT /rlconfig/files; larger is refused with 413 before it is read whole. The xDS
+   * client stores snapshots through it: keep it above the JSON form of the largest snapshot. */
+  RATELIMIT_CONFIG_MAX_BODY_BYTES: envInteger(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_BODY_BYTES, 1),
+  /** Most files (or xDS resources) in one PUT /rlconfig/files; each is one row of the set's single D1 batch. */
+  RATELIMIT_CONFIG_MAX_FILES: envInteger(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_FILES, 1),
+  /** Largest YAML file, in UTF-8 bytes (for the xDS form, the YAML a resource becomes), checked before it is parsed,
+   * in every set (bundled, runtime, xDS). The YAML parser holds about 75 bytes of memory per byte of the densest
+   * input (measured), so 512 KiB costs under 40 MB of a Worker's 128 MB. At most 1,900,000: D1 stores a file in one
+   * row of at most 2,000,000 bytes. */
+  RATELIMIT_CONFIG_MAX_FILE_BYTES: envNumber(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_FILE_BYTES, (s) =>
+    s.int().min(1).max(1_900_000),
+  ),
+  /** How many YAML nodes aliases may add when expanded, across all files of one set. Each node an alias stands for is
+   * counted as it is copied, so an alias bomb (aliases of aliases, each multiplying the last) is refused after this
+   * much work instead of expanding exponentially. 10,000 covers some 2,000 uses of a shared rate_limit block. */
+  RATELIMIT_CONFIG_MAX_ALIAS_NODES: envInteger(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_ALIAS_NODES, 0),
+};
+
 export const RateLimitSettings = z.object({
   /** FILE (bundled YAML, or the runtime set in D1) or GRPC_XDS_SOTW: the bundled files are never in force, only
    * the snapshots the xDS client beside the Worker (grpc-gateway) stores through PUT /rlconfig/files. */
@@ -120,12 +161,32 @@ export const RateLimitSettings = z.object({
   HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: envBoolean(false),
   /** Secret: bearer token for /rlconfig*, /stats and /metrics. Unset: those routes answer 404. */
   RATELIMIT_ADMIN_TOKEN: envOptionalString(),
+  ...limitFields,
   ...observabilityFields,
 });
 export type RateLimitSettings = z.output<typeof RateLimitSettings>;
 
 export const rateLimitSettings = (env: object): RateLimitSettings =>
   readSettings(RateLimitSettings, env, "ratelimit");
+
+const limit = <K extends keyof typeof DEFAULT_LIMITS>(settings: RateLimitSettings, setting: K) => ({
+  max: settings[setting],
+  setting,
+});
+
+/** The limits of one ShouldRateLimit request, with the settings that hold them. */
+export const requestLimits = (settings: RateLimitSettings): RequestLimits => ({
+  descriptors: limit(settings, "RATELIMIT_MAX_DESCRIPTORS"),
+  entries: limit(settings, "RATELIMIT_MAX_DESCRIPTOR_ENTRIES"),
+  depth: limit(settings, "RATELIMIT_MAX_NESTING_DEPTH"),
+});
+
+/** The limits of one configuration set, with the settings that hold them. */
+export const configLimits = (settings: RateLimitSettings): ConfigLimits => ({
+  fileBytes: limit(settings, "RATELIMIT_CONFIG_MAX_FILE_BYTES"),
+  aliasNodes: limit(settings, "RATELIMIT_CONFIG_MAX_ALIAS_NODES"),
+  depth: limit(settings, "RATELIMIT_MAX_NESTING_DEPTH"),
+});
 
 /** The effective local cache size: the spec's LocalCacheSizeInBytes, else the reference's alias. */
 export const localCacheSize = (settings: RateLimitSettings, env: Record<string, unknown>): number =>

@@ -261,6 +261,16 @@ describe("workerApplier", () => {
     expect(log).not.toHaveBeenCalled();
   });
 
+  it("passes on a 413 refusal, a snapshot over the Worker's body limit, without retrying", async () => {
+    const error = "request body is larger than 4194304 bytes (the limit set by RATELIMIT_CONFIG_MAX_BODY_BYTES)";
+    const stub = await startWorkerStub([{ status: 413, body: JSON.stringify({ error }) }, OK]);
+    const log = vi.fn();
+    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
+    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
+    expect(stub.seen.length).toBe(1);
+    expect(log).not.toHaveBeenCalled();
+  });
+
   it("retries an unreachable Worker, then gives up saying so", async () => {
     const stub = await startWorkerStub([OK]);
     const closed = servers.pop()!;

@@ -182,6 +182,16 @@ describe("ShouldRateLimit through the gateway", () => {
     const client = track(rateLimitClient(plain.target));
     expect(await client.shouldRateLimit(request)).toEqual({ ok: false, code, details });
   });
+
+  it("refuses 10,000 descriptors with INVALID_ARGUMENT naming the limit", async () => {
+    const client = track(rateLimitClient(plain.target));
+    const descriptors = Array.from({ length: 10_000 }, (_, i) => descriptor(["client", `many-${i}`]));
+    expect(await client.shouldRateLimit({ domain: "grpc-it", descriptors })).toEqual({
+      ok: false,
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "the request has 10000 descriptors, more than 64 (the limit set by RATELIMIT_MAX_DESCRIPTORS)",
+    });
+  });
 });
 
 describe("health", () => {
@@ -359,6 +369,18 @@ describe("a slow or failing Worker (stand-in upstream)", () => {
   ])("maps an HTTP %i %s answer to a gRPC status", async (status, contentType, body, code, details) => {
     fake.answer = { delayMs: 0, status, contentType, body };
     expect(await client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "v"])] })).toEqual({ ok: false, code, details });
+  });
+
+  it("refuses a message over RATELIMIT_MAX_REQUEST_BYTES with RESOURCE_EXHAUSTED without forwarding it", async () => {
+    const before = fake.seen.length;
+    const request = { domain: "x".repeat(1024 * 1024), descriptors: [descriptor(["k", "v"])] };
+    // grpc-js's own refusal, as grpc-go's: the message is the 1 MiB domain plus 14 bytes of framing and descriptor.
+    expect(await client.shouldRateLimit(request)).toEqual({
+      ok: false,
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details: "Received message larger than max (1048590 vs 1048576)",
+    });
+    expect(fake.seen.length).toBe(before);
   });
 
   it("sends a call again on a fresh connection when a kept-alive one turns out closed", async () => {

@@ -1,7 +1,21 @@
 // Rate limit configuration: loads and validates the YAML files (messages in the reference's words, prefixed
 // with the file name), finds the rule that applies to a request descriptor, and dumps the loaded rules.
 
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document } from "yaml";
+import {
+  Composer,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  Parser,
+  visit,
+  type Alias,
+  type CST,
+  type Document,
+  type Node as YamlNode,
+} from "yaml";
+import { DEFAULT_CONFIG_LIMITS, limitText, tooDeep, utf8Length, type ConfigLimits } from "./limits";
 import { err, ok, type Result } from "./result";
 import { composeMetricKey, type MatchedLevel, type MatchKind, overrideMetricKey } from "./stats";
 import type { RateLimitDescriptor, Unit } from "./types";
@@ -66,6 +80,8 @@ export interface ConfigFile {
 export interface LoadOptions {
   /** MERGE_DOMAIN_CONFIG: several files may declare one domain (their top-level descriptors are merged). */
   mergeDomainConfig: boolean;
+  /** File size, nesting and alias limits; the settings' defaults when not given. */
+  limits?: ConfigLimits;
 }
 
 /** The limit that applies to one request descriptor. */
@@ -138,34 +154,95 @@ function scalarOf(value: unknown, source: string | undefined, line: number): YNo
   return { kind: "scalar", tag: "str", value: text, text, line };
 }
 
-function toYNode(node: unknown, doc: Document, lines: LineCounter, path: Set<unknown>): YNode {
+/** What converting one file's document needs; the alias budget is shared by every file of the set. */
+interface Conversion {
+  /** Each alias's anchored node, found in one walk (Alias.resolve walks the whole document for every alias). */
+  targets: Map<Alias, YamlNode | undefined>;
+  lines: LineCounter;
+  /** The collections being converted: an alias to one of them would make a cycle. */
+  path: Set<unknown>;
+  limits: ConfigLimits;
+  budget: AliasBudget;
+}
+
+interface AliasBudget {
+  /** How many more nodes aliases may add before the set is refused. */
+  left: number;
+}
+
+/**
+ * Converts a node, expanding aliases. Every node reached through an alias is counted against the set's budget as it
+ * is made, so nested aliases (each multiplying the last, as in an alias bomb) are refused after at most the budget's
+ * worth of work instead of expanding exponentially. Nesting is checked as it grows, since an alias placed deep can
+ * nest a deep anchor further.
+ * @param depth the collections around `node`.
+ * @param aliased whether `node` is part of an alias's expansion.
+ */
+function toYNode(node: unknown, at: Conversion, depth: number, aliased: boolean): YNode {
   if (node === null || node === undefined) return scalarOf(null, "", 0);
   if (isAlias(node)) {
-    const target = node.resolve(doc);
-    if (target === undefined || path.has(target)) {
+    const target = at.targets.get(node);
+    if (target === undefined || at.path.has(target)) {
       throw new ConfigFailure("error loading config file: bad alias");
     }
-    return toYNode(target, doc, lines, path);
+    return toYNode(target, at, depth, true);
+  }
+  if (aliased && --at.budget.left < 0) {
+    const { max, setting } = at.limits.aliasNodes;
+    throw new ConfigFailure(
+      `aliases expand to more than ${max} nodes in this set of files (the limit set by ${setting})`,
+    );
   }
   const offset = (node as { range?: [number, number, number] }).range?.[0] ?? 0;
-  const line = lines.linePos(offset).line;
+  const line = at.lines.linePos(offset).line;
   if (isScalar(node)) return scalarOf(node.value, node.source, line);
-  path.add(node);
+  if (depth + 1 > at.limits.depth.max) throw new ConfigFailure(tooDeep("the YAML", at.limits.depth));
+  at.path.add(node);
   try {
     if (isMap(node)) {
       const pairs = node.items.map((pair) => ({
-        key: toYNode(pair.key, doc, lines, path),
-        value: toYNode(pair.value, doc, lines, path),
+        key: toYNode(pair.key, at, depth + 1, aliased),
+        value: toYNode(pair.value, at, depth + 1, aliased),
       }));
       return { kind: "map", pairs, line };
     }
     if (isSeq(node)) {
-      return { kind: "seq", items: node.items.map((item) => toYNode(item, doc, lines, path)), line };
+      return { kind: "seq", items: node.items.map((item) => toYNode(item, at, depth + 1, aliased)), line };
     }
   } finally {
-    path.delete(node);
+    at.path.delete(node);
   }
   throw new ConfigFailure("error checking config");
+}
+
+/**
+ * Whether a document's syntax tree nests more than `max` collections. Walked without recursion before the document is
+ * composed, because composing recurses once per level and would run out of stack on deep input first.
+ */
+function syntaxTooDeep(document: CST.Document, max: number): boolean {
+  const pending: [CST.Token | null | undefined, number][] = [[document.value, 0]];
+  while (pending.length > 0) {
+    const [token, outer] = pending.pop()!;
+    if (!token || !(token.type === "block-map" || token.type === "block-seq" || token.type === "flow-collection")) {
+      continue;
+    }
+    if (outer + 1 > max) return true;
+    for (const item of token.items) pending.push([item.key, outer + 1], [item.value, outer + 1]);
+  }
+  return false;
+}
+
+/** The node each alias stands for: the last node anchored with its name before it, as Alias.resolve finds it. */
+function aliasTargets(doc: Document): Map<Alias, YamlNode | undefined> {
+  const targets = new Map<Alias, YamlNode | undefined>();
+  const anchored = new Map<string, YamlNode>();
+  visit(doc, {
+    Node(_key, node) {
+      if (isAlias(node)) targets.set(node, anchored.get(node.source));
+      else if (node.anchor) anchored.set(node.anchor, node);
+    },
+  });
+  return targets;
 }
 
 /** Renders a node like Go's `%v` renders the decoded value, for messages that quote YAML content. */
@@ -182,19 +259,32 @@ function goFormat(node: YNode): string {
   }
 }
 
-function parseYaml(text: string): YNode {
+function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YNode {
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { version: "1.1", uniqueKeys: false, lineCounter: lines });
-  // Like yaml.v2, only the first document of a stream is read.
-  const doc = Array.isArray(docs) ? docs[0] : undefined;
+  // Like yaml.v2, only the first document of a stream is read, so the tokens stop where a second one starts.
+  const tokens: CST.Token[] = [];
+  let first: CST.Document | undefined;
+  for (const token of new Parser(lines.addNewLine).parse(text)) {
+    if (token.type === "document") {
+      if (first) break;
+      first = token;
+    }
+    tokens.push(token);
+  }
+  if (first && syntaxTooDeep(first, limits.depth.max)) throw new ConfigFailure(tooDeep("the YAML", limits.depth));
+  const [doc] = new Composer({ version: "1.1", uniqueKeys: false }).compose(tokens);
   if (doc === undefined) return scalarOf(null, "", 1);
   const error = doc.errors[0];
   if (error !== undefined) {
-    // The parser's message continues with a source excerpt; its first line names the problem and position.
-    const summary = (error.message.split("\n")[0] ?? "").replace(/:$/, "");
+    // The composer reports a stack overflow as an error; the check above keeps documents too shallow for one.
+    if (error.code === "RESOURCE_EXHAUSTION") throw new ConfigFailure(tooDeep("the YAML", limits.depth));
+    // The parser's message and where, as the first line of its pretty form reads.
+    const { line, col } = lines.linePos(error.pos[0]);
+    const summary = `${error.message} at line ${line}, column ${col}`.split("\n")[0].replace(/:$/, "");
     throw new ConfigFailure(`error loading config file: ${summary}`);
   }
-  return toYNode(doc.contents, doc, lines, new Set());
+  const conversion = { targets: aliasTargets(doc), lines, path: new Set(), limits, budget };
+  return toYNode(doc.contents, conversion, 0, false);
 }
 
 /** Checks every key against the allow-list and every leaf's type, before any typed decoding. */
@@ -369,8 +459,8 @@ class Decoder {
 }
 
 /** Phase one for one file: parse, validate keys and leaf types, decode into typed structs. */
-function fileToYaml(text: string): YamlRoot {
-  let root = parseYaml(text);
+function fileToYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YamlRoot {
+  let root = parseYaml(text, limits, budget);
   if (root.kind === "scalar" && root.tag === "null") root = { kind: "map", pairs: [], line: 1 };
   if (root.kind !== "map") {
     const shown = root.kind === "scalar" ? ` \`${root.text}\`` : "";
@@ -459,16 +549,27 @@ function loadDescriptors(level: DescriptorLevel, parentKey: string, descriptors:
 
 /**
  * Loads a complete configuration from YAML files. All files are parsed and validated first, then built
- * in order; any error rejects the whole set, so the caller keeps its previous configuration.
+ * in order; any error rejects the whole set, so the caller keeps its previous configuration. The work is bounded by
+ * the limits: each file's size is checked before any is parsed, its nesting before it is composed, and alias
+ * expansion against a budget shared by the set.
  * @returns the configuration, or the first error as `<file>: <message>`.
  */
 export function loadConfig(files: ConfigFile[], options: LoadOptions): Result<RateLimitConfig, ConfigError> {
+  const limits = options.limits ?? DEFAULT_CONFIG_LIMITS;
   let current = "";
   try {
+    // Sizes first: no file is parsed while another is too large to be.
+    for (const file of files) {
+      current = file.name;
+      if (utf8Length(file.text) > limits.fileBytes.max) {
+        throw new ConfigFailure(`the file is larger than ${limitText(limits.fileBytes, " bytes")}`);
+      }
+    }
+    const budget: AliasBudget = { left: limits.aliasNodes.max };
     const roots: { name: string; root: YamlRoot }[] = [];
     for (const file of files) {
       current = file.name;
-      roots.push({ name: file.name, root: fileToYaml(file.text) });
+      roots.push({ name: file.name, root: fileToYaml(file.text, limits, budget) });
     }
     const tree = new Map<string, DescriptorLevel>();
     const domains: string[] = [];

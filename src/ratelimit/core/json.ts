@@ -2,6 +2,14 @@
 // names, numbers as numbers or strings, enums as names or numbers, unknown fields refused) and encodes a
 // RateLimitResponse with proto3 JSON mapping (camelCase, zero values omitted, enums as names).
 
+import {
+  DEFAULT_REQUEST_LIMITS,
+  descriptorCountProblem,
+  entryCountProblem,
+  jsonTextTooDeep,
+  tooDeep,
+  type RequestLimits,
+} from "./limits";
 import { err, ok, type Result } from "./result";
 import type {
   DescriptorEntry,
@@ -39,12 +47,13 @@ function parseOverride(value: unknown): LimitOverride {
   };
 }
 
-function parseDescriptor(value: unknown): RateLimitDescriptor {
+function parseDescriptor(value: unknown, index: number, limits: RequestLimits): RateLimitDescriptor {
   const message = "RateLimitDescriptor";
   const fields = readFields(value, message, ["entries", "limit", "hitsAddend", "isNegativeHits"]);
-  const descriptor: RateLimitDescriptor = {
-    entries: parseList(fields.get("entries"), "entries", message, parseEntry),
-  };
+  const entries = fields.get("entries");
+  const tooMany = Array.isArray(entries) ? entryCountProblem(index, entries.length, limits) : undefined;
+  if (tooMany !== undefined) throw new JsonFailure(tooMany);
+  const descriptor: RateLimitDescriptor = { entries: parseList(entries, "entries", message, parseEntry) };
   const limit = fields.get("limit");
   if (limit !== null && limit !== undefined) descriptor.limit = parseOverride(limit);
   const hitsAddend = parseUint64Wrapper(fields.get("hitsAddend"), "hitsAddend", message);
@@ -55,22 +64,47 @@ function parseDescriptor(value: unknown): RateLimitDescriptor {
 }
 
 /**
- * Decodes the body of a /json request (already JSON-parsed).
- * @returns the request, or a message naming the offending field.
+ * Decodes the body of a /json request (already JSON-parsed). The descriptor and entry counts are checked before their
+ * lists are read, so a refused request costs no more than its parse.
+ * @returns the request, or a message naming the offending field or limit.
  */
-export function parseRateLimitRequestJson(body: unknown): Result<RateLimitRequest, string> {
+export function parseRateLimitRequestJson(
+  body: unknown,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): Result<RateLimitRequest, string> {
   const message = "RateLimitRequest";
   try {
     const fields = readFields(body, message, ["domain", "descriptors", "hitsAddend"]);
+    const descriptors = fields.get("descriptors");
+    const tooMany = Array.isArray(descriptors) ? descriptorCountProblem(descriptors.length, limits) : undefined;
+    if (tooMany !== undefined) return err(tooMany);
     return ok({
       domain: parseString(fields.get("domain"), "domain", message),
-      descriptors: parseList(fields.get("descriptors"), "descriptors", message, parseDescriptor),
+      descriptors: parseList(descriptors, "descriptors", message, (item, i) => parseDescriptor(item, i, limits)),
       hitsAddend: parseUint32(fields.get("hitsAddend"), "hitsAddend", message),
     });
   } catch (e) {
     if (e instanceof JsonFailure) return err(e.message);
     throw e;
   }
+}
+
+/**
+ * Decodes the text of a /json body: its nesting checked before it is parsed, then parsed and decoded.
+ * @returns the request, or the message of the 400 that refuses it.
+ */
+export function parseRateLimitRequestText(
+  text: string,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): Result<RateLimitRequest, string> {
+  if (jsonTextTooDeep(text, limits.depth.max)) return err(tooDeep("request body", limits.depth));
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return err("request body is not valid JSON");
+  }
+  return parseRateLimitRequestJson(body, limits);
 }
 
 /**

@@ -91,10 +91,15 @@ export function parseUnit(value: unknown, field: string, message: string): Unit 
   throw new JsonFailure(`invalid value for enum ${where(field, message)}: ${show(value)}`);
 }
 
-export function parseList<T>(value: unknown, field: string, message: string, item: (value: unknown) => T): T[] {
+export function parseList<T>(
+  value: unknown,
+  field: string,
+  message: string,
+  item: (value: unknown, index: number) => T,
+): T[] {
   if (value === null || value === undefined) return [];
   if (!Array.isArray(value)) {
     throw new JsonFailure(`invalid value for repeated ${where(field, message)}: ${show(value)}`);
   }
-  return value.map(item);
+  return value.map((element, index) => item(element, index));
 }

@@ -5,6 +5,7 @@
 
 import { stringify } from "yaml";
 import type { ConfigFile } from "./config";
+import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "./limits";
 import { err, ok, type Result } from "./result";
 import { isObject, JsonFailure, parseBool, parseList, parseString, parseUint32, parseUnit, readFields } from "./proto-json";
 
@@ -74,10 +75,14 @@ function parseDescriptor(value: unknown): YamlDescriptor {
 
 /**
  * Turns the resources of one xDS snapshot into the YAML files they stand for, in name order (the order the files
- * form loads in, so every isolate builds the same config).
+ * form loads in, so every isolate builds the same config). A resource nested deeper than the limit is refused before
+ * it is read (reading recurses per level); one within it becomes YAML no deeper than itself.
  * @returns the files, or a message naming the resource (by name, else by position) and the problem.
  */
-export function xdsConfigsToFiles(resources: unknown[]): Result<ConfigFile[], string> {
+export function xdsConfigsToFiles(
+  resources: unknown[],
+  limits: Pick<ConfigLimits, "depth"> = DEFAULT_CONFIG_LIMITS,
+): Result<ConfigFile[], string> {
   const files: ConfigFile[] = [];
   const names = new Set<string>();
   for (const [index, resource] of resources.entries()) {
@@ -86,6 +91,7 @@ export function xdsConfigsToFiles(resources: unknown[]): Result<ConfigFile[], st
     const given = isObject(resource) && typeof resource.name === "string" && resource.name !== "" ? resource.name : undefined;
     let label = given ?? `configs[${index}]`;
     try {
+      if (jsonValueTooDeep(resource, limits.depth.max)) throw new JsonFailure(tooDeep("the config", limits.depth));
       const fields = readFields(resource, message, ["name", "domain", "descriptors"]);
       const name = parseString(fields.get("name"), "name", message);
       if (name === "") throw new JsonFailure("a RateLimitConfig needs a name");

@@ -1,0 +1,120 @@
+// Limits on what the rate limit service reads (request bodies, descriptors, configuration files), with the checks that
+// need no parsing. Every refusal names the limit and the setting that raises it, so a caller knows what to change.
+
+/** A limit and the setting that holds it (src/ratelimit/settings.ts). */
+export interface Limit {
+  max: number;
+  setting: string;
+}
+
+/** What one ShouldRateLimit call (POST /json, Connect, gRPC-Web, the reverse bridge) may hold. */
+export interface RequestLimits {
+  descriptors: Limit;
+  entries: Limit;
+  depth: Limit;
+}
+
+/** What one configuration set may hold. */
+export interface ConfigLimits {
+  /** UTF-8 bytes of one YAML file (or of the YAML an xDS resource becomes). */
+  fileBytes: Limit;
+  /** YAML nodes that aliases may add, counted across the whole set. */
+  aliasNodes: Limit;
+  /** Nested collections (YAML maps and sequences, JSON objects and arrays). */
+  depth: Limit;
+}
+
+/** The defaults of the settings; src/ratelimit/settings.ts reads its defaults from here. */
+export const DEFAULT_LIMITS = {
+  RATELIMIT_MAX_REQUEST_BYTES: 1024 * 1024,
+  RATELIMIT_MAX_DESCRIPTORS: 64,
+  RATELIMIT_MAX_DESCRIPTOR_ENTRIES: 32,
+  RATELIMIT_MAX_NESTING_DEPTH: 100,
+  RATELIMIT_CONFIG_MAX_BODY_BYTES: 4 * 1024 * 1024,
+  RATELIMIT_CONFIG_MAX_FILES: 100,
+  RATELIMIT_CONFIG_MAX_FILE_BYTES: 512 * 1024,
+  RATELIMIT_CONFIG_MAX_ALIAS_NODES: 10_000,
+} as const;
+
+const limitOf = (setting: keyof typeof DEFAULT_LIMITS): Limit => ({ max: DEFAULT_LIMITS[setting], setting });
+
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
+  descriptors: limitOf("RATELIMIT_MAX_DESCRIPTORS"),
+  entries: limitOf("RATELIMIT_MAX_DESCRIPTOR_ENTRIES"),
+  depth: limitOf("RATELIMIT_MAX_NESTING_DEPTH"),
+};
+
+export const DEFAULT_CONFIG_LIMITS: ConfigLimits = {
+  fileBytes: limitOf("RATELIMIT_CONFIG_MAX_FILE_BYTES"),
+  aliasNodes: limitOf("RATELIMIT_CONFIG_MAX_ALIAS_NODES"),
+  depth: limitOf("RATELIMIT_MAX_NESTING_DEPTH"),
+};
+
+/** "64 (the limit set by RATELIMIT_MAX_DESCRIPTORS)": the tail of every refusal. */
+export const limitText = (limit: Limit, unit = ""): string => `${limit.max}${unit} (the limit set by ${limit.setting})`;
+
+export const tooDeep = (subject: string, limit: Limit): string =>
+  `${subject} is nested deeper than ${limitText(limit, " levels")}`;
+
+/** The refusal of a request with more descriptors than allowed, if it has more. */
+export function descriptorCountProblem(count: number, limits: RequestLimits): string | undefined {
+  if (count <= limits.descriptors.max) return undefined;
+  return `the request has ${count} descriptors, more than ${limitText(limits.descriptors)}`;
+}
+
+/** The refusal of a descriptor with more entries than allowed, if it has more. */
+export function entryCountProblem(index: number, count: number, limits: RequestLimits): string | undefined {
+  if (count <= limits.entries.max) return undefined;
+  return `descriptor ${index} has ${count} entries, more than ${limitText(limits.entries)}`;
+}
+
+/**
+ * Whether JSON text opens more than `max` objects and arrays inside one another. Counted on the text, before it is
+ * parsed, in one pass; brackets inside strings do not count. Text that is not JSON may count wrongly, which only
+ * matters if it is then parsed, and JSON.parse refuses it.
+ */
+export function jsonTextTooDeep(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** Whether a parsed JSON value nests more than `max` objects and arrays; walked without recursion. */
+export function jsonValueTooDeep(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, outer] = pending.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    if (outer + 1 > max) return true;
+    for (const child of Object.values(item)) pending.push([child, outer + 1]);
+  }
+  return false;
+}
+
+/** The UTF-8 length of a string, without encoding it (a lone surrogate counts as the 3 bytes of U+FFFD). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
