@@ -26,6 +26,11 @@ export class InvalidUtf8 extends HttpError {
 export interface BodyLimit {
   maxBytes: number;
   setting: string;
+  /**
+   * What happens to the rest of a streamed body past the limit: a client's request is read on (and dropped, up to
+   * DRAIN_BYTES) so that its connection stays usable; a response from elsewhere (`false`) is cancelled at once.
+   */
+  drainExcess?: boolean;
 }
 
 /** A request or a response: anything with headers and a body stream. */
@@ -38,7 +43,7 @@ type HasBody = Pick<Request, "headers" | "body">;
 export async function readBodyBytes(request: HasBody, limit: BodyLimit): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > limit.maxBytes) {
-    await request.body?.cancel().catch(() => {});
+    // Left untouched, the body is discarded by the runtime and the connection stays usable.
     throw new PayloadTooLarge(limit.maxBytes, limit.setting);
   }
   if (!request.body) return new Uint8Array(0);
@@ -50,7 +55,8 @@ export async function readBodyBytes(request: HasBody, limit: BodyLimit): Promise
     if (done) break;
     length += value.byteLength;
     if (length > limit.maxBytes) {
-      await reader.cancel().catch(() => {});
+      if (limit.drainExcess === false) await reader.cancel().catch(() => {});
+      else await drainThenCancel(reader);
       throw new PayloadTooLarge(limit.maxBytes, limit.setting);
     }
     chunks.push(value);
@@ -63,6 +69,23 @@ export async function readBodyBytes(request: HasBody, limit: BodyLimit): Promise
     offset += chunk.byteLength;
   }
   return bytes;
+}
+
+/**
+ * Most bytes read and dropped after a streamed body passed its limit. Reading the rest keeps the client's keep-alive
+ * connection usable (a body cancelled half-way leaves the next request on that connection hanging in workerd); a
+ * client still sending after this much is cut off.
+ */
+const DRAIN_BYTES = 64 * 1024 * 1024;
+
+async function drainThenCancel(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  let drained = 0;
+  while (drained <= DRAIN_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    drained += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
 }
 
 /** Decodes bytes as UTF-8, refusing malformed sequences (a leading byte-order mark is dropped, as JSON allows). */

@@ -36,7 +36,7 @@ export const MAX_PUBLISHER_BYTES = 5 * 1024 * 1024;
  */
 export async function readPublisherText(response: Response, what: string): Promise<string> {
   try {
-    return await readBodyText(response, { maxBytes: MAX_PUBLISHER_BYTES, setting: "MAX_PUBLISHER_BYTES" });
+    return await readBodyText(response, { maxBytes: MAX_PUBLISHER_BYTES, setting: "MAX_PUBLISHER_BYTES", drainExcess: false });
   } catch (error) {
     if (error instanceof PayloadTooLarge) throw new PublisherError(`${what} is larger than ${MAX_PUBLISHER_BYTES} bytes`);
     if (error instanceof InvalidUtf8) throw new PublisherError(`${what} is not valid UTF-8`);
