@@ -78,7 +78,9 @@ export const BackendContainerInput = z
   .object({
     containerId: id,
     backendId: optional(id).openapi({ description: "ignored" }),
-    params: optional(z.string().max(2000)),
+    params: optional(z.string().max(2000)).openapi({
+      description: "one line of allow-listed HAProxy server options, none naming a file (see docs/security.md)",
+    }),
     version: optional(version),
   })
   .openapi("BackendContainerInput");
@@ -88,7 +90,9 @@ export const BackendInput = z
     label,
     fullname: optional(z.string().max(200)),
     port: optional(z.number().int().min(1).max(65535)).openapi({ description: "defaults to 80 on create" }),
-    params: optional(z.string().max(10_000)),
+    params: optional(z.string().max(10_000)).openapi({
+      description: "HAProxy backend directives from an allow-list, every argument vetted (see docs/security.md)",
+    }),
     domainForwardings: optional(z.array(DomainInput)).openapi({ description: "when present, replaces the list" }),
     backendContainers: optional(z.array(BackendContainerInput)).openapi({ description: "when present, replaces the list" }),
     version: optional(version),
@@ -131,7 +135,9 @@ export const ApiUserInput = z
     username: z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, "must be 1 to 64 letters, digits or . _ @ -"),
     password: z.string().min(8).max(1024),
     email: optional(z.email()),
-    projectPatterns: regexList.openapi({ description: "regular expressions, each matched against the whole project label" }),
+    projectPatterns: regexList.openapi({
+      description: "RE2 regular expressions (at most 64 of 256 characters), each matched against the whole project label",
+    }),
   })
   .openapi("ApiUserInput");
 export type ApiUserInput = z.output<typeof ApiUserInput>;
