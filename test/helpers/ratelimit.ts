@@ -1,4 +1,5 @@
 // Helpers for rate limit service tests: admin calls to install a runtime configuration, and /json calls.
+import { Code, ConnectError } from "@connectrpc/connect";
 import { call, callJson } from "./http";
 
 export const RATELIMIT_ADMIN = { Authorization: "Bearer test-ratelimit-admin-token" };
@@ -40,3 +41,14 @@ export function parseStats(text: string): Record<string, number> {
 /** How much a statistic grew between two parsed pages. */
 export const statDelta = (before: Record<string, number>, after: Record<string, number>, name: string) =>
   (after[name] ?? 0) - (before[name] ?? 0);
+
+/** The Connect error code and message a call failed with (the call must fail). */
+export async function connectErrorOf(promise: Promise<unknown>): Promise<{ code: Code; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    const connectError = ConnectError.from(error);
+    return { code: connectError.code, message: connectError.rawMessage };
+  }
+  throw new Error("the call succeeded");
+}

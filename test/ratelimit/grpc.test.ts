@@ -2,7 +2,7 @@
 // application/proto POST, through the real Worker with real Durable Objects and a frozen clock. Each path must
 // answer like POST /json for the same request and count on the same counters.
 import { create, fromBinary, toBinary, toJson, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
@@ -15,7 +15,7 @@ import {
 } from "../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 import { RateLimitUnit } from "../../src/ratelimit/gen/envoy/type/v3/ratelimit_unit_pb";
 import { call, callJson } from "../helpers/http";
-import { descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
+import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -99,16 +99,6 @@ async function rawProto(request: RequestInit_) {
   const contentType = response.headers.get("content-type");
   if (contentType !== "application/proto") return { status: response.status, contentType, error: await response.json() };
   return { status: response.status, contentType, message: fromBinary(RateLimitResponseSchema, new Uint8Array(await response.arrayBuffer())) };
-}
-
-async function connectErrorOf(promise: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    return { code: connectError.code, message: connectError.rawMessage };
-  }
-  throw new Error("the call succeeded");
 }
 
 const PATHS = ["Connect binary", "Connect JSON", "gRPC-Web", "raw application/proto"] as const;

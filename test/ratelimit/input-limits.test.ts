@@ -2,7 +2,7 @@
 // refused with its exact status and message, touches no counter and stores nothing, and the config in force keeps
 // serving.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -11,7 +11,7 @@ import worker from "../../src/index";
 import { RateLimitRequestSchema, RateLimitService } from "../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 import { rateLimitSettings } from "../../src/ratelimit/settings";
 import { call, callJson } from "../helpers/http";
-import { descriptor, installConfig, putConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
+import { connectErrorOf, descriptor, installConfig, putConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
 
 const CONFIG =
   "domain: limits\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";
@@ -76,16 +76,6 @@ function clients(vars: Record<string, unknown>) {
     "Connect JSON": createClient(RateLimitService, createConnectTransport(options)),
     "gRPC-Web": createClient(RateLimitService, createGrpcWebTransport(options)),
   };
-}
-
-async function connectErrorOf(promise: Promise<unknown>): Promise<{ code: Code; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    return { code: connectError.code, message: connectError.rawMessage };
-  }
-  throw new Error("the call succeeded");
 }
 
 const storedFiles = async () =>
