@@ -1,0 +1,102 @@
+/** The layering of the Worker's code (docs/architecture.md): what may import what. `npm run lint` checks it. */
+const SERVICE = "(proxy|news|ratelimit)";
+module.exports = {
+  forbidden: [
+    { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
+    {
+      name: "jobs-platform-knows-no-service",
+      comment: "src/jobs runs detached work for every service; src/job-registry.ts wires the services' jobs into it.",
+      severity: "error",
+      from: { path: "^src/jobs/" },
+      to: { path: `^src/${SERVICE}/` },
+    },
+    {
+      name: "services-stay-apart",
+      severity: "error",
+      from: { path: `^src/${SERVICE}/` },
+      to: { path: `^src/${SERVICE}/`, pathNot: "^src/$1/" },
+    },
+    {
+      name: "shared-is-a-leaf",
+      severity: "error",
+      from: { path: "^src/shared/" },
+      to: { path: "^(src/(?!shared/)|durable-objects/)" },
+    },
+    {
+      name: "roots-see-only-service-faces",
+      comment: "The Worker's entry, router and job registry reach a service through its index.ts only.",
+      severity: "error",
+      from: { path: "^src/(app|index|job-registry)\\.ts$" },
+      to: { path: `^src/${SERVICE}/`, pathNot: `^src/${SERVICE}/index\\.ts$` },
+    },
+    {
+      name: "src-sees-durable-objects-as-types-only",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/index\\.ts$" },
+      to: { path: "^durable-objects/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "pure-generators-take-data",
+      comment: "The HAProxy and SSH proxy generators and certificate selection take rows, never a database handle.",
+      severity: "error",
+      from: { path: "^src/proxy/(haproxy/config|sshproxy/config|pki/(der|x509|selection))\\.ts$" },
+      to: { path: "(drizzle-orm|^src/shared/db\\.ts$|/tables\\.ts$|^src/jobs/)", reachable: true },
+    },
+    {
+      name: "proxy-installation-is-the-floor",
+      severity: "error",
+      from: { path: "^src/proxy/installation/" },
+      to: { path: "^src/proxy/(routes|haproxy|sshproxy|pki)/|^src/proxy/jobs\\.ts$|^src/jobs/" },
+    },
+    {
+      name: "proxy-engines-below-routes-and-jobs",
+      severity: "error",
+      from: { path: "^src/proxy/(haproxy|sshproxy|pki)/" },
+      to: { path: "^src/proxy/routes/|^src/proxy/jobs\\.ts$" },
+    },
+    {
+      name: "proxy-pki-below-haproxy",
+      severity: "error",
+      from: { path: "^src/proxy/pki/" },
+      to: { path: "^src/proxy/(haproxy|sshproxy)/" },
+    },
+    {
+      name: "ratelimit-core-is-pure",
+      comment: "The decision core runs in plain Node: no Workers module, no other part of the Worker.",
+      severity: "error",
+      from: { path: "^src/ratelimit/core/" },
+      to: { path: "^src/(?!ratelimit/core/)|^durable-objects/|^cloudflare:", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "ratelimit-settings-below-stats",
+      severity: "error",
+      from: { path: "^src/ratelimit/settings\\.ts$" },
+      to: { path: "^src/ratelimit/stats/" },
+    },
+    {
+      name: "objcache-not-through-kvstore",
+      severity: "error",
+      from: { path: "^src/ratelimit/(stores/)?objcache/" },
+      to: { path: "^src/ratelimit/(stores/)?kvstore/" },
+    },
+    {
+      name: "news-store-is-the-floor",
+      severity: "error",
+      from: { path: "^src/news/store/" },
+      to: { path: "^src/news/(routes|ingest)/|^src/news/(app|index)\\.ts$" },
+    },
+    {
+      name: "ratelimit-parts-below-runtime-and-routes",
+      severity: "error",
+      from: { path: "^src/ratelimit/(core|config|stores|stats)/" },
+      to: { path: "^src/ratelimit/routes/|^src/ratelimit/(runtime|app|index)\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^src/ratelimit/gen/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".mjs", ".js", ".json"] },
+  },
+};
