@@ -75,7 +75,9 @@ function jsonCaller(origin) {
       const call = http.request(url, { method: "POST", agent, headers });
       call.on("response", (response) => {
         response.resume();
-        response.on("end", () => resolve(response.statusCode === 200 || noteFailure(`/json status ${response.statusCode}`)));
+        response.on("end", () =>
+          resolve(response.statusCode === 200 || noteFailure(`/json status ${response.statusCode}`)),
+        );
       });
       call.on("error", (error) => resolve(noteFailure(`/json: ${error.message}`)));
       call.end(body);
@@ -185,11 +187,14 @@ async function main() {
   console.log(columns("path", ["calls/s", "p50 ms", "p99 ms", "failed"]));
   console.log(row("POST /json (floor)", json));
   console.log(row("gRPC ShouldRateLimit via the gateway", grpcResult));
-  console.log(`ratio gRPC / JSON: ${ratio.toFixed(2)} (target ${TARGET} or more: ${ratio >= TARGET ? "met" : "NOT met"})`);
+  console.log(
+    `ratio gRPC / JSON: ${ratio.toFixed(2)} (target ${TARGET} or more: ${ratio >= TARGET ? "met" : "NOT met"})`,
+  );
   // A rebuild of the shared tree restarts wrangler dev's Worker and fails the calls in flight (503); more than that
   // is a fault.
   const failures = json.failures + grpcResult.failures;
-  if (failures > 0) console.log(`failed calls: ${[...failureReasons].map(([reason, n]) => `${n} x ${reason}`).join("; ")}`);
+  if (failures > 0)
+    console.log(`failed calls: ${[...failureReasons].map(([reason, n]) => `${n} x ${reason}`).join("; ")}`);
   if (failures > 0.005 * (json.calls + grpcResult.calls)) throw new Error("more than 0.5 % of the calls failed");
 }
 

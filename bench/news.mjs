@@ -23,21 +23,69 @@ const MASTER_KEY = "bench-master-key";
 const JWT_SECRET = "bench-jwt-secret-0123456789abcdef0123";
 
 /** The searches timed, from selective to broad: each round runs one of them on both sides. */
-const QUERIES = ["lithium", "iron ore", "westpac dividend", "copper OR gold", '"interest rates"', "outage", "profit", "expans*"];
+const QUERIES = [
+  "lithium",
+  "iron ore",
+  "westpac dividend",
+  "copper OR gold",
+  '"interest rates"',
+  "outage",
+  "profit",
+  "expans*",
+];
 
 // ------------------------------------------------------------------------------------------------------------
 // Generated articles: titles and abstracts from templates, so that terms have realistic, uneven frequencies.
 
 const COMPANIES = [
-  ["BHP", "BHP"], ["RIO", "Rio Tinto"], ["FMG", "Fortescue"], ["CBA", "Commonwealth Bank"], ["WBC", "Westpac"],
-  ["NAB", "NAB"], ["ANZ", "ANZ"], ["CSL", "CSL"], ["WES", "Wesfarmers"], ["WOW", "Woolworths"], ["TLS", "Telstra"],
-  ["WDS", "Woodside"], ["STO", "Santos Ltd"], ["QAN", "Qantas"], ["PLS", "Pilbara Minerals"], ["MIN", "MinRes"],
-  ["XRO", "Xero"], ["COL", "Coles"], ["MQG", "Macquarie Bank"], ["TCL", "Transurban"],
+  ["BHP", "BHP"],
+  ["RIO", "Rio Tinto"],
+  ["FMG", "Fortescue"],
+  ["CBA", "Commonwealth Bank"],
+  ["WBC", "Westpac"],
+  ["NAB", "NAB"],
+  ["ANZ", "ANZ"],
+  ["CSL", "CSL"],
+  ["WES", "Wesfarmers"],
+  ["WOW", "Woolworths"],
+  ["TLS", "Telstra"],
+  ["WDS", "Woodside"],
+  ["STO", "Santos Ltd"],
+  ["QAN", "Qantas"],
+  ["PLS", "Pilbara Minerals"],
+  ["MIN", "MinRes"],
+  ["XRO", "Xero"],
+  ["COL", "Coles"],
+  ["MQG", "Macquarie Bank"],
+  ["TCL", "Transurban"],
 ];
-const COMMODITIES = ["iron ore", "lithium", "copper", "gold", "coal", "LNG", "nickel", "uranium", "wheat", "rare earths"];
+const COMMODITIES = [
+  "iron ore",
+  "lithium",
+  "copper",
+  "gold",
+  "coal",
+  "LNG",
+  "nickel",
+  "uranium",
+  "wheat",
+  "rare earths",
+];
 const VERBS = ["lifts", "cuts", "beats", "misses", "flags", "confirms", "delays", "doubles", "reviews", "defends"];
-const OBJECTS = ["profit guidance", "dividend", "expansion plans", "job cuts", "capital raising", "outage compensation",
-  "interest rates outlook", "production forecast", "takeover bid", "climate targets", "executive pay", "buyback"];
+const OBJECTS = [
+  "profit guidance",
+  "dividend",
+  "expansion plans",
+  "job cuts",
+  "capital raising",
+  "outage compensation",
+  "interest rates outlook",
+  "production forecast",
+  "takeover bid",
+  "climate targets",
+  "executive pay",
+  "buyback",
+];
 const SENTENCES = [
   "Shares closed {dir} {pct}% on the ASX after the announcement.",
   "Analysts said {commodity} prices would decide the second half.",
@@ -51,7 +99,13 @@ const SENTENCES = [
   "Brokers raised their price targets after the briefing.",
 ];
 const MONTHS = ["January", "March", "May", "July", "September", "November"];
-const SOURCES = [["guardian", 30], ["nyt", 10], ["abc.net.au", 25], ["afr.com", 20], ["smh.com.au", 15]];
+const SOURCES = [
+  ["guardian", 30],
+  ["nyt", 10],
+  ["abc.net.au", 25],
+  ["afr.com", 20],
+  ["smh.com.au", 15],
+];
 
 function random(seed) {
   let state = seed >>> 0;
@@ -79,11 +133,14 @@ function* generateArticles(count) {
     let title, source, fingerprint;
     do {
       const [ticker, name] = pick(COMPANIES);
-      title = rand() < 0.6
-        ? `${name} ${pick(VERBS)} ${pick(OBJECTS)} as ${pick(COMMODITIES)} ${rand() < 0.5 ? "rallies" : "slides"}`
-        : `${name} ${pick(VERBS)} ${pick(OBJECTS)}: ${Math.floor(rand() * 900 + 100)} staff, $${(rand() * 9 + 1).toFixed(1)}bn`;
+      title =
+        rand() < 0.6
+          ? `${name} ${pick(VERBS)} ${pick(OBJECTS)} as ${pick(COMMODITIES)} ${rand() < 0.5 ? "rallies" : "slides"}`
+          : `${name} ${pick(VERBS)} ${pick(OBJECTS)}: ${Math.floor(rand() * 900 + 100)} staff, $${(rand() * 9 + 1).toFixed(1)}bn`;
       source = weighted(SOURCES);
-      fingerprint = createHash("md5").update(title + source).digest("hex");
+      fingerprint = createHash("md5")
+        .update(title + source)
+        .digest("hex");
       if (!seen.has(fingerprint)) {
         seen.add(fingerprint);
         const sentences = Array.from({ length: 2 + Math.floor(rand() * 2) }, () =>
@@ -95,7 +152,15 @@ function* generateArticles(count) {
         );
         const publishedAt = Math.floor(end - rand() * span);
         const tickers = [ticker, ...(rand() < 0.2 ? [pick(COMPANIES)[0]] : [])];
-        yield { id, fingerprint, title, abstract: sentences.join(" "), source, publishedAt, tickers: [...new Set(tickers)] };
+        yield {
+          id,
+          fingerprint,
+          title,
+          abstract: sentences.join(" "),
+          source,
+          publishedAt,
+          tickers: [...new Set(tickers)],
+        };
         break;
       }
     } while (true);
@@ -109,8 +174,12 @@ function writeSeedFiles(dir, count) {
   let links = [];
   let statements = [];
   const flushStatements = () => {
-    if (rows.length) statements.push(`INSERT INTO articles (id, fingerprint, title, abstract, url, thumbnail, source, published_at, created_at, updated_at) VALUES\n${rows.join(",\n")};`);
-    if (links.length) statements.push(`INSERT INTO article_companies (article_id, ticker, origin) VALUES\n${links.join(",\n")};`);
+    if (rows.length)
+      statements.push(
+        `INSERT INTO articles (id, fingerprint, title, abstract, url, thumbnail, source, published_at, created_at, updated_at) VALUES\n${rows.join(",\n")};`,
+      );
+    if (links.length)
+      statements.push(`INSERT INTO article_companies (article_id, ticker, origin) VALUES\n${links.join(",\n")};`);
     rows = [];
     links = [];
   };
@@ -125,7 +194,9 @@ function writeSeedFiles(dir, count) {
   const now = Date.UTC(2026, 10, 1);
   for (const article of generateArticles(count)) {
     const url = `https://${article.source === "guardian" ? "www.theguardian.com" : article.source === "nyt" ? "www.nytimes.com" : article.source}/${article.id}`;
-    rows.push(`(${article.id}, ${sqlString(article.fingerprint)}, ${sqlString(article.title)}, ${sqlString(article.abstract)}, ${sqlString(url)}, NULL, ${sqlString(article.source)}, ${article.publishedAt}, ${now}, ${now})`);
+    rows.push(
+      `(${article.id}, ${sqlString(article.fingerprint)}, ${sqlString(article.title)}, ${sqlString(article.abstract)}, ${sqlString(url)}, NULL, ${sqlString(article.source)}, ${article.publishedAt}, ${now}, ${now})`,
+    );
     for (const ticker of article.tickers) links.push(`(${article.id}, ${sqlString(ticker)}, 'text')`);
     if (rows.length === 200) flushStatements();
     if (article.id % 10_000 === 0) flushFile();
@@ -161,8 +232,14 @@ async function main() {
   const seedStart = performance.now();
   wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], "migrations");
   const files = writeSeedFiles(seedDir, ARTICLES);
-  for (const file of files) wranglerSync(["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--file", file], `seeding ${path.basename(file)}`);
-  console.log(`bench:news: seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s; starting wrangler dev for the API and the floor ...`);
+  for (const file of files)
+    wranglerSync(
+      ["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--file", file],
+      `seeding ${path.basename(file)}`,
+    );
+  console.log(
+    `bench:news: seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s; starting wrangler dev for the API and the floor ...`,
+  );
 
   // Both servers share the seeded state: the migrations are already applied to it.
   const api = await startDev({ name: "news-api", persistTo, migrate: false, vars: { MASTER_KEY, JWT_SECRET } });
@@ -186,8 +263,12 @@ async function main() {
   // Both sides must find the same thing, or the comparison means nothing.
   const counts = [];
   for (const q of QUERIES) {
-    const [a, f] = [await timedGet(`${api.url}/news?q=${encodeURIComponent(q)}`, auth), await timedGet(`${floor.url}/?q=${encodeURIComponent(q)}`)];
-    if (a.total !== f.total || a.rows !== f.rows) throw new Error(`q=${q}: the API found ${a.total} (${a.rows} rows), the floor ${f.total} (${f.rows} rows)`);
+    const [a, f] = [
+      await timedGet(`${api.url}/news?q=${encodeURIComponent(q)}`, auth),
+      await timedGet(`${floor.url}/?q=${encodeURIComponent(q)}`),
+    ];
+    if (a.total !== f.total || a.rows !== f.rows)
+      throw new Error(`q=${q}: the API found ${a.total} (${a.rows} rows), the floor ${f.total} (${f.rows} rows)`);
     counts.push(`${q} ${a.total}`);
   }
 
@@ -199,7 +280,10 @@ async function main() {
     // Alternate which side goes first, so that neither always meets a warmer cache.
     const order = round % 2 ? ["floor", "api"] : ["api", "floor"];
     for (const side of order) {
-      const { ms } = side === "api" ? await timedGet(`${api.url}/news?q=${encoded}`, auth) : await timedGet(`${floor.url}/?q=${encoded}`);
+      const { ms } =
+        side === "api"
+          ? await timedGet(`${api.url}/news?q=${encoded}`, auth)
+          : await timedGet(`${floor.url}/?q=${encoded}`);
       if (round >= WARMUP) {
         samples[side].push(ms);
         perQuery.get(q)[side].push(ms);
@@ -208,15 +292,24 @@ async function main() {
   }
 
   console.log("");
-  console.log(`bench:news (${ARTICLES} articles; ${ROUNDS} requests per side after ${WARMUP} warm-ups; sequential, c=1; wall time per request, ms)`);
+  console.log(
+    `bench:news (${ARTICLES} articles; ${ROUNDS} requests per side after ${WARMUP} warm-ups; sequential, c=1; wall time per request, ms)`,
+  );
   console.log(`matches per query: ${counts.join(", ")}`);
   console.log("                                     p50      p99");
-  console.log(`GET /news?q=... (API)           ${fmt(percentile(samples.api, 50))} ${fmt(percentile(samples.api, 99))}`);
-  console.log(`same FTS SQL on D1 (floor)      ${fmt(percentile(samples.floor, 50))} ${fmt(percentile(samples.floor, 99))}`);
-  console.log(`ratio API / floor               ${(percentile(samples.api, 50) / percentile(samples.floor, 50)).toFixed(2).padStart(7)}x ${(percentile(samples.api, 99) / percentile(samples.floor, 99)).toFixed(2).padStart(7)}x`);
+  console.log(
+    `GET /news?q=... (API)           ${fmt(percentile(samples.api, 50))} ${fmt(percentile(samples.api, 99))}`,
+  );
+  console.log(
+    `same FTS SQL on D1 (floor)      ${fmt(percentile(samples.floor, 50))} ${fmt(percentile(samples.floor, 99))}`,
+  );
+  console.log(
+    `ratio API / floor               ${(percentile(samples.api, 50) / percentile(samples.floor, 50)).toFixed(2).padStart(7)}x ${(percentile(samples.api, 99) / percentile(samples.floor, 99)).toFixed(2).padStart(7)}x`,
+  );
   console.log("");
   console.log("per query                        API p50  floor p50");
-  for (const [q, side] of perQuery) console.log(`  ${q.padEnd(28)} ${fmt(percentile(side.api, 50))} ${fmt(percentile(side.floor, 50))}`);
+  for (const [q, side] of perQuery)
+    console.log(`  ${q.padEnd(28)} ${fmt(percentile(side.api, 50))} ${fmt(percentile(side.floor, 50))}`);
 }
 
 try {

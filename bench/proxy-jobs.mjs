@@ -30,7 +30,10 @@ function seedSql() {
   const lines = [];
   const projects = Array.from({ length: PROJECTS }, (_, i) => `(${i + 1}, 'bench${pad(i, 2)}', 'Bench project ${i}')`);
   lines.push(`INSERT INTO projects (id, label, fullname) VALUES ${projects.join(", ")};`);
-  const hosts = Array.from({ length: 10 }, (_, i) => `(${i + 1}, 'node${pad(i, 2)}.bench.example', '2001:db8:1::${(i + 1).toString(16)}')`);
+  const hosts = Array.from(
+    { length: 10 },
+    (_, i) => `(${i + 1}, 'node${pad(i, 2)}.bench.example', '2001:db8:1::${(i + 1).toString(16)}')`,
+  );
   lines.push(`INSERT INTO hosts (id, hostname, ipv6) VALUES ${hosts.join(", ")};`);
   const perProject = BACKENDS / PROJECTS;
   const chunk = (rows, head) => {
@@ -84,14 +87,18 @@ function timedHaproxyCheck(configFile) {
   return ms;
 }
 
-const percentile = (samples, p) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.ceil((p / 100) * samples.length) - 1)];
+const percentile = (samples, p) =>
+  [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.ceil((p / 100) * samples.length) - 1)];
 const mean = (samples) => samples.reduce((sum, x) => sum + x, 0) / samples.length;
 const fmt = (ms) => ms.toFixed(1).padStart(9);
 
 async function main() {
-  if (spawnSync("sh", ["-c", "command -v haproxy"]).status !== 0) throw new Error("haproxy is not installed (apt-get install haproxy)");
+  if (spawnSync("sh", ["-c", "command -v haproxy"]).status !== 0)
+    throw new Error("haproxy is not installed (apt-get install haproxy)");
   const seeded = tempDir("proxy-jobs-seed");
-  console.log(`bench:proxy-jobs: seeding ${BACKENDS} backends, ${2 * BACKENDS} containers, ${BACKENDS * DOMAINS_PER_BACKEND} domains ...`);
+  console.log(
+    `bench:proxy-jobs: seeding ${BACKENDS} backends, ${2 * BACKENDS} containers, ${BACKENDS * DOMAINS_PER_BACKEND} domains ...`,
+  );
   wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", seeded], "migrations");
   const seedFile = path.join(tempDir("proxy-jobs-sql"), "seed.sql");
   writeFileSync(seedFile, seedSql());
@@ -103,12 +110,31 @@ async function main() {
   const agentPort = await freePort();
   const agent = spawn(
     process.execPath,
-    [path.join(root, "haproxy-agent", "agent.mjs"), "--config-dir", configDir, "--reload-cmd", "true", "--port", String(agentPort)],
-    { cwd: root, env: { ...process.env, HAPROXY_AGENT_TOKEN: AGENT_TOKEN }, detached: true, stdio: ["ignore", "ignore", "inherit"] },
+    [
+      path.join(root, "haproxy-agent", "agent.mjs"),
+      "--config-dir",
+      configDir,
+      "--reload-cmd",
+      "true",
+      "--port",
+      String(agentPort),
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
+      detached: true,
+      stdio: ["ignore", "ignore", "inherit"],
+    },
   );
   try {
     console.log("bench:proxy-jobs: starting wrangler dev without and with an agent ...");
-    const alone = await startDev({ name: "proxy-jobs-alone", persistTo: seeded, migrate: false, vars: { ...ADMIN }, readyPath: "/test/ping" });
+    const alone = await startDev({
+      name: "proxy-jobs-alone",
+      persistTo: seeded,
+      migrate: false,
+      vars: { ...ADMIN },
+      readyPath: "/test/ping",
+    });
     const pushing = await startDev({
       name: "proxy-jobs-agent",
       persistTo: withAgentState,
@@ -132,15 +158,23 @@ async function main() {
       }
     }
     const version = await (await fetch(`${pushing.url}/admin/haproxy`, { headers: { Authorization: auth } })).json();
-    const sizes = Object.entries(version.files).map(([name, content]) => `${name} ${(content.length / 1024).toFixed(0)} KiB`);
+    const sizes = Object.entries(version.files).map(
+      ([name, content]) => `${name} ${(content.length / 1024).toFixed(0)} KiB`,
+    );
 
     const floor = percentile(samples.check, 50);
     console.log("");
-    console.log(`bench:proxy-jobs (${BACKENDS} backends, ${2 * BACKENDS} servers, ${BACKENDS * DOMAINS_PER_BACKEND} domains; ${ROUNDS} rounds after ${WARMUP} warm-ups; c=1; wall ms)`);
+    console.log(
+      `bench:proxy-jobs (${BACKENDS} backends, ${2 * BACKENDS} servers, ${BACKENDS * DOMAINS_PER_BACKEND} domains; ${ROUNDS} rounds after ${WARMUP} warm-ups; c=1; wall ms)`,
+    );
     console.log(`bundle: ${sizes.join(", ")}`);
     console.log("                                                     p50      mean   p50 / floor");
-    console.log(`GET /admin/gensynchaprx, Worker only (no agent)  ${fmt(percentile(samples.alone, 50))} ${fmt(mean(samples.alone))} ${(percentile(samples.alone, 50) / floor).toFixed(2).padStart(9)}x`);
-    console.log(`GET /admin/gensynchaprx, with agent (haproxy -c) ${fmt(percentile(samples.pushing, 50))} ${fmt(mean(samples.pushing))} ${(percentile(samples.pushing, 50) / floor).toFixed(2).padStart(9)}x`);
+    console.log(
+      `GET /admin/gensynchaprx, Worker only (no agent)  ${fmt(percentile(samples.alone, 50))} ${fmt(mean(samples.alone))} ${(percentile(samples.alone, 50) / floor).toFixed(2).padStart(9)}x`,
+    );
+    console.log(
+      `GET /admin/gensynchaprx, with agent (haproxy -c) ${fmt(percentile(samples.pushing, 50))} ${fmt(mean(samples.pushing))} ${(percentile(samples.pushing, 50) / floor).toFixed(2).padStart(9)}x`,
+    );
     console.log(`haproxy -c -f haproxy.cfg alone (floor)          ${fmt(floor)} ${fmt(mean(samples.check))}`);
   } finally {
     try {

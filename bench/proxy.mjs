@@ -24,7 +24,10 @@ const basic = ({ username, password }) => `Basic ${Buffer.from(`${username}:${pa
 async function request(base, pathName, { method = "GET", body, auth } = {}) {
   const response = await fetch(`${base}${pathName}`, {
     method,
-    headers: { ...(auth && { Authorization: auth }), ...(body !== undefined && { "content-type": "application/json" }) },
+    headers: {
+      ...(auth && { Authorization: auth }),
+      ...(body !== undefined && { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -62,9 +65,14 @@ async function main() {
   const admin = basic(ADMIN);
   for (const project of layout) {
     await request(api.url, "/admin/projects", { method: "POST", body: { label: project.label }, auth: admin });
-    for (const backend of project.backends) await request(api.url, `/backends/${project.label}`, { method: "POST", body: { label: backend }, auth: admin });
+    for (const backend of project.backends)
+      await request(api.url, `/backends/${project.label}`, { method: "POST", body: { label: backend }, auth: admin });
   }
-  await request(api.url, "/admin/apiusers", { method: "POST", body: { ...USER, projectPatterns: ["mass", "big"] }, auth: admin });
+  await request(api.url, "/admin/apiusers", {
+    method: "POST",
+    body: { ...USER, projectPatterns: ["mass", "big"] },
+    auth: admin,
+  });
   const floorBackends = JSON.parse(await request(floor.url, "/seed", { method: "POST", body: { projects: layout } }));
   const backendId = (projectLabel, backendLabel) => {
     const projectIndex = layout.findIndex((p) => p.label === projectLabel) + 1;
@@ -103,7 +111,9 @@ async function main() {
   const mass = { api: [], floor: [] };
   for (let round = 0; round < WARMUP + MASS_ROUNDS; round++) {
     const operations = operationsOf(round);
-    const apiMs = await timed(() => request(api.url, "/domains/massupdate", { method: "POST", body: { domainOperations: operations }, auth: user }));
+    const apiMs = await timed(() =>
+      request(api.url, "/domains/massupdate", { method: "POST", body: { domainOperations: operations }, auth: user }),
+    );
     const floorMs = await timed(() => request(floor.url, "/massupdate", { method: "POST", body: toFloor(operations) }));
     if (round >= WARMUP) {
       mass.api.push(apiMs);
@@ -147,17 +157,23 @@ async function main() {
   }
 
   console.log("");
-  console.log(`bench:proxy (${MASS_ROUNDS} mass updates, ${GET_ROUNDS} reads after ${WARMUP} warm-ups each; wall time per request, ms)`);
+  console.log(
+    `bench:proxy (${MASS_ROUNDS} mass updates, ${GET_ROUNDS} reads after ${WARMUP} warm-ups each; wall time per request, ms)`,
+  );
   console.log("                                          API p50  API p90  floor p50  ratio p50");
   const row = (name, samples) => {
     const apiP50 = percentile(samples.api, 50);
     const floorP50 = percentile(samples.floor, 50);
-    console.log(`${name.padEnd(40)} ${fmt(apiP50)} ${fmt(percentile(samples.api, 90))} ${fmt(floorP50).padStart(10)} ${(apiP50 / floorP50).toFixed(2).padStart(9)}x`);
+    console.log(
+      `${name.padEnd(40)} ${fmt(apiP50)} ${fmt(percentile(samples.api, 90))} ${fmt(floorP50).padStart(10)} ${(apiP50 / floorP50).toFixed(2).padStart(9)}x`,
+    );
   };
   row("POST /domains/massupdate (1000 ops)", mass);
   row("GET /domains/{p} (5000 domains)", list);
   row("GET /test/authping (Basic, warm)", auth);
-  console.log(`${"GET /test/authping (Basic, first request)".padEnd(40)} ${fmt(authCold)} ${"".padStart(8)} ${fmt(percentile(auth.floor, 50)).padStart(10)} ${(authCold / percentile(auth.floor, 50)).toFixed(2).padStart(9)}x`);
+  console.log(
+    `${"GET /test/authping (Basic, first request)".padEnd(40)} ${fmt(authCold)} ${"".padStart(8)} ${fmt(percentile(auth.floor, 50)).padStart(10)} ${(authCold / percentile(auth.floor, 50)).toFixed(2).padStart(9)}x`,
+  );
 }
 
 try {

@@ -30,7 +30,8 @@ descriptors:
       requests_per_unit: 4000000000
 `;
 
-const jsonBody = (key) => JSON.stringify({ domain: "bench", descriptors: [{ entries: [{ key: "client", value: key }] }] });
+const jsonBody = (key) =>
+  JSON.stringify({ domain: "bench", descriptors: [{ entries: [{ key: "client", value: key }] }] });
 // Built once, so the client's own work per request is the same in (b) as in (c).
 const KEY_BODIES = Array.from({ length: KEYS }, (_, i) => jsonBody(`key-${i}`));
 
@@ -56,7 +57,9 @@ async function storeVars(backend) {
   if (backend === "kvstore") {
     const { port } = await startRedisServer();
     // BENCH_KVSTORE_POOL_SIZE=0 measures the pool-less design (a connection per request) for comparison.
-    const poolSize = process.env.BENCH_KVSTORE_POOL_SIZE ? { KVSTORE_POOL_SIZE: process.env.BENCH_KVSTORE_POOL_SIZE } : {};
+    const poolSize = process.env.BENCH_KVSTORE_POOL_SIZE
+      ? { KVSTORE_POOL_SIZE: process.env.BENCH_KVSTORE_POOL_SIZE }
+      : {};
     return { BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${port}`, ...poolSize };
   }
   if (backend === "memcache") {
@@ -106,7 +109,11 @@ async function main() {
 
 /** Starts a dev server with these variables, installs the bench configuration and warms every key's counter. */
 async function prepare(name, vars) {
-  const { url, pgid } = await startDev({ name, vars: { RATELIMIT_ADMIN_TOKEN: TOKEN, ...vars }, readyPath: "/test/ping" });
+  const { url, pgid } = await startDev({
+    name,
+    vars: { RATELIMIT_ADMIN_TOKEN: TOKEN, ...vars },
+    readyPath: "/test/ping",
+  });
   processGroups.set(url, pgid);
   const put = await fetch(`${url}/rlconfig/files`, {
     method: "PUT",
@@ -124,7 +131,9 @@ async function prepare(name, vars) {
 async function warmKeys(url) {
   for (let i = 0; i < KEYS; i += 50) {
     await Promise.all(
-      Array.from({ length: 50 }, (_, j) => fetch(`${url}/json`, { method: "POST", body: KEY_BODIES[i + j] }).then((r) => r.text())),
+      Array.from({ length: 50 }, (_, j) =>
+        fetch(`${url}/json`, { method: "POST", body: KEY_BODIES[i + j] }).then((r) => r.text()),
+      ),
     );
   }
 }
@@ -171,13 +180,17 @@ async function measure(backend) {
   printResults(backend, medians);
   console.log(`
 each run, req/s: ${runs.map((each) => `${each[0].title.slice(0, 3)} ${each.map((r) => r.rps.toFixed(0)).join("/")}`).join("   ")}`);
-  console.log(`each round's ratios (b)/(a), (c)/(a): ${runs[0].map((floor, round) => `${(runs[1][round].rps / floor.rps).toFixed(2)}, ${(runs[2][round].rps / floor.rps).toFixed(2)}`).join("   ")}`);
+  console.log(
+    `each round's ratios (b)/(a), (c)/(a): ${runs[0].map((floor, round) => `${(runs[1][round].rps / floor.rps).toFixed(2)}, ${(runs[2][round].rps / floor.rps).toFixed(2)}`).join("   ")}`,
+  );
   return medians;
 }
 
 function printResults(backend, results) {
   const floor = results[0].rps;
-  console.log(`\nrate limit service, counters in ${backend}, ${CONNECTIONS} connections, ${DURATION} s per run (wrangler dev, --log-level error)\n`);
+  console.log(
+    `\nrate limit service, counters in ${backend}, ${CONNECTIONS} connections, ${DURATION} s per run (wrangler dev, --log-level error)\n`,
+  );
   console.log("workload                         req/s     p50 ms   p99 ms   ratio   non-2xx/errors");
   for (const r of results) {
     console.log(
@@ -194,11 +207,22 @@ async function compareStats() {
   const on = workloads(onUrl);
   const groups = { off: processGroups.get(offUrl), on: processGroups.get(onUrl) };
   const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
-  const totals = off.map(() => ({ title: "", off: 0, on: 0, bad: 0, runs: { off: [], on: [] }, cpu: { off: 0, on: 0 }, requests: { off: 0, on: 0 } }));
+  const totals = off.map(() => ({
+    title: "",
+    off: 0,
+    on: 0,
+    bad: 0,
+    runs: { off: [], on: [] },
+    cpu: { off: 0, on: 0 },
+    requests: { off: 0, on: 0 },
+  }));
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < off.length; i++) {
       // Alternating which side goes first cancels a load that drifts during a pair of runs.
-      const pair = [["off", off[i]], ["on", on[i]]];
+      const pair = [
+        ["off", off[i]],
+        ["on", on[i]],
+      ];
       for (const [side, workload] of round % 2 === 0 ? pair : pair.reverse()) {
         let cpuBefore = 0;
         const result = await workload(() => (cpuBefore = groupCpuMs(groups[side])));
@@ -211,8 +235,12 @@ async function compareStats() {
       }
     }
   }
-  console.log(`\nstatistics on against off, ${CONNECTIONS} connections, ${DURATION} s per run, ${rounds} runs per side (wrangler dev, --log-level error)\n`);
-  console.log("workload                         off req/s   on req/s   on/off   CPU µs/req off   on   on/off   non-2xx/errors   each run off | on");
+  console.log(
+    `\nstatistics on against off, ${CONNECTIONS} connections, ${DURATION} s per run, ${rounds} runs per side (wrangler dev, --log-level error)\n`,
+  );
+  console.log(
+    "workload                         off req/s   on req/s   on/off   CPU µs/req off   on   on/off   non-2xx/errors   each run off | on",
+  );
   for (const t of totals) {
     const cpuPerRequest = (side) => (t.cpu[side] * 1000) / t.requests[side];
     console.log(

@@ -19,7 +19,8 @@ export class JobLock extends DurableObject<Env> {
   async acquire(name: string, request: { holder: string; kind: string; ttlMs: number }): Promise<AcquireResult> {
     const now = Date.now();
     const current = await this.ctx.storage.get<JobLockState>(name);
-    if (current && current.holder !== request.holder && current.expiresAt > now) return { acquired: false, lock: current };
+    if (current && current.holder !== request.holder && current.expiresAt > now)
+      return { acquired: false, lock: current };
     const lock: JobLockState = {
       holder: request.holder,
       kind: request.kind,

@@ -24,7 +24,11 @@ export class KvstoreConnection extends DurableObject<Env> {
    * Runs the commands on this member's connection. Error replies come back as `{ error }` values and a failed call
    * as `{ failure }` (a returned value, not a throw, so the runtime does not report it as an uncaught error).
    */
-  async run(options: KvstorePoolOptions, index: number, commands: Command[]): Promise<{ replies: WireReply[] } | { failure: string }> {
+  async run(
+    options: KvstorePoolOptions,
+    index: number,
+    commands: Command[],
+  ): Promise<{ replies: WireReply[] } | { failure: string }> {
     try {
       return { replies: (await this.memberFor(options, index).run(commands)).map(toWire) };
     } catch (error) {

@@ -54,7 +54,12 @@ export class RateLimitStats extends DurableObject<Env> {
         sql.exec(RULE_UPSERT, key, ...RULE_STATS.map((_, i) => counts[i] ?? 0));
       }
       for (const [name, timer] of Object.entries(part.timers)) {
-        const [row] = sql.exec<{ count: number; sum_ms: number; buckets: string }>("SELECT count, sum_ms, buckets FROM timers WHERE name = ?", name).toArray();
+        const [row] = sql
+          .exec<{ count: number; sum_ms: number; buckets: string }>(
+            "SELECT count, sum_ms, buckets FROM timers WHERE name = ?",
+            name,
+          )
+          .toArray();
         const stored: number[] = row ? JSON.parse(row.buckets) : [];
         const buckets = timer.buckets.map((n, i) => n + (stored[i] ?? 0));
         sql.exec(
@@ -74,16 +79,22 @@ export class RateLimitStats extends DurableObject<Env> {
   snapshot(): AggregateSnapshot {
     const sql = this.ctx.storage.sql;
     const counters: Record<string, number> = {};
-    for (const row of sql.exec<{ name: string; value: number }>("SELECT name, value FROM counters")) counters[row.name] = row.value;
+    for (const row of sql.exec<{ name: string; value: number }>("SELECT name, value FROM counters"))
+      counters[row.name] = row.value;
     const rules: Record<string, number[]> = {};
     for (const row of sql.exec<Record<string, string | number>>(`SELECT key, ${RULE_COLUMNS} FROM rules`)) {
       rules[String(row.key)] = RULE_STATS.map((stat) => Number(row[stat]));
     }
     const timers: Record<string, TimerTotals> = {};
-    for (const row of sql.exec<{ name: string; count: number; sum_ms: number; buckets: string }>("SELECT name, count, sum_ms, buckets FROM timers")) {
+    for (const row of sql.exec<{ name: string; count: number; sum_ms: number; buckets: string }>(
+      "SELECT name, count, sum_ms, buckets FROM timers",
+    )) {
       timers[row.name] = { count: row.count, sumMs: row.sum_ms, buckets: JSON.parse(row.buckets) };
     }
-    const domains = sql.exec<{ name: string }>("SELECT name FROM domains ORDER BY name").toArray().map((row) => row.name);
+    const domains = sql
+      .exec<{ name: string }>("SELECT name FROM domains ORDER BY name")
+      .toArray()
+      .map((row) => row.name);
     return { counters, rules, timers, domains };
   }
 }

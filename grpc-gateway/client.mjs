@@ -57,7 +57,8 @@ function parseFlags(args) {
     throw new UsageError(`invalid boolean value ${JSON.stringify(useTls)} for -grpc-use-tls`);
   }
   const timeoutMs = parseDurationMs(last("timeout", "10s"));
-  if (timeoutMs === undefined) throw new UsageError("invalid value for -timeout: expected a duration such as 10s or 500ms");
+  if (timeoutMs === undefined)
+    throw new UsageError("invalid value for -timeout: expected a duration such as 10s or 500ms");
   return {
     dialString: last("dial_string", "localhost:8081"),
     domain: last("domain", ""),

@@ -25,7 +25,11 @@ try {
 /** @type {XdsConfigClient | undefined} */
 let xds;
 if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW") {
-  const apply = workerApplier({ url: settings.RATELIMIT_UPSTREAM_URL, token: /** @type {string} */ (settings.RATELIMIT_ADMIN_TOKEN), log });
+  const apply = workerApplier({
+    url: settings.RATELIMIT_UPSTREAM_URL,
+    token: /** @type {string} */ (settings.RATELIMIT_ADMIN_TOKEN),
+    log,
+  });
   xds = new XdsConfigClient(settings, { apply, log }).start();
 }
 
@@ -45,7 +49,9 @@ for (const signal of ["SIGTERM", "SIGINT"]) {
 
 if (xds && !settings.FORCE_START_WITHOUT_INITIAL_CONFIG) {
   // As the reference, gRPC is served only with a configuration (FORCE_START_WITHOUT_INITIAL_CONFIG=false).
-  log("info", "grpc-gateway: waiting for the first xDS snapshot before serving", { server: settings.CONFIG_GRPC_XDS_SERVER_URL });
+  log("info", "grpc-gateway: waiting for the first xDS snapshot before serving", {
+    server: settings.CONFIG_GRPC_XDS_SERVER_URL,
+  });
   await xds.firstAccepted;
 }
 if (!stopping) {

@@ -88,14 +88,17 @@ export async function startGateway(settings, log) {
     },
   });
   // Watch is not offered (Envoy's gRPC health checker calls Check): it answers UNIMPLEMENTED.
-  server.addService({ Check: Health.service.Check }, {
-    /** @type {grpc.handleUnaryCall<{ service?: string }, { status: string }>} */
-    Check(call, callback) {
-      const refused = clientSanProblem(call, settings.GRPC_CLIENT_TLS_SAN);
-      if (refused) return callback({ code: grpc.status.UNAUTHENTICATED, details: refused });
-      health.check(call, callback);
+  server.addService(
+    { Check: Health.service.Check },
+    {
+      /** @type {grpc.handleUnaryCall<{ service?: string }, { status: string }>} */
+      Check(call, callback) {
+        const refused = clientSanProblem(call, settings.GRPC_CLIENT_TLS_SAN);
+        if (refused) return callback({ code: grpc.status.UNAUTHENTICATED, details: refused });
+        health.check(call, callback);
+      },
     },
-  });
+  );
 
   if (settings.GRPC_UDS) removeStaleSocket(settings.GRPC_UDS);
   const address = listenAddress(settings);

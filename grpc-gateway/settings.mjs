@@ -3,7 +3,7 @@
 // made by the Worker behind the gateway. An empty variable means its default, as for the Worker's settings.
 import { z } from "zod";
 
-const durationUnits = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const durationUnits = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * Parses a Go duration ("10s", "1m30s", "150ms", "0") into milliseconds.
@@ -47,10 +47,16 @@ const pairs = (separator, variable) =>
   string("").transform((text, ctx) => {
     /** @type {[string, string][]} */
     const out = [];
-    for (const item of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+    for (const item of text
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean)) {
       const at = item.indexOf(separator);
       if (at <= 0) {
-        ctx.addIssue({ code: "custom", message: `expected ${variable} as name${separator}value pairs separated by commas` });
+        ctx.addIssue({
+          code: "custom",
+          message: `expected ${variable} as name${separator}value pairs separated by commas`,
+        });
         return z.NEVER;
       }
       out.push([item.slice(0, at).trim(), item.slice(at + 1).trim()]);
@@ -92,7 +98,9 @@ export const GatewaySettingsSchema = z
       .transform((v) => v ?? 1024 * 1024),
     /** gRPC bind address and port (spec: 0.0.0.0 / 8081); ignored when GRPC_UDS is set. */
     GRPC_HOST: string("0.0.0.0"),
-    GRPC_PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).optional()).transform((p) => p ?? 8081),
+    GRPC_PORT: z
+      .preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).optional())
+      .transform((p) => p ?? 8081),
     /** Unix socket path to serve on instead of GRPC_HOST:GRPC_PORT. */
     GRPC_UDS: optionalString(),
     /** Largest age of a client connection, plus or minus 10 % jitter; then it gets a GOAWAY. Unset: no limit. */
@@ -120,7 +128,12 @@ export const GatewaySettingsSchema = z
     CONFIG_GRPC_XDS_NODE_METADATA: pairs("=", "CONFIG_GRPC_XDS_NODE_METADATA"),
     /** host:port of the management server ([v6]:port for an IPv6 address; a dns:/// prefix is allowed). */
     CONFIG_GRPC_XDS_SERVER_URL: string("localhost:18000").pipe(
-      z.string().regex(/^(?:dns:\/\/\/)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/, 'expected host:port, e.g. "localhost:18000"'),
+      z
+        .string()
+        .regex(
+          /^(?:dns:\/\/\/)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/,
+          'expected host:port, e.g. "localhost:18000"',
+        ),
     ),
     /** While the server cannot be reached, how often a connection is tried (grpc-js adds its own jitter). */
     CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration("3s"),
@@ -161,7 +174,11 @@ export const GatewaySettingsSchema = z
       ctx.addIssue({ code: "custom", path: ["GRPC_CLIENT_TLS_CACERT"], message });
     }
     if (settings.GRPC_CLIENT_TLS_SAN && !settings.GRPC_CLIENT_TLS_CACERT) {
-      ctx.addIssue({ code: "custom", path: ["GRPC_CLIENT_TLS_SAN"], message: "needs GRPC_CLIENT_TLS_CACERT (mutual TLS)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["GRPC_CLIENT_TLS_SAN"],
+        message: "needs GRPC_CLIENT_TLS_CACERT (mutual TLS)",
+      });
     }
     if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW" && !settings.RATELIMIT_ADMIN_TOKEN) {
       const message = "is required when CONFIG_TYPE is GRPC_XDS_SOTW (snapshots are stored with it)";
@@ -172,8 +189,13 @@ export const GatewaySettingsSchema = z
       ctx.addIssue({ code: "custom", path: ["CONFIG_GRPC_XDS_CLIENT_TLS_CERT"], message });
     }
     if (!settings.CONFIG_GRPC_XDS_SERVER_USE_TLS) {
-      for (const name of /** @type {const} */ (["CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "CONFIG_GRPC_XDS_SERVER_TLS_SAN"])) {
-        if (settings[name]) ctx.addIssue({ code: "custom", path: [name], message: "needs CONFIG_GRPC_XDS_SERVER_USE_TLS=true" });
+      for (const name of /** @type {const} */ ([
+        "CONFIG_GRPC_XDS_SERVER_TLS_CACERT",
+        "CONFIG_GRPC_XDS_CLIENT_TLS_CERT",
+        "CONFIG_GRPC_XDS_SERVER_TLS_SAN",
+      ])) {
+        if (settings[name])
+          ctx.addIssue({ code: "custom", path: [name], message: "needs CONFIG_GRPC_XDS_SERVER_USE_TLS=true" });
       }
     }
   })

@@ -131,6 +131,9 @@ export function serverCredentials(settings, log) {
 export function clientSanProblem(call, san) {
   if (!san) return undefined;
   const altNames = call.getAuthContext()?.sslPeerCertificate?.subjectaltname ?? "";
-  const dnsNames = altNames.split(", ").filter((name) => name.startsWith("DNS:")).map((name) => name.slice(4));
+  const dnsNames = altNames
+    .split(", ")
+    .filter((name) => name.startsWith("DNS:"))
+    .map((name) => name.slice(4));
   return dnsNames.includes(san) ? undefined : `client certificate does not name ${san}`;
 }

@@ -97,7 +97,10 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
           // A blackholed Worker must fail fast, not at the caller's deadline; reused sockets are connected already.
           if (!socket.connecting) return;
           const unreachable = `rate limit service unreachable: no connection within ${connectTimeoutMs} ms`;
-          const connectTimer = setTimeout(() => fail(new CallFailure(Status.UNAVAILABLE, unreachable)), connectTimeoutMs);
+          const connectTimer = setTimeout(
+            () => fail(new CallFailure(Status.UNAVAILABLE, unreachable)),
+            connectTimeoutMs,
+          );
           socket.once(base.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
           socket.once("close", () => clearTimeout(connectTimer));
         });
@@ -111,7 +114,9 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
           });
           response.on("error", (error) => {
             settle();
-            reject(failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service connection failed: ${error.message}`));
+            reject(
+              failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service connection failed: ${error.message}`),
+            );
           });
         });
         request.on("error", (error) => {
@@ -121,7 +126,9 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
           const closedUnderUs = request.reusedSocket && (code === "ECONNRESET" || code === "EPIPE");
           if (!failure && firstAttempt && closedUnderUs) return send(false);
           settle();
-          reject(failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service unreachable: ${code ?? error.message}`));
+          reject(
+            failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service unreachable: ${code ?? error.message}`),
+          );
         });
         request.end(body);
       }
@@ -176,7 +183,13 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
     async healthy(timeoutMs) {
       try {
         const timedOut = () => new CallFailure(Status.UNAVAILABLE, "health check timed out");
-        const response = await exchange({ method: "GET", path: `${prefix}/healthcheck`, headers: {}, timeoutMs, timedOut });
+        const response = await exchange({
+          method: "GET",
+          path: `${prefix}/healthcheck`,
+          headers: {},
+          timeoutMs,
+          timedOut,
+        });
         return response.status === 200;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -201,8 +214,13 @@ function errorOf(response) {
     try {
       const error = JSON.parse(response.body.toString("utf8"));
       const code = CONNECT_CODES[/** @type {keyof typeof CONNECT_CODES} */ (error?.code)];
-      if (code !== undefined) return { ok: false, code, details: typeof error.message === "string" ? error.message : "" };
+      if (code !== undefined)
+        return { ok: false, code, details: typeof error.message === "string" ? error.message : "" };
     } catch {}
   }
-  return { ok: false, code: statusOfHttp(response.status), details: `rate limit service answered HTTP ${response.status}` };
+  return {
+    ok: false,
+    code: statusOfHttp(response.status),
+    details: `rate limit service answered HTTP ${response.status}`,
+  };
 }

@@ -40,13 +40,19 @@ export function decodeRateLimitConfigs(resources) {
   const configs = [];
   for (const [index, resource] of resources.entries()) {
     if (resource.type_url !== RATE_LIMIT_CONFIG_TYPE_URL) {
-      return { ok: false, error: `resource ${index} has type ${resource.type_url || "(none)"}, expected ${RATE_LIMIT_CONFIG_TYPE_URL}` };
+      return {
+        ok: false,
+        error: `resource ${index} has type ${resource.type_url || "(none)"}, expected ${RATE_LIMIT_CONFIG_TYPE_URL}`,
+      };
     }
     try {
       const message = rateLimitConfigType.decode(resource.value);
       configs.push(rateLimitConfigType.toObject(message, { enums: String, longs: Number, defaults: false }));
     } catch (error) {
-      return { ok: false, error: `resource ${index} cannot be decoded: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        ok: false,
+        error: `resource ${index} cannot be decoded: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
   }
   return { ok: true, configs };
@@ -145,13 +151,16 @@ export class XdsConfigClient {
       id: settings.CONFIG_GRPC_XDS_NODE_ID,
       userAgentName: "edge-control-plane-ratelimit",
       metadata: {
-        fields: Object.fromEntries(settings.CONFIG_GRPC_XDS_NODE_METADATA.map(([key, value]) => [key, { stringValue: value }])),
+        fields: Object.fromEntries(
+          settings.CONFIG_GRPC_XDS_NODE_METADATA.map(([key, value]) => [key, { stringValue: value }]),
+        ),
       },
     };
     // waitForReady (a metadata option in grpc-js): while the server cannot be reached, a new stream waits for the
     // channel's connection attempts (every CONNECT_RETRY_INTERVAL) instead of failing at once.
     this.metadata = new grpc.Metadata({ waitForReady: true });
-    for (const [name, value] of settings.CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS) this.metadata.add(name.toLowerCase(), value);
+    for (const [name, value] of settings.CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS)
+      this.metadata.add(name.toLowerCase(), value);
     /** The version of the last snapshot accepted ("" before any): sent when subscribing again and with a NACK. */
     this.acceptedVersion = "";
     this.failures = 0;
@@ -185,7 +194,9 @@ export class XdsConfigClient {
         if (this.stopped) return;
         const next = channel.getConnectivityState(false);
         if (next === grpc.connectivityState.TRANSIENT_FAILURE) {
-          this.log("warn", "xds: cannot reach the management server; trying again", { server: this.settings.CONFIG_GRPC_XDS_SERVER_URL });
+          this.log("warn", "xds: cannot reach the management server; trying again", {
+            server: this.settings.CONFIG_GRPC_XDS_SERVER_URL,
+          });
         }
         if (next !== grpc.connectivityState.SHUTDOWN) watch(next);
       });
@@ -204,7 +215,10 @@ export class XdsConfigClient {
         randomFactor: this.settings.XDS_CLIENT_BACKOFF_RANDOM_FACTOR,
         jitter: this.settings.XDS_CLIENT_BACKOFF_JITTER,
       });
-      this.log("info", "xds: stream closed; opening a new one after the backoff", { delayMs: delay, failures: this.failures });
+      this.log("info", "xds: stream closed; opening a new one after the backoff", {
+        delayMs: delay,
+        failures: this.failures,
+      });
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.wake = () => {
@@ -217,7 +231,13 @@ export class XdsConfigClient {
 
   /** @param {{ responseNonce?: string, errorDetail?: { code: number, message: string } }} [extra] */
   request(extra = {}) {
-    return { versionInfo: this.acceptedVersion, node: this.node, resourceNames: [], typeUrl: RATE_LIMIT_CONFIG_TYPE_URL, ...extra };
+    return {
+      versionInfo: this.acceptedVersion,
+      node: this.node,
+      resourceNames: [],
+      typeUrl: RATE_LIMIT_CONFIG_TYPE_URL,
+      ...extra,
+    };
   }
 
   /**
@@ -243,12 +263,20 @@ export class XdsConfigClient {
         queue = queue.then(() => this.handle(call, response));
       });
       call.on("error", (/** @type {grpc.ServiceError} */ error) => {
-        if (!this.stopped) this.log("warn", "xds: stream failed", { code: grpc.status[error.code] ?? error.code, details: error.details });
+        if (!this.stopped)
+          this.log("warn", "xds: stream failed", {
+            code: grpc.status[error.code] ?? error.code,
+            details: error.details,
+          });
         end();
       });
       call.on("end", end);
       call.on("status", end);
-      this.log("info", "xds: subscribing", { server: this.settings.CONFIG_GRPC_XDS_SERVER_URL, node: this.node.id, version: this.acceptedVersion });
+      this.log("info", "xds: subscribing", {
+        server: this.settings.CONFIG_GRPC_XDS_SERVER_URL,
+        node: this.node.id,
+        version: this.acceptedVersion,
+      });
       call.write(this.request());
     });
   }
@@ -263,7 +291,10 @@ export class XdsConfigClient {
     const nonce = response.nonce ?? "";
     let result;
     if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
-      result = { ok: false, error: `unexpected type ${response.typeUrl}, subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL} only` };
+      result = {
+        ok: false,
+        error: `unexpected type ${response.typeUrl}, subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL} only`,
+      };
     } else {
       const decoded = decodeRateLimitConfigs(response.resources ?? []);
       result = decoded.ok ? await this.apply(decoded.configs, version) : decoded;
@@ -275,7 +306,10 @@ export class XdsConfigClient {
       this.send(call, this.request({ responseNonce: nonce }));
     } else {
       this.log("error", "xds: snapshot refused; the previous config stays", { version, error: result.error });
-      this.send(call, this.request({ responseNonce: nonce, errorDetail: { code: INVALID_ARGUMENT, message: result.error } }));
+      this.send(
+        call,
+        this.request({ responseNonce: nonce, errorDetail: { code: INVALID_ARGUMENT, message: result.error } }),
+      );
     }
   }
 

@@ -129,9 +129,12 @@ async function handle(request, response) {
       response.end("ok");
       return;
     }
-    if (url.pathname !== "/v1/config" && url.pathname !== "/v1/status") return reply(response, 404, { error: "not found" });
-    if (!authorized(request.headers.authorization)) return reply(response, 401, { error: "a valid bearer token is required" });
-    if (url.pathname === "/v1/status" && request.method === "GET") return reply(response, 200, (await applier.readState()) ?? { version: null });
+    if (url.pathname !== "/v1/config" && url.pathname !== "/v1/status")
+      return reply(response, 404, { error: "not found" });
+    if (!authorized(request.headers.authorization))
+      return reply(response, 401, { error: "a valid bearer token is required" });
+    if (url.pathname === "/v1/status" && request.method === "GET")
+      return reply(response, 200, (await applier.readState()) ?? { version: null });
     if (url.pathname === "/v1/config" && request.method === "PUT") {
       let body;
       try {
@@ -151,12 +154,23 @@ async function handle(request, response) {
 }
 
 const server = args["tls-cert"]
-  ? createHttpsServer({ cert: readFileSync(/** @type {string} */ (args["tls-cert"])), key: readFileSync(/** @type {string} */ (args["tls-key"])) }, handle)
+  ? createHttpsServer(
+      {
+        cert: readFileSync(/** @type {string} */ (args["tls-cert"])),
+        key: readFileSync(/** @type {string} */ (args["tls-key"])),
+      },
+      handle,
+    )
   : createHttpServer(handle);
 server.requestTimeout = 0;
 server.listen(port, args.host, () => {
   const address = /** @type {import("node:net").AddressInfo} */ (server.address());
-  log("info", "haproxy-agent: listening", { host: address.address, port: address.port, configDir, tls: Boolean(args["tls-cert"]) });
+  log("info", "haproxy-agent: listening", {
+    host: address.address,
+    port: address.port,
+    configDir,
+    tls: Boolean(args["tls-cert"]),
+  });
 });
 
 for (const signal of ["SIGTERM", "SIGINT"]) {

@@ -6,9 +6,18 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /** What a bundle may contain: the configuration, the four maps, the fallback certificate and certificates. */
-const FILE_PATTERN = /^(?:haproxy\.cfg|domain2(?:backend|redirect|prefix|cert)\.map|fallback\.pem|certs\/[a-z0-9][a-z0-9._-]{0,250}\.pem)$/;
+const FILE_PATTERN =
+  /^(?:haproxy\.cfg|domain2(?:backend|redirect|prefix|cert)\.map|fallback\.pem|certs\/[a-z0-9][a-z0-9._-]{0,250}\.pem)$/;
 /** The entries of the configuration directory a bundle replaces as a whole. */
-const MANAGED = ["haproxy.cfg", "domain2backend.map", "domain2redirect.map", "domain2prefix.map", "domain2cert.map", "fallback.pem", "certs"];
+const MANAGED = [
+  "haproxy.cfg",
+  "domain2backend.map",
+  "domain2redirect.map",
+  "domain2prefix.map",
+  "domain2cert.map",
+  "fallback.pem",
+  "certs",
+];
 const STATE_FILE = ".agent-state.json";
 const MAX_OUTPUT = 4000;
 
@@ -49,7 +58,8 @@ export function parseBundle(body) {
   const value = /** @type {Record<string, unknown>} */ (body);
   if (!value || typeof value !== "object") throw new ApplyError(400, "the body must be a JSON object");
   const { version, digest, onlyIfNewer, files } = value;
-  if (!Number.isSafeInteger(version) || /** @type {number} */ (version) < 1) throw new ApplyError(400, "version must be a positive integer");
+  if (!Number.isSafeInteger(version) || /** @type {number} */ (version) < 1)
+    throw new ApplyError(400, "version must be a positive integer");
   if (typeof digest !== "string") throw new ApplyError(400, "digest must be a string");
   if (!files || typeof files !== "object" || Array.isArray(files)) throw new ApplyError(400, "files must be an object");
   for (const [name, content] of Object.entries(files)) {
@@ -58,7 +68,8 @@ export function parseBundle(body) {
   }
   const typedFiles = /** @type {Record<string, string>} */ (files);
   if (!("haproxy.cfg" in typedFiles)) throw new ApplyError(400, "files: haproxy.cfg is missing");
-  if (bundleDigest(typedFiles) !== digest) throw new ApplyError(400, "the files do not match the digest (truncated upload?)");
+  if (bundleDigest(typedFiles) !== digest)
+    throw new ApplyError(400, "the files do not match the digest (truncated upload?)");
   return { version: /** @type {number} */ (version), digest, onlyIfNewer: onlyIfNewer === true, files: typedFiles };
 }
 
@@ -137,10 +148,15 @@ export function createApplier(options) {
   async function applyNow(bundle) {
     const state = await readState();
     if (bundle.onlyIfNewer && state && bundle.version < state.version) {
-      throw new ApplyError(409, `this load balancer runs version ${state.version}, newer than ${bundle.version}`, { version: state.version });
+      throw new ApplyError(409, `this load balancer runs version ${state.version}, newer than ${bundle.version}`, {
+        version: state.version,
+      });
     }
     if (state && state.digest === bundle.digest) {
-      await writeFile(path.join(configDir, STATE_FILE), JSON.stringify({ ...state, version: Math.max(state.version, bundle.version) }));
+      await writeFile(
+        path.join(configDir, STATE_FILE),
+        JSON.stringify({ ...state, version: Math.max(state.version, bundle.version) }),
+      );
       log("info", "haproxy-agent: bundle unchanged, no reload", { version: bundle.version });
       return { outcome: "unchanged", version: bundle.version };
     }
@@ -153,7 +169,10 @@ export function createApplier(options) {
       }
       const check = await run(haproxy, ["-c", "-f", path.join(staging, "haproxy.cfg")], timeoutMs, env);
       if (check.code !== 0) {
-        log("error", "haproxy-agent: haproxy -c refused the bundle", { version: bundle.version, output: tail(check.output) });
+        log("error", "haproxy-agent: haproxy -c refused the bundle", {
+          version: bundle.version,
+          output: tail(check.output),
+        });
         throw new ApplyError(422, `haproxy -c failed (exit ${check.code}): ${tail(check.output)}`);
       }
 
@@ -170,15 +189,22 @@ export function createApplier(options) {
         }
       }
       for (const entry of MANAGED) {
-        if (await exists(path.join(staging, entry))) await rename(path.join(staging, entry), path.join(configDir, entry));
+        if (await exists(path.join(staging, entry)))
+          await rename(path.join(staging, entry), path.join(configDir, entry));
       }
 
       const reload = await run("/bin/sh", ["-c", reloadCmd], timeoutMs, env);
       if (reload.code !== 0) {
         for (const entry of MANAGED) await rm(path.join(configDir, entry), { recursive: true, force: true });
         for (const entry of movedAway) await rename(path.join(previous, entry), path.join(configDir, entry));
-        log("error", "haproxy-agent: reload failed, previous files restored", { version: bundle.version, output: tail(reload.output) });
-        throw new ApplyError(500, `reload failed (exit ${reload.code}): ${tail(reload.output)}; the previous configuration was restored`);
+        log("error", "haproxy-agent: reload failed, previous files restored", {
+          version: bundle.version,
+          output: tail(reload.output),
+        });
+        throw new ApplyError(
+          500,
+          `reload failed (exit ${reload.code}): ${tail(reload.output)}; the previous configuration was restored`,
+        );
       }
       /** @type {AgentState} */
       const next = { version: bundle.version, digest: bundle.digest, appliedAt: new Date().toISOString() };

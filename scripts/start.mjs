@@ -40,11 +40,24 @@ if (!existsSync(path.join(root, ".dev.vars"))) {
 
 run(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
 const persistTo = optionValue(devArgs, "--persist-to");
-run(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", ...(persistTo ? ["--persist-to", persistTo] : [])]);
+run(process.execPath, [
+  wrangler,
+  "d1",
+  "migrations",
+  "apply",
+  "DB",
+  "--local",
+  ...(persistTo ? ["--persist-to", persistTo] : []),
+]);
 
 const children = [];
 function start(name, command, args, extraEnv = {}) {
-  const child = spawn(command, args, { cwd: root, env: { ...env, CI: env.CI ?? "", ...extraEnv }, stdio: "inherit", detached: true });
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...env, CI: env.CI ?? "", ...extraEnv },
+    stdio: "inherit",
+    detached: true,
+  });
   child.on("exit", (code, signal) => {
     if (!stopping) {
       console.error(`npm start: ${name} exited (${signal ?? code}); stopping the others`);
@@ -72,23 +85,35 @@ function stop(exitCode = 0) {
     }
     process.exit(exitCode);
   }, 5000);
-  Promise.all(children.map((child) => (child.exitCode !== null || child.signalCode !== null ? null : new Promise((r) => child.once("exit", r))))).then(
-    () => {
-      clearTimeout(deadline);
-      process.exit(exitCode);
-    },
-  );
+  Promise.all(
+    children.map((child) =>
+      child.exitCode !== null || child.signalCode !== null ? null : new Promise((r) => child.once("exit", r)),
+    ),
+  ).then(() => {
+    clearTimeout(deadline);
+    process.exit(exitCode);
+  });
 }
 
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
 const hasPort = devArgs.some((arg) => arg === "--port" || arg.startsWith("--port="));
-start("wrangler dev", process.execPath, [wrangler, "dev", "--test-scheduled", ...(hasPort ? [] : ["--port", port]), ...devArgs]);
+start("wrangler dev", process.execPath, [
+  wrangler,
+  "dev",
+  "--test-scheduled",
+  ...(hasPort ? [] : ["--port", port]),
+  ...devArgs,
+]);
 
 // wrangler dev binds "localhost" unless --ip says otherwise; Node tries both of its addresses.
 const givenHost = optionValue(devArgs, "--ip") ?? "localhost";
-const devHost = ["0.0.0.0", "::"].includes(givenHost) ? "localhost" : givenHost.includes(":") ? `[${givenHost}]` : givenHost;
+const devHost = ["0.0.0.0", "::"].includes(givenHost)
+  ? "localhost"
+  : givenHost.includes(":")
+    ? `[${givenHost}]`
+    : givenHost;
 const devOrigin = `http://${devHost}:${optionValue(devArgs, "--port") ?? port}`;
 // The gateway reads .dev.vars too (the environment wins), so CONFIG_TYPE=GRPC_XDS_SOTW set there makes both the
 // Worker and the gateway's xDS client use the management server, with the same RATELIMIT_ADMIN_TOKEN.

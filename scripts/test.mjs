@@ -43,7 +43,9 @@ for (const project of ["core", "workers", "integration"]) {
     passed += results.numPassedTests;
     failed += results.numFailedTests;
     // A test file that fails to load has no failed tests but must still fail the run.
-    failed += results.testResults.filter((file) => file.status === "failed" && file.assertionResults.length === 0).length;
+    failed += results.testResults.filter(
+      (file) => file.status === "failed" && file.assertionResults.length === 0,
+    ).length;
   } catch {
     console.error(`npm test: vitest (${project}) wrote no report`);
     failed++;

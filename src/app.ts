@@ -15,7 +15,10 @@ app.get("/", (c) =>
     name: packageJson.name,
     version: packageJson.version,
     services: [
-      { name: "proxy-config-api", description: "Projects, backends, containers and domains; HAProxy and SSH proxy config" },
+      {
+        name: "proxy-config-api",
+        description: "Projects, backends, containers and domains; HAProxy and SSH proxy config",
+      },
       { name: "news-api", description: "Users, JWT login and news about Australian companies" },
       { name: "ratelimit", description: "Envoy-compatible rate limit decisions (POST /json, gRPC v3)" },
     ],

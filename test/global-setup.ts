@@ -21,7 +21,10 @@ const stopAll = (servers: LocalServer[]) => async () => {
 };
 
 /** Answers DNS-over-HTTPS JSON queries for one SRV name with the given targets. */
-async function startDoh(name: string, targets: { host: string; port: number }[]): Promise<{ port: number; server: Server }> {
+async function startDoh(
+  name: string,
+  targets: { host: string; port: number }[],
+): Promise<{ port: number; server: Server }> {
   const port = await freePort();
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://localhost");
@@ -31,7 +34,9 @@ async function startDoh(name: string, targets: { host: string; port: number }[])
     response.end(
       JSON.stringify({
         Status: found ? 0 : 3,
-        Answer: found ? targets.map((target) => ({ name, type: 33, TTL: 60, data: `10 5 ${target.port} ${target.host}.` })) : [],
+        Answer: found
+          ? targets.map((target) => ({ name, type: 33, TTL: 60, data: `10 5 ${target.port} ${target.host}.` }))
+          : [],
       }),
     );
   });
@@ -68,7 +73,10 @@ const SERVERS: TestServer[] = [
     name: "memcached",
     async start() {
       const servers = await Promise.all([startMemcached(), startMemcached()]);
-      const doh = await startDoh("_memcache._tcp.test.internal", servers.map((server) => ({ host: "127.0.0.1", port: server.port })));
+      const doh = await startDoh(
+        "_memcache._tcp.test.internal",
+        servers.map((server) => ({ host: "127.0.0.1", port: server.port })),
+      );
       return {
         bindings: {
           TEST_MEMCACHED_PORT: String(servers[0].port),

@@ -88,7 +88,18 @@ export async function startRedis(extra: string[] = [], port?: number): Promise<L
   const work = extra.includes("--dir") ? undefined : tempDir("redis-data-");
   const server = await startServer(
     "redis-server",
-    ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...(work ? ["--dir", work.dir] : []), ...extra],
+    [
+      "--port",
+      String(chosen),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      ...(work ? ["--dir", work.dir] : []),
+      ...extra,
+    ],
     chosen,
   );
   const stopServer = server.stop;
@@ -101,7 +112,11 @@ export async function startRedis(extra: string[] = [], port?: number): Promise<L
 
 export async function startMemcached(port?: number): Promise<LocalServer> {
   const chosen = port ?? (await freePort());
-  return startServer("memcached", ["-l", "127.0.0.1", "-p", String(chosen), "-U", "0", "-m", "16", "-u", "nobody"], chosen);
+  return startServer(
+    "memcached",
+    ["-l", "127.0.0.1", "-p", String(chosen), "-U", "0", "-m", "16", "-u", "nobody"],
+    chosen,
+  );
 }
 
 /** A temporary directory removed by the returned function. */
@@ -119,13 +134,59 @@ export function redisCli(port: number, ...args: string[]): string {
 /** A CA and a server certificate it signed (for 127.0.0.1 and localhost), made with the openssl CLI in `dir`. */
 export function makeServerCertificate(dir: string): { ca: string; cert: string; key: string } {
   requireBinary("openssl");
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-keyout", "ca.key",
-    "-out", "ca.pem", "-subj", "/CN=test store CA");
-  writeFileSync(path.join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
-  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-    "-subj", "/CN=localhost");
-  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
-    "-out", "server.pem", "-extfile", "server.ext");
+  const openssl = (...args: string[]) =>
+    execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  openssl(
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-days",
+    "2",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-subj",
+    "/CN=test store CA",
+  );
+  writeFileSync(
+    path.join(dir, "server.ext"),
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+  );
+  openssl(
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=localhost",
+  );
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-out",
+    "server.pem",
+    "-extfile",
+    "server.ext",
+  );
   return { ca: path.join(dir, "ca.pem"), cert: path.join(dir, "server.pem"), key: path.join(dir, "server.key") };
 }

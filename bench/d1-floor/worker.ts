@@ -42,12 +42,18 @@ export default {
         statements.push(env.DB.prepare("insert into projects (label) values (?)").bind(project.label));
         for (const backend of project.backends) {
           statements.push(
-            env.DB.prepare("insert into backends (project_id, label) values ((select id from projects where label = ?), ?)").bind(project.label, backend),
+            env.DB.prepare(
+              "insert into backends (project_id, label) values ((select id from projects where label = ?), ?)",
+            ).bind(project.label, backend),
           );
         }
       }
       await env.DB.batch(statements);
-      return Response.json(await env.DB.prepare("select id, project_id, label from backends order by id").all().then((r) => r.results));
+      return Response.json(
+        await env.DB.prepare("select id, project_id, label from backends order by id")
+          .all()
+          .then((r) => r.results),
+      );
     }
     if (url.pathname === "/massupdate" && request.method === "POST") {
       const { domains } = (await request.json()) as { domains: FloorDomain[] };

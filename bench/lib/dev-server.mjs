@@ -9,7 +9,12 @@ import path from "node:path";
 
 export const root = path.join(import.meta.dirname, "..", "..");
 const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
-export const benchEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "1" };
+export const benchEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "1",
+};
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -85,7 +90,10 @@ export async function startDev({
 }) {
   persistTo ??= tempDir(name);
   const configArgs = configPath ? ["--config", configPath] : [];
-  spawnSync(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")], { cwd: root, env: benchEnv });
+  spawnSync(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")], {
+    cwd: root,
+    env: benchEnv,
+  });
   if (migrate) {
     const migrateArgs = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, ...configArgs];
     wranglerSync(migrateArgs, `${name}: migrations`);
@@ -95,8 +103,23 @@ export async function startDev({
   const varArgs = Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
   const child = spawn(
     process.execPath,
-    [wrangler, "dev", ...configArgs, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
-      "--persist-to", persistTo, "--log-level", "error", ...varArgs, ...extraArgs],
+    [
+      wrangler,
+      "dev",
+      ...configArgs,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      persistTo,
+      "--log-level",
+      "error",
+      ...varArgs,
+      ...extraArgs,
+    ],
     { cwd: root, env: benchEnv, detached: true, stdio: ["ignore", "ignore", "inherit"] },
   );
   children.push(child);

@@ -38,13 +38,22 @@ export async function startRedisServer() {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), "bench-redis-"));
   started.push({ dir });
-  return startServer("redis-server", "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], port);
+  return startServer(
+    "redis-server",
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    port,
+  );
 }
 
 export async function startMemcachedServer() {
   const port = await freePort();
-  return startServer("memcached", "memcached", ["-l", "127.0.0.1", "-p", String(port), "-U", "0", "-m", "64", "-u", "nobody"], port);
+  return startServer(
+    "memcached",
+    "memcached",
+    ["-l", "127.0.0.1", "-p", String(port), "-U", "0", "-m", "64", "-u", "nobody"],
+    port,
+  );
 }
 
 export async function stopStoreServers() {

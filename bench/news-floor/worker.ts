@@ -12,7 +12,12 @@ const built = new Map<string, { sql: string; params: unknown[] }[]>();
 function statementsFor(db: D1Database, q: string) {
   let queries = built.get(q);
   if (!queries) {
-    const input = { match: ftsQuery(q) ?? null, page: 1, limit: 30, sort: [{ field: "publishedAt" as const, descending: true }] };
+    const input = {
+      match: ftsQuery(q) ?? null,
+      page: 1,
+      limit: 30,
+      sort: [{ field: "publishedAt" as const, descending: true }],
+    };
     queries = listArticlesQueries(drizzle(db), input).map((query) => query.toSQL());
     built.set(q, queries);
   }

@@ -27,7 +27,12 @@ export async function enqueueJob(env: Env, job: PlainJobKind | JobRequest, trigg
  */
 export async function enqueueJobs(env: Env, requests: JobRequest[], trigger: string): Promise<number[]> {
   if (requests.length === 0) return [];
-  const runIds = await createJobRuns(database(env.DB), requests.map((request) => ({ kind: request.kind, trigger })));
-  await env.JOBS.sendBatch(requests.map((request, index) => ({ body: { ...request, runId: runIds[index] } as JobMessage })));
+  const runIds = await createJobRuns(
+    database(env.DB),
+    requests.map((request) => ({ kind: request.kind, trigger })),
+  );
+  await env.JOBS.sendBatch(
+    requests.map((request, index) => ({ body: { ...request, runId: runIds[index] } as JobMessage })),
+  );
   return runIds;
 }

@@ -67,7 +67,12 @@ export async function appendJobWarnings(db: Database, input: { id: number; warni
 
 /** Runs of the given kinds, newest first. */
 export async function listJobRuns(db: Database, input: { kinds: string[]; limit: number }) {
-  return db.select().from(jobRuns).where(inArray(jobRuns.kind, input.kinds)).orderBy(desc(jobRuns.id)).limit(input.limit);
+  return db
+    .select()
+    .from(jobRuns)
+    .where(inArray(jobRuns.kind, input.kinds))
+    .orderBy(desc(jobRuns.id))
+    .limit(input.limit);
 }
 
 /** Marks a run as started now (for jobs that run inside a request rather than from the queue). */

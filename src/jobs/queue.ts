@@ -40,7 +40,10 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env): Promi
         now: Date,
         context: JobContext,
       ) => ReturnType<(typeof jobRunners)[typeof job.kind]>;
-      const outcome = await runner(env, job, new Date(), { attempts: message.attempts, lastAttempt: message.attempts >= MAX_ATTEMPTS });
+      const outcome = await runner(env, job, new Date(), {
+        attempts: message.attempts,
+        lastAttempt: message.attempts >= MAX_ATTEMPTS,
+      });
       await finishJobRun(db, { id: job.runId, now: new Date(), state: "succeeded", warnings: outcome.warnings });
       logInfo("jobs: finished", { kind: job.kind, runId: job.runId });
       message.ack();

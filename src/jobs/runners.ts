@@ -35,7 +35,12 @@ export const jobRunners: { [K in JobKind]: Runner<K> } = {
   "news-ingest"(env, message, now) {
     // The global fetch is looked up at call time, so the tests' interception of outbound fetch applies.
     const fetcher = (url: string, init?: RequestInit) => fetch(url, init);
-    return ingestPublisher(database(env.DB), { publisher: message.publisher, settings: newsSettings(env), fetch: fetcher, now });
+    return ingestPublisher(database(env.DB), {
+      publisher: message.publisher,
+      settings: newsSettings(env),
+      fetch: fetcher,
+      now,
+    });
   },
   gensynchaprx(env, message, now) {
     return runQueuedGenSync(env, { runId: message.runId, lockHolder: message.lockHolder, now });

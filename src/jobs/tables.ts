@@ -6,13 +6,20 @@ export const jobRuns = sqliteTable("job_runs", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   kind: text("kind").notNull(),
   /** queued → running → succeeded | failed (failed only once retries are exhausted). */
-  state: text("state", { enum: ["queued", "running", "succeeded", "failed"] }).notNull().default("queued"),
+  state: text("state", { enum: ["queued", "running", "succeeded", "failed"] })
+    .notNull()
+    .default("queued"),
   /** What started it: a cron expression, "api (<user>)", or the run that queued it ("gensynchaprx run 12"). */
   trigger: text("trigger").notNull(),
   attempts: integer("attempts").notNull().default(0),
-  warnings: text("warnings", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  warnings: text("warnings", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
   error: text("error"),
-  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`),
   startedAt: integer("started_at", { mode: "timestamp_ms" }),
   endedAt: integer("ended_at", { mode: "timestamp_ms" }),
 });

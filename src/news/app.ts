@@ -95,7 +95,11 @@ newsApp.put("/users/:id/password", requirePassword, validateNews("json", UpdateP
   if (caller.id !== c.req.param("id")) {
     throw new NewsError(401, { valid: false, param: "password", message: "You can't change other user's password" });
   }
-  const user = await setPassword(database(c.env.DB), { id: caller.id, password: c.req.valid("json").password, now: new Date() });
+  const user = await setPassword(database(c.env.DB), {
+    id: caller.id,
+    password: c.req.valid("json").password,
+    now: new Date(),
+  });
   return c.json(fullUserView(user));
 });
 

@@ -91,7 +91,10 @@ export function ftsQuery(q: string): string | undefined {
 
 /** An FTS5 query matching any of the phrases (the /search topics); undefined when none has a word. */
 export function ftsAnyOf(phrases: string[]): string | undefined {
-  const terms = phrases.map(wordsOf).filter((words) => words.length > 0).map((words) => ftsString(words.join(" ")));
+  const terms = phrases
+    .map(wordsOf)
+    .filter((words) => words.length > 0)
+    .map((words) => ftsString(words.join(" ")));
   return terms.length > 0 ? terms.join(" OR ") : undefined;
 }
 
@@ -99,7 +102,11 @@ export function ftsAnyOf(phrases: string[]): string | undefined {
  * The FTS5 index (created by migrations/0004_news_fts.sql), described here for queries only: it is not in
  * drizzle.config.ts's schema list, so drizzle-kit never tries to create it as a plain table.
  */
-const articlesFts = sqliteTable("articles_fts", { rowid: integer("rowid"), title: text("title"), abstract: text("abstract") });
+const articlesFts = sqliteTable("articles_fts", {
+  rowid: integer("rowid"),
+  title: text("title"),
+  abstract: text("abstract"),
+});
 
 const matchesFts = (query: string) =>
   sql`${articles.id} IN (SELECT ${articlesFts.rowid} FROM ${articlesFts} WHERE ${articlesFts} MATCH ${query})`;
@@ -153,15 +160,27 @@ export function listArticlesQueries(db: Database, input: ListArticlesInput) {
   const offset = (input.page - 1) * input.limit;
   const onlyFullText = typeof input.match === "string" && !input.tickers && !input.sources && !input.from && !input.to;
   return [
-    db.select(articleWithTickers).from(articles).where(where).orderBy(...order).limit(input.limit).offset(offset),
+    db
+      .select(articleWithTickers)
+      .from(articles)
+      .where(where)
+      .orderBy(...order)
+      .limit(input.limit)
+      .offset(offset),
     // The index holds one row per article (the triggers keep it so): counting there spares a lookup per match.
     onlyFullText
-      ? db.select({ total: count() }).from(articlesFts).where(sql`${articlesFts} MATCH ${input.match}`)
+      ? db
+          .select({ total: count() })
+          .from(articlesFts)
+          .where(sql`${articlesFts} MATCH ${input.match}`)
       : db.select({ total: count() }).from(articles).where(where),
   ] as const;
 }
 
-export async function listArticles(db: Database, input: ListArticlesInput): Promise<{ rows: ArticleView[]; total: number }> {
+export async function listArticles(
+  db: Database,
+  input: ListArticlesInput,
+): Promise<{ rows: ArticleView[]; total: number }> {
   const [rows, [{ total }]] = await db.batch(listArticlesQueries(db, input));
   return { rows: rows.map(articleView), total };
 }
@@ -188,11 +207,15 @@ export interface ArticleInput {
 type Matcher = (text: string) => string[];
 
 const isUniqueViolation = (error: unknown) =>
-  error instanceof Error && /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
+  error instanceof Error &&
+  /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
 
 async function checkTickersExist(db: Database, tickers: string[]): Promise<void> {
   if (tickers.length === 0) return;
-  const known = await db.select({ ticker: companies.ticker }).from(companies).where(inJsonList(companies.ticker, tickers));
+  const known = await db
+    .select({ ticker: companies.ticker })
+    .from(companies)
+    .where(inJsonList(companies.ticker, tickers));
   const unknown = tickers.filter((ticker) => !known.some((row) => row.ticker === ticker));
   if (unknown.length > 0) {
     throw validationError({
@@ -225,7 +248,11 @@ function d1Statement(db: Database, query: SQL | { toSQL(): { sql: string; params
   return db.$client.prepare(text).bind(...params);
 }
 
-export async function createArticle(db: Database, input: ArticleInput & { now: Date }, matcher: Matcher): Promise<ArticleView> {
+export async function createArticle(
+  db: Database,
+  input: ArticleInput & { now: Date },
+  matcher: Matcher,
+): Promise<ArticleView> {
   const explicit = [...new Set(input.companies ?? [])];
   await checkTickersExist(db, explicit);
   const title = htmlToText(input.title);
@@ -289,7 +316,10 @@ export async function updateArticle(
     ...(input.publishedAt !== undefined && { publishedAt: input.publishedAt }),
     updatedAt: input.now,
   };
-  const links = mergeLinks(explicit, matcher(matchText(title, abstract))).map((link) => ({ articleId: input.id, ...link }));
+  const links = mergeLinks(explicit, matcher(matchText(title, abstract))).map((link) => ({
+    articleId: input.id,
+    ...link,
+  }));
   const statements: BatchItem<"sqlite">[] = [
     db.update(articles).set(changes).where(eq(articles.id, input.id)),
     db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id)),
@@ -365,17 +395,26 @@ export async function upsertArticles(
   const unique = [...new Map(input.articles.map((article) => [article.fingerprint, article])).values()];
   const fingerprints = unique.map((article) => article.fingerprint);
   const before = await db
-    .select({ fingerprint: articles.fingerprint, abstract: articles.abstract, url: articles.url, thumbnail: articles.thumbnail })
+    .select({
+      fingerprint: articles.fingerprint,
+      abstract: articles.abstract,
+      url: articles.url,
+      thumbnail: articles.thumbnail,
+    })
     .from(articles)
     .where(inJsonList(articles.fingerprint, fingerprints));
   const known = new Map(before.map((row) => [row.fingerprint, row]));
 
   const now = input.now.getTime();
   const rows = unique.map((article) => ({ ...article, publishedAt: article.publishedAt.getTime(), now }));
-  const links = unique.flatMap(({ fingerprint, tickers }) => tickers.map((ticker) => ({ fingerprint, ticker, origin: "text" as const })));
+  const links = unique.flatMap(({ fingerprint, tickers }) =>
+    tickers.map((ticker) => ({ fingerprint, ticker, origin: "text" as const })),
+  );
   const cursor = { publisher: input.cursor.publisher, fetchedUntil: input.cursor.fetchedUntil, updatedAt: input.now };
   await db.$client.batch([
-    d1Statement(db, sql`
+    d1Statement(
+      db,
+      sql`
       INSERT INTO ${articles} (fingerprint, title, abstract, url, thumbnail, source, published_at, created_at, updated_at)
       SELECT json_extract(row.value, '$.fingerprint'), json_extract(row.value, '$.title'), json_extract(row.value, '$.abstract'),
         json_extract(row.value, '$.url'), json_extract(row.value, '$.thumbnail'), json_extract(row.value, '$.source'),
@@ -385,14 +424,21 @@ export async function upsertArticles(
       ON CONFLICT (fingerprint) DO UPDATE SET
         abstract = CASE WHEN excluded.abstract = '' THEN abstract ELSE excluded.abstract END,
         url = excluded.url, thumbnail = coalesce(thumbnail, excluded.thumbnail), updated_at = excluded.updated_at
-      WHERE ${changedSql}`),
-    d1Statement(db, sql`
+      WHERE ${changedSql}`,
+    ),
+    d1Statement(
+      db,
+      sql`
       DELETE FROM ${articleCompanies} WHERE ${articleCompanies.origin} = 'text' AND ${articleCompanies.articleId} IN
-        (SELECT ${articles.id} FROM ${articles} WHERE ${inJsonList(articles.fingerprint, fingerprints)})`),
+        (SELECT ${articles.id} FROM ${articles} WHERE ${inJsonList(articles.fingerprint, fingerprints)})`,
+    ),
     d1Statement(db, insertLinksByFingerprint(links)),
     d1Statement(
       db,
-      db.insert(newsIngestCursors).values(cursor).onConflictDoUpdate({ target: newsIngestCursors.publisher, set: cursor }),
+      db
+        .insert(newsIngestCursors)
+        .values(cursor)
+        .onConflictDoUpdate({ target: newsIngestCursors.publisher, set: cursor }),
     ),
   ]);
 

@@ -30,7 +30,9 @@ async function presentedToken(c: Context): Promise<string | undefined> {
  * depend on their lengths either (a byte-wise comparison would tell how long the master key is).
  */
 async function sameSecret(presented: string, secret: string): Promise<boolean> {
-  const [a, b] = await Promise.all([presented, secret].map((text) => crypto.subtle.digest("SHA-256", encoder.encode(text))));
+  const [a, b] = await Promise.all(
+    [presented, secret].map((text) => crypto.subtle.digest("SHA-256", encoder.encode(text))),
+  );
   return constantTimeEqual(new Uint8Array(a), new Uint8Array(b));
 }
 
@@ -84,7 +86,8 @@ export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsE
     if (!token) throw unauthorized();
     const claims = await verifyToken(newsSettings(c.env), token);
     const user = claims && (await getUser(database(c.env.DB), claims.id));
-    if (!claims || !user || user.tokenVersion !== claims.ver || (roles && !roles.includes(user.role))) throw unauthorized();
+    if (!claims || !user || user.tokenVersion !== claims.ver || (roles && !roles.includes(user.role)))
+      throw unauthorized();
     c.set("user", user);
     await next();
   };

@@ -35,7 +35,8 @@ export function findCompanies(db: Database, tickers: string[]): Promise<Company[
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** A term as a whole word: not preceded or followed by a letter or digit (so "ANZ" does not match "ANZAC"). */
-const wholeWord = (term: string) => `(?<![\\p{L}\\p{N}])${escapeRegExp(term).replace(/\s+/g, "\\s+")}(?![\\p{L}\\p{N}])`;
+const wholeWord = (term: string) =>
+  `(?<![\\p{L}\\p{N}])${escapeRegExp(term).replace(/\s+/g, "\\s+")}(?![\\p{L}\\p{N}])`;
 
 /**
  * Builds a function returning the tickers an article text mentions. A company is mentioned by its name or one of
@@ -46,7 +47,10 @@ export function companyMatcher(list: Company[]): (text: string) => string[] {
   const patterns = list.map((company) => {
     const terms = [company.name, ...company.aliases].filter((term) => term.trim().length > 0).map(wholeWord);
     const ticker = escapeRegExp(company.ticker);
-    terms.push(`(?<![\\p{L}\\p{N}])ASX\\s*:\\s*${ticker}(?![\\p{L}\\p{N}])`, `(?<![\\p{L}\\p{N}])${ticker}\\.AX(?![\\p{L}\\p{N}])`);
+    terms.push(
+      `(?<![\\p{L}\\p{N}])ASX\\s*:\\s*${ticker}(?![\\p{L}\\p{N}])`,
+      `(?<![\\p{L}\\p{N}])${ticker}\\.AX(?![\\p{L}\\p{N}])`,
+    );
     return { ticker: company.ticker, pattern: new RegExp(terms.join("|"), "iu") };
   });
   return (text) => patterns.filter(({ pattern }) => pattern.test(text)).map(({ ticker }) => ticker);

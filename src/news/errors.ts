@@ -18,7 +18,11 @@ export class NewsError extends HttpError {
     readonly body: unknown,
     headers: Record<string, string> = {},
   ) {
-    super(status, body === undefined ? `HTTP ${status}` : typeof body === "string" ? body : JSON.stringify(body), headers);
+    super(
+      status,
+      body === undefined ? `HTTP ${status}` : typeof body === "string" ? body : JSON.stringify(body),
+      headers,
+    );
   }
 }
 
@@ -28,7 +32,8 @@ export const BEARER_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="Users"' };
 export const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="Users"' };
 
 /** 401 with an empty body: missing or wrong master key, token, credentials, or a role that does not suffice. */
-export const unauthorized = (headers: Record<string, string> = BEARER_CHALLENGE) => new NewsError(401, undefined, headers);
+export const unauthorized = (headers: Record<string, string> = BEARER_CHALLENGE) =>
+  new NewsError(401, undefined, headers);
 
 /** 404 with an empty body, for an id that names no record. */
 export const notFound = () => new NewsError(404, undefined);
@@ -43,7 +48,8 @@ export interface ValidationFailure {
   [rule: string]: unknown;
 }
 
-export const validationError = (failure: Omit<ValidationFailure, "valid">) => new NewsError(400, { valid: false, ...failure });
+export const validationError = (failure: Omit<ValidationFailure, "valid">) =>
+  new NewsError(400, { valid: false, ...failure });
 
 /** 409 in the generator's shape, e.g. for an e-mail address that is already registered. */
 export const conflict = (param: string, message: string) => new NewsError(409, { valid: false, param, message });
@@ -54,9 +60,16 @@ export const conflict = (param: string, message: string) => new NewsError(409, {
  */
 function bodyFailure(error: Error): NewsError | undefined {
   if (error instanceof PayloadTooLarge) {
-    return new NewsError(413, { valid: false, name: "maxbytes", param: "body", maxbytes: error.limitBytes, message: error.message });
+    return new NewsError(413, {
+      valid: false,
+      name: "maxbytes",
+      param: "body",
+      maxbytes: error.limitBytes,
+      message: error.message,
+    });
   }
-  if (error instanceof InvalidUtf8) return new NewsError(400, { valid: false, name: "utf8", param: "body", message: error.message });
+  if (error instanceof InvalidUtf8)
+    return new NewsError(400, { valid: false, name: "utf8", param: "body", message: error.message });
   return undefined;
 }
 

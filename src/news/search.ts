@@ -30,13 +30,23 @@ export interface SearchResponse {
   endTime: string;
   /** Seconds. */
   elapsedTime: number;
-  parameters: { topics: string[]; companyids: string[]; start_date: string; end_date: string; limit: number; page: number };
+  parameters: {
+    topics: string[];
+    companyids: string[];
+    start_date: string;
+    end_date: string;
+    limit: number;
+    page: number;
+  };
   warnings: string[];
   companies: CompanyView[];
   data: SearchArticle[];
 }
 
-export async function searchArticles(db: Database, input: SearchInput): Promise<{ body: SearchResponse; total: number }> {
+export async function searchArticles(
+  db: Database,
+  input: SearchInput,
+): Promise<{ body: SearchResponse; total: number }> {
   const started = Date.now();
   const warnings: string[] = [];
   const windowStart = new Date(input.now);
@@ -45,7 +55,8 @@ export async function searchArticles(db: Database, input: SearchInput): Promise<
   const endDate = input.endDate ?? input.now;
   if (!input.startDate) warnings.push("Start time not specified.");
   if (!input.endDate) warnings.push("End time not specified.");
-  if (input.limit === undefined) warnings.push(`Limit not set, defaulting to limit to ${SEARCH_DEFAULT_LIMIT} articles.`);
+  if (input.limit === undefined)
+    warnings.push(`Limit not set, defaulting to limit to ${SEARCH_DEFAULT_LIMIT} articles.`);
   const limit = input.limit ?? SEARCH_DEFAULT_LIMIT;
   const topics = [...new Set(input.topics ?? [])];
   const companyids = [...new Set(input.companyids ?? [])];

@@ -10,7 +10,12 @@ export const NewsSettings = z.object({
   JWT_SECRET: envOptionalString(),
   /** Token lifetime, as jose reads it: "7d", "12h", "30m". */
   JWT_EXPIRES_IN: envString("7d").pipe(
-    z.string().regex(/^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i, "expected a duration such as 7d, 12h or 30m"),
+    z
+      .string()
+      .regex(
+        /^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i,
+        "expected a duration such as 7d, 12h or 30m",
+      ),
   ),
   /** Secret: The Guardian Content API key; without it that publisher is skipped. */
   GUARDIAN_API_KEY: envOptionalString(),

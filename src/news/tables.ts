@@ -3,8 +3,14 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-const createdAt = () => integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
-const updatedAt = () => integer("updated_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`);
+const createdAt = () =>
+  integer("created_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`);
+const updatedAt = () =>
+  integer("updated_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`);
 
 /** Prefixed so it cannot collide with the proxy API's users. */
 export const newsUsers = sqliteTable("news_users", {
@@ -15,7 +21,9 @@ export const newsUsers = sqliteTable("news_users", {
   passwordHash: text("password_hash").notNull(),
   name: text("name").notNull(),
   picture: text("picture").notNull(),
-  role: text("role", { enum: ["user", "admin"] }).notNull().default("user"),
+  role: text("role", { enum: ["user", "admin"] })
+    .notNull()
+    .default("user"),
   /**
    * Raised by every password change. Tokens carry the value they were issued under (claim `ver`) and one that no
    * longer matches is refused, so a new password ends every session opened before it.
@@ -59,7 +67,10 @@ export const companies = sqliteTable("companies", {
    * Names an article may use for the company, matched as whole words regardless of case. Curated rather than
    * derived: short names such as "Origin" or "Seek" are ordinary words and would link unrelated stories.
    */
-  aliases: text("aliases", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  aliases: text("aliases", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
 });
 
 export const articleCompanies = sqliteTable(
@@ -72,7 +83,9 @@ export const articleCompanies = sqliteTable(
       .notNull()
       .references(() => companies.ticker, { onDelete: "cascade" }),
     /** "text" when the matcher found the company in the article; "explicit" when an admin named it. */
-    origin: text("origin", { enum: ["text", "explicit"] }).notNull().default("text"),
+    origin: text("origin", { enum: ["text", "explicit"] })
+      .notNull()
+      .default("text"),
   },
   (table) => [
     primaryKey({ columns: [table.articleId, table.ticker] }),

@@ -22,7 +22,11 @@ export interface FullUserView extends PublicUserView {
   createdAt: string;
 }
 
-export const publicUserView = (user: NewsUser): PublicUserView => ({ id: user.id, name: user.name, picture: user.picture });
+export const publicUserView = (user: NewsUser): PublicUserView => ({
+  id: user.id,
+  name: user.name,
+  picture: user.picture,
+});
 
 export const fullUserView = (user: NewsUser): FullUserView => ({
   ...publicUserView(user),
@@ -45,7 +49,8 @@ export async function findUserByEmail(db: Database, email: string): Promise<News
 }
 
 const isUniqueViolation = (error: unknown) =>
-  error instanceof Error && /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
+  error instanceof Error &&
+  /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
 
 export async function createUser(
   db: Database,
@@ -72,7 +77,10 @@ export async function createUser(
   }
 }
 
-export async function updateUser(db: Database, input: { id: string; name?: string; picture?: string; now: Date }): Promise<NewsUser> {
+export async function updateUser(
+  db: Database,
+  input: { id: string; name?: string; picture?: string; now: Date },
+): Promise<NewsUser> {
   const changes = {
     ...(input.name !== undefined && { name: input.name }),
     ...(input.picture !== undefined && { picture: input.picture }),
@@ -125,9 +133,18 @@ export async function listUsers(db: Database, input: ListInput): Promise<{ rows:
     const pattern = `%${input.q.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
     where = sql`(${newsUsers.email} LIKE ${pattern} ESCAPE '\\' OR ${newsUsers.name} LIKE ${pattern} ESCAPE '\\')`;
   }
-  const order = [...input.sort.map(({ field, descending }) => (descending ? desc : asc)(USER_SORT_FIELDS[field])), asc(newsUsers.id)];
+  const order = [
+    ...input.sort.map(({ field, descending }) => (descending ? desc : asc)(USER_SORT_FIELDS[field])),
+    asc(newsUsers.id),
+  ];
   const [rows, [{ total }]] = await db.batch([
-    db.select().from(newsUsers).where(where).orderBy(...order).limit(input.limit).offset((input.page - 1) * input.limit),
+    db
+      .select()
+      .from(newsUsers)
+      .where(where)
+      .orderBy(...order)
+      .limit(input.limit)
+      .offset((input.page - 1) * input.limit),
     db.select({ total: count() }).from(newsUsers).where(where),
   ]);
   return { rows, total };

@@ -63,7 +63,9 @@ export function urlEncodedFields(text: string): Body {
   for (const pair of text.split("&")) {
     if (pair === "") continue;
     const at = pair.indexOf("=");
-    entries.push(at < 0 ? [formComponent(pair), ""] : [formComponent(pair.slice(0, at)), formComponent(pair.slice(at + 1))]);
+    entries.push(
+      at < 0 ? [formComponent(pair), ""] : [formComponent(pair.slice(0, at)), formComponent(pair.slice(at + 1))],
+    );
   }
   return formFields(entries);
 }
@@ -73,7 +75,12 @@ async function multipartFields(bytes: Uint8Array, type: string): Promise<Body> {
   try {
     form = await new Response(bytes, { headers: { "content-type": type } }).formData();
   } catch {
-    throw new NewsError(400, { valid: false, name: "form", param: "body", message: "body must be valid multipart/form-data" });
+    throw new NewsError(400, {
+      valid: false,
+      name: "form",
+      param: "body",
+      message: "body must be valid multipart/form-data",
+    });
   }
   return formFields([...form.entries()]);
 }
@@ -133,7 +140,8 @@ export function parseJsonObject(text: string): Body {
 
 const valueAt = (source: unknown, path: PropertyKey[]) =>
   path.reduce<unknown>(
-    (value, key) => (value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined),
+    (value, key) =>
+      value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined,
     source,
   );
 
@@ -144,7 +152,11 @@ export function validationFailure(issue: z.core.$ZodIssue, source: unknown): Omi
   const reported = "input" in issue ? issue.input : undefined;
   const input = reported === null || reported === undefined || Number.isNaN(reported) ? raw : reported;
   const value = SECRET_FIELDS.has(param) ? undefined : input;
-  const withValue = (failure: Omit<ValidationFailure, "valid" | "param" | "value">) => ({ param, value: value ?? null, ...failure });
+  const withValue = (failure: Omit<ValidationFailure, "valid" | "param" | "value">) => ({
+    param,
+    value: value ?? null,
+    ...failure,
+  });
   switch (issue.code) {
     case "invalid_type":
       if (raw === undefined) return withValue({ name: "required", required: true, message: `${param} is required` });
@@ -154,23 +166,36 @@ export function validationFailure(issue: z.core.$ZodIssue, source: unknown): Omi
         const message = `${param} must have length greater than or equal to ${issue.minimum}`;
         return withValue({ name: "minlength", minlength: Number(issue.minimum), message });
       }
-      return withValue({ name: "min", min: Number(issue.minimum), message: `${param} must be greater than or equal to ${issue.minimum}` });
+      return withValue({
+        name: "min",
+        min: Number(issue.minimum),
+        message: `${param} must be greater than or equal to ${issue.minimum}`,
+      });
     case "too_big":
       if (issue.origin === "string" || issue.origin === "array") {
         const message = `${param} must have length lower than or equal to ${issue.maximum}`;
         return withValue({ name: "maxlength", maxlength: Number(issue.maximum), message });
       }
-      return withValue({ name: "max", max: Number(issue.maximum), message: `${param} must be lower than or equal to ${issue.maximum}` });
+      return withValue({
+        name: "max",
+        max: Number(issue.maximum),
+        message: `${param} must be lower than or equal to ${issue.maximum}`,
+      });
     case "invalid_format":
       if (issue.format === "regex" && "pattern" in issue) {
         const message = `${param} must match regular expression ${issue.pattern}`;
         return withValue({ name: "match", match: String(issue.pattern), message });
       }
       // Every URL the API stores is http(s) only (httpUrlField): say so rather than "a valid url" for javascript:.
-      if (issue.format === "url") return withValue({ name: "match", match: "url", message: `${param} must be an http(s) URL` });
+      if (issue.format === "url")
+        return withValue({ name: "match", match: "url", message: `${param} must be an http(s) URL` });
       return withValue({ name: "match", match: issue.format, message: `${param} must be a valid ${issue.format}` });
     case "invalid_value":
-      return withValue({ name: "enum", enum: issue.values, message: `${param} must be one of: ${issue.values.join(", ")}` });
+      return withValue({
+        name: "enum",
+        enum: issue.values,
+        message: `${param} must be one of: ${issue.values.join(", ")}`,
+      });
     case "custom": {
       const name = typeof issue.params?.name === "string" ? issue.params.name : "invalid";
       return withValue({ name, message: `${param} ${issue.message}` });
@@ -211,7 +236,11 @@ export function validateNews<T extends "json" | "query", S extends z.ZodType>(
 /** A comma-separated list (query strings and form fields) or a JSON array of strings; blank items dropped. */
 export const commaList = (item: z.ZodType<string> = z.string()) =>
   z.preprocess((value) => {
-    if (typeof value === "string") return value.split(",").map((part) => part.trim()).filter(Boolean);
+    if (typeof value === "string")
+      return value
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean);
     return value;
   }, z.array(item));
 
@@ -221,7 +250,11 @@ export const commaList = (item: z.ZodType<string> = z.string()) =>
  */
 export const httpUrlField = () => z.url({ protocol: z.regexes.httpProtocol }).max(MAX_URL_LENGTH);
 
-export const ticker = z.string().trim().toUpperCase().regex(/^[A-Z0-9]{1,6}$/);
+export const ticker = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z0-9]{1,6}$/);
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -56,7 +56,13 @@ interface Order {
 interface Authorization {
   status: string;
   identifier: { value: string };
-  challenges: { type: string; url: string; token: string; status: string; error?: { detail?: string; type?: string } }[];
+  challenges: {
+    type: string;
+    url: string;
+    token: string;
+    status: string;
+    error?: { detail?: string; type?: string };
+  }[];
 }
 
 const BAD_NONCE = "urn:ietf:params:acme:error:badNonce";
@@ -66,7 +72,10 @@ const MAX_POLLS = 30;
 
 /** Creates a fresh ES256 account key. */
 export async function generateAccountKey(): Promise<JsonWebKey> {
-  const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
   return (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
 }
 
@@ -88,7 +97,8 @@ export class AcmeClient {
     const response = await this.deps.fetch(this.directoryUrl, { headers: { Accept: "application/json" } });
     if (!response.ok) throw new AcmeError(`ACME directory ${this.directoryUrl} answered HTTP ${response.status}`);
     const body = (await response.json()) as Partial<Directory>;
-    if (!body.newNonce || !body.newAccount || !body.newOrder) throw new AcmeError(`ACME directory ${this.directoryUrl} is incomplete`);
+    if (!body.newNonce || !body.newAccount || !body.newOrder)
+      throw new AcmeError(`ACME directory ${this.directoryUrl} is incomplete`);
     return (this.directoryCache = body as Directory);
   }
 
@@ -148,7 +158,9 @@ export class AcmeClient {
       const value = (await response.json()) as T;
       if (done(value) || poll >= MAX_POLLS) return value;
       const retryAfter = Number(response.headers.get("Retry-After"));
-      await this.deps.sleep(Math.min(Math.max(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 1000), 10_000));
+      await this.deps.sleep(
+        Math.min(Math.max(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 1000), 10_000),
+      );
     }
   }
 
@@ -168,13 +180,20 @@ export class AcmeClient {
         if (authorization.status === "valid") continue;
         const challenge = authorization.challenges.find((candidate) => candidate.type === "http-01");
         if (!challenge) throw new AcmeError(`the CA offers no http-01 challenge for ${authorization.identifier.value}`);
-        await this.deps.challenges.put({ token: challenge.token, keyAuthorization: `${challenge.token}.${thumbprint}`, domainName });
+        await this.deps.challenges.put({
+          token: challenge.token,
+          keyAuthorization: `${challenge.token}.${thumbprint}`,
+          domainName,
+        });
         tokens.push(challenge.token);
         await this.post(challenge.url, {});
         const result = await this.poll<Authorization>(authorizationUrl, (value) => value.status !== "pending");
         if (result.status !== "valid") {
           const failed = result.challenges.find((candidate) => candidate.type === "http-01");
-          throw new AcmeError(`authorization of ${domainName} is ${result.status}: ${failed?.error?.detail ?? "no detail given"}`, failed?.error?.type);
+          throw new AcmeError(
+            `authorization of ${domainName} is ${result.status}: ${failed?.error?.detail ?? "no detail given"}`,
+            failed?.error?.type,
+          );
         }
       }
     } finally {
@@ -184,9 +203,12 @@ export class AcmeClient {
     const keys = await generateCertificateKey();
     const csr = await buildCsr(keys, [domainName]);
     order = (await (await this.post(order.finalize, { csr: toBase64Url(csr) })).json()) as Order;
-    if (order.status !== "valid") order = await this.poll<Order>(orderUrl, (value) => value.status !== "processing" && value.status !== "ready");
+    if (order.status !== "valid")
+      order = await this.poll<Order>(orderUrl, (value) => value.status !== "processing" && value.status !== "ready");
     if (order.status !== "valid" || !order.certificate) {
-      throw new AcmeError(`order for ${domainName} is ${order.status}: ${order.error?.detail ?? "no certificate issued"}`);
+      throw new AcmeError(
+        `order for ${domainName} is ${order.status}: ${order.error?.detail ?? "no certificate issued"}`,
+      );
     }
     const chain = await (await this.post(order.certificate, undefined, "application/pem-certificate-chain")).text();
     return { certificatePem: chain, privateKeyPem: await privateKeyPem(keys.privateKey) };

@@ -129,7 +129,12 @@ export async function upsertApiUser(
   const passwordHash = await hashPassword(input.password);
   const [row] = await db
     .insert(apiUsers)
-    .values({ username: input.username, passwordHash, email: input.email ?? null, projectPatterns: input.projectPatterns })
+    .values({
+      username: input.username,
+      passwordHash,
+      email: input.email ?? null,
+      projectPatterns: input.projectPatterns,
+    })
     .onConflictDoUpdate({
       target: apiUsers.username,
       set: {

@@ -24,7 +24,14 @@ import { CONFIG_LOCK, MAINTENANCE_LOCK } from "./job-locks";
 import { getProxyJob, listProxyJobs, startDetachedJob } from "./job-runs";
 import { listHosts, upsertHost } from "./hosts";
 import { jsonResponse, serviceResult } from "./json";
-import { deleteProject, listProjectLabels, listProjects, loadProjectTree, resolveProject, upsertProject } from "./projects";
+import {
+  deleteProject,
+  listProjectLabels,
+  listProjects,
+  loadProjectTree,
+  resolveProject,
+  upsertProject,
+} from "./projects";
 import {
   ApiUser,
   ApiUserInput,
@@ -83,7 +90,8 @@ const errors = {
   423: errorResponse("the job (or the job sharing its lock) is already running"),
   500: errorResponse("the change could not be processed; nothing was written"),
 };
-const pick = <K extends keyof typeof errors>(...codes: K[]) => Object.fromEntries(codes.map((code) => [code, errors[code]]));
+const pick = <K extends keyof typeof errors>(...codes: K[]) =>
+  Object.fromEntries(codes.map((code) => [code, errors[code]]));
 const adminErrors = { 403: errorResponse("not the administrator") };
 const labelParams = (...names: string[]) => z.object(Object.fromEntries(names.map((name) => [name, z.string()])));
 const jsonBody = (schema: z.ZodType) => ({ required: true, content: { "application/json": { schema } } });
@@ -204,7 +212,10 @@ doc({
   tags: ["containers"],
   summary: "Creates a container or updates the one with the same label in the project",
   request: { params: labelParams("projectLabel"), body: jsonBody(ContainerInput) },
-  responses: { 200: json(IdResult, "payload {key: containerId, value: <id>}"), ...pick(400, 401, 404, 405, 409, 413, 500) },
+  responses: {
+    200: json(IdResult, "payload {key: containerId, value: <id>}"),
+    ...pick(400, 401, 404, 405, 409, 413, 500),
+  },
 });
 proxyApp.post("/containers/:projectLabel", requireBasicAuth, requireMaster, jsonBodyOf(ContainerInput), async (c) => {
   const db = database(c.env.DB);
@@ -235,7 +246,10 @@ doc({
   tags: ["backends"],
   summary: "Replaces the containers of the backend with those (and their params) of the target backend",
   request: { params: labelParams("projectLabel", "backendLabel", "targetBackendLabel") },
-  responses: { 200: json(MessageResult, "payload `Switched containers to backend <target>`"), ...pick(401, 404, 405, 500) },
+  responses: {
+    200: json(MessageResult, "payload `Switched containers to backend <target>`"),
+    ...pick(401, 404, 405, 500),
+  },
 });
 const setContainersPath = "/backends/:projectLabel/:backendLabel/setContainersOf/:targetBackendLabel";
 proxyApp.patch(setContainersPath, requireBasicAuth, requireMaster, async (c) => {
@@ -296,7 +310,10 @@ doc({
   responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 proxyApp.post("/admin/hosts", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(HostCreate), async (c) =>
-  jsonResponse(c, await upsertHost(database(c.env.DB), c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS)),
+  jsonResponse(
+    c,
+    await upsertHost(database(c.env.DB), c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS),
+  ),
 );
 
 doc({
@@ -306,7 +323,9 @@ doc({
   summary: "All hosts, sorted by name",
   responses: { 200: json(z.array(HostListItem), "hosts"), ...pick(401), ...adminErrors },
 });
-proxyApp.get("/admin/hosts", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listHosts(database(c.env.DB))));
+proxyApp.get("/admin/hosts", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await listHosts(database(c.env.DB))),
+);
 
 doc({
   method: "post",
@@ -332,7 +351,9 @@ doc({
   summary: "All API users, sorted by name",
   responses: { 200: json(z.array(ApiUser), "API users"), ...pick(401), ...adminErrors },
 });
-proxyApp.get("/admin/apiusers", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listApiUsers(database(c.env.DB))));
+proxyApp.get("/admin/apiusers", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await listApiUsers(database(c.env.DB))),
+);
 
 doc({
   method: "delete",
@@ -340,7 +361,11 @@ doc({
   tags: ["admin"],
   summary: "Deletes an API user",
   request: { params: labelParams("username") },
-  responses: { 200: json(MessageResult, "payload `Deleted API user <username>`"), ...pick(401, 404, 405), ...adminErrors },
+  responses: {
+    200: json(MessageResult, "payload `Deleted API user <username>`"),
+    ...pick(401, 404, 405),
+    ...adminErrors,
+  },
 });
 proxyApp.delete("/admin/apiusers/:username", requireBasicAuth, requireAdmin, requireMaster, async (c) => {
   await deleteApiUser(database(c.env.DB), c.req.param("username"));
@@ -366,7 +391,9 @@ doc({
   summary: "All console/SSH users, sorted by email",
   responses: { 200: json(z.array(User), "users"), ...pick(401), ...adminErrors },
 });
-proxyApp.get("/admin/users", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listUsers(database(c.env.DB))));
+proxyApp.get("/admin/users", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await listUsers(database(c.env.DB))),
+);
 
 doc({
   method: "put",
@@ -377,7 +404,11 @@ doc({
     params: labelParams("projectLabel", "containerLabel"),
     body: jsonBody(PermissionGrants),
   },
-  responses: { 200: json(Container, "the container with its permissions"), ...pick(400, 413, 401, 404, 405, 500), ...adminErrors },
+  responses: {
+    200: json(Container, "the container with its permissions"),
+    ...pick(400, 413, 401, 404, 405, 500),
+    ...adminErrors,
+  },
 });
 proxyApp.put(
   "/admin/containers/:projectLabel/:containerLabel/permissions",
@@ -388,20 +419,26 @@ proxyApp.put(
   async (c) => {
     const db = database(c.env.DB);
     const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel"));
-    return jsonResponse(c, await setContainerPermissions(db, project, c.req.param("containerLabel"), c.req.valid("json")));
+    return jsonResponse(
+      c,
+      await setContainerPermissions(db, project, c.req.param("containerLabel"), c.req.valid("json")),
+    );
   },
 );
 
 // ---- configuration jobs (any authenticated caller may start them, as in the original; master only) ----
 
 const jobId = (c: { header(name: string, value: string): void }, id: number) => c.header("X-Job-Id", String(id));
-const jobStarted = { headers: { "X-Job-Id": { description: "the job run (GET /admin/jobs/{id})", schema: { type: "string" as const } } } };
+const jobStarted = {
+  headers: { "X-Job-Id": { description: "the job run (GET /admin/jobs/{id})", schema: { type: "string" as const } } },
+};
 
 doc({
   method: "get",
   path: "/admin/gensynchaprx",
   tags: ["jobs"],
-  summary: "Generates the HAProxy configuration, has the master load balancer validate and reload it, queues the slave syncs",
+  summary:
+    "Generates the HAProxy configuration, has the master load balancer validate and reload it, queues the slave syncs",
   description:
     "Synchronous. The bundle (haproxy.cfg and four maps, with the certificates) is checked, stored as a numbered version and " +
     "pushed to HAPROXY_AGENT_URL, whose agent runs `haproxy -c`, swaps it in and reloads; then one queued sync per slave " +
@@ -423,7 +460,10 @@ doc({
   path: "/admin/writesshprx",
   tags: ["jobs"],
   summary: "Starts the SSH proxy configuration job (detached: answers [] at once)",
-  responses: { 200: { ...json(ListOfWarnings, "always []: the job runs from the queue"), ...jobStarted }, ...pick(401, 405, 423) },
+  responses: {
+    200: { ...json(ListOfWarnings, "always []: the job runs from the queue"), ...jobStarted },
+    ...pick(401, 405, 423),
+  },
 });
 proxyApp.get("/admin/writesshprx", requireBasicAuth, requireMaster, async (c) => {
   jobId(c, await startDetachedJob(c.env, { kind: "writesshprx", lock: CONFIG_LOCK, caller: c.get("caller").username }));
@@ -438,7 +478,10 @@ doc({
   responses: { 200: { description: "the job is queued", ...jobStarted }, ...pick(401, 405, 423) },
 });
 proxyApp.get("/maintenance/start", requireBasicAuth, requireMaster, async (c) => {
-  jobId(c, await startDetachedJob(c.env, { kind: "certificates", lock: MAINTENANCE_LOCK, caller: c.get("caller").username }));
+  jobId(
+    c,
+    await startDetachedJob(c.env, { kind: "certificates", lock: MAINTENANCE_LOCK, caller: c.get("caller").username }),
+  );
   return c.body(null, 200);
 });
 
@@ -490,7 +533,9 @@ doc({
   summary: "The active HAProxy version with its files",
   responses: { 200: json(HaproxyVersion, "the active version"), ...pick(401, 404), ...adminErrors },
 });
-proxyApp.get("/admin/haproxy", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await getVersion(database(c.env.DB))));
+proxyApp.get("/admin/haproxy", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await getVersion(database(c.env.DB))),
+);
 
 doc({
   method: "get",
@@ -499,7 +544,9 @@ doc({
   summary: "The stored HAProxy versions, newest first (HAPROXY_VERSIONS_KEPT of them, and the active one)",
   responses: { 200: json(z.array(HaproxyVersionSummary), "versions"), ...pick(401), ...adminErrors },
 });
-proxyApp.get("/admin/haproxy/versions", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await listVersions(database(c.env.DB))));
+proxyApp.get("/admin/haproxy/versions", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await listVersions(database(c.env.DB))),
+);
 
 doc({
   method: "get",
@@ -511,7 +558,8 @@ doc({
 });
 proxyApp.get("/admin/haproxy/versions/:version", requireBasicAuth, requireAdmin, async (c) => {
   const version = Number(c.req.param("version"));
-  if (!Number.isSafeInteger(version) || version < 1) throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
+  if (!Number.isSafeInteger(version) || version < 1)
+    throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
   return jsonResponse(c, await getVersion(database(c.env.DB), version));
 });
 
@@ -522,7 +570,9 @@ doc({
   summary: "The latest SSH proxy configuration: accounts as JSON and as an sshpiperd YAML file",
   responses: { 200: json(SshProxyVersion, "the latest version"), ...pick(401, 404), ...adminErrors },
 });
-proxyApp.get("/admin/sshproxy", requireBasicAuth, requireAdmin, async (c) => jsonResponse(c, await getSshProxyVersion(database(c.env.DB))));
+proxyApp.get("/admin/sshproxy", requireBasicAuth, requireAdmin, async (c) =>
+  jsonResponse(c, await getSshProxyVersion(database(c.env.DB))),
+);
 
 doc({
   method: "get",
@@ -536,7 +586,8 @@ proxyApp.get("/admin/certificates", requireBasicAuth, requireAdmin, async (c) =>
 );
 
 const certificateName = (name: string) => {
-  if (!PROVIDED_NAME_PATTERN.test(name)) throw new HttpError(400, "name: must be 1 to 100 lowercase letters, digits, dots or hyphens");
+  if (!PROVIDED_NAME_PATTERN.test(name))
+    throw new HttpError(400, "name: must be 1 to 100 lowercase letters, digits, dots or hyphens");
   return name;
 };
 
@@ -548,11 +599,18 @@ doc({
   request: { params: labelParams("name"), body: jsonBody(CertificateInput) },
   responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
-proxyApp.put("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, jsonBodyOf(CertificateInput), async (c) => {
-  const name = certificateName(c.req.param("name"));
-  const row = await putProvidedCertificate(database(c.env.DB), { name, ...c.req.valid("json"), now: new Date() });
-  return jsonResponse(c, certificateSummary(row));
-});
+proxyApp.put(
+  "/admin/certificates/:name",
+  requireBasicAuth,
+  requireAdmin,
+  requireMaster,
+  jsonBodyOf(CertificateInput),
+  async (c) => {
+    const name = certificateName(c.req.param("name"));
+    const row = await putProvidedCertificate(database(c.env.DB), { name, ...c.req.valid("json"), now: new Date() });
+    return jsonResponse(c, certificateSummary(row));
+  },
+);
 
 doc({
   method: "delete",
@@ -560,7 +618,11 @@ doc({
   tags: ["jobs"],
   summary: "Deletes a provided certificate",
   request: { params: labelParams("name") },
-  responses: { 200: json(MessageResult, "payload `Deleted certificate <name>`"), ...pick(401, 404, 405), ...adminErrors },
+  responses: {
+    200: json(MessageResult, "payload `Deleted certificate <name>`"),
+    ...pick(401, 404, 405),
+    ...adminErrors,
+  },
 });
 proxyApp.delete("/admin/certificates/:name", requireBasicAuth, requireAdmin, requireMaster, async (c) => {
   await deleteProvidedCertificate(database(c.env.DB), c.req.param("name"));

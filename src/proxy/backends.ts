@@ -121,7 +121,12 @@ function replaceReferences(backendId: SQL, current: (typeof backendContainers.$i
  * Creates the backend, or updates the one with the same label (only the fields given); returns its id.
  * Everything is validated first and written in one D1 batch.
  */
-export async function upsertBackend(db: Database, project: ProjectRow, input: BackendInput, options: BackendOptions): Promise<number> {
+export async function upsertBackend(
+  db: Database,
+  project: ProjectRow,
+  input: BackendInput,
+  options: BackendOptions,
+): Promise<number> {
   checkParams(input, options);
   const [existing] = await db
     .select()
@@ -131,7 +136,10 @@ export async function upsertBackend(db: Database, project: ProjectRow, input: Ba
   await checkDomainForwardings(db, input, existing);
   await checkBackendContainers(db, project, input);
   const wantedDomains = input.domainForwardings?.map(domainFields);
-  const wantedReferences = input.backendContainers?.map((r) => ({ containerId: r.containerId, params: r.params ?? null }));
+  const wantedReferences = input.backendContainers?.map((r) => ({
+    containerId: r.containerId,
+    params: r.params ?? null,
+  }));
 
   if (!existing) {
     // The new backend's id is unknown until the batch runs: later statements find it by its unique label.
@@ -201,7 +209,12 @@ export async function setContainersOf(db: Database, backend: BackendRow, target:
   for (const row of targetReferences) {
     const vetted = vetServerParams(row.params);
     if (!vetted.ok) {
-      throw new CannotProcess(describeProblem(`Target backend with label ${target.label}: params of container ${row.containerId}`, vetted.error));
+      throw new CannotProcess(
+        describeProblem(
+          `Target backend with label ${target.label}: params of container ${row.containerId}`,
+          vetted.error,
+        ),
+      );
     }
   }
   const wanted = targetReferences.map((row) => ({ containerId: row.containerId, params: row.params }));

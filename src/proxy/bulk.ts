@@ -20,7 +20,11 @@ export const inJsonList = (column: AnyColumn, values: readonly (string | number)
  * constraint failure here means another request changed the same rows since we validated. (The statements go
  * to D1 directly: drizzle's batch cannot carry raw SQL with parameters.) Returns each statement's rows.
  */
-export async function commit(db: Database, statements: Statement[], what: string): Promise<Record<string, unknown>[][]> {
+export async function commit(
+  db: Database,
+  statements: Statement[],
+  what: string,
+): Promise<Record<string, unknown>[][]> {
   if (statements.length === 0) return [];
   const prepared = statements.map((statement) => {
     const query = "toSQL" in statement ? statement.toSQL() : dialect.sqlToQuery(statement);

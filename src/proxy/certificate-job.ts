@@ -6,7 +6,13 @@ import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import { enqueueJob } from "../jobs/enqueue";
 import { database, type Database } from "../shared/db";
 import { AcmeClient, generateAccountKey, type IssuedCertificate } from "./acme";
-import { acmeCertificateName, listCertificates, putAcmeCertificate, selectCertificates, type CertificateRow } from "./certificates";
+import {
+  acmeCertificateName,
+  listCertificates,
+  putAcmeCertificate,
+  selectCertificates,
+  type CertificateRow,
+} from "./certificates";
 import { acquireJobLock, MAINTENANCE_LOCK, withJobLock } from "./job-locks";
 import { proxySettings, type ProxySettings } from "./settings";
 import { acmeAccounts, acmeChallenges, certificateAttempts, certificates, domains } from "./tables";
@@ -57,25 +63,42 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
   await db.delete(acmeChallenges).where(lt(acmeChallenges.createdAt, new Date(start.getTime() - DAY_MS)));
   const [certificateRows, domainRows, attemptRows] = await db.batch([
     db.select().from(certificates),
-    db.select({ domainName: domains.domainName, publicCaCertificate: domains.publicCaCertificate, certProvided: domains.certProvided }).from(domains),
+    db
+      .select({
+        domainName: domains.domainName,
+        publicCaCertificate: domains.publicCaCertificate,
+        certProvided: domains.certProvided,
+      })
+      .from(domains),
     db.select().from(certificateAttempts),
   ]);
 
   // Expired certificates, and ACME certificates no domain asks for any more, go.
-  const wanted = new Set(domainRows.filter((domain) => domain.publicCaCertificate).map((domain) => acmeCertificateName(domain.domainName)));
+  const wanted = new Set(
+    domainRows.filter((domain) => domain.publicCaCertificate).map((domain) => acmeCertificateName(domain.domainName)),
+  );
   const removed: CertificateRow[] = [];
   for (const row of certificateRows) {
     if (row.source === "fallback") continue;
     if (row.notAfter <= start) {
       removed.push(row);
-      warnings.push(`${row.source === "acme" ? "INFO" : "WARN"}: Certificate ${row.name} ended on ${row.notAfter.toISOString()} and was removed. It covered ${row.domainNames.join(", ")}`);
+      warnings.push(
+        `${row.source === "acme" ? "INFO" : "WARN"}: Certificate ${row.name} ended on ${row.notAfter.toISOString()} and was removed. It covered ${row.domainNames.join(", ")}`,
+      );
     } else if (row.source === "acme" && !wanted.has(row.name)) {
       removed.push(row);
-      warnings.push(`INFO: Certificate ${row.name} was removed: no domain asks for a public CA certificate for ${row.domainNames.join(", ")} any more`);
+      warnings.push(
+        `INFO: Certificate ${row.name} was removed: no domain asks for a public CA certificate for ${row.domainNames.join(", ")} any more`,
+      );
     }
   }
   if (removed.length > 0) {
-    await db.delete(certificates).where(inArray(certificates.id, removed.map((row) => row.id)));
+    await db.delete(certificates).where(
+      inArray(
+        certificates.id,
+        removed.map((row) => row.id),
+      ),
+    );
     changed = true;
   }
 
@@ -96,7 +119,9 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     const attempt = attempts.get(domainName);
     const nextDay = nextAttemptDay(attempt);
     if (nextDay !== undefined && utcDay(start) < nextDay) {
-      warnings.push(`WARN: no new attempt for ${domainName} before ${dayStart(nextDay)}: the last one failed (${attempt!.lastError ?? "the run ended"})`);
+      warnings.push(
+        `WARN: no new attempt for ${domainName} before ${dayStart(nextDay)}: the last one failed (${attempt!.lastError ?? "the run ended"})`,
+      );
       continue;
     }
     if (!prepared) {
@@ -106,10 +131,19 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     }
     await deps.keepLock();
     const attemptAt = deps.now();
-    const failuresBefore = attempt?.outcome === "failed" || attempt?.outcome === "pending" ? attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0) : 0;
+    const failuresBefore =
+      attempt?.outcome === "failed" || attempt?.outcome === "pending"
+        ? attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0)
+        : 0;
     await db
       .insert(certificateAttempts)
-      .values({ domainName, lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null })
+      .values({
+        domainName,
+        lastAttemptAt: attemptAt,
+        outcome: "pending",
+        consecutiveFailures: failuresBefore,
+        lastError: null,
+      })
       .onConflictDoUpdate({
         target: certificateAttempts.domainName,
         set: { lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null },
@@ -117,16 +151,31 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     try {
       const issued = await deps.issuer.obtain(domainName);
       const row = await putAcmeCertificate(db, { domainName, ...issued, now: deps.now() });
-      await db.update(certificateAttempts).set({ outcome: "succeeded", consecutiveFailures: 0 }).where(eq(certificateAttempts.domainName, domainName));
-      warnings.push(`INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}`);
+      await db
+        .update(certificateAttempts)
+        .set({ outcome: "succeeded", consecutiveFailures: 0 })
+        .where(eq(certificateAttempts.domainName, domainName));
+      warnings.push(
+        `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}`,
+      );
       changed = true;
     } catch (error) {
       const cause = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
       await db
         .update(certificateAttempts)
-        .set({ outcome: "failed", consecutiveFailures: sql`${certificateAttempts.consecutiveFailures} + 1`, lastError: cause })
+        .set({
+          outcome: "failed",
+          consecutiveFailures: sql`${certificateAttempts.consecutiveFailures} + 1`,
+          lastError: cause,
+        })
         .where(and(eq(certificateAttempts.domainName, domainName), eq(certificateAttempts.outcome, "pending")));
-      const next = nextAttemptDay({ domainName, lastAttemptAt: attemptAt, outcome: "failed", consecutiveFailures: failuresBefore + 1, lastError: cause });
+      const next = nextAttemptDay({
+        domainName,
+        lastAttemptAt: attemptAt,
+        outcome: "failed",
+        consecutiveFailures: failuresBefore + 1,
+        lastError: cause,
+      });
       warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
     }
   }
@@ -137,14 +186,18 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
   const warnBefore = start.getTime() + deps.settings.CERT_WARN_DAYS * DAY_MS;
   for (const row of used) if (row.notAfter.getTime() < warnBefore) warnings.push(endingWarning(row));
 
-  if (changed) warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
+  if (changed)
+    warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
   return warnings;
 }
 
 // ---- the ACME issuer backed by D1 ----
 
 /** An ACME issuer whose account lives in acme_accounts and whose challenges are answered from acme_challenges. */
-export function acmeIssuer(db: Database, settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">): CertificateIssuer {
+export function acmeIssuer(
+  db: Database,
+  settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">,
+): CertificateIssuer {
   let client: AcmeClient | undefined;
   const dependencies = {
     fetch: (url: string, init?: RequestInit) => fetch(url, init),
@@ -154,7 +207,10 @@ export function acmeIssuer(db: Database, settings: Pick<ProxySettings, "ACME_DIR
         await db
           .insert(acmeChallenges)
           .values({ ...challenge, createdAt: new Date() })
-          .onConflictDoUpdate({ target: acmeChallenges.token, set: { keyAuthorization: challenge.keyAuthorization, domainName: challenge.domainName } });
+          .onConflictDoUpdate({
+            target: acmeChallenges.token,
+            set: { keyAuthorization: challenge.keyAuthorization, domainName: challenge.domainName },
+          });
       },
       async remove(tokens: string[]) {
         await db.delete(acmeChallenges).where(inArray(acmeChallenges.token, tokens));
@@ -172,7 +228,10 @@ export function acmeIssuer(db: Database, settings: Pick<ProxySettings, "ACME_DIR
       const accountUrl = await client.ensureAccount(settings.ACME_EMAIL);
       if (!stored || stored.accountUrl !== accountUrl) {
         const values = { directoryUrl, email: settings.ACME_EMAIL ?? null, privateJwk, accountUrl };
-        await db.insert(acmeAccounts).values(values).onConflictDoUpdate({ target: acmeAccounts.directoryUrl, set: { accountUrl, email: values.email } });
+        await db
+          .insert(acmeAccounts)
+          .values(values)
+          .onConflictDoUpdate({ target: acmeAccounts.directoryUrl, set: { accountUrl, email: values.email } });
       }
     },
     async obtain(domainName) {
@@ -201,6 +260,10 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
 
 /** The key authorization for a pending HTTP-01 challenge, or undefined. */
 export async function findChallenge(db: Database, token: string): Promise<string | undefined> {
-  const [row] = await db.select({ keyAuthorization: acmeChallenges.keyAuthorization }).from(acmeChallenges).where(eq(acmeChallenges.token, token)).limit(1);
+  const [row] = await db
+    .select({ keyAuthorization: acmeChallenges.keyAuthorization })
+    .from(acmeChallenges)
+    .where(eq(acmeChallenges.token, token))
+    .limit(1);
   return row?.keyAuthorization;
 }

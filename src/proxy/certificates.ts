@@ -6,7 +6,14 @@ import type { Database } from "../shared/db";
 import { HttpError } from "../shared/errors";
 import { NotFound } from "./errors";
 import { certificates } from "./tables";
-import { type CertificateInfo, keyMismatch, nameCovers, normalisePem, readCertificatePem, selfSignedCertificate } from "./x509";
+import {
+  type CertificateInfo,
+  keyMismatch,
+  nameCovers,
+  normalisePem,
+  readCertificatePem,
+  selfSignedCertificate,
+} from "./x509";
 
 export type CertificateRow = typeof certificates.$inferSelect;
 export type ProvidedCertificateLookup = (db: Database, domainNames: string[]) => Promise<ReadonlySet<string>>;
@@ -68,11 +75,15 @@ export async function putProvidedCertificate(
   try {
     info = readCertificatePem(input.certificatePem);
   } catch (error) {
-    throw new HttpError(400, `certificatePem: not a PEM X.509 certificate (${error instanceof Error ? error.message : String(error)})`);
+    throw new HttpError(
+      400,
+      `certificatePem: not a PEM X.509 certificate (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   const mismatch = await keyMismatch(input.privateKeyPem, info);
   if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
-  if (info.notAfter <= input.now) throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
+  if (info.notAfter <= input.now)
+    throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
   return replaceCertificate(db, { ...input, source: "provided", info });
 }
 
@@ -118,9 +129,16 @@ function certificateValues(input: {
 }
 
 /** Stores a certificate under its name, replacing the one stored under that name, in one statement. */
-async function replaceCertificate(db: Database, input: Parameters<typeof certificateValues>[0]): Promise<CertificateRow> {
+async function replaceCertificate(
+  db: Database,
+  input: Parameters<typeof certificateValues>[0],
+): Promise<CertificateRow> {
   const values = certificateValues(input);
-  const [row] = await db.insert(certificates).values(values).onConflictDoUpdate({ target: certificates.name, set: values }).returning();
+  const [row] = await db
+    .insert(certificates)
+    .values(values)
+    .onConflictDoUpdate({ target: certificates.name, set: values })
+    .returning();
   return row;
 }
 
@@ -176,7 +194,9 @@ export function selectCertificates(rows: CertificateRow[], domains: DomainCertif
   const byDomain = new Map<string, CertificateRow>();
   for (const domain of domains) {
     const dot = domain.domainName.indexOf(".");
-    const winner = winnerByName.get(domain.domainName) ?? (dot > 0 ? winnerByName.get(`*.${domain.domainName.slice(dot + 1)}`) : undefined);
+    const winner =
+      winnerByName.get(domain.domainName) ??
+      (dot > 0 ? winnerByName.get(`*.${domain.domainName.slice(dot + 1)}`) : undefined);
     if (winner) byDomain.set(domain.domainName, winner);
   }
   const used = [...new Set(winnerByName.values())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -62,7 +62,13 @@ export async function upsertContainer(
       if (input.ipv6 == null) throw new CannotProcess("Invalid container: no ipv6 address available in input");
       const [row] = await db
         .insert(containers)
-        .values({ projectId: project.id, label: input.label, fullname: input.fullname ?? null, hostId, ipv6: input.ipv6 })
+        .values({
+          projectId: project.id,
+          label: input.label,
+          fullname: input.fullname ?? null,
+          hostId,
+          ipv6: input.ipv6,
+        })
         .returning({ id: containers.id });
       return row.id;
     }
@@ -82,7 +88,9 @@ export async function upsertContainer(
       throw new Conflict(`Invalid container: address ${input.ipv6} is already used by another container`);
     }
     if (violates(error, "containers.project_id, containers.label")) {
-      throw new CannotProcess("Unable to process container create: a concurrent change conflicted with this request, nothing was changed");
+      throw new CannotProcess(
+        "Unable to process container create: a concurrent change conflicted with this request, nothing was changed",
+      );
     }
     throw error;
   }
@@ -116,7 +124,8 @@ export async function setContainerPermissions(
   const wanted = new Map<string, { permission: string; userEmail: string }>();
   grants.forEach((grant, index) => {
     const key = `${grant.userEmail}\n${grant.permission}`;
-    if (wanted.has(key)) throw new HttpError(400, `${index}: duplicate permission ${grant.permission} for ${grant.userEmail}`);
+    if (wanted.has(key))
+      throw new HttpError(400, `${index}: duplicate permission ${grant.permission} for ${grant.userEmail}`);
     const account = sshProxyUsername(project.label, container.label, grant.permission);
     if (account.length > MAX_ACCOUNT_NAME) {
       const problem = `SSH proxy user name ${account} is longer than ${MAX_ACCOUNT_NAME} characters`;
@@ -131,7 +140,8 @@ export async function setContainerPermissions(
     db.select().from(containerPermissions).where(eq(containerPermissions.containerId, container.id)),
   ]);
   const userIdByEmail = new Map(userRows.map((row) => [row.email, row.id]));
-  for (const email of emails) if (!userIdByEmail.has(email)) throw new NotFound(`Invalid user: email ${email} not existing`);
+  for (const email of emails)
+    if (!userIdByEmail.has(email)) throw new NotFound(`Invalid user: email ${email} not existing`);
 
   const emailById = new Map(userRows.map((row) => [row.id, row.email]));
   const keep = new Set<string>();
@@ -144,9 +154,13 @@ export async function setContainerPermissions(
   const additions = [...wanted].filter(([key]) => !keep.has(key)).map(([, grant]) => grant);
 
   const statements: Statement[] = [];
-  if (removals.length) statements.push(db.delete(containerPermissions).where(inJsonList(containerPermissions.id, removals)));
+  if (removals.length)
+    statements.push(db.delete(containerPermissions).where(inJsonList(containerPermissions.id, removals)));
   if (additions.length) {
-    const rows = additions.map((grant) => ({ userId: userIdByEmail.get(grant.userEmail)!, permission: grant.permission }));
+    const rows = additions.map((grant) => ({
+      userId: userIdByEmail.get(grant.userEmail)!,
+      permission: grant.permission,
+    }));
     statements.push(
       sql`
         insert into container_permissions (container_id, user_id, permission)

@@ -39,7 +39,8 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   return result;
 }
 
-export const tlv = (tag: number, content: Uint8Array) => concatBytes(Uint8Array.of(tag), encodeLength(content.length), content);
+export const tlv = (tag: number, content: Uint8Array) =>
+  concatBytes(Uint8Array.of(tag), encodeLength(content.length), content);
 
 export const sequence = (...items: Uint8Array[]) => tlv(TAG.SEQUENCE, concatBytes(...items));
 export const set = (...items: Uint8Array[]) => tlv(TAG.SET, concatBytes(...items));
@@ -127,7 +128,7 @@ export function parse(bytes: Uint8Array): Node {
 /** The elements inside a constructed element. */
 export function children(node: Node): Node[] {
   const result: Node[] = [];
-  for (let offset = 0; offset < node.content.length; ) {
+  for (let offset = 0; offset < node.content.length;) {
     const { node: child, next } = readNode(node.content, offset);
     result.push(child);
     offset = next;
@@ -170,7 +171,9 @@ export function readTime(node: Node): Date {
   if (!match) throw new DerError(`unsupported time ${JSON.stringify(text)}`);
   let year = Number(match[1]);
   if (node.tag === TAG.UTC_TIME) year += year >= 50 ? 1900 : 2000;
-  return new Date(Date.UTC(year, Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6])));
+  return new Date(
+    Date.UTC(year, Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6])),
+  );
 }
 
 export const toHex = (bytes: Uint8Array) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");

@@ -2,7 +2,15 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
-import { commit, deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
+import {
+  commit,
+  deleteDomains,
+  inJsonList,
+  insertDomains,
+  updateDomains,
+  type DomainFields,
+  type Statement,
+} from "./bulk";
 import { domainsWithProvidedCertificate, type ProvidedCertificateLookup } from "./certificates";
 import { CannotProcess, invalidBackend, invalidProject } from "./errors";
 import { byText, type ProjectRow } from "./projects";
@@ -66,7 +74,9 @@ export async function massUpdateDomains(
   if (fullSync) {
     const deletion = operations.find((operation) => operation.operation === "DELETE");
     if (deletion) {
-      throw new CannotProcess(`${deletion.domainName}: full synchronizations allow 'create' and 'update' records only.`);
+      throw new CannotProcess(
+        `${deletion.domainName}: full synchronizations allow 'create' and 'update' records only.`,
+      );
     }
     if (projectLabels.length !== 1) throw new CannotProcess(FULL_SYNC_SINGLE_PROJECT);
   }
@@ -81,7 +91,12 @@ export async function massUpdateDomains(
       .innerJoin(projects, eq(backends.projectId, projects.id))
       .where(inJsonList(projects.label, projectLabels)),
     db
-      .select({ id: domains.id, domainName: domains.domainName, backendId: domains.backendId, projectLabel: projects.label })
+      .select({
+        id: domains.id,
+        domainName: domains.domainName,
+        backendId: domains.backendId,
+        projectLabel: projects.label,
+      })
       .from(domains)
       .innerJoin(backends, eq(domains.backendId, backends.id))
       .innerJoin(projects, eq(backends.projectId, projects.id))

@@ -60,5 +60,7 @@ export class Forbidden extends HttpError {
   }
 }
 
-export const invalidProject = (label: string) => new NotFound(`Invalid project: label ${label} not existing or access denied`);
-export const invalidBackend = (label: string) => new NotFound(`Invalid backend: label ${label} not existing or access denied`);
+export const invalidProject = (label: string) =>
+  new NotFound(`Invalid project: label ${label} not existing or access denied`);
+export const invalidBackend = (label: string) =>
+  new NotFound(`Invalid backend: label ${label} not existing or access denied`);

@@ -37,11 +37,19 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
     response = await fetcher(`${push.agentUrl}/v1/config`, {
       method: "PUT",
       headers: { Authorization: `Bearer ${push.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ version: push.version, digest: push.digest, onlyIfNewer: push.onlyIfNewer, files: push.files }),
+      body: JSON.stringify({
+        version: push.version,
+        digest: push.digest,
+        onlyIfNewer: push.onlyIfNewer,
+        files: push.files,
+      }),
       signal: AbortSignal.timeout(push.timeoutMs),
     });
   } catch (error) {
-    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${push.timeoutMs} ms` : String(error instanceof Error ? error.message : error);
+    const reason =
+      error instanceof Error && error.name === "TimeoutError"
+        ? `no answer within ${push.timeoutMs} ms`
+        : String(error instanceof Error ? error.message : error);
     throw new AgentError(`agent ${push.agentUrl} is unreachable: ${reason}`, "unreachable");
   }
   const text = await response.text();

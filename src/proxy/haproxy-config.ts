@@ -105,7 +105,11 @@ function frontend(name: string, bind: string, settings: HaproxySettings, https: 
 }
 
 /** Generates the bundle; throws InvalidConfiguration when the data cannot make a safe configuration. */
-export function generateHaproxyBundle(installation: Installation, certificateRows: CertificateRow[], settings: HaproxySettings): HaproxyBundle {
+export function generateHaproxyBundle(
+  installation: Installation,
+  certificateRows: CertificateRow[],
+  settings: HaproxySettings,
+): HaproxyBundle {
   const warnings: string[] = [];
   const projectLabel = new Map(installation.projects.map((row) => [row.id, row.label]));
   const hostById = new Map(installation.hosts.map((row) => [row.id, row]));
@@ -118,7 +122,8 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
   }
   const domainsOf = new Map<number, typeof installation.domains>();
   for (const domain of installation.domains) {
-    if (!HOST_NAME.test(domain.domainName)) throw new InvalidConfiguration(`domain ${JSON.stringify(domain.domainName)} is not a host name`);
+    if (!HOST_NAME.test(domain.domainName))
+      throw new InvalidConfiguration(`domain ${JSON.stringify(domain.domainName)} is not a host name`);
     const list = domainsOf.get(domain.backendId);
     if (list) list.push(domain);
     else domainsOf.set(domain.backendId, [domain]);
@@ -151,7 +156,8 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
           warnings.push(`WARN: ${domain.domainName} (${where}) has no redirectToUrl and is not routed`);
           continue;
         }
-        if (!isValidRedirectUrl(url)) throw new InvalidConfiguration(`${domain.domainName}: invalid redirect URL ${url}`);
+        if (!isValidRedirectUrl(url))
+          throw new InvalidConfiguration(`${domain.domainName}: invalid redirect URL ${url}`);
         const permanent = backend.label === "permredirect";
         if (url.endsWith("*")) {
           routed.push(`${domain.domainName} ${permanent ? "permprefix" : "tempprefix"}`);
@@ -165,7 +171,9 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
       const references = referencesOf.get(backend.id) ?? [];
       if (references.length === 0) {
         if (backendDomains.length > 0) {
-          warnings.push(`WARN: ${where} has no containers: its domains are not routed (${backendDomains.map((d) => d.domainName).join(", ")})`);
+          warnings.push(
+            `WARN: ${where} has no containers: its domains are not routed (${backendDomains.map((d) => d.domainName).join(", ")})`,
+          );
         }
         continue;
       }
@@ -173,13 +181,16 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
       const section = [`# project ${project}: backend ${backend.label}`, `backend ${fqLabel}`];
       if (maintenance) {
         section.push("    # _maintenance: every request gets the maintenance page");
-        section.push(`    http-request return status 503 content-type "text/html; charset=utf-8" string "${MAINTENANCE_PAGE}"`);
+        section.push(
+          `    http-request return status 503 content-type "text/html; charset=utf-8" string "${MAINTENANCE_PAGE}"`,
+        );
       } else {
         for (const line of lines) section.push(`    ${line}`);
         const servers = references.flatMap((reference) => {
           const container = containerById.get(reference.containerId)!;
           const host = hostById.get(container.hostId)!;
-          if (!HOST_NAME.test(host.hostname)) throw new InvalidConfiguration(`${where}: host ${JSON.stringify(host.hostname)} is not a host name`);
+          if (!HOST_NAME.test(host.hostname))
+            throw new InvalidConfiguration(`${where}: host ${JSON.stringify(host.hostname)} is not a host name`);
           const name = `${host.hostname}_${containerFqLabel(project, container.label)}`;
           // Stored before addresses were vetted (or written past the API): HAProxy must not connect there.
           const address = vetContainerAddress(container.ipv6, settings.addressExceptions);
@@ -190,7 +201,9 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
           const vetted = vetServerParams(reference.params);
           if (!vetted.ok) {
             const { line, reason } = vetted.error;
-            warnings.push(`WARN: ${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`);
+            warnings.push(
+              `WARN: ${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`,
+            );
           }
           const params = vetted.ok ? vetted.value : "";
           return [`    server ${name} [${address.value}]:${backend.port}${params ? ` ${params}` : ""}`];
@@ -226,7 +239,12 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
     "",
     ...frontend("http-in", bindLine(settings, settings.httpPort), settings, false),
     "",
-    ...frontend("https-in", bindLine(settings, settings.httpsPort, " ssl crt fallback.pem crt certs/ alpn h2,http/1.1"), settings, true),
+    ...frontend(
+      "https-in",
+      bindLine(settings, settings.httpsPort, " ssl crt fallback.pem crt certs/ alpn h2,http/1.1"),
+      settings,
+      true,
+    ),
     "",
     ...acmeBackend(settings),
     "",
@@ -251,8 +269,10 @@ export function generateHaproxyBundle(installation: Installation, certificateRow
     "",
   ].join("\n");
 
-  const mapText = (header: string, lines: string[]) => [`# ${header} (generated, DO NOT EDIT)`, ...lines, ""].join("\n");
-  const pairs = (entries: [string, string][]) => entries.sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, value]) => `${key} ${value}`);
+  const mapText = (header: string, lines: string[]) =>
+    [`# ${header} (generated, DO NOT EDIT)`, ...lines, ""].join("\n");
+  const pairs = (entries: [string, string][]) =>
+    entries.sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, value]) => `${key} ${value}`);
   const files: Record<string, string> = {
     "haproxy.cfg": config,
     "domain2backend.map": mapText("host name -> backend", routing),
@@ -276,14 +296,16 @@ function checkBundle(files: Record<string, string>): void {
     for (const line of files[name].split("\n")) {
       if (!line || line.startsWith("#")) continue;
       const fields = line.split(" ");
-      if (fields.length !== 2 || CONTROL_CHARACTERS.test(line)) throw new InvalidConfiguration(`${name}: malformed line ${JSON.stringify(line)}`);
+      if (fields.length !== 2 || CONTROL_CHARACTERS.test(line))
+        throw new InvalidConfiguration(`${name}: malformed line ${JSON.stringify(line)}`);
       if (name === "domain2backend.map" && !defined.has(fields[1])) {
         throw new InvalidConfiguration(`${name}: ${fields[0]} refers to the undefined backend ${fields[1]}`);
       }
     }
   }
   for (const line of config.split("\n")) {
-    if (CONTROL_CHARACTERS.test(line)) throw new InvalidConfiguration("haproxy.cfg: a line contains a control character");
+    if (CONTROL_CHARACTERS.test(line))
+      throw new InvalidConfiguration("haproxy.cfg: a line contains a control character");
   }
 }
 

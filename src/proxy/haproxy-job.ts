@@ -10,7 +10,13 @@ import type { Caller } from "./api-users";
 import { combinedPem, ensureFallbackCertificate, listCertificates } from "./certificates";
 import { NotFound } from "./errors";
 import { AgentError, pushToAgent } from "./haproxy-agent-client";
-import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type HaproxySettings } from "./haproxy-config";
+import {
+  bundleDigest,
+  bundleFiles,
+  generateHaproxyBundle,
+  InvalidConfiguration,
+  type HaproxySettings,
+} from "./haproxy-config";
 import { loadInstallation } from "./installation";
 import { CONFIG_LOCK, withJobLock } from "./job-locks";
 import { proxySettings, type ProxySettings } from "./settings";
@@ -85,7 +91,13 @@ const versionSummary = (row: VersionRow) => ({
 /** Stores the bundle's text files and certificate list as a new pending version (one D1 batch); returns its number. */
 async function storeVersion(
   db: Database,
-  input: { digest: string; jobRunId: number; files: Record<string, string>; certificateFiles: { file: string; name: string }[]; now: Date },
+  input: {
+    digest: string;
+    jobRunId: number;
+    files: Record<string, string>;
+    certificateFiles: { file: string; name: string }[];
+    now: Date;
+  },
 ): Promise<number> {
   // Inside the batch (one transaction, under the job lock) the newest id is the version just inserted.
   const newest = sql`(select max(${haproxyVersions.id}) from ${haproxyVersions})`;
@@ -97,7 +109,9 @@ async function storeVersion(
       certificateFiles: input.certificateFiles,
       createdAt: input.now,
     }),
-    ...Object.entries(input.files).map(([name, content]) => db.insert(haproxyVersionFiles).values({ versionId: newest, name, content })),
+    ...Object.entries(input.files).map(([name, content]) =>
+      db.insert(haproxyVersionFiles).values({ versionId: newest, name, content }),
+    ),
     db.select({ id: sql<number>`max(${haproxyVersions.id})` }).from(haproxyVersions),
   ]);
   const last = results[results.length - 1] as { id: number }[];
@@ -110,11 +124,18 @@ async function rejectVersion(db: Database, version: number, error: string) {
 
 /** Makes the version the active one and drops versions beyond the number kept (never the active one). */
 async function activateVersion(db: Database, version: number, kept: number) {
-  const keep = db.select({ id: haproxyVersions.id }).from(haproxyVersions).orderBy(desc(haproxyVersions.id)).limit(kept);
+  const keep = db
+    .select({ id: haproxyVersions.id })
+    .from(haproxyVersions)
+    .orderBy(desc(haproxyVersions.id))
+    .limit(kept);
   const dropped = sql`(select ${haproxyVersions.id} from ${haproxyVersions}
     where ${haproxyVersions.id} <> ${version} and ${haproxyVersions.id} not in ${keep})`;
   await db.batch([
-    db.update(haproxyVersions).set({ status: "previous" }).where(and(eq(haproxyVersions.status, "active"), ne(haproxyVersions.id, version))),
+    db
+      .update(haproxyVersions)
+      .set({ status: "previous" })
+      .where(and(eq(haproxyVersions.status, "active"), ne(haproxyVersions.id, version))),
     db.update(haproxyVersions).set({ status: "active", error: null }).where(eq(haproxyVersions.id, version)),
     db.delete(haproxyVersionFiles).where(inArray(haproxyVersionFiles.versionId, dropped)),
     db.delete(haproxyVersions).where(and(ne(haproxyVersions.id, version), notInArray(haproxyVersions.id, keep))),
@@ -135,7 +156,9 @@ export async function getVersion(db: Database, version?: number) {
     .orderBy(desc(haproxyVersions.id))
     .limit(1);
   if (!row) {
-    throw new NotFound(version === undefined ? "No HAProxy configuration is active yet" : `Invalid version: ${version} not existing`);
+    throw new NotFound(
+      version === undefined ? "No HAProxy configuration is active yet" : `Invalid version: ${version} not existing`,
+    );
   }
   const files = await db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id));
   return {
@@ -213,7 +236,9 @@ export async function generateAndApply(env: Env, input: { runId: number; now: Da
     slaves.map((agentUrl) => ({ kind: "haproxy-slave-sync" as const, parentRunId: input.runId, version, agentUrl })),
     `gensynchaprx run ${input.runId}`,
   );
-  slaves.forEach((agentUrl, index) => warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`));
+  slaves.forEach((agentUrl, index) =>
+    warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`),
+  );
   return { version, warnings };
 }
 
@@ -271,13 +296,22 @@ export async function syncSlave(
     await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
     return { warnings: [warning] };
   };
-  const superseded = (why: string) => report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
+  const superseded = (why: string) =>
+    report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
 
   const [row] = await db.select().from(haproxyVersions).where(eq(haproxyVersions.id, input.version)).limit(1);
   if (!row || row.status !== "active") return superseded("it is no longer the active version");
   const [fileRows, certificateRows] = await db.batch([
     db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id)),
-    db.select().from(certificates).where(inArray(certificates.name, row.certificateFiles.map((file) => file.name))),
+    db
+      .select()
+      .from(certificates)
+      .where(
+        inArray(
+          certificates.name,
+          row.certificateFiles.map((file) => file.name),
+        ),
+      ),
   ]);
   const files: Record<string, string> = Object.fromEntries(fileRows.map((file) => [file.name, file.content]));
   const byName = new Map(certificateRows.map((certificate) => [certificate.name, certificate]));
@@ -285,7 +319,8 @@ export async function syncSlave(
     const certificate = byName.get(name);
     if (certificate) files[file] = combinedPem(certificate);
   }
-  if ((await bundleDigest(files)) !== row.digest) return superseded("its certificates changed since; the next gensynchaprx ships them");
+  if ((await bundleDigest(files)) !== row.digest)
+    return superseded("its certificates changed since; the next gensynchaprx ships them");
 
   try {
     if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set", "not-configured");
@@ -303,7 +338,9 @@ export async function syncSlave(
   } catch (error) {
     if (input.lastAttempt) {
       const cause = error instanceof Error ? error.message : String(error);
-      await report(`WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`);
+      await report(
+        `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`,
+      );
     }
     throw error;
   }

@@ -29,16 +29,52 @@ export interface BackendParams {
 
 /** Words that open a section in HAProxy (any version we may run): such a line would end the tenant's backend. */
 export const SECTION_KEYWORDS: ReadonlySet<string> = new Set([
-  "global", "defaults", "frontend", "backend", "listen", "userlist", "peers", "resolvers", "mailers", "program",
-  "http-errors", "ring", "cache", "log-forward", "fcgi-app", "crt-store", "traces", "acme",
+  "global",
+  "defaults",
+  "frontend",
+  "backend",
+  "listen",
+  "userlist",
+  "peers",
+  "resolvers",
+  "mailers",
+  "program",
+  "http-errors",
+  "ring",
+  "cache",
+  "log-forward",
+  "fcgi-app",
+  "crt-store",
+  "traces",
+  "acme",
 ]);
 
 /** Arguments that make HAProxy read a file (or load code); refused wherever they appear. */
 export const FILE_KEYWORDS: ReadonlySet<string> = new Set([
-  "file", "lf-file", "errorfile", "errorfiles", "default-errorfiles", "crt", "crt-list", "ca-file", "ca-verify-file",
-  "crl-file", "key", "issuer", "-f", "-M", "lua-load", "lua-load-per-thread", "lua-prepend-path",
-  "load-server-state-from-file", "server-state-file", "server-state-file-name", "server-state-base",
-  "ssl-dh-param-file", "external-check", "config",
+  "file",
+  "lf-file",
+  "errorfile",
+  "errorfiles",
+  "default-errorfiles",
+  "crt",
+  "crt-list",
+  "ca-file",
+  "ca-verify-file",
+  "crl-file",
+  "key",
+  "issuer",
+  "-f",
+  "-M",
+  "lua-load",
+  "lua-load-per-thread",
+  "lua-prepend-path",
+  "load-server-state-from-file",
+  "server-state-file",
+  "server-state-file-name",
+  "server-state-base",
+  "ssl-dh-param-file",
+  "external-check",
+  "config",
 ]);
 
 // ---- tokeniser ----
@@ -117,7 +153,8 @@ export function tokenizeLine(line: string): TokenizeResult {
         i += 1;
       }
     } else if (ch === "$" && dquote) {
-      if (ENV_NAME_START.test(line[i + 1] ?? "")) return fail("environment expansion (${NAME} or $NAME) is not allowed");
+      if (ENV_NAME_START.test(line[i + 1] ?? ""))
+        return fail("environment expansion (${NAME} or $NAME) is not allowed");
       return fail('a "$" inside double quotes must be written "\\$"');
     } else {
       word += ch;
@@ -168,7 +205,8 @@ function time(word: string | undefined, what: string): void {
   if (word === undefined) refuse(`${what} needs a time`);
   const match = TIME.exec(word);
   const ms = match ? Number(match[1]) * TIME_UNITS[match[2] ?? "ms"] : NaN;
-  if (!(ms >= 1 && ms <= MAX_TIME_MS)) refuse(`${what} must be a time from 1ms to 24d (such as 500ms, 5s, 2m), not ${quote(word)}`);
+  if (!(ms >= 1 && ms <= MAX_TIME_MS))
+    refuse(`${what} must be a time from 1ms to 24d (such as 500ms, 5s, 2m), not ${quote(word)}`);
 }
 
 function oneOf(word: string | undefined, what: string, allowed: readonly string[]): string {
@@ -179,12 +217,14 @@ function oneOf(word: string | undefined, what: string, allowed: readonly string[
 }
 
 function matching(word: string | undefined, what: string, pattern: RegExp, shape: string): string {
-  if (word === undefined || !pattern.test(word)) refuse(`${what} must be ${shape}${word === undefined ? "" : `, not ${quote(word)}`}`);
+  if (word === undefined || !pattern.test(word))
+    refuse(`${what} must be ${shape}${word === undefined ? "" : `, not ${quote(word)}`}`);
   return word;
 }
 
 const HEADER_NAME = /^[!#%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const TOKEN = /^[A-Za-z0-9_.-]{1,100}$/;
 const METHOD = /^[A-Z]{1,20}$/;
 /** An origin-form URI (a path, not a file: HAProxy sends it to the server). */
@@ -193,7 +233,23 @@ const CONTENT_TYPE = /^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,63}(; ?[
 const MIME_TYPE = /^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9*][a-z0-9.+*-]{0,63}$/;
 /** Statuses HAProxy has a built-in error page for (deny_status, errorloc). */
 const REPLY_STATUSES = [
-  "200", "400", "401", "403", "404", "405", "407", "408", "410", "413", "425", "429", "500", "501", "502", "503", "504",
+  "200",
+  "400",
+  "401",
+  "403",
+  "404",
+  "405",
+  "407",
+  "408",
+  "410",
+  "413",
+  "425",
+  "429",
+  "500",
+  "501",
+  "502",
+  "503",
+  "504",
 ];
 
 function regex(word: string | undefined, what: string): void {
@@ -223,7 +279,8 @@ function network(word: string | undefined, what: string): void {
 type Direction = "request" | "response" | "any";
 type ArgRule = "none" | "optional" | "required";
 /** How an ACL compares its sample with its values; "none": HAProxy wants an explicit -m. */
-type Match = "str" | "beg" | "end" | "sub" | "dir" | "dom" | "reg" | "len" | "int" | "ip" | "bool" | "found" | "meth" | "none";
+type Match =
+  "str" | "beg" | "end" | "sub" | "dir" | "dom" | "reg" | "len" | "int" | "ip" | "bool" | "found" | "meth" | "none";
 
 interface FetchRule {
   direction: Direction;
@@ -286,20 +343,24 @@ export const FETCHES: Readonly<Record<string, FetchRule>> = {
 };
 
 /** ACL keywords derived from a fetch with a fixed way of matching (`path_beg` is `path -m beg`). */
-export const ACL_KEYWORDS: Readonly<Record<string, { fetch: string; match: Match }>> = Object.fromEntries(
-  [
-    ...["path", "url", "base"].flatMap((name) =>
-      (["beg", "end", "sub", "reg", "dir", "dom", "len"] as const).map((match) => [`${name}_${match}`, { fetch: name, match }]),
-    ),
-    ...(["beg", "end", "sub", "reg", "dir", "dom", "len"] as const).map((match) => [`hdr_${match}`, { fetch: "hdr", match }]),
-    ["hdr_val", { fetch: "hdr", match: "int" }],
-    ["hdr_ip", { fetch: "hdr", match: "ip" }],
-    ...(["beg", "end", "sub", "reg", "len"] as const).map((match) => [`cook_${match}`, { fetch: "cook", match }]),
-    ["urlp_beg", { fetch: "urlp", match: "beg" }],
-    ["urlp_reg", { fetch: "urlp", match: "reg" }],
-    ["urlp_val", { fetch: "urlp", match: "int" }],
-  ],
-);
+export const ACL_KEYWORDS: Readonly<Record<string, { fetch: string; match: Match }>> = Object.fromEntries([
+  ...["path", "url", "base"].flatMap((name) =>
+    (["beg", "end", "sub", "reg", "dir", "dom", "len"] as const).map((match) => [
+      `${name}_${match}`,
+      { fetch: name, match },
+    ]),
+  ),
+  ...(["beg", "end", "sub", "reg", "dir", "dom", "len"] as const).map((match) => [
+    `hdr_${match}`,
+    { fetch: "hdr", match },
+  ]),
+  ["hdr_val", { fetch: "hdr", match: "int" }],
+  ["hdr_ip", { fetch: "hdr", match: "ip" }],
+  ...(["beg", "end", "sub", "reg", "len"] as const).map((match) => [`cook_${match}`, { fetch: "cook", match }]),
+  ["urlp_beg", { fetch: "urlp", match: "beg" }],
+  ["urlp_reg", { fetch: "urlp", match: "reg" }],
+  ["urlp_val", { fetch: "urlp", match: "int" }],
+]);
 
 interface ConverterRule {
   args: ArgRule;
@@ -421,9 +482,11 @@ function parseCalls(text: string, what: string): Call[] {
 function checkArgs(call: Call, rule: ArgRule, what: string, variables: number[] = []): void {
   const { name, args } = call;
   if (rule === "none" && args !== null) refuse(`${what}: ${quote(name)} takes no arguments`);
-  if (rule === "required" && (args === null || args.every((arg) => arg === ""))) refuse(`${what}: ${quote(name)} needs arguments`);
+  if (rule === "required" && (args === null || args.every((arg) => arg === "")))
+    refuse(`${what}: ${quote(name)} needs arguments`);
   for (const [index, arg] of (args ?? []).entries()) {
-    if (/^\s*proc\./.test(arg)) refuse(`${what}: process-wide variables (proc.*) are shared between backends and not allowed`);
+    if (/^\s*proc\./.test(arg))
+      refuse(`${what}: process-wide variables (proc.*) are shared between backends and not allowed`);
     if (variables.includes(index) && !/^-?[0-9]+$/.test(arg) && arg !== "" && !VARIABLE.test(arg)) {
       refuse(`${what}: ${quote(arg)} must be a number or a variable of the txn, req, res, sess or check scope`);
     }
@@ -464,8 +527,31 @@ function usableIn(direction: Direction, wanted: Direction, what: string): void {
  * times; not %H or %pid, which describe the load balancer rather than the tenant's traffic.
  */
 export const LOG_VARIABLES: ReadonlySet<string> = new Set([
-  "ci", "cp", "fi", "fp", "bi", "bp", "si", "sp", "ID", "Ts", "ms", "t", "tr", "T", "HM", "HP", "HQ", "HU", "HV", "rt",
-  "r", "b", "s", "f", "ft",
+  "ci",
+  "cp",
+  "fi",
+  "fp",
+  "bi",
+  "bp",
+  "si",
+  "sp",
+  "ID",
+  "Ts",
+  "ms",
+  "t",
+  "tr",
+  "T",
+  "HM",
+  "HP",
+  "HQ",
+  "HU",
+  "HV",
+  "rt",
+  "r",
+  "b",
+  "s",
+  "f",
+  "ft",
 ]);
 
 /** Checks a log-format string (`%[expression]`, `%var`, `%%`) whose samples must be available in `direction`. */
@@ -498,7 +584,9 @@ function logFormat(text: string | undefined, what: string, direction: Direction)
     }
     const name = /^[A-Za-z]+/.exec(text.slice(i))?.[0];
     if (!name || !LOG_VARIABLES.has(name)) {
-      refuse(`${what}: "%${name ?? text[i] ?? ""}" is not an allowed log-format variable (write a literal "%" as "%%")`);
+      refuse(
+        `${what}: "%${name ?? text[i] ?? ""}" is not an allowed log-format variable (write a literal "%" as "%%")`,
+      );
     }
     i += name.length;
   }
@@ -528,7 +616,20 @@ export const PREDEFINED_ACLS: Readonly<Record<string, Direction>> = {
   HTTP_URL_STAR: "request",
 };
 
-const MATCH_METHODS: readonly Match[] = ["str", "sub", "beg", "end", "dir", "dom", "reg", "len", "int", "ip", "bool", "found"];
+const MATCH_METHODS: readonly Match[] = [
+  "str",
+  "sub",
+  "beg",
+  "end",
+  "dir",
+  "dom",
+  "reg",
+  "len",
+  "int",
+  "ip",
+  "bool",
+  "found",
+];
 const INT_PATTERN = /^(?:[0-9]{1,10}(?::[0-9]{0,10})?|:[0-9]{1,10})$/;
 const INT_OPERATORS = ["eq", "ge", "gt", "le", "lt"];
 
@@ -571,7 +672,8 @@ function aclBody(words: string[], what: string): Direction {
     if (flag === "-f" || flag === "-M") refuse(`${what}: the flag ${flag} reads patterns from a file`);
     refuse(`${what}: unknown ACL flag ${quote(flag)}`);
   }
-  if (match === "none") refuse(`${what}: ${quote(criterion)} needs -m to say how it matches (str, beg, end, sub, reg...)`);
+  if (match === "none")
+    refuse(`${what}: ${quote(criterion)} needs -m to say how it matches (str, beg, end, sub, reg...)`);
   const values = rest.slice(i);
   if (match === "bool" || match === "found") {
     if (values.length > 0) refuse(`${what}: a ${match === "bool" ? "boolean" : "-m found"} ACL takes no values`);
@@ -711,7 +813,8 @@ function redirect(c: Cursor, what: string, direction: Direction): void {
     const option = c.words[c.i++];
     if (option === "code") oneOf(c.words[c.i++], `${what}: code`, ["301", "302", "303", "307", "308"]);
     else if (option === "set-cookie") matching(c.words[c.i++], `${what}: set-cookie`, SET_COOKIE, "NAME or NAME=value");
-    else if (option === "clear-cookie") matching(c.words[c.i++], `${what}: clear-cookie`, /^[A-Za-z0-9_.-]{1,64}=?$/, "a cookie name");
+    else if (option === "clear-cookie")
+      matching(c.words[c.i++], `${what}: clear-cookie`, /^[A-Za-z0-9_.-]{1,64}=?$/, "a cookie name");
     else if (option !== "drop-query" && option !== "append-slash") {
       refuse(`${what}: ${quote(option)} is not an allowed redirect option`);
     }
@@ -782,10 +885,13 @@ function httpRule(words: string[], state: BackendState, direction: "request" | "
   const what = `http-${direction} ${name ?? ""}`.trim();
   if (name === undefined) refuse(`${what} needs an action`);
   const action = own(actions, name);
-  if (!action) refuse(`${quote(name)} is not an allowed http-${direction} action (allowed: ${Object.keys(actions).join(", ")})`);
+  if (!action)
+    refuse(`${quote(name)} is not an allowed http-${direction} action (allowed: ${Object.keys(actions).join(", ")})`);
   const earlier = state.final[direction];
   if (earlier) {
-    refuse(`${what}: the earlier "${earlier}" has no condition and ends the http-${direction} rules, so this one would never run`);
+    refuse(
+      `${what}: the earlier "${earlier}" has no condition and ends the http-${direction} rules, so this one would never run`,
+    );
   }
   const cursor = { words, i: 2 };
   action(cursor, what, direction);
@@ -865,8 +971,12 @@ export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
     if (word === undefined) refuse(`${what} needs a sample expression`);
     sampleExpression(word, what);
   }),
-  alpn: withValue((word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1")),
-  "check-alpn": withValue((word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1")),
+  alpn: withValue(
+    (word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1"),
+  ),
+  "check-alpn": withValue(
+    (word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1"),
+  ),
 };
 
 /** Checks server options (after `default-server`, or a container link's params) from words[start]. */
@@ -888,7 +998,8 @@ function serverOptions(words: string[], start: number, what: string): void {
   if ((seen.has("ssl") || seen.has("check-ssl")) && !seen.has("verify")) {
     refuse(`${what}: ssl needs "verify none" or "verify required ca-file @system-ca" (there is no other CA file)`);
   }
-  if (seen.has("verify") && verify === "required" && !seen.has("ca-file")) refuse(`${what}: verify required needs ca-file @system-ca`);
+  if (seen.has("verify") && verify === "required" && !seen.has("ca-file"))
+    refuse(`${what}: verify required needs ca-file @system-ca`);
   if (seen.has("agent-check") && !seen.has("agent-port")) refuse(`${what}: agent-check needs agent-port`);
 }
 
@@ -901,9 +1012,12 @@ function checkStep(state: BackendState, step: "connect" | "send" | "expect", wha
   }
   if (state.checks === "httpchk") {
     // HAProxy's http-check sequences: [connect] send expect... [connect send expect...]
-    if (step === "connect" && last !== undefined && last !== "expect") refuse(`${what}: a connect step must follow an expect step`);
-    if (step === "send" && last !== undefined && last !== "connect") refuse(`${what}: a send step needs a connect step before it`);
-    if (step === "expect" && last === "connect") refuse(`${what}: an expect step after a connect needs a send step between them`);
+    if (step === "connect" && last !== undefined && last !== "expect")
+      refuse(`${what}: a connect step must follow an expect step`);
+    if (step === "send" && last !== undefined && last !== "connect")
+      refuse(`${what}: a send step needs a connect step before it`);
+    if (step === "expect" && last === "connect")
+      refuse(`${what}: an expect step after a connect needs a send step between them`);
   }
   state.steps.push(step);
 }
@@ -924,7 +1038,8 @@ function checkConnect(words: string[], i: number, what: string): void {
 
 function checkVariable(words: string[], what: string, set: boolean): void {
   const call = /^(set-var|unset-var)\((.*)\)$/.exec(words[1]);
-  if (!call || !/^check\.[A-Za-z0-9_.]{1,64}$/.test(call[2])) refuse(`${what}: ${words[1].split("(")[0]}() needs a check.* variable`);
+  if (!call || !/^check\.[A-Za-z0-9_.]{1,64}$/.test(call[2]))
+    refuse(`${what}: ${words[1].split("(")[0]}() needs a check.* variable`);
   if (set) {
     if (words.length !== 3) refuse(`${what}: set-var needs one sample expression`);
     sampleExpression(words[2], what);
@@ -953,7 +1068,7 @@ function httpCheck(words: string[], state: BackendState): void {
     case "send": {
       checkStep(state, "send", what);
       const headers = new Set<string>();
-      for (let i = 2; i < words.length; ) {
+      for (let i = 2; i < words.length;) {
         const option = words[i++];
         if (option === "meth") matching(words[i++], `${what} meth`, METHOD, "an HTTP method");
         else if (option === "uri") matching(words[i++], `${what} uri`, URI_PATH, "a path starting with /");
@@ -1038,63 +1153,75 @@ function tcpCheck(words: string[], state: BackendState): void {
 
 // ---- backend directives ----
 
-const TIMEOUTS = ["server", "connect", "queue", "tunnel", "http-request", "http-keep-alive", "check", "server-fin", "tarpit"];
+const TIMEOUTS = [
+  "server",
+  "connect",
+  "queue",
+  "tunnel",
+  "http-request",
+  "http-keep-alive",
+  "check",
+  "server-fin",
+  "tarpit",
+];
 
 /** `option` names allowed in a backend, and whether HAProxy accepts them after `no`. */
-export const OPTIONS: Readonly<Record<string, { negatable: boolean; args?: (words: string[], what: string) => void }>> = {
-  httpchk: {
-    negatable: false,
-    args: (words, what) => {
-      const [first, second, third, extra] = words;
-      if (extra !== undefined) refuse(`${what} takes at most a method, a URI and a version`);
-      if (first === undefined) return;
-      if (second === undefined) return void matching(first, `${what}: the URI`, URI_PATH, "a path starting with /");
-      matching(first, `${what}: the method`, METHOD, "an HTTP method");
-      matching(second, `${what}: the URI`, URI_PATH, "a path starting with /");
-      if (third !== undefined) oneOf(third, `${what}: the version`, ["HTTP/1.0", "HTTP/1.1"]);
+export const OPTIONS: Readonly<Record<string, { negatable: boolean; args?: (words: string[], what: string) => void }>> =
+  {
+    httpchk: {
+      negatable: false,
+      args: (words, what) => {
+        const [first, second, third, extra] = words;
+        if (extra !== undefined) refuse(`${what} takes at most a method, a URI and a version`);
+        if (first === undefined) return;
+        if (second === undefined) return void matching(first, `${what}: the URI`, URI_PATH, "a path starting with /");
+        matching(first, `${what}: the method`, METHOD, "an HTTP method");
+        matching(second, `${what}: the URI`, URI_PATH, "a path starting with /");
+        if (third !== undefined) oneOf(third, `${what}: the version`, ["HTTP/1.0", "HTTP/1.1"]);
+      },
     },
-  },
-  forwardfor: {
-    negatable: false,
-    args: (words, what) => {
-      const seen = new Set<string>();
-      for (let i = 0; i < words.length; ) {
-        const option = words[i++];
-        if (seen.has(option)) refuse(`${what}: ${option} is given twice`);
-        seen.add(option);
-        if (option === "except") network(words[i++], `${what} except`);
-        else if (option === "header") matching(words[i++], `${what} header`, HEADER_NAME, "a header name");
-        else if (option !== "if-none") refuse(`${what}: ${quote(option)} is not an allowed option (allowed: except, header, if-none)`);
-      }
+    forwardfor: {
+      negatable: false,
+      args: (words, what) => {
+        const seen = new Set<string>();
+        for (let i = 0; i < words.length;) {
+          const option = words[i++];
+          if (seen.has(option)) refuse(`${what}: ${option} is given twice`);
+          seen.add(option);
+          if (option === "except") network(words[i++], `${what} except`);
+          else if (option === "header") matching(words[i++], `${what} header`, HEADER_NAME, "a header name");
+          else if (option !== "if-none")
+            refuse(`${what}: ${quote(option)} is not an allowed option (allowed: except, header, if-none)`);
+        }
+      },
     },
-  },
-  "tcp-check": { negatable: false },
-  tcpka: { negatable: false },
-  redispatch: {
-    negatable: true,
-    args: (words, what) => {
-      if (words.length > 1) refuse(`${what} takes at most an interval`);
-      if (words.length === 1) integer(words[0], `${what}: the interval`, -1000, 1000);
+    "tcp-check": { negatable: false },
+    tcpka: { negatable: false },
+    redispatch: {
+      negatable: true,
+      args: (words, what) => {
+        if (words.length > 1) refuse(`${what} takes at most an interval`);
+        if (words.length === 1) integer(words[0], `${what}: the interval`, -1000, 1000);
+      },
     },
-  },
-  "http-server-close": { negatable: true },
-  "http-keep-alive": { negatable: true },
-  httpclose: { negatable: true },
-  abortonclose: { negatable: true },
-  allbackups: { negatable: true },
-  persist: { negatable: true },
-  "log-health-checks": { negatable: true },
-  "prefer-last-server": { negatable: true },
-  "splice-auto": { negatable: true },
-  "splice-request": { negatable: true },
-  "splice-response": { negatable: true },
-  "http-no-delay": { negatable: true },
-  checkcache: { negatable: true },
-  "independent-streams": { negatable: true },
-  nolinger: { negatable: true },
-  srvtcpka: { negatable: true },
-  "http-buffer-request": { negatable: true },
-};
+    "http-server-close": { negatable: true },
+    "http-keep-alive": { negatable: true },
+    httpclose: { negatable: true },
+    abortonclose: { negatable: true },
+    allbackups: { negatable: true },
+    persist: { negatable: true },
+    "log-health-checks": { negatable: true },
+    "prefer-last-server": { negatable: true },
+    "splice-auto": { negatable: true },
+    "splice-request": { negatable: true },
+    "splice-response": { negatable: true },
+    "http-no-delay": { negatable: true },
+    checkcache: { negatable: true },
+    "independent-streams": { negatable: true },
+    nolinger: { negatable: true },
+    srvtcpka: { negatable: true },
+    "http-buffer-request": { negatable: true },
+  };
 
 function option(words: string[], start: number, negated: boolean, state: BackendState): void {
   const name = words[start];
@@ -1122,18 +1249,20 @@ function balance(words: string[]): void {
   if (/^random\([1-9][0-9]?\)$/.test(algorithm)) return none();
   if (algorithm === "rdp-cookie" || /^rdp-cookie\([A-Za-z0-9_-]{1,64}\)$/.test(algorithm)) return none();
   if (/^hdr\([!#%&'*+.^_`|~0-9A-Za-z-]{1,100}\)$/.test(algorithm)) {
-    if (rest.length > 1 || (rest.length === 1 && rest[0] !== "use_domain_only")) refuse(`${what} hdr() takes at most use_domain_only`);
+    if (rest.length > 1 || (rest.length === 1 && rest[0] !== "use_domain_only"))
+      refuse(`${what} hdr() takes at most use_domain_only`);
     return;
   }
   if (algorithm === "url_param") {
     matching(rest[0], `${what} url_param`, TOKEN, "a parameter name");
     if (rest.length === 1) return;
-    if (rest.length !== 3 || rest[1] !== "check_post") refuse(`${what} url_param takes a name and at most check_post <bytes>`);
+    if (rest.length !== 3 || rest[1] !== "check_post")
+      refuse(`${what} url_param takes a name and at most check_post <bytes>`);
     integer(rest[2], `${what} url_param check_post`, 0, 1_000_000);
     return;
   }
   if (algorithm === "uri") {
-    for (let i = 0; i < rest.length; ) {
+    for (let i = 0; i < rest.length;) {
       const option = rest[i++];
       if (option === "len" || option === "depth") integer(rest[i++], `${what} uri ${option}`, 1, 1_000_000);
       else if (option !== "whole" && option !== "path-only") {
@@ -1153,14 +1282,15 @@ function cookie(words: string[]): void {
   matching(words[1], `${what}: the name`, TOKEN, "a cookie name");
   const modes = ["rewrite", "insert", "prefix"];
   let mode = false;
-  for (let i = 2; i < words.length; ) {
+  for (let i = 2; i < words.length;) {
     const option = words[i++];
     if (modes.includes(option)) {
       if (mode) refuse(`${what}: only one of rewrite, insert and prefix`);
       mode = true;
     } else if (option === "domain") matching(words[i++], `${what} domain`, /^\.?[A-Za-z0-9.-]{1,253}$/, "a domain");
     else if (option === "maxidle" || option === "maxlife") time(words[i++], `${what} ${option}`);
-    else if (option === "attr") matching(words[i++], `${what} attr`, /^[A-Za-z0-9=_.-]{1,100}$/, "an attribute (SameSite=Strict)");
+    else if (option === "attr")
+      matching(words[i++], `${what} attr`, /^[A-Za-z0-9=_.-]{1,100}$/, "an attribute (SameSite=Strict)");
     else if (!["indirect", "nocache", "postonly", "preserve", "httponly", "secure", "dynamic"].includes(option)) {
       refuse(`${what}: ${quote(option)} is not an allowed option`);
     }
@@ -1168,8 +1298,23 @@ function cookie(words: string[]): void {
 }
 
 const RETRY_EVENTS = [
-  "none", "conn-failure", "empty-response", "junk-response", "response-timeout", "0rtt-rejected", "all-retryable-errors",
-  "401", "403", "404", "408", "425", "500", "501", "502", "503", "504",
+  "none",
+  "conn-failure",
+  "empty-response",
+  "junk-response",
+  "response-timeout",
+  "0rtt-rejected",
+  "all-retryable-errors",
+  "401",
+  "403",
+  "404",
+  "408",
+  "425",
+  "500",
+  "501",
+  "502",
+  "503",
+  "504",
 ];
 
 type Directive = (words: string[], state: BackendState) => void;
@@ -1223,8 +1368,7 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
     } else if (values.length === 0) refuse(`compression ${kind} needs values`);
     else if (kind === "algo") {
       for (const value of values) oneOf(value, "compression algo", ["identity", "gzip", "deflate", "raw-deflate"]);
-    }
-    else for (const value of values) matching(value, "compression type", MIME_TYPE, "a media type such as text/html");
+    } else for (const value of values) matching(value, "compression type", MIME_TYPE, "a media type such as text/html");
   },
   errorloc: (words) => errorloc(words),
   errorloc302: (words) => errorloc(words),
@@ -1236,7 +1380,8 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
   "default-server": (words) => serverOptions(words, 1, "default-server"),
   acl: (words, state) => {
     const name = matching(words[1], "acl: the name", ACL_NAME, "letters, digits, '.', ':', '_' or '-'");
-    if (Object.hasOwn(PREDEFINED_ACLS, name) || ["or", "if", "unless"].includes(name)) refuse(`acl: ${name} is a reserved name`);
+    if (Object.hasOwn(PREDEFINED_ACLS, name) || ["or", "if", "unless"].includes(name))
+      refuse(`acl: ${name} is a reserved name`);
     const direction = aclBody(words.slice(2), `acl ${name}`);
     const previous = state.acls.get(name);
     state.acls.set(name, previous === undefined ? direction : combine(previous, direction, `acl ${name}`));
@@ -1254,12 +1399,19 @@ function errorloc(words: string[]): void {
 // ---- directives an installation adds (HAPROXY_PARAMS_EXTRA_DIRECTIVES) ----
 
 /** Names the setting may not allow: they open sections, modify other keywords, or add servers (any address). */
-export const NEVER_EXTRA: ReadonlySet<string> = new Set([...SECTION_KEYWORDS, "no", "default", "server", "server-template"]);
+export const NEVER_EXTRA: ReadonlySet<string> = new Set([
+  ...SECTION_KEYWORDS,
+  "no",
+  "default",
+  "server",
+  "server-template",
+]);
 
 /** An extra directive's arguments: no file or path-like word, no address, no sample fetch or converter off the list. */
 function extraArguments(words: string[]): void {
   for (const word of words.slice(1)) {
-    if (/[/\\~@]/.test(word) || /\.[A-Za-z][A-Za-z0-9]{0,7}$/.test(word)) refuse(`${quote(word)} looks like a file or a path`);
+    if (/[/\\~@]/.test(word) || /\.[A-Za-z][A-Za-z0-9]{0,7}$/.test(word))
+      refuse(`${quote(word)} looks like a file or a path`);
     for (const match of word.matchAll(/([A-Za-z0-9_.+-]+)\(/g)) {
       const name = match[1];
       if (!Object.hasOwn(FETCHES, name) && !Object.hasOwn(CONVERTERS, name) && !Object.hasOwn(ACL_KEYWORDS, name)) {
@@ -1267,7 +1419,8 @@ function extraArguments(words: string[]): void {
       }
     }
     if (/(^|[^A-Za-z0-9_])(lua|51d|wurfl|da-csv)[.-]/.test(word)) refuse(`${quote(word)} calls code or data files`);
-    if (/(^|[^A-Za-z0-9_])proc\./.test(word)) refuse("process-wide variables (proc.*) are shared between backends and not allowed");
+    if (/(^|[^A-Za-z0-9_])proc\./.test(word))
+      refuse("process-wide variables (proc.*) are shared between backends and not allowed");
   }
 }
 
@@ -1303,7 +1456,8 @@ function checkWords(words: string[]): void {
     if (word === "") refuse('an empty word ("") is not allowed');
     if (/\$[A-Za-z_.{]/.test(word)) refuse("environment expansion (${NAME} or $NAME) is not allowed");
     const breaksAllowed =
-      (words[0] === "tcp-check" && index >= 2 && (words[1] === "send" || words[1] === "expect")) || words[index - 1] === "agent-send";
+      (words[0] === "tcp-check" && index >= 2 && (words[1] === "send" || words[1] === "expect")) ||
+      words[index - 1] === "agent-send";
     if (DECODED_CONTROL.test(word) || (!breaksAllowed && ESCAPED_BREAKS.test(word))) {
       refuse(`${quote(word)} contains a control character`);
     }
@@ -1325,19 +1479,22 @@ const FORBIDDEN_CALL = new RegExp(
 
 function netCheck(words: string[]): void {
   for (const word of words) {
-    if (FORBIDDEN_CALL.test(word)) refuse(`${quote(word)} calls a function that reads files, the environment or shared tables`);
+    if (FORBIDDEN_CALL.test(word))
+      refuse(`${quote(word)} calls a function that reads files, the environment or shared tables`);
   }
 }
 
 function backendLine(words: string[], state: BackendState, extra: ReadonlySet<string>): "maintenance" | void {
   const [directive] = words;
   if (SECTION_KEYWORDS.has(directive)) refuse(`${quote(directive)} opens a new section`);
-  if (directive.startsWith(".")) refuse(`${quote(directive)} is a configuration-parser directive (.if, .notice...) and not allowed`);
+  if (directive.startsWith("."))
+    refuse(`${quote(directive)} is a configuration-parser directive (.if, .notice...) and not allowed`);
   if (directive === "_maintenance") {
     if (words.length > 1) refuse("_maintenance takes no arguments");
     return "maintenance";
   }
-  if (directive.startsWith("_")) refuse(`${quote(directive)} is not a supported pseudo-directive (only _maintenance is)`);
+  if (directive.startsWith("_"))
+    refuse(`${quote(directive)} is not a supported pseudo-directive (only _maintenance is)`);
   checkWords(words);
   if (directive === "no") {
     if (words[1] !== "option") refuse(`"no" is only allowed before option`);
@@ -1357,7 +1514,10 @@ function backendLine(words: string[], state: BackendState, extra: ReadonlySet<st
   refuse(`${quote(directive)} is not an allowed directive`);
 }
 
-const problem = (line: number, text: string, reason: string): ParamsResult<never> => ({ ok: false, error: { line, text, reason } });
+const problem = (line: number, text: string, reason: string): ParamsResult<never> => ({
+  ok: false,
+  error: { line, text, reason },
+});
 
 /**
  * Vets a backend's params: one directive per line, each allow-listed (or in `extraDirectives`, whose arguments are

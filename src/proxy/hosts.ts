@@ -15,7 +15,10 @@ export async function upsertHost(db: Database, input: HostCreate, addressExcepti
   const [row] = await db
     .insert(hosts)
     .values(input)
-    .onConflictDoUpdate({ target: hosts.hostname, set: { ipv6: sql`excluded.ipv6`, version: sql`${hosts.version} + 1` } })
+    .onConflictDoUpdate({
+      target: hosts.hostname,
+      set: { ipv6: sql`excluded.ipv6`, version: sql`${hosts.version} + 1` },
+    })
     .returning();
   return hostListItem(row);
 }

@@ -2,7 +2,16 @@
 // from. Sorted here once, so that the generators' output depends on the data alone.
 import type { Database } from "../shared/db";
 import { byText } from "./projects";
-import { backendContainers, backends, containerPermissions, containers, domains, hosts, projects, users } from "./tables";
+import {
+  backendContainers,
+  backends,
+  containerPermissions,
+  containers,
+  domains,
+  hosts,
+  projects,
+  users,
+} from "./tables";
 
 type Row<T extends { $inferSelect: unknown }> = T["$inferSelect"];
 
@@ -37,7 +46,9 @@ export async function loadInstallation(db: Database): Promise<Installation> {
   ]);
   projectRows.sort((a, b) => byText(a.label, b.label));
   const projectLabel = new Map(projectRows.map((row) => [row.id, row.label]));
-  backendRows.sort((a, b) => byText(projectLabel.get(a.projectId)!, projectLabel.get(b.projectId)!) || byText(a.label, b.label));
+  backendRows.sort(
+    (a, b) => byText(projectLabel.get(a.projectId)!, projectLabel.get(b.projectId)!) || byText(a.label, b.label),
+  );
   domainRows.sort((a, b) => byText(a.domainName, b.domainName));
   referenceRows.sort((a, b) => a.backendId - b.backendId || a.containerId - b.containerId);
   return {

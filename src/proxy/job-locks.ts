@@ -29,12 +29,19 @@ export async function releaseJobLock(env: Env, name: string, holder: string): Pr
 }
 
 /** Runs `work` holding the lock, and releases it however the work ends. */
-export async function withJobLock<T>(env: Env, name: string, request: { holder: string; kind: string }, work: () => Promise<T>): Promise<T> {
+export async function withJobLock<T>(
+  env: Env,
+  name: string,
+  request: { holder: string; kind: string },
+  work: () => Promise<T>,
+): Promise<T> {
   await acquireJobLock(env, name, request);
   try {
     return await work();
   } finally {
     // A release that fails must not hide the work's own outcome: the lock then ends with JOB_LOCK_TIMEOUT.
-    await releaseJobLock(env, name, request.holder).catch((error) => logError(`proxy: could not release the ${name} lock`, error));
+    await releaseJobLock(env, name, request.holder).catch((error) =>
+      logError(`proxy: could not release the ${name} lock`, error),
+    );
   }
 }

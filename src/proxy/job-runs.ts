@@ -34,7 +34,8 @@ export async function listProxyJobs(db: Database, input: { kind?: ProxyJobKind; 
 /** A run of one of the proxy's jobs (other services' runs answer 404 here). */
 export async function getProxyJob(db: Database, id: number) {
   const row = Number.isSafeInteger(id) && id > 0 ? await getJobRun(db, id) : undefined;
-  if (!row || !(PROXY_JOB_KINDS as readonly string[]).includes(row.kind)) throw new NotFound(`Invalid job: id ${id} not existing`);
+  if (!row || !(PROXY_JOB_KINDS as readonly string[]).includes(row.kind))
+    throw new NotFound(`Invalid job: id ${id} not existing`);
   return jobRunView(row);
 }
 

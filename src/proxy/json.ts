@@ -18,4 +18,8 @@ export function jsonResponse(c: Context, value: unknown, status: 200 | 201 = 200
 }
 
 /** The spec's ServiceResult: the reply of the create-or-update endpoints. */
-export const serviceResult = <T>(payload: T, warnings: string[] = []) => ({ success: true as const, payload, warnings });
+export const serviceResult = <T>(payload: T, warnings: string[] = []) => ({
+  success: true as const,
+  payload,
+  warnings,
+});

@@ -4,7 +4,16 @@ import type { Database } from "../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
 import { invalidProject, NotFound } from "./errors";
 import type { ProjectInput } from "./schemas";
-import { backendContainers, backends, containerPermissions, containers, domains, hosts, projects, users } from "./tables";
+import {
+  backendContainers,
+  backends,
+  containerPermissions,
+  containers,
+  domains,
+  hosts,
+  projects,
+  users,
+} from "./tables";
 import { backendView, containerView, projectViewOf, type ProjectView } from "./views";
 
 export type ProjectRow = typeof projects.$inferSelect;
@@ -47,14 +56,39 @@ export async function loadProjectTrees(db: Database, projectId?: number): Promis
   const userIds = sql`(select ${containerPermissions.userId} from ${containerPermissions}
     where ${containerPermissions.containerId} in ${containerIds})`;
   const rows = await db.batch([
-    db.select().from(projects).where(all ? undefined : eq(projects.id, projectId)).orderBy(asc(projects.label)),
-    db.select().from(backends).where(all ? undefined : eq(backends.projectId, projectId)),
-    db.select().from(domains).where(all ? undefined : inArray(domains.backendId, backendIds)),
-    db.select().from(backendContainers).where(all ? undefined : inArray(backendContainers.backendId, backendIds)),
-    db.select().from(containers).where(all ? undefined : eq(containers.projectId, projectId)),
-    db.select().from(hosts).where(all ? undefined : inArray(hosts.id, hostIds)),
-    db.select().from(containerPermissions).where(all ? undefined : inArray(containerPermissions.containerId, containerIds)),
-    db.select().from(users).where(all ? undefined : inArray(users.id, userIds)),
+    db
+      .select()
+      .from(projects)
+      .where(all ? undefined : eq(projects.id, projectId))
+      .orderBy(asc(projects.label)),
+    db
+      .select()
+      .from(backends)
+      .where(all ? undefined : eq(backends.projectId, projectId)),
+    db
+      .select()
+      .from(domains)
+      .where(all ? undefined : inArray(domains.backendId, backendIds)),
+    db
+      .select()
+      .from(backendContainers)
+      .where(all ? undefined : inArray(backendContainers.backendId, backendIds)),
+    db
+      .select()
+      .from(containers)
+      .where(all ? undefined : eq(containers.projectId, projectId)),
+    db
+      .select()
+      .from(hosts)
+      .where(all ? undefined : inArray(hosts.id, hostIds)),
+    db
+      .select()
+      .from(containerPermissions)
+      .where(all ? undefined : inArray(containerPermissions.containerId, containerIds)),
+    db
+      .select()
+      .from(users)
+      .where(all ? undefined : inArray(users.id, userIds)),
   ]);
   const [projectRows, backendRows, domainRows, referenceRows, containerRows, hostRows, permissionRows, userRows] = rows;
 

@@ -6,16 +6,22 @@ import { LABEL_PATTERN, MAX_PATTERNS, patternProblem } from "./project-patterns"
 
 /** Labels appear in HAProxy backend names and Linux account names `<project>-<container>_<permission>`. */
 export { LABEL_PATTERN };
-const HOSTNAME_PATTERN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const HOSTNAME_PATTERN =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 /** Technical user names on containers (Linux user names such as www-data or root). */
 const PERMISSION_PATTERN = /^[a-z0-9_][a-z0-9_-]{1,31}$/;
-const SSH_KEY_TYPE = "(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\\.com)";
+const SSH_KEY_TYPE =
+  "(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\\.com)";
 /** One key line: type, base64 body, optional comment; no line breaks, which would add authorized_keys lines. */
 const SSH_PUBLIC_KEY_PATTERN = new RegExp(`^${SSH_KEY_TYPE} [A-Za-z0-9+/]+={0,3}(?: [^\\r\\n]{0,200})?$`);
 
 const label = z.string().regex(LABEL_PATTERN, "must be 2 to 32 lowercase letters or digits");
 /** Host names are stored lower-cased: HAProxy lower-cases the Host header before looking it up. */
-const hostName = z.string().trim().toLowerCase().regex(HOSTNAME_PATTERN, "must be a host name (letters, digits, hyphens, dots)");
+const hostName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(HOSTNAME_PATTERN, "must be a host name (letters, digits, hyphens, dots)");
 /** A container or host address in RFC 5952 form; what it may point at is checked where it is stored (addresses.ts). */
 const ipv6 = z
   .string()
@@ -94,7 +100,9 @@ export const BackendInput = z
       description: "HAProxy backend directives from an allow-list, every argument vetted (see docs/security.md)",
     }),
     domainForwardings: optional(z.array(DomainInput)).openapi({ description: "when present, replaces the list" }),
-    backendContainers: optional(z.array(BackendContainerInput)).openapi({ description: "when present, replaces the list" }),
+    backendContainers: optional(z.array(BackendContainerInput)).openapi({
+      description: "when present, replaces the list",
+    }),
     version: optional(version),
   })
   .openapi("BackendInput");
@@ -118,7 +126,9 @@ export type DomainOperation = z.output<typeof DomainOperation>;
 
 export const MassDomainUpdate = z
   .object({
-    fullSync: optional(z.boolean()).openapi({ description: "when true, every other domain of the one project is removed" }),
+    fullSync: optional(z.boolean()).openapi({
+      description: "when true, every other domain of the one project is removed",
+    }),
     domainOperations: z.array(DomainOperation),
   })
   .openapi("MassDomainUpdate");
@@ -136,7 +146,8 @@ export const ApiUserInput = z
     password: z.string().min(8).max(1024),
     email: optional(z.email()),
     projectPatterns: regexList.openapi({
-      description: "RE2 regular expressions (at most 64 of 256 characters), each matched against the whole project label",
+      description:
+        "RE2 regular expressions (at most 64 of 256 characters), each matched against the whole project label",
     }),
   })
   .openapi("ApiUserInput");
@@ -147,7 +158,9 @@ export const UserInput = z
     email: z.email(),
     fullname: optional(z.string().max(200)),
     sshPublicKey: optional(z.string().trim().regex(SSH_PUBLIC_KEY_PATTERN, "must be one OpenSSH public key line")),
-    role: optional(z.enum(["ADMIN", "USER", "CONTACT"])).openapi({ description: "defaults to CONTACT (SSH access only)" }),
+    role: optional(z.enum(["ADMIN", "USER", "CONTACT"])).openapi({
+      description: "defaults to CONTACT (SSH access only)",
+    }),
     defaultPermission: optional(z.array(permission)),
     proxyPermission: optional(regexList),
   })
@@ -302,7 +315,9 @@ export const HaproxyVersionSummary = z
 
 export const HaproxyVersion = HaproxyVersionSummary.extend({
   files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg and the four maps" }),
-  certificates: z.array(z.object({ file: z.string(), name: z.string() })).openapi({ description: "certificate files shipped (keys stay in D1)" }),
+  certificates: z
+    .array(z.object({ file: z.string(), name: z.string() }))
+    .openapi({ description: "certificate files shipped (keys stay in D1)" }),
 }).openapi("HaproxyVersion");
 
 export const SshAccount = z

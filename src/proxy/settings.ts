@@ -21,24 +21,28 @@ const optionalUrl = () => z.preprocess(unsetIfEmpty, httpUrl().optional());
 /** A list of URLs separated by commas or white space; empty means none. */
 const urlList = () =>
   z.preprocess(
-    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : value ?? []),
+    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? [])),
     z.array(httpUrl()),
   );
 
 /** HAProxy directive names separated by commas or white space; empty means none. */
 const directiveList = () =>
   z.preprocess(
-    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : value ?? []),
+    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? [])),
     z.array(
       z
         .string()
         .regex(/^[a-z][a-z0-9_-]{0,63}$/, "must list HAProxy directive names (lowercase letters, digits, '-' and '_')")
-        .refine((name) => !NEVER_EXTRA.has(name), { error: (issue) => `${JSON.stringify(issue.input)} cannot be allowed in params` }),
+        .refine((name) => !NEVER_EXTRA.has(name), {
+          error: (issue) => `${JSON.stringify(issue.input)} cannot be allowed in params`,
+        }),
     ),
   );
 
 const port = (defaultValue: number) =>
-  z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(65535).optional()).transform((value) => value ?? defaultValue);
+  z
+    .preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(65535).optional())
+    .transform((value) => value ?? defaultValue);
 
 export const ProxySettings = z.object({
   /** master (default) runs writes and jobs; a slave answers them with 405 and serves reads. */
@@ -91,9 +95,13 @@ export const ProxySettings = z.object({
   HAPROXY_HTTP_PORT: port(80),
   HAPROXY_HTTPS_PORT: port(443),
   /** Address the frontends bind; `::` (the default) listens on IPv6 and IPv4. */
-  HAPROXY_BIND_ADDRESS: envString("::").pipe(z.union([z.ipv4(), z.ipv6()], { message: "must be an IPv4 or IPv6 address" })),
+  HAPROXY_BIND_ADDRESS: envString("::").pipe(
+    z.union([z.ipv4(), z.ipv6()], { message: "must be an IPv4 or IPv6 address" }),
+  ),
   /** Status of the http to https redirect of domains with a certificate. */
-  HAPROXY_HTTPS_REDIRECT_CODE: z.preprocess(unsetIfEmpty, z.enum(["301", "302", "307", "308"]).default("301")).transform(Number),
+  HAPROXY_HTTPS_REDIRECT_CODE: z
+    .preprocess(unsetIfEmpty, z.enum(["301", "302", "307", "308"]).default("301"))
+    .transform(Number),
   /**
    * Origin of this control plane as the load balancers reach it: HAProxy forwards HTTP-01 challenge requests there.
    * Unset, the challenge backend has no server (and the generation warns).

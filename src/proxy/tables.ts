@@ -13,9 +13,14 @@ export const apiUsers = sqliteTable("api_users", {
   passwordHash: text("password_hash").notNull(),
   email: text("email"),
   /** JSON array of regular expressions, each matched against the whole project label. */
-  projectPatterns: text("project_patterns", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  projectPatterns: text("project_patterns", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
   version: version(),
-  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`),
 });
 
 export const projects = sqliteTable("projects", {
@@ -41,11 +46,19 @@ export const users = sqliteTable("users", {
   /** One OpenSSH public key line; written to authorized_keys by the SSH proxy job. */
   sshPublicKey: text("ssh_public_key"),
   /** ADMIN, USER or CONTACT (as in the original console; CONTACT has SSH access only). */
-  role: text("role", { enum: ["ADMIN", "USER", "CONTACT"] }).notNull().default("CONTACT"),
+  role: text("role", { enum: ["ADMIN", "USER", "CONTACT"] })
+    .notNull()
+    .default("CONTACT"),
   /** Technical user names granted by default on new containers, e.g. ["www-data"]. */
-  defaultPermission: text("default_permission", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  defaultPermission: text("default_permission", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
   /** Project patterns of a console USER (regular expressions over project labels). */
-  proxyPermission: text("proxy_permission", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  proxyPermission: text("proxy_permission", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
   version: version(),
 });
 
@@ -160,14 +173,21 @@ export const haproxyVersions = sqliteTable("haproxy_versions", {
    * pending while the master's agent checks it; active once applied (or stored without an agent); previous after a
    * newer version became active; rejected when validation or the agent refused it.
    */
-  status: text("status", { enum: ["pending", "active", "previous", "rejected"] }).notNull().default("pending"),
+  status: text("status", { enum: ["pending", "active", "previous", "rejected"] })
+    .notNull()
+    .default("pending"),
   /** Why it was rejected. */
   error: text("error"),
   /** The job run that generated it. */
   jobRunId: integer("job_run_id"),
   /** Certificate files of the bundle: [{file, name}] (the PEMs stay in `certificates`). */
-  certificateFiles: text("certificate_files", { mode: "json" }).$type<{ file: string; name: string }[]>().notNull().default(sql`'[]'`),
-  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+  certificateFiles: text("certificate_files", { mode: "json" })
+    .$type<{ file: string; name: string }[]>()
+    .notNull()
+    .default(sql`'[]'`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`),
 });
 
 /** The text files of a version, one row each (a row stays under D1's 2 MB value limit per file). */
@@ -204,7 +224,9 @@ export const certificates = sqliteTable(
     certificatePem: text("certificate_pem").notNull(),
     /** PKCS#8 PEM. */
     privateKeyPem: text("private_key_pem").notNull(),
-    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" })
+      .notNull()
+      .default(sql`(unixepoch() * 1000)`),
   },
   (table) => [index("certificates_not_after_idx").on(table.notAfter)],
 );
@@ -225,7 +247,9 @@ export const acmeAccounts = sqliteTable("acme_accounts", {
   email: text("email"),
   privateJwk: text("private_jwk", { mode: "json" }).$type<JsonWebKey>().notNull(),
   accountUrl: text("account_url").notNull(),
-  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`),
 });
 
 /** HTTP-01 challenges of pending orders, answered at GET /.well-known/acme-challenge/{token}. */
@@ -243,6 +267,11 @@ export const sshProxyVersions = sqliteTable("ssh_proxy_versions", {
   jobRunId: integer("job_run_id"),
   accounts: text("accounts").notNull(),
   yaml: text("yaml").notNull(),
-  warnings: text("warnings", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
-  createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+  warnings: text("warnings", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
+  createdAt: integer("created_at", { mode: "timestamp_ms" })
+    .notNull()
+    .default(sql`(unixepoch() * 1000)`),
 });

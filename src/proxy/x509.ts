@@ -32,7 +32,8 @@ const toBase64 = (bytes: Uint8Array) => {
   return btoa(binary);
 };
 
-export const toBase64Url = (bytes: Uint8Array) => toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+export const toBase64Url = (bytes: Uint8Array) =>
+  toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
 export function toPem(label: string, bytes: Uint8Array): string {
   const lines = toBase64(bytes).match(/.{1,64}/g) ?? [];
@@ -42,11 +43,16 @@ export function toPem(label: string, bytes: Uint8Array): string {
 /** Every PEM block with this label, decoded, in order. */
 export function pemBlocks(text: string, label: string): Uint8Array[] {
   const pattern = new RegExp(`-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]*?)-----END ${label}-----`, "g");
-  return [...text.matchAll(pattern)].map((match) => Uint8Array.from(atob(match[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0)));
+  return [...text.matchAll(pattern)].map((match) =>
+    Uint8Array.from(atob(match[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0)),
+  );
 }
 
 /** The PEM blocks of a text with these labels, re-encoded canonically (drops anything between blocks). */
-export const normalisePem = (text: string, label: string) => pemBlocks(text, label).map((block) => toPem(label, block)).join("");
+export const normalisePem = (text: string, label: string) =>
+  pemBlocks(text, label)
+    .map((block) => toPem(label, block))
+    .join("");
 
 // ---- reading certificates ----
 
@@ -179,7 +185,10 @@ export async function keyMismatch(privateKeyText: string, info: CertificateInfo)
   } catch (error) {
     return `the key cannot be read: ${error instanceof Error ? error.message : String(error)}`;
   }
-  const same = algorithm.name === "ECDSA" ? privateJwk.x === publicJwk.x && privateJwk.y === publicJwk.y : privateJwk.n === publicJwk.n && privateJwk.e === publicJwk.e;
+  const same =
+    algorithm.name === "ECDSA"
+      ? privateJwk.x === publicJwk.x && privateJwk.y === publicJwk.y
+      : privateJwk.n === publicJwk.n && privateJwk.e === publicJwk.e;
   return same ? undefined : "the private key does not belong to the certificate";
 }
 
@@ -204,7 +213,9 @@ const commonNameOnly = (commonName: string) =>
 const subjectAltNames = (domainNames: string[]) =>
   der.sequence(
     der.objectIdentifier(OID.subjectAltName),
-    der.octetString(der.sequence(...domainNames.map((name) => der.tlv(der.contextTag(2, false), new TextEncoder().encode(name))))),
+    der.octetString(
+      der.sequence(...domainNames.map((name) => der.tlv(der.contextTag(2, false), new TextEncoder().encode(name)))),
+    ),
   );
 
 /** A PKCS#10 certificate request (DER) for the domain names, signed with the key pair (P-256). */
@@ -239,7 +250,12 @@ export async function selfSignedCertificate(input: { commonName: string; notBefo
     der.sequence(der.time(input.notBefore), der.time(input.notAfter)),
     name,
     await spkiOf(keys.publicKey),
-    der.explicit(3, der.sequence(der.sequence(der.objectIdentifier(OID.basicConstraints), der.boolean(true), der.octetString(der.sequence())))),
+    der.explicit(
+      3,
+      der.sequence(
+        der.sequence(der.objectIdentifier(OID.basicConstraints), der.boolean(true), der.octetString(der.sequence())),
+      ),
+    ),
   );
   const certificate = der.sequence(tbs, ecdsaWithSha256(), der.bitString(await signEcdsa(keys.privateKey, tbs)));
   return { certificatePem: toPem("CERTIFICATE", certificate), privateKeyPem: await privateKeyPem(keys.privateKey) };

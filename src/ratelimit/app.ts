@@ -52,7 +52,12 @@ ratelimitApp.all("/json", async (c) => {
     if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
     logError("ratelimit: counter store failed", { message: decision.error.message });
     // The key-value store's and object cache's messages are safe to show (as the reference's are); see counter-stores.
-    throw new HttpError(500, storeErrorsArePublic(c.env) ? `rate limit counter store error: ${decision.error.message}` : "rate limit counter store error");
+    throw new HttpError(
+      500,
+      storeErrorsArePublic(c.env)
+        ? `rate limit counter store error: ${decision.error.message}`
+        : "rate limit counter store error",
+    );
   }
   const { response } = decision.value;
   return c.json(rateLimitResponseToJson(response), response.overallCode === "OVER_LIMIT" ? 429 : 200);

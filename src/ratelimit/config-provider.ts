@@ -23,7 +23,10 @@ export interface LoadedConfig {
 }
 
 /** The bundled files the settings select: *.yaml directly in RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY of config/. */
-export function bundledFiles(settings: RateLimitSettings, bundle: Record<string, string> = bundledConfigFiles): ConfigFile[] {
+export function bundledFiles(
+  settings: RateLimitSettings,
+  bundle: Record<string, string> = bundledConfigFiles,
+): ConfigFile[] {
   const directory = [settings.RUNTIME_SUBDIRECTORY, settings.RUNTIME_APPDIRECTORY]
     .flatMap((part) => part.split("/"))
     .filter((part) => part !== "" && part !== ".")

@@ -30,15 +30,28 @@ function choose(env: Env): Chosen {
     case "kvstore": {
       const options = kvstoreOptions(settings);
       const kvstore = kvstoreCounterStore(env.KVSTORE_CONNECTION, options);
-      result = { backend: "kvstore", store: kvstore, kvstore, healthCheckActiveConnection: options.healthCheckActiveConnection };
+      result = {
+        backend: "kvstore",
+        store: kvstore,
+        kvstore,
+        healthCheckActiveConnection: options.healthCheckActiveConnection,
+      };
       break;
     }
     case "memcache":
       // The increments run after the answer, for as long as the request's waitUntil keeps the Worker alive.
-      result = { backend: "objcache", store: objcacheCounterStore(objcacheOptions(settings), waitUntil), healthCheckActiveConnection: false };
+      result = {
+        backend: "objcache",
+        store: objcacheCounterStore(objcacheOptions(settings), waitUntil),
+        healthCheckActiveConnection: false,
+      };
       break;
     default:
-      result = { backend: "durable-object", store: durableObjectStore(env.RATE_LIMIT_COUNTER), healthCheckActiveConnection: false };
+      result = {
+        backend: "durable-object",
+        store: durableObjectStore(env.RATE_LIMIT_COUNTER),
+        healthCheckActiveConnection: false,
+      };
   }
   chosen.set(env, result);
   return result;

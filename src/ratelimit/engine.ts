@@ -21,7 +21,11 @@ function serviceSettingsOf(settings: RateLimitSettings): ServiceSettings {
       nearLimitRatio: settings.NEAR_LIMIT_RATIO,
       cacheKeyPrefix: settings.CACHE_KEY_PREFIX,
       responseHeaders: settings.LIMIT_RESPONSE_HEADERS_ENABLED
-        ? { limit: settings.LIMIT_LIMIT_HEADER, remaining: settings.LIMIT_REMAINING_HEADER, reset: settings.LIMIT_RESET_HEADER }
+        ? {
+            limit: settings.LIMIT_LIMIT_HEADER,
+            remaining: settings.LIMIT_REMAINING_HEADER,
+            reset: settings.LIMIT_RESET_HEADER,
+          }
         : undefined,
     };
     serviceSettings.set(settings, result);

@@ -60,7 +60,9 @@ export function responseToProto(response: RateLimitResponse): MessageInitShape<t
       },
       limitRemaining: status.limitRemaining,
       durationUntilReset:
-        status.durationUntilResetSeconds === undefined ? undefined : { seconds: BigInt(status.durationUntilResetSeconds) },
+        status.durationUntilResetSeconds === undefined
+          ? undefined
+          : { seconds: BigInt(status.durationUntilResetSeconds) },
     })),
     responseHeadersToAdd: response.responseHeadersToAdd.map(({ key, value }) => ({ key, value })),
   };

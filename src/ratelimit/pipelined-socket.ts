@@ -58,7 +58,10 @@ export abstract class PipelinedSocket<W extends Waiter> {
 
   /** A time-out for one waiter: no reply within it fails the socket (and so every waiter). */
   protected replyTimer(): ReturnType<typeof setTimeout> {
-    return setTimeout(() => this.fail(this.error(`no reply from ${formatAddress(this.address)} within ${this.timeoutMs} ms`)), this.timeoutMs);
+    return setTimeout(
+      () => this.fail(this.error(`no reply from ${formatAddress(this.address)} within ${this.timeoutMs} ms`)),
+      this.timeoutMs,
+    );
   }
 
   protected write(bytes: Uint8Array): void {
@@ -102,7 +105,11 @@ export abstract class PipelinedSocket<W extends Waiter> {
         this.consume(value);
       }
     } catch (error) {
-      this.fail(error instanceof this.errors.type ? error : this.error(`reading from ${formatAddress(this.address)} failed: ${messageOf(error)}`));
+      this.fail(
+        error instanceof this.errors.type
+          ? error
+          : this.error(`reading from ${formatAddress(this.address)} failed: ${messageOf(error)}`),
+      );
     }
   }
 }

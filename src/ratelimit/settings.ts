@@ -1,7 +1,16 @@
 // Settings of the rate limit service, with the spec's names and defaults (the reference's envconfig names).
 // Parsed once per isolate; each field says what it does here, including where Workers change the meaning.
 import { z } from "zod";
-import { envBoolean, envDurationMs, envInteger, envNumber, envOptionalString, envString, readSettings, SettingsError } from "../shared/settings";
+import {
+  envBoolean,
+  envDurationMs,
+  envInteger,
+  envNumber,
+  envOptionalString,
+  envString,
+  readSettings,
+  SettingsError,
+} from "../shared/settings";
 import { DEFAULT_LIMITS, type ConfigLimits, type RequestLimits } from "./core/limits";
 import { parseExtraTags, type Tags } from "./stats/names";
 import { parseMogrifiers, type Mogrifier } from "./stats/statsd";
@@ -166,8 +175,7 @@ export const RateLimitSettings = z.object({
 });
 export type RateLimitSettings = z.output<typeof RateLimitSettings>;
 
-export const rateLimitSettings = (env: object): RateLimitSettings =>
-  readSettings(RateLimitSettings, env, "ratelimit");
+export const rateLimitSettings = (env: object): RateLimitSettings => readSettings(RateLimitSettings, env, "ratelimit");
 
 const limit = <K extends keyof typeof DEFAULT_LIMITS>(settings: RateLimitSettings, setting: K) => ({
   max: settings[setting],
@@ -219,9 +227,18 @@ export function withStoreAliases(env: unknown): unknown {
 }
 
 /** An enum variable read case-insensitively (the reference lower-cases KVSTORE_TYPE, upper-cases the pool behaviour). */
-const envChoice = <const T extends readonly [string, ...string[]]>(choices: T, defaultValue: T[number], upper = false) =>
+const envChoice = <const T extends readonly [string, ...string[]]>(
+  choices: T,
+  defaultValue: T[number],
+  upper = false,
+) =>
   z.preprocess(
-    (value) => (value === "" || value === undefined ? undefined : upper ? String(value).toUpperCase() : String(value).toLowerCase()),
+    (value) =>
+      value === "" || value === undefined
+        ? undefined
+        : upper
+          ? String(value).toUpperCase()
+          : String(value).toLowerCase(),
     z.enum(choices).default(defaultValue as never),
   );
 
@@ -333,7 +350,8 @@ export interface StatsConfig {
 const statsConfigs = new WeakMap<RateLimitSettings, StatsConfig>();
 
 function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
-  const invalid = (variable: string, message: string) => new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
+  const invalid = (variable: string, message: string) =>
+    new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
   const extraTags = parseExtraTags(s.EXTRA_TAGS);
   if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.message);
   const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? false;
@@ -357,7 +375,10 @@ function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>):
   const mapperValue = s.PULLMETRICS_MAPPER_YAML ?? s.PROMETHEUS_MAPPER_YAML;
   let tracing: StatsConfig["tracing"];
   if (s.TRACING_ENABLED) {
-    const headerVariable = s.OTEL_EXPORTER_OTLP_TRACES_HEADERS !== undefined ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS" : "OTEL_EXPORTER_OTLP_HEADERS";
+    const headerVariable =
+      s.OTEL_EXPORTER_OTLP_TRACES_HEADERS !== undefined
+        ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+        : "OTEL_EXPORTER_OTLP_HEADERS";
     const headers = parseOtlpHeaders(s.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? s.OTEL_EXPORTER_OTLP_HEADERS);
     if (!headers.ok) throw invalid(headerVariable, headers.message);
     tracing = {

@@ -18,7 +18,9 @@ export const ratelimitConfigState = sqliteTable(
     id: integer("id").primaryKey(),
     version: integer("version").notNull(),
     source: text("source", { enum: ["bundled", "runtime"] }).notNull(),
-    updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
+    updatedAt: integer("updated_at", { mode: "timestamp_ms" })
+      .notNull()
+      .default(sql`(unixepoch() * 1000)`),
   },
   (table) => [check("single_row", sql`${table.id} = 1`)],
 );

@@ -12,7 +12,9 @@ export function parseBasicAuth(header: string | undefined | null): BasicCredenti
   let decoded: string;
   try {
     const binary = atob(match[1]);
-    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
+      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
+    );
   } catch {
     return undefined;
   }

@@ -65,7 +65,12 @@ export function logEnabled(level: LogLevel): boolean {
 }
 
 function textValue(value: unknown): string {
-  const text = typeof value === "string" ? value : value instanceof Error ? value.message : JSON.stringify(value) ?? String(value);
+  const text =
+    typeof value === "string"
+      ? value
+      : value instanceof Error
+        ? value.message
+        : (JSON.stringify(value) ?? String(value));
   // logrus quotes anything beyond plain word characters.
   return /^[A-Za-z0-9\-._/@^+]+$/.test(text) ? text : JSON.stringify(text);
 }

@@ -28,10 +28,9 @@ export const envOptionalString = () => z.preprocess(unsetIfEmpty, z.string().opt
 export const envNumber = (defaultValue: number, check: (schema: z.ZodNumber) => z.ZodNumber = (s) => s) =>
   z.preprocess(unsetIfEmpty, check(z.coerce.number()).optional()).transform((value) => value ?? defaultValue);
 
-export const envInteger = (defaultValue: number, min = 0) =>
-  envNumber(defaultValue, (s) => s.int().min(min));
+export const envInteger = (defaultValue: number, min = 0) => envNumber(defaultValue, (s) => s.int().min(min));
 
-const durationUnits: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const durationUnits: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Parses Go-style durations such as "10s", "1m30s", "150us" or "0" into milliseconds. */
 export function parseDurationMs(text: string): number | undefined {

@@ -38,7 +38,7 @@ export function validate<T extends keyof ValidationTargets, S extends z.ZodType>
   bodyLimit?: (env: object) => BodyLimit,
 ): MiddlewareHandler<any, string, Validated<T, S>> {
   if (target === "json") {
-    if (!bodyLimit) throw new Error("validate(\"json\") needs the service's body limit");
+    if (!bodyLimit) throw new Error('validate("json") needs the service\'s body limit');
     return async (c: Context, next) => {
       const body = await readJsonBodyWithin(c.req.raw.clone(), bodyLimit(c.env));
       c.req.addValidatedData("json", parseOrThrow(schema, body) as object);

@@ -22,8 +22,24 @@ function isolateBuffer(domain: string, hits: number): StatsBuffer {
   for (let i = 0; i < hits; i++) {
     buffer.addRequestStats(domain, {
       rules: [
-        { key: `${domain}.a`, totalHits: 1, overLimit: 0, nearLimit: 0, withinLimit: 1, shadowMode: 0, overLimitWithLocalCache: 0 },
-        { key: `${domain}.b_x`, totalHits: 2, overLimit: 1, nearLimit: 1, withinLimit: 1, shadowMode: 1, overLimitWithLocalCache: 0 },
+        {
+          key: `${domain}.a`,
+          totalHits: 1,
+          overLimit: 0,
+          nearLimit: 0,
+          withinLimit: 1,
+          shadowMode: 0,
+          overLimitWithLocalCache: 0,
+        },
+        {
+          key: `${domain}.b_x`,
+          totalHits: 2,
+          overLimit: 1,
+          nearLimit: 1,
+          withinLimit: 1,
+          shadowMode: 1,
+          overLimitWithLocalCache: 0,
+        },
       ],
       domainNotFound: 0,
       globalShadowMode: 0,
@@ -37,11 +53,20 @@ function isolateBuffer(domain: string, hits: number): StatsBuffer {
 describe("RateLimitStats", () => {
   it("applies a part once and ignores the same id again", async () => {
     const stub = env.RATE_LIMIT_STATS.getByName("test-dedup");
-    const counted = part("test-dedup", "iso-a-1", { counters: { c: 2 }, rules: { "d.k": [1, 0, 0, 1, 0, 0] }, domains: ["d"] });
+    const counted = part("test-dedup", "iso-a-1", {
+      counters: { c: 2 },
+      rules: { "d.k": [1, 0, 0, 1, 0, 0] },
+      domains: ["d"],
+    });
     expect(await stub.add(counted)).toBe(true);
     expect(await stub.add(counted)).toBe(false);
     expect(await stub.add({ ...counted, id: "iso-a-2" })).toBe(true);
-    expect(await stub.snapshot()).toEqual({ counters: { c: 4 }, rules: { "d.k": [2, 0, 0, 2, 0, 0] }, timers: {}, domains: ["d"] });
+    expect(await stub.snapshot()).toEqual({
+      counters: { c: 4 },
+      rules: { "d.k": [2, 0, 0, 2, 0, 0] },
+      timers: {},
+      domains: ["d"],
+    });
   });
 
   it("adds timers bucket by bucket and keeps everything in storage", async () => {
@@ -51,7 +76,11 @@ describe("RateLimitStats", () => {
     timer.sumMs = 7;
     timer.buckets[3] = 2;
     await stub.add(part("test-timers", "t-1", { timers: { t: timer } }));
-    await stub.add(part("test-timers", "t-2", { timers: { t: { ...timer, buckets: timer.buckets.map((n, i) => (i === 5 ? 1 : n)) } } }));
+    await stub.add(
+      part("test-timers", "t-2", {
+        timers: { t: { ...timer, buckets: timer.buckets.map((n, i) => (i === 5 ? 1 : n)) } },
+      }),
+    );
     const stored = await runInDurableObject(stub, (_instance, state) =>
       state.storage.sql.exec("SELECT count, sum_ms, buckets FROM timers WHERE name = 't'").toArray(),
     );
@@ -80,7 +109,10 @@ describe("RateLimitStats", () => {
   it("keeps parts that could not be delivered and delivers them later exactly once", async () => {
     const batch = isolateBuffer("retried", 4).take("isolate-r-1")!;
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const down = { ...env, RATE_LIMIT_STATS: { getByName: () => ({ add: async () => Promise.reject(new Error("aggregate unavailable")) }) } } as unknown as Env;
+    const down = {
+      ...env,
+      RATE_LIMIT_STATS: { getByName: () => ({ add: async () => Promise.reject(new Error("aggregate unavailable")) }) },
+    } as unknown as Env;
     const queue = new RetryQueue();
     queue.push(await deliverParts(down, partsOf(batch)));
     expect(queue.size).toBe(2);

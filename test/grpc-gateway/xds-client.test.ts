@@ -95,7 +95,13 @@ describe("decodeRateLimitConfigs", () => {
       name: "defaults",
       domain: "d",
       descriptors: [
-        { key: "k", value: "", shadowMode: false, quotaMode: false, rateLimit: { unit: "UNKNOWN", requestsPerUnit: 0 } },
+        {
+          key: "k",
+          value: "",
+          shadowMode: false,
+          quotaMode: false,
+          rateLimit: { unit: "UNKNOWN", requestsPerUnit: 0 },
+        },
       ],
     };
     const decoded = decodeRateLimitConfigs([anyOf(config)]);
@@ -428,11 +434,7 @@ describe("gatewaySettings: xDS", () => {
       { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "a:b,nocolon" },
       HEADERS_PROBLEM,
     ],
-    [
-      "an additional header without a name",
-      { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: ":value" },
-      HEADERS_PROBLEM,
-    ],
+    ["an additional header without a name", { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: ":value" }, HEADERS_PROBLEM],
     [
       "node metadata without an equals sign",
       { CONFIG_GRPC_XDS_NODE_METADATA: "zone" },

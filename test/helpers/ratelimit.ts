@@ -13,7 +13,9 @@ export async function installConfig(files: Record<string, string>): Promise<void
   if (response.status !== 200) throw new Error(`config refused: ${response.status} ${await response.text()}`);
 }
 
-export const descriptor = (...pairs: [string, string][]) => ({ entries: pairs.map(([key, value]) => ({ key, value })) });
+export const descriptor = (...pairs: [string, string][]) => ({
+  entries: pairs.map(([key, value]) => ({ key, value })),
+});
 
 export async function rateLimit(body: unknown): Promise<{ status: number; body: any; contentType: string | null }> {
   const response = await callJson("/json", "POST", body);

@@ -40,7 +40,10 @@ describe("a body over the limit", () => {
   it("with a declared length: 413, and the same connection answers the next request", async () => {
     const body = "x".repeat(2 * MiB);
     const refused = await send("POST", "/json", [body], { "content-length": String(body.length) });
-    expect({ status: refused.status, body: refused.body }).toEqual({ status: 413, body: tooLarge("RATELIMIT_MAX_REQUEST_BYTES") });
+    expect({ status: refused.status, body: refused.body }).toEqual({
+      status: 413,
+      body: tooLarge("RATELIMIT_MAX_REQUEST_BYTES"),
+    });
     const next = await send("GET", "/test/ping");
     expect({ status: next.status, body: next.body }).toEqual({ status: 200, body: "pong from master instance" });
     expect(next.socket).toBe(refused.socket);
@@ -49,7 +52,10 @@ describe("a body over the limit", () => {
   it("streamed without a length: 413, and the same connection answers the next request", async () => {
     const half = "x".repeat(MiB);
     const streamed = await send("POST", "/json", [half, half, half]);
-    expect({ status: streamed.status, body: streamed.body }).toEqual({ status: 413, body: tooLarge("RATELIMIT_MAX_REQUEST_BYTES") });
+    expect({ status: streamed.status, body: streamed.body }).toEqual({
+      status: 413,
+      body: tooLarge("RATELIMIT_MAX_REQUEST_BYTES"),
+    });
     const next = await send("GET", "/test/ping");
     expect({ status: next.status, body: next.body }).toEqual({ status: 200, body: "pong from master instance" });
     expect(next.socket).toBe(streamed.socket);

@@ -51,7 +51,11 @@ export async function startGateway(vars: Record<string, string>): Promise<Gatewa
 
 /** Starts a gateway that must refuse its settings; answers its exit code and output. */
 export async function gatewayRefusing(vars: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [gatewayEntry], { cwd: root, env: { ...process.env, ...vars }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [gatewayEntry], {
+    cwd: root,
+    env: { ...process.env, ...vars },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
@@ -74,8 +78,11 @@ export type GrpcResult<T> = { ok: true; value: T } | { ok: false; code: grpc.sta
 
 function unary<T>(client: grpc.Client, method: string, request: unknown, deadlineMs: number): Promise<GrpcResult<T>> {
   return new Promise((resolve) => {
-    (client as any)[method](request, { deadline: Date.now() + deadlineMs }, (error: grpc.ServiceError | null, value: T) =>
-      resolve(error ? { ok: false, code: error.code, details: error.details } : { ok: true, value }),
+    (client as any)[method](
+      request,
+      { deadline: Date.now() + deadlineMs },
+      (error: grpc.ServiceError | null, value: T) =>
+        resolve(error ? { ok: false, code: error.code, details: error.details } : { ok: true, value }),
     );
   });
 }
@@ -133,16 +140,58 @@ function openssl(dir: string, args: string[]) {
 }
 
 function makeCa(dir: string, name: string) {
-  openssl(dir, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
-    "-keyout", `${name}.key`, "-out", `${name}.pem`, "-subj", `/CN=${name}`]);
+  openssl(dir, [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-days",
+    "2",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.pem`,
+    "-subj",
+    `/CN=${name}`,
+  ]);
 }
 
 function makeLeaf(dir: string, name: string, ca: string, extensions: string) {
   writeFileSync(path.join(dir, `${name}.ext`), extensions);
-  openssl(dir, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${name}.key`,
-    "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
-  openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial",
-    "-days", "2", "-out", `${name}.pem`, "-extfile", `${name}.ext`]);
+  openssl(dir, [
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+    "-subj",
+    `/CN=${name}`,
+  ]);
+  openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    `${ca}.pem`,
+    "-CAkey",
+    `${ca}.key`,
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-out",
+    `${name}.pem`,
+    "-extfile",
+    `${name}.ext`,
+  ]);
 }
 
 /** Makes a CA, server and client certificates in `dir` with the openssl CLI. */
@@ -206,7 +255,13 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     const chunks: Buffer[] = [];
     request.on("data", (chunk) => chunks.push(chunk));
     request.on("end", () => {
-      const record: SeenRequest = { method: request.method!, url: request.url!, headers: request.headers, body: Buffer.concat(chunks), abandoned: false };
+      const record: SeenRequest = {
+        method: request.method!,
+        url: request.url!,
+        headers: request.headers,
+        body: Buffer.concat(chunks),
+        abandoned: false,
+      };
       seen.push(record);
       const { delayMs, status, contentType, body, resetReusedSockets } = fake.answer;
       if (resetReusedSockets && reused) {

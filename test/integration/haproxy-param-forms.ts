@@ -22,10 +22,29 @@ export interface Form {
 
 /** An argument for each fetch that needs one. */
 const FETCH_ARGS: Record<string, string> = {
-  var: "txn.x", str: "a", int: "1", bool: "1", ipv4: "10.0.0.1", ipv6: "::1",
-  "req.hdr": "host", "req.fhdr": "host", "req.hdr_cnt": "host", hdr: "host", hdr_cnt: "host", "req.cook": "sid", "req.cook_cnt": "sid",
-  cook: "sid", cook_cnt: "sid", url_param: "id", urlp: "id", "res.hdr": "server", "res.fhdr": "server", "res.hdr_cnt": "server",
-  shdr: "server", "res.cook": "sid", scook: "sid",
+  var: "txn.x",
+  str: "a",
+  int: "1",
+  bool: "1",
+  ipv4: "10.0.0.1",
+  ipv6: "::1",
+  "req.hdr": "host",
+  "req.fhdr": "host",
+  "req.hdr_cnt": "host",
+  hdr: "host",
+  hdr_cnt: "host",
+  "req.cook": "sid",
+  "req.cook_cnt": "sid",
+  cook: "sid",
+  cook_cnt: "sid",
+  url_param: "id",
+  urlp: "id",
+  "res.hdr": "server",
+  "res.fhdr": "server",
+  "res.hdr_cnt": "server",
+  shdr: "server",
+  "res.cook": "sid",
+  scook: "sid",
 };
 /** ACL values for each way of matching (flags included where HAProxy needs them). */
 const VALUES: Record<string, string> = {
@@ -46,14 +65,53 @@ const VALUES: Record<string, string> = {
 };
 /** A sample expression ending with each converter, on an input of the type it takes. */
 const CONVERTER_EXPRESSIONS: Record<string, string> = {
-  lower: "path,lower", upper: "path,upper", field: "path,field(2,/)", word: "path,word(1,/)", regsub: "path,regsub(^/x,/y,g)", bytes: "path,bytes(0,4)",
-  length: "path,length", base64: "path,base64", b64dec: "path,base64,b64dec", hex: "path,hex", url_dec: "query,url_dec", url_enc: "path,url_enc",
-  json: "path,json(utf8s)", ipmask: "src,ipmask(24,64)", concat: "path,concat(<,txn.x,>)", strcmp: "path,strcmp(txn.x)", add: "int(1),add(2)",
-  sub: "int(3),sub(txn.n)", mul: "int(2),mul(3)", div: "int(6),div(2)", mod: "int(7),mod(3)", and: "int(7),and(3)", or: "int(4),or(1)", xor: "int(5),xor(1)",
-  neg: "int(1),neg", cpl: "int(1),cpl", bool: "int(1),bool", not: "int(0),not", odd: "int(1),odd", even: "int(2),even", sdbm: "path,sdbm(1)",
-  djb2: "path,djb2", crc32: "path,crc32", wt6: "path,wt6", xxh32: "path,xxh32(1)", xxh64: "path,xxh64", sha1: "path,sha1", sha2: "path,sha2(256)",
-  digest: "path,digest(sha256)", ltime: "date,ltime(%Y%m%d)", utime: "date,utime(%H:%M)", http_date: "date,http_date(3600)", ltrim: "path,ltrim(/)",
-  rtrim: "path,rtrim(/)", cut_crlf: "path,cut_crlf", host_only: "req.hdr(host),host_only", port_only: "req.hdr(host),port_only",
+  lower: "path,lower",
+  upper: "path,upper",
+  field: "path,field(2,/)",
+  word: "path,word(1,/)",
+  regsub: "path,regsub(^/x,/y,g)",
+  bytes: "path,bytes(0,4)",
+  length: "path,length",
+  base64: "path,base64",
+  b64dec: "path,base64,b64dec",
+  hex: "path,hex",
+  url_dec: "query,url_dec",
+  url_enc: "path,url_enc",
+  json: "path,json(utf8s)",
+  ipmask: "src,ipmask(24,64)",
+  concat: "path,concat(<,txn.x,>)",
+  strcmp: "path,strcmp(txn.x)",
+  add: "int(1),add(2)",
+  sub: "int(3),sub(txn.n)",
+  mul: "int(2),mul(3)",
+  div: "int(6),div(2)",
+  mod: "int(7),mod(3)",
+  and: "int(7),and(3)",
+  or: "int(4),or(1)",
+  xor: "int(5),xor(1)",
+  neg: "int(1),neg",
+  cpl: "int(1),cpl",
+  bool: "int(1),bool",
+  not: "int(0),not",
+  odd: "int(1),odd",
+  even: "int(2),even",
+  sdbm: "path,sdbm(1)",
+  djb2: "path,djb2",
+  crc32: "path,crc32",
+  wt6: "path,wt6",
+  xxh32: "path,xxh32(1)",
+  xxh64: "path,xxh64",
+  sha1: "path,sha1",
+  sha2: "path,sha2(256)",
+  digest: "path,digest(sha256)",
+  ltime: "date,ltime(%Y%m%d)",
+  utime: "date,utime(%H:%M)",
+  http_date: "date,http_date(3600)",
+  ltrim: "path,ltrim(/)",
+  rtrim: "path,rtrim(/)",
+  cut_crlf: "path,cut_crlf",
+  host_only: "req.hdr(host),host_only",
+  port_only: "req.hdr(host),port_only",
 };
 
 const call = (name: string, arg?: string) => (arg === undefined ? name : `${name}(${arg})`);
@@ -63,8 +121,19 @@ export function allowListForms(): Map<string, Form> {
   const forms = new Map<string, Form>();
   const add = (key: string, params: string, server?: string) => forms.set(key, { params, server });
   add("_maintenance", "_maintenance");
-  const timeouts = ["server 30s", "connect 5s", "queue 10s", "tunnel 1h", "http-request 10s", "http-keep-alive 2s", "check 3s"];
-  add("directive:timeout", [...timeouts, "server-fin 1s", "tarpit 5s"].map((timeout) => `timeout ${timeout}`).join("\n"));
+  const timeouts = [
+    "server 30s",
+    "connect 5s",
+    "queue 10s",
+    "tunnel 1h",
+    "http-request 10s",
+    "http-keep-alive 2s",
+    "check 3s",
+  ];
+  add(
+    "directive:timeout",
+    [...timeouts, "server-fin 1s", "tarpit 5s"].map((timeout) => `timeout ${timeout}`).join("\n"),
+  );
   for (const [name, rule] of Object.entries(OPTIONS)) {
     add(`option:${name}`, `option ${name}`);
     if (rule.negatable) add(`no option:${name}`, `no option ${name}`);
@@ -166,7 +235,8 @@ export function allowListForms(): Map<string, Form> {
     ],
   };
   // An action without a sample gets no form, so that the coverage check names it.
-  for (const name of Object.keys(HTTP_REQUEST_ACTIONS)) if (request[name]) add(`http-request:${name}`, request[name].join("\n"));
+  for (const name of Object.keys(HTTP_REQUEST_ACTIONS))
+    if (request[name]) add(`http-request:${name}`, request[name].join("\n"));
   const response: Record<string, string[]> = {
     "set-header": ["http-response set-header X-A %[status]"],
     "add-header": ["http-response add-header X-A v if { status 200 }"],
@@ -183,44 +253,51 @@ export function allowListForms(): Map<string, Form> {
     return: ["http-response return status 200 content-type text/plain string x"],
     redirect: ["http-response redirect location /x code 302 if { status 404 }"],
   };
-  for (const name of Object.keys(HTTP_RESPONSE_ACTIONS)) if (response[name]) add(`http-response:${name}`, response[name].join("\n"));
+  for (const name of Object.keys(HTTP_RESPONSE_ACTIONS))
+    if (response[name]) add(`http-response:${name}`, response[name].join("\n"));
   add("directive:http-request", request["set-header"][0]);
   add("directive:http-response", response["set-header"][0]);
 
   // health checks
-  add("directive:http-check", [
-    "option httpchk",
-    "http-check disable-on-404",
-    "http-check send-state",
-    "http-check comment start",
-    "http-check set-var(check.x) str(a)",
-    "http-check unset-var(check.x)",
-    "http-check connect default port 8080 linger send-proxy comment c1",
-    "http-check send meth GET uri /health ver HTTP/1.1 hdr Host www.example.org hdr X-Check %[str(x)] body ok",
-    "http-check expect comment ok status 200-399",
-    "http-check connect proto h2",
-    "http-check send meth HEAD uri /",
-    "http-check expect ! status 500",
-    "http-check expect rstatus ^2",
-    "http-check connect",
-    "http-check send uri /text",
-    "http-check expect string ok",
-    "http-check expect rstring ^ok",
-  ].join("\n"));
-  add("directive:tcp-check", [
-    "option tcp-check",
-    "tcp-check comment start",
-    "tcp-check set-var(check.x) str(a)",
-    "tcp-check unset-var(check.x)",
-    "tcp-check connect port 6379 linger send-proxy comment redis",
-    'tcp-check send "PING\\r\\n" comment ping',
-    "tcp-check expect string +PONG",
-    "tcp-check send-binary 50494e470d0a",
-    "tcp-check expect rstring ^\\+PONG comment pong",
-    "tcp-check expect ! binary 2d",
-    "tcp-check expect rbinary ^2b",
-    "tcp-check connect default",
-  ].join("\n"));
+  add(
+    "directive:http-check",
+    [
+      "option httpchk",
+      "http-check disable-on-404",
+      "http-check send-state",
+      "http-check comment start",
+      "http-check set-var(check.x) str(a)",
+      "http-check unset-var(check.x)",
+      "http-check connect default port 8080 linger send-proxy comment c1",
+      "http-check send meth GET uri /health ver HTTP/1.1 hdr Host www.example.org hdr X-Check %[str(x)] body ok",
+      "http-check expect comment ok status 200-399",
+      "http-check connect proto h2",
+      "http-check send meth HEAD uri /",
+      "http-check expect ! status 500",
+      "http-check expect rstatus ^2",
+      "http-check connect",
+      "http-check send uri /text",
+      "http-check expect string ok",
+      "http-check expect rstring ^ok",
+    ].join("\n"),
+  );
+  add(
+    "directive:tcp-check",
+    [
+      "option tcp-check",
+      "tcp-check comment start",
+      "tcp-check set-var(check.x) str(a)",
+      "tcp-check unset-var(check.x)",
+      "tcp-check connect port 6379 linger send-proxy comment redis",
+      'tcp-check send "PING\\r\\n" comment ping',
+      "tcp-check expect string +PONG",
+      "tcp-check send-binary 50494e470d0a",
+      "tcp-check expect rstring ^\\+PONG comment pong",
+      "tcp-check expect ! binary 2d",
+      "tcp-check expect rbinary ^2b",
+      "tcp-check connect default",
+    ].join("\n"),
+  );
 
   // ACLs: every derived keyword and every fetch as a criterion, every predefined ACL in a condition
   for (const [name, { fetch, match }] of Object.entries(ACL_KEYWORDS)) {
@@ -229,36 +306,83 @@ export function allowListForms(): Map<string, Form> {
   for (const [name, rule] of Object.entries(FETCHES)) {
     const sample = call(name, FETCH_ARGS[name]);
     const kind = rule.direction === "response" ? "http-response" : "http-request";
-    const lines = [`${kind} set-header X-F "%[${sample}]"`, `acl a ${sample} ${VALUES[rule.match]}`.trim(), `${kind} deny if a`];
+    const lines = [
+      `${kind} set-header X-F "%[${sample}]"`,
+      `acl a ${sample} ${VALUES[rule.match]}`.trim(),
+      `${kind} deny if a`,
+    ];
     add(`fetch:${name}`, lines.join("\n"));
   }
   for (const [name, rule] of Object.entries(CONVERTERS)) {
     const expression = CONVERTER_EXPRESSIONS[name];
-    const lines = [`http-request set-header X-C "%[${expression}]"`, `acl a ${expression} ${VALUES[rule.match]}`.trim(), "http-request deny if a"];
+    const lines = [
+      `http-request set-header X-C "%[${expression}]"`,
+      `acl a ${expression} ${VALUES[rule.match]}`.trim(),
+      "http-request deny if a",
+    ];
     add(`converter:${name}`, lines.join("\n"));
   }
   for (const [name, direction] of Object.entries(PREDEFINED_ACLS)) {
     const lines = [`http-request deny if ${name}`, ...(direction === "any" ? [`http-response deny if !${name}`] : [])];
     add(`predefined:${name}`, lines.join("\n"));
   }
-  add("log-variables", `http-request set-header X-L "${[...LOG_VARIABLES].map((name) => `%${name}`).join(" ")} %{+Q}r %%"`);
-  add("condition:operators", "acl a path_beg /a\nacl b src 10.0.0.0/8\nhttp-request deny if a !b || ! { path /x } or METH_POST b");
+  add(
+    "log-variables",
+    `http-request set-header X-L "${[...LOG_VARIABLES].map((name) => `%${name}`).join(" ")} %{+Q}r %%"`,
+  );
+  add(
+    "condition:operators",
+    "acl a path_beg /a\nacl b src 10.0.0.0/8\nhttp-request deny if a !b || ! { path /x } or METH_POST b",
+  );
 
   // server options, on a container link and after default-server
   const server: Record<string, string> = {
-    check: "check", "no-check": "no-check", backup: "backup", "no-backup": "no-backup", disabled: "disabled", enabled: "enabled",
-    "send-proxy": "send-proxy", "send-proxy-v2": "send-proxy-v2", "check-send-proxy": "check check-send-proxy",
-    "agent-check": "agent-check agent-port 9999", ssl: "ssl verify none", "check-ssl": "check check-ssl verify none",
-    weight: "weight 256", inter: "check inter 2s", fastinter: "check fastinter 1s", downinter: "check downinter 5s", slowstart: "slowstart 30s",
-    "agent-inter": "agent-check agent-port 9999 agent-inter 5s", "pool-purge-delay": "pool-purge-delay 5s", rise: "check rise 2", fall: "check fall 3",
-    maxconn: "maxconn 100", maxqueue: "maxqueue 10", minconn: "minconn 2 maxconn 10", "error-limit": "check observe layer7 error-limit 5",
-    "pool-max-conn": "pool-max-conn -1", "pool-low-conn": "pool-low-conn 2", "max-reuse": "max-reuse -1", port: "check port 9000",
-    "agent-port": "agent-check agent-port 9999", "on-error": "check on-error mark-down", "on-marked-down": "check on-marked-down shutdown-sessions",
-    "on-marked-up": "check on-marked-up shutdown-backup-sessions", observe: "check observe layer4", "resolve-prefer": "resolve-prefer ipv6",
-    proto: "proto h2", verify: "ssl verify required ca-file @system-ca verifyhost api.example.org", "ssl-min-ver": "ssl verify none ssl-min-ver TLSv1.2",
-    "ssl-max-ver": "ssl verify none ssl-max-ver TLSv1.3", "ca-file": "ssl verify required ca-file @system-ca", cookie: "cookie s1",
-    "agent-send": 'agent-check agent-port 9999 agent-send "ready\\n"', verifyhost: "ssl verify required ca-file @system-ca verifyhost api.example.org",
-    "check-sni": "check check-ssl verify none check-sni api.example.org", sni: "ssl verify none sni req.hdr(host)", alpn: "ssl verify none alpn h2,http/1.1",
+    check: "check",
+    "no-check": "no-check",
+    backup: "backup",
+    "no-backup": "no-backup",
+    disabled: "disabled",
+    enabled: "enabled",
+    "send-proxy": "send-proxy",
+    "send-proxy-v2": "send-proxy-v2",
+    "check-send-proxy": "check check-send-proxy",
+    "agent-check": "agent-check agent-port 9999",
+    ssl: "ssl verify none",
+    "check-ssl": "check check-ssl verify none",
+    weight: "weight 256",
+    inter: "check inter 2s",
+    fastinter: "check fastinter 1s",
+    downinter: "check downinter 5s",
+    slowstart: "slowstart 30s",
+    "agent-inter": "agent-check agent-port 9999 agent-inter 5s",
+    "pool-purge-delay": "pool-purge-delay 5s",
+    rise: "check rise 2",
+    fall: "check fall 3",
+    maxconn: "maxconn 100",
+    maxqueue: "maxqueue 10",
+    minconn: "minconn 2 maxconn 10",
+    "error-limit": "check observe layer7 error-limit 5",
+    "pool-max-conn": "pool-max-conn -1",
+    "pool-low-conn": "pool-low-conn 2",
+    "max-reuse": "max-reuse -1",
+    port: "check port 9000",
+    "agent-port": "agent-check agent-port 9999",
+    "on-error": "check on-error mark-down",
+    "on-marked-down": "check on-marked-down shutdown-sessions",
+    "on-marked-up": "check on-marked-up shutdown-backup-sessions",
+    observe: "check observe layer4",
+    "resolve-prefer": "resolve-prefer ipv6",
+    proto: "proto h2",
+    verify: "ssl verify required ca-file @system-ca verifyhost api.example.org",
+    "ssl-min-ver": "ssl verify none ssl-min-ver TLSv1.2",
+    "ssl-max-ver": "ssl verify none ssl-max-ver TLSv1.3",
+    "ca-file": "ssl verify required ca-file @system-ca",
+    cookie: "cookie s1",
+    "agent-send": 'agent-check agent-port 9999 agent-send "ready\\n"',
+    verifyhost: "ssl verify required ca-file @system-ca verifyhost api.example.org",
+    "check-sni": "check check-ssl verify none check-sni api.example.org",
+    sni: "ssl verify none sni req.hdr(host)",
+    alpn: "ssl verify none alpn h2,http/1.1",
     "check-alpn": "check check-ssl verify none check-alpn h2",
   };
   for (const name of Object.keys(SERVER_OPTIONS)) {
@@ -271,7 +395,9 @@ export function allowListForms(): Map<string, Form> {
 export const allowListNames = () => [
   ...Object.keys(BACKEND_DIRECTIVES).map((n) => `directive:${n}`),
   ...Object.keys(OPTIONS).map((n) => `option:${n}`),
-  ...Object.entries(OPTIONS).filter(([, r]) => r.negatable).map(([n]) => `no option:${n}`),
+  ...Object.entries(OPTIONS)
+    .filter(([, r]) => r.negatable)
+    .map(([n]) => `no option:${n}`),
   ...Object.keys(HTTP_REQUEST_ACTIONS).map((n) => `http-request:${n}`),
   ...Object.keys(HTTP_RESPONSE_ACTIONS).map((n) => `http-response:${n}`),
   ...Object.keys(SERVER_OPTIONS).map((n) => `server:${n}`),

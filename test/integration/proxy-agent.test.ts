@@ -21,13 +21,26 @@ async function startTestAgent(reloadCmd?: (dir: string) => string, extraEnv: Rec
   const reload = reloadCmd?.(dir) ?? `echo reload >> ${dir}/reloads`;
   const child = spawn(
     process.execPath,
-    [path.join(root, "haproxy-agent", "agent.mjs"), "--config-dir", dir, "--reload-cmd", reload, "--port", String(port)],
+    [
+      path.join(root, "haproxy-agent", "agent.mjs"),
+      "--config-dir",
+      dir,
+      "--reload-cmd",
+      reload,
+      "--port",
+      String(port),
+    ],
     { env: { ...process.env, ...extraEnv, HAPROXY_AGENT_TOKEN: AGENT_TOKEN }, stdio: "ignore" },
   );
   agents.push({ child, dir });
   const url = `http://127.0.0.1:${port}`;
   await until("the agent to listen", async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), 20_000);
-  return { url, dir, reloads: () => (existsSync(`${dir}/reloads`) ? readFileSync(`${dir}/reloads`, "utf8").split("\n").filter(Boolean).length : 0) };
+  return {
+    url,
+    dir,
+    reloads: () =>
+      existsSync(`${dir}/reloads`) ? readFileSync(`${dir}/reloads`, "utf8").split("\n").filter(Boolean).length : 0,
+  };
 }
 
 const CONFIG = (marker: string) =>
@@ -62,7 +75,10 @@ async function push(url: string, body: unknown, token = AGENT_TOKEN) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const goodFiles = (marker: string) => ({ "haproxy.cfg": CONFIG(marker), "domain2backend.map": "a.example bk_default\n" });
+const goodFiles = (marker: string) => ({
+  "haproxy.cfg": CONFIG(marker),
+  "domain2backend.map": "a.example bk_default\n",
+});
 
 beforeAll(() => {
   requireProgram("haproxy", "apt-get install haproxy");
@@ -84,7 +100,10 @@ afterAll(async () => {
 describe("haproxy-agent", () => {
   it("wants its bearer token", async () => {
     const agent = await startTestAgent();
-    expect(await push(agent.url, await bundle(1, goodFiles("one")), "wrong")).toEqual({ status: 401, body: { error: "a valid bearer token is required" } });
+    expect(await push(agent.url, await bundle(1, goodFiles("one")), "wrong")).toEqual({
+      status: 401,
+      body: { error: "a valid bearer token is required" },
+    });
     expect((await fetch(`${agent.url}/v1/status`)).status).toBe(401);
   });
 
@@ -98,14 +117,20 @@ describe("haproxy-agent", () => {
     expect(await status.json()).toMatchObject({ version: 3, digest: first.digest });
 
     // The same digest again: acknowledged without a reload.
-    expect(await push(agent.url, await bundle(4, goodFiles("one")))).toEqual({ status: 200, body: { outcome: "unchanged", version: 4 } });
+    expect(await push(agent.url, await bundle(4, goodFiles("one")))).toEqual({
+      status: 200,
+      body: { outcome: "unchanged", version: 4 },
+    });
     expect(agent.reloads()).toBe(1);
   });
 
   it("refuses what haproxy -c refuses and keeps the live files", async () => {
     const agent = await startTestAgent();
     await push(agent.url, await bundle(1, goodFiles("live")));
-    const broken = await push(agent.url, await bundle(2, { ...goodFiles("broken"), "haproxy.cfg": `${CONFIG("broken")}backend x\n    no-such-keyword\n` }));
+    const broken = await push(
+      agent.url,
+      await bundle(2, { ...goodFiles("broken"), "haproxy.cfg": `${CONFIG("broken")}backend x\n    no-such-keyword\n` }),
+    );
     expect(broken.status).toBe(422);
     expect(broken.body.error).toMatch(/^haproxy -c failed \(exit 1\): \[ALERT\].*unknown keyword 'no-such-keyword'/s);
     expect(broken.body.error).not.toContain("[NOTICE]");
@@ -117,11 +142,17 @@ describe("haproxy-agent", () => {
     const agent = await startTestAgent();
     for (const name of ["../escape.cfg", "certs/../../x.pem", "/etc/passwd", "other.map"]) {
       const files = { ...goodFiles("x"), [name]: "x" };
-      expect(await push(agent.url, await bundle(1, files))).toEqual({ status: 400, body: { error: `files: ${JSON.stringify(name)} is not a bundle file` } });
+      expect(await push(agent.url, await bundle(1, files))).toEqual({
+        status: 400,
+        body: { error: `files: ${JSON.stringify(name)} is not a bundle file` },
+      });
     }
     const tampered = await bundle(1, goodFiles("x"));
     tampered.files["domain2backend.map"] += "b.example bk_default\n";
-    expect(await push(agent.url, tampered)).toEqual({ status: 400, body: { error: "the files do not match the digest (truncated upload?)" } });
+    expect(await push(agent.url, tampered)).toEqual({
+      status: 400,
+      body: { error: "the files do not match the digest (truncated upload?)" },
+    });
     expect(await push(agent.url, { version: 1, digest: "x", files: { "domain2backend.map": "" } })).toEqual({
       status: 400,
       body: { error: "files: haproxy.cfg is missing" },
@@ -138,14 +169,19 @@ describe("haproxy-agent", () => {
     });
     expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("seven"));
     // The master's push is never refused for its number (a new control-plane database starts again at 1).
-    expect(await push(agent.url, await bundle(1, goodFiles("master")))).toMatchObject({ status: 200, body: { outcome: "applied" } });
+    expect(await push(agent.url, await bundle(1, goodFiles("master")))).toMatchObject({
+      status: 200,
+      body: { outcome: "applied" },
+    });
   });
 
   it("puts the previous files back when the reload fails", async () => {
     const agent = await startTestAgent(() => "exit 3");
     const failing = await push(agent.url, await bundle(1, goodFiles("first")));
     expect(failing.status).toBe(500);
-    expect(failing.body.error).toBe("reload failed (exit 3): Command failed: /bin/sh -c exit 3; the previous configuration was restored");
+    expect(failing.body.error).toBe(
+      "reload failed (exit 3): Command failed: /bin/sh -c exit 3; the previous configuration was restored",
+    );
     expect(existsSync(path.join(agent.dir, "haproxy.cfg"))).toBe(false);
     expect(existsSync(path.join(agent.dir, ".agent-state.json"))).toBe(false);
   });
@@ -153,13 +189,20 @@ describe("haproxy-agent", () => {
 
 describe("haproxy-agent: what haproxy and the reload command may read of its environment", () => {
   // Set in the agent's environment next to its token; none of it may reach haproxy.
-  const AGENT_ENV = { AGENT_TEST_SECRET: "agent-test-secret-value", HOME: "/home/agent-test", LANG: "C.UTF-8", TZ: "Europe/Zurich" };
+  const AGENT_ENV = {
+    AGENT_TEST_SECRET: "agent-test-secret-value",
+    HOME: "/home/agent-test",
+    LANG: "C.UTF-8",
+    TZ: "Europe/Zurich",
+  };
   const VARIABLES = ["HAPROXY_AGENT_TOKEN", ...Object.keys(AGENT_ENV), "PATH"];
 
   it("haproxy -c expands ${NAME} in quoted strings to nothing but PATH: its output never carries the token", async () => {
     const agent = await startTestAgent(undefined, AGENT_ENV);
     // haproxy quotes the file name it could not open, as expanded: one probe per variable.
-    const probes = VARIABLES.map((name, index) => `    errorfile ${[400, 403, 500, 502, 503, 504][index]} "/nonexistent/${name}=\${${name}}"`);
+    const probes = VARIABLES.map(
+      (name, index) => `    errorfile ${[400, 403, 500, 502, 503, 504][index]} "/nonexistent/${name}=\${${name}}"`,
+    );
     const config = `${CONFIG("probes")}${probes.join("\n")}\n`;
     const refused = await push(agent.url, await bundle(1, { ...goodFiles("probes"), "haproxy.cfg": config }));
     expect(refused.status).toBe(422);
@@ -180,7 +223,10 @@ describe("haproxy-agent: what haproxy and the reload command may read of its env
 
   it("the reload command gets PATH and nothing of the agent's own environment", async () => {
     const agent = await startTestAgent((dir) => `env > ${dir}/reload-env`, AGENT_ENV);
-    expect(await push(agent.url, await bundle(1, goodFiles("env")))).toEqual({ status: 200, body: { outcome: "applied", version: 1 } });
+    expect(await push(agent.url, await bundle(1, goodFiles("env")))).toEqual({
+      status: 200,
+      body: { outcome: "applied", version: 1 },
+    });
     const variables = readFileSync(path.join(agent.dir, "reload-env"), "utf8").split("\n").filter(Boolean);
     // The shell sets PWD (and bash SHLVL and _) itself.
     const fromAgent = variables.filter((line) => !/^(PWD|OLDPWD|SHLVL|_)=/.test(line));
@@ -203,8 +249,15 @@ describe("haproxy-agent: what haproxy and the reload command may read of its env
       '    http-request return status 200 content-type text/plain string "token=[${HAPROXY_AGENT_TOKEN}] secret=[${AGENT_TEST_SECRET}]"',
       "",
     ].join("\n");
-    expect(await push(agent.url, await bundle(1, { "haproxy.cfg": config }))).toEqual({ status: 200, body: { outcome: "applied", version: 1 } });
-    const answer = await until("haproxy to answer", async () => (await viaHaproxy(port, "any.example")).body || undefined, 20_000);
+    expect(await push(agent.url, await bundle(1, { "haproxy.cfg": config }))).toEqual({
+      status: 200,
+      body: { outcome: "applied", version: 1 },
+    });
+    const answer = await until(
+      "haproxy to answer",
+      async () => (await viaHaproxy(port, "any.example")).body || undefined,
+      20_000,
+    );
     expect(answer).toBe("token=[] secret=[]");
     const installed = readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8");
     expect(installed).toBe(config);

@@ -66,7 +66,11 @@ function startDns(port: number): Promise<Socket> {
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(answers, 6);
     const answer = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1]);
-    socket.send(Buffer.concat([header, query.subarray(12, questionEnd), answers ? answer : Buffer.alloc(0)]), remote.port, remote.address);
+    socket.send(
+      Buffer.concat([header, query.subarray(12, questionEnd), answers ? answer : Buffer.alloc(0)]),
+      remote.port,
+      remote.address,
+    );
   });
   return new Promise((resolve) => socket.bind(port, "127.0.0.1", () => resolve(socket)));
 }
@@ -83,10 +87,55 @@ beforeAll(async () => {
   work = tempDir("pebble");
 
   // The CA wrangler dev trusts, and pebble's listener certificate from it.
-  openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=integration test CA"]);
-  openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "pebble.key", "-out", "pebble.csr", "-subj", "/CN=localhost"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=integration test CA",
+  ]);
+  openssl([
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    "pebble.key",
+    "-out",
+    "pebble.csr",
+    "-subj",
+    "/CN=localhost",
+  ]);
   writeFileSync(path.join(work, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  openssl(["x509", "-req", "-in", "pebble.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "pebble.pem", "-days", "2", "-extfile", "san.ext"]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    "pebble.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "pebble.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "san.ext",
+  ]);
 
   httpPort = await freePort();
   httpsPort = await freePort();
@@ -114,7 +163,11 @@ beforeAll(async () => {
   });
   pebble.stdout!.on("data", (chunk) => (pebbleOutput += chunk));
   pebble.stderr!.on("data", (chunk) => (pebbleOutput += chunk));
-  await until(`pebble to listen\n${pebbleOutput}`, async () => (pebbleOutput.includes("Listening on") ? true : undefined), 20_000);
+  await until(
+    `pebble to listen\n${pebbleOutput}`,
+    async () => (pebbleOutput.includes("Listening on") ? true : undefined),
+    20_000,
+  );
 
   backend = await startBackendServer("shop", "127.0.0.1");
   relay = await startRelay();
@@ -143,10 +196,22 @@ beforeAll(async () => {
   };
   await call("/admin/projects", "POST", { label: "acme" });
   await call("/admin/hosts", "POST", { hostname: "node1.example.net", ipv6: "2001:db8::1" });
-  const container = (await call("/containers/acme", "POST", { label: "web", hostname: "node1.example.net", ipv6: "::ffff:127.0.0.1" })).payload.value;
-  await call("/backends/acme", "POST", { label: "shop", port: backend.port, backendContainers: [{ containerId: container }] });
+  const container = (
+    await call("/containers/acme", "POST", { label: "web", hostname: "node1.example.net", ipv6: "::ffff:127.0.0.1" })
+  ).payload.value;
+  await call("/backends/acme", "POST", {
+    label: "shop",
+    port: backend.port,
+    backendContainers: [{ containerId: container }],
+  });
   await call("/domains/massupdate", "POST", {
-    domainOperations: [DOMAIN, BROKEN].map((domainName) => ({ operation: "CREATE", domainName, projectLabel: "acme", backendLabel: "shop", enableSSL: true })),
+    domainOperations: [DOMAIN, BROKEN].map((domainName) => ({
+      operation: "CREATE",
+      domainName,
+      projectLabel: "acme",
+      backendLabel: "shop",
+      enableSSL: true,
+    })),
   });
   // haproxy must run (and forward the challenge path) before the CA validates.
   expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
@@ -167,11 +232,21 @@ afterAll(async () => {
 function pebbleRoot(): Promise<string> {
   return new Promise((resolve, reject) => {
     const ca = readFileSync(path.join(work, "ca.pem"));
-    httpsGet({ host: "127.0.0.1", port: managementPort, path: "/roots/0", ca, servername: "localhost", agent: new HttpsAgent({ ca }) }, (response) => {
-      let body = "";
-      response.on("data", (chunk) => (body += chunk));
-      response.on("end", () => resolve(body));
-    }).on("error", reject);
+    httpsGet(
+      {
+        host: "127.0.0.1",
+        port: managementPort,
+        path: "/roots/0",
+        ca,
+        servername: "localhost",
+        agent: new HttpsAgent({ ca }),
+      },
+      (response) => {
+        let body = "";
+        response.on("data", (chunk) => (body += chunk));
+        response.on("end", () => resolve(body));
+      },
+    ).on("error", reject);
   });
 }
 
@@ -186,14 +261,28 @@ describe("certificates from a local ACME server", () => {
     const run = await jobEnded(server.url, runId, 120_000);
     expect(run).toMatchObject({ kind: "certificates", state: "succeeded", trigger: `api (${ADMIN_USER})` });
     const obtained = run.warnings.find((w: string) => w.startsWith(`INFO: Certificate acme_${DOMAIN} obtained from `));
-    expect(obtained).toMatch(new RegExp(`^INFO: Certificate acme_${DOMAIN} obtained from CN=Pebble Intermediate CA [0-9a-f]+, valid until \\d{4}-`));
-    expect(run.warnings.find((w: string) => w.includes(BROKEN))).toMatch(new RegExp(`^WARN: no certificate for ${BROKEN}: .+; next attempt on \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z$`));
+    expect(obtained).toMatch(
+      new RegExp(
+        `^INFO: Certificate acme_${DOMAIN} obtained from CN=Pebble Intermediate CA [0-9a-f]+, valid until \\d{4}-`,
+      ),
+    );
+    expect(run.warnings.find((w: string) => w.includes(BROKEN))).toMatch(
+      new RegExp(`^WARN: no certificate for ${BROKEN}: .+; next attempt on \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z$`),
+    );
     const queued = /^INFO: certificates changed: HAProxy configuration job (\d+) queued$/.exec(run.warnings.at(-1));
     expect(queued).not.toBeNull();
-    expect(await jobEnded(server.url, Number(queued![1]))).toMatchObject({ kind: "gensynchaprx", state: "succeeded", trigger: `certificates run ${runId}` });
+    expect(await jobEnded(server.url, Number(queued![1]))).toMatchObject({
+      kind: "gensynchaprx",
+      state: "succeeded",
+      trigger: `certificates run ${runId}`,
+    });
 
     const listed = (await api(server.url, "/admin/certificates")).body;
-    expect(listed.find((c: { name: string }) => c.name === `acme_${DOMAIN}`)).toMatchObject({ source: "acme", domainNames: [DOMAIN], file: `certs/acme_${DOMAIN}.pem` });
+    expect(listed.find((c: { name: string }) => c.name === `acme_${DOMAIN}`)).toMatchObject({
+      source: "acme",
+      domainNames: [DOMAIN],
+      file: `certs/acme_${DOMAIN}.pem`,
+    });
     const active = (await api(server.url, "/admin/haproxy")).body;
     expect(active.files["domain2cert.map"]).toContain(`${DOMAIN} certs/acme_${DOMAIN}.pem\n`);
     expect(active.files["domain2cert.map"]).not.toContain(BROKEN);
@@ -207,22 +296,37 @@ describe("certificates from a local ACME server", () => {
     });
     expect(redirect.headers.location).toBe(`https://${DOMAIN}:${httpsPort}/basket`);
     const root = await pebbleRoot();
-    const answer = await until("haproxy to serve the certificate", () =>
-      new Promise<{ status: number; body: string; authorized: boolean; names: string } | undefined>((resolve) => {
-        const request = httpsRequest(
-          { host: "127.0.0.1", port: httpsPort, path: "/basket", servername: DOMAIN, headers: { Host: DOMAIN }, ca: root, agent: false },
-          (response) => {
-            let body = "";
-            response.on("data", (chunk) => (body += chunk));
-            response.on("end", () => {
-              const socket = response.socket as TLSSocket;
-              resolve({ status: response.statusCode!, body, authorized: socket.authorized, names: socket.getPeerCertificate().subjectaltname ?? "" });
-            });
-          },
-        );
-        request.on("error", () => resolve(undefined));
-        request.end();
-      }),
+    const answer = await until(
+      "haproxy to serve the certificate",
+      () =>
+        new Promise<{ status: number; body: string; authorized: boolean; names: string } | undefined>((resolve) => {
+          const request = httpsRequest(
+            {
+              host: "127.0.0.1",
+              port: httpsPort,
+              path: "/basket",
+              servername: DOMAIN,
+              headers: { Host: DOMAIN },
+              ca: root,
+              agent: false,
+            },
+            (response) => {
+              let body = "";
+              response.on("data", (chunk) => (body += chunk));
+              response.on("end", () => {
+                const socket = response.socket as TLSSocket;
+                resolve({
+                  status: response.statusCode!,
+                  body,
+                  authorized: socket.authorized,
+                  names: socket.getPeerCertificate().subjectaltname ?? "",
+                });
+              });
+            },
+          );
+          request.on("error", () => resolve(undefined));
+          request.end();
+        }),
     );
     expect(answer).toEqual({ status: 200, body: "shop /basket", authorized: true, names: `DNS:${DOMAIN}` });
   });
@@ -231,6 +335,12 @@ describe("certificates from a local ACME server", () => {
     const started = await api(server.url, "/maintenance/start");
     const run = await jobEnded(server.url, Number(started.headers.get("X-Job-Id")), 60_000);
     expect(run.state).toBe("succeeded");
-    expect(run.warnings).toEqual([expect.stringMatching(new RegExp(`^WARN: no new attempt for ${BROKEN} before \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z: the last one failed \\(`))]);
+    expect(run.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^WARN: no new attempt for ${BROKEN} before \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z: the last one failed \\(`,
+        ),
+      ),
+    ]);
   });
 });

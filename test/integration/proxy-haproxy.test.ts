@@ -55,9 +55,16 @@ beforeAll(async () => {
   const web1 = await startBackendServer("web1", "127.0.0.2");
   ports.www = web1.port;
   const web2 = await startBackendServer("web2", "127.0.0.3", ports.www);
-  const apiServer = await startBackendServer("api1", apiAddress.startsWith("::ffff:") ? apiAddress.slice(7) : apiAddress);
+  const apiServer = await startBackendServer(
+    "api1",
+    apiAddress.startsWith("::ffff:") ? apiAddress.slice(7) : apiAddress,
+  );
   ports.api = apiServer.port;
-  closers.push(() => web1.server.close(), () => web2.server.close(), () => apiServer.server.close());
+  closers.push(
+    () => web1.server.close(),
+    () => web2.server.close(),
+    () => apiServer.server.close(),
+  );
 
   httpPort = await freePort();
   httpsPort = await freePort();
@@ -147,10 +154,14 @@ describe("gensynchaprx with a real haproxy", () => {
     expect(response.status).toBe(200);
     const active = (await api(server.url, "/admin/haproxy")).body;
     firstVersion = active.version;
-    expect(response.body).toEqual([`INFO: sync of version ${firstVersion} to slave ${slave.url} queued as job ${Number(response.headers.get("X-Job-Id")) + 1}`]);
+    expect(response.body).toEqual([
+      `INFO: sync of version ${firstVersion} to slave ${slave.url} queued as job ${Number(response.headers.get("X-Job-Id")) + 1}`,
+    ]);
     expect(active).toMatchObject({ status: "active", jobId: Number(response.headers.get("X-Job-Id")) });
     expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).toBe(active.files["haproxy.cfg"]);
-    expect(readFileSync(path.join(master.configDir, "certs", "example-org.pem"), "utf8")).toContain("-----BEGIN PRIVATE KEY-----");
+    expect(readFileSync(path.join(master.configDir, "certs", "example-org.pem"), "utf8")).toContain(
+      "-----BEGIN PRIVATE KEY-----",
+    );
 
     const check = haproxyCheck(path.join(master.configDir, "haproxy.cfg"));
     expect(check.output).toContain("Configuration file is valid");
@@ -171,7 +182,10 @@ describe("gensynchaprx with a real haproxy", () => {
     expect(seen).toEqual(new Set(["web1 /hello", "web2 /hello"]));
     expect(await viaHaproxy(httpPort, "API.E2E.example:8080", "/v1")).toMatchObject({ status: 200, body: "api1 /v1" });
     expect(await viaHaproxy(httpPort, "empty.e2e.example")).toMatchObject({ status: 204, body: "" });
-    expect(await viaHaproxy(httpPort, "unknown.example")).toMatchObject({ status: 404, body: "No site is configured for this host name" });
+    expect(await viaHaproxy(httpPort, "unknown.example")).toMatchObject({
+      status: 404,
+      body: "No site is configured for this host name",
+    });
     const maintenance = await viaHaproxy(httpPort, "maint.e2e.example");
     expect(maintenance.status).toBe(503);
     expect(maintenance.body).toContain("<h1>Down for maintenance</h1>");
@@ -186,7 +200,10 @@ describe("gensynchaprx with a real haproxy", () => {
       status: 301,
       headers: { location: "https://www.e2e.example/new/abc/def?x=1" },
     });
-    expect(await viaHaproxy(httpPort, "temp.e2e.example", "/abc")).toMatchObject({ status: 302, headers: { location: "http://temp.example.net/abc" } });
+    expect(await viaHaproxy(httpPort, "temp.e2e.example", "/abc")).toMatchObject({
+      status: 302,
+      headers: { location: "http://temp.example.net/abc" },
+    });
   });
 
   it("redirects domains with a certificate to https and serves them with it", async () => {
@@ -205,7 +222,15 @@ describe("gensynchaprx with a real haproxy", () => {
     const overTls = (host: string, pathName: string) =>
       new Promise<{ status: number; body: string; subject: string }>((resolve, reject) => {
         const request = httpsRequest(
-          { host: "127.0.0.1", port: httpsPort, path: pathName, servername: host, headers: { Host: host }, ca, agent: false },
+          {
+            host: "127.0.0.1",
+            port: httpsPort,
+            path: pathName,
+            servername: host,
+            headers: { Host: host },
+            ca,
+            agent: false,
+          },
           (response) => {
             let body = "";
             response.on("data", (chunk) => (body += chunk));
@@ -222,7 +247,11 @@ describe("gensynchaprx with a real haproxy", () => {
     expect(secure.subject).toBe("www.example.org");
     expect(secure.status).toBe(200);
     expect(secure.body).toMatch(/^web[12] \/checkout$/);
-    expect(await overTls("a.shop.example.org", "/cart")).toMatchObject({ status: 200, body: "api1 /cart", subject: "www.example.org" });
+    expect(await overTls("a.shop.example.org", "/cart")).toMatchObject({
+      status: 200,
+      body: "api1 /cart",
+      subject: "www.example.org",
+    });
   });
 
   it("sends /.well-known/acme-challenge/ to the control plane", async () => {
@@ -234,26 +263,40 @@ describe("gensynchaprx with a real haproxy", () => {
   it("syncs the slave from the queue and records the outcome on the gensynchaprx run", async () => {
     const active = (await api(server.url, "/admin/haproxy")).body;
     const sync = await jobEnded(server.url, active.jobId + 1);
-    expect(sync).toMatchObject({ kind: "haproxy-slave-sync", state: "succeeded", warnings: [`INFO: slave ${slave.url} synced to version ${firstVersion}`] });
+    expect(sync).toMatchObject({
+      kind: "haproxy-slave-sync",
+      state: "succeeded",
+      warnings: [`INFO: slave ${slave.url} synced to version ${firstVersion}`],
+    });
     const parent = (await api(server.url, `/admin/jobs/${active.jobId}`)).body;
     expect(parent.warnings).toContain(`INFO: slave ${slave.url} synced to version ${firstVersion}`);
     expect(readFileSync(path.join(slave.configDir, "haproxy.cfg"), "utf8")).toBe(active.files["haproxy.cfg"]);
-    expect(JSON.parse(readFileSync(path.join(slave.configDir, ".agent-state.json"), "utf8"))).toMatchObject({ version: firstVersion, digest: active.digest });
+    expect(JSON.parse(readFileSync(path.join(slave.configDir, ".agent-state.json"), "utf8"))).toMatchObject({
+      version: firstVersion,
+      digest: active.digest,
+    });
   });
 
   it("keeps the old configuration serving when haproxy refuses the new one, and the API answers 500", async () => {
-    expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" })).status).toBe(200);
+    expect(
+      (await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" })).status,
+    ).toBe(200);
     const response = await api(server.url, "/admin/gensynchaprx");
     expect(response.status).toBe(500);
     expect(response.body.success).toBe(false);
     expect(response.body.payload).toMatch(
-      new RegExp(`^Unable to reload and sync of HAProxy: agent ${master.url} refused version ${firstVersion + 1} \\(HTTP 422\\): haproxy -c failed \\(exit 1\\): `),
+      new RegExp(
+        `^Unable to reload and sync of HAProxy: agent ${master.url} refused version ${firstVersion + 1} \\(HTTP 422\\): haproxy -c failed \\(exit 1\\): `,
+      ),
     );
     expect(response.body.payload).toContain("unknown keyword 'bogus-directive' in 'backend' section");
     expect(response.body.payload).toMatch(/The previous configuration is still active\.$/);
 
     expect((await api(server.url, "/admin/haproxy")).body.version).toBe(firstVersion);
-    expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({ version: firstVersion + 1, status: "rejected" });
+    expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({
+      version: firstVersion + 1,
+      status: "rejected",
+    });
     expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).not.toContain("bogus-directive");
     expect(await viaHaproxy(httpPort, "api.e2e.example", "/still")).toMatchObject({ status: 200, body: "api1 /still" });
 
@@ -284,15 +327,30 @@ describe("the params allow-list against haproxy -c", () => {
     expect(allowListNames().filter((name) => !forms.has(name))).toEqual([]);
     for (const [key, form] of forms) {
       expect({ key, vetted: vetBackendParams(form.params).ok }).toEqual({ key, vetted: true });
-      if (form.server !== undefined) expect({ key, vetted: vetServerParams(form.server).ok }).toEqual({ key, vetted: true });
+      if (form.server !== undefined)
+        expect({ key, vetted: vetServerParams(form.server).ok }).toEqual({ key, vetted: true });
     }
     // One backend per form (some forms exclude each other), each with one server carrying the form's server params.
     const entries = [...forms.values()];
     const installation: Installation = {
       projects: [{ id: 1, label: "forms", fullname: null, version: 0 }],
-      backends: entries.map((form, i) => ({ id: i + 1, projectId: 1, label: `f${i + 1}`, fullname: null, port: 8080, params: form.params, version: 0 })),
+      backends: entries.map((form, i) => ({
+        id: i + 1,
+        projectId: 1,
+        label: `f${i + 1}`,
+        fullname: null,
+        port: 8080,
+        params: form.params,
+        version: 0,
+      })),
       domains: [],
-      backendContainers: entries.map((form, i) => ({ id: i + 1, backendId: i + 1, containerId: i + 1, params: form.server ?? null, version: 0 })),
+      backendContainers: entries.map((form, i) => ({
+        id: i + 1,
+        backendId: i + 1,
+        containerId: i + 1,
+        params: form.server ?? null,
+        version: 0,
+      })),
       containers: entries.map((_, i) => ({
         id: i + 1,
         projectId: 1,
@@ -326,12 +384,46 @@ describe("the params allow-list against haproxy -c", () => {
 
   it("reads the directive word of any line as haproxy does (quotes, escapes, comments)", () => {
     const fragment = fc.constantFrom(
-      "a", "-", ".", "_", "1", '"', "'", "\\", "\\\\", "\\ ", "\\#", '\\"', "\\'", "\\x41", "\\x2f", "\\x7", "\\t", "\\$", "\\q",
-      " ", "\t", "#", '"x y"', "'x y'", '"\\x41"', "'\\x41'", "$", "{", "}", "%", "(", ")",
+      "a",
+      "-",
+      ".",
+      "_",
+      "1",
+      '"',
+      "'",
+      "\\",
+      "\\\\",
+      "\\ ",
+      "\\#",
+      '\\"',
+      "\\'",
+      "\\x41",
+      "\\x2f",
+      "\\x7",
+      "\\t",
+      "\\$",
+      "\\q",
+      " ",
+      "\t",
+      "#",
+      '"x y"',
+      "'x y'",
+      '"\\x41"',
+      "'\\x41'",
+      "$",
+      "{",
+      "}",
+      "%",
+      "(",
+      ")",
     );
     // "zz" first, so that no line is a keyword: haproxy names each one as an unknown keyword, as it decoded it.
-    const lines = fc.sample(fc.array(fragment, { maxLength: 10 }).map((parts) => `zz${parts.join("")}`), { numRuns: 400, seed: 16 });
-    const header = "defaults\n    mode http\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\nbackend b\n";
+    const lines = fc.sample(
+      fc.array(fragment, { maxLength: 10 }).map((parts) => `zz${parts.join("")}`),
+      { numRuns: 400, seed: 16 },
+    );
+    const header =
+      "defaults\n    mode http\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\nbackend b\n";
     const dir = tempDir("haproxy-tokens");
     closers.push(() => rmSync(dir, { recursive: true, force: true }));
     let compared = 0;
@@ -355,7 +447,10 @@ describe("the params allow-list against haproxy -c", () => {
           compared++;
         } else if (read !== undefined) {
           // Refused here although haproxy reads it: only for the two refusals haproxy does not make.
-          expect({ line, error: mine.error }).toEqual({ line, error: expect.stringMatching(/trailing backslash|control character/) });
+          expect({ line, error: mine.error }).toEqual({
+            line,
+            error: expect.stringMatching(/trailing backslash|control character/),
+          });
         }
       });
     }

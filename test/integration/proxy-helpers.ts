@@ -18,7 +18,8 @@ const ADMIN_AUTH = `Basic ${Buffer.from(`${ADMIN_USER}:${ADMIN_PASSWORD}`).toStr
 export function requireProgram(name: string, hint: string): string {
   const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
   const file = found.stdout.trim();
-  if (found.status !== 0 || !file) throw new Error(`${name} is not installed (${hint}); .ci/run installs it with apt-get`);
+  if (found.status !== 0 || !file)
+    throw new Error(`${name} is not installed (${hint}); .ci/run installs it with apt-get`);
   return file;
 }
 
@@ -58,28 +59,43 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
 
 /** Waits for a job run to end; returns it. */
 export function jobEnded(baseUrl: string, id: number, timeoutMs = 60_000) {
-  return until(`job ${id} to end`, async () => {
-    const { body } = await api(baseUrl, `/admin/jobs/${id}`);
-    return body.state === "succeeded" || body.state === "failed" ? body : undefined;
-  }, timeoutMs);
+  return until(
+    `job ${id} to end`,
+    async () => {
+      const { body } = await api(baseUrl, `/admin/jobs/${id}`);
+      return body.state === "succeeded" || body.state === "failed" ? body : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** A plain HTTP request to haproxy with any Host header (fetch would refuse to set it). */
-export function viaHaproxy(port: number, host: string, pathName = "/"): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+export function viaHaproxy(
+  port: number,
+  host: string,
+  pathName = "/",
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: "127.0.0.1", port, path: pathName, headers: { Host: host }, agent: false }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body }));
-    });
+    const request = httpRequest(
+      { host: "127.0.0.1", port, path: pathName, headers: { Host: host }, agent: false },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => (body += chunk));
+        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body }));
+      },
+    );
     request.on("error", reject);
     request.end();
   });
 }
 
 /** A backend "container": answers `<name> <path>` on the address (and port, default a free one) given. */
-export async function startBackendServer(name: string, host: string, port = 0): Promise<{ port: number; server: Server }> {
+export async function startBackendServer(
+  name: string,
+  host: string,
+  port = 0,
+): Promise<{ port: number; server: Server }> {
   const server = createHttpServer((request, response) => {
     response.setHeader("content-type", "text/plain");
     response.end(`${name} ${request.url}`);
@@ -137,14 +153,26 @@ export async function startAgent(options: { runHaproxy: boolean }): Promise<Agen
   const port = await freePort();
   const child: ChildProcess = spawn(
     process.execPath,
-    [path.join(root, "haproxy-agent", "agent.mjs"), "--config-dir", configDir, "--reload-cmd", reloadCmd, "--port", String(port)],
+    [
+      path.join(root, "haproxy-agent", "agent.mjs"),
+      "--config-dir",
+      configDir,
+      "--reload-cmd",
+      reloadCmd,
+      "--port",
+      String(port),
+    ],
     { cwd: root, env: { ...process.env, HAPROXY_AGENT_TOKEN: AGENT_TOKEN }, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  await until(`the agent to listen\n${output}`, async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), 20_000);
+  await until(
+    `the agent to listen\n${output}`,
+    async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined),
+    20_000,
+  );
   return {
     port,
     url,

@@ -6,7 +6,8 @@ import { startWranglerDev, type DevServer } from "./wrangler-dev";
 
 let server: DevServer;
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG = "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
+const CONFIG =
+  "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
 
 beforeAll(async () => {
   server = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: "integration-admin-token" });
@@ -26,7 +27,8 @@ describe("POST /json under concurrency", () => {
   it("admits exactly 100 of 2000 concurrent hits on a key limited to 100", async () => {
     // Warm the isolate and the object so the burst measures counting, not start-up.
     const warm = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: "warm-up" }] }] });
-    for (let i = 0; i < 5; i++) expect((await fetch(`${server.url}/json`, { method: "POST", body: warm })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await fetch(`${server.url}/json`, { method: "POST", body: warm })).status).toBe(200);
 
     const body = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: "one-key" }] }] });
     const statuses = await Promise.all(
@@ -43,7 +45,13 @@ describe("POST /json under concurrency", () => {
     const after = await fetch(`${server.url}/json`, { method: "POST", body });
     expect(await after.json()).toEqual({
       overallCode: "OVER_LIMIT",
-      statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 100, unit: "DAY" }, durationUntilReset: expect.stringMatching(/^\d+s$/) }],
+      statuses: [
+        {
+          code: "OVER_LIMIT",
+          currentLimit: { requestsPerUnit: 100, unit: "DAY" },
+          durationUntilReset: expect.stringMatching(/^\d+s$/),
+        },
+      ],
     });
   });
 
@@ -54,7 +62,10 @@ describe("POST /json under concurrency", () => {
       await new Promise((resolve) => setTimeout(resolve, 1200));
       const answers = await Promise.all(
         Array.from({ length: 60 }, async (_, i) => {
-          const body = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: `fresh-${burst}-${i}` }] }] });
+          const body = JSON.stringify({
+            domain: "burst",
+            descriptors: [{ entries: [{ key: "hot", value: `fresh-${burst}-${i}` }] }],
+          });
           const response = await fetch(`${server.url}/json`, { method: "POST", body });
           const text = (await response.text()).replace(/"durationUntilReset":"\d+s"/, '"durationUntilReset":"<left>"');
           return `${response.status} ${text}`;
@@ -64,7 +75,14 @@ describe("POST /json under concurrency", () => {
       for (const answer of answers) counts[answer] = (counts[answer] ?? 0) + 1;
       const ok = JSON.stringify({
         overallCode: "OK",
-        statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 100, unit: "DAY" }, limitRemaining: 99, durationUntilReset: "<left>" }],
+        statuses: [
+          {
+            code: "OK",
+            currentLimit: { requestsPerUnit: 100, unit: "DAY" },
+            limitRemaining: 99,
+            durationUntilReset: "<left>",
+          },
+        ],
       });
       expect(counts).toEqual({ [`200 ${ok}`]: 60 });
     }

@@ -127,7 +127,11 @@ describe("ShouldRateLimit through the gateway", () => {
         descriptor(["path", "/free"]),
         descriptor(["unlimited", "u"]),
         descriptor(["nothing", "x"]),
-        { entries: [{ key: "client", value: `${who}-override` }], limit: { requestsPerUnit: 10, unit: "DAY" }, hitsAddend: wrap(4) },
+        {
+          entries: [{ key: "client", value: `${who}-override` }],
+          limit: { requestsPerUnit: 10, unit: "DAY" },
+          hitsAddend: wrap(4),
+        },
         { entries: [{ key: "client", value: `${who}-peek` }], hitsAddend: wrap(0) },
       ],
     });
@@ -145,13 +149,30 @@ describe("ShouldRateLimit through the gateway", () => {
       body: {
         overallCode: "OVER_LIMIT",
         statuses: [
-          { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 3, unit: "DAY" }, durationUntilReset: expect.stringMatching(/^\d+s$/) },
-          { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "DAY", name: "per-user" }, durationUntilReset: expect.stringMatching(/^\d+s$/) },
+          {
+            code: "OVER_LIMIT",
+            currentLimit: { requestsPerUnit: 3, unit: "DAY" },
+            durationUntilReset: expect.stringMatching(/^\d+s$/),
+          },
+          {
+            code: "OVER_LIMIT",
+            currentLimit: { requestsPerUnit: 2, unit: "DAY", name: "per-user" },
+            durationUntilReset: expect.stringMatching(/^\d+s$/),
+          },
           { code: "OK" },
           { code: "OK", limitRemaining: 4294967295 },
           { code: "OK" },
-          { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 10, unit: "DAY" }, durationUntilReset: expect.stringMatching(/^\d+s$/) },
-          { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "DAY" }, limitRemaining: 3, durationUntilReset: expect.stringMatching(/^\d+s$/) },
+          {
+            code: "OVER_LIMIT",
+            currentLimit: { requestsPerUnit: 10, unit: "DAY" },
+            durationUntilReset: expect.stringMatching(/^\d+s$/),
+          },
+          {
+            code: "OK",
+            currentLimit: { requestsPerUnit: 3, unit: "DAY" },
+            limitRemaining: 3,
+            durationUntilReset: expect.stringMatching(/^\d+s$/),
+          },
         ],
       },
     });
@@ -170,8 +191,18 @@ describe("ShouldRateLimit through the gateway", () => {
   });
 
   it.each([
-    ["an empty domain", { domain: "", descriptors: [descriptor(["a", "b"])] }, grpc.status.UNKNOWN, "rate limit domain must not be empty"],
-    ["no descriptors", { domain: "grpc-it", descriptors: [] }, grpc.status.UNKNOWN, "rate limit descriptor list must not be empty"],
+    [
+      "an empty domain",
+      { domain: "", descriptors: [descriptor(["a", "b"])] },
+      grpc.status.UNKNOWN,
+      "rate limit domain must not be empty",
+    ],
+    [
+      "no descriptors",
+      { domain: "grpc-it", descriptors: [] },
+      grpc.status.UNKNOWN,
+      "rate limit descriptor list must not be empty",
+    ],
     [
       "an override without a unit",
       { domain: "grpc-it", descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }] },
@@ -198,9 +229,16 @@ describe("health", () => {
   it("mirrors the Worker's /healthcheck for the service ratelimit", async () => {
     const client = track(rateLimitClient(plain.target));
     expect(await client.check("ratelimit")).toEqual({ ok: true, value: { status: "SERVING" } });
-    expect(await client.check("envoy.service.ratelimit.v3.RateLimitService")).toEqual({ ok: true, value: { status: "SERVING" } });
+    expect(await client.check("envoy.service.ratelimit.v3.RateLimitService")).toEqual({
+      ok: true,
+      value: { status: "SERVING" },
+    });
     expect(await client.check("")).toEqual({ ok: true, value: { status: "SERVING" } });
-    expect(await client.check("nope")).toEqual({ ok: false, code: grpc.status.NOT_FOUND, details: 'unknown service "nope"' });
+    expect(await client.check("nope")).toEqual({
+      ok: false,
+      code: grpc.status.NOT_FOUND,
+      details: 'unknown service "nope"',
+    });
   });
 
   it("answers NOT_SERVING while the Worker is unreachable, and UNAVAILABLE to calls long before their deadline", async () => {
@@ -210,7 +248,11 @@ describe("health", () => {
     expect(await client.check("ratelimit")).toEqual({ ok: true, value: { status: "NOT_SERVING" } });
     expect(await client.check("")).toEqual({ ok: true, value: { status: "SERVING" } });
     const call = await client.shouldRateLimit({ domain: "grpc-it", descriptors: [descriptor(["a", "b"])] }, 60_000);
-    expect(call).toEqual({ ok: false, code: grpc.status.UNAVAILABLE, details: "rate limit service unreachable: ECONNREFUSED" });
+    expect(call).toEqual({
+      ok: false,
+      code: grpc.status.UNAVAILABLE,
+      details: "rate limit service unreachable: ECONNREFUSED",
+    });
   });
 });
 
@@ -266,7 +308,8 @@ describe("transport security and sockets", () => {
       }),
     );
     const ca = readFileSync(certs.caPem);
-    const withCertificate = (cert: string, key: string) => grpc.credentials.createSsl(ca, readFileSync(key), readFileSync(cert));
+    const withCertificate = (cert: string, key: string) =>
+      grpc.credentials.createSsl(ca, readFileSync(key), readFileSync(cert));
     const request = { domain: "grpc-it", descriptors: [descriptor(["path", "/free"])] };
 
     const good = track(rateLimitClient(gateway.target, withCertificate(certs.clientCert, certs.clientKey)));
@@ -276,7 +319,9 @@ describe("transport security and sockets", () => {
     const anonymous = track(rateLimitClient(gateway.target, grpc.credentials.createSsl(ca)));
     expect(await anonymous.shouldRateLimit(request, 3000)).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE });
 
-    const otherName = track(rateLimitClient(gateway.target, withCertificate(certs.otherClientCert, certs.otherClientKey)));
+    const otherName = track(
+      rateLimitClient(gateway.target, withCertificate(certs.otherClientCert, certs.otherClientKey)),
+    );
     expect(await otherName.shouldRateLimit(request)).toEqual({
       ok: false,
       code: grpc.status.UNAUTHENTICATED,
@@ -289,7 +334,9 @@ describe("transport security and sockets", () => {
     const gateway = track(await startGateway({ RATELIMIT_UPSTREAM_URL: worker.url, GRPC_UDS: socket }));
     expect(gateway.target).toBe(`unix:${socket}`);
     const client = track(rateLimitClient(gateway.target));
-    expect(await client.shouldRateLimit({ domain: "grpc-it", descriptors: [descriptor(["unlimited", "uds"])] })).toEqual({
+    expect(
+      await client.shouldRateLimit({ domain: "grpc-it", descriptors: [descriptor(["unlimited", "uds"])] }),
+    ).toEqual({
       ok: true,
       value: { overallCode: "OK", statuses: [{ code: "OK", limitRemaining: 4294967295 }] },
     });
@@ -297,7 +344,12 @@ describe("transport security and sockets", () => {
 
   it("sends a GOAWAY at GRPC_MAX_CONNECTION_AGE, and the client reconnects", async () => {
     const gateway = track(
-      await startGateway({ RATELIMIT_UPSTREAM_URL: worker.url, GRPC_PORT: "0", GRPC_MAX_CONNECTION_AGE: "500ms", GRPC_MAX_CONNECTION_AGE_GRACE: "1s" }),
+      await startGateway({
+        RATELIMIT_UPSTREAM_URL: worker.url,
+        GRPC_PORT: "0",
+        GRPC_MAX_CONNECTION_AGE: "500ms",
+        GRPC_MAX_CONNECTION_AGE_GRACE: "1s",
+      }),
     );
     const client = track(rateLimitClient(gateway.target));
     const request = { domain: "grpc-it", descriptors: [descriptor(["path", "/free"])] };
@@ -315,7 +367,9 @@ describe("transport security and sockets", () => {
   it("refuses malformed settings at start, naming the variable", async () => {
     expect(await gatewayRefusing({ GRPC_MAX_CONNECTION_AGE: "soon" })).toEqual({
       code: 1,
-      output: expect.stringContaining('invalid gateway settings: GRPC_MAX_CONNECTION_AGE: expected a duration such as \\"10s\\"'),
+      output: expect.stringContaining(
+        'invalid gateway settings: GRPC_MAX_CONNECTION_AGE: expected a duration such as \\"10s\\"',
+      ),
     });
     expect(await gatewayRefusing({ GRPC_SERVER_USE_TLS: "true" })).toEqual({
       code: 1,
@@ -329,7 +383,9 @@ describe("a slow or failing Worker (stand-in upstream)", () => {
   let client: RateLimitClient;
 
   beforeAll(async () => {
-    gateway = track(await startGateway({ RATELIMIT_UPSTREAM_URL: fake.url, GRPC_PORT: "0", GRPC_GATEWAY_DRAIN_TIME: "2s" }));
+    gateway = track(
+      await startGateway({ RATELIMIT_UPSTREAM_URL: fake.url, GRPC_PORT: "0", GRPC_GATEWAY_DRAIN_TIME: "2s" }),
+    );
     client = track(rateLimitClient(gateway.target));
   });
 
@@ -362,13 +418,29 @@ describe("a slow or failing Worker (stand-in upstream)", () => {
   });
 
   it.each([
-    [500, "application/json", JSON.stringify({ code: "resource_exhausted", message: "slow down" }), grpc.status.RESOURCE_EXHAUSTED, "slow down"],
-    [504, "application/json", JSON.stringify({ code: "deadline_exceeded", message: "the operation timed out" }), grpc.status.DEADLINE_EXCEEDED, "the operation timed out"],
+    [
+      500,
+      "application/json",
+      JSON.stringify({ code: "resource_exhausted", message: "slow down" }),
+      grpc.status.RESOURCE_EXHAUSTED,
+      "slow down",
+    ],
+    [
+      504,
+      "application/json",
+      JSON.stringify({ code: "deadline_exceeded", message: "the operation timed out" }),
+      grpc.status.DEADLINE_EXCEEDED,
+      "the operation timed out",
+    ],
     [502, "text/html", "<html>bad gateway</html>", grpc.status.UNAVAILABLE, "rate limit service answered HTTP 502"],
     [404, "text/plain", "no route", grpc.status.UNIMPLEMENTED, "rate limit service answered HTTP 404"],
   ])("maps an HTTP %i %s answer to a gRPC status", async (status, contentType, body, code, details) => {
     fake.answer = { delayMs: 0, status, contentType, body };
-    expect(await client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "v"])] })).toEqual({ ok: false, code, details });
+    expect(await client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "v"])] })).toEqual({
+      ok: false,
+      code,
+      details,
+    });
   });
 
   it("refuses a message over RATELIMIT_MAX_REQUEST_BYTES with RESOURCE_EXHAUSTED without forwarding it", async () => {
@@ -413,12 +485,22 @@ describe("a slow or failing Worker (stand-in upstream)", () => {
 describe("the command-line client", () => {
   it("prints the decision, as POST /json gives it, for repeated -descriptors", async () => {
     const result = await runClient([
-      "-dial_string", plain.target, "-domain", "grpc-it", "-descriptors", "client=cli", "-descriptors", "user=cli,extra=x",
+      "-dial_string",
+      plain.target,
+      "-domain",
+      "grpc-it",
+      "-descriptors",
+      "client=cli",
+      "-descriptors",
+      "user=cli,extra=x",
     ]);
     expect(result.code).toBe(0);
     const line = result.stdout.split("\n").find((text) => text.startsWith("response: "))!;
     const printed = JSON.parse(line.slice("response: ".length));
-    const viaJson = await postJson({ domain: "grpc-it", descriptors: [descriptor(["client", "cli-json"]), descriptor(["user", "cli"], ["extra", "x"])] });
+    const viaJson = await postJson({
+      domain: "grpc-it",
+      descriptors: [descriptor(["client", "cli-json"]), descriptor(["user", "cli"], ["extra", "x"])],
+    });
     expect(withoutResets(printed)).toEqual(withoutResets(viaJson.body));
     expect(printed.statuses[0]).toMatchObject({ code: "OK", limitRemaining: 2 });
   });
@@ -426,11 +508,20 @@ describe("the command-line client", () => {
   it("exits 1 with the status on an error, and on a malformed descriptor", async () => {
     const failed = await runClient(["-dial_string", plain.target, "-domain=", "-descriptors", "a=b"]);
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain("request error: rpc error: code = Unknown desc = rate limit domain must not be empty");
+    expect(failed.stderr).toContain(
+      "request error: rpc error: code = Unknown desc = rate limit domain must not be empty",
+    );
     const malformed = await runClient(["-dial_string", plain.target, "-domain", "grpc-it", "-descriptors", "a=b=c"]);
     expect(malformed.code).toBe(1);
     expect(malformed.stderr).toContain('invalid descriptor list: "a=b=c"');
-    const unreachable = await runClient(["-dial_string", `127.0.0.1:${await freePort()}`, "-domain", "grpc-it", "-descriptors", "a=b"]);
+    const unreachable = await runClient([
+      "-dial_string",
+      `127.0.0.1:${await freePort()}`,
+      "-domain",
+      "grpc-it",
+      "-descriptors",
+      "a=b",
+    ]);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain("request error: rpc error: code = Unavailable");
   });
@@ -447,10 +538,23 @@ describe("the command-line client", () => {
       }),
     );
     const result = await runClient([
-      "-dial_string", gateway.target, "-grpc-use-tls", "-grpc-server-ca-file", certs.caPem,
-      "-grpc-cert-file", certs.clientCert, "-grpc-key-file", certs.clientKey, "-domain", "grpc-it", "-descriptors", "unlimited=cli",
+      "-dial_string",
+      gateway.target,
+      "-grpc-use-tls",
+      "-grpc-server-ca-file",
+      certs.caPem,
+      "-grpc-cert-file",
+      certs.clientCert,
+      "-grpc-key-file",
+      certs.clientKey,
+      "-domain",
+      "grpc-it",
+      "-descriptors",
+      "unlimited=cli",
     ]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('response: {"overallCode":"OK","statuses":[{"code":"OK","limitRemaining":4294967295}]}');
+    expect(result.stdout).toContain(
+      'response: {"overallCode":"OK","statuses":[{"code":"OK","limitRemaining":4294967295}]}',
+    );
   });
 });

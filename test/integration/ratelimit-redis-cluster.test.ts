@@ -7,7 +7,8 @@ import { freePort, type LocalServer, redisCli, startRedis, tempDir } from "../lo
 import { startWranglerDev, type DevServer } from "./wrangler-dev";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG = "domain: cl\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 1000\n";
+const CONFIG =
+  "domain: cl\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 1000\n";
 
 let temp: ReturnType<typeof tempDir>;
 const nodes: LocalServer[] = [];
@@ -41,11 +42,25 @@ beforeAll(async () => {
   temp = tempDir("redis-cluster-");
   ports = [await freePort(), await freePort(), await freePort()];
   for (const port of ports) {
-    nodes.push(await startRedis(["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--dir", temp.dir], port));
+    nodes.push(
+      await startRedis(
+        ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--dir", temp.dir],
+        port,
+      ),
+    );
   }
-  const created = redisCli(ports[0], "--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "0", "--cluster-yes");
+  const created = redisCli(
+    ports[0],
+    "--cluster",
+    "create",
+    ...ports.map((port) => `127.0.0.1:${port}`),
+    "--cluster-replicas",
+    "0",
+    "--cluster-yes",
+  );
   expect(created).toContain("[OK] All 16384 slots covered.");
-  for (let i = 0; i < 100 && !ports.every((port) => /cluster_state:ok/.test(redisCli(port, "CLUSTER", "INFO"))); i++) await sleep(100);
+  for (let i = 0; i < 100 && !ports.every((port) => /cluster_state:ok/.test(redisCli(port, "CLUSTER", "INFO"))); i++)
+    await sleep(100);
   worker = await startWranglerDev({
     RATELIMIT_ADMIN_TOKEN: "integration-admin-token",
     BACKEND_TYPE: "redis",
@@ -55,7 +70,11 @@ beforeAll(async () => {
     KVSTORE_POOL_SIZE: "1",
     KVSTORE_TIMEOUT: "5s",
   });
-  const response = await fetch(`${worker.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "cl.yaml": CONFIG } }) });
+  const response = await fetch(`${worker.url}/rlconfig/files`, {
+    method: "PUT",
+    headers: ADMIN,
+    body: JSON.stringify({ files: { "cl.yaml": CONFIG } }),
+  });
   expect(response.status).toBe(200);
 });
 
@@ -68,7 +87,10 @@ afterAll(async () => {
 async function post(...values: string[]) {
   const response = await fetch(`${worker.url}/json`, {
     method: "POST",
-    body: JSON.stringify({ domain: "cl", descriptors: values.map((value) => ({ entries: [{ key: "client", value }] })) }),
+    body: JSON.stringify({
+      domain: "cl",
+      descriptors: values.map((value) => ({ entries: [{ key: "client", value }] })),
+    }),
   });
   const text = await response.text();
   return { status: response.status, body: response.status === 500 ? text : JSON.parse(text) };
@@ -125,7 +147,10 @@ describe("KVSTORE_TYPE=cluster", () => {
     redisCli(from, "CLUSTER", "SETSLOT", String(slot), "MIGRATING", nodeId(to));
     expect((await post("asking")).body.statuses[0].limitRemaining).toBe(999);
     // The counter went to the importing node, not to the (still) owning one.
-    expect([redisCli(to, "CLUSTER", "COUNTKEYSINSLOT", String(slot)), redisCli(from, "CLUSTER", "COUNTKEYSINSLOT", String(slot))]).toEqual(["1", "0"]);
+    expect([
+      redisCli(to, "CLUSTER", "COUNTKEYSINSLOT", String(slot)),
+      redisCli(from, "CLUSTER", "COUNTKEYSINSLOT", String(slot)),
+    ]).toEqual(["1", "0"]);
     expect(redisCli(to, "-c", "GET", key)).toBe("1");
     setSlotEverywhere(slot, to);
     expect((await post("asking")).body.statuses[0].limitRemaining).toBe(998);

@@ -8,7 +8,8 @@ import { freePort, type LocalServer, redisCli, startRedis, startServer, tempDir 
 import { startWranglerDev, type DevServer } from "./wrangler-dev";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG = "domain: sent\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 100000\n";
+const CONFIG =
+  "domain: sent\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 100000\n";
 const TIMEOUT_MS = 5000;
 
 let temp: ReturnType<typeof tempDir>;
@@ -52,7 +53,10 @@ beforeAll(async () => {
   );
   servers.push(await startServer("redis-sentinel", [conf], sentinelPort));
   // A failover needs a replica the sentinel knows and that is in sync.
-  await until(() => /flags\nslave\n/.test(redisCli(sentinelPort, "SENTINEL", "replicas", "mymaster")), "the sentinel to see the replica");
+  await until(
+    () => /flags\nslave\n/.test(redisCli(sentinelPort, "SENTINEL", "replicas", "mymaster")),
+    "the sentinel to see the replica",
+  );
   await until(() => /master_link_status:up/.test(redisCli(replicaPort, "INFO", "replication")), "the replica to sync");
   worker = await startWranglerDev({
     RATELIMIT_ADMIN_TOKEN: "integration-admin-token",
@@ -62,7 +66,11 @@ beforeAll(async () => {
     KVSTORE_POOL_SIZE: "3",
     KVSTORE_TIMEOUT: `${TIMEOUT_MS}ms`,
   });
-  const response = await fetch(`${worker.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "sent.yaml": CONFIG } }) });
+  const response = await fetch(`${worker.url}/rlconfig/files`, {
+    method: "PUT",
+    headers: ADMIN,
+    body: JSON.stringify({ files: { "sent.yaml": CONFIG } }),
+  });
   expect(response.status).toBe(200);
 });
 
@@ -110,7 +118,8 @@ describe("KVSTORE_TYPE=sentinel", () => {
     // clients) refused with the store's error, never left hanging.
     const statuses = new Set(answers.map((answer) => answer.status));
     expect([...statuses].every((status) => status === 200 || status === 500)).toBe(true);
-    for (const answer of answers.filter((a) => a.status === 500)) expect(answer.text).toMatch(/^rate limit counter store error: kvstore: /);
+    for (const answer of answers.filter((a) => a.status === 500))
+      expect(answer.text).toMatch(/^rate limit counter store error: kvstore: /);
     expect(answers.filter((a) => a.status === 500).length).toBeLessThanOrEqual(4);
     expect(answers.at(-1)!.status).toBe(200);
 

@@ -6,7 +6,8 @@ import { freePort, type LocalServer, makeServerCertificate, redisCli, startServe
 import type { DevServer } from "./wrangler-dev";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG = "domain: tls\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 2\n";
+const CONFIG =
+  "domain: tls\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 2\n";
 
 let temp: ReturnType<typeof tempDir>;
 let redis: LocalServer;
@@ -22,9 +23,28 @@ beforeAll(async () => {
   plainPort = await freePort();
   redis = await startServer(
     "redis-server",
-    ["--port", String(plainPort), "--tls-port", String(tlsPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-      "--tls-cert-file", files.cert, "--tls-key-file", files.key, "--tls-ca-cert-file", files.ca, "--tls-auth-clients", "no",
-      "--requirepass", "tls-test-password"],
+    [
+      "--port",
+      String(plainPort),
+      "--tls-port",
+      String(tlsPort),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--tls-cert-file",
+      files.cert,
+      "--tls-key-file",
+      files.key,
+      "--tls-ca-cert-file",
+      files.ca,
+      "--tls-auth-clients",
+      "no",
+      "--requirepass",
+      "tls-test-password",
+    ],
     plainPort,
   );
   const vars = {
@@ -47,7 +67,11 @@ beforeAll(async () => {
   untrusted = await (await import("./wrangler-dev?untrusted" as string)).startWranglerDev(vars);
   for (const server of [trusted, untrusted]) {
     await devModule.refreshProxyConnection(server);
-    const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "tls.yaml": CONFIG } }) });
+    const response = await fetch(`${server.url}/rlconfig/files`, {
+      method: "PUT",
+      headers: ADMIN,
+      body: JSON.stringify({ files: { "tls.yaml": CONFIG } }),
+    });
     expect(response.status).toBe(200);
   }
 });
@@ -60,7 +84,10 @@ afterAll(async () => {
 });
 
 const post = async (url: string, value: string) => {
-  const response = await fetch(`${url}/json`, { method: "POST", body: JSON.stringify({ domain: "tls", descriptors: [{ entries: [{ key: "client", value }] }] }) });
+  const response = await fetch(`${url}/json`, {
+    method: "POST",
+    body: JSON.stringify({ domain: "tls", descriptors: [{ entries: [{ key: "client", value }] }] }),
+  });
   return { status: response.status, text: await response.text() };
 };
 
@@ -71,12 +98,18 @@ describe("KVSTORE_TLS", () => {
     const day = Math.floor(Date.now() / 86_400_000) * 86_400;
     expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "GET", `tls_client_a_${day}`)).toBe("3");
     // The connections are TLS ones: the server counts them on its TLS port.
-    expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "CLIENT", "LIST")).toMatch(new RegExp(`laddr=127\\.0\\.0\\.1:${tlsPort} .*name=ratelimit-main-`));
+    expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "CLIENT", "LIST")).toMatch(
+      new RegExp(`laddr=127\\.0\\.0\\.1:${tlsPort} .*name=ratelimit-main-`),
+    );
   });
 
   it("refuses a server whose certificate it cannot verify, naming the store", async () => {
     const answer = await post(untrusted.url, "b");
     expect(answer.status).toBe(500);
-    expect(answer.text).toMatch(new RegExp(`^rate limit counter store error: kvstore: (cannot connect to|handshake with|reading from|writing to) 127\\.0\\.0\\.1:${tlsPort}`));
+    expect(answer.text).toMatch(
+      new RegExp(
+        `^rate limit counter store error: kvstore: (cannot connect to|handshake with|reading from|writing to) 127\\.0\\.0\\.1:${tlsPort}`,
+      ),
+    );
   });
 });

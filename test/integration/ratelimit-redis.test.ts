@@ -8,7 +8,8 @@ import { refreshProxyConnection, startWranglerDev, type DevServer } from "./wran
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-const CONFIG = "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
+const CONFIG =
+  "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
 const TIMEOUT_MS = 3000;
 
 let redisPort: number;
@@ -21,14 +22,23 @@ let away: DevServer;
 beforeAll(async () => {
   redisPort = await freePort();
   redis = await startRedis([], redisPort);
-  const vars = { RATELIMIT_ADMIN_TOKEN: TOKEN, BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${redisPort}`, KVSTORE_POOL_SIZE: "4" };
+  const vars = {
+    RATELIMIT_ADMIN_TOKEN: TOKEN,
+    BACKEND_TYPE: "redis",
+    KVSTORE_URL: `127.0.0.1:${redisPort}`,
+    KVSTORE_POOL_SIZE: "4",
+  };
   [burst, away] = await Promise.all([
     startWranglerDev(vars),
     startWranglerDev({ ...vars, KVSTORE_TIMEOUT: `${TIMEOUT_MS}ms`, KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true" }),
   ]);
   for (const server of [burst, away]) {
     await refreshProxyConnection(server);
-    const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files: { "burst.yaml": CONFIG } }) });
+    const response = await fetch(`${server.url}/rlconfig/files`, {
+      method: "PUT",
+      headers: ADMIN,
+      body: JSON.stringify({ files: { "burst.yaml": CONFIG } }),
+    });
     expect(response.status).toBe(200);
   }
 });
@@ -39,11 +49,16 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const body = (value: string) => JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value }] }] });
+const body = (value: string) =>
+  JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value }] }] });
 
 /** POST /json; the signal fails the call when no answer comes within `boundMs` (a hang). */
 async function post(server: DevServer, value: string, boundMs: number): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${server.url}/json`, { method: "POST", body: body(value), signal: AbortSignal.timeout(boundMs) });
+  const response = await fetch(`${server.url}/json`, {
+    method: "POST",
+    body: body(value),
+    signal: AbortSignal.timeout(boundMs),
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -76,7 +91,11 @@ describe("the key-value store through wrangler dev", () => {
       const during = await Promise.all(Array.from({ length: 10 }, () => post(away, "hang", BOUND_MS)));
       expect(during.map((answer) => answer.status)).toEqual(Array(10).fill(500));
       for (const answer of during) {
-        expect(answer.text).toMatch(new RegExp(`^rate limit counter store error: kvstore: no (reply from 127\\.0\\.0\\.1:${redisPort} |answer |pooled connection free )within ${TIMEOUT_MS} ms$`));
+        expect(answer.text).toMatch(
+          new RegExp(
+            `^rate limit counter store error: kvstore: no (reply from 127\\.0\\.0\\.1:${redisPort} |answer |pooled connection free )within ${TIMEOUT_MS} ms$`,
+          ),
+        );
       }
       expect(await health()).toBe(500);
     } finally {

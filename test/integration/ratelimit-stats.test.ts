@@ -90,15 +90,27 @@ async function eventually(check: () => void, deadlineMs = 30_000): Promise<void>
 
 async function put(server: DevServer, files: Record<string, string>) {
   await refreshProxyConnection(server);
-  const response = await fetch(`${server.url}/rlconfig/files`, { method: "PUT", headers: ADMIN, body: JSON.stringify({ files }) });
+  const response = await fetch(`${server.url}/rlconfig/files`, {
+    method: "PUT",
+    headers: ADMIN,
+    body: JSON.stringify({ files }),
+  });
   expect(response.status).toBe(200);
 }
 
-async function json(server: DevServer, domain: string, descriptors: [string, string][][], headers: Record<string, string> = {}) {
+async function json(
+  server: DevServer,
+  domain: string,
+  descriptors: [string, string][][],
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(`${server.url}/json`, {
     method: "POST",
     headers,
-    body: JSON.stringify({ domain, descriptors: descriptors.map((pairs) => ({ entries: pairs.map(([key, value]) => ({ key, value })) })) }),
+    body: JSON.stringify({
+      domain,
+      descriptors: descriptors.map((pairs) => ({ entries: pairs.map(([key, value]) => ({ key, value })) })),
+    }),
   });
   await response.arrayBuffer();
   return response.status;
@@ -167,13 +179,18 @@ describe("statsd over TCP", () => {
     );
     await eventually(() => {
       const sums = counterSums(plainStatsd.lines);
-      expect(Object.fromEntries(Object.entries(sums).filter(([name]) => /\.rate_limit\.it(-unknown)?\./.test(name)))).toEqual(expected);
+      expect(
+        Object.fromEntries(Object.entries(sums).filter(([name]) => /\.rate_limit\.it(-unknown)?\./.test(name))),
+      ).toEqual(expected);
       expect(sums["ratelimit_server.ShouldRateLimit.total_requests.__env=it"]).toBe(steps.length);
       expect(sums["ratelimit.service.config_load_success.__env=it"]).toBe(1);
     });
-    const timings = plainStatsd.lines.filter((line) => line.startsWith("ratelimit_server.ShouldRateLimit.response_time.__env=it:"));
+    const timings = plainStatsd.lines.filter((line) =>
+      line.startsWith("ratelimit_server.ShouldRateLimit.response_time.__env=it:"),
+    );
     expect(timings).toHaveLength(steps.length);
-    for (const line of timings) expect(line).toMatch(/^ratelimit_server\.ShouldRateLimit\.response_time\.__env=it:\d+(\.\d+)?\|ms$/);
+    for (const line of timings)
+      expect(line).toMatch(/^ratelimit_server\.ShouldRateLimit\.response_time\.__env=it:\d+(\.\d+)?\|ms$/);
 
     const stats = await (await fetch(`${plain.url}/stats`, { headers: ADMIN })).text();
     const fromPage = Object.fromEntries(
@@ -185,14 +202,21 @@ describe("statsd over TCP", () => {
         .map(([name, value]) => [name, Number(value)]),
     );
     expect(fromPage).toEqual(
-      Object.fromEntries(Object.entries(expectedRuleStats("it", "it-unknown")).map(([name, value]) => [`${name}.__env=it`, value])),
+      Object.fromEntries(
+        Object.entries(expectedRuleStats("it", "it-unknown")).map(([name, value]) => [`${name}.__env=it`, value]),
+      ),
     );
   });
 
   it("rewrites names into name plus tags with the mogrifiers for tagged statsd", async () => {
     await put(tagged, { "tg.yaml": STATS_CONFIG("tg") });
     for (let i = 0; i < 7; i++) await json(tagged, "tg", [[["near", "a"]]]);
-    await json(tagged, "tg", [[["route", "draw"], ["method", "GET"]]]);
+    await json(tagged, "tg", [
+      [
+        ["route", "draw"],
+        ["method", "GET"],
+      ],
+    ]);
     await eventually(() => {
       const sums = counterSums(taggedStatsd.lines);
       expect(sums["ratelimit.service.rate_limit.total_hits|#domain:tg,descriptor:near"]).toBe(7);
@@ -209,13 +233,20 @@ describe("statsd over TCP", () => {
 
 describe("OTLP/HTTP traces", () => {
   it("exports the decision's span to the endpoint, joined to the caller's traceparent", async () => {
-    await put(plain, { "traced.yaml": "domain: traced\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n" });
-    expect(await json(plain, "traced", [[["k", "v"]], [["x", "y"]]], { traceparent: `00-${TRACE}-${PARENT}-01` })).toBe(200);
+    await put(plain, {
+      "traced.yaml":
+        "domain: traced\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n",
+    });
+    expect(await json(plain, "traced", [[["k", "v"]], [["x", "y"]]], { traceparent: `00-${TRACE}-${PARENT}-01` })).toBe(
+      200,
+    );
     let found: { exported: (typeof otlp.exports)[number]; span: any } | undefined;
     await eventually(() => {
       found = undefined;
       for (const exported of otlp.exports) {
-        const span = exported.body.resourceSpans[0].scopeSpans[0].spans.find((s: { traceId: string }) => s.traceId === TRACE);
+        const span = exported.body.resourceSpans[0].scopeSpans[0].spans.find(
+          (s: { traceId: string }) => s.traceId === TRACE,
+        );
         if (span) found = { exported, span };
       }
       expect(found).toBeDefined();

@@ -21,7 +21,11 @@ let certDir: string;
 const running: { stop(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  worker = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: TOKEN, CONFIG_TYPE: "GRPC_XDS_SOTW", STATS_FLUSH_INTERVAL: "0" });
+  worker = await startWranglerDev({
+    RATELIMIT_ADMIN_TOKEN: TOKEN,
+    CONFIG_TYPE: "GRPC_XDS_SOTW",
+    STATS_FLUSH_INTERVAL: "0",
+  });
   certDir = mkdtempSync(path.join(tmpdir(), "xds-certs-"));
   certs = makeCertificates(certDir);
 });
@@ -142,7 +146,11 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     const subscription = await server.waitFor(() => true);
     expect(subscription.request).toEqual({
       versionInfo: "",
-      node: { id: "edge-1", userAgentName: "edge-control-plane-ratelimit", metadata: { fields: { zone: { stringValue: "syd" } } } },
+      node: {
+        id: "edge-1",
+        userAgentName: "edge-control-plane-ratelimit",
+        metadata: { fields: { zone: { stringValue: "syd" } } },
+      },
       typeUrl: TYPE_URL,
     });
     expect(subscription.headers).toMatchObject({ "x-xds-token": "s3cret", "x-tenant": "blue" });
@@ -162,13 +170,18 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     await gateway.waitForLog("grpc-gateway: serving");
     expect(await limitOf("mesh", "/login")).toBe(5);
     const client = rateLimitClient(`127.0.0.1:${gateway.port}`);
-    const viaGrpc = await client.shouldRateLimit({ domain: "mesh", descriptors: [{ entries: [{ key: "path", value: "/login" }] }] });
+    const viaGrpc = await client.shouldRateLimit({
+      domain: "mesh",
+      descriptors: [{ entries: [{ key: "path", value: "/login" }] }],
+    });
     client.close();
     expect(viaGrpc.ok && proto3Json(viaGrpc.value)).toMatchObject({
       overallCode: "OK",
       statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 5, unit: "MINUTE" }, limitRemaining: 3 }],
     });
-    const files = await (await fetch(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+    const files = await (
+      await fetch(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+    ).json();
     expect(files).toEqual({
       source: "runtime",
       version: expect.any(Number),
@@ -184,7 +197,11 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
       limits("mesh-limits", "mesh", { "/login": 50 }),
       limits("other-limits", "other", { "/": 7 }),
     ]);
-    expect((await server.waitFor(isAnswerTo(second))).request).toEqual({ ...subscription.request, versionInfo: "v2", responseNonce: second });
+    expect((await server.waitFor(isAnswerTo(second))).request).toEqual({
+      ...subscription.request,
+      versionInfo: "v2",
+      responseNonce: second,
+    });
     expect(await limitOf("mesh", "/login")).toBe(50);
     expect(await limitOf("other", "/")).toBe(7);
 
@@ -202,12 +219,17 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     expect(await limitOf("mesh", "/login")).toBe(50);
 
     // A resource that is not a RateLimitConfig is refused by the client itself.
-    const wrongType = server.push("v4", [{ typeUrl: "type.googleapis.com/google.protobuf.Empty", value: Buffer.alloc(0) }]);
+    const wrongType = server.push("v4", [
+      { typeUrl: "type.googleapis.com/google.protobuf.Empty", value: Buffer.alloc(0) },
+    ]);
     expect((await server.waitFor(isAnswerTo(wrongType))).request).toEqual({
       ...subscription.request,
       versionInfo: "v2",
       responseNonce: wrongType,
-      errorDetail: { code: 3, message: `resource 0 has type type.googleapis.com/google.protobuf.Empty, expected ${TYPE_URL}` },
+      errorDetail: {
+        code: 3,
+        message: `resource 0 has type type.googleapis.com/google.protobuf.Empty, expected ${TYPE_URL}`,
+      },
     });
     expect(await limitOf("mesh", "/login")).toBe(50);
 
@@ -224,7 +246,10 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     const resubscription = await server.waitFor((seen) => seen.stream > subscription.stream, before);
     expect(resubscription.request).toEqual({ ...subscription.request, versionInfo: "v2" });
     expect(resubscription.headers).toMatchObject({ "x-xds-token": "s3cret", "x-tenant": "blue" });
-    const fifth = await server.waitFor((seen) => seen.stream === resubscription.stream && seen.request.versionInfo === "v5", before);
+    const fifth = await server.waitFor(
+      (seen) => seen.stream === resubscription.stream && seen.request.versionInfo === "v5",
+      before,
+    );
     expect(fifth.request.errorDetail).toBeUndefined();
     expect(await limitOf("mesh", "/login")).toBe(9);
     // The snapshot is the whole set: "other" went with v2, so its domain is unknown now (OK without a limit).
@@ -286,7 +311,10 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
 
   it("serves gRPC at once with FORCE_START_WITHOUT_INITIAL_CONFIG=true, answering without a configuration until one comes", async () => {
     // Back to no configuration at all: under xDS the bundled files never apply.
-    const cleared = await fetch(`${worker.url}/rlconfig/files`, { method: "DELETE", headers: { Authorization: `Bearer ${TOKEN}` } });
+    const cleared = await fetch(`${worker.url}/rlconfig/files`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
     expect(await cleared.json()).toEqual({ source: "bundled", domains: [] });
     const server = await managementServer();
     const gateway = await startXdsGateway(server.port, { FORCE_START_WITHOUT_INITIAL_CONFIG: "true" });

@@ -31,19 +31,37 @@ export async function refreshProxyConnection(server: DevServer): Promise<void> {
 export async function startWranglerDev(vars: Record<string, string> = {}): Promise<DevServer> {
   const state = mkdtempSync(path.join(tmpdir(), "wrangler-state-"));
   spawnSync(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")], { cwd: root, env });
-  const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-    cwd: root,
-    env,
-    encoding: "utf8",
-  });
+  const migrate = spawnSync(
+    process.execPath,
+    [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state],
+    {
+      cwd: root,
+      env,
+      encoding: "utf8",
+    },
+  );
   if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}${migrate.stdout}`);
   const port = await freePort();
   const inspectorPort = await freePort();
   const varArgs = Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
   const child = spawn(
     process.execPath,
-    [wrangler, "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort),
-      "--persist-to", state, "--log-level", "error", "--test-scheduled", ...varArgs],
+    [
+      wrangler,
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      state,
+      "--log-level",
+      "error",
+      "--test-scheduled",
+      ...varArgs,
+    ],
     { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";

@@ -10,7 +10,12 @@ import protobuf from "protobufjs";
 const protoRoot = path.join(import.meta.dirname, "..", "..", "proto");
 const ads = (
   grpc.loadPackageDefinition(
-    protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", { includeDirs: [protoRoot], enums: String, longs: String, defaults: false }),
+    protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", {
+      includeDirs: [protoRoot],
+      enums: String,
+      longs: String,
+      defaults: false,
+    }),
   ) as any
 ).envoy.service.discovery.v3;
 const rateLimitConfigType = protobuf
@@ -51,7 +56,11 @@ export interface ManagementServer {
   /** Sets the snapshot and pushes it to every open stream; resolves with the nonce it was sent under. */
   push(version: string, resources: Resource[]): string;
   /** The first request seen (from index `from`) that satisfies the predicate, waiting for it. */
-  waitFor(predicate: (seen: SeenDiscoveryRequest) => boolean, from?: number, timeoutMs?: number): Promise<SeenDiscoveryRequest>;
+  waitFor(
+    predicate: (seen: SeenDiscoveryRequest) => boolean,
+    from?: number,
+    timeoutMs?: number,
+  ): Promise<SeenDiscoveryRequest>;
   /** Stops at once, breaking the open streams, as a crash would. */
   kill(): Promise<void>;
   /** Starts again on the same port, keeping what was seen and the snapshot given. */
@@ -59,7 +68,8 @@ export interface ManagementServer {
 }
 
 function toAny(resource: Resource): ProtoLoaderAny {
-  if (typeof resource.typeUrl === "string" && Buffer.isBuffer(resource.value)) return { type_url: resource.typeUrl, value: resource.value };
+  if (typeof resource.typeUrl === "string" && Buffer.isBuffer(resource.value))
+    return { type_url: resource.typeUrl, value: resource.value };
   const value = Buffer.from(rateLimitConfigType.encode(rateLimitConfigType.fromObject(resource)).finish());
   return { type_url: TYPE_URL, value };
 }
@@ -72,7 +82,9 @@ export interface ServerTls {
   requireClientCertificate: boolean;
 }
 
-export async function startManagementServer(options: { tls?: ServerTls; port?: number } = {}): Promise<ManagementServer> {
+export async function startManagementServer(
+  options: { tls?: ServerTls; port?: number } = {},
+): Promise<ManagementServer> {
   const seen: SeenDiscoveryRequest[] = [];
   let snapshot: { version: string; resources: Resource[] } | undefined;
   let nonce = 0;
@@ -83,7 +95,12 @@ export async function startManagementServer(options: { tls?: ServerTls; port?: n
 
   const send = (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): string => {
     const sentNonce = String(++nonce);
-    call.write({ versionInfo: snapshot!.version, resources: snapshot!.resources.map(toAny), typeUrl: TYPE_URL, nonce: sentNonce });
+    call.write({
+      versionInfo: snapshot!.version,
+      resources: snapshot!.resources.map(toAny),
+      typeUrl: TYPE_URL,
+      nonce: sentNonce,
+    });
     return sentNonce;
   };
 
@@ -92,7 +109,9 @@ export async function startManagementServer(options: { tls?: ServerTls; port?: n
     server.addService(ads.AggregatedDiscoveryService.service, {
       StreamAggregatedResources(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) {
         const stream = ++streams;
-        const headers = Object.fromEntries(Object.entries(call.metadata.getMap()).map(([name, value]) => [name, String(value)]));
+        const headers = Object.fromEntries(
+          Object.entries(call.metadata.getMap()).map(([name, value]) => [name, String(value)]),
+        );
         open.add(call);
         let subscribed = false;
         call.on("data", (request: DiscoveryRequest) => {
@@ -142,7 +161,9 @@ export async function startManagementServer(options: { tls?: ServerTls; port?: n
         const found = seen.slice(from).find(predicate);
         if (found) return found;
         if (Date.now() > deadline) {
-          throw new Error(`no matching DiscoveryRequest within ${timeoutMs} ms; seen:\n${JSON.stringify(seen, null, 1)}`);
+          throw new Error(
+            `no matching DiscoveryRequest within ${timeoutMs} ms; seen:\n${JSON.stringify(seen, null, 1)}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -24,7 +24,11 @@ describe("cron triggers", () => {
     expect(send).toHaveBeenCalledTimes(1);
     const message = send.mock.calls[0][0] as { kind: string; runId: number };
     expect(message.kind).toBe("housekeeping");
-    expect(await getJobRun(db(), message.runId)).toMatchObject({ kind: "housekeeping", state: "queued", trigger: "5 0 * * *" });
+    expect(await getJobRun(db(), message.runId)).toMatchObject({
+      kind: "housekeeping",
+      state: "queued",
+      trigger: "5 0 * * *",
+    });
     send.mockRestore();
   });
 
@@ -41,10 +45,13 @@ const asInstance = (vars: Record<string, string>) => ({ ...env, ...vars }) as un
 
 /** The runs recorded after `afterId`, as [kind, state] pairs. */
 async function runsAfter(afterId: number) {
-  const { results } = await env.DB.prepare("select kind, state from job_runs where id > ? order by id").bind(afterId).all();
+  const { results } = await env.DB.prepare("select kind, state from job_runs where id > ? order by id")
+    .bind(afterId)
+    .all();
   return results.map((row) => [row.kind, row.state]);
 }
-const lastRunId = async () => (await env.DB.prepare("select coalesce(max(id), 0) as id from job_runs").first<{ id: number }>())!.id;
+const lastRunId = async () =>
+  (await env.DB.prepare("select coalesce(max(id), 0) as id from job_runs").first<{ id: number }>())!.id;
 
 describe("master-only jobs and the instance role", () => {
   async function dailyCron(workerEnv: Env) {
@@ -56,7 +63,9 @@ describe("master-only jobs and the instance role", () => {
     await waitOnExecutionContext(ctx);
     const queued = [
       ...send.mock.calls.map(([message]) => (message as { kind: string }).kind),
-      ...sendBatch.mock.calls.flatMap(([messages]) => [...messages].map((message) => (message.body as { kind: string }).kind)),
+      ...sendBatch.mock.calls.flatMap(([messages]) =>
+        [...messages].map((message) => (message.body as { kind: string }).kind),
+      ),
     ];
     send.mockRestore();
     sendBatch.mockRestore();
@@ -98,7 +107,9 @@ describe("master-only jobs and the instance role", () => {
       const fetchSpy = vi.spyOn(globalThis, "fetch");
       const versions = await env.DB.prepare("select count(*) as n from haproxy_versions").first();
       const sshVersions = await env.DB.prepare("select count(*) as n from ssh_proxy_versions").first();
-      const batch = createMessageBatch("edge-jobs", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { ...body, runId } }]);
+      const batch = createMessageBatch("edge-jobs", [
+        { id: "m1", timestamp: new Date(), attempts: 1, body: { ...body, runId } },
+      ]);
       const ctx = createExecutionContext();
       await worker.queue(batch, asInstance({ INSTANCE_ROLE: "slave" }), ctx);
       const result = await getQueueResult(batch, ctx);
@@ -122,7 +133,9 @@ describe("master-only jobs and the instance role", () => {
 
   it("with an INSTANCE_ROLE that cannot be read, a certificate message is refused and says why", async () => {
     const runId = await createJobRun(db(), { kind: "certificates", trigger: "test" });
-    const batch = createMessageBatch("edge-jobs", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } }]);
+    const batch = createMessageBatch("edge-jobs", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, asInstance({ INSTANCE_ROLE: "primary" }), ctx);
     expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m1"]);
@@ -135,7 +148,9 @@ describe("master-only jobs and the instance role", () => {
 
   it("a slave still runs housekeeping from the queue", async () => {
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
-    const batch = createMessageBatch("edge-jobs", [{ id: "h1", timestamp: new Date(), attempts: 1, body: { kind: "housekeeping", runId } }]);
+    const batch = createMessageBatch("edge-jobs", [
+      { id: "h1", timestamp: new Date(), attempts: 1, body: { kind: "housekeeping", runId } },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, asInstance({ INSTANCE_ROLE: "slave" }), ctx);
     expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["h1"]);
@@ -214,7 +229,10 @@ describe("queue consumer", () => {
   it("delivers a message from the real producer to the real consumer", async () => {
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "api" });
     await env.JOBS.send({ kind: "housekeeping", runId });
-    await vi.waitUntil(async () => (await getJobRun(db(), runId))?.state === "succeeded", { timeout: 10_000, interval: 100 });
+    await vi.waitUntil(async () => (await getJobRun(db(), runId))?.state === "succeeded", {
+      timeout: 10_000,
+      interval: 100,
+    });
     expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 1 });
   });
 });

@@ -1,4 +1,10 @@
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
@@ -20,7 +26,13 @@ const CRON = "*/30 * * * *";
 
 /** The Worker's env with the publisher keys and feeds set (the test config has none). */
 const withPublishers = (overrides: Record<string, string> = {}) =>
-  ({ ...env, GUARDIAN_API_KEY: "guardian-test-key", NYT_API_KEY: "nyt-test-key", NEWS_FEEDS: `${RSS_URL},${ATOM_URL}`, ...overrides }) as unknown as Env;
+  ({
+    ...env,
+    GUARDIAN_API_KEY: "guardian-test-key",
+    NYT_API_KEY: "nyt-test-key",
+    NEWS_FEEDS: `${RSS_URL},${ATOM_URL}`,
+    ...overrides,
+  }) as unknown as Env;
 
 const recorded: Record<string, RecordedResponse> = {
   "https://content.guardianapis.com/search": { body: guardianSearch },
@@ -30,7 +42,8 @@ const recorded: Record<string, RecordedResponse> = {
 };
 
 const db = () => database(env.DB);
-const countArticles = async () => (await env.DB.prepare("SELECT count(*) AS n FROM articles").first<{ n: number }>())!.n;
+const countArticles = async () =>
+  (await env.DB.prepare("SELECT count(*) AS n FROM articles").first<{ n: number }>())!.n;
 
 beforeAll(() => {
   vi.useFakeTimers({ toFake: ["Date"] });
@@ -49,7 +62,10 @@ afterEach(() => {
 });
 
 async function runBatch(messages: { id: string; attempts: number; body: unknown }[], workerEnv: Env) {
-  const batch = createMessageBatch("edge-jobs", messages.map((message) => ({ ...message, timestamp: new Date() })));
+  const batch = createMessageBatch(
+    "edge-jobs",
+    messages.map((message) => ({ ...message, timestamp: new Date() })),
+  );
   const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
   const ctx = createExecutionContext();
   await worker.queue(batch, workerEnv, ctx);
@@ -82,9 +98,15 @@ describe("news ingestion cron", () => {
   it("skips publishers without a key with a log line", async () => {
     const send = vi.spyOn(env.JOBS, "send");
     const log = vi.spyOn(console, "log");
-    await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: CRON }), withPublishers({ NYT_API_KEY: "", NEWS_FEEDS: "" }), createExecutionContext());
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: NOW, cron: CRON }),
+      withPublishers({ NYT_API_KEY: "", NEWS_FEEDS: "" }),
+      createExecutionContext(),
+    );
     expect(send.mock.calls.map(([message]) => (message as { publisher: string }).publisher)).toEqual(["guardian"]);
-    expect(log.mock.calls.map(([line]) => JSON.parse(String(line))["@message"])).toContain("news: skipping publisher nyt: NYT_API_KEY is not set");
+    expect(log.mock.calls.map(([line]) => JSON.parse(String(line))["@message"])).toContain(
+      "news: skipping publisher nyt: NYT_API_KEY is not set",
+    );
   });
 
   it("is one of wrangler.toml's Cron Triggers", () => {
@@ -98,7 +120,11 @@ describe("news ingestion consumer", () => {
   it("ingests every publisher, retries only the one that fails, and stores each story once", async () => {
     const fetchSpy = interceptFetch({
       ...recorded,
-      "https://api.nytimes.com/svc/search/v2/articlesearch.json": { status: 503, body: "<html>Service Unavailable</html>", contentType: "text/html" },
+      "https://api.nytimes.com/svc/search/v2/articlesearch.json": {
+        status: 503,
+        body: "<html>Service Unavailable</html>",
+        contentType: "text/html",
+      },
     });
     const runs = await Promise.all(["guardian", "nyt", `feed:${RSS_URL}`, `feed:${ATOM_URL}`].map(queuedRun));
     const { result, retries } = await runBatch(
@@ -122,14 +148,26 @@ describe("news ingestion consumer", () => {
       warnings: ["INFO: guardian: 3 fetched, 3 new, 0 updated, 0 unchanged"],
       error: null,
     });
-    expect(await getJobRun(db(), runs[1].runId)).toMatchObject({ state: "queued", attempts: 1, error: "nyt answered HTTP 503" });
+    expect(await getJobRun(db(), runs[1].runId)).toMatchObject({
+      state: "queued",
+      attempts: 1,
+      error: "nyt answered HTTP 503",
+    });
     const logged = errorLog.mock.calls.map(([line]) => JSON.parse(String(line)));
-    expect(logged).toEqual([expect.objectContaining({ "@message": `jobs: news-ingest run ${runs[1].runId} failed on attempt 1`, error: expect.objectContaining({ message: "nyt answered HTTP 503" }) })]);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        "@message": `jobs: news-ingest run ${runs[1].runId} failed on attempt 1`,
+        error: expect.objectContaining({ message: "nyt answered HTTP 503" }),
+      }),
+    ]);
     expect(await getJobRun(db(), runs[2].runId)).toMatchObject({
       state: "succeeded",
       warnings: [`INFO: feed:${RSS_URL}: 2 fetched, 1 new, 0 updated, 1 unchanged`],
     });
-    expect(await getJobRun(db(), runs[3].runId)).toMatchObject({ state: "succeeded", warnings: [`INFO: feed:${ATOM_URL}: 2 fetched, 2 new, 0 updated, 0 unchanged`] });
+    expect(await getJobRun(db(), runs[3].runId)).toMatchObject({
+      state: "succeeded",
+      warnings: [`INFO: feed:${ATOM_URL}: 2 fetched, 2 new, 0 updated, 0 unchanged`],
+    });
     expect(await countArticles()).toBe(6);
 
     // The retry arrives once the NYT answers again.
@@ -147,19 +185,30 @@ describe("news ingestion consumer", () => {
 
     // A later run of every publisher finds nothing new: no duplicates across runs or publishers.
     const again = await Promise.all(["guardian", "nyt", `feed:${RSS_URL}`, `feed:${ATOM_URL}`].map(queuedRun));
-    const second = await runBatch(again.map((run, i) => ({ id: `n${i}`, attempts: 1, body: run.body })), withPublishers());
+    const second = await runBatch(
+      again.map((run, i) => ({ id: `n${i}`, attempts: 1, body: run.body })),
+      withPublishers(),
+    );
     expect(second.result.explicitAcks).toEqual(["n0", "n1", "n2", "n3"]);
     expect(await countArticles()).toBe(8);
-    const duplicates = await env.DB.prepare("SELECT title, count(*) AS n FROM articles GROUP BY title HAVING n > 1").all();
+    const duplicates = await env.DB.prepare(
+      "SELECT title, count(*) AS n FROM articles GROUP BY title HAVING n > 1",
+    ).all();
     expect(duplicates.results).toEqual([]);
   });
 
   it("records a skipped publisher as a success with a warning, fetching nothing", async () => {
     const fetchSpy = interceptFetch(recorded);
     const run = await queuedRun("guardian");
-    const { result } = await runBatch([{ id: "s1", attempts: 1, body: run.body }], withPublishers({ GUARDIAN_API_KEY: "" }));
+    const { result } = await runBatch(
+      [{ id: "s1", attempts: 1, body: run.body }],
+      withPublishers({ GUARDIAN_API_KEY: "" }),
+    );
     expect(result.explicitAcks).toEqual(["s1"]);
-    expect(await getJobRun(db(), run.runId)).toMatchObject({ state: "succeeded", warnings: ["SKIPPED: guardian: GUARDIAN_API_KEY is not set"] });
+    expect(await getJobRun(db(), run.runId)).toMatchObject({
+      state: "succeeded",
+      warnings: ["SKIPPED: guardian: GUARDIAN_API_KEY is not set"],
+    });
     expect(fetchSpy).not.toHaveBeenCalled();
   });
 
@@ -169,11 +218,17 @@ describe("news ingestion consumer", () => {
     const { result } = await runBatch([{ id: "f1", attempts: MAX_ATTEMPTS, body: run.body }], withPublishers());
     expect(result.explicitAcks).toEqual(["f1"]);
     expect(result.retryMessages).toEqual([]);
-    expect(await getJobRun(db(), run.runId)).toMatchObject({ state: "failed", error: `feed ${RSS_URL} answered HTTP 500` });
+    expect(await getJobRun(db(), run.runId)).toMatchObject({
+      state: "failed",
+      error: `feed ${RSS_URL} answered HTTP 500`,
+    });
   });
 
   it("acks a news message without a publisher as malformed", async () => {
-    const { result } = await runBatch([{ id: "bad", attempts: 1, body: { kind: "news-ingest", runId: 1 } }], withPublishers());
+    const { result } = await runBatch(
+      [{ id: "bad", attempts: 1, body: { kind: "news-ingest", runId: 1 } }],
+      withPublishers(),
+    );
     expect(result.explicitAcks).toEqual(["bad"]);
     expect(result.retryMessages).toEqual([]);
   });

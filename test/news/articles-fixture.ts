@@ -13,12 +13,48 @@ export interface SeedArticle {
 }
 
 export const SEED_ARTICLES: SeedArticle[] = [
-  { title: "BHP and Rio Tinto ramp up iron ore exports", abstract: "Mining exports rose for a third month as Chinese mills restocked.", source: "guardian", publishedAt: "2026-01-10T03:00:00Z", tickers: ["BHP", "RIO"] },
-  { title: "Lithium price slump hits Pilbara Minerals", abstract: "The producer cut its guidance again.", source: "nyt", publishedAt: "2026-02-05T09:00:00Z", tickers: ["PLS"] },
-  { title: "Commonwealth Bank posts a record half-year profit", abstract: "Home lending grew faster than the market.", source: "guardian", publishedAt: "2026-03-01T00:00:00Z", tickers: ["CBA"] },
-  { title: "Westpac mining loans under scrutiny", abstract: "The regulator asks how exposed the bank is to coal.", source: "afr.com", publishedAt: "2026-03-15T10:00:00Z", tickers: ["WBC"] },
-  { title: "Qantas fares rise ahead of the summer holidays", abstract: "Domestic airfares climbed 8% in a month.", source: "nyt", publishedAt: "2025-12-20T22:00:00Z", tickers: ["QAN"] },
-  { title: "Telstra switches on its 5G network in the outback", abstract: "Regional towns get faster mobile data.", source: "abc.net.au", publishedAt: "2026-04-01T01:00:00Z", tickers: ["TLS"] },
+  {
+    title: "BHP and Rio Tinto ramp up iron ore exports",
+    abstract: "Mining exports rose for a third month as Chinese mills restocked.",
+    source: "guardian",
+    publishedAt: "2026-01-10T03:00:00Z",
+    tickers: ["BHP", "RIO"],
+  },
+  {
+    title: "Lithium price slump hits Pilbara Minerals",
+    abstract: "The producer cut its guidance again.",
+    source: "nyt",
+    publishedAt: "2026-02-05T09:00:00Z",
+    tickers: ["PLS"],
+  },
+  {
+    title: "Commonwealth Bank posts a record half-year profit",
+    abstract: "Home lending grew faster than the market.",
+    source: "guardian",
+    publishedAt: "2026-03-01T00:00:00Z",
+    tickers: ["CBA"],
+  },
+  {
+    title: "Westpac mining loans under scrutiny",
+    abstract: "The regulator asks how exposed the bank is to coal.",
+    source: "afr.com",
+    publishedAt: "2026-03-15T10:00:00Z",
+    tickers: ["WBC"],
+  },
+  {
+    title: "Qantas fares rise ahead of the summer holidays",
+    abstract: "Domestic airfares climbed 8% in a month.",
+    source: "nyt",
+    publishedAt: "2025-12-20T22:00:00Z",
+    tickers: ["QAN"],
+  },
+  {
+    title: "Telstra switches on its 5G network in the outback",
+    abstract: "Regional towns get faster mobile data.",
+    source: "abc.net.au",
+    publishedAt: "2026-04-01T01:00:00Z",
+    tickers: ["TLS"],
+  },
   // Thirty market wraps for paging: one a day from 1 June 2025, no company named.
   ...Array.from({ length: 30 }, (_, day) => ({
     title: `Market wrap for day ${day + 1}`,

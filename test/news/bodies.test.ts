@@ -28,7 +28,12 @@ const stored = (email: string) => findUserByEmail(database(env.DB), email);
 /** A sign-up as JSON of exactly `size` bytes, padded in a field the API ignores. */
 function signUpJsonOfSize(email: string, size: number): string {
   const base = JSON.stringify({ access_token: MASTER_KEY, email, password: "123456", padding: "" });
-  return JSON.stringify({ access_token: MASTER_KEY, email, password: "123456", padding: "x".repeat(size - base.length) });
+  return JSON.stringify({
+    access_token: MASTER_KEY,
+    email,
+    password: "123456",
+    padding: "x".repeat(size - base.length),
+  });
 }
 
 const bytes = (...parts: (string | number[])[]) =>
@@ -40,7 +45,11 @@ const withLimit = (limit: number, path: string, init: RequestInit) =>
 
 const multipart = (boundary: string, fields: Record<string, string | number[]>) =>
   bytes(
-    ...Object.entries(fields).flatMap(([name, value]) => [`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`, value, "\r\n"]),
+    ...Object.entries(fields).flatMap(([name, value]) => [
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`,
+      value,
+      "\r\n",
+    ]),
     `--${boundary}--\r\n`,
   );
 
@@ -53,12 +62,20 @@ beforeAll(async () => {
 
 describe("NEWS_MAX_BODY_BYTES", () => {
   it("is 1 MiB by default: one byte more is refused with 413 and nothing is stored, the limit itself is accepted", async () => {
-    const over = await call("/users", { method: "POST", headers: { "content-type": "application/json" }, body: signUpJsonOfSize("big@example.com", MIB + 1) });
+    const over = await call("/users", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: signUpJsonOfSize("big@example.com", MIB + 1),
+    });
     expect(over.status).toBe(413);
     expect(await over.json()).toEqual(tooLarge(MIB));
     expect(await stored("big@example.com")).toBeUndefined();
 
-    const at = await call("/users", { method: "POST", headers: { "content-type": "application/json" }, body: signUpJsonOfSize("big@example.com", MIB) });
+    const at = await call("/users", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: signUpJsonOfSize("big@example.com", MIB),
+    });
     expect(at.status).toBe(201);
   });
 
@@ -66,20 +83,33 @@ describe("NEWS_MAX_BODY_BYTES", () => {
     const chunk = encoder.encode("x".repeat(40));
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(encoder.encode(`{"access_token":"${MASTER_KEY}","email":"stream@example.com","password":"123456","padding":"`));
+        controller.enqueue(
+          encoder.encode(
+            `{"access_token":"${MASTER_KEY}","email":"stream@example.com","password":"123456","padding":"`,
+          ),
+        );
         for (let i = 0; i < 10; i++) controller.enqueue(chunk);
         controller.enqueue(encoder.encode('"}'));
         controller.close();
       },
     });
-    const response = await withLimit(200, "/users", { method: "POST", headers: { "content-type": "application/json" }, body: stream });
+    const response = await withLimit(200, "/users", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: stream,
+    });
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual(tooLarge(200));
     expect(await stored("stream@example.com")).toBeUndefined();
   });
 
   it("applies to every route that reads a body, before the master key or the validator, writing nothing", async () => {
-    const created = await callJson("/news", "POST", { title: "Body limit story", url: "https://desk.example.com/limit", source: "limit-desk" }, bearer(admin.token));
+    const created = await callJson(
+      "/news",
+      "POST",
+      { title: "Body limit story", url: "https://desk.example.com/limit", source: "limit-desk" },
+      bearer(admin.token),
+    );
     const article = (await created.json()) as ArticleView;
     const padding = "x".repeat(100);
     const json = (body: Record<string, unknown>, headers: Record<string, string> = {}) => ({
@@ -88,10 +118,25 @@ describe("NEWS_MAX_BODY_BYTES", () => {
     });
     const routes: [string, string, { headers: Record<string, string>; body: string }][] = [
       ["POST", "/users", json({ access_token: MASTER_KEY, email: "limited@example.com", password: "123456" })],
-      ["POST", "/auth", json({ access_token: MASTER_KEY }, { Authorization: basic("bodies-reader@example.com", "reader-secret") })],
+      [
+        "POST",
+        "/auth",
+        json({ access_token: MASTER_KEY }, { Authorization: basic("bodies-reader@example.com", "reader-secret") }),
+      ],
       ["PUT", `/users/${reader.user.id}`, json({ name: "Limited" }, bearer(reader.token))],
-      ["PUT", `/users/${reader.user.id}/password`, json({ password: "limited-secret" }, { Authorization: basic("bodies-reader@example.com", "reader-secret") })],
-      ["POST", "/news", json({ title: "Limited story", url: "https://desk.example.com/limited", source: "limit-desk" }, bearer(admin.token))],
+      [
+        "PUT",
+        `/users/${reader.user.id}/password`,
+        json({ password: "limited-secret" }, { Authorization: basic("bodies-reader@example.com", "reader-secret") }),
+      ],
+      [
+        "POST",
+        "/news",
+        json(
+          { title: "Limited story", url: "https://desk.example.com/limited", source: "limit-desk" },
+          bearer(admin.token),
+        ),
+      ],
       ["PUT", `/news/${article.id}`, json({ title: "Limited title" }, bearer(admin.token))],
       ["DELETE", `/news/${article.id}`, json({ access_token: admin.token })],
       ["DELETE", `/users/${reader.user.id}`, json({ access_token: admin.token })],
@@ -107,12 +152,30 @@ describe("NEWS_MAX_BODY_BYTES", () => {
   });
 
   it("applies to URL-encoded and multipart forms", async () => {
-    const form = new URLSearchParams({ access_token: MASTER_KEY, email: "form-big@example.com", password: "123456", padding: "x".repeat(200) });
-    const encoded = await withLimit(200, "/users", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form.toString() });
+    const form = new URLSearchParams({
+      access_token: MASTER_KEY,
+      email: "form-big@example.com",
+      password: "123456",
+      padding: "x".repeat(200),
+    });
+    const encoded = await withLimit(200, "/users", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form.toString(),
+    });
     expect(encoded.status).toBe(413);
     expect(await encoded.json()).toEqual(tooLarge(200));
-    const parts = multipart("b0undary", { access_token: MASTER_KEY, email: "form-big@example.com", password: "123456", padding: "x".repeat(200) });
-    const multi = await withLimit(200, "/users", { method: "POST", headers: { "content-type": "multipart/form-data; boundary=b0undary" }, body: parts });
+    const parts = multipart("b0undary", {
+      access_token: MASTER_KEY,
+      email: "form-big@example.com",
+      password: "123456",
+      padding: "x".repeat(200),
+    });
+    const multi = await withLimit(200, "/users", {
+      method: "POST",
+      headers: { "content-type": "multipart/form-data; boundary=b0undary" },
+      body: parts,
+    });
     expect(multi.status).toBe(413);
     expect(await multi.json()).toEqual(tooLarge(200));
     expect(await stored("form-big@example.com")).toBeUndefined();
@@ -121,14 +184,66 @@ describe("NEWS_MAX_BODY_BYTES", () => {
 
 describe("UTF-8", () => {
   const cases: [string, string, Uint8Array, object][] = [
-    ["a JSON body with a 0xFF byte", "application/json", bytes(`{"access_token":"${MASTER_KEY}","email":"u1@example.com","password":"123456","name":"`, [0xff], '"}'), NOT_UTF8],
-    ["a JSON body with an overlong encoding of /", "application/json", bytes(`{"access_token":"${MASTER_KEY}","email":"u2@example.com","password":"123456","name":"`, [0xc0, 0xaf], '"}'), NOT_UTF8],
-    ["a JSON body with an encoded surrogate", "application/json", bytes(`{"access_token":"${MASTER_KEY}","email":"u3@example.com","password":"123456","name":"`, [0xed, 0xa0, 0x80], '"}'), NOT_UTF8],
-    ["a JSON body with a truncated sequence", "application/json", bytes(`{"access_token":"${MASTER_KEY}","email":"u4@example.com","password":"123456","name":"`, [0xe2, 0x82], '"}'), NOT_UTF8],
-    ["a JSON body escaping a lone surrogate", "application/json", bytes(`{"access_token":"${MASTER_KEY}","email":"u5@example.com","password":"123456","name":"\\ud800"}`), NOT_UTF8],
-    ["a URL-encoded form with a raw 0xFF byte", "application/x-www-form-urlencoded", bytes(`access_token=${MASTER_KEY}&email=u6%40example.com&password=123456&name=`, [0xff]), NOT_UTF8],
-    ["a URL-encoded form escaping a 0xFF byte", "application/x-www-form-urlencoded", bytes(`access_token=${MASTER_KEY}&email=u7%40example.com&password=123456&name=%FF`), FIELD_NOT_UTF8],
-    ["a URL-encoded form escaping a surrogate", "application/x-www-form-urlencoded", bytes(`access_token=${MASTER_KEY}&email=u8%40example.com&password=123456&name=%ED%A0%80`), FIELD_NOT_UTF8],
+    [
+      "a JSON body with a 0xFF byte",
+      "application/json",
+      bytes(`{"access_token":"${MASTER_KEY}","email":"u1@example.com","password":"123456","name":"`, [0xff], '"}'),
+      NOT_UTF8,
+    ],
+    [
+      "a JSON body with an overlong encoding of /",
+      "application/json",
+      bytes(
+        `{"access_token":"${MASTER_KEY}","email":"u2@example.com","password":"123456","name":"`,
+        [0xc0, 0xaf],
+        '"}',
+      ),
+      NOT_UTF8,
+    ],
+    [
+      "a JSON body with an encoded surrogate",
+      "application/json",
+      bytes(
+        `{"access_token":"${MASTER_KEY}","email":"u3@example.com","password":"123456","name":"`,
+        [0xed, 0xa0, 0x80],
+        '"}',
+      ),
+      NOT_UTF8,
+    ],
+    [
+      "a JSON body with a truncated sequence",
+      "application/json",
+      bytes(
+        `{"access_token":"${MASTER_KEY}","email":"u4@example.com","password":"123456","name":"`,
+        [0xe2, 0x82],
+        '"}',
+      ),
+      NOT_UTF8,
+    ],
+    [
+      "a JSON body escaping a lone surrogate",
+      "application/json",
+      bytes(`{"access_token":"${MASTER_KEY}","email":"u5@example.com","password":"123456","name":"\\ud800"}`),
+      NOT_UTF8,
+    ],
+    [
+      "a URL-encoded form with a raw 0xFF byte",
+      "application/x-www-form-urlencoded",
+      bytes(`access_token=${MASTER_KEY}&email=u6%40example.com&password=123456&name=`, [0xff]),
+      NOT_UTF8,
+    ],
+    [
+      "a URL-encoded form escaping a 0xFF byte",
+      "application/x-www-form-urlencoded",
+      bytes(`access_token=${MASTER_KEY}&email=u7%40example.com&password=123456&name=%FF`),
+      FIELD_NOT_UTF8,
+    ],
+    [
+      "a URL-encoded form escaping a surrogate",
+      "application/x-www-form-urlencoded",
+      bytes(`access_token=${MASTER_KEY}&email=u8%40example.com&password=123456&name=%ED%A0%80`),
+      FIELD_NOT_UTF8,
+    ],
     [
       "a multipart form with a 0xFF byte",
       "multipart/form-data; boundary=xyz",
@@ -141,14 +256,21 @@ describe("UTF-8", () => {
       const response = await call("/users", { method: "POST", headers: { "content-type": type }, body });
       expect(response.status).toBe(400);
       expect(await response.json()).toEqual(expected);
-      const email = /email=([a-z0-9]+)%40|"email":"([a-z0-9]+)@|name="email"\r\n\r\n([a-z0-9]+)@/.exec(new TextDecoder().decode(body))!;
+      const email = /email=([a-z0-9]+)%40|"email":"([a-z0-9]+)@|name="email"\r\n\r\n([a-z0-9]+)@/.exec(
+        new TextDecoder().decode(body),
+      )!;
       expect(await stored(`${email[1] ?? email[2] ?? email[3]}@example.com`)).toBeUndefined();
     });
   }
 
   it("keeps well-formed text intact in JSON, URL-encoded and multipart bodies", async () => {
     const name = "Zoë 😀 100%";
-    const viaJson = await callJson("/users", "POST", { access_token: MASTER_KEY, email: "zoe1@example.com", password: "123456", name });
+    const viaJson = await callJson("/users", "POST", {
+      access_token: MASTER_KEY,
+      email: "zoe1@example.com",
+      password: "123456",
+      name,
+    });
     const viaForm = await call("/users", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -173,7 +295,12 @@ describe("UTF-8", () => {
       body: `access_token=${MASTER_KEY}&email=nob%40example.com&password=123456`,
     });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ valid: false, name: "form", param: "body", message: "body must be valid multipart/form-data" });
+    expect(await response.json()).toEqual({
+      valid: false,
+      name: "form",
+      param: "body",
+      message: "body must be valid multipart/form-data",
+    });
     expect(await stored("nob@example.com")).toBeUndefined();
   });
 });

@@ -86,13 +86,17 @@ describe("parseJsonObject", () => {
   it("answers an object or a typed 400 for any text", () => {
     const jsonish = fc.oneof(
       fc.string({ unit: "binary", maxLength: 80 }),
-      fc.string({ unit: fc.constantFrom("{", "}", "[", "]", '"', ":", ",", "\\", "u", "d", "8", "0", "1", " "), maxLength: 80 }),
+      fc.string({
+        unit: fc.constantFrom("{", "}", "[", "]", '"', ":", ",", "\\", "u", "d", "8", "0", "1", " "),
+        maxLength: 80,
+      }),
       fc.json({ maxDepth: 4 }),
     );
     fc.assert(
       fc.property(jsonish, (text) => {
         const result = outcome(() => parseJsonObject(text));
-        if ("value" in result) expect(typeof result.value === "object" && result.value !== null && !Array.isArray(result.value)).toBe(true);
+        if ("value" in result)
+          expect(typeof result.value === "object" && result.value !== null && !Array.isArray(result.value)).toBe(true);
         else expect(isTypedRefusal(result.error), String(result.error)).toBe(true);
       }),
       { numRuns: 300 },
@@ -139,10 +143,12 @@ describe("httpUrl", () => {
     const urlish = fc.oneof(
       fc.webUrl({ withQueryParameters: true, withFragments: true }),
       fc.string({ unit: "binary", maxLength: 100 }),
-      fc.constantFrom("javascript:", "data:", "ftp://", "JAVASCRIPT:", "http:", "https://", " ", "//").chain((scheme) =>
-        fc.string({ maxLength: 30 }).map((rest) => scheme + rest),
-      ),
-      fc.integer({ min: MAX_URL_LENGTH - 30, max: MAX_URL_LENGTH + 30 }).map((length) => `https://a.example/${"x".repeat(length - 18)}`),
+      fc
+        .constantFrom("javascript:", "data:", "ftp://", "JAVASCRIPT:", "http:", "https://", " ", "//")
+        .chain((scheme) => fc.string({ maxLength: 30 }).map((rest) => scheme + rest)),
+      fc
+        .integer({ min: MAX_URL_LENGTH - 30, max: MAX_URL_LENGTH + 30 })
+        .map((length) => `https://a.example/${"x".repeat(length - 18)}`),
     );
     fc.assert(
       fc.property(urlish, (value) => {
@@ -157,7 +163,14 @@ describe("httpUrl", () => {
   });
 
   it("drops javascript:, data: and ftp: pictures", () => {
-    for (const value of ["javascript:alert(1)", " JavaScript:alert(1)", "data:image/png;base64,AAAA", "ftp://a.example/x.jpg", 42, undefined]) {
+    for (const value of [
+      "javascript:alert(1)",
+      " JavaScript:alert(1)",
+      "data:image/png;base64,AAAA",
+      "ftp://a.example/x.jpg",
+      42,
+      undefined,
+    ]) {
       expect(httpUrl(value)).toBeUndefined();
     }
     expect(httpUrl(" https://a.example/x.jpg ")).toBe("https://a.example/x.jpg");

@@ -41,10 +41,18 @@ describe("the news API's central error handling", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const noSecret = await app.request("/users/me", { headers: bearer(token) }, { ...env, JWT_SECRET: "" });
     expect(noSecret.status).toBe(500);
-    expect(await noSecret.json()).toEqual([{ code: 500, path: "meta", message: "news settings are invalid: JWT_SECRET is not set" }]);
-    const noMaster = await app.request("/users", { method: "POST", headers: bearer("anything") }, { ...env, MASTER_KEY: "" });
+    expect(await noSecret.json()).toEqual([
+      { code: 500, path: "meta", message: "news settings are invalid: JWT_SECRET is not set" },
+    ]);
+    const noMaster = await app.request(
+      "/users",
+      { method: "POST", headers: bearer("anything") },
+      { ...env, MASTER_KEY: "" },
+    );
     expect(noMaster.status).toBe(500);
-    expect(await noMaster.json()).toEqual([{ code: 500, path: "meta", message: "news settings are invalid: MASTER_KEY is not set" }]);
+    expect(await noMaster.json()).toEqual([
+      { code: 500, path: "meta", message: "news settings are invalid: MASTER_KEY is not set" },
+    ]);
   });
 
   it("answers 500 naming a malformed setting", async () => {
@@ -52,14 +60,22 @@ describe("the news API's central error handling", () => {
     const response = await app.request("/users/me", { headers: bearer(token) }, { ...env, JWT_EXPIRES_IN: "forever" });
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual([
-      { code: 500, path: "meta", message: "news settings are invalid: JWT_EXPIRES_IN: expected a duration such as 7d, 12h or 30m" },
+      {
+        code: 500,
+        path: "meta",
+        message: "news settings are invalid: JWT_EXPIRES_IN: expected a duration such as 7d, 12h or 30m",
+      },
     ]);
   });
 
   it("signs tokens that live JWT_EXPIRES_IN", async () => {
     const response = await app.request(
       "/users",
-      { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ access_token: MASTER_KEY, email: "short-lived@example.com", password: "123456" }) },
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ access_token: MASTER_KEY, email: "short-lived@example.com", password: "123456" }),
+      },
       { ...env, JWT_EXPIRES_IN: "12h" },
     );
     expect(response.status).toBe(201);
@@ -75,7 +91,10 @@ describe("the news API's central error handling", () => {
       ["DELETE", "/news"],
       ["POST", "/search"],
     ]) {
-      const response = method === "GET" ? await call(path, { headers: bearer(token) }) : await callJson(path, method, {}, bearer(token));
+      const response =
+        method === "GET"
+          ? await call(path, { headers: bearer(token) })
+          : await callJson(path, method, {}, bearer(token));
       expect(response.status, `${method} ${path}`).toBe(404);
     }
     expect((await call("/userz")).status).toBe(404);

@@ -14,9 +14,18 @@ export interface SignedUp {
 }
 
 /** Creates a user through POST /users with the master key and returns its token and full view. */
-export async function signUp(email: string, options: { password?: string; role?: "user" | "admin"; name?: string } = {}): Promise<SignedUp> {
-  const response = await callJson("/users", "POST", { access_token: MASTER_KEY, email, password: options.password ?? "secret-123", ...options });
-  if (response.status !== 201) throw new Error(`sign-up of ${email} answered ${response.status}: ${await response.text()}`);
+export async function signUp(
+  email: string,
+  options: { password?: string; role?: "user" | "admin"; name?: string } = {},
+): Promise<SignedUp> {
+  const response = await callJson("/users", "POST", {
+    access_token: MASTER_KEY,
+    email,
+    password: options.password ?? "secret-123",
+    ...options,
+  });
+  if (response.status !== 201)
+    throw new Error(`sign-up of ${email} answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as SignedUp;
 }
 

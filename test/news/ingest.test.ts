@@ -20,7 +20,12 @@ const RSS_URL = "https://www.theguardian.com/business/rss";
 const ATOM_URL = "https://newsroom.example.com.au/markets/atom.xml";
 
 const settings = (overrides: Record<string, string> = {}) =>
-  NewsSettings.parse({ GUARDIAN_API_KEY: "guardian-test-key", NYT_API_KEY: "nyt-test-key", NEWS_FEEDS: `${RSS_URL}, ${ATOM_URL}`, ...overrides });
+  NewsSettings.parse({
+    GUARDIAN_API_KEY: "guardian-test-key",
+    NYT_API_KEY: "nyt-test-key",
+    NEWS_FEEDS: `${RSS_URL}, ${ATOM_URL}`,
+    ...overrides,
+  });
 
 /** A fetch that answers from the recorded responses and remembers what was asked. */
 function recordedFetch(answers: Record<string, { body: string; status?: number }> = {}) {
@@ -56,19 +61,31 @@ afterEach(() => {
 describe("publisher adapters on recorded responses", () => {
   it("reads The Guardian Content API /search response", async () => {
     const { fetcher, urls } = recordedFetch();
-    const result = await fetchGuardian({ fetch: fetcher, apiKey: "k", keywords: ["BHP", "Commonwealth Bank"], since: new Date("2026-11-13T12:00:00Z") });
+    const result = await fetchGuardian({
+      fetch: fetcher,
+      apiKey: "k",
+      keywords: ["BHP", "Commonwealth Bank"],
+      since: new Date("2026-11-13T12:00:00Z"),
+    });
     expect(result.warnings).toEqual([]);
     expect(result.items).toEqual([
       {
         title: "BHP lifts iron ore guidance as Chinese steel demand steadies",
         url: "https://www.theguardian.com/business/2026/nov/19/bhp-lifts-iron-ore-guidance-chinese-steel-demand",
-        abstractHtml: "<p>The miner expects Pilbara shipments to rise in the second half, easing fears of a slowdown in its largest market</p>",
+        abstractHtml:
+          "<p>The miner expects Pilbara shipments to rise in the second half, easing fears of a slowdown in its largest market</p>",
         thumbnail: "https://media.guim.co.uk/5f1d2c0a7b3e4f9a8c6d1e2f3a4b5c6d7e8f9a0b/0_0_4000_2400/500.jpg",
         publishedAt: new Date("2026-11-19T23:41:05Z"),
         source: "guardian",
       },
-      expect.objectContaining({ title: "Commonwealth Bank and Westpac pass on only part of the rate cut as mortgage war cools", source: "guardian" }),
-      expect.objectContaining({ title: "Qantas ordered to pay $20m over flights it had already cancelled", thumbnail: undefined }),
+      expect.objectContaining({
+        title: "Commonwealth Bank and Westpac pass on only part of the rate cut as mortgage war cools",
+        source: "guardian",
+      }),
+      expect.objectContaining({
+        title: "Qantas ordered to pay $20m over flights it had already cancelled",
+        thumbnail: undefined,
+      }),
     ]);
     expect(urls).toHaveLength(1);
     expect(Object.fromEntries(urls[0].searchParams)).toEqual({
@@ -84,7 +101,20 @@ describe("publisher adapters on recorded responses", () => {
   });
 
   it("follows the Guardian's pages", async () => {
-    const page = (n: number) => ({ response: { status: "ok", currentPage: n, pages: 2, results: [{ webTitle: `Story ${n}`, webUrl: `https://www.theguardian.com/${n}`, webPublicationDate: "2026-11-19T00:00:00Z" }] } });
+    const page = (n: number) => ({
+      response: {
+        status: "ok",
+        currentPage: n,
+        pages: 2,
+        results: [
+          {
+            webTitle: `Story ${n}`,
+            webUrl: `https://www.theguardian.com/${n}`,
+            webPublicationDate: "2026-11-19T00:00:00Z",
+          },
+        ],
+      },
+    });
     const urls: string[] = [];
     const fetcher: Fetcher = async (url) => {
       urls.push(url);
@@ -96,23 +126,39 @@ describe("publisher adapters on recorded responses", () => {
   });
 
   it("fails on an HTTP error without putting the key in the message", async () => {
-    const { fetcher } = recordedFetch({ "https://content.guardianapis.com/search": { status: 401, body: '{"message":"Unauthorized"}' } });
-    await expect(fetchGuardian({ fetch: fetcher, apiKey: "secret-key", keywords: ["BHP"], since: NOW })).rejects.toThrow(/^guardian answered HTTP 401$/);
+    const { fetcher } = recordedFetch({
+      "https://content.guardianapis.com/search": { status: 401, body: '{"message":"Unauthorized"}' },
+    });
+    await expect(
+      fetchGuardian({ fetch: fetcher, apiKey: "secret-key", keywords: ["BHP"], since: NOW }),
+    ).rejects.toThrow(/^guardian answered HTTP 401$/);
   });
 
   it("reads the NYT Article Search v2 response", async () => {
     const { fetcher, urls } = recordedFetch();
-    const result = await fetchNyt({ fetch: fetcher, apiKey: "k", keywords: ["Rio Tinto"], since: new Date("2026-11-13T12:00:00Z"), now: NOW });
+    const result = await fetchNyt({
+      fetch: fetcher,
+      apiKey: "k",
+      keywords: ["Rio Tinto"],
+      since: new Date("2026-11-13T12:00:00Z"),
+      now: NOW,
+    });
     expect(result.items).toEqual([
       {
         title: "Rio Tinto and BHP Bet on Copper as Iron Ore Slows",
         url: "https://www.nytimes.com/2026/11/19/business/rio-tinto-bhp-copper-iron-ore.html",
-        abstractHtml: "Rio Tinto and BHP are steering billions toward copper as demand for iron ore from Chinese steel mills levels off.",
-        thumbnail: "https://static01.nyt.com/images/2026/11/19/business/19mining-copper/19mining-copper-thumbStandard.jpg",
+        abstractHtml:
+          "Rio Tinto and BHP are steering billions toward copper as demand for iron ore from Chinese steel mills levels off.",
+        thumbnail:
+          "https://static01.nyt.com/images/2026/11/19/business/19mining-copper/19mining-copper-thumbStandard.jpg",
         publishedAt: new Date("2026-11-19T08:30:12Z"),
         source: "nyt",
       },
-      expect.objectContaining({ title: "An Australian Gas Giant Faces a Climate Revolt From Its Shareholders", thumbnail: undefined, source: "nyt" }),
+      expect.objectContaining({
+        title: "An Australian Gas Giant Faces a Climate Revolt From Its Shareholders",
+        thumbnail: undefined,
+        source: "nyt",
+      }),
     ]);
     // Two documents of two hits: no second page is asked for.
     expect(urls).toHaveLength(1);
@@ -127,16 +173,23 @@ describe("publisher adapters on recorded responses", () => {
   });
 
   it("reads both shapes of NYT multimedia", () => {
-    expect(nytThumbnail({ default: { url: "https://static01.nyt.com/a-large.jpg" }, thumbnail: { url: "https://static01.nyt.com/a-thumb.jpg" } })).toBe(
-      "https://static01.nyt.com/a-thumb.jpg",
-    );
+    expect(
+      nytThumbnail({
+        default: { url: "https://static01.nyt.com/a-large.jpg" },
+        thumbnail: { url: "https://static01.nyt.com/a-thumb.jpg" },
+      }),
+    ).toBe("https://static01.nyt.com/a-thumb.jpg");
     expect(nytThumbnail([{ subtype: "xlarge", url: "images/b.jpg" }])).toBe("https://static01.nyt.com/images/b.jpg");
     expect(nytThumbnail([])).toBeUndefined();
     expect(nytThumbnail(null)).toBeUndefined();
   });
 
   it("keeps the first NYT page when the second is rate limited", async () => {
-    const docs = Array.from({ length: 10 }, (_, i) => ({ web_url: `https://www.nytimes.com/${i}.html`, headline: { main: `Doc ${i}` }, pub_date: "2026-11-19T00:00:00+0000" }));
+    const docs = Array.from({ length: 10 }, (_, i) => ({
+      web_url: `https://www.nytimes.com/${i}.html`,
+      headline: { main: `Doc ${i}` },
+      pub_date: "2026-11-19T00:00:00+0000",
+    }));
     const fetcher: Fetcher = async (url) =>
       new URL(url).searchParams.get("page") === "0"
         ? Response.json({ status: "OK", response: { docs, meta: { hits: 25, offset: 0 } } })
@@ -171,7 +224,8 @@ describe("publisher adapters on recorded responses", () => {
       {
         title: "Woodside confirms first Scarborough LNG cargo &amp; lifts 2027 output target",
         url: "https://newsroom.example.com.au/markets/2026/11/woodside-scarborough-first-cargo/",
-        abstractHtml: "<p>Woodside Energy (ASX:WDS) said the first cargo left the Pluto Train 2 facility on Wednesday night.</p>",
+        abstractHtml:
+          "<p>Woodside Energy (ASX:WDS) said the first cargo left the Pluto Train 2 facility on Wednesday night.</p>",
         thumbnail: "https://newsroom.example.com.au/images/2026/11/scarborough-thumb.jpg",
         publishedAt: new Date("2026-11-18T10:00:00Z"),
         source: "newsroom.example.com.au",
@@ -179,7 +233,8 @@ describe("publisher adapters on recorded responses", () => {
       {
         title: "Macquarie half-year profit beats forecasts on commodities trading",
         url: "https://newsroom.example.com.au/markets/2026/11/macquarie-half-year-result/",
-        abstractHtml: "Macquarie Group (MQG.AX) reported net profit of $2.1 billion for the six months to September, ahead of analyst estimates.",
+        abstractHtml:
+          "Macquarie Group (MQG.AX) reported net profit of $2.1 billion for the six months to September, ahead of analyst estimates.",
         thumbnail: undefined,
         publishedAt: new Date("2026-11-19T22:30:00Z"),
         source: "newsroom.example.com.au",
@@ -188,7 +243,9 @@ describe("publisher adapters on recorded responses", () => {
   });
 
   it("refuses documents that are not feeds", () => {
-    expect(() => parseFeed("<html><body>Not a feed</body></html>", ATOM_URL)).toThrow(`feed ${ATOM_URL} is neither RSS 2.0 nor Atom`);
+    expect(() => parseFeed("<html><body>Not a feed</body></html>", ATOM_URL)).toThrow(
+      `feed ${ATOM_URL} is neither RSS 2.0 nor Atom`,
+    );
     expect(() => parseFeed("<rss><channel><item></rss>", ATOM_URL)).toThrow(/is not well-formed XML/);
   });
 });
@@ -202,10 +259,9 @@ describe("listPublishers", () => {
 
   it("refuses a NEWS_FEEDS entry that is not an http(s) URL", () => {
     expect(NewsSettings.safeParse({ NEWS_FEEDS: "https://a.example/rss, ftp://b.example/feed" }).success).toBe(false);
-    expect(NewsSettings.safeParse({ NEWS_FEEDS: "https://a.example/rss https://b.example/atom" }).data?.NEWS_FEEDS).toEqual([
-      "https://a.example/rss",
-      "https://b.example/atom",
-    ]);
+    expect(
+      NewsSettings.safeParse({ NEWS_FEEDS: "https://a.example/rss https://b.example/atom" }).data?.NEWS_FEEDS,
+    ).toEqual(["https://a.example/rss", "https://b.example/atom"]);
   });
 });
 
@@ -217,7 +273,16 @@ describe("ingestPublisher", () => {
 
   const newsList = async (query = "") => {
     const response = await getJson(`/news?limit=100${query}`, token);
-    return (await response.json()) as { title: string; source: string; companies: string[]; abstract: string; thumbnail: string | null; publishedAt: string; fingerprint: string; url: string }[];
+    return (await response.json()) as {
+      title: string;
+      source: string;
+      companies: string[];
+      abstract: string;
+      thumbnail: string | null;
+      publishedAt: string;
+      fingerprint: string;
+      url: string;
+    }[];
   };
 
   it("stores every publisher's articles once, linked to the companies they name, and moves each cursor", async () => {
@@ -240,7 +305,11 @@ describe("ingestPublisher", () => {
       ["guardian", "BHP lifts iron ore guidance as Chinese steel demand steadies", ["BHP"]],
       ["newsroom.example.com.au", "Macquarie half-year profit beats forecasts on commodities trading", ["MQG"]],
       ["nyt", "Rio Tinto and BHP Bet on Copper as Iron Ore Slows", ["BHP", "RIO"]],
-      ["guardian", "Commonwealth Bank and Westpac pass on only part of the rate cut as mortgage war cools", ["CBA", "WBC"]],
+      [
+        "guardian",
+        "Commonwealth Bank and Westpac pass on only part of the rate cut as mortgage war cools",
+        ["CBA", "WBC"],
+      ],
       ["nyt", "An Australian Gas Giant Faces a Climate Revolt From Its Shareholders", ["WDS"]],
       ["newsroom.example.com.au", "Woodside confirms first Scarborough LNG cargo & lifts 2027 output target", ["WDS"]],
       ["guardian", "Qantas ordered to pay $20m over flights it had already cancelled", ["QAN"]],
@@ -248,7 +317,8 @@ describe("ingestPublisher", () => {
 
     const bhp = stored[1];
     expect(bhp).toMatchObject({
-      abstract: "The miner expects Pilbara shipments to rise in the second half, easing fears of a slowdown in its largest market",
+      abstract:
+        "The miner expects Pilbara shipments to rise in the second half, easing fears of a slowdown in its largest market",
       // The Guardian API's thumbnail came first and stays.
       thumbnail: "https://media.guim.co.uk/5f1d2c0a7b3e4f9a8c6d1e2f3a4b5c6d7e8f9a0b/0_0_4000_2400/500.jpg",
       publishedAt: "2026-11-19T23:41:05.000Z",
@@ -259,7 +329,9 @@ describe("ingestPublisher", () => {
       "Australia’s two largest lenders keep 10 basis points of the Reserve Bank’s cut, drawing criticism from consumer groups & the treasurer",
     );
     const lithium = stored[0];
-    expect(lithium.abstract).toMatch(/^Shares in lithium producers jumped on Friday after Pilbara Minerals said .* \.\.\.$/);
+    expect(lithium.abstract).toMatch(
+      /^Shares in lithium producers jumped on Friday after Pilbara Minerals said .* \.\.\.$/,
+    );
     expect(lithium.abstract).not.toMatch(/[<>]/);
     expect(lithium.abstract.length).toBeLessThanOrEqual(256 + 4);
 
@@ -272,9 +344,19 @@ describe("ingestPublisher", () => {
     const later = new Date(NOW.getTime() + 30 * 60_000);
     const { fetcher, urls } = recordedFetch();
     const before = (await newsList()).length;
-    const guardian = await ingestPublisher(db(), { publisher: "guardian", settings: settings(), fetch: fetcher, now: later });
+    const guardian = await ingestPublisher(db(), {
+      publisher: "guardian",
+      settings: settings(),
+      fetch: fetcher,
+      now: later,
+    });
     const nyt = await ingestPublisher(db(), { publisher: "nyt", settings: settings(), fetch: fetcher, now: later });
-    const rss = await ingestPublisher(db(), { publisher: `feed:${RSS_URL}`, settings: settings(), fetch: fetcher, now: later });
+    const rss = await ingestPublisher(db(), {
+      publisher: `feed:${RSS_URL}`,
+      settings: settings(),
+      fetch: fetcher,
+      now: later,
+    });
     expect([guardian.warnings, nyt.warnings, rss.warnings]).toEqual([
       ["INFO: guardian: 3 fetched, 0 new, 0 updated, 3 unchanged"],
       ["INFO: nyt: 2 fetched, 0 new, 0 updated, 2 unchanged"],
@@ -290,10 +372,16 @@ describe("ingestPublisher", () => {
 
   it("updates a story whose abstract the publisher changed, keeping its id and publishedAt", async () => {
     const changed = JSON.parse(guardianSearch);
-    changed.response.results[2].fields.trailText = "Corrected: the penalty is the largest the court has imposed on an airline";
+    changed.response.results[2].fields.trailText =
+      "Corrected: the penalty is the largest the court has imposed on an airline";
     const { fetcher } = recordedFetch({ "https://content.guardianapis.com/search": { body: JSON.stringify(changed) } });
     const before = (await newsList()).find((article) => article.title.startsWith("Qantas"))!;
-    const outcome = await ingestPublisher(db(), { publisher: "guardian", settings: settings(), fetch: fetcher, now: new Date(NOW.getTime() + 3_600_000) });
+    const outcome = await ingestPublisher(db(), {
+      publisher: "guardian",
+      settings: settings(),
+      fetch: fetcher,
+      now: new Date(NOW.getTime() + 3_600_000),
+    });
     expect(outcome.warnings).toEqual(["INFO: guardian: 3 fetched, 0 new, 1 updated, 2 unchanged"]);
     const after = (await newsList()).find((article) => article.title.startsWith("Qantas"))!;
     expect(after).toEqual({
@@ -311,19 +399,38 @@ describe("ingestPublisher", () => {
 
   it("skips a publisher without a key, and a feed no longer listed, without fetching", async () => {
     const { fetcher, urls } = recordedFetch();
-    const guardian = await ingestPublisher(db(), { publisher: "guardian", settings: settings({ GUARDIAN_API_KEY: "" }), fetch: fetcher, now: NOW });
+    const guardian = await ingestPublisher(db(), {
+      publisher: "guardian",
+      settings: settings({ GUARDIAN_API_KEY: "" }),
+      fetch: fetcher,
+      now: NOW,
+    });
     expect(guardian.warnings).toEqual(["SKIPPED: guardian: GUARDIAN_API_KEY is not set"]);
-    const feed = await ingestPublisher(db(), { publisher: "feed:https://elsewhere.example/rss", settings: settings(), fetch: fetcher, now: NOW });
-    expect(feed.warnings).toEqual(["SKIPPED: feed:https://elsewhere.example/rss: the feed is no longer listed in NEWS_FEEDS"]);
+    const feed = await ingestPublisher(db(), {
+      publisher: "feed:https://elsewhere.example/rss",
+      settings: settings(),
+      fetch: fetcher,
+      now: NOW,
+    });
+    expect(feed.warnings).toEqual([
+      "SKIPPED: feed:https://elsewhere.example/rss: the feed is no longer listed in NEWS_FEEDS",
+    ]);
     expect(urls).toEqual([]);
   });
 
   it("leaves the cursor where it was when the publisher fails", async () => {
-    const { fetcher } = recordedFetch({ "https://api.nytimes.com/svc/search/v2/articlesearch.json": { status: 503, body: "Service Unavailable" } });
+    const { fetcher } = recordedFetch({
+      "https://api.nytimes.com/svc/search/v2/articlesearch.json": { status: 503, body: "Service Unavailable" },
+    });
     const cursor = await getCursor(db(), "nyt");
-    await expect(ingestPublisher(db(), { publisher: "nyt", settings: settings(), fetch: fetcher, now: new Date(NOW.getTime() + 7_200_000) })).rejects.toThrow(
-      "nyt answered HTTP 503",
-    );
+    await expect(
+      ingestPublisher(db(), {
+        publisher: "nyt",
+        settings: settings(),
+        fetch: fetcher,
+        now: new Date(NOW.getTime() + 7_200_000),
+      }),
+    ).rejects.toThrow("nyt answered HTTP 503");
     expect(await getCursor(db(), "nyt")).toEqual(cursor);
   });
 
@@ -343,7 +450,12 @@ describe("ingestPublisher", () => {
     </channel></rss>`;
     const url = "https://pictures.example.net/rss";
     const { fetcher } = recordedFetch({ [url]: { body: rss } });
-    const outcome = await ingestPublisher(db(), { publisher: `feed:${url}`, settings: settings({ NEWS_FEEDS: url }), fetch: fetcher, now: NOW });
+    const outcome = await ingestPublisher(db(), {
+      publisher: `feed:${url}`,
+      settings: settings({ NEWS_FEEDS: url }),
+      fetch: fetcher,
+      now: NOW,
+    });
     expect(outcome.warnings).toEqual([`INFO: feed:${url}: 5 fetched, 5 new, 0 updated, 0 unchanged`]);
     const stored = await newsList("&sources=pictures.example.net&sort=title");
     expect(stored.map((article) => [article.title, article.thumbnail])).toEqual([
@@ -371,8 +483,15 @@ describe("ingestPublisher", () => {
       },
     });
     const { fetcher } = recordedFetch({ "https://content.guardianapis.com/search": { body } });
-    await ingestPublisher(db(), { publisher: "guardian", settings: settings(), fetch: fetcher, now: new Date(NOW.getTime() + 10_800_000) });
-    const [article] = (await newsList("&q=script%20thumbnail")).filter((found) => found.title === "Guardian script thumbnail story");
+    await ingestPublisher(db(), {
+      publisher: "guardian",
+      settings: settings(),
+      fetch: fetcher,
+      now: new Date(NOW.getTime() + 10_800_000),
+    });
+    const [article] = (await newsList("&q=script%20thumbnail")).filter(
+      (found) => found.title === "Guardian script thumbnail story",
+    );
     expect(article).toMatchObject({ title: "Guardian script thumbnail story", thumbnail: null });
   });
 
@@ -384,12 +503,19 @@ describe("ingestPublisher", () => {
     </channel></rss>`;
     const url = "https://news.example.org/rss";
     const { fetcher } = recordedFetch({ [url]: { body: rss } });
-    const outcome = await ingestPublisher(db(), { publisher: `feed:${url}`, settings: settings({ NEWS_FEEDS: url }), fetch: fetcher, now: NOW });
+    const outcome = await ingestPublisher(db(), {
+      publisher: `feed:${url}`,
+      settings: settings({ NEWS_FEEDS: url }),
+      fetch: fetcher,
+      now: NOW,
+    });
     expect(outcome.warnings).toEqual([
       `INFO: feed:${url}: 3 fetched, 1 new, 0 updated, 0 unchanged`,
       `WARNING: feed:${url}: 2 item(s) without a usable title or URL skipped`,
     ]);
     const response = await getJson("/news?sources=news.example.org", token);
-    expect(((await response.json()) as { title: string; companies: string[] }[]).map((a) => [a.title, a.companies])).toEqual([["Kept: Telstra outage", ["TLS"]]]);
+    expect(
+      ((await response.json()) as { title: string; companies: string[] }[]).map((a) => [a.title, a.companies]),
+    ).toEqual([["Kept: Telstra outage", ["TLS"]]]);
   });
 });

@@ -16,7 +16,10 @@ beforeAll(async () => {
   admin = (await signUp("news-admin@example.com", { role: "admin" })).token;
 });
 
-async function list(query: string, token = reader): Promise<{ status: number; total: string | null; titles: string[]; body: unknown }> {
+async function list(
+  query: string,
+  token = reader,
+): Promise<{ status: number; total: string | null; titles: string[]; body: unknown }> {
   const response = await getJson(`/news${query}`, token);
   const body = await response.json();
   return {
@@ -27,7 +30,9 @@ async function list(query: string, token = reader): Promise<{ status: number; to
   };
 }
 
-const newestFirst = [...SEED_ARTICLES].sort((a, b) => b.publishedAt.localeCompare(a.publishedAt)).map((article) => article.title);
+const newestFirst = [...SEED_ARTICLES]
+  .sort((a, b) => b.publishedAt.localeCompare(a.publishedAt))
+  .map((article) => article.title);
 
 describe("GET /news", () => {
   it("needs a signed-in user", async () => {
@@ -65,15 +70,64 @@ describe("GET /news", () => {
   });
 
   const badQueries: [string, Record<string, unknown>][] = [
-    ["?limit=0", { valid: false, name: "min", param: "limit", value: 0, min: 1, message: "limit must be greater than or equal to 1" }],
-    ["?limit=101", { valid: false, name: "max", param: "limit", value: 101, max: 100, message: "limit must be lower than or equal to 100" }],
-    ["?page=0", { valid: false, name: "min", param: "page", value: 0, min: 1, message: "page must be greater than or equal to 1" }],
-    ["?limit=many", { valid: false, name: "type", param: "limit", value: "many", type: "number", message: "limit must be a number" }],
+    [
+      "?limit=0",
+      {
+        valid: false,
+        name: "min",
+        param: "limit",
+        value: 0,
+        min: 1,
+        message: "limit must be greater than or equal to 1",
+      },
+    ],
+    [
+      "?limit=101",
+      {
+        valid: false,
+        name: "max",
+        param: "limit",
+        value: 101,
+        max: 100,
+        message: "limit must be lower than or equal to 100",
+      },
+    ],
+    [
+      "?page=0",
+      {
+        valid: false,
+        name: "min",
+        param: "page",
+        value: 0,
+        min: 1,
+        message: "page must be greater than or equal to 1",
+      },
+    ],
+    [
+      "?limit=many",
+      { valid: false, name: "type", param: "limit", value: "many", type: "number", message: "limit must be a number" },
+    ],
     [
       "?from=yesterday",
-      { valid: false, name: "type", param: "from", value: "yesterday", message: "from must be an ISO 8601 date such as 2024-05-01 or 2024-05-01T09:30:00Z" },
+      {
+        valid: false,
+        name: "type",
+        param: "from",
+        value: "yesterday",
+        message: "from must be an ISO 8601 date such as 2024-05-01 or 2024-05-01T09:30:00Z",
+      },
     ],
-    ["?companies=B-H", { valid: false, name: "match", param: "companies.0", value: "B-H", match: "/^[A-Z0-9]{1,6}$/", message: "companies.0 must match regular expression /^[A-Z0-9]{1,6}$/" }],
+    [
+      "?companies=B-H",
+      {
+        valid: false,
+        name: "match",
+        param: "companies.0",
+        value: "B-H",
+        match: "/^[A-Z0-9]{1,6}$/",
+        message: "companies.0 must match regular expression /^[A-Z0-9]{1,6}$/",
+      },
+    ],
     [
       "?sort=-popularity",
       {
@@ -100,22 +154,33 @@ describe("GET /news", () => {
       total: "2",
       titles: ["Westpac mining loans under scrutiny", "BHP and Rio Tinto ramp up iron ore exports"],
     });
-    expect(await list("?q=profits")).toMatchObject({ total: "1", titles: ["Commonwealth Bank posts a record half-year profit"] });
+    expect(await list("?q=profits")).toMatchObject({
+      total: "1",
+      titles: ["Commonwealth Bank posts a record half-year profit"],
+    });
   });
 
   it("needs every word, and supports phrases, prefixes and OR", async () => {
     expect((await list("?q=iron%20exports")).titles).toEqual(["BHP and Rio Tinto ramp up iron ore exports"]);
     expect((await list("?q=iron%20airfares")).titles).toEqual([]);
-    expect((await list(`?q=${encodeURIComponent('"ore exports"')}`)).titles).toEqual(["BHP and Rio Tinto ramp up iron ore exports"]);
+    expect((await list(`?q=${encodeURIComponent('"ore exports"')}`)).titles).toEqual([
+      "BHP and Rio Tinto ramp up iron ore exports",
+    ]);
     expect((await list(`?q=${encodeURIComponent('"exports ore"')}`)).titles).toEqual([]);
     expect((await list("?q=lith*")).titles).toEqual(["Lithium price slump hits Pilbara Minerals"]);
-    expect((await list("?q=westpac%20OR%20qantas")).titles).toEqual(["Westpac mining loans under scrutiny", "Qantas fares rise ahead of the summer holidays"]);
+    expect((await list("?q=westpac%20OR%20qantas")).titles).toEqual([
+      "Westpac mining loans under scrutiny",
+      "Qantas fares rise ahead of the summer holidays",
+    ]);
   });
 
   it("never lets query syntax through: quotes, operators and punctuation are only text", async () => {
     // AND is only the word "and" here (which the BHP title has); the quote, bracket, star and minus are dropped.
-    expect(await list(`?q=${encodeURIComponent('bhp" AND ( * -')}`)).toMatchObject({ status: 200, titles: ["BHP and Rio Tinto ramp up iron ore exports"] });
-    expect(await list(`?q=${encodeURIComponent('qantas NOT fares')}`)).toMatchObject({ status: 200, titles: [] });
+    expect(await list(`?q=${encodeURIComponent('bhp" AND ( * -')}`)).toMatchObject({
+      status: 200,
+      titles: ["BHP and Rio Tinto ramp up iron ore exports"],
+    });
+    expect(await list(`?q=${encodeURIComponent("qantas NOT fares")}`)).toMatchObject({ status: 200, titles: [] });
     expect(await list(`?q=${encodeURIComponent("title:qantas")}`)).toMatchObject({ status: 200, titles: [] });
     expect(await list(`?q=${encodeURIComponent("!!! ???")}`)).toMatchObject({ status: 200, total: "0", titles: [] });
   });
@@ -130,7 +195,10 @@ describe("GET /news", () => {
   });
 
   it("filters by sources", async () => {
-    expect((await list("?sources=nyt")).titles).toEqual(["Lithium price slump hits Pilbara Minerals", "Qantas fares rise ahead of the summer holidays"]);
+    expect((await list("?sources=nyt")).titles).toEqual([
+      "Lithium price slump hits Pilbara Minerals",
+      "Qantas fares rise ahead of the summer holidays",
+    ]);
     expect((await list("?sources=NYT,abc.net.au")).titles).toEqual([
       "Telstra switches on its 5G network in the outback",
       "Lithium price slump hits Pilbara Minerals",
@@ -145,11 +213,17 @@ describe("GET /news", () => {
     ]);
     expect((await list("?from=2026-03-01T00:00:01Z&to=2026-03-15T09:59:59Z")).titles).toEqual([]);
     expect((await list("?to=2025-06-02")).titles).toEqual(["Market wrap for day 2", "Market wrap for day 1"]);
-    expect((await list("?from=2026-03-15T21:00:00%2B11:00")).titles).toEqual(["Telstra switches on its 5G network in the outback", "Westpac mining loans under scrutiny"]);
+    expect((await list("?from=2026-03-15T21:00:00%2B11:00")).titles).toEqual([
+      "Telstra switches on its 5G network in the outback",
+      "Westpac mining loans under scrutiny",
+    ]);
   });
 
   it("combines full text, filters and paging", async () => {
-    expect(await list("?q=mining&sources=guardian")).toMatchObject({ total: "1", titles: ["BHP and Rio Tinto ramp up iron ore exports"] });
+    expect(await list("?q=mining&sources=guardian")).toMatchObject({
+      total: "1",
+      titles: ["BHP and Rio Tinto ramp up iron ore exports"],
+    });
     expect(await list("?q=wrap&from=2025-06-10&to=2025-06-19&limit=3&page=2&sort=publishedAt")).toMatchObject({
       total: "10",
       titles: ["Market wrap for day 13", "Market wrap for day 14", "Market wrap for day 15"],
@@ -157,7 +231,10 @@ describe("GET /news", () => {
   });
 
   it("sorts by a comma list, - for descending", async () => {
-    expect((await list("?sort=publishedAt&limit=2")).titles).toEqual(["Market wrap for day 1", "Market wrap for day 2"]);
+    expect((await list("?sort=publishedAt&limit=2")).titles).toEqual([
+      "Market wrap for day 1",
+      "Market wrap for day 2",
+    ]);
     expect((await list("?sort=-source,publishedAt&limit=3")).titles).toEqual([
       "Market wrap for day 1",
       "Market wrap for day 2",
@@ -172,9 +249,25 @@ describe("GET /news", () => {
 
   it("keeps only the fields asked for (id always), or drops the - ones", async () => {
     const only = await list("?fields=title,source&limit=1");
-    expect(only.body).toEqual([{ id: ids.get("Telstra switches on its 5G network in the outback"), title: "Telstra switches on its 5G network in the outback", source: "abc.net.au" }]);
+    expect(only.body).toEqual([
+      {
+        id: ids.get("Telstra switches on its 5G network in the outback"),
+        title: "Telstra switches on its 5G network in the outback",
+        source: "abc.net.au",
+      },
+    ]);
     const without = await list("?fields=-abstract,-fingerprint&limit=1");
-    expect(Object.keys((without.body as object[])[0]).sort()).toEqual(["companies", "createdAt", "id", "publishedAt", "source", "thumbnail", "title", "updatedAt", "url"]);
+    expect(Object.keys((without.body as object[])[0]).sort()).toEqual([
+      "companies",
+      "createdAt",
+      "id",
+      "publishedAt",
+      "source",
+      "thumbnail",
+      "title",
+      "updatedAt",
+      "url",
+    ]);
   });
 });
 
@@ -183,7 +276,12 @@ describe("GET /news/:id", () => {
     const id = ids.get("Lithium price slump hits Pilbara Minerals")!;
     const response = await getJson(`/news/${id}`, reader);
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ id, source: "nyt", companies: ["PLS"], publishedAt: "2026-02-05T09:00:00.000Z" });
+    expect(await response.json()).toMatchObject({
+      id,
+      source: "nyt",
+      companies: ["PLS"],
+      publishedAt: "2026-02-05T09:00:00.000Z",
+    });
     for (const path of ["/news/999999", "/news/abc", "/news/0", "/news/1e3"]) {
       const missing = await getJson(path, reader);
       expect(missing.status).toBe(404);
@@ -227,15 +325,34 @@ describe("POST, PUT and DELETE /news (admins only)", () => {
     });
     expect((await list("?q=merger")).titles).toEqual([article.title]);
 
-    const duplicate = await callJson("/news", "POST", { ...story, url: "https://desk.example.com/other" }, bearer(admin));
+    const duplicate = await callJson(
+      "/news",
+      "POST",
+      { ...story, url: "https://desk.example.com/other" },
+      bearer(admin),
+    );
     expect(duplicate.status).toBe(409);
-    expect(await duplicate.json()).toEqual({ valid: false, param: "title", message: "an article with this title and source already exists" });
+    expect(await duplicate.json()).toEqual({
+      valid: false,
+      param: "title",
+      message: "an article with this title and source already exists",
+    });
 
     // A new title drops the matched links that no longer apply; the named company (BHP) stays.
-    const renamed = await callJson(`/news/${article.id}`, "PUT", { title: "Woodside walks away from merger talks", abstract: "" }, bearer(admin));
+    const renamed = await callJson(
+      `/news/${article.id}`,
+      "PUT",
+      { title: "Woodside walks away from merger talks", abstract: "" },
+      bearer(admin),
+    );
     expect(renamed.status).toBe(200);
     const updated = (await renamed.json()) as Article;
-    expect(updated).toMatchObject({ id: article.id, title: "Woodside walks away from merger talks", abstract: "", companies: ["BHP", "WDS"] });
+    expect(updated).toMatchObject({
+      id: article.id,
+      title: "Woodside walks away from merger talks",
+      abstract: "",
+      companies: ["BHP", "WDS"],
+    });
     expect(updated.fingerprint).not.toBe(article.fingerprint);
     expect((await list("?q=revive")).titles).toEqual([]);
     expect((await list("?q=walks")).titles).toEqual([updated.title]);
@@ -254,19 +371,41 @@ describe("POST, PUT and DELETE /news (admins only)", () => {
 
   it("answers 409 when an edit would give an article another one's title and source", async () => {
     const id = ids.get("Qantas fares rise ahead of the summer holidays")!;
-    const response = await callJson(`/news/${id}`, "PUT", { title: "Lithium price slump hits Pilbara Minerals" }, bearer(admin));
+    const response = await callJson(
+      `/news/${id}`,
+      "PUT",
+      { title: "Lithium price slump hits Pilbara Minerals" },
+      bearer(admin),
+    );
     expect(response.status).toBe(409);
-    expect((await getJson(`/news/${id}`, reader).then((r) => r.json())) as Article).toMatchObject({ title: "Qantas fares rise ahead of the summer holidays" });
+    expect((await getJson(`/news/${id}`, reader).then((r) => r.json())) as Article).toMatchObject({
+      title: "Qantas fares rise ahead of the summer holidays",
+    });
   });
 
   it("validates what it stores", async () => {
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
-      [{ ...story, title: undefined }, { name: "required", param: "title" }],
-      [{ ...story, url: "javascript:alert(1)" }, { name: "match", param: "url", value: "javascript:alert(1)" }],
-      [{ ...story, publishedAt: "soon" }, { name: "type", param: "publishedAt" }],
+      [
+        { ...story, title: undefined },
+        { name: "required", param: "title" },
+      ],
+      [
+        { ...story, url: "javascript:alert(1)" },
+        { name: "match", param: "url", value: "javascript:alert(1)" },
+      ],
+      [
+        { ...story, publishedAt: "soon" },
+        { name: "type", param: "publishedAt" },
+      ],
       [
         { ...story, companies: "BHP,XYZ" },
-        { valid: false, name: "exists", param: "companies", value: "BHP,XYZ", message: "companies names unknown tickers: XYZ" },
+        {
+          valid: false,
+          name: "exists",
+          param: "companies",
+          value: "BHP,XYZ",
+          message: "companies names unknown tickers: XYZ",
+        },
       ],
     ];
     for (const [body, expected] of cases) {

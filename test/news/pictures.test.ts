@@ -34,11 +34,21 @@ describe("a user's picture", () => {
   for (const [index, picture] of REFUSED.entries()) {
     it(`is refused at sign-up: ${picture}`, async () => {
       const email = `picture-${index}@example.com`;
-      const response = await callJson("/users", "POST", { access_token: MASTER_KEY, email, password: "123456", picture });
+      const response = await callJson("/users", "POST", {
+        access_token: MASTER_KEY,
+        email,
+        password: "123456",
+        picture,
+      });
       expect(response.status).toBe(400);
       expect(await response.json()).toEqual(refusal("picture", picture));
       // Not stored: the address is still free, and logging in with it fails.
-      const login = await callJson("/auth", "POST", { access_token: MASTER_KEY }, { Authorization: basic(email, "123456") });
+      const login = await callJson(
+        "/auth",
+        "POST",
+        { access_token: MASTER_KEY },
+        { Authorization: basic(email, "123456") },
+      );
       expect(login.status).toBe(401);
     });
   }
@@ -56,11 +66,20 @@ describe("a user's picture", () => {
     });
     expect(form.status).toBe(400);
     expect(await form.json()).toEqual(refusal("picture", "javascript:alert(1)"));
-    expect(await (await call(`/users/${reader.user.id}`)).json()).toEqual({ id: reader.user.id, name: "Reader", picture: reader.user.picture });
+    expect(await (await call(`/users/${reader.user.id}`)).json()).toEqual({
+      id: reader.user.id,
+      name: "Reader",
+      picture: reader.user.picture,
+    });
   });
 
   it("is accepted as http or https, trimmed", async () => {
-    const response = await callJson(`/users/${reader.user.id}`, "PUT", { picture: "  http://img.example.com/r.png " }, bearer(reader.token));
+    const response = await callJson(
+      `/users/${reader.user.id}`,
+      "PUT",
+      { picture: "  http://img.example.com/r.png " },
+      bearer(reader.token),
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ picture: "http://img.example.com/r.png" });
   });
@@ -68,7 +87,8 @@ describe("a user's picture", () => {
 
 describe("an article's thumbnail and url", () => {
   const story = { title: "Pictures desk story", url: "https://desk.example.com/pictures", source: "pictures-desk" };
-  const stored = async () => (await (await getJson("/news?sources=pictures-desk", reader.token)).json()) as ArticleView[];
+  const stored = async () =>
+    (await (await getJson("/news?sources=pictures-desk", reader.token)).json()) as ArticleView[];
 
   it("are refused on create, nothing stored", async () => {
     for (const bad of REFUSED) {
@@ -83,7 +103,12 @@ describe("an article's thumbnail and url", () => {
   });
 
   it("are refused on update, leaving the stored ones", async () => {
-    const created = await callJson("/news", "POST", { ...story, thumbnail: "https://img.example.com/t.jpg" }, bearer(admin.token));
+    const created = await callJson(
+      "/news",
+      "POST",
+      { ...story, thumbnail: "https://img.example.com/t.jpg" },
+      bearer(admin.token),
+    );
     expect(created.status).toBe(201);
     const article = (await created.json()) as ArticleView;
     for (const bad of REFUSED) {

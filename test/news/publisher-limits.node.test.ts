@@ -23,7 +23,9 @@ const since = new Date(0);
 describe("publisher answers", () => {
   it("stops reading a feed that streams past the limit, without a declared length", async () => {
     const { response, pulled } = streamed(50 * MAX_PUBLISHER_BYTES);
-    await expect(fetchFeed({ fetch: async () => response, url: "https://feeds.example/big.xml", since })).rejects.toEqual(
+    await expect(
+      fetchFeed({ fetch: async () => response, url: "https://feeds.example/big.xml", since }),
+    ).rejects.toEqual(
       new PublisherError(`feed https://feeds.example/big.xml is larger than ${MAX_PUBLISHER_BYTES} bytes`),
     );
     expect(pulled.bytes).toBeLessThanOrEqual(MAX_PUBLISHER_BYTES + 2 * 64 * 1024);
@@ -39,10 +41,15 @@ describe("publisher answers", () => {
   });
 
   it("refuses a feed that is not UTF-8", async () => {
-    const xml = new Uint8Array([...new TextEncoder().encode("<rss><channel><title>"), 0xc3, 0x28, ...new TextEncoder().encode("</title></channel></rss>")]);
-    await expect(fetchFeed({ fetch: async () => new Response(xml), url: "https://feeds.example/b.xml", since })).rejects.toEqual(
-      new PublisherError("feed https://feeds.example/b.xml is not valid UTF-8"),
-    );
+    const xml = new Uint8Array([
+      ...new TextEncoder().encode("<rss><channel><title>"),
+      0xc3,
+      0x28,
+      ...new TextEncoder().encode("</title></channel></rss>"),
+    ]);
+    await expect(
+      fetchFeed({ fetch: async () => new Response(xml), url: "https://feeds.example/b.xml", since }),
+    ).rejects.toEqual(new PublisherError("feed https://feeds.example/b.xml is not valid UTF-8"));
   });
 
   it("applies the same limit to a JSON API page, naming the publisher and not the URL", async () => {
@@ -50,6 +57,8 @@ describe("publisher answers", () => {
     await expect(fetchJson(async () => response, "guardian", "https://api.example/?api-key=secret")).rejects.toEqual(
       new PublisherError(`guardian's answer is larger than ${MAX_PUBLISHER_BYTES} bytes`),
     );
-    expect(await fetchJson(async () => Response.json({ ok: 1 }), "guardian", "https://api.example/?api-key=secret")).toEqual({ ok: 1 });
+    expect(
+      await fetchJson(async () => Response.json({ ok: 1 }), "guardian", "https://api.example/?api-key=secret"),
+    ).toEqual({ ok: 1 });
   });
 });

@@ -35,10 +35,20 @@ interface SearchBody {
 async function search(query: string) {
   const response = await getJson(`/search${query}`, token);
   const body = (await response.json()) as SearchBody;
-  return { status: response.status, total: response.headers.get("X-Total-Count"), body, titles: body.data?.map((article) => article.title) };
+  return {
+    status: response.status,
+    total: response.headers.get("X-Total-Count"),
+    body,
+    titles: body.data?.map((article) => article.title),
+  };
 }
 
-const company = (ticker: string, name: string, shortName: string, websiteUrl: string) => ({ ticker, name, shortName, websiteUrl });
+const company = (ticker: string, name: string, shortName: string, websiteUrl: string) => ({
+  ticker,
+  name,
+  shortName,
+  websiteUrl,
+});
 const BHP = company("BHP", "BHP Group", "BHP", "https://www.bhp.com");
 const RIO = company("RIO", "Rio Tinto", "Rio Tinto", "https://www.riotinto.com");
 const CBA = company("CBA", "Commonwealth Bank of Australia", "CommBank", "https://www.commbank.com.au");
@@ -59,8 +69,20 @@ describe("GET /search", () => {
       startTime: "2026-06-01T00:00:00.000Z",
       endTime: "2026-06-01T00:00:00.000Z",
       elapsedTime: 0,
-      parameters: { topics: [], companyids: [], start_date: "2021-06-01T00:00:00.000Z", end_date: "2026-06-01T00:00:00.000Z", limit: 2, page: 1 },
-      warnings: ["Start time not specified.", "End time not specified.", "Topics not specified.", "Company Ids not specified."],
+      parameters: {
+        topics: [],
+        companyids: [],
+        start_date: "2021-06-01T00:00:00.000Z",
+        end_date: "2026-06-01T00:00:00.000Z",
+        limit: 2,
+        page: 1,
+      },
+      warnings: [
+        "Start time not specified.",
+        "End time not specified.",
+        "Topics not specified.",
+        "Company Ids not specified.",
+      ],
       companies: [],
       data: [
         {
@@ -101,7 +123,10 @@ describe("GET /search", () => {
 
   it("matches any of the company tickers and names the companies", async () => {
     const { body, titles } = await search("?companyids=BHP,cba&limit=10");
-    expect(titles).toEqual(["Commonwealth Bank posts a record half-year profit", "BHP and Rio Tinto ramp up iron ore exports"]);
+    expect(titles).toEqual([
+      "Commonwealth Bank posts a record half-year profit",
+      "BHP and Rio Tinto ramp up iron ore exports",
+    ]);
     expect(body.companies).toEqual([BHP, CBA]);
     expect(body.data[1].companies).toEqual([BHP, RIO]);
     expect(body.parameters.companyids).toEqual(["BHP", "CBA"]);
@@ -109,13 +134,18 @@ describe("GET /search", () => {
   });
 
   it("needs both a topic and a company when both are given", async () => {
-    expect((await search("?topics=mining&companyids=WBC,QAN&limit=10")).titles).toEqual(["Westpac mining loans under scrutiny"]);
+    expect((await search("?topics=mining&companyids=WBC,QAN&limit=10")).titles).toEqual([
+      "Westpac mining loans under scrutiny",
+    ]);
   });
 
   it("honours start_date and end_date (a bare end date includes its day)", async () => {
     const { body, titles } = await search("?start_date=2026-01-10&end_date=2026-02-05&limit=10");
     expect(titles).toEqual(["Lithium price slump hits Pilbara Minerals", "BHP and Rio Tinto ramp up iron ore exports"]);
-    expect(body.parameters).toMatchObject({ start_date: "2026-01-10T00:00:00.000Z", end_date: "2026-02-05T23:59:59.999Z" });
+    expect(body.parameters).toMatchObject({
+      start_date: "2026-01-10T00:00:00.000Z",
+      end_date: "2026-02-05T23:59:59.999Z",
+    });
     expect(body.warnings).not.toContain("Start time not specified.");
   });
 
@@ -131,8 +161,18 @@ describe("GET /search", () => {
     const first = await search("?topics=wrap&limit=4&page=1");
     const third = await search("?topics=wrap&limit=4&page=3");
     expect(first.total).toBe("30");
-    expect(first.titles).toEqual(["Market wrap for day 30", "Market wrap for day 29", "Market wrap for day 28", "Market wrap for day 27"]);
-    expect(third.titles).toEqual(["Market wrap for day 22", "Market wrap for day 21", "Market wrap for day 20", "Market wrap for day 19"]);
+    expect(first.titles).toEqual([
+      "Market wrap for day 30",
+      "Market wrap for day 29",
+      "Market wrap for day 28",
+      "Market wrap for day 27",
+    ]);
+    expect(third.titles).toEqual([
+      "Market wrap for day 22",
+      "Market wrap for day 21",
+      "Market wrap for day 20",
+      "Market wrap for day 19",
+    ]);
   });
 
   it("warns about unknown tickers, and matches nothing when none is known", async () => {

@@ -32,14 +32,23 @@ async function loginToken(email: string, password: string): Promise<string> {
 }
 
 async function changePassword(id: string, email: string, from: string, to: string) {
-  const response = await callJson(`/users/${id}/password`, "PUT", { password: to }, { Authorization: basic(email, from) });
+  const response = await callJson(
+    `/users/${id}/password`,
+    "PUT",
+    { password: to },
+    { Authorization: basic(email, from) },
+  );
   expect(response.status).toBe(200);
 }
 
 const storedUser = (id: string) => getUser(database(env.DB), id);
 
 const sign = (payload: Record<string, unknown>) =>
-  new SignJWT(payload).setProtectedHeader({ alg: "HS256" }).setIssuedAt().setExpirationTime("1h").sign(encoder.encode(JWT_SECRET));
+  new SignJWT(payload)
+    .setProtectedHeader({ alg: "HS256" })
+    .setIssuedAt()
+    .setExpirationTime("1h")
+    .sign(encoder.encode(JWT_SECRET));
 
 describe("a password change", () => {
   it("refuses the tokens of sign-up and of every login before it, and nothing they send is stored", async () => {
@@ -54,7 +63,9 @@ describe("a password change", () => {
     await expectRefused(await getJson("/users/me", loggedIn));
     await expectRefused(await call(`/users/me?access_token=${loggedIn}`));
     await expectRefused(await callJson(`/users/${frank.user.id}`, "PUT", { name: "Hijacked" }, bearer(loggedIn)));
-    await expectRefused(await callJson(`/users/${frank.user.id}`, "PUT", { access_token: frank.token, name: "Hijacked" }));
+    await expectRefused(
+      await callJson(`/users/${frank.user.id}`, "PUT", { access_token: frank.token, name: "Hijacked" }),
+    );
     expect((await storedUser(frank.user.id))!.name).toBe("Frank");
   });
 
@@ -93,7 +104,9 @@ describe("a deleted user", () => {
     const admin = await signUp("del-admin@example.com", { role: "admin" });
     const henry = await signUp("henry@example.com", { password: "henry-secret" });
     const loggedIn = await loginToken("henry@example.com", "henry-secret");
-    expect((await call(`/users/${henry.user.id}`, { method: "DELETE", headers: bearer(admin.token) })).status).toBe(204);
+    expect((await call(`/users/${henry.user.id}`, { method: "DELETE", headers: bearer(admin.token) })).status).toBe(
+      204,
+    );
 
     await expectRefused(await getJson("/users/me", henry.token));
     await expectRefused(await getJson("/users/me", loggedIn));
@@ -143,10 +156,22 @@ describe("POST /auth", () => {
     const iterationsOf = async (response: Promise<Response>) => {
       derive.mockClear();
       const { status } = await response;
-      return { status, iterations: derive.mock.calls.map(([params]) => (params as { iterations?: number }).iterations) };
+      return {
+        status,
+        iterations: derive.mock.calls.map(([params]) => (params as { iterations?: number }).iterations),
+      };
     };
-    expect(await iterationsOf(login("nobody-at-all@example.com", "cost-secret"))).toEqual({ status: 401, iterations: [PBKDF2_ITERATIONS] });
-    expect(await iterationsOf(login("cost@example.com", "not-the-secret"))).toEqual({ status: 401, iterations: [PBKDF2_ITERATIONS] });
-    expect(await iterationsOf(login("cost@example.com", "cost-secret"))).toEqual({ status: 201, iterations: [PBKDF2_ITERATIONS] });
+    expect(await iterationsOf(login("nobody-at-all@example.com", "cost-secret"))).toEqual({
+      status: 401,
+      iterations: [PBKDF2_ITERATIONS],
+    });
+    expect(await iterationsOf(login("cost@example.com", "not-the-secret"))).toEqual({
+      status: 401,
+      iterations: [PBKDF2_ITERATIONS],
+    });
+    expect(await iterationsOf(login("cost@example.com", "cost-secret"))).toEqual({
+      status: 201,
+      iterations: [PBKDF2_ITERATIONS],
+    });
   });
 });

@@ -7,10 +7,14 @@ import { database } from "../../src/shared/db";
 
 describe("htmlToText", () => {
   it("removes tags, comments, scripts and styles, decodes entities and collapses white space", () => {
-    expect(htmlToText("<p>Shares in <a href='x'>BHP</a>\n\n rose&nbsp;2%</p><script>alert(1)</script><style>p{}</style><!-- ad -->")).toBe("Shares in BHP rose 2%");
-    expect(htmlToText("Australia&#8217;s &#x2018;big four&#x2019; &amp; the RBA &lt;3 &quot;cuts&quot; &unknown;")).toBe(
-      "Australia’s ‘big four’ & the RBA <3 \"cuts\" &unknown;",
-    );
+    expect(
+      htmlToText(
+        "<p>Shares in <a href='x'>BHP</a>\n\n rose&nbsp;2%</p><script>alert(1)</script><style>p{}</style><!-- ad -->",
+      ),
+    ).toBe("Shares in BHP rose 2%");
+    expect(
+      htmlToText("Australia&#8217;s &#x2018;big four&#x2019; &amp; the RBA &lt;3 &quot;cuts&quot; &unknown;"),
+    ).toBe('Australia’s ‘big four’ & the RBA <3 "cuts" &unknown;');
     expect(htmlToText("a < b and c > d")).toBe("a < b and c > d");
   });
 });
@@ -21,7 +25,7 @@ describe("makeAbstract", () => {
     expect(makeAbstract(`<p>${text}</p>`)).toBe(text);
   });
 
-  it("cuts longer text to 256 characters and adds \" ...\"", () => {
+  it('cuts longer text to 256 characters and adds " ..."', () => {
     const text = "word ".repeat(100);
     const abstract = makeAbstract(text);
     // 51 words and their spaces are 255 characters; the 256th is the "w" of the 52nd word.
@@ -46,7 +50,9 @@ describe("companyMatcher over the seeded companies", () => {
   it("seeds at least the 50 largest ASX companies", async () => {
     const companies = await listCompanies(database(env.DB));
     expect(companies.length).toBeGreaterThanOrEqual(50);
-    expect(companies.map((company) => company.ticker)).toEqual(expect.arrayContaining(["BHP", "CBA", "CSL", "NAB", "WBC", "ANZ", "WES", "MQG", "RIO", "WDS"]));
+    expect(companies.map((company) => company.ticker)).toEqual(
+      expect.arrayContaining(["BHP", "CBA", "CSL", "NAB", "WBC", "ANZ", "WES", "MQG", "RIO", "WDS"]),
+    );
   });
 
   it("links by name, alias and exchange-qualified ticker, as whole words in any case", async () => {

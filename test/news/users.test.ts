@@ -11,7 +11,11 @@ const encoder = new TextEncoder();
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
 async function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  return call(path, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: form(fields) });
+  return call(path, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: form(fields),
+  });
 }
 
 async function expectEmpty401(response: Response, challenge = 'Bearer realm="Users"') {
@@ -22,7 +26,11 @@ async function expectEmpty401(response: Response, challenge = 'Bearer realm="Use
 
 describe("POST /users", () => {
   it("creates a user from form fields with the master key and answers 201 {token, user}", async () => {
-    const response = await postForm("/users", { email: "  Alice@Example.COM ", password: "123456", access_token: MASTER_KEY });
+    const response = await postForm("/users", {
+      email: "  Alice@Example.COM ",
+      password: "123456",
+      access_token: MASTER_KEY,
+    });
     expect(response.status).toBe(201);
     const body = (await response.json()) as SignedUp;
     expect(Object.keys(body).sort()).toEqual(["token", "user"]);
@@ -48,16 +56,30 @@ describe("POST /users", () => {
     const response = await callJson(
       "/users",
       "POST",
-      { email: "boss@example.com", password: "boss-secret", name: "The Boss", picture: "https://example.com/boss.png", role: "admin" },
+      {
+        email: "boss@example.com",
+        password: "boss-secret",
+        name: "The Boss",
+        picture: "https://example.com/boss.png",
+        role: "admin",
+      },
       { Authorization: `Bearer ${MASTER_KEY}` },
     );
     expect(response.status).toBe(201);
     const { user } = (await response.json()) as SignedUp;
-    expect(user).toMatchObject({ email: "boss@example.com", name: "The Boss", picture: "https://example.com/boss.png", role: "admin" });
+    expect(user).toMatchObject({
+      email: "boss@example.com",
+      name: "The Boss",
+      picture: "https://example.com/boss.png",
+      role: "admin",
+    });
   });
 
   it("accepts the master key as access_token in the query string", async () => {
-    const response = await callJson(`/users?access_token=${MASTER_KEY}`, "POST", { email: "query@example.com", password: "123456" });
+    const response = await callJson(`/users?access_token=${MASTER_KEY}`, "POST", {
+      email: "query@example.com",
+      password: "123456",
+    });
     expect(response.status).toBe(201);
   });
 
@@ -75,14 +97,27 @@ describe("POST /users", () => {
   });
 
   it("answers 401 with a wrong master key in the body, the query or the header", async () => {
-    await expectEmpty401(await callJson("/users", "POST", { email: "wrong1@example.com", password: "123456", access_token: "nope" }));
-    await expectEmpty401(await callJson("/users?access_token=nope", "POST", { email: "wrong2@example.com", password: "123456" }));
-    await expectEmpty401(await callJson("/users", "POST", { email: "wrong3@example.com", password: "123456" }, { Authorization: "Bearer nope" }));
+    await expectEmpty401(
+      await callJson("/users", "POST", { email: "wrong1@example.com", password: "123456", access_token: "nope" }),
+    );
+    await expectEmpty401(
+      await callJson("/users?access_token=nope", "POST", { email: "wrong2@example.com", password: "123456" }),
+    );
+    await expectEmpty401(
+      await callJson(
+        "/users",
+        "POST",
+        { email: "wrong3@example.com", password: "123456" },
+        { Authorization: "Bearer nope" },
+      ),
+    );
   });
 
   it("answers 401 to a user token in place of the master key", async () => {
     const { token } = await signUp("notmaster@example.com");
-    await expectEmpty401(await callJson("/users", "POST", { email: "victim@example.com", password: "123456" }, bearer(token)));
+    await expectEmpty401(
+      await callJson("/users", "POST", { email: "victim@example.com", password: "123456" }, bearer(token)),
+    );
   });
 
   it("checks the master key before validating the body", async () => {
@@ -91,7 +126,11 @@ describe("POST /users", () => {
 
   it("answers 409 for an e-mail address already registered, whatever its case", async () => {
     await signUp("dup@example.com");
-    const response = await callJson("/users", "POST", { access_token: MASTER_KEY, email: " DUP@example.com", password: "123456" });
+    const response = await callJson("/users", "POST", {
+      access_token: MASTER_KEY,
+      email: " DUP@example.com",
+      password: "123456",
+    });
     expect(response.status).toBe(409);
     expect(await response.json()).toEqual({ valid: false, param: "email", message: "email already registered" });
   });
@@ -117,17 +156,38 @@ describe("POST /users", () => {
     [
       "a missing password",
       { email: "nopass@example.com" },
-      { valid: false, name: "required", param: "password", value: null, required: true, message: "password is required" },
+      {
+        valid: false,
+        name: "required",
+        param: "password",
+        value: null,
+        required: true,
+        message: "password is required",
+      },
     ],
     [
       "a password shorter than 6 characters (its value is not echoed)",
       { email: "short@example.com", password: "12345" },
-      { valid: false, name: "minlength", param: "password", value: null, minlength: 6, message: "password must have length greater than or equal to 6" },
+      {
+        valid: false,
+        name: "minlength",
+        param: "password",
+        value: null,
+        minlength: 6,
+        message: "password must have length greater than or equal to 6",
+      },
     ],
     [
       "an unknown role",
       { email: "root@example.com", password: "123456", role: "root" },
-      { valid: false, name: "enum", param: "role", value: "root", enum: ["user", "admin"], message: "role must be one of: user, admin" },
+      {
+        valid: false,
+        name: "enum",
+        param: "role",
+        value: "root",
+        enum: ["user", "admin"],
+        message: "role must be one of: user, admin",
+      },
     ],
     [
       "a name that is not a string",
@@ -150,7 +210,12 @@ describe("POST /users", () => {
       body: "{not json",
     });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ valid: false, name: "json", param: "body", message: "body must be valid JSON" });
+    expect(await response.json()).toEqual({
+      valid: false,
+      name: "json",
+      param: "body",
+      message: "body must be valid JSON",
+    });
   });
 });
 
@@ -160,7 +225,11 @@ describe("POST /auth", () => {
   });
 
   it("answers 201 {token, user} for Basic credentials plus the master key, the token carrying {id, ver} and an expiry", async () => {
-    const response = await postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("Login@Example.com", "login-secret") });
+    const response = await postForm(
+      "/auth",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("Login@Example.com", "login-secret") },
+    );
     expect(response.status).toBe(201);
     const body = (await response.json()) as SignedUp;
     expect(body.user).toMatchObject({ email: "login@example.com", name: "login", role: "user" });
@@ -175,11 +244,15 @@ describe("POST /auth", () => {
   });
 
   it("answers 401 without the master key even with good credentials", async () => {
-    await expectEmpty401(await call("/auth", { method: "POST", headers: { Authorization: basic("login@example.com", "login-secret") } }));
+    await expectEmpty401(
+      await call("/auth", { method: "POST", headers: { Authorization: basic("login@example.com", "login-secret") } }),
+    );
   });
 
   it("answers 401 with a wrong master key", async () => {
-    await expectEmpty401(await postForm("/auth", { access_token: "wrong" }, { Authorization: basic("login@example.com", "login-secret") }));
+    await expectEmpty401(
+      await postForm("/auth", { access_token: "wrong" }, { Authorization: basic("login@example.com", "login-secret") }),
+    );
   });
 
   it("answers 401 with a Basic challenge without credentials", async () => {
@@ -187,17 +260,35 @@ describe("POST /auth", () => {
   });
 
   it("answers a wrong password and an unknown e-mail with the same 401", async () => {
-    const wrongPassword = await postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("login@example.com", "not-the-secret") });
-    const unknownEmail = await postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("nobody@example.com", "login-secret") });
+    const wrongPassword = await postForm(
+      "/auth",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("login@example.com", "not-the-secret") },
+    );
+    const unknownEmail = await postForm(
+      "/auth",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("nobody@example.com", "login-secret") },
+    );
     for (const response of [wrongPassword, unknownEmail]) await expectEmpty401(response, 'Basic realm="Users"');
-    expect([...wrongPassword.headers].filter(([name]) => name !== "date")).toEqual([...unknownEmail.headers].filter(([name]) => name !== "date"));
+    expect([...wrongPassword.headers].filter(([name]) => name !== "date")).toEqual(
+      [...unknownEmail.headers].filter(([name]) => name !== "date"),
+    );
   });
 
   it("answers 400 with the validation object for a malformed e-mail or a short password", async () => {
-    const badEmail = await postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("nobody", "login-secret") });
+    const badEmail = await postForm(
+      "/auth",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("nobody", "login-secret") },
+    );
     expect(badEmail.status).toBe(400);
     expect(await badEmail.json()).toMatchObject({ valid: false, name: "match", param: "email", value: "nobody" });
-    const shortPassword = await postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("login@example.com", "123") });
+    const shortPassword = await postForm(
+      "/auth",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("login@example.com", "123") },
+    );
     expect(shortPassword.status).toBe(400);
     expect(await shortPassword.json()).toEqual({
       valid: false,
@@ -217,7 +308,11 @@ describe("tokens", () => {
   });
 
   const sign = (payload: Record<string, unknown>, secret = JWT_SECRET) =>
-    new SignJWT(payload).setProtectedHeader({ alg: "HS256" }).setIssuedAt().setExpirationTime("1h").sign(encoder.encode(secret));
+    new SignJWT(payload)
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(encoder.encode(secret));
 
   it("accepts the token as Bearer, as access_token in the query and in the body", async () => {
     expect((await getJson("/users/me", alice.token)).status).toBe(200);
@@ -243,7 +338,10 @@ describe("tokens", () => {
   it("refuses a token whose payload was changed after signing", async () => {
     const other = await signUp("token-other@example.com");
     const [header, , signature] = alice.token.split(".");
-    const forgedPayload = btoa(JSON.stringify({ ...decodeJwt(alice.token), id: other.user.id })).replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_");
+    const forgedPayload = btoa(JSON.stringify({ ...decodeJwt(alice.token), id: other.user.id }))
+      .replace(/=+$/, "")
+      .replaceAll("+", "-")
+      .replaceAll("/", "_");
     await expectEmpty401(await getJson("/users/me", `${header}.${forgedPayload}.${signature}`));
   });
 
@@ -253,7 +351,9 @@ describe("tokens", () => {
   });
 
   it("refuses a token signed with another secret", async () => {
-    await expectEmpty401(await getJson("/users/me", await sign({ id: alice.user.id }, "some-other-secret-0123456789abcdef")));
+    await expectEmpty401(
+      await getJson("/users/me", await sign({ id: alice.user.id }, "some-other-secret-0123456789abcdef")),
+    );
   });
 
   it("refuses an unsigned (alg none) token", async () => {
@@ -298,7 +398,12 @@ describe("users", () => {
   });
 
   it("PUT /users/:id lets a user change their own name and picture, not their role", async () => {
-    const response = await callJson(`/users/${carol.user.id}`, "PUT", { name: "Carol C", picture: "https://example.com/c.png", role: "admin" }, bearer(carol.token));
+    const response = await callJson(
+      `/users/${carol.user.id}`,
+      "PUT",
+      { name: "Carol C", picture: "https://example.com/c.png", role: "admin" },
+      bearer(carol.token),
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ ...carol.user, name: "Carol C", picture: "https://example.com/c.png" });
   });
@@ -313,30 +418,74 @@ describe("users", () => {
     const response = await callJson(`/users/${bob.user.id}`, "PUT", { name: "Robert" }, bearer(admin.token));
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ id: bob.user.id, name: "Robert" });
-    const missing = await callJson("/users/00000000-0000-0000-0000-000000000000", "PUT", { name: "X" }, bearer(admin.token));
+    const missing = await callJson(
+      "/users/00000000-0000-0000-0000-000000000000",
+      "PUT",
+      { name: "X" },
+      bearer(admin.token),
+    );
     expect(missing.status).toBe(404);
   });
 
   it("PUT /users/:id/password changes one's own password with Basic credentials", async () => {
     const dave = await signUp("dave@example.com", { password: "dave-old-secret" });
-    const response = await callJson(`/users/${dave.user.id}/password`, "PUT", { password: "dave-new-secret" }, { Authorization: basic("dave@example.com", "dave-old-secret") });
+    const response = await callJson(
+      `/users/${dave.user.id}/password`,
+      "PUT",
+      { password: "dave-new-secret" },
+      { Authorization: basic("dave@example.com", "dave-old-secret") },
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(dave.user);
-    const oldLogin = await callJson("/auth", "POST", { access_token: MASTER_KEY }, { Authorization: basic("dave@example.com", "dave-old-secret") });
+    const oldLogin = await callJson(
+      "/auth",
+      "POST",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("dave@example.com", "dave-old-secret") },
+    );
     expect(oldLogin.status).toBe(401);
-    const newLogin = await callJson("/auth", "POST", { access_token: MASTER_KEY }, { Authorization: basic("dave@example.com", "dave-new-secret") });
+    const newLogin = await callJson(
+      "/auth",
+      "POST",
+      { access_token: MASTER_KEY },
+      { Authorization: basic("dave@example.com", "dave-new-secret") },
+    );
     expect(newLogin.status).toBe(201);
   });
 
   it("PUT /users/:id/password refuses another user's password, a wrong password, a token and a short password", async () => {
-    const other = await callJson(`/users/${carol.user.id}/password`, "PUT", { password: "takeover-1" }, { Authorization: basic("bob@example.com", "bob-secret") });
+    const other = await callJson(
+      `/users/${carol.user.id}/password`,
+      "PUT",
+      { password: "takeover-1" },
+      { Authorization: basic("bob@example.com", "bob-secret") },
+    );
     expect(other.status).toBe(401);
-    expect(await other.json()).toEqual({ valid: false, param: "password", message: "You can't change other user's password" });
-    const wrong = await callJson(`/users/${bob.user.id}/password`, "PUT", { password: "new-secret" }, { Authorization: basic("bob@example.com", "wrong-secret") });
+    expect(await other.json()).toEqual({
+      valid: false,
+      param: "password",
+      message: "You can't change other user's password",
+    });
+    const wrong = await callJson(
+      `/users/${bob.user.id}/password`,
+      "PUT",
+      { password: "new-secret" },
+      { Authorization: basic("bob@example.com", "wrong-secret") },
+    );
     await expectEmpty401(wrong, 'Basic realm="Users"');
-    const token = await callJson(`/users/${bob.user.id}/password`, "PUT", { password: "new-secret" }, bearer(bob.token));
+    const token = await callJson(
+      `/users/${bob.user.id}/password`,
+      "PUT",
+      { password: "new-secret" },
+      bearer(bob.token),
+    );
     await expectEmpty401(token, 'Basic realm="Users"');
-    const short = await callJson(`/users/${bob.user.id}/password`, "PUT", { password: "123" }, { Authorization: basic("bob@example.com", "bob-secret") });
+    const short = await callJson(
+      `/users/${bob.user.id}/password`,
+      "PUT",
+      { password: "123" },
+      { Authorization: basic("bob@example.com", "bob-secret") },
+    );
     expect(short.status).toBe(400);
     expect(await short.json()).toMatchObject({ name: "minlength", param: "password" });
   });
@@ -359,13 +508,22 @@ describe("users", () => {
 
     const page = await getJson("/users?sort=-email&limit=1&page=2&fields=email", admin.token);
     expect(page.headers.get("X-Total-Count")).toBe(String(users.length));
-    expect(await page.json()).toEqual([{ id: expect.any(String), email: [...users.map((u) => u.email)].sort().reverse()[1] }]);
+    expect(await page.json()).toEqual([
+      { id: expect.any(String), email: [...users.map((u) => u.email)].sort().reverse()[1] },
+    ]);
   });
 
   it("GET /users answers 400 for a limit above 100 and an unknown sort field", async () => {
     const limit = await getJson("/users?limit=500", admin.token);
     expect(limit.status).toBe(400);
-    expect(await limit.json()).toEqual({ valid: false, name: "max", param: "limit", value: 500, max: 100, message: "limit must be lower than or equal to 100" });
+    expect(await limit.json()).toEqual({
+      valid: false,
+      name: "max",
+      param: "limit",
+      value: 500,
+      max: 100,
+      message: "limit must be lower than or equal to 100",
+    });
     const sort = await getJson("/users?sort=passwordHash", admin.token);
     expect(sort.status).toBe(400);
     expect(await sort.json()).toMatchObject({ valid: false, name: "enum", param: "sort", value: "passwordHash" });

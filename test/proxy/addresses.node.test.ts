@@ -29,8 +29,14 @@ describe("vetContainerAddress", () => {
     ["::ffff:127.0.0.1", "embeds 127.0.0.1, which is a loopback address"],
     ["::ffff:7f00:1", "embeds 127.0.0.1, which is a loopback address"],
     ["::ffff:0:127.0.0.1", "embeds 127.0.0.1, which is a loopback address"],
-    ["::ffff:169.254.169.254", "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)"],
-    ["64:ff9b::a9fe:a9fe", "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)"],
+    [
+      "::ffff:169.254.169.254",
+      "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)",
+    ],
+    [
+      "64:ff9b::a9fe:a9fe",
+      "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)",
+    ],
     ["64:ff9b::7f00:1", "embeds 127.0.0.1, which is a loopback address"],
     ["64:ff9b::0.0.0.0", "embeds 0.0.0.0, which is the unspecified address"],
     ["64:ff9b::e000:1", "embeds 224.0.0.1, which is a multicast address"],
@@ -44,12 +50,18 @@ describe("vetContainerAddress", () => {
     expect(vetContainerAddress(text)).toEqual({ ok: false, error: reason });
   });
 
-  it.each(["fe80::1%eth0", "127.0.0.1", "2001:db8::1/64", "[2001:db8::1]", " 2001:db8::1", "2001:db8::g", "", "::ffff:1.2.3.4.5"])(
-    "refuses %j as not an IPv6 address",
-    (text) => {
-      expect(vetContainerAddress(text)).toEqual({ ok: false, error: "must be an IPv6 address" });
-    },
-  );
+  it.each([
+    "fe80::1%eth0",
+    "127.0.0.1",
+    "2001:db8::1/64",
+    "[2001:db8::1]",
+    " 2001:db8::1",
+    "2001:db8::g",
+    "",
+    "::ffff:1.2.3.4.5",
+  ])("refuses %j as not an IPv6 address", (text) => {
+    expect(vetContainerAddress(text)).toEqual({ ok: false, error: "must be an IPv6 address" });
+  });
 
   it("refuses long text without parsing it", () => {
     expect(vetContainerAddress("1:".repeat(10_000) + "1")).toEqual({ ok: false, error: "must be an IPv6 address" });
@@ -60,7 +72,9 @@ describe("vetContainerAddress", () => {
     const addressLike = fc.oneof(
       fc.string({ maxLength: 60 }),
       fc.array(hex, { maxLength: 45 }).map((chars) => chars.join("")),
-      fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 }).map((parts) => parts.map((p) => p.toString(16)).join(":")),
+      fc
+        .array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 })
+        .map((parts) => parts.map((p) => p.toString(16)).join(":")),
     );
     fc.assert(
       fc.property(addressLike, (text) => {
@@ -81,7 +95,8 @@ describe("parseIpv6Network and exceptions", () => {
   it("reads IPv6 CIDR ranges, dotted tails included, and nothing else", () => {
     expect(parseIpv6Network("::ffff:127.0.0.0/104")?.[1]).toBe(104);
     expect(parseIpv6Network("::1/128")?.[0].toRFC5952String()).toBe("::1");
-    for (const text of ["::1", "127.0.0.0/8", "::1/129", "x/8", "", "/8"]) expect(parseIpv6Network(text)).toBeUndefined();
+    for (const text of ["::1", "127.0.0.0/8", "::1/129", "x/8", "", "/8"])
+      expect(parseIpv6Network(text)).toBeUndefined();
   });
 
   it("accepts a refused address only inside a listed network", () => {

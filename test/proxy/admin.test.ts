@@ -41,7 +41,9 @@ describe("administrator only", () => {
     ["PUT", "/admin/containers/p/c/permissions", []],
   ] as const) {
     it(`${method} ${path} answers 403 to an API user, even one matching every project`, async () => {
-      expect(await expectJson(as(userAuth, path, method, body), 403)).toEqual(errorBody("Administrator access required"));
+      expect(await expectJson(as(userAuth, path, method, body), 403)).toEqual(
+        errorBody("Administrator access required"),
+      );
     });
 
     it(`${method} ${path} answers 401 without credentials`, async () => {
@@ -52,7 +54,9 @@ describe("administrator only", () => {
   }
 
   it("the API user's refused calls changed nothing", async () => {
-    expect((await expectJson(asAdmin("/admin/apiusers"), 200)).map((u: { username: string }) => u.username)).toEqual(["plainuser"]);
+    expect((await expectJson(asAdmin("/admin/apiusers"), 200)).map((u: { username: string }) => u.username)).toEqual([
+      "plainuser",
+    ]);
   });
 });
 
@@ -86,7 +90,11 @@ describe("projects", () => {
   });
 
   it("refuses a body that is not JSON", async () => {
-    const response = await call("/admin/projects", { method: "POST", headers: { Authorization: basic("admin", "test-admin-password") }, body: "{" });
+    const response = await call("/admin/projects", {
+      method: "POST",
+      headers: { Authorization: basic("admin", "test-admin-password") },
+      body: "{",
+    });
     expect(await expectJson(response, 400)).toEqual(errorBody("request body is not valid JSON"));
   });
 
@@ -94,7 +102,10 @@ describe("projects", () => {
     await createProject("doomed");
     await createHost("doomed-host.example.com", "2001:db8::d");
     await createContainer("doomed", { label: "web", hostname: "doomed-host.example.com", ipv6: "2001:db8::d1" });
-    await expectJson(asAdmin("/backends/doomed", "POST", { label: "prod", domainForwardings: [{ domainName: "doomed.example.com" }] }), 200);
+    await expectJson(
+      asAdmin("/backends/doomed", "POST", { label: "prod", domainForwardings: [{ domainName: "doomed.example.com" }] }),
+      200,
+    );
 
     expect(await expectJson(asAdmin("/admin/projects/doomed", "DELETE"), 200)).toEqual({
       payload: "Deleted project doomed",
@@ -104,7 +115,9 @@ describe("projects", () => {
     expect(await expectJson(asAdmin("/projects/doomed"), 404)).toEqual(
       errorBody("Invalid project: label doomed not existing or access denied"),
     );
-    const rows = await env.DB.prepare("select (select count(*) from domains where domain_name = 'doomed.example.com') as domains, (select count(*) from containers where label = 'web' and project_id not in (select id from projects)) as orphans").first();
+    const rows = await env.DB.prepare(
+      "select (select count(*) from domains where domain_name = 'doomed.example.com') as domains, (select count(*) from containers where label = 'web' and project_id not in (select id from projects)) as orphans",
+    ).first();
     expect(rows).toEqual({ domains: 0, orphans: 0 });
 
     await createProject("reborn");
@@ -112,7 +125,9 @@ describe("projects", () => {
     expect(
       await expectJson(
         massUpdate(basic("admin", "test-admin-password"), {
-          domainOperations: [{ operation: "CREATE", domainName: "doomed.example.com", projectLabel: "reborn", backendLabel: "prod" }],
+          domainOperations: [
+            { operation: "CREATE", domainName: "doomed.example.com", projectLabel: "reborn", backendLabel: "prod" },
+          ],
         }),
         200,
       ),
@@ -129,9 +144,18 @@ describe("projects", () => {
 describe("hosts", () => {
   it("registers, updates the ipv6 by hostname and lists sorted with their ids", async () => {
     const first = await createHost("web2.example.com", "2001:db8::2");
-    expect(first).toEqual({ hostId: expect.any(Number), hostname: "web2.example.com", ipv6: "2001:db8::2", version: 0 });
+    expect(first).toEqual({
+      hostId: expect.any(Number),
+      hostname: "web2.example.com",
+      ipv6: "2001:db8::2",
+      version: 0,
+    });
     await createHost("web1.example.com", "2001:db8::1");
-    expect(await createHost("WEB2.example.com", "2001:db8::22")).toEqual({ ...first, ipv6: "2001:db8::22", version: 1 });
+    expect(await createHost("WEB2.example.com", "2001:db8::22")).toEqual({
+      ...first,
+      ipv6: "2001:db8::22",
+      version: 1,
+    });
     const list = await expectJson(asAdmin("/admin/hosts"), 200);
     expect(list.map((h: { hostname: string }) => h.hostname).filter((n: string) => n.startsWith("web"))).toEqual([
       "web1.example.com",
@@ -143,16 +167,21 @@ describe("hosts", () => {
     expect(await expectJson(asAdmin("/admin/hosts", "POST", { hostname: "web 3", ipv6: "2001:db8::3" }), 400)).toEqual(
       errorBody("hostname: must be a host name (letters, digits, hyphens, dots)"),
     );
-    expect(await expectJson(asAdmin("/admin/hosts", "POST", { hostname: "web3.example.com", ipv6: "10.0.0.1" }), 400)).toEqual(
-      errorBody("ipv6: must be an IPv6 address"),
-    );
+    expect(
+      await expectJson(asAdmin("/admin/hosts", "POST", { hostname: "web3.example.com", ipv6: "10.0.0.1" }), 400),
+    ).toEqual(errorBody("ipv6: must be an IPv6 address"));
   });
 });
 
 describe("API users", () => {
   it("creates a user with a PBKDF2 hash and never shows the password", async () => {
     const view = await expectJson(
-      asAdmin("/admin/apiusers", "POST", { username: "carol", password: "carol-password", email: "carol@example.com", projectPatterns: ["c.*"] }),
+      asAdmin("/admin/apiusers", "POST", {
+        username: "carol",
+        password: "carol-password",
+        email: "carol@example.com",
+        projectPatterns: ["c.*"],
+      }),
       200,
     );
     expect(view).toEqual({ username: "carol", email: "carol@example.com", projectPatterns: ["c.*"], version: 0 });
@@ -170,8 +199,12 @@ describe("API users", () => {
       200,
     );
     expect(view).toEqual({ username: "dave", projectPatterns: ["x"], version: 1 });
-    expect((await call("/test/authping", { headers: { Authorization: basic("dave", "old-password") } })).status).toBe(401);
-    expect((await call("/test/authping", { headers: { Authorization: basic("dave", "new-password") } })).status).toBe(200);
+    expect((await call("/test/authping", { headers: { Authorization: basic("dave", "old-password") } })).status).toBe(
+      401,
+    );
+    expect((await call("/test/authping", { headers: { Authorization: basic("dave", "new-password") } })).status).toBe(
+      200,
+    );
   });
 
   it("deletes a user, who can no longer log in", async () => {
@@ -188,15 +221,27 @@ describe("API users", () => {
   });
 
   it("refuses the administrator's name, bad patterns, short passwords and colons", async () => {
-    const post = (body: object) => asAdmin("/admin/apiusers", "POST", { username: "frank", password: "frank-password", projectPatterns: [], ...body });
-    expect(await expectJson(post({ username: "admin" }), 400)).toEqual(errorBody("username: reserved for the administrator"));
+    const post = (body: object) =>
+      asAdmin("/admin/apiusers", "POST", {
+        username: "frank",
+        password: "frank-password",
+        projectPatterns: [],
+        ...body,
+      });
+    expect(await expectJson(post({ username: "admin" }), 400)).toEqual(
+      errorBody("username: reserved for the administrator"),
+    );
     expect(await expectJson(post({ projectPatterns: ["ok", "(unclosed"] }), 400)).toEqual(
-      errorBody("projectPatterns.1: must be a regular expression in RE2 syntax (no backreferences or lookaround): missing closing ): `(unclosed`"),
+      errorBody(
+        "projectPatterns.1: must be a regular expression in RE2 syntax (no backreferences or lookaround): missing closing ): `(unclosed`",
+      ),
     );
     expect(await expectJson(post({ password: "short" }), 400)).toEqual(
       errorBody("password: Too small: expected string to have >=8 characters"),
     );
-    expect(await expectJson(post({ username: "a:b" }), 400)).toEqual(errorBody("username: must be 1 to 64 letters, digits or . _ @ -"));
+    expect(await expectJson(post({ username: "a:b" }), 400)).toEqual(
+      errorBody("username: must be 1 to 64 letters, digits or . _ @ -"),
+    );
   });
 });
 
@@ -211,11 +256,27 @@ describe("console and SSH users", () => {
     });
     expect(
       await expectJson(
-        asAdmin("/admin/users", "POST", { email: "anna@example.com", fullname: "Anna", sshPublicKey: KEY, role: "USER", defaultPermission: ["www-data"] }),
+        asAdmin("/admin/users", "POST", {
+          email: "anna@example.com",
+          fullname: "Anna",
+          sshPublicKey: KEY,
+          role: "USER",
+          defaultPermission: ["www-data"],
+        }),
         200,
       ),
-    ).toEqual({ email: "anna@example.com", fullname: "Anna", sshPublicKey: KEY, role: "USER", defaultPermission: ["www-data"], proxyPermission: [], version: 0 });
-    expect(await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", fullname: "Anna B." }), 200)).toEqual({
+    ).toEqual({
+      email: "anna@example.com",
+      fullname: "Anna",
+      sshPublicKey: KEY,
+      role: "USER",
+      defaultPermission: ["www-data"],
+      proxyPermission: [],
+      version: 0,
+    });
+    expect(
+      await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", fullname: "Anna B." }), 200),
+    ).toEqual({
       email: "anna@example.com",
       fullname: "Anna B.",
       sshPublicKey: KEY,
@@ -229,10 +290,18 @@ describe("console and SSH users", () => {
   });
 
   it("refuses an SSH key that would add lines to authorized_keys", async () => {
-    expect(await expectJson(asAdmin("/admin/users", "POST", { email: "eve@example.com", sshPublicKey: `${KEY}\ncommand="sh" ssh-rsa AAAA` }), 400)).toEqual(
-      errorBody("sshPublicKey: must be one OpenSSH public key line"),
+    expect(
+      await expectJson(
+        asAdmin("/admin/users", "POST", {
+          email: "eve@example.com",
+          sshPublicKey: `${KEY}\ncommand="sh" ssh-rsa AAAA`,
+        }),
+        400,
+      ),
+    ).toEqual(errorBody("sshPublicKey: must be one OpenSSH public key line"));
+    expect(await expectJson(asAdmin("/admin/users", "POST", { email: "not-an-email" }), 400)).toEqual(
+      errorBody("email: Invalid email address"),
     );
-    expect(await expectJson(asAdmin("/admin/users", "POST", { email: "not-an-email" }), 400)).toEqual(errorBody("email: Invalid email address"));
   });
 });
 
@@ -254,7 +323,9 @@ describe("PUT /admin/containers/{p}/{c}/permissions", () => {
       ]),
       200,
     );
-    expect(view.containerPermissions.map((p: any) => [p.user.email, p.permission, p.sshProxyUsername, p.version])).toEqual([
+    expect(
+      view.containerPermissions.map((p: any) => [p.user.email, p.permission, p.sshProxyUsername, p.version]),
+    ).toEqual([
       ["dev@example.com", "www-data", "perm-app_www-data", 0],
       ["ops@example.com", "root", "perm-app_root", 0],
       ["ops@example.com", "www-data", "perm-app_www-data", 0],
@@ -263,21 +334,36 @@ describe("PUT /admin/containers/{p}/{c}/permissions", () => {
       permission: "root",
       containerId: view.containerPermissions[0].containerId,
       userId: expect.any(Number),
-      user: { email: "ops@example.com", sshPublicKey: KEY, role: "CONTACT", defaultPermission: [], proxyPermission: [], version: 0 },
+      user: {
+        email: "ops@example.com",
+        sshPublicKey: KEY,
+        role: "CONTACT",
+        defaultPermission: [],
+        proxyPermission: [],
+        version: 0,
+      },
       sshProxyUsername: "perm-app_root",
       version: 0,
     });
   });
 
   it("replaces the whole list: missing grants are revoked", async () => {
-    const view = await expectJson(asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: "root", userEmail: "ops@example.com" }]), 200);
-    expect(view.containerPermissions.map((p: any) => `${p.user.email} ${p.permission}`)).toEqual(["ops@example.com root"]);
+    const view = await expectJson(
+      asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: "root", userEmail: "ops@example.com" }]),
+      200,
+    );
+    expect(view.containerPermissions.map((p: any) => `${p.user.email} ${p.permission}`)).toEqual([
+      "ops@example.com root",
+    ]);
     const empty = await expectJson(asAdmin("/admin/containers/perm/app/permissions", "PUT", []), 200);
     expect(empty.containerPermissions).toEqual([]);
   });
 
   it("refuses unknown users and containers, duplicates and over-long account names, changing nothing", async () => {
-    await expectJson(asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: "root", userEmail: "ops@example.com" }]), 200);
+    await expectJson(
+      asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: "root", userEmail: "ops@example.com" }]),
+      200,
+    );
     expect(
       await expectJson(
         asAdmin("/admin/containers/perm/app/permissions", "PUT", [
@@ -298,14 +384,24 @@ describe("PUT /admin/containers/{p}/{c}/permissions", () => {
       errorBody("1: duplicate permission root for dev@example.com"),
     );
     const long = "a-very-long-technical-user";
-    expect(await expectJson(asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: long, userEmail: "dev@example.com" }]), 400)).toEqual(
-      errorBody(`0.permission: SSH proxy user name perm-app_${long} is longer than 32 characters`),
-    );
-    expect(await expectJson(asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: "Root!", userEmail: "dev@example.com" }]), 400)).toEqual(
-      errorBody("0.permission: must be a technical user name such as www-data"),
-    );
+    expect(
+      await expectJson(
+        asAdmin("/admin/containers/perm/app/permissions", "PUT", [{ permission: long, userEmail: "dev@example.com" }]),
+        400,
+      ),
+    ).toEqual(errorBody(`0.permission: SSH proxy user name perm-app_${long} is longer than 32 characters`));
+    expect(
+      await expectJson(
+        asAdmin("/admin/containers/perm/app/permissions", "PUT", [
+          { permission: "Root!", userEmail: "dev@example.com" },
+        ]),
+        400,
+      ),
+    ).toEqual(errorBody("0.permission: must be a technical user name such as www-data"));
     const project = await expectJson(asAdmin("/projects/perm"), 200);
-    expect(project.containers[0].containerPermissions.map((p: any) => `${p.user.email} ${p.permission}`)).toEqual(["ops@example.com root"]);
+    expect(project.containers[0].containerPermissions.map((p: any) => `${p.user.email} ${p.permission}`)).toEqual([
+      "ops@example.com root",
+    ]);
   });
 });
 
@@ -315,7 +411,11 @@ describe("OpenAPI document and reference", () => {
     expect(response.status).toBe(200);
     const document = (await response.json()) as { openapi: string; paths: Record<string, object>; components: any };
     expect(document.openapi).toBe("3.1.0");
-    expect(Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))).toEqual([
+    expect(
+      Object.entries(document.paths).flatMap(([path, methods]) =>
+        Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+      ),
+    ).toEqual([
       "GET /test/ping",
       "GET /test/authping",
       "GET /projects",
@@ -353,7 +453,13 @@ describe("OpenAPI document and reference", () => {
     ]);
     expect(document.components.securitySchemes).toEqual({ user_auth: { type: "http", scheme: "basic" } });
     expect(document.components.schemas.MassDomainUpdate.required).toEqual(["domainOperations"]);
-    expect(Object.keys(document.components.schemas.Project.properties)).toEqual(["label", "fullname", "backends", "containers", "version"]);
+    expect(Object.keys(document.components.schemas.Project.properties)).toEqual([
+      "label",
+      "fullname",
+      "backends",
+      "containers",
+      "version",
+    ]);
   });
 
   it("every documented path is routed (none falls through to the root 404)", async () => {
@@ -364,7 +470,9 @@ describe("OpenAPI document and reference", () => {
         const response = await call(concrete, { method: method.toUpperCase() });
         // The root's 404 says "no route for ..."; a service's own 404 (an unknown challenge token) is routed.
         const body = await response.text();
-        expect({ path, method, status: response.status, rootNotFound: body.includes("no route for") }).toMatchObject({ rootNotFound: false });
+        expect({ path, method, status: response.status, rootNotFound: body.includes("no route for") }).toMatchObject({
+          rootNotFound: false,
+        });
       }
     }
   });

@@ -7,7 +7,9 @@ const post = (body: unknown, project = "be") => asAdmin(`/backends/${project}`, 
 const backendOf = async (label: string, project = "be") =>
   (await expectJson(asAdmin(`/projects/${project}`), 200)).backends.find((b: { label: string }) => b.label === label);
 const counts = async () =>
-  env.DB.prepare("select (select count(*) from backends) as backends, (select count(*) from domains) as domains, (select count(*) from backend_containers) as refs").first();
+  env.DB.prepare(
+    "select (select count(*) from backends) as backends, (select count(*) from domains) as domains, (select count(*) from backend_containers) as refs",
+  ).first();
 
 let c1: number;
 let c2: number;
@@ -59,10 +61,7 @@ describe("create", () => {
         { domainName: "Full-B.example", publicCaCertificate: true, backendLabel: "ignored" },
         { domainName: "full-a.example", redirectToUrl: "https://x.example/path", certProvided: true },
       ],
-      backendContainers: [
-        { containerId: c2, params: "check weight 10", backendId: 999 },
-        { containerId: c1 },
-      ],
+      backendContainers: [{ containerId: c2, params: "check weight 10", backendId: 999 }, { containerId: c1 }],
     });
     expect(await backendOf("full")).toEqual({
       FQLabel: `be_${id}_full`,
@@ -71,8 +70,21 @@ describe("create", () => {
         { backendId: id, containerId: c2, params: "check weight 10", version: 0 },
       ],
       domainForwardings: [
-        { backendLabel: "full", certProvided: true, domainName: "full-a.example", publicCaCertificate: false, redirectToUrl: "https://x.example/path", version: 0 },
-        { backendLabel: "full", certProvided: false, domainName: "full-b.example", publicCaCertificate: true, version: 0 },
+        {
+          backendLabel: "full",
+          certProvided: true,
+          domainName: "full-a.example",
+          publicCaCertificate: false,
+          redirectToUrl: "https://x.example/path",
+          version: 0,
+        },
+        {
+          backendLabel: "full",
+          certProvided: false,
+          domainName: "full-b.example",
+          publicCaCertificate: true,
+          version: 0,
+        },
       ],
       fullname: "Full",
       globalBackend: false,
@@ -86,13 +98,21 @@ describe("create", () => {
 
   // Bodies and messages are functions: the container ids exist only once beforeAll has run.
   for (const [what, body, message] of [
-    ["an unknown container", () => ({ label: "bad1", backendContainers: [{ containerId: 9999 }] }), () => "Backend container with ID 9999 does not exist in project be"],
+    [
+      "an unknown container",
+      () => ({ label: "bad1", backendContainers: [{ containerId: 9999 }] }),
+      () => "Backend container with ID 9999 does not exist in project be",
+    ],
     [
       "a container of another project",
       () => ({ label: "bad2", backendContainers: [{ containerId: c1 }, { containerId: foreign }] }),
       () => `Backend container with ID ${foreign} does not exist in project be`,
     ],
-    ["the same container twice", () => ({ label: "bad3", backendContainers: [{ containerId: c1 }, { containerId: c1 }] }), () => `Backend container with ID ${c1} is listed twice`],
+    [
+      "the same container twice",
+      () => ({ label: "bad3", backendContainers: [{ containerId: c1 }, { containerId: c1 }] }),
+      () => `Backend container with ID ${c1} is listed twice`,
+    ],
     [
       "a domain of another backend",
       () => ({ label: "bad4", domainForwardings: [{ domainName: "new.example" }, { domainName: "full-a.example" }] }),
@@ -118,8 +138,12 @@ describe("create", () => {
   }
 
   it("answers 400 for a port out of range and 404 for an unknown project", async () => {
-    expect(await expectJson(post({ label: "badport", port: 70000 }), 400)).toEqual(errorBody("port: Too big: expected number to be <=65535"));
-    expect(await expectJson(post({ label: "x1" }, "nosuch"), 404)).toEqual(errorBody("Invalid project: label nosuch not existing or access denied"));
+    expect(await expectJson(post({ label: "badport", port: 70000 }), 400)).toEqual(
+      errorBody("port: Too big: expected number to be <=65535"),
+    );
+    expect(await expectJson(post({ label: "x1" }, "nosuch"), 404)).toEqual(
+      errorBody("Invalid project: label nosuch not existing or access denied"),
+    );
   });
 });
 
@@ -167,7 +191,9 @@ describe("update", () => {
       { backendId: id, containerId: c1, params: "backup", version: 1 },
       { backendId: id, containerId: c3, version: 0 },
     ]);
-    const dropped = await env.DB.prepare("select count(*) as n from domains where domain_name = 'drop.example'").first();
+    const dropped = await env.DB.prepare(
+      "select count(*) as n from domains where domain_name = 'drop.example'",
+    ).first();
     expect(dropped).toEqual({ n: 0 });
   });
 
@@ -178,17 +204,26 @@ describe("update", () => {
 
   it("refuses an invalid update without changing anything", async () => {
     const before = await backendOf("upd");
-    expect(await expectJson(post({ label: "upd", port: 99, backendContainers: [{ containerId: foreign }] }), 500)).toEqual(
-      errorBody(`Backend container with ID ${foreign} does not exist in project be`),
-    );
+    expect(
+      await expectJson(post({ label: "upd", port: 99, backendContainers: [{ containerId: foreign }] }), 500),
+    ).toEqual(errorBody(`Backend container with ID ${foreign} does not exist in project be`));
     expect(await backendOf("upd")).toEqual(before);
   });
 });
 
 describe("PATCH /backends/{p}/{b}/setContainersOf/{target}", () => {
   beforeAll(async () => {
-    await createBackend("be", { label: "blue", backendContainers: [{ containerId: c1, params: "check" }, { containerId: c2, params: "backup" }] });
-    await createBackend("be", { label: "green", backendContainers: [{ containerId: c3, params: "check" }, { containerId: c1 }] });
+    await createBackend("be", {
+      label: "blue",
+      backendContainers: [
+        { containerId: c1, params: "check" },
+        { containerId: c2, params: "backup" },
+      ],
+    });
+    await createBackend("be", {
+      label: "green",
+      backendContainers: [{ containerId: c3, params: "check" }, { containerId: c1 }],
+    });
     await createBackend("be", { label: "empty" });
   });
 

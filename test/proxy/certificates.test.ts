@@ -17,7 +17,10 @@ const DAY = 86_400_000;
 const db = () => database(env.DB);
 
 /** A stand-in CA: issues a certificate valid `validDays` from the clock, or fails for the names in `failing`. */
-function fakeCa(clock: { now: Date }, options: { failing?: Set<string>; validDays?: number; prepareError?: Error } = {}) {
+function fakeCa(
+  clock: { now: Date },
+  options: { failing?: Set<string>; validDays?: number; prepareError?: Error } = {},
+) {
   const obtained: string[] = [];
   let prepared = 0;
   const issuer: CertificateIssuer = {
@@ -27,9 +30,14 @@ function fakeCa(clock: { now: Date }, options: { failing?: Set<string>; validDay
     },
     async obtain(domainName): Promise<IssuedCertificate> {
       obtained.push(domainName);
-      if (options.failing?.has(domainName)) throw new Error(`authorization of ${domainName} is invalid: connection refused`);
+      if (options.failing?.has(domainName))
+        throw new Error(`authorization of ${domainName} is invalid: connection refused`);
       const notBefore = new Date(clock.now.getTime() - 60_000);
-      return selfSignedCertificate({ commonName: domainName, notBefore, notAfter: new Date(notBefore.getTime() + (options.validDays ?? 90) * DAY) });
+      return selfSignedCertificate({
+        commonName: domainName,
+        notBefore,
+        notAfter: new Date(notBefore.getTime() + (options.validDays ?? 90) * DAY),
+      });
     },
   };
   return { issuer, obtained, prepared: () => prepared };
@@ -56,22 +64,39 @@ function run(clock: { now: Date }, issuer: CertificateIssuer) {
 async function askForCertificates(backend: string, names: string[], enableSSL = true) {
   await expectJson(
     asAdmin("/domains/massupdate", "POST", {
-      domainOperations: names.map((domainName) => ({ operation: "CREATE", domainName, projectLabel: "certs", backendLabel: backend, enableSSL })),
+      domainOperations: names.map((domainName) => ({
+        operation: "CREATE",
+        domainName,
+        projectLabel: "certs",
+        backendLabel: backend,
+        enableSSL,
+      })),
     }),
     200,
   );
 }
 
 const attempt = async (domainName: string) =>
-  env.DB.prepare("select outcome, consecutive_failures as failures, last_error as error from certificate_attempts where domain_name = ?").bind(domainName).first();
+  env.DB.prepare(
+    "select outcome, consecutive_failures as failures, last_error as error from certificate_attempts where domain_name = ?",
+  )
+    .bind(domainName)
+    .first();
 const acmeRow = async (domainName: string) =>
-  env.DB.prepare("select name, source, domain_names as names, not_after as notAfter from certificates where name = ?").bind(`acme_${domainName}`).first();
+  env.DB.prepare("select name, source, domain_names as names, not_after as notAfter from certificates where name = ?")
+    .bind(`acme_${domainName}`)
+    .first();
 
 beforeAll(async () => {
   await createProject("certs");
   await createHost("cert-node.example.net", "2001:db8::c");
-  const container = await createContainer("certs", { label: "web", hostname: "cert-node.example.net", ipv6: "2001:db8::c1" });
-  for (const label of ["issue", "renew", "fail", "ending", "drop"]) await createBackend("certs", { label, backendContainers: [{ containerId: container }] });
+  const container = await createContainer("certs", {
+    label: "web",
+    hostname: "cert-node.example.net",
+    ipv6: "2001:db8::c1",
+  });
+  for (const label of ["issue", "renew", "fail", "ending", "drop"])
+    await createBackend("certs", { label, backendContainers: [{ containerId: container }] });
 });
 
 describe("obtaining and renewing", () => {
@@ -91,7 +116,12 @@ describe("obtaining and renewing", () => {
       "INFO: Certificate acme_b.issue.example obtained from CN=b.issue.example, valid until 2027-03-01T09:59:00.000Z",
       "INFO: certificates changed: HAProxy configuration job 100 queued",
     ]);
-    expect(await acmeRow("a.issue.example")).toEqual({ name: "acme_a.issue.example", source: "acme", names: '["a.issue.example"]', notAfter: Date.parse("2027-03-01T09:59:00Z") });
+    expect(await acmeRow("a.issue.example")).toEqual({
+      name: "acme_a.issue.example",
+      source: "acme",
+      names: '["a.issue.example"]',
+      notAfter: Date.parse("2027-03-01T09:59:00Z"),
+    });
     expect(await attempt("a.issue.example")).toEqual({ outcome: "succeeded", failures: 0, error: null });
 
     // Nothing is due an hour later: no CA contact, nothing queued.
@@ -133,7 +163,11 @@ describe("failures", () => {
       "WARN: no certificate for fail.example: authorization of fail.example is invalid: connection refused; next attempt on 2026-12-11T00:00:00.000Z",
     ]);
     expect(first.obtained).toContain("fail.example");
-    expect(await attempt("fail.example")).toEqual({ outcome: "failed", failures: 1, error: "authorization of fail.example is invalid: connection refused" });
+    expect(await attempt("fail.example")).toEqual({
+      outcome: "failed",
+      failures: 1,
+      error: "authorization of fail.example is invalid: connection refused",
+    });
 
     // Same day, even just before midnight: no second attempt.
     clock.now = new Date("2026-12-10T23:59:00Z");
@@ -178,7 +212,9 @@ describe("failures", () => {
     await askForCertificates("fail", ["directory-down.example"]);
     const clock = { now: new Date("2026-12-20T00:05:00Z") };
     const ca = fakeCa(clock, { prepareError: new Error("ACME directory https://acme.test/dir answered HTTP 503") });
-    await expect(run(clock, ca.issuer).warnings).rejects.toThrow("ACME directory https://acme.test/dir answered HTTP 503");
+    await expect(run(clock, ca.issuer).warnings).rejects.toThrow(
+      "ACME directory https://acme.test/dir answered HTTP 503",
+    );
     expect(ca.obtained).toEqual([]);
     expect(await attempt("directory-down.example")).toBeNull();
   });
@@ -190,10 +226,23 @@ describe("ending and removed certificates", () => {
     await askForCertificates("ending", ["provided.ending.example", "gone.ending.example"], false);
     const clock = { now: new Date("2027-02-01T00:05:00Z") };
     const insert = async (name: string, source: "acme" | "provided", domain: string, notAfter: Date) => {
-      const pem = await selfSignedCertificate({ commonName: domain, notBefore: new Date(notAfter.getTime() - 90 * DAY), notAfter });
+      const pem = await selfSignedCertificate({
+        commonName: domain,
+        notBefore: new Date(notAfter.getTime() - 90 * DAY),
+        notAfter,
+      });
       await db()
         .insert(certificates)
-        .values({ name, source, domainNames: [domain], issuer: `CN=${domain}`, serialNumber: "01", notBefore: new Date(notAfter.getTime() - 90 * DAY), notAfter, ...pem });
+        .values({
+          name,
+          source,
+          domainNames: [domain],
+          issuer: `CN=${domain}`,
+          serialNumber: "01",
+          notBefore: new Date(notAfter.getTime() - 90 * DAY),
+          notAfter,
+          ...pem,
+        });
     };
     await insert("acme_soon.ending.example", "acme", "soon.ending.example", new Date("2027-02-10T00:00:00Z"));
     await insert("provided-soon", "provided", "provided.ending.example", new Date("2027-02-08T00:00:00Z"));
@@ -208,7 +257,9 @@ describe("ending and removed certificates", () => {
       "WARN: Certificate provided-soon ends on 2027-02-08T00:00:00.000Z. It covers the domain names provided.ending.example",
     ]);
     expect(result.at(-1)).toMatch(/^INFO: certificates changed: HAProxy configuration job \d+ queued$/);
-    expect(await env.DB.prepare("select count(*) as n from certificates where name = 'provided-expired'").first()).toEqual({ n: 0 });
+    expect(
+      await env.DB.prepare("select count(*) as n from certificates where name = 'provided-expired'").first(),
+    ).toEqual({ n: 0 });
   });
 
   it("removes the ACME certificate of a domain that no longer asks for one", async () => {
@@ -228,7 +279,10 @@ describe("ending and removed certificates", () => {
 
 describe("provided certificates through the API", () => {
   it("stores a certificate with its key, lists it without the key, and lets enableSSL see it", async () => {
-    const stored = await expectJson(asAdmin("/admin/certificates/example-org", "PUT", { certificatePem: rsaCert, privateKeyPem: rsaKey }), 200);
+    const stored = await expectJson(
+      asAdmin("/admin/certificates/example-org", "PUT", { certificatePem: rsaCert, privateKeyPem: rsaKey }),
+      200,
+    );
     expect(stored).toEqual({
       domainNames: ["www.example.org", "*.shop.example.org"],
       file: "certs/example-org.pem",
@@ -245,7 +299,12 @@ describe("provided certificates through the API", () => {
 
     await askForCertificates("issue", ["www.example.org", "a.shop.example.org", "www.example.net"]);
     const domains = await expectJson(asAdmin("/domains/certs/issue"), 200);
-    expect([domains["www.example.org"], domains["a.shop.example.org"], domains["www.example.net"]].map((d) => [d.certProvided, d.publicCaCertificate])).toEqual([
+    expect(
+      [domains["www.example.org"], domains["a.shop.example.org"], domains["www.example.net"]].map((d) => [
+        d.certProvided,
+        d.publicCaCertificate,
+      ]),
+    ).toEqual([
       [true, false],
       [true, false],
       [false, true],
@@ -253,27 +312,55 @@ describe("provided certificates through the API", () => {
   });
 
   it("refuses a key of another certificate, a key that is not PKCS#8, a bad name and a non-certificate", async () => {
-    expect(await expectJson(asAdmin("/admin/certificates/mixed", "PUT", { certificatePem: otherEcCert, privateKeyPem: rsaKey }), 400)).toEqual(
-      errorBody(expect.stringMatching(/^privateKeyPem: /) as unknown as string),
-    );
     expect(
-      await expectJson(asAdmin("/admin/certificates/ec", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey.replaceAll("PRIVATE KEY", "EC PRIVATE KEY") }), 400),
+      await expectJson(
+        asAdmin("/admin/certificates/mixed", "PUT", { certificatePem: otherEcCert, privateKeyPem: rsaKey }),
+        400,
+      ),
+    ).toEqual(errorBody(expect.stringMatching(/^privateKeyPem: /) as unknown as string));
+    expect(
+      await expectJson(
+        asAdmin("/admin/certificates/ec", "PUT", {
+          certificatePem: otherEcCert,
+          privateKeyPem: otherEcKey.replaceAll("PRIVATE KEY", "EC PRIVATE KEY"),
+        }),
+        400,
+      ),
     ).toEqual(errorBody("privateKeyPem: the private key must be a PKCS#8 PEM block (BEGIN PRIVATE KEY)"));
-    expect(await expectJson(asAdmin("/admin/certificates/Bad_Name", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey }), 400)).toEqual(
-      errorBody("name: must be 1 to 100 lowercase letters, digits, dots or hyphens"),
-    );
-    expect((await expectJson(asAdmin("/admin/certificates/nothing", "PUT", { certificatePem: "hello", privateKeyPem: otherEcKey }), 400)).payload).toBe(
-      "certificatePem: not a PEM X.509 certificate (no CERTIFICATE block)",
-    );
-    expect(await expectJson(asAdmin("/admin/certificates/ec", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey }), 200)).toMatchObject({
+    expect(
+      await expectJson(
+        asAdmin("/admin/certificates/Bad_Name", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey }),
+        400,
+      ),
+    ).toEqual(errorBody("name: must be 1 to 100 lowercase letters, digits, dots or hyphens"));
+    expect(
+      (
+        await expectJson(
+          asAdmin("/admin/certificates/nothing", "PUT", { certificatePem: "hello", privateKeyPem: otherEcKey }),
+          400,
+        )
+      ).payload,
+    ).toBe("certificatePem: not a PEM X.509 certificate (no CERTIFICATE block)");
+    expect(
+      await expectJson(
+        asAdmin("/admin/certificates/ec", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey }),
+        200,
+      ),
+    ).toMatchObject({
       name: "ec",
       domainNames: ["other.example.org"],
     });
   });
 
   it("deletes a provided certificate, and only a provided one", async () => {
-    expect(await expectJson(asAdmin("/admin/certificates/ec", "DELETE"), 200)).toEqual({ success: true, payload: "Deleted certificate ec", warnings: [] });
-    expect(await expectJson(asAdmin("/admin/certificates/ec", "DELETE"), 404)).toEqual(errorBody("Invalid certificate: name ec not existing"));
+    expect(await expectJson(asAdmin("/admin/certificates/ec", "DELETE"), 200)).toEqual({
+      success: true,
+      payload: "Deleted certificate ec",
+      warnings: [],
+    });
+    expect(await expectJson(asAdmin("/admin/certificates/ec", "DELETE"), 404)).toEqual(
+      errorBody("Invalid certificate: name ec not existing"),
+    );
     expect((await asAdmin("/admin/certificates/acme_a.issue.example", "DELETE")).status).toBe(404);
   });
 });

@@ -5,10 +5,14 @@ import { ADMIN_AUTH, basic, call, callJson } from "../helpers/http";
 export { ADMIN_AUTH, basic, call, callJson };
 
 export const asAdmin = (path: string, method = "GET", body?: unknown) =>
-  body === undefined ? call(path, { method, headers: { Authorization: ADMIN_AUTH } }) : callJson(path, method, body, { Authorization: ADMIN_AUTH });
+  body === undefined
+    ? call(path, { method, headers: { Authorization: ADMIN_AUTH } })
+    : callJson(path, method, body, { Authorization: ADMIN_AUTH });
 
 export const as = (auth: string, path: string, method = "GET", body?: unknown) =>
-  body === undefined ? call(path, { method, headers: { Authorization: auth } }) : callJson(path, method, body, { Authorization: auth });
+  body === undefined
+    ? call(path, { method, headers: { Authorization: auth } })
+    : callJson(path, method, body, { Authorization: auth });
 
 /** Expects the status and returns the parsed JSON body. */
 export async function expectJson(response: Response | Promise<Response>, status: number): Promise<any> {

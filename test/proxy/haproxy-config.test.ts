@@ -3,16 +3,35 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseIpv6Network } from "../../src/proxy/addresses";
 import type { CertificateRow } from "../../src/proxy/certificates";
-import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, redirectPrefix, type HaproxySettings } from "../../src/proxy/haproxy-config";
+import {
+  bundleDigest,
+  bundleFiles,
+  generateHaproxyBundle,
+  InvalidConfiguration,
+  redirectPrefix,
+  type HaproxySettings,
+} from "../../src/proxy/haproxy-config";
 import type { Installation } from "../../src/proxy/installation";
 import { selfSignedCertificate } from "../../src/proxy/x509";
 
-const settings: HaproxySettings = { httpPort: 80, httpsPort: 443, bindAddress: "::", httpsRedirectCode: 301, acmeBackendUrl: "https://cp.example.net" };
+const settings: HaproxySettings = {
+  httpPort: 80,
+  httpsPort: 443,
+  bindAddress: "::",
+  httpsRedirectCode: 301,
+  acmeBackendUrl: "https://cp.example.net",
+};
 
 let fallback: CertificateRow;
 let pems: { certificatePem: string; privateKeyPem: string };
 
-function certificate(id: number, name: string, source: CertificateRow["source"], domainNames: string[], notAfter: string): CertificateRow {
+function certificate(
+  id: number,
+  name: string,
+  source: CertificateRow["source"],
+  domainNames: string[],
+  notAfter: string,
+): CertificateRow {
   return {
     id,
     name,
@@ -28,7 +47,11 @@ function certificate(id: number, name: string, source: CertificateRow["source"],
 }
 
 beforeAll(async () => {
-  pems = await selfSignedCertificate({ commonName: "t.example", notBefore: new Date("2026-01-01"), notAfter: new Date("2036-01-01") });
+  pems = await selfSignedCertificate({
+    commonName: "t.example",
+    notBefore: new Date("2026-01-01"),
+    notAfter: new Date("2036-01-01"),
+  });
   fallback = certificate(1, "fallback", "fallback", ["fallback.invalid"], "2036-01-01T00:00:00Z");
 });
 
@@ -40,23 +63,111 @@ function installation(): Installation {
       { id: 1, label: "beta", fullname: null, version: v },
     ],
     backends: [
-      { id: 10, projectId: 2, label: "api", fullname: null, port: 8080, params: "balance roundrobin\n\n  option httpchk GET /health  ", version: v },
+      {
+        id: 10,
+        projectId: 2,
+        label: "api",
+        fullname: null,
+        port: 8080,
+        params: "balance roundrobin\n\n  option httpchk GET /health  ",
+        version: v,
+      },
       { id: 11, projectId: 2, label: "empty", fullname: null, port: 80, params: null, version: v },
       { id: 12, projectId: 2, label: "nocontent", fullname: null, port: 80, params: null, version: v },
       { id: 13, projectId: 2, label: "permredirect", fullname: null, port: 80, params: null, version: v },
       { id: 14, projectId: 2, label: "tempredirect", fullname: null, port: 80, params: null, version: v },
-      { id: 20, projectId: 1, label: "shop", fullname: null, port: 80, params: "_maintenance\nbalance source", version: v },
+      {
+        id: 20,
+        projectId: 1,
+        label: "shop",
+        fullname: null,
+        port: 80,
+        params: "_maintenance\nbalance source",
+        version: v,
+      },
     ],
     domains: [
-      { id: 1, domainName: "a.alpha.example", backendId: 10, publicCaCertificate: true, certProvided: false, redirectToUrl: null, version: v },
-      { id: 2, domainName: "b.alpha.example", backendId: 10, publicCaCertificate: false, certProvided: false, redirectToUrl: null, version: v },
-      { id: 3, domainName: "gone.alpha.example", backendId: 11, publicCaCertificate: false, certProvided: false, redirectToUrl: null, version: v },
-      { id: 4, domainName: "nothing.alpha.example", backendId: 12, publicCaCertificate: false, certProvided: false, redirectToUrl: null, version: v },
-      { id: 5, domainName: "old.alpha.example", backendId: 13, publicCaCertificate: false, certProvided: false, redirectToUrl: "https://new.example/landing", version: v },
-      { id: 6, domainName: "keep.alpha.example", backendId: 13, publicCaCertificate: false, certProvided: false, redirectToUrl: "https://new.example/kept/*", version: v },
-      { id: 7, domainName: "temp.alpha.example", backendId: 14, publicCaCertificate: false, certProvided: false, redirectToUrl: "http://tmp.example*", version: v },
-      { id: 8, domainName: "nourl.alpha.example", backendId: 14, publicCaCertificate: false, certProvided: false, redirectToUrl: null, version: v },
-      { id: 9, domainName: "shop.beta.example", backendId: 20, publicCaCertificate: false, certProvided: true, redirectToUrl: null, version: v },
+      {
+        id: 1,
+        domainName: "a.alpha.example",
+        backendId: 10,
+        publicCaCertificate: true,
+        certProvided: false,
+        redirectToUrl: null,
+        version: v,
+      },
+      {
+        id: 2,
+        domainName: "b.alpha.example",
+        backendId: 10,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: null,
+        version: v,
+      },
+      {
+        id: 3,
+        domainName: "gone.alpha.example",
+        backendId: 11,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: null,
+        version: v,
+      },
+      {
+        id: 4,
+        domainName: "nothing.alpha.example",
+        backendId: 12,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: null,
+        version: v,
+      },
+      {
+        id: 5,
+        domainName: "old.alpha.example",
+        backendId: 13,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: "https://new.example/landing",
+        version: v,
+      },
+      {
+        id: 6,
+        domainName: "keep.alpha.example",
+        backendId: 13,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: "https://new.example/kept/*",
+        version: v,
+      },
+      {
+        id: 7,
+        domainName: "temp.alpha.example",
+        backendId: 14,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: "http://tmp.example*",
+        version: v,
+      },
+      {
+        id: 8,
+        domainName: "nourl.alpha.example",
+        backendId: 14,
+        publicCaCertificate: false,
+        certProvided: false,
+        redirectToUrl: null,
+        version: v,
+      },
+      {
+        id: 9,
+        domainName: "shop.beta.example",
+        backendId: 20,
+        publicCaCertificate: false,
+        certProvided: true,
+        redirectToUrl: null,
+        version: v,
+      },
     ].sort((a, b) => (a.domainName < b.domainName ? -1 : 1)),
     backendContainers: [
       { id: 1, backendId: 10, containerId: 101, params: "check weight 10", version: v },
@@ -101,7 +212,9 @@ describe("the generated files", () => {
         "",
       ].join("\n"),
     );
-    expect(bundle.files["domain2redirect.map"]).toBe("# host name -> redirect URL (generated, DO NOT EDIT)\nold.alpha.example https://new.example/landing\n");
+    expect(bundle.files["domain2redirect.map"]).toBe(
+      "# host name -> redirect URL (generated, DO NOT EDIT)\nold.alpha.example https://new.example/landing\n",
+    );
     expect(bundle.files["domain2prefix.map"]).toBe(
       "# host name -> redirect prefix (generated, DO NOT EDIT)\nkeep.alpha.example https://new.example/kept\ntemp.alpha.example http://tmp.example\n",
     );
@@ -110,7 +223,9 @@ describe("the generated files", () => {
         "a.alpha.example certs/acme_a.alpha.example.pem\nshop.beta.example certs/beta-wildcard.pem\n",
     );
     const config = bundle.files["haproxy.cfg"];
-    expect(config.startsWith("# Generated by the proxy configuration API (/admin/gensynchaprx). DO NOT EDIT")).toBe(true);
+    expect(config.startsWith("# Generated by the proxy configuration API (/admin/gensynchaprx). DO NOT EDIT")).toBe(
+      true,
+    );
     expect(config).toContain(
       [
         "# project alpha: backend api",
@@ -151,8 +266,12 @@ describe("the generated files", () => {
     for (const global of ["nocontent", "permredirect", "tempredirect", "permprefix", "tempprefix", "bk_default"]) {
       expect(config).toContain(`\nbackend ${global}\n`);
     }
-    expect(config).toContain("backend permprefix\n    http-request redirect prefix %[var(txn.host),map(domain2prefix.map)] code 301\n");
-    expect(config).toContain("backend tempredirect\n    http-request redirect location %[var(txn.host),map(domain2redirect.map)] code 302\n");
+    expect(config).toContain(
+      "backend permprefix\n    http-request redirect prefix %[var(txn.host),map(domain2prefix.map)] code 301\n",
+    );
+    expect(config).toContain(
+      "backend tempredirect\n    http-request redirect location %[var(txn.host),map(domain2redirect.map)] code 302\n",
+    );
     expect(bundle.warnings).toEqual([
       "WARN: backend alpha_11_empty has no containers: its domains are not routed (gone.alpha.example)",
       "WARN: nourl.alpha.example (backend alpha_14_tempredirect) has no redirectToUrl and is not routed",
@@ -171,7 +290,9 @@ describe("the generated files", () => {
     expect(await bundleDigest(second)).toBe(await bundleDigest(first));
     const changed = installation();
     changed.backends[0].port = 8081;
-    expect(await bundleDigest(bundleFiles(generateHaproxyBundle(changed, [fallback], settings)))).not.toBe(await bundleDigest(first));
+    expect(await bundleDigest(bundleFiles(generateHaproxyBundle(changed, [fallback], settings)))).not.toBe(
+      await bundleDigest(first),
+    );
   });
 
   it("uses the configured ports, bind address and redirect code, and no ACME server when none is set", () => {
@@ -183,16 +304,29 @@ describe("the generated files", () => {
     }).files["haproxy.cfg"];
     expect(config).toContain("    bind 127.0.0.1:18080\n");
     expect(config).toContain("    bind 127.0.0.1:18443 ssl crt fallback.pem crt certs/ alpn h2,http/1.1\n");
-    expect(config).toContain("redirect location https://%[var(txn.host)]:18443%[pathq] code 302 if !acme_challenge has_certificate");
-    expect(config).toContain('backend acme-challenge\n    # HTTP-01 challenges are answered by the control plane\n    http-request return status 503');
-    expect(generateHaproxyBundle(installation(), [fallback], { ...settings, bindAddress: "::1", acmeBackendUrl: "http://[::1]:8787" }).files["haproxy.cfg"]).toContain(
-      "    bind [::1]:80\n",
+    expect(config).toContain(
+      "redirect location https://%[var(txn.host)]:18443%[pathq] code 302 if !acme_challenge has_certificate",
     );
+    expect(config).toContain(
+      "backend acme-challenge\n    # HTTP-01 challenges are answered by the control plane\n    http-request return status 503",
+    );
+    expect(
+      generateHaproxyBundle(installation(), [fallback], {
+        ...settings,
+        bindAddress: "::1",
+        acmeBackendUrl: "http://[::1]:8787",
+      }).files["haproxy.cfg"],
+    ).toContain("    bind [::1]:80\n");
   });
 
   it("forwards challenges to a plain-http control plane without TLS options", () => {
-    const config = generateHaproxyBundle(installation(), [fallback], { ...settings, acmeBackendUrl: "http://127.0.0.1:8787" }).files["haproxy.cfg"];
-    expect(config).toContain("    http-request set-header Host 127.0.0.1:8787\n    server control-plane 127.0.0.1:8787 init-addr last,libc,none\n");
+    const config = generateHaproxyBundle(installation(), [fallback], {
+      ...settings,
+      acmeBackendUrl: "http://127.0.0.1:8787",
+    }).files["haproxy.cfg"];
+    expect(config).toContain(
+      "    http-request set-header Host 127.0.0.1:8787\n    server control-plane 127.0.0.1:8787 init-addr last,libc,none\n",
+    );
   });
 });
 
@@ -207,31 +341,45 @@ describe("redirect prefixes", () => {
 describe("params stored before they were vetted", () => {
   const clean = () => generateHaproxyBundle(installation(), [fallback], settings);
   /** The backend alpha_10_api as the clean installation renders it, without its two params lines. */
-  const withoutParams = (config: string) => config.replace("    balance roundrobin\n    option httpchk GET /health\n", "");
+  const withoutParams = (config: string) =>
+    config.replace("    balance roundrobin\n    option httpchk GET /health\n", "");
 
   it.each([
     ["balance roundrobin\nfrontend evil", 'params line 2 refused ("frontend" opens a new section)'],
     ['balance roundrobin\n"program" x\ncommand /bin/sh', 'params line 2 refused ("program" opens a new section)'],
-    ['http-request set-header X "${SECRET}"', "params line 1 refused (environment expansion (${NAME} or $NAME) is not allowed)"],
-    ["http-request return status 200 content-type text/plain file certs/other.pem", 'params line 1 refused ("file" would read a file)'],
-    ["_userauth admins", 'params line 1 refused ("_userauth" is not a supported pseudo-directive (only _maintenance is))'],
+    [
+      'http-request set-header X "${SECRET}"',
+      "params line 1 refused (environment expansion (${NAME} or $NAME) is not allowed)",
+    ],
+    [
+      "http-request return status 200 content-type text/plain file certs/other.pem",
+      'params line 1 refused ("file" would read a file)',
+    ],
+    [
+      "_userauth admins",
+      'params line 1 refused ("_userauth" is not a supported pseudo-directive (only _maintenance is))',
+    ],
     ["balance\u0000roundrobin", "params line 1 refused (contains a control character)"],
     ["bogus-directive on", 'params line 1 refused ("bogus-directive" is not an allowed directive)'],
-  ])("writes the backend without params %j, names it in the warnings and keeps the rest of the file", (params, warning) => {
-    const data = installation();
-    data.backends[0].params = params;
-    const bundle = generateHaproxyBundle(data, [fallback], settings);
-    const expected = clean();
-    expect(bundle.files["haproxy.cfg"]).toBe(withoutParams(expected.files["haproxy.cfg"]));
-    expect(bundle.files["haproxy.cfg"]).toContain(
-      "backend alpha_10_api\n    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n    server node2.example.net_alpha-web2 [2001:db8::102]:8080\n",
-    );
-    for (const name of Object.keys(expected.files)) if (name !== "haproxy.cfg") expect(bundle.files[name]).toBe(expected.files[name]);
-    expect(bundle.warnings).toEqual([
-      `WARN: backend alpha_10_api: ${warning}; the backend is written without its params`,
-      ...expected.warnings,
-    ]);
-  });
+  ])(
+    "writes the backend without params %j, names it in the warnings and keeps the rest of the file",
+    (params, warning) => {
+      const data = installation();
+      data.backends[0].params = params;
+      const bundle = generateHaproxyBundle(data, [fallback], settings);
+      const expected = clean();
+      expect(bundle.files["haproxy.cfg"]).toBe(withoutParams(expected.files["haproxy.cfg"]));
+      expect(bundle.files["haproxy.cfg"]).toContain(
+        "backend alpha_10_api\n    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n    server node2.example.net_alpha-web2 [2001:db8::102]:8080\n",
+      );
+      for (const name of Object.keys(expected.files))
+        if (name !== "haproxy.cfg") expect(bundle.files[name]).toBe(expected.files[name]);
+      expect(bundle.warnings).toEqual([
+        `WARN: backend alpha_10_api: ${warning}; the backend is written without its params`,
+        ...expected.warnings,
+      ]);
+    },
+  );
 
   it("keeps a refused backend in maintenance when it has a _maintenance line", () => {
     const data = installation();
@@ -241,7 +389,9 @@ describe("params stored before they were vetted", () => {
       "backend alpha_10_api\n    # _maintenance: every request gets the maintenance page\n    http-request return status 503",
     );
     expect(bundle.files["haproxy.cfg"]).not.toContain("listen evil");
-    expect(bundle.warnings[0]).toBe('WARN: backend alpha_10_api: params line 2 refused ("listen" opens a new section); the backend is written without its params');
+    expect(bundle.warnings[0]).toBe(
+      'WARN: backend alpha_10_api: params line 2 refused ("listen" opens a new section); the backend is written without its params',
+    );
   });
 
   it("writes a server without its refused params and names it in the warnings", () => {
@@ -265,8 +415,13 @@ describe("params stored before they were vetted", () => {
     expect(generateHaproxyBundle(data, [fallback], settings).warnings[0]).toBe(
       'WARN: backend alpha_10_api: params line 1 refused ("http-send-name-header" is not an allowed directive); the backend is written without its params',
     );
-    const bundle = generateHaproxyBundle(data, [fallback], { ...settings, paramsExtraDirectives: ["http-send-name-header"] });
-    expect(bundle.files["haproxy.cfg"]).toContain("backend alpha_10_api\n    http-send-name-header X-Server\n    server ");
+    const bundle = generateHaproxyBundle(data, [fallback], {
+      ...settings,
+      paramsExtraDirectives: ["http-send-name-header"],
+    });
+    expect(bundle.files["haproxy.cfg"]).toContain(
+      "backend alpha_10_api\n    http-send-name-header X-Server\n    server ",
+    );
     expect(bundle.warnings).toEqual(clean().warnings);
   });
 });
@@ -275,14 +430,20 @@ describe("addresses stored before they were vetted", () => {
   it.each([
     ["10.0.0.1", "must be an IPv6 address"],
     ["::1", "is a loopback address"],
-    ["::ffff:169.254.169.254", "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)"],
+    [
+      "::ffff:169.254.169.254",
+      "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)",
+    ],
   ])("leaves out the server at %s, names it in the warnings and keeps the rest of the file", (ipv6, reason) => {
     const data = installation();
     data.containers[0].ipv6 = ipv6;
     const bundle = generateHaproxyBundle(data, [fallback], settings);
     const clean = generateHaproxyBundle(installation(), [fallback], settings);
     expect(bundle.files["haproxy.cfg"]).toBe(
-      clean.files["haproxy.cfg"].replace("    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n", ""),
+      clean.files["haproxy.cfg"].replace(
+        "    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n",
+        "",
+      ),
     );
     expect(bundle.warnings).toEqual([
       `WARN: backend alpha_10_api: server node1.example.net_alpha-web1 is left out: its address ${ipv6} ${reason}`,
@@ -293,8 +454,13 @@ describe("addresses stored before they were vetted", () => {
   it("writes a refused address the installation lists among its exceptions, in canonical form", () => {
     const data = installation();
     data.containers[0].ipv6 = "::FFFF:127.0.0.2";
-    const bundle = generateHaproxyBundle(data, [fallback], { ...settings, addressExceptions: [parseIpv6Network("::ffff:127.0.0.0/104")!] });
-    expect(bundle.files["haproxy.cfg"]).toContain("    server node1.example.net_alpha-web1 [::ffff:7f00:2]:8080 check weight 10\n");
+    const bundle = generateHaproxyBundle(data, [fallback], {
+      ...settings,
+      addressExceptions: [parseIpv6Network("::ffff:127.0.0.0/104")!],
+    });
+    expect(bundle.files["haproxy.cfg"]).toContain(
+      "    server node1.example.net_alpha-web1 [::ffff:7f00:2]:8080 check weight 10\n",
+    );
   });
 });
 
@@ -302,7 +468,9 @@ describe("structural checks", () => {
   it("refuses bad redirect URLs", () => {
     const badUrl = installation();
     badUrl.domains.find((d) => d.domainName === "old.alpha.example")!.redirectToUrl = "https://new.example/a b";
-    expect(() => generateHaproxyBundle(badUrl, [fallback], settings)).toThrow("old.alpha.example: invalid redirect URL https://new.example/a b");
+    expect(() => generateHaproxyBundle(badUrl, [fallback], settings)).toThrow(
+      "old.alpha.example: invalid redirect URL https://new.example/a b",
+    );
   });
 
   it("needs the fallback certificate", () => {
@@ -314,7 +482,13 @@ describe("certificate selection", () => {
   it("prefers the ACME certificate for a public CA domain and the provided one for certProvided, else the later end", () => {
     const data = installation();
     const acme = certificate(2, "acme_a.alpha.example", "acme", ["a.alpha.example"], "2027-01-01T00:00:00Z");
-    const providedLater = certificate(3, "late", "provided", ["a.alpha.example", "b.alpha.example"], "2030-01-01T00:00:00Z");
+    const providedLater = certificate(
+      3,
+      "late",
+      "provided",
+      ["a.alpha.example", "b.alpha.example"],
+      "2030-01-01T00:00:00Z",
+    );
     const providedEarlier = certificate(4, "early", "provided", ["b.alpha.example"], "2028-01-01T00:00:00Z");
     const bundle = generateHaproxyBundle(data, [fallback, providedEarlier, acme, providedLater], settings);
     expect(bundle.files["domain2cert.map"].split("\n").slice(1, -1)).toEqual([

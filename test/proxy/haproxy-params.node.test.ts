@@ -58,10 +58,13 @@ describe("tokenizeLine (HAProxy 2.6 parse_line)", () => {
   });
 
   it("ends the line at an unquoted #, even inside a word, and keeps the comment", () => {
-    expect(tokenizeLine("balance roundrobin # tuned")).toEqual({ ok: true, value: { words: ["balance", "roundrobin"], comment: "# tuned" } });
+    expect(tokenizeLine("balance roundrobin # tuned")).toEqual({
+      ok: true,
+      value: { words: ["balance", "roundrobin"], comment: "# tuned" },
+    });
     expect(tokenizeLine("a b#c d")).toEqual({ ok: true, value: { words: ["a", "b"], comment: "#c d" } });
     expect(tokenizeLine("# only a comment")).toEqual({ ok: true, value: { words: [], comment: "# only a comment" } });
-    expect(words('a "b#c" \'d#e\' f\\#g')).toEqual(["a", "b#c", "d#e", "f#g"]);
+    expect(words("a \"b#c\" 'd#e' f\\#g")).toEqual(["a", "b#c", "d#e", "f#g"]);
   });
 
   it.each([
@@ -97,11 +100,19 @@ describe("vetBackendParams: the pentest's attacks", () => {
     "ring r",
   ])("refuses a section keyword written as %j", (line) => {
     const name = words(line)[0];
-    expect(refusal(`balance roundrobin\n${line}\n  command /bin/sh -c id`)).toEqual({ line: 2, text: line, reason: `${JSON.stringify(name)} opens a new section` });
+    expect(refusal(`balance roundrobin\n${line}\n  command /bin/sh -c id`)).toEqual({
+      line: 2,
+      text: line,
+      reason: `${JSON.stringify(name)} opens a new section`,
+    });
   });
 
   it("refuses an escaped keyword HAProxy would not strip, as an unknown directive", () => {
-    expect(refusal("\\program x")).toEqual({ line: 1, text: "\\program x", reason: '"\\\\program" is not an allowed directive' });
+    expect(refusal("\\program x")).toEqual({
+      line: 1,
+      text: "\\program x",
+      reason: '"\\\\program" is not an allowed directive',
+    });
   });
 
   it.each([
@@ -113,7 +124,11 @@ describe("vetBackendParams: the pentest's attacks", () => {
     "http-request set-header X-Leak '${AWS_SECRET}'",
     'http-request set-header X-Leak "\\$AWS_SECRET"',
   ])("refuses environment expansion in %j", (line) => {
-    expect(refusal(line)).toEqual({ line: 1, text: line, reason: "environment expansion (${NAME} or $NAME) is not allowed" });
+    expect(refusal(line)).toEqual({
+      line: 1,
+      text: line,
+      reason: "environment expansion (${NAME} or $NAME) is not allowed",
+    });
   });
 
   it.each([
@@ -130,18 +145,35 @@ describe("vetBackendParams: the pentest's attacks", () => {
     ["lua-load /tmp/x.lua", '"lua-load" would read a file'],
     ["load-server-state-from-file global", '"load-server-state-from-file" would read a file'],
     ["log /dev/log local0", '"log" would read or write a file'],
-    ['http-request set-header X "%[req.hdr(host),map(/etc/passwd)]"', 'http-request set-header: the value: "map" is not an allowed converter'],
-    ['http-request set-header X "%[src,map_ip(certs/x.pem)]"', 'http-request set-header: the value: "map_ip" is not an allowed converter'],
-    ["http-request set-header X %[env(SECRET)]", 'http-request set-header: the value: "env" is not an allowed sample fetch'],
-    ["http-request set-header X %[lua.secret]", 'http-request set-header: the value: "lua.secret" is not an allowed sample fetch'],
+    [
+      'http-request set-header X "%[req.hdr(host),map(/etc/passwd)]"',
+      'http-request set-header: the value: "map" is not an allowed converter',
+    ],
+    [
+      'http-request set-header X "%[src,map_ip(certs/x.pem)]"',
+      'http-request set-header: the value: "map_ip" is not an allowed converter',
+    ],
+    [
+      "http-request set-header X %[env(SECRET)]",
+      'http-request set-header: the value: "env" is not an allowed sample fetch',
+    ],
+    [
+      "http-request set-header X %[lua.secret]",
+      'http-request set-header: the value: "lua.secret" is not an allowed sample fetch',
+    ],
     ["acl k req.hdr(host),map(domain2backend.map) -m found", 'acl k: "map" is not an allowed converter'],
   ])("refuses %j: %s", (line, expected) => {
     expect(refusal(line)).toEqual({ line: 1, text: line, reason: expected });
   });
 
-  it.each([".if defined(HOME)", ".notice hello", ".diag x", ".alert x", ".endif"])("refuses the parser directive %j", (line) => {
-    expect(reason(line)).toBe(`${JSON.stringify(line.split(" ")[0])} is a configuration-parser directive (.if, .notice...) and not allowed`);
-  });
+  it.each([".if defined(HOME)", ".notice hello", ".diag x", ".alert x", ".endif"])(
+    "refuses the parser directive %j",
+    (line) => {
+      expect(reason(line)).toBe(
+        `${JSON.stringify(line.split(" ")[0])} is a configuration-parser directive (.if, .notice...) and not allowed`,
+      );
+    },
+  );
 
   it.each([
     ["server evil 10.0.0.1:22", '"server" is not an allowed directive'],
@@ -157,44 +189,99 @@ describe("vetBackendParams: the pentest's attacks", () => {
     ["default option redispatch", '"default" is not an allowed directive'],
     ["no option httpchk", 'HAProxy has no "no option httpchk"'],
     ["option external-check", '"external-check" would read a file'],
-    ["option httplog", '"httplog" is not an allowed option (allowed: httpchk, forwardfor, tcp-check, tcpka, redispatch, http-server-close, http-keep-alive, httpclose, abortonclose, allbackups, persist, log-health-checks, prefer-last-server, splice-auto, splice-request, splice-response, http-no-delay, checkcache, independent-streams, nolinger, srvtcpka, http-buffer-request)'],
-    ["http-request set-var(txn.x) str(a)", '"set-var(txn.x)" is not an allowed http-request action (allowed: set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, replace-path, replace-pathq, replace-uri, allow, deny, return, redirect)'],
-    ["http-request use-service prometheus-exporter", '"use-service" is not an allowed http-request action (allowed: set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, replace-path, replace-pathq, replace-uri, allow, deny, return, redirect)'],
-    ["http-request set-header X %[var(proc.shared)]", "http-request set-header: the value: process-wide variables (proc.*) are shared between backends and not allowed"],
-    ["http-request set-header X %[var(shared)]", "http-request set-header: the value: var() needs a variable of the txn, req, res, sess or check scope"],
-    ["http-request set-header X %[str(a),concat(,proc.x,)]", "http-request set-header: the value: process-wide variables (proc.*) are shared between backends and not allowed"],
-    ["http-request set-header X %[src,table_conn_cur(other)]", 'http-request set-header: the value: "table_conn_cur" is not an allowed converter'],
-    ["http-request set-header X %[nbsrv(other_1_www)]", 'http-request set-header: the value: "nbsrv" is not an allowed sample fetch'],
-    ["http-request set-header X %[constructor]", 'http-request set-header: the value: "constructor" is not an allowed sample fetch'],
-    ["http-request set-header X %[path,toString]", 'http-request set-header: the value: "toString" is not an allowed converter'],
+    [
+      "option httplog",
+      '"httplog" is not an allowed option (allowed: httpchk, forwardfor, tcp-check, tcpka, redispatch, http-server-close, http-keep-alive, httpclose, abortonclose, allbackups, persist, log-health-checks, prefer-last-server, splice-auto, splice-request, splice-response, http-no-delay, checkcache, independent-streams, nolinger, srvtcpka, http-buffer-request)',
+    ],
+    [
+      "http-request set-var(txn.x) str(a)",
+      '"set-var(txn.x)" is not an allowed http-request action (allowed: set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, replace-path, replace-pathq, replace-uri, allow, deny, return, redirect)',
+    ],
+    [
+      "http-request use-service prometheus-exporter",
+      '"use-service" is not an allowed http-request action (allowed: set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, replace-path, replace-pathq, replace-uri, allow, deny, return, redirect)',
+    ],
+    [
+      "http-request set-header X %[var(proc.shared)]",
+      "http-request set-header: the value: process-wide variables (proc.*) are shared between backends and not allowed",
+    ],
+    [
+      "http-request set-header X %[var(shared)]",
+      "http-request set-header: the value: var() needs a variable of the txn, req, res, sess or check scope",
+    ],
+    [
+      "http-request set-header X %[str(a),concat(,proc.x,)]",
+      "http-request set-header: the value: process-wide variables (proc.*) are shared between backends and not allowed",
+    ],
+    [
+      "http-request set-header X %[src,table_conn_cur(other)]",
+      'http-request set-header: the value: "table_conn_cur" is not an allowed converter',
+    ],
+    [
+      "http-request set-header X %[nbsrv(other_1_www)]",
+      'http-request set-header: the value: "nbsrv" is not an allowed sample fetch',
+    ],
+    [
+      "http-request set-header X %[constructor]",
+      'http-request set-header: the value: "constructor" is not an allowed sample fetch',
+    ],
+    [
+      "http-request set-header X %[path,toString]",
+      'http-request set-header: the value: "toString" is not an allowed converter',
+    ],
     ["acl a __proto__ x", 'acl a: "__proto__" is not an allowed sample fetch'],
-    ["http-request deny if hasOwnProperty", 'http-request deny: no ACL named "hasOwnProperty" is defined before this line'],
+    [
+      "http-request deny if hasOwnProperty",
+      'http-request deny: no ACL named "hasOwnProperty" is defined before this line',
+    ],
     ["constructor x", '"constructor" is not an allowed directive'],
     ["http-request deny if nosuch", 'http-request deny: no ACL named "nosuch" is defined before this line'],
     ["http-check expect status 200", 'http-check expect: http-check rules need "option httpchk" on an earlier line'],
-    ["option httpchk\nhttp-check connect addr 127.0.0.1", 'http-check connect: "addr" is not an allowed connect option (allowed: default, port, linger, send-proxy, proto, comment)'],
+    [
+      "option httpchk\nhttp-check connect addr 127.0.0.1",
+      'http-check connect: "addr" is not an allowed connect option (allowed: default, port, linger, send-proxy, proto, comment)',
+    ],
     ["default-server addr 10.0.0.1", '"addr" is not an allowed server option'],
     ["default-server ssl verify none crt certs/x.pem", '"crt" would read a file'],
-    ["timeout client 5s", "timeout must be one of server, connect, queue, tunnel, http-request, http-keep-alive, check, server-fin, tarpit, not \"client\""],
+    [
+      "timeout client 5s",
+      'timeout must be one of server, connect, queue, tunnel, http-request, http-keep-alive, check, server-fin, tarpit, not "client"',
+    ],
     ["timeout server 25d", 'timeout server must be a time from 1ms to 24d (such as 500ms, 5s, 2m), not "25d"'],
     ["balance roundrobin extra", "balance roundrobin takes no arguments"],
-    ["http-request return status 204 content-type text/plain string x", "http-request return: a 204 response has no body"],
+    [
+      "http-request return status 204 content-type text/plain string x",
+      "http-request return: a 204 response has no body",
+    ],
     ["acl a path_reg (", 'acl a: a value: "(" is not a regular expression in RE2 syntax'],
     ["acl a src not-an-address", 'acl a: a value must be an IP address or network, not "not-an-address"'],
     ["acl a src 10.1", 'acl a: a value must be an IP address or network, not "10.1"'],
     ["acl a src fe80::1%eth0", 'acl a: a value must be an IP address or network, not "fe80::1%eth0"'],
     ["acl a src 10.0.0.0/33", 'acl a: a value must be an IP address or network, not "10.0.0.0/33"'],
-    ["acl a path -m str %[env(X)] lua.x", '"%[env(X)]" calls a function that reads files, the environment or shared tables'],
+    [
+      "acl a path -m str %[env(X)] lua.x",
+      '"%[env(X)]" calls a function that reads files, the environment or shared tables',
+    ],
     ["acl a path -m str lua.x", '"lua.x" calls a function that reads files, the environment or shared tables'],
-    ['http-request set-header X "a%20b"', 'http-request set-header: the value: "%2" is not an allowed log-format variable (write a literal "%" as "%%")'],
+    [
+      'http-request set-header X "a%20b"',
+      'http-request set-header: the value: "%2" is not an allowed log-format variable (write a literal "%" as "%%")',
+    ],
     ['http-request set-header X ""', 'an empty word ("") is not allowed'],
-    ["http-response set-header X %[path]", "http-response set-header: the value: request samples are not available in a response rule"],
+    [
+      "http-response set-header X %[path]",
+      "http-response set-header: the value: request samples are not available in a response rule",
+    ],
   ])("refuses %j: %s", (params, expected) => {
     expect(reason(params)).toBe(expected);
   });
 
   it("refuses control characters, long lines, too many words and too many lines", () => {
-    expect(refusal("balance\u0000roundrobin")).toEqual({ line: 1, text: "balance\u0000roundrobin", reason: "contains a control character" });
+    expect(refusal("balance\u0000roundrobin")).toEqual({
+      line: 1,
+      text: "balance\u0000roundrobin",
+      reason: "contains a control character",
+    });
     expect(reason("balance roundrobin\r\nretries 3\r\n")).toBeUndefined();
     expect(reason("balance roundrobin\rprogram x")).toBe("contains a control character");
     expect(reason("http-request set-header X a\u000bb")).toBe("contains a control character");
@@ -203,12 +290,22 @@ describe("vetBackendParams: the pentest's attacks", () => {
     const long = `http-request set-header X ${"a".repeat(MAX_LINE_LENGTH)}`;
     expect(reason(long)).toBe(`longer than ${MAX_LINE_LENGTH} characters`);
     expect(reason(`acl a path_beg ${Array.from({ length: 61 }, (_, i) => `/p${i}`).join(" ")}`)).toBeUndefined();
-    expect(reason(`acl a path_beg ${Array.from({ length: 62 }, (_, i) => `/p${i}`).join(" ")}`)).toBe("more than 64 words (HAProxy's limit)");
-    expect(refusal("retries 3\n".repeat(MAX_PARAMS_LINES + 1))).toEqual({ line: MAX_PARAMS_LINES + 1, text: "retries 3", reason: `more than ${MAX_PARAMS_LINES} lines` });
+    expect(reason(`acl a path_beg ${Array.from({ length: 62 }, (_, i) => `/p${i}`).join(" ")}`)).toBe(
+      "more than 64 words (HAProxy's limit)",
+    );
+    expect(refusal("retries 3\n".repeat(MAX_PARAMS_LINES + 1))).toEqual({
+      line: MAX_PARAMS_LINES + 1,
+      text: "retries 3",
+      reason: `more than ${MAX_PARAMS_LINES} lines`,
+    });
   });
 
   it("names the first refused line, counting blank lines", () => {
-    expect(refusal("balance roundrobin\n\n# tuning\nretries 3\nprogram x")).toEqual({ line: 5, text: "program x", reason: '"program" opens a new section' });
+    expect(refusal("balance roundrobin\n\n# tuning\nretries 3\nprogram x")).toEqual({
+      line: 5,
+      text: "program x",
+      reason: '"program" opens a new section',
+    });
   });
 });
 
@@ -247,14 +344,16 @@ const tuning = [
 ];
 
 describe("vetBackendParams: tuning that is accepted", () => {
-
   it("returns the lines as they will be written, without blank and comment lines", () => {
     const params = ["# tuning of the shop", "", ...tuning.map((line) => `  ${line}  `), "  # done"].join("\r\n");
     expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: tuning, maintenance: false } });
   });
 
   it("keeps _maintenance out of the lines", () => {
-    expect(vetBackendParams("_maintenance\nbalance source")).toEqual({ ok: true, value: { lines: ["balance source"], maintenance: true } });
+    expect(vetBackendParams("_maintenance\nbalance source")).toEqual({
+      ok: true,
+      value: { lines: ["balance source"], maintenance: true },
+    });
     expect(reason("_maintenance now")).toBe("_maintenance takes no arguments");
   });
 
@@ -291,14 +390,15 @@ describe("vetServerParams", () => {
     "backup maxconn 100 maxqueue 10 slowstart 30s",
     "ssl verify none sni req.hdr(host) alpn h2,http/1.1",
     "ssl verify required ca-file @system-ca verifyhost api.example.org",
-    "agent-check agent-port 9999 agent-inter 5s agent-send \"ready\\n\"",
+    'agent-check agent-port 9999 agent-inter 5s agent-send "ready\\n"',
     "send-proxy-v2 proto h2",
   ])("accepts %j as written", (params) => {
     expect(vetServerParams(`  ${params} `)).toEqual({ ok: true, value: params });
   });
 
   it("accepts nothing at all", () => {
-    for (const params of [null, undefined, "", " \n "]) expect(vetServerParams(params)).toEqual({ ok: true, value: "" });
+    for (const params of [null, undefined, "", " \n "])
+      expect(vetServerParams(params)).toEqual({ ok: true, value: "" });
   });
 
   it.each([
@@ -330,15 +430,91 @@ describe("vetServerParams", () => {
 const piece = fc.constantFrom(
   ...Object.keys(BACKEND_DIRECTIVES),
   ...Object.keys(SERVER_OPTIONS),
-  "no", "program", '"program"', "\\x70rogram", "'global'", ".if", "_maintenance", "server", "log", "stick-table",
-  "roundrobin", "5s", "30s", "httpchk", "redispatch", "GET", "/health", "200", "set-header", "deny", "return", "status",
-  "content-type", "text/plain", "string", "X-A", "if", "unless", "{", "}", "!", "||", "path_beg", "/api", "src", "10.0.0.0/8",
-  "%[src]", "%[path,lower]", "%[env(X)]", "map(/etc/passwd)", "file", "lf-file", "certs/x.pem", "-f", "-i", "-m", "beg",
-  "${HOME}", "$HOME", '"$HOME"', "\\$x", '"a b"', "'c d'", "\\ ", "\\x41", "\\x00", "#", "\\", '"', "'", "none", "required",
-  "@system-ca", "h2", "ok", "3", "-1", "\t", "\u0085", "é", "constructor", "__proto__", "%[toString]", "hasOwnProperty(x)",
+  "no",
+  "program",
+  '"program"',
+  "\\x70rogram",
+  "'global'",
+  ".if",
+  "_maintenance",
+  "server",
+  "log",
+  "stick-table",
+  "roundrobin",
+  "5s",
+  "30s",
+  "httpchk",
+  "redispatch",
+  "GET",
+  "/health",
+  "200",
+  "set-header",
+  "deny",
+  "return",
+  "status",
+  "content-type",
+  "text/plain",
+  "string",
+  "X-A",
+  "if",
+  "unless",
+  "{",
+  "}",
+  "!",
+  "||",
+  "path_beg",
+  "/api",
+  "src",
+  "10.0.0.0/8",
+  "%[src]",
+  "%[path,lower]",
+  "%[env(X)]",
+  "map(/etc/passwd)",
+  "file",
+  "lf-file",
+  "certs/x.pem",
+  "-f",
+  "-i",
+  "-m",
+  "beg",
+  "${HOME}",
+  "$HOME",
+  '"$HOME"',
+  "\\$x",
+  '"a b"',
+  "'c d'",
+  "\\ ",
+  "\\x41",
+  "\\x00",
+  "#",
+  "\\",
+  '"',
+  "'",
+  "none",
+  "required",
+  "@system-ca",
+  "h2",
+  "ok",
+  "3",
+  "-1",
+  "\t",
+  "\u0085",
+  "é",
+  "constructor",
+  "__proto__",
+  "%[toString]",
+  "hasOwnProperty(x)",
 );
-const serverTuning = ["check inter 2s", "ssl verify none sni req.hdr(host)", "backup weight 0", "agent-check agent-port 9999", "cookie s1 check"];
-const joined = fc.array(fc.tuple(piece, fc.constantFrom(" ", " ", "", "\t")), { maxLength: 12 }).map((parts) => parts.map(([p, s]) => p + s).join(""));
+const serverTuning = [
+  "check inter 2s",
+  "ssl verify none sni req.hdr(host)",
+  "backup weight 0",
+  "agent-check agent-port 9999",
+  "cookie s1 check",
+];
+const joined = fc
+  .array(fc.tuple(piece, fc.constantFrom(" ", " ", "", "\t")), { maxLength: 12 })
+  .map((parts) => parts.map(([p, s]) => p + s).join(""));
 /** Params built from accepted lines with a piece put in somewhere (or not): most runs reach the accepting paths. */
 function paramsFrom(accepted: string[]) {
   const mutated = fc
@@ -377,23 +553,27 @@ function expectHarmless(lineWords: string[]) {
 describe("properties", () => {
   it("vets and tokenises any text to a value or a refusal, never throwing, within the limits", () => {
     fc.assert(
-      fc.property(params, fc.array(fc.constantFrom("bogus", "http-send-name-header", "program", "server"), { maxLength: 2 }), (text, extra) => {
-        const result = vetBackendParams(text, extra);
-        const lines = text.split(/\r?\n/);
-        if (result.ok) {
-          expect(result.value.lines.length).toBeLessThanOrEqual(Math.min(lines.length, MAX_PARAMS_LINES));
-          for (const kept of result.value.lines) expect(kept.length).toBeLessThanOrEqual(MAX_LINE_LENGTH);
-        } else {
-          expect(result.error.line).toBeGreaterThanOrEqual(1);
-          expect(result.error.line).toBeLessThanOrEqual(lines.length);
-          expect(typeof result.error.reason).toBe("string");
-        }
-        const server = vetServerParams(text);
-        expect(typeof server.ok).toBe("boolean");
-        const tokens = tokenizeLine(text);
-        if (tokens.ok) expect(tokens.value.words.every((word) => typeof word === "string")).toBe(true);
-        else expect(typeof tokens.error).toBe("string");
-      }),
+      fc.property(
+        params,
+        fc.array(fc.constantFrom("bogus", "http-send-name-header", "program", "server"), { maxLength: 2 }),
+        (text, extra) => {
+          const result = vetBackendParams(text, extra);
+          const lines = text.split(/\r?\n/);
+          if (result.ok) {
+            expect(result.value.lines.length).toBeLessThanOrEqual(Math.min(lines.length, MAX_PARAMS_LINES));
+            for (const kept of result.value.lines) expect(kept.length).toBeLessThanOrEqual(MAX_LINE_LENGTH);
+          } else {
+            expect(result.error.line).toBeGreaterThanOrEqual(1);
+            expect(result.error.line).toBeLessThanOrEqual(lines.length);
+            expect(typeof result.error.reason).toBe("string");
+          }
+          const server = vetServerParams(text);
+          expect(typeof server.ok).toBe("boolean");
+          const tokens = tokenizeLine(text);
+          if (tokens.ok) expect(tokens.value.words.every((word) => typeof word === "string")).toBe(true);
+          else expect(typeof tokens.error).toBe("string");
+        },
+      ),
       { numRuns: 3000 },
     );
   });

@@ -13,7 +13,9 @@ describe("JobLock", () => {
     expect(first).toMatchObject({ acquired: true, lock: { holder: "a", kind: "gensynchaprx" } });
     const second = await locks.acquire("config", { holder: "b", kind: "writesshprx", ttlMs: 60_000 });
     expect(second).toEqual({ acquired: false, lock: first.lock });
-    expect(await locks.acquire("maintenance", { holder: "b", kind: "certificates", ttlMs: 60_000 })).toMatchObject({ acquired: true });
+    expect(await locks.acquire("maintenance", { holder: "b", kind: "certificates", ttlMs: 60_000 })).toMatchObject({
+      acquired: true,
+    });
   });
 
   it("extends the lock for its own holder and keeps the first acquisition time", async () => {
@@ -32,7 +34,9 @@ describe("JobLock", () => {
     expect((await locks.inspect("config"))!.holder).toBe("a");
     expect(await locks.release("config", "a")).toBe(true);
     expect(await locks.inspect("config")).toBeNull();
-    expect(await locks.acquire("config", { holder: "b", kind: "gensynchaprx", ttlMs: 60_000 })).toMatchObject({ acquired: true });
+    expect(await locks.acquire("config", { holder: "b", kind: "gensynchaprx", ttlMs: 60_000 })).toMatchObject({
+      acquired: true,
+    });
   });
 
   it("lets anyone take a lock whose holder did not release it in time", async () => {

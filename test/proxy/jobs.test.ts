@@ -1,7 +1,13 @@
 // The configuration jobs through the Worker: gensynchaprx (stored versions, the master agent, its refusals), slave
 // syncs on the queue (retries, outcomes on the parent run), writesshprx, /maintenance/start and the daily cron, the
 // locks (423), slaves (405), the ACME challenge route and the job history.
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
@@ -9,7 +15,17 @@ import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/job-locks";
 import { database } from "../../src/shared/db";
-import { ADMIN_AUTH, asAdmin, createApiUser, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "./fixtures";
+import {
+  ADMIN_AUTH,
+  asAdmin,
+  createApiUser,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "./fixtures";
 
 const AGENT = "http://agent.test:9400";
 const SLAVE_1 = "http://slave-1.test:9400";
@@ -21,8 +37,10 @@ const db = () => database(env.DB);
 const locks = () => env.JOB_LOCK.get(env.JOB_LOCK.idFromName("proxy-jobs"));
 
 /** The test Worker's env with settings overridden (a fresh object, so settings are parsed again). */
-const withVars = (vars: Record<string, string> = {}) => ({ ...env, HAPROXY_AGENT_URL: "", SLAVE_AGENT_URLS: "", ...vars }) as unknown as Env;
-const agentEnv = (vars: Record<string, string> = {}) => withVars({ HAPROXY_AGENT_URL: AGENT, HAPROXY_AGENT_TOKEN: "agent-token", ...vars });
+const withVars = (vars: Record<string, string> = {}) =>
+  ({ ...env, HAPROXY_AGENT_URL: "", SLAVE_AGENT_URLS: "", ...vars }) as unknown as Env;
+const agentEnv = (vars: Record<string, string> = {}) =>
+  withVars({ HAPROXY_AGENT_URL: AGENT, HAPROXY_AGENT_TOKEN: "agent-token", ...vars });
 
 async function callWith(workerEnv: Env, path: string, auth: string | null = ADMIN_AUTH): Promise<Response> {
   const headers: Record<string, string> = auth ? { Authorization: auth } : {};
@@ -40,7 +58,11 @@ function fakeAgents(answer: (call: AgentCall) => Response | Promise<Response>) {
   const calls: AgentCall[] = [];
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input as RequestInfo, init as RequestInit);
-    const call = { url: request.url, authorization: request.headers.get("Authorization"), body: await request.json() } as AgentCall;
+    const call = {
+      url: request.url,
+      authorization: request.headers.get("Authorization"),
+      body: await request.json(),
+    } as AgentCall;
     calls.push(call);
     return answer(call);
   });
@@ -94,7 +116,9 @@ describe("gensynchaprx without an agent", () => {
     const response = await callWith(withVars(), "/admin/gensynchaprx");
     const warnings = await expectJson(response, 200);
     const version = (await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200))[0].version;
-    expect(warnings).toEqual([`WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`]);
+    expect(warnings).toEqual([
+      `WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`,
+    ]);
     const runId = Number(response.headers.get("X-Job-Id"));
     expect(await expectJson(callWith(withVars(), `/admin/jobs/${runId}`), 200)).toMatchObject({
       id: runId,
@@ -107,9 +131,22 @@ describe("gensynchaprx without an agent", () => {
       endedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     const active = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
-    expect(active).toMatchObject({ version, status: "active", jobId: runId, certificates: [{ file: "fallback.pem", name: "fallback" }] });
-    expect(Object.keys(active.files)).toEqual(["domain2backend.map", "domain2cert.map", "domain2prefix.map", "domain2redirect.map", "haproxy.cfg"]);
-    const backendId = (await expectJson(asAdmin("/projects/jobs"), 200)).backends.find((b: { label: string }) => b.label === "www").FQLabel;
+    expect(active).toMatchObject({
+      version,
+      status: "active",
+      jobId: runId,
+      certificates: [{ file: "fallback.pem", name: "fallback" }],
+    });
+    expect(Object.keys(active.files)).toEqual([
+      "domain2backend.map",
+      "domain2cert.map",
+      "domain2prefix.map",
+      "domain2redirect.map",
+      "haproxy.cfg",
+    ]);
+    const backendId = (await expectJson(asAdmin("/projects/jobs"), 200)).backends.find(
+      (b: { label: string }) => b.label === "www",
+    ).FQLabel;
     expect(active.files["domain2backend.map"]).toBe(
       `# host name -> backend (generated, DO NOT EDIT)\n# jobs: permredirect\nold.jobs.example permprefix\n# jobs: www\nshop.jobs.example ${backendId}\nwww.jobs.example ${backendId}\n`,
     );
@@ -126,7 +163,12 @@ describe("gensynchaprx without an agent", () => {
     expect(newest.version).toBe(older.version + 1);
     expect(newest.digest).toBe(older.digest);
     expect([newest.status, older.status]).toEqual(["active", "previous"]);
-    const [a, b] = await Promise.all([newest, older].map(async ({ version }) => (await expectJson(callWith(withVars(), `/admin/haproxy/versions/${version}`), 200)).files));
+    const [a, b] = await Promise.all(
+      [newest, older].map(
+        async ({ version }) =>
+          (await expectJson(callWith(withVars(), `/admin/haproxy/versions/${version}`), 200)).files,
+      ),
+    );
     expect(a).toEqual(b);
   });
 
@@ -135,7 +177,9 @@ describe("gensynchaprx without an agent", () => {
     await expectJson(callWith(withVars(vars), "/admin/gensynchaprx"), 200);
     const versions = await expectJson(callWith(withVars(vars), "/admin/haproxy/versions"), 200);
     expect(versions.map((v: { status: string }) => v.status)).toEqual(["active", "previous"]);
-    expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions/1"), 404)).toEqual(errorBody("Invalid version: 1 not existing"));
+    expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions/1"), 404)).toEqual(
+      errorBody("Invalid version: 1 not existing"),
+    );
   });
 
   it("may be started by any API user, whose history and versions stay administrator-only", async () => {
@@ -163,7 +207,9 @@ describe("gensynchaprx with the master agent", () => {
       "fallback.pem",
       "haproxy.cfg",
     ]);
-    expect(call.body.files["fallback.pem"]).toMatch(/^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n/);
+    expect(call.body.files["fallback.pem"]).toMatch(
+      /^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n/,
+    );
     const active = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
     expect(active).toMatchObject({ version: call.body.version, digest: call.body.digest, status: "active" });
     expect(active.files["haproxy.cfg"]).toBe(call.body.files["haproxy.cfg"]);
@@ -171,7 +217,9 @@ describe("gensynchaprx with the master agent", () => {
 
   it("answers 500 when the agent refuses, and the previous version stays active", async () => {
     const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
-    fakeAgents(() => Response.json({ error: "haproxy -c failed (exit 1): [ALERT] unknown keyword 'bogus'." }, { status: 422 }));
+    fakeAgents(() =>
+      Response.json({ error: "haproxy -c failed (exit 1): [ALERT] unknown keyword 'bogus'." }, { status: 422 }),
+    );
     const response = await callWith(agentEnv(), "/admin/gensynchaprx");
     const refused = `agent ${AGENT} refused version ${before.version + 1} (HTTP 422): haproxy -c failed (exit 1): [ALERT] unknown keyword 'bogus'`;
     expect(await expectJson(response, 500)).toEqual(
@@ -200,10 +248,13 @@ describe("gensynchaprx with the master agent", () => {
     const { calls } = fakeAgents(applied);
     const versionsBefore = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
     // A redirect URL the API would refuse, written to D1: the generator refuses the whole bundle.
-    const setRedirect = (url: string) => env.DB.prepare("update domains set redirect_to_url = ? where domain_name = 'old.jobs.example'").bind(url).run();
+    const setRedirect = (url: string) =>
+      env.DB.prepare("update domains set redirect_to_url = ? where domain_name = 'old.jobs.example'").bind(url).run();
     await setRedirect("https://www.jobs.example/a b");
     expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 500)).toEqual(
-      errorBody("Unable to reload and sync of HAProxy: invalid configuration: old.jobs.example: invalid redirect URL https://www.jobs.example/a b"),
+      errorBody(
+        "Unable to reload and sync of HAProxy: invalid configuration: old.jobs.example: invalid redirect URL https://www.jobs.example/a b",
+      ),
     );
     expect(calls).toEqual([]);
     expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200)).toEqual(versionsBefore);
@@ -213,7 +264,8 @@ describe("gensynchaprx with the master agent", () => {
 
 describe("gensynchaprx failures as callers other than the administrator read them", () => {
   // What haproxy -c printed: expanded configuration text, which only the administrator may read.
-  const CHECK_OUTPUT = "haproxy -c failed (exit 1): [ALERT] parsing [haproxy.cfg:42] : error opening file '/x/s3cr3t-from-env'";
+  const CHECK_OUTPUT =
+    "haproxy -c failed (exit 1): [ALERT] parsing [haproxy.cfg:42] : error opening file '/x/s3cr3t-from-env'";
   const forTenant = (runId: number, summary: string) =>
     errorBody(
       `Unable to reload and sync of HAProxy: ${summary} (job run ${runId}; an administrator can read GET /admin/jobs/${runId}). ` +
@@ -249,7 +301,9 @@ describe("gensynchaprx failures as callers other than the administrator read the
       trigger: "api (jobrunner)",
       error: detail,
     });
-    expect(await expectJson(callWith(withVars(), `/admin/jobs/${runId}`, apiUser), 403)).toEqual(errorBody("Administrator access required"));
+    expect(await expectJson(callWith(withVars(), `/admin/jobs/${runId}`, apiUser), 403)).toEqual(
+      errorBody("Administrator access required"),
+    );
     // Nothing was applied: the previous version stays active, the new one is rejected.
     expect(await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).toEqual(before);
     const [rejected] = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
@@ -266,7 +320,11 @@ describe("gensynchaprx failures as callers other than the administrator read the
       ),
     );
     const runId = Number(response.headers.get("X-Job-Id"));
-    expect(await getJobRun(db(), runId)).toMatchObject({ kind: "gensynchaprx", state: "failed", trigger: "api (admin)" });
+    expect(await getJobRun(db(), runId)).toMatchObject({
+      kind: "gensynchaprx",
+      state: "failed",
+      trigger: "api (admin)",
+    });
   });
 
   it("an unreachable agent or a missing token: the tenant reads which, not the detail", async () => {
@@ -279,16 +337,27 @@ describe("gensynchaprx failures as callers other than the administrator read the
 
     const noToken = await failAsTenant(agentEnv({ HAPROXY_AGENT_TOKEN: "" }));
     expect(noToken.body).toEqual(forTenant(noToken.runId, "the load balancer's agent is not configured"));
-    expect((await getJobRun(db(), noToken.runId))!.error).toBe("Unable to reload and sync of HAProxy: HAPROXY_AGENT_TOKEN is not set");
+    expect((await getJobRun(db(), noToken.runId))!.error).toBe(
+      "Unable to reload and sync of HAProxy: HAPROXY_AGENT_TOKEN is not set",
+    );
   });
 
   it("an invalid configuration: the tenant does not read other projects' backends or params", async () => {
     await createProject("jobsother");
-    const app = await createContainer("jobsother", { label: "app", hostname: "node1.example.net", ipv6: "2001:db8::21" });
+    const app = await createContainer("jobsother", {
+      label: "app",
+      hostname: "node1.example.net",
+      ipv6: "2001:db8::21",
+    });
     const backendId = await createBackend("jobsother", { label: "api", backendContainers: [{ containerId: app }] });
-    await createBackend("jobsother", { label: "permredirect", domainForwardings: [{ domainName: "old.jobsother.example", redirectToUrl: "https://x.example/" }] });
+    await createBackend("jobsother", {
+      label: "permredirect",
+      domainForwardings: [{ domainName: "old.jobsother.example", redirectToUrl: "https://x.example/" }],
+    });
     // Written past the API: only the generation refuses it.
-    await env.DB.prepare("update domains set redirect_to_url = ? where domain_name = 'old.jobsother.example'").bind("https://jobsother.example/a b").run();
+    await env.DB.prepare("update domains set redirect_to_url = ? where domain_name = 'old.jobsother.example'")
+      .bind("https://jobsother.example/a b")
+      .run();
     const { calls } = fakeAgents(applied);
     const versionsBefore = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
     try {
@@ -319,7 +388,10 @@ describe("slave sync on the queue", () => {
   }
 
   async function runSync(messages: { id: string; attempts: number; body: unknown }[], workerEnv = agentEnv()) {
-    const batch = createMessageBatch("edge-jobs", messages.map((message) => ({ ...message, timestamp: new Date() })));
+    const batch = createMessageBatch(
+      "edge-jobs",
+      messages.map((message) => ({ ...message, timestamp: new Date() })),
+    );
     const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
     const ctx = createExecutionContext();
     await worker.queue(batch, workerEnv, ctx);
@@ -337,9 +409,15 @@ describe("slave sync on the queue", () => {
       `INFO: sync of version ${version} to slave ${SLAVE_1} queued as job ${bodies[0].runId}`,
       `INFO: sync of version ${version} to slave ${SLAVE_2} queued as job ${bodies[1].runId}`,
     ]);
-    expect(await getJobRun(db(), bodies[0].runId)).toMatchObject({ kind: "haproxy-slave-sync", state: "queued", trigger: `gensynchaprx run ${parentRunId}` });
+    expect(await getJobRun(db(), bodies[0].runId)).toMatchObject({
+      kind: "haproxy-slave-sync",
+      state: "queued",
+      trigger: `gensynchaprx run ${parentRunId}`,
+    });
 
-    const { calls } = fakeAgents((call) => (call.url.startsWith(SLAVE_1) ? applied() : new Response("busy", { status: 503 })));
+    const { calls } = fakeAgents((call) =>
+      call.url.startsWith(SLAVE_1) ? applied() : new Response("busy", { status: 503 }),
+    );
     const { result, retries } = await runSync([
       { id: "s1", attempts: 1, body: bodies[0] },
       { id: "s2", attempts: 1, body: bodies[1] },
@@ -354,8 +432,15 @@ describe("slave sync on the queue", () => {
     const active = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
     expect(calls[0].body.digest).toBe(active.digest);
     expect(calls[0].body.files["haproxy.cfg"]).toBe(active.files["haproxy.cfg"]);
-    expect((await getJobRun(db(), parentRunId))!.warnings).toEqual([...warnings, `INFO: slave ${SLAVE_1} synced to version ${version}`]);
-    expect(await getJobRun(db(), bodies[1].runId)).toMatchObject({ state: "queued", attempts: 1, error: `agent ${SLAVE_2} refused version ${version} (HTTP 503): busy` });
+    expect((await getJobRun(db(), parentRunId))!.warnings).toEqual([
+      ...warnings,
+      `INFO: slave ${SLAVE_1} synced to version ${version}`,
+    ]);
+    expect(await getJobRun(db(), bodies[1].runId)).toMatchObject({
+      state: "queued",
+      attempts: 1,
+      error: `agent ${SLAVE_2} refused version ${version} (HTTP 503): busy`,
+    });
 
     // The last attempt still fails: acked, and the parent says so.
     const last = await runSync([{ id: "s2-last", attempts: MAX_ATTEMPTS, body: bodies[1] }]);
@@ -399,7 +484,9 @@ describe("locks", () => {
       }
       expect(send).not.toHaveBeenCalled();
       expect((await callWith(withVars(), "/maintenance/start")).status).toBe(200);
-      expect(await expectJson(callWith(withVars(), "/maintenance/start"), 423)).toMatchObject({ payload: expect.stringMatching(/^Job is already running \(certificates since/) });
+      expect(await expectJson(callWith(withVars(), "/maintenance/start"), 423)).toMatchObject({
+        payload: expect.stringMatching(/^Job is already running \(certificates since/),
+      });
     } finally {
       await locks().release(CONFIG_LOCK, "someone-else");
       const maintenance = await locks().inspect(MAINTENANCE_LOCK);
@@ -425,7 +512,10 @@ describe("locks", () => {
 
   it("keeps writesshprx's lock until its queued run ends", async () => {
     const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
-    const [a, b] = await Promise.all([callWith(withVars(), "/admin/writesshprx"), callWith(withVars(), "/admin/writesshprx")]);
+    const [a, b] = await Promise.all([
+      callWith(withVars(), "/admin/writesshprx"),
+      callWith(withVars(), "/admin/writesshprx"),
+    ]);
     expect([a.status, b.status].sort()).toEqual([200, 423]);
     expect((await callWith(withVars(), "/admin/gensynchaprx")).status).toBe(423);
     const message = send.mock.calls[0][0] as { kind: string; runId: number; lockHolder: string };
@@ -443,12 +533,19 @@ describe("locks", () => {
   it("retries a queued gensynchaprx whose lock is held", async () => {
     await locks().acquire(CONFIG_LOCK, { holder: "api-call", kind: "gensynchaprx", ttlMs: 60_000 });
     try {
-      const runId = (await db().$client.prepare("insert into job_runs (kind, trigger) values ('gensynchaprx', 'test') returning id").first<{ id: number }>())!.id;
-      const batch = createMessageBatch("edge-jobs", [{ id: "g1", timestamp: new Date(), attempts: 1, body: { kind: "gensynchaprx", runId } }]);
+      const runId = (await db()
+        .$client.prepare("insert into job_runs (kind, trigger) values ('gensynchaprx', 'test') returning id")
+        .first<{ id: number }>())!.id;
+      const batch = createMessageBatch("edge-jobs", [
+        { id: "g1", timestamp: new Date(), attempts: 1, body: { kind: "gensynchaprx", runId } },
+      ]);
       const ctx = createExecutionContext();
       await worker.queue(batch, withVars(), ctx);
       expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([{ msgId: "g1" }]);
-      expect(await getJobRun(db(), runId)).toMatchObject({ state: "queued", error: expect.stringMatching(/^Job is already running/) });
+      expect(await getJobRun(db(), runId)).toMatchObject({
+        state: "queued",
+        error: expect.stringMatching(/^Job is already running/),
+      });
     } finally {
       await locks().release(CONFIG_LOCK, "api-call");
     }
@@ -466,7 +563,9 @@ describe("on a slave instance", () => {
 
   it("still reads the job history and answers ACME challenges", async () => {
     expect((await callWith(withVars({ INSTANCE_ROLE: "slave" }), "/admin/jobs")).status).toBe(200);
-    expect((await callWith(withVars({ INSTANCE_ROLE: "slave" }), "/.well-known/acme-challenge/none", null)).status).toBe(404);
+    expect(
+      (await callWith(withVars({ INSTANCE_ROLE: "slave" }), "/.well-known/acme-challenge/none", null)).status,
+    ).toBe(404);
   });
 });
 
@@ -548,8 +647,16 @@ describe("maintenance job and the daily cron", () => {
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("");
     const message = send.mock.calls[0][0] as { kind: string; runId: number; lockHolder: string };
-    expect(message).toEqual({ kind: "certificates", runId: Number(response.headers.get("X-Job-Id")), lockHolder: expect.any(String) });
-    expect(await getJobRun(db(), message.runId)).toMatchObject({ kind: "certificates", state: "queued", trigger: "api (jobrunner)" });
+    expect(message).toEqual({
+      kind: "certificates",
+      runId: Number(response.headers.get("X-Job-Id")),
+      lockHolder: expect.any(String),
+    });
+    expect(await getJobRun(db(), message.runId)).toMatchObject({
+      kind: "certificates",
+      state: "queued",
+      trigger: "api (jobrunner)",
+    });
     expect((await locks().inspect(MAINTENANCE_LOCK))!.holder).toBe(message.lockHolder);
     await locks().release(MAINTENANCE_LOCK, message.lockHolder);
   });
@@ -570,20 +677,35 @@ describe("maintenance job and the daily cron", () => {
   it("a certificate run whose CA cannot be reached retries with backoff and charges no domain", async () => {
     await expectJson(
       asAdmin("/domains/massupdate", "POST", {
-        domainOperations: [{ operation: "UPDATE", domainName: "www.jobs.example", projectLabel: "jobs", backendLabel: "www", enableSSL: true }],
+        domainOperations: [
+          {
+            operation: "UPDATE",
+            domainName: "www.jobs.example",
+            projectLabel: "jobs",
+            backendLabel: "www",
+            enableSSL: true,
+          },
+        ],
       }),
       200,
     );
     const fetchSpy = vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("down", { status: 500 }));
-    const runId = (await db().$client.prepare("insert into job_runs (kind, trigger) values ('certificates', 'test') returning id").first<{ id: number }>())!.id;
-    const batch = createMessageBatch("edge-jobs", [{ id: "c1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } }]);
+    const runId = (await db()
+      .$client.prepare("insert into job_runs (kind, trigger) values ('certificates', 'test') returning id")
+      .first<{ id: number }>())!.id;
+    const batch = createMessageBatch("edge-jobs", [
+      { id: "c1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } },
+    ]);
     const retry = vi.spyOn(batch.messages[0], "retry");
     const ctx = createExecutionContext();
     await worker.queue(batch, withVars({ ACME_DIRECTORY_URL: "https://acme.test/directory" }), ctx);
     expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([{ msgId: "c1" }]);
     expect(retry).toHaveBeenCalledWith({ delaySeconds: 30 });
     expect(fetchSpy.mock.calls.map(([url]) => String(url))).toEqual(["https://acme.test/directory"]);
-    expect(await getJobRun(db(), runId)).toMatchObject({ state: "queued", error: "ACME directory https://acme.test/directory answered HTTP 500" });
+    expect(await getJobRun(db(), runId)).toMatchObject({
+      state: "queued",
+      error: "ACME directory https://acme.test/directory answered HTTP 500",
+    });
     expect(await env.DB.prepare("select count(*) as n from certificate_attempts").first()).toEqual({ n: 0 });
     expect(await locks().inspect(MAINTENANCE_LOCK)).toBeNull();
   });
@@ -591,30 +713,40 @@ describe("maintenance job and the daily cron", () => {
 
 describe("ACME HTTP-01 challenges", () => {
   it("answers the key authorization of a pending token without authentication, and 404 otherwise", async () => {
-    await env.DB.prepare("insert into acme_challenges (token, key_authorization, domain_name, created_at) values (?, ?, ?, ?)")
+    await env.DB.prepare(
+      "insert into acme_challenges (token, key_authorization, domain_name, created_at) values (?, ?, ?, ?)",
+    )
       .bind("tok-123", "tok-123.thumbprint", "www.jobs.example", Date.now())
       .run();
     const response = await callWith(withVars(), "/.well-known/acme-challenge/tok-123", null);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(await response.text()).toBe("tok-123.thumbprint");
-    expect(await expectJson(callWith(withVars(), "/.well-known/acme-challenge/other", null), 404)).toEqual(errorBody("Unknown ACME challenge token"));
+    expect(await expectJson(callWith(withVars(), "/.well-known/acme-challenge/other", null), 404)).toEqual(
+      errorBody("Unknown ACME challenge token"),
+    );
   });
 });
 
 describe("job history", () => {
   it("lists the proxy's runs newest first, by kind, and hides other services' runs", async () => {
-    const news = (await db().$client.prepare("insert into job_runs (kind, trigger) values ('news-ingest', 'test') returning id").first<{ id: number }>())!.id;
+    const news = (await db()
+      .$client.prepare("insert into job_runs (kind, trigger) values ('news-ingest', 'test') returning id")
+      .first<{ id: number }>())!.id;
     const all = await expectJson(callWith(withVars(), "/admin/jobs?limit=500"), 200);
     expect(all.length).toBeGreaterThan(5);
-    expect(all.map((run: { id: number }) => run.id)).toEqual([...all.map((run: { id: number }) => run.id)].sort((a, b) => b - a));
+    expect(all.map((run: { id: number }) => run.id)).toEqual(
+      [...all.map((run: { id: number }) => run.id)].sort((a, b) => b - a),
+    );
     expect(all.some((run: { kind: string }) => run.kind === "news-ingest")).toBe(false);
     const ssh = await expectJson(callWith(withVars(), "/admin/jobs?kind=writesshprx"), 200);
     expect(new Set(ssh.map((run: { kind: string }) => run.kind))).toEqual(new Set(["writesshprx"]));
     expect(await expectJson(callWith(withVars(), "/admin/jobs?limit=1"), 200)).toHaveLength(1);
     expect((await callWith(withVars(), "/admin/jobs?limit=0")).status).toBe(400);
     expect((await callWith(withVars(), "/admin/jobs?kind=news-ingest")).status).toBe(400);
-    expect(await expectJson(callWith(withVars(), `/admin/jobs/${news}`), 404)).toEqual(errorBody(`Invalid job: id ${news} not existing`));
+    expect(await expectJson(callWith(withVars(), `/admin/jobs/${news}`), 404)).toEqual(
+      errorBody(`Invalid job: id ${news} not existing`),
+    );
     expect((await callWith(withVars(), "/admin/jobs/abc")).status).toBe(404);
   });
 });

@@ -9,10 +9,22 @@ describe("patternProblem", () => {
   });
 
   it.each([
-    ["(a)\\1", "must be a regular expression in RE2 syntax (no backreferences or lookaround): invalid escape sequence: `\\1`"],
-    ["(?=a)a", "must be a regular expression in RE2 syntax (no backreferences or lookaround): invalid or unsupported Perl syntax: `(?=`"],
-    ["(unclosed", "must be a regular expression in RE2 syntax (no backreferences or lookaround): missing closing ): `(unclosed`"],
-    ["(a{999}){999}", "must be a regular expression in RE2 syntax (no backreferences or lookaround): invalid repeat count: `{999}`"],
+    [
+      "(a)\\1",
+      "must be a regular expression in RE2 syntax (no backreferences or lookaround): invalid escape sequence: `\\1`",
+    ],
+    [
+      "(?=a)a",
+      "must be a regular expression in RE2 syntax (no backreferences or lookaround): invalid or unsupported Perl syntax: `(?=`",
+    ],
+    [
+      "(unclosed",
+      "must be a regular expression in RE2 syntax (no backreferences or lookaround): missing closing ): `(unclosed`",
+    ],
+    [
+      "(a{999}){999}",
+      "must be a regular expression in RE2 syntax (no backreferences or lookaround): invalid repeat count: `{999}`",
+    ],
   ])("refuses %s", (pattern, problem) => {
     expect(patternProblem(pattern)).toBe(problem);
   });
@@ -54,11 +66,15 @@ describe("anyPatternMatchesLabel", () => {
   it("agrees with RegExp on the patterns both engines read", () => {
     const piece = fc.constantFrom("a", "b", "1", ".", ".*", "[a-c]", "[0-9]+", "(a|b)", "b?", "a+", "|", "(ab)*");
     fc.assert(
-      fc.property(fc.array(piece, { minLength: 1, maxLength: 6 }), fc.stringMatching(/^[a-c0-9]{2,12}$/), (pieces, label) => {
-        const pattern = pieces.join("");
-        const expected = new RegExp(`^(?:${pattern})$`).test(label);
-        expect(anyPatternMatchesLabel([pattern], label)).toBe(expected);
-      }),
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 6 }),
+        fc.stringMatching(/^[a-c0-9]{2,12}$/),
+        (pieces, label) => {
+          const pattern = pieces.join("");
+          const expected = new RegExp(`^(?:${pattern})$`).test(label);
+          expect(anyPatternMatchesLabel([pattern], label)).toBe(expected);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

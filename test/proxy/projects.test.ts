@@ -1,6 +1,18 @@
 // GET /projects and /projects/{p}: the project tree's exact JSON, and what each API user may see and change.
 import { beforeAll, describe, expect, it } from "vitest";
-import { as, asAdmin, call, createApiUser, createBackend, createContainer, createHost, createProject, errorBody, expectJson, massUpdate } from "./fixtures";
+import {
+  as,
+  asAdmin,
+  call,
+  createApiUser,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+  massUpdate,
+} from "./fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5c2tleQ== ops@host";
 
@@ -14,7 +26,12 @@ describe("GET /projects/{projectLabel}", () => {
   beforeAll(async () => {
     await createProject("shop", "The Shop");
     hostId = (await createHost("node1.example.com", "2001:db8::1")).hostId;
-    webId = await createContainer("shop", { label: "web", fullname: "Web server", hostname: "node1.example.com", ipv6: "2001:db8::10" });
+    webId = await createContainer("shop", {
+      label: "web",
+      fullname: "Web server",
+      hostname: "node1.example.com",
+      ipv6: "2001:db8::10",
+    });
     dbId = await createContainer("shop", { label: "db", hostId, ipv6: "2001:db8::11" });
     prodId = await createBackend("shop", {
       label: "prod",
@@ -30,8 +47,21 @@ describe("GET /projects/{projectLabel}", () => {
       label: "permredirect",
       domainForwardings: [{ domainName: "old.shop.example", redirectToUrl: "https://www.shop.example/*" }],
     });
-    await expectJson(asAdmin("/admin/users", "POST", { email: "ops@example.com", fullname: "Ops", sshPublicKey: KEY, defaultPermission: ["www-data"] }), 200);
-    const container = await expectJson(asAdmin("/admin/containers/shop/web/permissions", "PUT", [{ permission: "www-data", userEmail: "ops@example.com" }]), 200);
+    await expectJson(
+      asAdmin("/admin/users", "POST", {
+        email: "ops@example.com",
+        fullname: "Ops",
+        sshPublicKey: KEY,
+        defaultPermission: ["www-data"],
+      }),
+      200,
+    );
+    const container = await expectJson(
+      asAdmin("/admin/containers/shop/web/permissions", "PUT", [
+        { permission: "www-data", userEmail: "ops@example.com" },
+      ]),
+      200,
+    );
     userId = container.containerPermissions[0].userId;
   });
 
@@ -69,8 +99,20 @@ describe("GET /projects/{projectLabel}", () => {
             { backendId: prodId, containerId: dbId, version: 0 },
           ],
           domainForwardings: [
-            { backendLabel: "prod", certProvided: true, domainName: "api.shop.example", publicCaCertificate: false, version: 0 },
-            { backendLabel: "prod", certProvided: false, domainName: "www.shop.example", publicCaCertificate: true, version: 0 },
+            {
+              backendLabel: "prod",
+              certProvided: true,
+              domainName: "api.shop.example",
+              publicCaCertificate: false,
+              version: 0,
+            },
+            {
+              backendLabel: "prod",
+              certProvided: false,
+              domainName: "www.shop.example",
+              publicCaCertificate: true,
+              version: 0,
+            },
           ],
           globalBackend: false,
           label: "prod",
@@ -155,11 +197,18 @@ describe("GET /projects", () => {
   });
 
   it("lists only the labels an API user's patterns match in full, sorted", async () => {
-    expect(await expectJson(as(await createApiUser("teamer", ["team[ab]", "beta"]), "/projects"), 200)).toEqual(["beta", "teama", "teamb"]);
+    expect(await expectJson(as(await createApiUser("teamer", ["team[ab]", "beta"]), "/projects"), 200)).toEqual([
+      "beta",
+      "teama",
+      "teamb",
+    ]);
     // "team" must match the whole label, so it matches none of them.
     expect(await expectJson(as(await createApiUser("partial", ["team", "alp"]), "/projects"), 200)).toEqual([]);
     expect(await expectJson(as(await createApiUser("nobody", []), "/projects"), 200)).toEqual([]);
-    expect(await expectJson(as(await createApiUser("alternation", ["alpha|beta"]), "/projects"), 200)).toEqual(["alpha", "beta"]);
+    expect(await expectJson(as(await createApiUser("alternation", ["alpha|beta"]), "/projects"), 200)).toEqual([
+      "alpha",
+      "beta",
+    ]);
   });
 });
 
@@ -198,12 +247,18 @@ describe("isolation between two API users", () => {
   it("writes into the other's project answer 404 and change nothing", async () => {
     const before = await expectJson(asAdmin("/projects/bone"), 200);
     const denied = errorBody("Invalid project: label bone not existing or access denied");
-    expect(await expectJson(as(alice, "/containers/bone", "POST", { label: "app", fullname: "hijacked" }), 404)).toEqual(denied);
+    expect(
+      await expectJson(as(alice, "/containers/bone", "POST", { label: "app", fullname: "hijacked" }), 404),
+    ).toEqual(denied);
     expect(await expectJson(as(alice, "/backends/bone", "POST", { label: "web", port: 1 }), 404)).toEqual(denied);
     expect(await expectJson(as(alice, "/backends/bone/web/setContainersOf/web", "PATCH"), 404)).toEqual(denied);
     expect(
       await expectJson(
-        massUpdate(alice, { domainOperations: [{ operation: "DELETE", domainName: "bone.example.org", projectLabel: "bone", backendLabel: "web" }] }),
+        massUpdate(alice, {
+          domainOperations: [
+            { operation: "DELETE", domainName: "bone.example.org", projectLabel: "bone", backendLabel: "web" },
+          ],
+        }),
         404,
       ),
     ).toEqual(denied);
@@ -213,20 +268,31 @@ describe("isolation between two API users", () => {
   it("a mass update cannot take over a domain of a project the caller cannot see", async () => {
     const before = await expectJson(asAdmin("/domains/bone"), 200);
     const response = massUpdate(alice, {
-      domainOperations: [{ operation: "UPDATE", domainName: "bone.example.org", projectLabel: "aone", backendLabel: "web" }],
+      domainOperations: [
+        { operation: "UPDATE", domainName: "bone.example.org", projectLabel: "aone", backendLabel: "web" },
+      ],
     });
-    expect(await expectJson(response, 500)).toEqual(errorBody("bone.example.org: assigned to a project not existing or access denied"));
+    expect(await expectJson(response, 500)).toEqual(
+      errorBody("bone.example.org: assigned to a project not existing or access denied"),
+    );
     expect(await expectJson(asAdmin("/domains/bone"), 200)).toEqual(before);
     expect(Object.keys(await expectJson(as(alice, "/domains/aone"), 200))).toEqual(["aone.example.org"]);
   });
 
   it("a mass update may move a domain between two projects the caller can see", async () => {
     const warnings = await expectJson(
-      massUpdate(alice, { domainOperations: [{ operation: "UPDATE", domainName: "atwo.example.org", projectLabel: "aone", backendLabel: "web" }] }),
+      massUpdate(alice, {
+        domainOperations: [
+          { operation: "UPDATE", domainName: "atwo.example.org", projectLabel: "aone", backendLabel: "web" },
+        ],
+      }),
       200,
     );
     expect(warnings).toEqual([]);
-    expect(Object.keys(await expectJson(as(alice, "/domains/aone"), 200))).toEqual(["aone.example.org", "atwo.example.org"]);
+    expect(Object.keys(await expectJson(as(alice, "/domains/aone"), 200))).toEqual([
+      "aone.example.org",
+      "atwo.example.org",
+    ]);
     expect(await expectJson(as(alice, "/domains/atwo"), 200)).toEqual({});
   });
 });

@@ -3,14 +3,31 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { ADMIN_AUTH, asAdmin, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "./fixtures";
+import {
+  ADMIN_AUTH,
+  asAdmin,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "./fixtures";
 
 // A fresh env object per call: settings are memoised per env object.
 async function onSlave(path: string, init: RequestInit = {}): Promise<Response> {
-  return worker.fetch(new Request(`http://example.com${path}`, init), { ...env, INSTANCE_ROLE: "slave" }, createExecutionContext());
+  return worker.fetch(
+    new Request(`http://example.com${path}`, init),
+    { ...env, INSTANCE_ROLE: "slave" },
+    createExecutionContext(),
+  );
 }
 const slaveJson = (path: string, method: string, body: unknown) =>
-  onSlave(path, { method, headers: { Authorization: ADMIN_AUTH, "content-type": "application/json" }, body: JSON.stringify(body) });
+  onSlave(path, {
+    method,
+    headers: { Authorization: ADMIN_AUTH, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 const refused = errorBody("This is a slave instance: writes and jobs must go to the master instance");
 
@@ -26,7 +43,9 @@ beforeAll(async () => {
 describe("pings", () => {
   it("names the slave role", async () => {
     expect(await (await onSlave("/test/ping")).text()).toBe("pong from slave instance");
-    expect(await (await onSlave("/test/authping", { headers: { Authorization: ADMIN_AUTH } })).text()).toBe("authpong admin from slave instance");
+    expect(await (await onSlave("/test/authping", { headers: { Authorization: ADMIN_AUTH } })).text()).toBe(
+      "authpong admin from slave instance",
+    );
   });
 });
 
@@ -35,7 +54,15 @@ describe("writes answer 405 and change nothing", () => {
     ["POST", "/containers/rep", { label: "web", fullname: "changed" }],
     ["POST", "/backends/rep", { label: "prod", port: 1 }],
     ["PATCH", "/backends/rep/standby/setContainersOf/prod", undefined],
-    ["POST", "/domains/massupdate", { domainOperations: [{ operation: "DELETE", domainName: "rep.example.org", projectLabel: "rep", backendLabel: "prod" }] }],
+    [
+      "POST",
+      "/domains/massupdate",
+      {
+        domainOperations: [
+          { operation: "DELETE", domainName: "rep.example.org", projectLabel: "rep", backendLabel: "prod" },
+        ],
+      },
+    ],
     ["POST", "/admin/projects", { label: "newone" }],
     ["DELETE", "/admin/projects/rep", undefined],
     ["POST", "/admin/hosts", { hostname: "rep.example", ipv6: "2001:db8::8" }],
@@ -46,7 +73,10 @@ describe("writes answer 405 and change nothing", () => {
   ] as const) {
     it(`${method} ${path}`, async () => {
       const before = await expectJson(asAdmin("/projects/rep"), 200);
-      const response = body === undefined ? await onSlave(path, { method, headers: { Authorization: ADMIN_AUTH } }) : await slaveJson(path, method, body);
+      const response =
+        body === undefined
+          ? await onSlave(path, { method, headers: { Authorization: ADMIN_AUTH } })
+          : await slaveJson(path, method, body);
       expect(await expectJson(response, 405)).toEqual(refused);
       expect(await expectJson(asAdmin("/projects/rep"), 200)).toEqual(before);
     });
@@ -65,7 +95,16 @@ describe("writes answer 405 and change nothing", () => {
 });
 
 describe("reads work", () => {
-  for (const path of ["/projects", "/projects/rep", "/domains/rep", "/domains/rep/prod", "/admin/projects", "/admin/hosts", "/admin/users", "/admin/apiusers"]) {
+  for (const path of [
+    "/projects",
+    "/projects/rep",
+    "/domains/rep",
+    "/domains/rep/prod",
+    "/admin/projects",
+    "/admin/hosts",
+    "/admin/users",
+    "/admin/apiusers",
+  ]) {
     it(`GET ${path}`, async () => {
       const response = await onSlave(path, { headers: { Authorization: ADMIN_AUTH } });
       expect(response.status).toBe(200);

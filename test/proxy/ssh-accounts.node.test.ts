@@ -21,7 +21,16 @@ describe("generateSshAccounts", () => {
         { id: 3, containerId: 3, userId: 1, permission: "root", ...row },
       ],
       users: [
-        { id: 1, email: "anna@example.com", fullname: null, sshPublicKey: KEY, role: "USER", defaultPermission: [], proxyPermission: [], ...row },
+        {
+          id: 1,
+          email: "anna@example.com",
+          fullname: null,
+          sshPublicKey: KEY,
+          role: "USER",
+          defaultPermission: [],
+          proxyPermission: [],
+          ...row,
+        },
       ],
     } as unknown as Parameters<typeof generateSshAccounts>[0]);
     expect(accounts.map((account) => [account.name, account.target.host])).toEqual([["shop-web_root", "2001:db8::11"]]);

@@ -12,7 +12,11 @@ const db = () => database(env.DB);
 
 describe("commit", () => {
   it("writes every statement of the batch", async () => {
-    const [inserted] = await commit(db(), [db().insert(projects).values({ label: "batchone" }).returning({ id: projects.id })], "test");
+    const [inserted] = await commit(
+      db(),
+      [db().insert(projects).values({ label: "batchone" }).returning({ id: projects.id })],
+      "test",
+    );
     expect(inserted).toEqual([{ id: expect.any(Number) }]);
   });
 

@@ -6,7 +6,10 @@ import worker from "../../src/index";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { as, asAdmin, basic, call, createApiUser, createHost, createProject, errorBody, expectJson } from "./fixtures";
 
-const containerRows = () => env.DB.prepare("select project_id, label, ipv6 from containers order by id").all().then((r) => r.results);
+const containerRows = () =>
+  env.DB.prepare("select project_id, label, ipv6 from containers order by id")
+    .all()
+    .then((r) => r.results);
 
 let tenant: string;
 
@@ -14,7 +17,10 @@ beforeAll(async () => {
   await createProject("victim");
   await createProject("tenant");
   await createHost("h1.hosts.example", "2001:db8::1");
-  await expectJson(asAdmin("/containers/victim", "POST", { label: "db", hostname: "h1.hosts.example", ipv6: "2001:db8::d" }), 200);
+  await expectJson(
+    asAdmin("/containers/victim", "POST", { label: "db", hostname: "h1.hosts.example", ipv6: "2001:db8::d" }),
+    200,
+  );
   tenant = await createApiUser("mallory", ["tenant"]);
 });
 
@@ -24,19 +30,25 @@ describe("container addresses", () => {
   it("refuses another project's container address with 409, in any spelling", async () => {
     const before = await containerRows();
     for (const ipv6 of ["2001:db8::d", "2001:DB8:0:0:0:0:0:d", "2001:0db8::000d"]) {
-      expect(await expectJson(as(tenant, "/containers/tenant", "POST", { label: "web", hostname: "h1.hosts.example", ipv6 }), 409)).toEqual(
-        errorBody(`Invalid container: address ${"2001:db8::d"} is already used by another container`),
-      );
+      expect(
+        await expectJson(
+          as(tenant, "/containers/tenant", "POST", { label: "web", hostname: "h1.hosts.example", ipv6 }),
+          409,
+        ),
+      ).toEqual(errorBody(`Invalid container: address ${"2001:db8::d"} is already used by another container`));
     }
     expect(await containerRows()).toEqual(before);
   });
 
   it("refuses to move an existing container onto another's address", async () => {
-    await expectJson(as(tenant, "/containers/tenant", "POST", { label: "app", hostname: "h1.hosts.example", ipv6: "2001:db8::a" }), 200);
-    const before = await containerRows();
-    expect(await expectJson(as(tenant, "/containers/tenant", "POST", { label: "app", ipv6: "2001:db8::d" }), 409)).toEqual(
-      errorBody("Invalid container: address 2001:db8::d is already used by another container"),
+    await expectJson(
+      as(tenant, "/containers/tenant", "POST", { label: "app", hostname: "h1.hosts.example", ipv6: "2001:db8::a" }),
+      200,
     );
+    const before = await containerRows();
+    expect(
+      await expectJson(as(tenant, "/containers/tenant", "POST", { label: "app", ipv6: "2001:db8::d" }), 409),
+    ).toEqual(errorBody("Invalid container: address 2001:db8::d is already used by another container"));
     expect(await containerRows()).toEqual(before);
   });
 
@@ -46,26 +58,37 @@ describe("container addresses", () => {
     ["fe80::1", "is a link-local address"],
     ["ff05::2", "is a multicast address"],
     ["::ffff:127.0.0.1", "embeds 127.0.0.1, which is a loopback address"],
-    ["64:ff9b::169.254.169.254", "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)"],
+    [
+      "64:ff9b::169.254.169.254",
+      "embeds 169.254.169.254, which is a link-local address (cloud metadata services live there)",
+    ],
     ["fd00:ec2::254", "is a cloud metadata address"],
     ["fe80::1%eth0", "must be an IPv6 address"],
   ])("refuses %s with 400 and stores nothing", async (ipv6, reason) => {
     const before = await containerRows();
-    expect(await expectJson(as(tenant, "/containers/tenant", "POST", { label: "evil", hostname: "h1.hosts.example", ipv6 }), 400)).toEqual(
-      errorBody(`ipv6: ${reason}`),
-    );
+    expect(
+      await expectJson(
+        as(tenant, "/containers/tenant", "POST", { label: "evil", hostname: "h1.hosts.example", ipv6 }),
+        400,
+      ),
+    ).toEqual(errorBody(`ipv6: ${reason}`));
     expect(await containerRows()).toEqual(before);
   });
 
   it("refuses the same addresses for hosts", async () => {
-    expect(await expectJson(asAdmin("/admin/hosts", "POST", { hostname: "h2.hosts.example", ipv6: "::1" }), 400)).toEqual(
-      errorBody("ipv6: is a loopback address"),
+    expect(
+      await expectJson(asAdmin("/admin/hosts", "POST", { hostname: "h2.hosts.example", ipv6: "::1" }), 400),
+    ).toEqual(errorBody("ipv6: is a loopback address"));
+    expect(await env.DB.prepare("select count(*) as n from hosts where hostname = 'h2.hosts.example'").first("n")).toBe(
+      0,
     );
-    expect(await env.DB.prepare("select count(*) as n from hosts where hostname = 'h2.hosts.example'").first("n")).toBe(0);
   });
 
   it("accepts addresses in the networks PROXY_ADDRESS_EXCEPTIONS lists, and only those", async () => {
-    const withExceptions = { ...env, PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104, fd00:ec2::254/128" } as unknown as Env;
+    const withExceptions = {
+      ...env,
+      PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104, fd00:ec2::254/128",
+    } as unknown as Env;
     const post = (label: string, ipv6: string) =>
       worker.fetch(
         new Request("http://example.com/containers/tenant", {
@@ -80,13 +103,27 @@ describe("container addresses", () => {
     expect(await expectJson(post("meta", "fd00:ec2::254"), 200)).toMatchObject({ success: true });
     expect(await expectJson(post("lo", "::1"), 400)).toEqual(errorBody("ipv6: is a loopback address"));
     // Without the setting the same address is refused.
-    expect(await expectJson(as(tenant, "/containers/tenant", "POST", { label: "local2", hostname: "h1.hosts.example", ipv6: "::ffff:127.0.0.6" }), 400)).toEqual(
-      errorBody("ipv6: embeds 127.0.0.6, which is a loopback address"),
-    );
+    expect(
+      await expectJson(
+        as(tenant, "/containers/tenant", "POST", {
+          label: "local2",
+          hostname: "h1.hosts.example",
+          ipv6: "::ffff:127.0.0.6",
+        }),
+        400,
+      ),
+    ).toEqual(errorBody("ipv6: embeds 127.0.0.6, which is a loopback address"));
   });
 
   it("stores the canonical form", async () => {
-    await expectJson(as(tenant, "/containers/tenant", "POST", { label: "canon", hostname: "h1.hosts.example", ipv6: "2001:DB8:0::00C1" }), 200);
+    await expectJson(
+      as(tenant, "/containers/tenant", "POST", {
+        label: "canon",
+        hostname: "h1.hosts.example",
+        ipv6: "2001:DB8:0::00C1",
+      }),
+      200,
+    );
     const project = await expectJson(as(tenant, "/projects/tenant"), 200);
     expect(project.containers.find((c: { label: string }) => c.label === "canon").ipv6).toBe("2001:db8::c1");
   });
@@ -98,8 +135,15 @@ describe("project patterns", () => {
       ["(a)\\1", "invalid escape sequence: `\\1`"],
       ["(?=t)tenant", "invalid or unsupported Perl syntax: `(?=`"],
     ]) {
-      expect(await expectJson(asAdmin("/admin/apiusers", "POST", { username: "eve", password: "eve-password", projectPatterns: [pattern] }), 400)).toEqual(
-        errorBody(`projectPatterns.0: must be a regular expression in RE2 syntax (no backreferences or lookaround): ${detail}`),
+      expect(
+        await expectJson(
+          asAdmin("/admin/apiusers", "POST", { username: "eve", password: "eve-password", projectPatterns: [pattern] }),
+          400,
+        ),
+      ).toEqual(
+        errorBody(
+          `projectPatterns.0: must be a regular expression in RE2 syntax (no backreferences or lookaround): ${detail}`,
+        ),
       );
     }
     expect(await env.DB.prepare("select count(*) as n from api_users where username = 'eve'").first("n")).toBe(0);
@@ -122,9 +166,12 @@ describe("project patterns", () => {
 
   it("allows at most 64 patterns per user", async () => {
     const projectPatterns = Array.from({ length: 65 }, (_, i) => `p${i}`);
-    expect(await expectJson(asAdmin("/admin/apiusers", "POST", { username: "many", password: "many-password", projectPatterns }), 400)).toEqual(
-      errorBody("projectPatterns: Too big: expected array to have <=64 items"),
-    );
+    expect(
+      await expectJson(
+        asAdmin("/admin/apiusers", "POST", { username: "many", password: "many-password", projectPatterns }),
+        400,
+      ),
+    ).toEqual(errorBody("projectPatterns: Too big: expected array to have <=64 items"));
   });
 });
 
@@ -138,9 +185,9 @@ describe("credential checks", () => {
       ["nobody", "wrong-password"],
     ]) {
       const spy = derivations();
-      expect(await expectJson(call("/test/authping", { headers: { Authorization: basic(username, password) } }), 401)).toEqual(
-        errorBody("Authentication required: valid HTTP Basic credentials are needed"),
-      );
+      expect(
+        await expectJson(call("/test/authping", { headers: { Authorization: basic(username, password) } }), 401),
+      ).toEqual(errorBody("Authentication required: valid HTTP Basic credentials are needed"));
       expect(spy).toHaveBeenCalledTimes(1);
       spy.mockRestore();
     }
@@ -155,7 +202,14 @@ describe("credential checks", () => {
 
     // A new password (stored by the administrator) ends the old one at once.
     spy.mockClear();
-    await expectJson(asAdmin("/admin/apiusers", "POST", { username: "cached", password: "second-password", projectPatterns: ["tenant"] }), 200);
+    await expectJson(
+      asAdmin("/admin/apiusers", "POST", {
+        username: "cached",
+        password: "second-password",
+        projectPatterns: ["tenant"],
+      }),
+      200,
+    );
     const derivedByUpsert = spy.mock.calls.length;
     expect((await as(auth, "/test/authping")).status).toBe(401);
     expect(spy.mock.calls.length - derivedByUpsert).toBe(1);
@@ -196,7 +250,12 @@ describe("request bodies", () => {
   });
 
   it("answers 400 for a body that is not UTF-8, storing nothing", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('{"label":"bad","fullname":"'), 0xff, 0xfe, ...new TextEncoder().encode('"}')]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"label":"bad","fullname":"'),
+      0xff,
+      0xfe,
+      ...new TextEncoder().encode('"}'),
+    ]);
     const response = call("/backends/tenant", {
       method: "POST",
       headers: { Authorization: tenant, "content-type": "application/json" },

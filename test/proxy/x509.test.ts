@@ -2,7 +2,16 @@
 // fallback, matching keys to certificates, and wildcard coverage.
 import { describe, expect, it } from "vitest";
 import * as der from "../../src/proxy/der";
-import { buildCsr, generateCertificateKey, keyMismatch, nameCovers, normalisePem, pemBlocks, readCertificatePem, selfSignedCertificate } from "../../src/proxy/x509";
+import {
+  buildCsr,
+  generateCertificateKey,
+  keyMismatch,
+  nameCovers,
+  normalisePem,
+  pemBlocks,
+  readCertificatePem,
+  selfSignedCertificate,
+} from "../../src/proxy/x509";
 import otherEcCert from "./fixtures/other-ec.cert.pem?raw";
 import otherEcKey from "./fixtures/other-ec.key.pem?raw";
 import rsaCert from "./fixtures/provided-rsa.cert.pem?raw";
@@ -26,7 +35,9 @@ describe("reading certificates", () => {
 
   it("refuses what is not a certificate", () => {
     expect(() => readCertificatePem("no pem here")).toThrow("no CERTIFICATE block");
-    expect(() => readCertificatePem("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----")).toThrow(der.DerError);
+    expect(() => readCertificatePem("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----")).toThrow(
+      der.DerError,
+    );
   });
 
   it("re-encodes PEM blocks canonically, dropping text around them", () => {
@@ -39,15 +50,23 @@ describe("keys and certificates", () => {
   it("matches RSA and EC keys to their certificates", async () => {
     expect(await keyMismatch(rsaKey, readCertificatePem(rsaCert))).toBeUndefined();
     expect(await keyMismatch(otherEcKey, readCertificatePem(otherEcCert))).toBeUndefined();
-    expect(await keyMismatch(otherEcKey, readCertificatePem(rsaCert))).toMatch(/^the key cannot be read|does not belong/);
+    expect(await keyMismatch(otherEcKey, readCertificatePem(rsaCert))).toMatch(
+      /^the key cannot be read|does not belong/,
+    );
     expect(await keyMismatch(rsaKey.replaceAll("PRIVATE KEY", "RSA PRIVATE KEY"), readCertificatePem(rsaCert))).toBe(
       "the private key must be a PKCS#8 PEM block (BEGIN PRIVATE KEY)",
     );
   });
 
   it("tells a key of another EC certificate apart", async () => {
-    const generated = await selfSignedCertificate({ commonName: "x.example", notBefore: new Date(), notAfter: new Date(Date.now() + 86_400_000) });
-    expect(await keyMismatch(generated.privateKeyPem, readCertificatePem(otherEcCert))).toBe("the private key does not belong to the certificate");
+    const generated = await selfSignedCertificate({
+      commonName: "x.example",
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86_400_000),
+    });
+    expect(await keyMismatch(generated.privateKeyPem, readCertificatePem(otherEcCert))).toBe(
+      "the private key does not belong to the certificate",
+    );
   });
 
   it("builds a self-signed certificate that reads back and whose key matches", async () => {
@@ -55,7 +74,12 @@ describe("keys and certificates", () => {
     const notAfter = new Date("2060-01-01T00:00:00Z");
     const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore, notAfter });
     const info = readCertificatePem(generated.certificatePem);
-    expect(info).toMatchObject({ domainNames: ["fallback.invalid"], issuer: "CN=fallback.invalid", notBefore, notAfter });
+    expect(info).toMatchObject({
+      domainNames: ["fallback.invalid"],
+      issuer: "CN=fallback.invalid",
+      notBefore,
+      notAfter,
+    });
     expect(await keyMismatch(generated.privateKeyPem, info)).toBeUndefined();
   });
 
@@ -91,12 +115,16 @@ describe("DER", () => {
   });
 
   it("encodes object identifiers with multi-byte arcs", () => {
-    expect(der.readObjectIdentifier(der.parse(der.objectIdentifier("1.2.840.113549.1.9.14")))).toBe("1.2.840.113549.1.9.14");
+    expect(der.readObjectIdentifier(der.parse(der.objectIdentifier("1.2.840.113549.1.9.14")))).toBe(
+      "1.2.840.113549.1.9.14",
+    );
   });
 
   it("writes UTCTime before 2050 and GeneralizedTime from 2050", () => {
     expect(der.parse(der.time(new Date("2049-12-31T23:59:59Z"))).tag).toBe(der.TAG.UTC_TIME);
-    expect(der.readTime(der.parse(der.time(new Date("2050-01-01T00:00:00Z"))))).toEqual(new Date("2050-01-01T00:00:00Z"));
+    expect(der.readTime(der.parse(der.time(new Date("2050-01-01T00:00:00Z"))))).toEqual(
+      new Date("2050-01-01T00:00:00Z"),
+    );
   });
 
   it("keeps integers positive and minimal", () => {

@@ -9,13 +9,19 @@ import { database } from "../../src/shared/db";
 import { call, callJson } from "../helpers/http";
 import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
 
-const GOOD = "domain: admin-a\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";
-const OTHER = "domain: admin-b\ndescriptors:\n  - key: k\n    value: v\n    shadow_mode: true\n    rate_limit:\n      unit: minute\n      requests_per_unit: 1\n";
+const GOOD =
+  "domain: admin-a\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";
+const OTHER =
+  "domain: admin-b\ndescriptors:\n  - key: k\n    value: v\n    shadow_mode: true\n    rate_limit:\n      unit: minute\n      requests_per_unit: 1\n";
 const BAD = "domain: admin-c\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: foo\n      requests_per_unit: 5\n";
 
 /** Calls the Worker with extra or changed variables (settings are parsed per env object). */
 function callWithEnv(vars: Record<string, unknown>, path: string, init: RequestInit = {}) {
-  return worker.fetch(new Request(`http://example.com${path}`, init), { ...env, ...vars } as Env, createExecutionContext());
+  return worker.fetch(
+    new Request(`http://example.com${path}`, init),
+    { ...env, ...vars } as Env,
+    createExecutionContext(),
+  );
 }
 
 describe("admin token", () => {
@@ -52,7 +58,10 @@ describe("the configuration set", () => {
     const put = await putConfig({ "b.yaml": OTHER, "a.yaml": GOOD });
     expect(put.status).toBe(200);
     expect(await put.json()).toEqual({ domains: ["admin-a", "admin-b"] });
-    const files = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as Record<string, unknown>;
+    const files = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as Record<
+      string,
+      unknown
+    >;
     expect(files).toEqual({
       source: "runtime",
       version: expect.any(Number),
@@ -77,7 +86,11 @@ describe("the configuration set", () => {
   it.each([
     ["a body that is not JSON", "{", "request body is not valid JSON"],
     ["a missing files object", {}, "files: Invalid input: expected record, received undefined"],
-    ["a file name without .yaml", { files: { "a.yml": GOOD } }, "a.yml: file names must end in .yaml and contain no slashes or spaces"],
+    [
+      "a file name without .yaml",
+      { files: { "a.yml": GOOD } },
+      "a.yml: file names must end in .yaml and contain no slashes or spaces",
+    ],
     ["an unknown field", { files: {}, extra: 1 }, 'Unrecognized key: "extra"'],
   ])("refuses %s with 400", async (_label, body, error) => {
     const response = await callJson("/rlconfig/files", "PUT", body, RATELIMIT_ADMIN);
@@ -86,7 +99,8 @@ describe("the configuration set", () => {
   });
 
   it("refuses two files with one domain unless MERGE_DOMAIN_CONFIG is true", async () => {
-    const second = "domain: admin-a\ndescriptors:\n  - key: other\n    rate_limit:\n      unit: day\n      requests_per_unit: 1\n";
+    const second =
+      "domain: admin-a\ndescriptors:\n  - key: other\n    rate_limit:\n      unit: day\n      requests_per_unit: 1\n";
     const refused = await putConfig({ "a.yaml": GOOD, "a2.yaml": second });
     expect(await refused.json()).toEqual({ error: "a2.yaml: duplicate domain 'admin-a' in config file" });
     const merged = await callWithEnv({ MERGE_DOMAIN_CONFIG: "true" }, "/rlconfig/files", {
@@ -122,11 +136,15 @@ describe("the configuration set", () => {
     const elsewhere = { ...env } as Env;
     const ask = async () => {
       const response = await worker.fetch(
-        new Request("http://example.com/json", { method: "POST", body: JSON.stringify({ domain: "admin-a", descriptors: [descriptor(["k", "x"])] }) }),
+        new Request("http://example.com/json", {
+          method: "POST",
+          body: JSON.stringify({ domain: "admin-a", descriptors: [descriptor(["k", "x"])] }),
+        }),
         elsewhere,
         createExecutionContext(),
       );
-      return ((await response.json()) as { statuses: { currentLimit?: { requestsPerUnit: number } }[] }).statuses[0].currentLimit;
+      return ((await response.json()) as { statuses: { currentLimit?: { requestsPerUnit: number } }[] }).statuses[0]
+        .currentLimit;
     };
     await putConfig({ "a.yaml": GOOD });
     expect(await ask()).toEqual({ requestsPerUnit: 5, unit: "HOUR" });
@@ -167,7 +185,8 @@ describe("GET /healthcheck", () => {
 
   it("answers 400 when no configuration could be loaded, and health follows", async () => {
     // A set stored under MERGE_DOMAIN_CONFIG=true cannot load in an isolate whose settings forbid merging.
-    const second = "domain: admin-a\ndescriptors:\n  - key: other\n    rate_limit:\n      unit: day\n      requests_per_unit: 1\n";
+    const second =
+      "domain: admin-a\ndescriptors:\n  - key: other\n    rate_limit:\n      unit: day\n      requests_per_unit: 1\n";
     const stored = await callWithEnv({ MERGE_DOMAIN_CONFIG: "true" }, "/rlconfig/files", {
       method: "PUT",
       headers: RATELIMIT_ADMIN,
@@ -180,7 +199,10 @@ describe("GET /healthcheck", () => {
     });
     expect(response.status).toBe(400);
     expect(await response.text()).toBe("no rate limit configuration loaded");
-    const health = await callWithEnv({ MERGE_DOMAIN_CONFIG: "false", HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "1" }, "/healthcheck");
+    const health = await callWithEnv(
+      { MERGE_DOMAIN_CONFIG: "false", HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "1" },
+      "/healthcheck",
+    );
     expect(health.status).toBe(500);
   });
 });

@@ -27,7 +27,8 @@ function gatedD1(inner: D1Database) {
   };
 }
 
-const waited = (ms: number) => new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), ms));
+const waited = (ms: number) =>
+  new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), ms));
 
 describe("the isolate's configuration view", () => {
   it("lets requests use the current view while another request re-reads it, and re-reads once that is overdue", async () => {
@@ -48,7 +49,9 @@ describe("the isolate's configuration view", () => {
     expect(d1.reads()).toBe(2);
 
     // Another request meanwhile answers at once from the current view instead of awaiting that read.
-    expect(await Promise.race([currentConfig(d1.db, settings, CONFIG_CHECK_INTERVAL_MS + 600), waited(1000)])).toBe(first);
+    expect(await Promise.race([currentConfig(d1.db, settings, CONFIG_CHECK_INTERVAL_MS + 600), waited(1000)])).toBe(
+      first,
+    );
     expect(d1.reads()).toBe(2);
 
     // A read in flight for longer than an interval no longer holds the others back: the next request reads itself.

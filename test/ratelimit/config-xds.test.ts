@@ -29,7 +29,12 @@ const CART_YAML =
   "      requests_per_unit: 2\n    shadow_mode: true\n";
 
 /** GET /rlconfig/files once only ORDERS is stored. */
-const ORDERS_ONLY = { source: "runtime", version: expect.any(Number), domains: ["xds-orders"], files: { orders: ORDERS_YAML } };
+const ORDERS_ONLY = {
+  source: "runtime",
+  version: expect.any(Number),
+  domains: ["xds-orders"],
+  files: { orders: ORDERS_YAML },
+};
 
 /** A Worker whose env carries these variables: a distinct env object has its own settings and its own cached config. */
 function service(vars: Record<string, unknown>) {
@@ -55,7 +60,6 @@ function service(vars: Record<string, unknown>) {
     stats: async () => parseStats(await (await fetch("/stats", { headers: RATELIMIT_ADMIN })).text()),
   };
 }
-
 
 const putConfigs = (body: unknown) => callJson("/rlconfig/files", "PUT", body, RATELIMIT_ADMIN);
 const currentFiles = async () => (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json();
@@ -93,7 +97,11 @@ describe("PUT /rlconfig/files with RateLimitConfig resources", () => {
 
   it("refuses a set that fails validation with the resource's name, and keeps the previous set", async () => {
     expect((await putConfigs({ configs: [ORDERS] })).status).toBe(200);
-    const noUnit = { name: "no-unit", domain: "xds-nu", descriptors: [{ key: "k", rateLimit: { requestsPerUnit: 5 } }] };
+    const noUnit = {
+      name: "no-unit",
+      domain: "xds-nu",
+      descriptors: [{ key: "k", rateLimit: { requestsPerUnit: 5 } }],
+    };
     const refused = await putConfigs({ configs: [CART, noUnit] });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({ error: "no-unit: invalid rate limit unit 'UNKNOWN'" });

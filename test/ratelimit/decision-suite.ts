@@ -62,7 +62,14 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
     expect(answers[0].body).toEqual({
       overallCode: "OK",
-      statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, limitRemaining: 2, durationUntilReset: "3570s" }],
+      statuses: [
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 2,
+          durationUntilReset: "3570s",
+        },
+      ],
     });
     expect(answers[2].body.statuses[0]).toEqual({
       code: "OK",
@@ -71,7 +78,9 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     });
     expect(answers[3].body).toEqual({
       overallCode: "OVER_LIMIT",
-      statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" }],
+      statuses: [
+        { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" },
+      ],
     });
     expect(answers[3].contentType).toMatch(/^application\/json/);
     // Another value of the same key has its own counter.
@@ -95,11 +104,17 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
       domain: "rl",
       descriptors: [descriptor(["path", "/free"]), descriptor(["nothing", "x"]), { entries: [] }],
     });
-    expect(answer).toMatchObject({ status: 200, body: { overallCode: "OK", statuses: [{ code: "OK" }, { code: "OK" }, { code: "OK" }] } });
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { overallCode: "OK", statuses: [{ code: "OK" }, { code: "OK" }, { code: "OK" }] },
+    });
   });
 
   it("answers unlimited with the largest uint32 and zero with OVER_LIMIT", async () => {
-    const answer = await rateLimit({ domain: "rl", descriptors: [descriptor(["unlimited", "u"]), descriptor(["blocked", "b"])] });
+    const answer = await rateLimit({
+      domain: "rl",
+      descriptors: [descriptor(["unlimited", "u"]), descriptor(["blocked", "b"])],
+    });
     expect(answer.status).toBe(429);
     expect(answer.body).toEqual({
       overallCode: "OVER_LIMIT",
@@ -114,7 +129,11 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     const first = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/a"])] });
     const second = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/b"])] });
     const third = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/c"])] });
-    expect([first.body.statuses[0].limitRemaining, second.body.statuses[0].limitRemaining, third.status]).toEqual([1, undefined, 429]);
+    expect([first.body.statuses[0].limitRemaining, second.body.statuses[0].limitRemaining, third.status]).toEqual([
+      1,
+      undefined,
+      429,
+    ]);
   });
 
   it("answers an unknown domain with OK per descriptor", async () => {

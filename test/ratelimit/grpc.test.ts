@@ -57,7 +57,12 @@ type RequestInit_ = MessageInitShape<typeof RateLimitRequestSchema>;
  */
 function workerFetch(vars?: Record<string, unknown>): typeof fetch {
   return (async (input: RequestInfo | URL, init: RequestInit = {}) => {
-    const { redirect: _redirect, mode: _mode, credentials: _credentials, ...rest } = init as RequestInit & {
+    const {
+      redirect: _redirect,
+      mode: _mode,
+      credentials: _credentials,
+      ...rest
+    } = init as RequestInit & {
       mode?: string;
       credentials?: string;
     };
@@ -80,7 +85,8 @@ const transports = clients();
 
 /** Calls over the given path and answers the response in proto3 JSON, the form POST /json answers. */
 async function decideVia(path: string, request: RequestInit_): Promise<unknown> {
-  if (path === "/json") return (await rateLimit(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request)))).body;
+  if (path === "/json")
+    return (await rateLimit(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request)))).body;
   if (path === "raw application/proto") {
     const answer = await rawProto(request);
     expect(answer.status).toBe(200);
@@ -97,8 +103,13 @@ async function rawProto(request: RequestInit_) {
     body: toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request)),
   });
   const contentType = response.headers.get("content-type");
-  if (contentType !== "application/proto") return { status: response.status, contentType, error: await response.json() };
-  return { status: response.status, contentType, message: fromBinary(RateLimitResponseSchema, new Uint8Array(await response.arrayBuffer())) };
+  if (contentType !== "application/proto")
+    return { status: response.status, contentType, error: await response.json() };
+  return {
+    status: response.status,
+    contentType,
+    message: fromBinary(RateLimitResponseSchema, new Uint8Array(await response.arrayBuffer())),
+  };
 }
 
 const PATHS = ["Connect binary", "Connect JSON", "gRPC-Web", "raw application/proto"] as const;
@@ -117,12 +128,19 @@ describe("ShouldRateLimit on the Worker", () => {
     const ok = (remaining: number) => ({
       overallCode: "OK",
       statuses: [
-        { code: "OK", currentLimit: { requestsPerUnit: 4, unit: "HOUR" }, durationUntilReset: "3570s", ...(remaining && { limitRemaining: remaining }) },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 4, unit: "HOUR" },
+          durationUntilReset: "3570s",
+          ...(remaining && { limitRemaining: remaining }),
+        },
       ],
     });
     const over = {
       overallCode: "OVER_LIMIT",
-      statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 4, unit: "HOUR" }, durationUntilReset: "3570s" }],
+      statuses: [
+        { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 4, unit: "HOUR" }, durationUntilReset: "3570s" },
+      ],
     };
     expect(answers).toEqual([ok(3), ok(2), ok(1), ok(0), over, over]);
   });
@@ -147,8 +165,18 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(viaPath).toEqual({
       overallCode: "OVER_LIMIT",
       statuses: [
-        { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, limitRemaining: 2, durationUntilReset: "3570s" },
-        { code: "OK", currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "per-user" }, limitRemaining: 1, durationUntilReset: "30s" },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 2,
+          durationUntilReset: "3570s",
+        },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "per-user" },
+          limitRemaining: 1,
+          durationUntilReset: "30s",
+        },
         { code: "OK" },
         { code: "OK", limitRemaining: 4294967295 },
         { code: "OK" },
@@ -164,7 +192,10 @@ describe("ShouldRateLimit on the Worker", () => {
       descriptors: [
         descriptor(["client", `hits-${suffix}`]),
         { entries: [{ key: "client", value: `peek-${suffix}` }], hitsAddend: 0n },
-        { entries: [{ key: "client", value: `override-${suffix}` }], limit: { requestsPerUnit: 10, unit: RateLimitUnit.DAY } },
+        {
+          entries: [{ key: "client", value: `override-${suffix}` }],
+          limit: { requestsPerUnit: 10, unit: RateLimitUnit.DAY },
+        },
       ],
     });
     const viaPath = await decideVia(path, request(path));
@@ -173,9 +204,24 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(viaPath).toEqual({
       overallCode: "OK",
       statuses: [
-        { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, limitRemaining: 1, durationUntilReset: "3570s" },
-        { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, limitRemaining: 3, durationUntilReset: "3570s" },
-        { code: "OK", currentLimit: { requestsPerUnit: 10, unit: "DAY" }, limitRemaining: 8, durationUntilReset: "86370s" },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 1,
+          durationUntilReset: "3570s",
+        },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 3,
+          durationUntilReset: "3570s",
+        },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
+          limitRemaining: 8,
+          durationUntilReset: "86370s",
+        },
       ],
     });
   });
@@ -198,7 +244,11 @@ describe("ShouldRateLimit on the Worker", () => {
     const frame = new Uint8Array(5 + message.length);
     new DataView(frame.buffer).setUint32(1, message.length);
     frame.set(message, 5);
-    const grpcWeb = await call(PATH, { method: "POST", headers: { "content-type": "application/grpc-web+proto" }, body: frame });
+    const grpcWeb = await call(PATH, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: frame,
+    });
     expect(grpcWeb.status).toBe(200);
     const body = new Uint8Array(await grpcWeb.arrayBuffer());
     const view = new DataView(body.buffer);
@@ -211,8 +261,14 @@ describe("ShouldRateLimit on the Worker", () => {
   it("adds the RateLimit headers when enabled, as /json does", async () => {
     const vars = { LIMIT_RESPONSE_HEADERS_ENABLED: "true" };
     const request = (client: string) => ({ domain: "grpc", descriptors: [descriptor(["client", client])] });
-    const viaConnect = toJson(RateLimitResponseSchema, await clients(vars)["Connect binary"].shouldRateLimit(request("headers-grpc")));
-    const viaJson = await workerFetch(vars)(`http://example.com/json`, { method: "POST", body: JSON.stringify(request("headers-json")) });
+    const viaConnect = toJson(
+      RateLimitResponseSchema,
+      await clients(vars)["Connect binary"].shouldRateLimit(request("headers-grpc")),
+    );
+    const viaJson = await workerFetch(vars)(`http://example.com/json`, {
+      method: "POST",
+      body: JSON.stringify(request("headers-json")),
+    });
     expect(viaConnect).toEqual(await viaJson.json());
     expect(viaConnect).toMatchObject({
       responseHeadersToAdd: [
@@ -230,7 +286,11 @@ describe("the bare binary call (the gateway's and the reverse bridge's)", () => 
     const answers = [];
     const variants: Record<string, string>[] = [{}, { "content-encoding": "identity" }];
     for (const extra of variants) {
-      const response = await call(PATH, { method: "POST", headers: { "content-type": "application/proto", ...headers, ...extra }, body });
+      const response = await call(PATH, {
+        method: "POST",
+        headers: { "content-type": "application/proto", ...headers, ...extra },
+        body,
+      });
       answers.push({
         status: response.status,
         headers: Object.fromEntries([...response.headers].filter(([name]) => name !== "content-length")),
@@ -241,12 +301,23 @@ describe("the bare binary call (the gateway's and the reverse bridge's)", () => 
   }
   const encode = (request: RequestInit_) => toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request));
 
-  const free = () => encode({ domain: "grpc", descriptors: [descriptor(["unlimited", "both-ways"]), descriptor(["path", "/free"])] });
+  const free = () =>
+    encode({ domain: "grpc", descriptors: [descriptor(["unlimited", "both-ways"]), descriptor(["path", "/free"])] });
   it.each([
     ["a decision", free(), {}, 200],
-    ["a decision with the Connect headers", free(), { "connect-protocol-version": "1", "connect-timeout-ms": "5000" }, 200],
+    [
+      "a decision with the Connect headers",
+      free(),
+      { "connect-protocol-version": "1", "connect-timeout-ms": "5000" },
+      200,
+    ],
     ["an empty domain", encode({ domain: "", descriptors: [descriptor(["a", "b"])] }), {}, 500],
-    ["an override without a unit", encode({ domain: "grpc", descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 1 } }] }), {}, 400],
+    [
+      "an override without a unit",
+      encode({ domain: "grpc", descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 1 } }] }),
+      {},
+      400,
+    ],
     ["a body that does not decode", new Uint8Array([0x0a, 0x05, 0x61]), {}, 500],
     ["a malformed timeout", free(), { "connect-timeout-ms": "soon" }, 400],
   ])("answers %s exactly as the Connect router does", async (_label, body, headers, status) => {
@@ -278,16 +349,27 @@ describe("ShouldRateLimit errors", () => {
     for (const client of Object.values(transports)) {
       expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.Unknown, message });
     }
-    expect(await rawProto(request)).toEqual({ status: 500, contentType: "application/json", error: { code: "unknown", message } });
+    expect(await rawProto(request)).toEqual({
+      status: 500,
+      contentType: "application/json",
+      error: { code: "unknown", message },
+    });
   });
 
   it("refuses an override without a unit with INVALID_ARGUMENT", async () => {
-    const request = { domain: "grpc", descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }] };
+    const request = {
+      domain: "grpc",
+      descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }],
+    };
     const message = "descriptor 0: limit override needs a unit";
     for (const client of Object.values(transports)) {
       expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.InvalidArgument, message });
     }
-    expect(await rawProto(request)).toEqual({ status: 400, contentType: "application/json", error: { code: "invalid_argument", message } });
+    expect(await rawProto(request)).toEqual({
+      status: 400,
+      contentType: "application/json",
+      error: { code: "invalid_argument", message },
+    });
   });
 
   it("refuses a hits_addend past 2^53 - 1, which /json refuses too", async () => {
@@ -296,14 +378,28 @@ describe("ShouldRateLimit errors", () => {
       code: Code.InvalidArgument,
       message: "descriptor 0: hits_addend 9007199254740992 is larger than 2^53 - 1",
     });
-    expect((await rateLimit({ domain: "grpc", descriptors: [{ entries: [{ key: "a", value: "b" }], hitsAddend: "9007199254740992" }] })).status).toBe(400);
+    expect(
+      (
+        await rateLimit({
+          domain: "grpc",
+          descriptors: [{ entries: [{ key: "a", value: "b" }], hitsAddend: "9007199254740992" }],
+        })
+      ).status,
+    ).toBe(400);
   });
 
   it("refuses unknown JSON fields like the reference's protojson, and reads snake_case names", async () => {
     const unknown = await callJson(PATH, "POST", { domain: "grpc", descriptors: [descriptor(["a", "b"])], extra: 1 });
     expect(unknown.status).toBe(400);
-    expect(await unknown.json()).toMatchObject({ code: "invalid_argument", message: expect.stringContaining('"extra"') });
-    const snake = await callJson(PATH, "POST", { domain: "grpc", hits_addend: 3, descriptors: [descriptor(["client", "snake-case"])] });
+    expect(await unknown.json()).toMatchObject({
+      code: "invalid_argument",
+      message: expect.stringContaining('"extra"'),
+    });
+    const snake = await callJson(PATH, "POST", {
+      domain: "grpc",
+      hits_addend: 3,
+      descriptors: [descriptor(["client", "snake-case"])],
+    });
     expect(snake.status).toBe(200);
     expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([
       { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" },
@@ -323,7 +419,9 @@ describe("ShouldRateLimit errors", () => {
     };
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
     const client = clients({ RATE_LIMIT_COUNTER: failing })["Connect binary"];
-    expect(await connectErrorOf(client.shouldRateLimit({ domain: "grpc", descriptors: [descriptor(["client", "store"])] }))).toEqual({
+    expect(
+      await connectErrorOf(client.shouldRateLimit({ domain: "grpc", descriptors: [descriptor(["client", "store"])] })),
+    ).toEqual({
       code: Code.Unknown,
       message: "rate limit counter store error",
     });
@@ -353,7 +451,11 @@ describe("ShouldRateLimit errors", () => {
   });
 
   it("answers 415 to gRPC proper, which a Worker cannot answer without trailers, and 405 to GET", async () => {
-    const grpc = await call(PATH, { method: "POST", headers: { "content-type": "application/grpc" }, body: new Uint8Array(5) });
+    const grpc = await call(PATH, {
+      method: "POST",
+      headers: { "content-type": "application/grpc" },
+      body: new Uint8Array(5),
+    });
     expect(grpc.status).toBe(415);
     const get = await call(PATH);
     expect(get.status).toBe(405);
@@ -361,7 +463,10 @@ describe("ShouldRateLimit errors", () => {
 
   it("answers UNKNOWN with the reference's message when no configuration is loaded", async () => {
     // A set stored under MERGE_DOMAIN_CONFIG=true cannot load in an isolate whose settings forbid merging.
-    const merged = { "a.yaml": "domain: twice\ndescriptors:\n  - key: k\n", "b.yaml": "domain: twice\ndescriptors:\n  - key: j\n" };
+    const merged = {
+      "a.yaml": "domain: twice\ndescriptors:\n  - key: k\n",
+      "b.yaml": "domain: twice\ndescriptors:\n  - key: j\n",
+    };
     const stored = await workerFetch({ MERGE_DOMAIN_CONFIG: "true" })("http://example.com/rlconfig/files", {
       method: "PUT",
       headers: RATELIMIT_ADMIN,

@@ -64,7 +64,12 @@ function recordingCounters() {
 /** connect-web clients over the Worker (workerd refuses the browser-only fetch fields), with `vars` applied. */
 function clients(vars: Record<string, unknown>) {
   const fetch = (async (input: RequestInfo | URL, init: RequestInit = {}) => {
-    const { redirect: _redirect, mode: _mode, credentials: _credentials, ...rest } = init as RequestInit & {
+    const {
+      redirect: _redirect,
+      mode: _mode,
+      credentials: _credentials,
+      ...rest
+    } = init as RequestInit & {
       mode?: string;
       credentials?: string;
     };

@@ -7,7 +7,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { descriptor, installConfig } from "../helpers/ratelimit";
 import { redis, workerWith } from "./store-helpers";
 
-const CONFIG = "domain: pool\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1000\n";
+const CONFIG =
+  "domain: pool\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1000\n";
 const PORT = env.TEST_REDIS_POOL_PORT;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -85,7 +86,9 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
     await redis(PORT, [["CLIENT", "PAUSE", "1000", "WRITE"]]);
     const answer = await slow.rateLimit(request);
     expect(answer.status).toBe(500);
-    expect(answer.body).toMatch(/^rate limit counter store error: kvstore: no (reply from 127\.0\.0\.1:\d+|answer) within 300 ms$/);
+    expect(answer.body).toMatch(
+      /^rate limit counter store error: kvstore: no (reply from 127\.0\.0\.1:\d+|answer) within 300 ms$/,
+    );
     await sleep(800);
     // The next call dials a new connection and is answered.
     expect((await slow.rateLimit(request)).status).toBe(200);

@@ -8,7 +8,9 @@ import { descriptor, installConfig } from "../helpers/ratelimit";
 import { DECISION_CONFIG, decisionSuite, NOW } from "./decision-suite";
 import { redis, workerWith } from "./store-helpers";
 
-const CONFIG = DECISION_CONFIG + `
+const CONFIG =
+  DECISION_CONFIG +
+  `
   - key: burst
     rate_limit:
       unit: second
@@ -41,7 +43,12 @@ describe("the key-value store decides as the Durable Object store does", () => {
 
 describe("counting as the reference does", () => {
   it("sets an expiry of the window plus less than EXPIRATION_JITTER_MAX_SECONDS on every key it counts", async () => {
-    const jittered = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "ttl_", EXPIRATION_JITTER_MAX_SECONDS: "20" });
+    const jittered = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: URL,
+      CACHE_KEY_PREFIX: "ttl_",
+      EXPIRATION_JITTER_MAX_SECONDS: "20",
+    });
     const answer = await jittered.rateLimit({
       domain: "rl",
       descriptors: [descriptor(["client", "ttl"]), descriptor(["path", "/login"]), descriptor(["daily", "d"])],
@@ -62,20 +69,42 @@ describe("counting as the reference does", () => {
   });
 
   it("without jitter, the expiry is exactly the window", async () => {
-    const exact = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "exact_", EXPIRATION_JITTER_MAX_SECONDS: "0" });
+    const exact = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: URL,
+      CACHE_KEY_PREFIX: "exact_",
+      EXPIRATION_JITTER_MAX_SECONDS: "0",
+    });
     await exact.rateLimit({ domain: "rl", descriptors: [descriptor(["path", "/login"])] });
     const [ttl] = (await redis(env.TEST_REDIS_PORT, [["TTL", `exact_rl_path_/login_${HOUR_START}`]])) as number[];
     expect([59, 60]).toContain(ttl);
   });
 
   it("keeps the other counters still when one descriptor is over, with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", async () => {
-    const stop = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "stop_", STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: "true" });
+    const stop = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: URL,
+      CACHE_KEY_PREFIX: "stop_",
+      STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: "true",
+    });
     const request = { domain: "rl", descriptors: [descriptor(["daily", "s"]), descriptor(["client", "s"])] };
     const remaining = [];
-    for (let i = 0; i < 5; i++) remaining.push((await stop.rateLimit(request)).body.statuses.map((s: any) => s.limitRemaining ?? 0));
+    for (let i = 0; i < 5; i++)
+      remaining.push((await stop.rateLimit(request)).body.statuses.map((s: any) => s.limitRemaining ?? 0));
     // client (3/hour) goes over at the 4th request; from then on daily stays where it was.
-    expect(remaining).toEqual([[9, 2], [8, 1], [7, 0], [7, 0], [7, 0]]);
-    expect(await redis(env.TEST_REDIS_PORT, [["GET", `stop_rl_daily_s_${HOUR_START}`], ["GET", `stop_rl_client_s_${HOUR_START}`]])).toEqual(["3", "5"]);
+    expect(remaining).toEqual([
+      [9, 2],
+      [8, 1],
+      [7, 0],
+      [7, 0],
+      [7, 0],
+    ]);
+    expect(
+      await redis(env.TEST_REDIS_PORT, [
+        ["GET", `stop_rl_daily_s_${HOUR_START}`],
+        ["GET", `stop_rl_client_s_${HOUR_START}`],
+      ]),
+    ).toEqual(["3", "5"]);
   });
 
   it("sends per-second counters to the per-second store and the others to the main store", async () => {
@@ -86,16 +115,35 @@ describe("counting as the reference does", () => {
       KVSTORE_PERSECOND: "true",
       KVSTORE_PERSECOND_URL: `127.0.0.1:${env.TEST_REDIS_PERSECOND_PORT}`,
     });
-    const answer = await split.rateLimit({ domain: "rl", descriptors: [descriptor(["burst", "b"]), descriptor(["client", "b"])] });
+    const answer = await split.rateLimit({
+      domain: "rl",
+      descriptors: [descriptor(["burst", "b"]), descriptor(["client", "b"])],
+    });
     expect(answer.body.statuses.map((s: any) => s.limitRemaining)).toEqual([4, 2]);
     const second = `split_rl_burst_b_${NOW / 1000}`;
     const hour = `split_rl_client_b_${HOUR_START}`;
-    expect(await redis(env.TEST_REDIS_PERSECOND_PORT, [["GET", second], ["GET", hour], ["TTL", second]])).toEqual(["1", null, expect.any(Number)]);
-    expect(await redis(env.TEST_REDIS_PORT, [["GET", second], ["GET", hour]])).toEqual([null, "1"]);
+    expect(
+      await redis(env.TEST_REDIS_PERSECOND_PORT, [
+        ["GET", second],
+        ["GET", hour],
+        ["TTL", second],
+      ]),
+    ).toEqual(["1", null, expect.any(Number)]);
+    expect(
+      await redis(env.TEST_REDIS_PORT, [
+        ["GET", second],
+        ["GET", hour],
+      ]),
+    ).toEqual([null, "1"]);
   });
 
   it("opens a connection per request with KVSTORE_POOL_SIZE=0, counting the same way", async () => {
-    const direct = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "direct_", KVSTORE_POOL_SIZE: "0" });
+    const direct = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: URL,
+      CACHE_KEY_PREFIX: "direct_",
+      KVSTORE_POOL_SIZE: "0",
+    });
     const request = { domain: "rl", descriptors: [descriptor(["client", "direct"])] };
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await direct.rateLimit(request)).status);
@@ -105,9 +153,19 @@ describe("counting as the reference does", () => {
 
   it("accepts the reference's REDIS_* names; the spec's KVSTORE_* name wins when both are set", async () => {
     const aliased = workerWith({ BACKEND_TYPE: "redis", REDIS_URL: URL, CACHE_KEY_PREFIX: "alias_" });
-    expect((await aliased.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "alias"])] })).status).toBe(200);
-    const both = workerWith({ BACKEND_TYPE: "kvstore", REDIS_URL: "127.0.0.1:1", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "alias_" });
-    expect((await both.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "alias"])] })).body.statuses[0].limitRemaining).toBe(1);
+    expect((await aliased.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "alias"])] })).status).toBe(
+      200,
+    );
+    const both = workerWith({
+      BACKEND_TYPE: "kvstore",
+      REDIS_URL: "127.0.0.1:1",
+      KVSTORE_URL: URL,
+      CACHE_KEY_PREFIX: "alias_",
+    });
+    expect(
+      (await both.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "alias"])] })).body.statuses[0]
+        .limitRemaining,
+    ).toBe(1);
   });
 });
 
@@ -118,14 +176,24 @@ describe("AUTH", () => {
     ["a password", "test-redis-password"],
     ["user:password", "default:test-redis-password"],
   ])("authenticates with %s", async (_label, auth) => {
-    const authed = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: authUrl, KVSTORE_AUTH: auth, CACHE_KEY_PREFIX: `auth_${_label.length}_` });
+    const authed = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: authUrl,
+      KVSTORE_AUTH: auth,
+      CACHE_KEY_PREFIX: `auth_${_label.length}_`,
+    });
     const answer = await authed.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "auth"])] });
     expect(answer.status).toBe(200);
     expect(answer.body.statuses[0].limitRemaining).toBe(2);
   });
 
   it("answers 500 with the server's refusal, never the password", async () => {
-    const wrong = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: authUrl, KVSTORE_AUTH: "not-the-password", KVSTORE_POOL_SIZE: "1" });
+    const wrong = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: authUrl,
+      KVSTORE_AUTH: "not-the-password",
+      KVSTORE_POOL_SIZE: "1",
+    });
     const answer = await wrong.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "auth"])] });
     expect(answer.status).toBe(500);
     expect(answer.contentType).toMatch(/^text\/plain/);
@@ -138,14 +206,22 @@ describe("AUTH", () => {
   it("answers 500 naming NOAUTH when no password is configured", async () => {
     const none = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: authUrl, KVSTORE_POOL_SIZE: "1" });
     const answer = await none.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "auth"])] });
-    expect(answer).toMatchObject({ status: 500, body: "rate limit counter store error: NOAUTH Authentication required." });
+    expect(answer).toMatchObject({
+      status: 500,
+      body: "rate limit counter store error: NOAUTH Authentication required.",
+    });
   });
 });
 
 describe("store errors and health", () => {
   it("answers 500 with the connection error when the store cannot be reached, and health follows with the flag", async () => {
     const port = 1; // nothing listens on port 1
-    const down = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${port}`, KVSTORE_POOL_SIZE: "2", KVSTORE_TIMEOUT: "2s" });
+    const down = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: `127.0.0.1:${port}`,
+      KVSTORE_POOL_SIZE: "2",
+      KVSTORE_TIMEOUT: "2s",
+    });
     const answer = await down.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "down"])] });
     expect(answer.status).toBe(500);
     expect(answer.body).toMatch(/^rate limit counter store error: kvstore: cannot connect to 127\.0\.0\.1:1: /);
@@ -161,22 +237,39 @@ describe("store errors and health", () => {
   });
 
   it("is healthy with the flag while the pool holds a connection", async () => {
-    const up = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, KVSTORE_POOL_SIZE: "2", KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true" });
+    const up = workerWith({
+      BACKEND_TYPE: "redis",
+      KVSTORE_URL: URL,
+      KVSTORE_POOL_SIZE: "2",
+      KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true",
+    });
     expect(await up.fetch("/healthcheck")).toMatchObject({ status: 200, body: "OK" });
   });
 
   it.each([
     [{ KVSTORE_URL: "" }, "KVSTORE_URL is required with BACKEND_TYPE=redis"],
-    [{ KVSTORE_URL: "/var/run/nutcracker/ratelimit.sock" }, "KVSTORE_URL: a Worker cannot reach a unix socket; give the store's host:port"],
+    [
+      { KVSTORE_URL: "/var/run/nutcracker/ratelimit.sock" },
+      "KVSTORE_URL: a Worker cannot reach a unix socket; give the store's host:port",
+    ],
     [{ KVSTORE_SOCKET_TYPE: "unix" }, "KVSTORE_SOCKET_TYPE: a Worker cannot reach a unix socket; use tcp"],
     [{ KVSTORE_URL: "no-port" }, 'KVSTORE_URL: expected host:port, got "no-port"'],
-    [{ KVSTORE_TYPE: "sentinel", KVSTORE_URL: "mymaster" }, "KVSTORE_URL: sentinel needs the master name, then at least one sentinel host:port"],
-    [{ KVSTORE_TYPE: "cluster" }, "KVSTORE_PIPELINE_WINDOW must be non-zero with KVSTORE_TYPE=cluster (150us to 500us is typical)"],
+    [
+      { KVSTORE_TYPE: "sentinel", KVSTORE_URL: "mymaster" },
+      "KVSTORE_URL: sentinel needs the master name, then at least one sentinel host:port",
+    ],
+    [
+      { KVSTORE_TYPE: "cluster" },
+      "KVSTORE_PIPELINE_WINDOW must be non-zero with KVSTORE_TYPE=cluster (150us to 500us is typical)",
+    ],
     [
       { KVSTORE_TLS: "true", KVSTORE_TLS_CACERT: "/etc/ca.pem" },
       "KVSTORE_TLS_CACERT: a Worker's TLS sockets can present no client certificate and trust no private CA; serve the store with a certificate from a public CA (locally, NODE_EXTRA_CA_CERTS=<ca file> for wrangler dev) and authenticate with KVSTORE_AUTH",
     ],
-    [{ KVSTORE_TLS: "true", KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: "true" }, "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name"],
+    [
+      { KVSTORE_TLS: "true", KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: "true" },
+      "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name",
+    ],
     [{ KVSTORE_PERSECOND: "true" }, "KVSTORE_PERSECOND_URL is required with BACKEND_TYPE=redis"],
     [{ KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "SOMETIMES" }, "KVSTORE_POOL_ON_EMPTY_BEHAVIOR: Invalid option"],
   ])("refuses settings a Worker cannot honour: %j", async (vars, message) => {

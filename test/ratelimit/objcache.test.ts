@@ -61,15 +61,35 @@ describe("the object cache", () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
     expect(answers[0].body).toEqual({
       overallCode: "OK",
-      statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, limitRemaining: 2, durationUntilReset: "3570s" }],
+      statuses: [
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 2,
+          durationUntilReset: "3570s",
+        },
+      ],
     });
-    expect(answers[3].body.statuses[0]).toEqual({ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" });
+    expect(answers[3].body.statuses[0]).toEqual({
+      code: "OVER_LIMIT",
+      currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+      durationUntilReset: "3570s",
+    });
   });
 
   it("answers unlimited and zero limits without a node, and unknown domains with OK", async () => {
-    const answer = await cache.rateLimit({ domain: "mc", descriptors: [descriptor(["unlimited", "u"]), descriptor(["blocked", "b"])] });
-    expect(answer).toMatchObject({ status: 429, body: { overallCode: "OVER_LIMIT", statuses: [{ limitRemaining: 4294967295 }, { code: "OVER_LIMIT" }] } });
-    expect((await cache.rateLimit({ domain: "none", descriptors: [descriptor(["a", "b"])] })).body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
+    const answer = await cache.rateLimit({
+      domain: "mc",
+      descriptors: [descriptor(["unlimited", "u"]), descriptor(["blocked", "b"])],
+    });
+    expect(answer).toMatchObject({
+      status: 429,
+      body: { overallCode: "OVER_LIMIT", statuses: [{ limitRemaining: 4294967295 }, { code: "OVER_LIMIT" }] },
+    });
+    expect((await cache.rateLimit({ domain: "none", descriptors: [descriptor(["a", "b"])] })).body).toEqual({
+      overallCode: "OK",
+      statuses: [{ code: "OK" }],
+    });
   });
 
   it("lets simultaneous requests briefly exceed the limit, as the spec warns, then catches up", async () => {
@@ -84,7 +104,8 @@ describe("the object cache", () => {
 
   it("puts each key on the node the reference's hashing picks, and only there", async () => {
     const keys = Array.from({ length: 8 }, (_, i) => `mc_mc_client_spread-${i}_${HOUR_START}`);
-    for (let i = 0; i < keys.length; i++) await cache.rateLimit({ domain: "mc", descriptors: [descriptor(["client", `spread-${i}`])] });
+    for (let i = 0; i < keys.length; i++)
+      await cache.rateLimit({ domain: "mc", descriptors: [descriptor(["client", `spread-${i}`])] });
     for (const key of keys) {
       expect(await eventually(() => valueOf(key), "1")).toBe("1");
       const other = NODES.find((port) => port !== nodeOf(key))!;
@@ -108,7 +129,10 @@ describe("the object cache", () => {
       CACHE_KEY_PREFIX: "mc_",
     });
     const key = `mc_mc_client_srv_${HOUR_START}`;
-    expect((await srv.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "srv"])] })).body.statuses[0].limitRemaining).toBe(2);
+    expect(
+      (await srv.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "srv"])] })).body.statuses[0]
+        .limitRemaining,
+    ).toBe(2);
     // Both targets are 127.0.0.1 with the same priority: the port orders them, on every instance alike.
     const srvOrder = [...NODES].sort((a, b) => Number(a) - Number(b));
     const node = srvOrder[crc32(key) % srvOrder.length];
@@ -116,7 +140,11 @@ describe("the object cache", () => {
   });
 
   it("fails naming the SRV record when it names no node", async () => {
-    const missing = workerWith({ BACKEND_TYPE: "memcache", OBJCACHE_SRV: "_nothing._tcp.test.internal", OBJCACHE_SRV_DOH_URL: env.TEST_DOH_URL });
+    const missing = workerWith({
+      BACKEND_TYPE: "memcache",
+      OBJCACHE_SRV: "_nothing._tcp.test.internal",
+      OBJCACHE_SRV_DOH_URL: env.TEST_DOH_URL,
+    });
     const answer = await missing.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "x"])] });
     expect(answer).toEqual({
       status: 500,
@@ -155,9 +183,15 @@ describe("the object cache", () => {
 
   it("accepts the reference's MEMCACHE_* names and refuses what a Worker cannot honour", async () => {
     const aliased = workerWith({ BACKEND_TYPE: "memcache", MEMCACHE_HOST_PORT: HOST_PORT, CACHE_KEY_PREFIX: "mc_" });
-    expect((await aliased.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "alias"])] })).status).toBe(200);
+    expect((await aliased.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "alias"])] })).status).toBe(
+      200,
+    );
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const both = workerWith({ BACKEND_TYPE: "memcache", OBJCACHE_HOST_PORT: HOST_PORT, OBJCACHE_SRV: "_x._tcp.example" });
+    const both = workerWith({
+      BACKEND_TYPE: "memcache",
+      OBJCACHE_HOST_PORT: HOST_PORT,
+      OBJCACHE_SRV: "_x._tcp.example",
+    });
     expect((await both.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "x"])] })).body).toBe(
       "ratelimit settings are invalid: both OBJCACHE_HOST_PORT and OBJCACHE_SRV are set; use one",
     );
@@ -165,7 +199,12 @@ describe("the object cache", () => {
     expect((await neither.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "x"])] })).body).toBe(
       "ratelimit settings are invalid: BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV",
     );
-    const files = workerWith({ BACKEND_TYPE: "memcache", OBJCACHE_HOST_PORT: HOST_PORT, OBJCACHE_TLS: "true", OBJCACHE_TLS_CLIENT_CERT: "/c.pem" });
+    const files = workerWith({
+      BACKEND_TYPE: "memcache",
+      OBJCACHE_HOST_PORT: HOST_PORT,
+      OBJCACHE_TLS: "true",
+      OBJCACHE_TLS_CLIENT_CERT: "/c.pem",
+    });
     expect((await files.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "x"])] })).body).toMatch(
       /^ratelimit settings are invalid: OBJCACHE_TLS_CLIENT_CERT: a Worker's TLS sockets can present no client certificate/,
     );

@@ -57,7 +57,10 @@ function workerWith(vars: Record<string, string>) {
   };
 }
 
-const counter = (name: string, key: string) => env.RATE_LIMIT_COUNTER.getByName(name).read([key]).then(([n]) => n);
+const counter = (name: string, key: string) =>
+  env.RATE_LIMIT_COUNTER.getByName(name)
+    .read([key])
+    .then(([n]) => n);
 
 describe("settings in the Worker", () => {
   it("SHADOW_MODE answers OK overall while the statuses keep OVER_LIMIT", async () => {
@@ -70,14 +73,19 @@ describe("settings in the Worker", () => {
       status: 200,
       body: {
         overallCode: "OK",
-        statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "DAY" }, durationUntilReset: "86370s" }],
+        statuses: [
+          { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "DAY" }, durationUntilReset: "86370s" },
+        ],
       },
     });
   });
 
   it("LIMIT_RESPONSE_HEADERS_ENABLED adds the headers of the tightest limit, under the configured names", async () => {
     const send = workerWith({ LIMIT_RESPONSE_HEADERS_ENABLED: "TRUE", LIMIT_RESET_HEADER: "X-Reset" });
-    const answer = await send({ domain: "wiring", descriptors: [descriptor(["ten", "h"]), descriptor(["twenty", "h"])] });
+    const answer = await send({
+      domain: "wiring",
+      descriptors: [descriptor(["ten", "h"]), descriptor(["twenty", "h"])],
+    });
     expect(answer.body.responseHeadersToAdd).toEqual([
       { key: "RateLimit-Limit", value: "10" },
       { key: "RateLimit-Remaining", value: "9" },
@@ -121,7 +129,12 @@ describe("settings in the Worker", () => {
     const answer = await send({ domain: "wiring", descriptors: [descriptor(["old", "r"]), descriptor(["new", "r"])] });
     expect(answer.body.statuses).toEqual([
       { code: "OK" },
-      { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "DAY" }, limitRemaining: 2, durationUntilReset: "86370s" },
+      {
+        code: "OK",
+        currentLimit: { requestsPerUnit: 3, unit: "DAY" },
+        limitRemaining: 2,
+        durationUntilReset: "86370s",
+      },
     ]);
     expect(await counter("wiring_old_r_", `wiring_old_r_${DAY_START}`)).toBe(0);
   });

@@ -21,7 +21,10 @@ afterEach(() => vi.restoreAllMocks());
 
 type Pairs = [string, string][];
 const body = (domain: string, descriptors: Pairs[]) =>
-  JSON.stringify({ domain, descriptors: descriptors.map((pairs) => ({ entries: pairs.map(([key, value]) => ({ key, value })) })) });
+  JSON.stringify({
+    domain,
+    descriptors: descriptors.map((pairs) => ({ entries: pairs.map(([key, value]) => ({ key, value })) })),
+  });
 
 /** A Worker whose env carries these variables (its own settings, so its own isolate buffer). */
 function service(vars: Record<string, unknown> = {}) {
@@ -52,7 +55,11 @@ function service(vars: Record<string, unknown> = {}) {
       return { status: response.status, body: (await response.json()) as { overallCode?: string } };
     },
     put: async (files: Record<string, string>) => {
-      const response = await fetch("/rlconfig/files", { method: "PUT", body: JSON.stringify({ files }), headers: RATELIMIT_ADMIN });
+      const response = await fetch("/rlconfig/files", {
+        method: "PUT",
+        body: JSON.stringify({ files }),
+        headers: RATELIMIT_ADMIN,
+      });
       return { status: response.status, body: await response.json() };
     },
     statsText: async () => {
@@ -148,7 +155,10 @@ describe("statistics of known request sequences", () => {
   it("counts configuration loads: a refused set, an accepted one, and an isolate loading the stored set", async () => {
     const s = service();
     const before = await s.stats();
-    const refused = await s.put({ "bad.yaml": "domain: loads\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n" });
+    const refused = await s.put({
+      "bad.yaml":
+        "domain: loads\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n",
+    });
     expect(refused).toEqual({ status: 400, body: { error: "bad.yaml: invalid rate limit unit 'fortnight'" } });
     expect((await s.put({ "loads.yaml": simpleConfig("loads") })).status).toBe(200);
     // Another env is another view of the configuration: its first decision loads the stored set.
@@ -204,17 +214,26 @@ describe("flushing", () => {
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toBe("");
     expect((await domainSnapshot("off")).rules).toEqual({});
-    expect((await env.RATE_LIMIT_STATS.getByName("service").snapshot()).counters[TOTAL_REQUESTS]).toBe(serviceBefore.counters[TOTAL_REQUESTS]);
+    expect((await env.RATE_LIMIT_STATS.getByName("service").snapshot()).counters[TOTAL_REQUESTS]).toBe(
+      serviceBefore.counters[TOTAL_REQUESTS],
+    );
   });
 
   it("writes each flush's changes to the log when USE_METRICSD=false and pull metrics are off", async () => {
-    const s = service({ USE_METRICSD: "false", USE_PULLMETRICS: "false", STATS_FLUSH_INTERVAL: "0", EXTRA_TAGS: "env:test" });
+    const s = service({
+      USE_METRICSD: "false",
+      USE_PULLMETRICS: "false",
+      STATS_FLUSH_INTERVAL: "0",
+      EXTRA_TAGS: "env:test",
+    });
     expect((await s.put({ "logged.yaml": simpleConfig("logged") })).status).toBe(200);
     await s.settle();
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     expect(await s.json("logged", [[["k", "v"]]])).toBe(200);
     await s.settle();
-    const lines = log.mock.calls.map(([line]) => JSON.parse(String(line))).filter((line) => line["@message"] === "ratelimit: statistics");
+    const lines = log.mock.calls
+      .map(([line]) => JSON.parse(String(line)))
+      .filter((line) => line["@message"] === "ratelimit: statistics");
     expect(lines).toEqual([
       {
         "@timestamp": "2030-01-01T00:00:30.000Z",
@@ -232,15 +251,18 @@ describe("flushing", () => {
 });
 
 describe("the statistics pages", () => {
-  it.each(["/stats", "/debug", "/metrics"])("%s answers 401 without the bearer and 404 when no token is configured", async (path) => {
-    const s = service();
-    const missing = await s.fetch(path);
-    expect(missing.status).toBe(401);
-    expect(missing.headers.get("WWW-Authenticate")).toBe('Bearer realm="ratelimit"');
-    expect((await s.fetch(path, { headers: { Authorization: "Bearer wrong" } })).status).toBe(401);
-    const unset = await service({ RATELIMIT_ADMIN_TOKEN: "" }).fetch(path, { headers: RATELIMIT_ADMIN });
-    expect(unset.status).toBe(404);
-  });
+  it.each(["/stats", "/debug", "/metrics"])(
+    "%s answers 401 without the bearer and 404 when no token is configured",
+    async (path) => {
+      const s = service();
+      const missing = await s.fetch(path);
+      expect(missing.status).toBe(401);
+      expect(missing.headers.get("WWW-Authenticate")).toBe('Bearer realm="ratelimit"');
+      expect((await s.fetch(path, { headers: { Authorization: "Bearer wrong" } })).status).toBe(401);
+      const unset = await service({ RATELIMIT_ADMIN_TOKEN: "" }).fetch(path, { headers: RATELIMIT_ADMIN });
+      expect(unset.status).toBe(404);
+    },
+  );
 
   it("/debug lists the debug endpoints, with the Prometheus path when pull metrics are on", async () => {
     const on = await service({ PULLMETRICS_PATH: "/prom" }).fetch("/debug", { headers: RATELIMIT_ADMIN });
@@ -267,7 +289,9 @@ describe("the statistics pages", () => {
     expect(lines).toEqual([...lines].sort());
     expect(lines).toContain("ratelimit.service.rate_limit.tagged.k.total_hits.__env=prod.__zone=eu: 1");
     expect(lines).toContain("ratelimit.service.rate_limit.tagged.k.over_limit.__env=prod.__zone=eu: 0");
-    expect(lines.find((line) => line.startsWith(`${RESPONSE_TIME}.__env=prod.__zone=eu: `))).toMatch(/^[^:]+: \{"count":\d+,"sum_ms":[\d.]+\}$/);
+    expect(lines.find((line) => line.startsWith(`${RESPONSE_TIME}.__env=prod.__zone=eu: `))).toMatch(
+      /^[^:]+: \{"count":\d+,"sum_ms":[\d.]+\}$/,
+    );
   });
 
   it("serves Prometheus text at PULLMETRICS_PATH with the default mapping", async () => {
@@ -278,9 +302,13 @@ describe("the statistics pages", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const families = Object.fromEntries(
-      (parsePrometheusTextFormat(await response.text()) as { name: string; type: string; metrics: { labels?: Record<string, string>; value?: string }[] }[]).map(
-        (family) => [family.name, family],
-      ),
+      (
+        parsePrometheusTextFormat(await response.text()) as {
+          name: string;
+          type: string;
+          metrics: { labels?: Record<string, string>; value?: string }[];
+        }[]
+      ).map((family) => [family.name, family]),
     );
     const ofDomain = (name: string) => families[name].metrics.filter((metric) => metric.labels?.domain === "prom");
     expect(ofDomain("ratelimit_service_rate_limit_total_hits")).toEqual([
@@ -293,13 +321,18 @@ describe("the statistics pages", () => {
       { labels: { domain: "prom", env: "prod", key1: "shadow" }, value: "3" },
     ]);
     expect(ofDomain("ratelimit_service_rate_limit_near_limit").find((m) => m.labels?.key1 === "near")?.value).toBe("1");
-    expect(ofDomain("ratelimit_service_rate_limit_shadow_mode").find((m) => m.labels?.key1 === "shadow")?.value).toBe("1");
+    expect(ofDomain("ratelimit_service_rate_limit_shadow_mode").find((m) => m.labels?.key1 === "shadow")?.value).toBe(
+      "1",
+    );
     expect(families.ratelimit_service_rate_limit_domain_not_found.metrics).toContainEqual({
       labels: { domain: "prom-unknown", env: "prod" },
       value: "2",
     });
     expect(families.ratelimit_service_total_requests).toMatchObject({ type: "COUNTER" });
-    expect(families.ratelimit_service_total_requests.metrics[0].labels).toEqual({ env: "prod", grpc_method: "ShouldRateLimit" });
+    expect(families.ratelimit_service_total_requests.metrics[0].labels).toEqual({
+      env: "prod",
+      grpc_method: "ShouldRateLimit",
+    });
     expect(families.ratelimit_service_response_time_seconds).toMatchObject({ type: "HISTOGRAM" });
     expect(families.ratelimit_service_config_load_success).toMatchObject({ type: "COUNTER" });
   });
@@ -310,29 +343,45 @@ describe("the statistics pages", () => {
     const old = await moved.fetch("/metrics", { headers: RATELIMIT_ADMIN });
     expect(old.status).toBe(404);
     expect(await old.json()).toEqual({ error: "no route for GET /metrics" });
-    expect((await service({ USE_PULLMETRICS: "false" }).fetch("/metrics", { headers: RATELIMIT_ADMIN })).status).toBe(404);
-    expect((await service({ USE_PULLMETRICS: "", USE_PROMETHEUS: "false" }).fetch("/metrics", { headers: RATELIMIT_ADMIN })).status).toBe(404);
+    expect((await service({ USE_PULLMETRICS: "false" }).fetch("/metrics", { headers: RATELIMIT_ADMIN })).status).toBe(
+      404,
+    );
+    expect(
+      (await service({ USE_PULLMETRICS: "", USE_PROMETHEUS: "false" }).fetch("/metrics", { headers: RATELIMIT_ADMIN }))
+        .status,
+    ).toBe(404);
     // The spec's name wins over the reference's.
-    expect((await service({ PULLMETRICS_PATH: "/a", PROMETHEUS_PATH: "/b" }).fetch("/a", { headers: RATELIMIT_ADMIN })).status).toBe(200);
+    expect(
+      (await service({ PULLMETRICS_PATH: "/a", PROMETHEUS_PATH: "/b" }).fetch("/a", { headers: RATELIMIT_ADMIN }))
+        .status,
+    ).toBe(200);
   });
 
   it("uses PULLMETRICS_MAPPER_YAML (YAML text, or a file bundled under config/) and names it when it is wrong", async () => {
     const s = service({
-      PROMETHEUS_MAPPER_YAML: 'mappings:\n  - match: "ratelimit_server.*.total_requests"\n    name: "calls"\n    labels: {method: "$1"}\n',
+      PROMETHEUS_MAPPER_YAML:
+        'mappings:\n  - match: "ratelimit_server.*.total_requests"\n    name: "calls"\n    labels: {method: "$1"}\n',
     });
     await s.json("nothing-configured", [[["k", "v"]]]);
     const text = await (await s.fetch("/metrics", { headers: RATELIMIT_ADMIN })).text();
-    expect(text).toMatch(/^# HELP calls Rate limit service statistic\.\n# TYPE calls counter\ncalls\{method="ShouldRateLimit"\} \d+$/m);
+    expect(text).toMatch(
+      /^# HELP calls Rate limit service statistic\.\n# TYPE calls counter\ncalls\{method="ShouldRateLimit"\} \d+$/m,
+    );
     vi.spyOn(console, "error").mockImplementation(() => {});
     // config/ratelimit/example.yaml is bundled, but it is a rate limit configuration, not a mapping.
-    const wrong = await service({ PULLMETRICS_MAPPER_YAML: "config/ratelimit/example.yaml" }).fetch("/metrics", { headers: RATELIMIT_ADMIN });
+    const wrong = await service({ PULLMETRICS_MAPPER_YAML: "config/ratelimit/example.yaml" }).fetch("/metrics", {
+      headers: RATELIMIT_ADMIN,
+    });
     expect(wrong.status).toBe(500);
     expect(await wrong.text()).toBe('ratelimit settings are invalid: PULLMETRICS_MAPPER_YAML: unknown field "domain"');
   });
 
   it("answers 500 naming a malformed statistics setting", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const response = await service({ EXTRA_TAGS: "env" }).fetch("/json", { method: "POST", body: body("x", [[["k", "v"]]]) });
+    const response = await service({ EXTRA_TAGS: "env" }).fetch("/json", {
+      method: "POST",
+      body: body("x", [[["k", "v"]]]),
+    });
     expect(response.status).toBe(500);
     expect(await response.text()).toBe('ratelimit settings are invalid: EXTRA_TAGS: expected key:value, got "env"');
   });
@@ -366,7 +415,9 @@ describe("traces", () => {
     expect((await s.put({ "traced.yaml": simpleConfig("traced", 1) })).status).toBe(200);
     await s.settle();
     const exported = captureExports();
-    expect(await s.json("traced", [[["k", "v"]], [["other", "x"]]], { traceparent: `00-${TRACE}-${PARENT}-01` })).toBe(200);
+    expect(await s.json("traced", [[["k", "v"]], [["other", "x"]]], { traceparent: `00-${TRACE}-${PARENT}-01` })).toBe(
+      200,
+    );
     await s.settle();
     expect((await s.grpc("traced", [[["k", "v"]]])).body.overallCode).toBe("OVER_LIMIT");
     await s.settle();

@@ -28,7 +28,10 @@ describe("log format", () => {
     logInfo("ratelimit: configuration loaded", { version: 3, source: "runtime", domains: ["a", "b"] });
     logWarn("plain", { path: "/v1/x" });
     expect(lines).toEqual([
-      ["log", 'time="2030-01-01T00:00:30.000Z" level=info msg="ratelimit: configuration loaded" domains="[\\"a\\",\\"b\\"]" source=runtime version=3'],
+      [
+        "log",
+        'time="2030-01-01T00:00:30.000Z" level=info msg="ratelimit: configuration loaded" domains="[\\"a\\",\\"b\\"]" source=runtime version=3',
+      ],
       ["warn", 'time="2030-01-01T00:00:30.000Z" level=warning msg=plain path=/v1/x'],
     ]);
   });
@@ -45,7 +48,12 @@ describe("log format", () => {
       "@message": "boom",
       error: { name: "TypeError", message: "bad thing", stack: expect.any(String) },
     });
-    expect(JSON.parse(lines[1][1])).toEqual({ "@timestamp": "2030-01-01T00:00:30.000Z", level: "info", "@message": "hello", n: 1 });
+    expect(JSON.parse(lines[1][1])).toEqual({
+      "@timestamp": "2030-01-01T00:00:30.000Z",
+      level: "info",
+      "@message": "hello",
+      n: 1,
+    });
   });
 });
 
@@ -75,8 +83,14 @@ describe("log level", () => {
     configureLogging({});
     configureLogging(bad);
     expect(lines).toEqual([
-      ["error", 'time="2030-01-01T00:00:30.000Z" level=error msg="log settings are invalid, using the default: LOG_LEVEL: expected panic, fatal, error, warn, info, debug or trace"'],
-      ["error", 'time="2030-01-01T00:00:30.000Z" level=error msg="log settings are invalid, using the default: LOG_FORMAT: expected text or json"'],
+      [
+        "error",
+        'time="2030-01-01T00:00:30.000Z" level=error msg="log settings are invalid, using the default: LOG_LEVEL: expected panic, fatal, error, warn, info, debug or trace"',
+      ],
+      [
+        "error",
+        'time="2030-01-01T00:00:30.000Z" level=error msg="log settings are invalid, using the default: LOG_FORMAT: expected text or json"',
+      ],
     ]);
     expect(logEnabled("info")).toBe(true);
   });
@@ -86,10 +100,24 @@ describe("log level", () => {
     const quiet = { ...env, LOG_LEVEL: "error" } as Env;
     // The proxy API's unknown route answers without logging; a news error would log at error level. Here the
     // rate limit service's configuration load logs at info level, which LOG_LEVEL=error silences.
-    await worker.fetch(new Request("http://example.com/json", { method: "POST", body: '{"domain":"quiet","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}' }), quiet);
+    await worker.fetch(
+      new Request("http://example.com/json", {
+        method: "POST",
+        body: '{"domain":"quiet","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}',
+      }),
+      quiet,
+    );
     expect(lines.filter(([, line]) => line.includes("configuration loaded"))).toEqual([]);
     const loud = { ...env, LOG_LEVEL: "info" } as Env;
-    await worker.fetch(new Request("http://example.com/json", { method: "POST", body: '{"domain":"loud","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}' }), loud);
-    expect(lines.filter(([, line]) => line.includes("configuration loaded")).map(([, line]) => JSON.parse(line).level)).toEqual(["info"]);
+    await worker.fetch(
+      new Request("http://example.com/json", {
+        method: "POST",
+        body: '{"domain":"loud","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}',
+      }),
+      loud,
+    );
+    expect(
+      lines.filter(([, line]) => line.includes("configuration loaded")).map(([, line]) => JSON.parse(line).level),
+    ).toEqual(["info"]);
   });
 });

@@ -1,20 +1,41 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { envBoolean, envDurationMs, envNumber, parseDurationMs, readSettings, SettingsError } from "../../src/shared/settings";
+import {
+  envBoolean,
+  envDurationMs,
+  envNumber,
+  parseDurationMs,
+  readSettings,
+  SettingsError,
+} from "../../src/shared/settings";
 import { rateLimitSettings } from "../../src/ratelimit/settings";
 import { proxySettings } from "../../src/proxy/settings";
 
 describe("settings", () => {
-  const Schema = z.object({ FLAG: envBoolean(false), RATIO: envNumber(0.8, (s) => s.min(0).max(1)), EVERY: envDurationMs("10s") });
+  const Schema = z.object({
+    FLAG: envBoolean(false),
+    RATIO: envNumber(0.8, (s) => s.min(0).max(1)),
+    EVERY: envDurationMs("10s"),
+  });
 
   it("applies the defaults when variables are unset or empty", () => {
     expect(readSettings(Schema, {}, "t")).toEqual({ FLAG: false, RATIO: 0.8, EVERY: 10_000 });
-    expect(readSettings(Schema, { FLAG: "", RATIO: "", EVERY: "" }, "t")).toEqual({ FLAG: false, RATIO: 0.8, EVERY: 10_000 });
+    expect(readSettings(Schema, { FLAG: "", RATIO: "", EVERY: "" }, "t")).toEqual({
+      FLAG: false,
+      RATIO: 0.8,
+      EVERY: 10_000,
+    });
   });
 
   it.each([
-    ["true", true], ["TRUE", true], ["1", true], ["True", true],
-    ["false", false], ["FALSE", false], ["0", false], ["False", false],
+    ["true", true],
+    ["TRUE", true],
+    ["1", true],
+    ["True", true],
+    ["false", false],
+    ["FALSE", false],
+    ["0", false],
+    ["False", false],
   ])("reads the boolean %s as %s", (text, expected) => {
     expect(readSettings(Schema, { FLAG: text }, "t").FLAG).toBe(expected);
   });

@@ -113,9 +113,14 @@ export function parseFeed(xml: string, feedUrl: string): PublisherItem[] {
     // true: validate first, so that a truncated or broken document is refused rather than half read.
     document = parser.parse(xml, true) as Node;
   } catch (error) {
-    throw new PublisherError(`feed ${feedUrl} is not well-formed XML: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PublisherError(
+      `feed ${feedUrl} is not well-formed XML: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  const nodes = (list: unknown) => asList(list).slice(0, MAX_ITEMS).map((node) => asNode(node) ?? {});
+  const nodes = (list: unknown) =>
+    asList(list)
+      .slice(0, MAX_ITEMS)
+      .map((node) => asNode(node) ?? {});
   const rss = asNode(asNode(document.rss)?.channel);
   if (rss) return nodes(rss.item).map((item) => rssItem(item, feedUrl));
   const atom = asNode(document.feed);

@@ -1,6 +1,14 @@
 // The Guardian Content API adapter (GET https://content.guardianapis.com/search): newest articles that mention
 // the companies, published since the last run, with their standfirst (trailText) and thumbnail.
-import { fetchJson, parseDate, PublisherError, sourceOfUrl, type AdapterResult, type Fetcher, type PublisherItem } from "./types";
+import {
+  fetchJson,
+  parseDate,
+  PublisherError,
+  sourceOfUrl,
+  type AdapterResult,
+  type Fetcher,
+  type PublisherItem,
+} from "./types";
 
 export const GUARDIAN_SEARCH_URL = "https://content.guardianapis.com/search";
 const PAGE_SIZE = 50;

@@ -1,6 +1,14 @@
 // The New York Times Article Search API v2 adapter (GET https://api.nytimes.com/svc/search/v2/articlesearch.json):
 // newest articles that mention the companies, published since the last run.
-import { fetchJson, parseDate, PublisherError, sourceOfUrl, type AdapterResult, type Fetcher, type PublisherItem } from "./types";
+import {
+  fetchJson,
+  parseDate,
+  PublisherError,
+  sourceOfUrl,
+  type AdapterResult,
+  type Fetcher,
+  type PublisherItem,
+} from "./types";
 import { orQuery } from "./guardian";
 
 export const NYT_SEARCH_URL = "https://api.nytimes.com/svc/search/v2/articlesearch.json";
@@ -29,12 +37,22 @@ interface NytDoc {
 interface NytResponse {
   status?: string;
   /** The paging node is "meta" (and "metadata" in some newer answers). */
-  response?: { docs?: NytDoc[]; meta?: { hits?: number; offset?: number }; metadata?: { hits?: number; offset?: number } };
+  response?: {
+    docs?: NytDoc[];
+    meta?: { hits?: number; offset?: number };
+    metadata?: { hits?: number; offset?: number };
+  };
 }
 
 const yyyymmdd = (date: Date) => date.toISOString().slice(0, 10).replaceAll("-", "");
 
-export function nytSearchUrl(input: { apiKey: string; keywords: string[]; since: Date; now: Date; page: number }): string {
+export function nytSearchUrl(input: {
+  apiKey: string;
+  keywords: string[];
+  since: Date;
+  now: Date;
+  page: number;
+}): string {
   const params = new URLSearchParams({
     q: orQuery(input.keywords),
     begin_date: yyyymmdd(input.since),

@@ -37,7 +37,9 @@ export function listPublishers(settings: NewsSettings): PublisherId[] {
 }
 
 /** Search keywords for the APIs: each company's name and aliases. */
-const keywordsOf = (companies: Company[]) => [...new Set(companies.flatMap((company) => [company.name, ...company.aliases]))];
+const keywordsOf = (companies: Company[]) => [
+  ...new Set(companies.flatMap((company) => [company.name, ...company.aliases])),
+];
 
 /** The publisher's new items, or why it was skipped. */
 async function fetchFrom(

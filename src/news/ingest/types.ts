@@ -36,9 +36,14 @@ export const MAX_PUBLISHER_BYTES = 5 * 1024 * 1024;
  */
 export async function readPublisherText(response: Response, what: string): Promise<string> {
   try {
-    return await readBodyText(response, { maxBytes: MAX_PUBLISHER_BYTES, setting: "MAX_PUBLISHER_BYTES", drainExcess: false });
+    return await readBodyText(response, {
+      maxBytes: MAX_PUBLISHER_BYTES,
+      setting: "MAX_PUBLISHER_BYTES",
+      drainExcess: false,
+    });
   } catch (error) {
-    if (error instanceof PayloadTooLarge) throw new PublisherError(`${what} is larger than ${MAX_PUBLISHER_BYTES} bytes`);
+    if (error instanceof PayloadTooLarge)
+      throw new PublisherError(`${what} is larger than ${MAX_PUBLISHER_BYTES} bytes`);
     if (error instanceof InvalidUtf8) throw new PublisherError(`${what} is not valid UTF-8`);
     throw error;
   }
@@ -46,7 +51,10 @@ export async function readPublisherText(response: Response, what: string): Promi
 
 /** Fetches JSON, turning an HTTP failure into a PublisherError that names the publisher but never the URL (it holds the key). */
 export async function fetchJson(fetcher: Fetcher, publisher: string, url: string): Promise<unknown> {
-  const response = await fetcher(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  const response = await fetcher(url, {
+    headers: { accept: "application/json" },
+    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+  });
   if (!response.ok) {
     await response.body?.cancel();
     throw new PublisherError(`${publisher} answered HTTP ${response.status}`);

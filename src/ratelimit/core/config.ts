@@ -299,9 +299,7 @@ function validateYamlKeys(map: Extract<YNode, { kind: "map" }>): void {
     if (value.kind === "seq") {
       for (const element of value.items) {
         if (element.kind !== "map") {
-          throw new ConfigFailure(
-            `config error, yaml file contains list of type other than map: ${goFormat(element)}`,
-          );
+          throw new ConfigFailure(`config error, yaml file contains list of type other than map: ${goFormat(element)}`);
         }
         validateYamlKeys(element);
       }
@@ -520,13 +518,11 @@ function loadDescriptors(level: DescriptorLevel, parentKey: string, descriptors:
     if (level.children.has(composite)) {
       throw new ConfigFailure(`duplicate descriptor composite key '${fullKey}'`);
     }
-    const rule =
-      descriptor.rateLimit === undefined ? undefined : buildRule(descriptor.rateLimit, descriptor, fullKey);
+    const rule = descriptor.rateLimit === undefined ? undefined : buildRule(descriptor.rateLimit, descriptor, fullKey);
     // Spec era: only a trailing `*` makes a wildcard, so sharing needs one.
     if (descriptor.shareThreshold && !composite.endsWith("*")) {
       throw new ConfigFailure(
-        "share_threshold can only be used with wildcard values (ending with '*'), " +
-          `but found key '${composite}'`,
+        "share_threshold can only be used with wildcard values (ending with '*'), " + `but found key '${composite}'`,
       );
     }
     const node: DescriptorNode = {
@@ -655,9 +651,7 @@ export function getLimit(
     let sharedPattern: string | undefined;
     if (via === "wildcard" && next.shareThreshold) {
       const keyPrefix = `${entry.key}_`;
-      sharedPattern = next.composite.startsWith(keyPrefix)
-        ? next.composite.slice(keyPrefix.length)
-        : next.composite;
+      sharedPattern = next.composite.startsWith(keyPrefix) ? next.composite.slice(keyPrefix.length) : next.composite;
     }
     levels.push({
       key: entry.key,

@@ -11,13 +11,7 @@ import {
   type RequestLimits,
 } from "./limits";
 import { err, ok, type Result } from "./result";
-import type {
-  DescriptorEntry,
-  LimitOverride,
-  RateLimitDescriptor,
-  RateLimitRequest,
-  RateLimitResponse,
-} from "./types";
+import type { DescriptorEntry, LimitOverride, RateLimitDescriptor, RateLimitRequest, RateLimitResponse } from "./types";
 import {
   JsonFailure,
   parseBool,

@@ -15,13 +15,7 @@ import {
   type RuleStatDelta,
   sanitizeStatName,
 } from "./stats";
-import type {
-  CounterIncrement,
-  CounterStore,
-  DescriptorStatus,
-  RateLimit,
-  RateLimitDescriptor,
-} from "./types";
+import type { CounterIncrement, CounterStore, DescriptorStatus, RateLimit, RateLimitDescriptor } from "./types";
 import { calculateReset, isKnownUnit, type KnownUnit } from "./units";
 
 export interface LimiterSettings {
@@ -72,10 +66,7 @@ function counterOp(item: Item, hits: number): CounterIncrement {
 }
 
 /** Runs one store call, turning a rejection or a reply of the wrong length into a StoreFailure value. */
-async function callStore(
-  call: () => Promise<number[]>,
-  expected: number,
-): Promise<Result<number[], StoreFailure>> {
+async function callStore(call: () => Promise<number[]>, expected: number): Promise<Result<number[], StoreFailure>> {
   let values: number[];
   try {
     values = await call();
@@ -116,9 +107,7 @@ async function planHits(
   if (toStore.length < 2) return ok(undefined);
   const current = await callStore(() => store.get(toStore.map((item) => counterOp(item, 0))), toStore.length);
   if (!current.ok) return current;
-  const wouldExceed = toStore.map(
-    (item, j) => (current.value[j] ?? 0) + item.hits > item.limit.requestsPerUnit,
-  );
+  const wouldExceed = toStore.map((item, j) => (current.value[j] ?? 0) + item.hits > item.limit.requestsPerUnit);
   if (wouldExceed.some(Boolean)) {
     toStore.forEach((item, j) => {
       item.sent = wouldExceed[j] ? item.hits : 0;

@@ -6,13 +6,7 @@ import { doLimit } from "./limiter";
 import type { LocalCache } from "./local-cache";
 import { err, ok, type Result } from "./result";
 import type { RequestStats } from "./stats";
-import type {
-  CounterStore,
-  DescriptorStatus,
-  HeaderValue,
-  RateLimitRequest,
-  RateLimitResponse,
-} from "./types";
+import type { CounterStore, DescriptorStatus, HeaderValue, RateLimitRequest, RateLimitResponse } from "./types";
 import { calculateReset, isKnownUnit } from "./units";
 
 /** limitRemaining reported for unlimited rules: the largest uint32. */
@@ -79,11 +73,7 @@ function validateRequest(request: RateLimitRequest): string | undefined {
  * except that every OVER_LIMIT status takes over as it is visited (so the last one wins). Statuses
  * without a limit (no match, unlimited, replaced) never qualify.
  */
-function responseHeaders(
-  statuses: DescriptorStatus[],
-  names: ResponseHeaderNames,
-  now: number,
-): HeaderValue[] {
+function responseHeaders(statuses: DescriptorStatus[], names: ResponseHeaderNames, now: number): HeaderValue[] {
   let chosen: DescriptorStatus | undefined;
   for (const status of statuses) {
     if (status.currentLimit === undefined) continue;

@@ -4,16 +4,7 @@
 import type { Unit } from "./types";
 
 /** Unit names in proto enum order (RateLimitResponse.RateLimit.Unit): the index is the enum number. */
-export const UNIT_NAMES: readonly Unit[] = [
-  "UNKNOWN",
-  "SECOND",
-  "MINUTE",
-  "HOUR",
-  "DAY",
-  "MONTH",
-  "YEAR",
-  "WEEK",
-];
+export const UNIT_NAMES: readonly Unit[] = ["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"];
 
 const DIVIDERS: Record<Exclude<Unit, "UNKNOWN">, number> = {
   SECOND: 1,

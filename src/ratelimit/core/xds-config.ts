@@ -7,7 +7,16 @@ import { stringify } from "yaml";
 import type { ConfigFile } from "./config";
 import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "./limits";
 import { err, ok, type Result } from "./result";
-import { isObject, JsonFailure, parseBool, parseList, parseString, parseUint32, parseUnit, readFields } from "./proto-json";
+import {
+  isObject,
+  JsonFailure,
+  parseBool,
+  parseList,
+  parseString,
+  parseUint32,
+  parseUnit,
+  readFields,
+} from "./proto-json";
 
 interface YamlPolicy {
   unit: string;
@@ -88,7 +97,8 @@ export function xdsConfigsToFiles(
   for (const [index, resource] of resources.entries()) {
     const message = "RateLimitConfig";
     // Messages name the resource by its name whenever it has one, by position otherwise.
-    const given = isObject(resource) && typeof resource.name === "string" && resource.name !== "" ? resource.name : undefined;
+    const given =
+      isObject(resource) && typeof resource.name === "string" && resource.name !== "" ? resource.name : undefined;
     let label = given ?? `configs[${index}]`;
     try {
       if (jsonValueTooDeep(resource, limits.depth.max)) throw new JsonFailure(tooDeep("the config", limits.depth));

@@ -71,8 +71,16 @@ export class RespConnection extends PipelinedSocket<InFlight> {
     const where = formatAddress(address);
     let socket: Socket;
     try {
-      socket = connect({ hostname: address.host, port: address.port }, { secureTransport: options.tls ? "on" : "off", allowHalfOpen: false });
-      await withTimeout(socket.opened, options.timeoutMs, () => `kvstore: connecting to ${where} timed out after ${options.timeoutMs} ms`, true);
+      socket = connect(
+        { hostname: address.host, port: address.port },
+        { secureTransport: options.tls ? "on" : "off", allowHalfOpen: false },
+      );
+      await withTimeout(
+        socket.opened,
+        options.timeoutMs,
+        () => `kvstore: connecting to ${where} timed out after ${options.timeoutMs} ms`,
+        true,
+      );
     } catch (error) {
       if (error instanceof KvstoreError) throw error;
       throw new KvstoreError(`kvstore: cannot connect to ${where}: ${messageOf(error)}`, true);
@@ -80,7 +88,11 @@ export class RespConnection extends PipelinedSocket<InFlight> {
     const connection = new RespConnection(socket, address, options.timeoutMs);
     const handshake: Command[] = [];
     if (options.auth) {
-      handshake.push(options.auth.username === undefined ? ["AUTH", options.auth.password] : ["AUTH", options.auth.username, options.auth.password]);
+      handshake.push(
+        options.auth.username === undefined
+          ? ["AUTH", options.auth.password]
+          : ["AUTH", options.auth.username, options.auth.password],
+      );
     }
     if (options.clientName) handshake.push(["CLIENT", "SETNAME", options.clientName]);
     if (handshake.length > 0) {

@@ -60,7 +60,10 @@ export function fingerprintOf(text: string): string {
 const invalid = (message: string) => new SettingsError(`ratelimit settings are invalid: ${message}`);
 
 function topologyOf(type: string, url: string, prefix: string, sentinelAuth?: Credentials): TopologyOptions {
-  const items = url.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  const items = url
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
   if (items.length === 0) throw invalid(`${prefix}_URL is required with BACKEND_TYPE=redis`);
   if (items.some((item) => item.startsWith("/") || item.startsWith("unix:"))) {
     throw invalid(`${prefix}_URL: a Worker cannot reach a unix socket; give the store's host:port`);
@@ -70,21 +73,38 @@ function topologyOf(type: string, url: string, prefix: string, sentinelAuth?: Cr
     return { type: "single", address: parseHostPort(items[0], `${prefix}_URL`) };
   }
   if (type === "sentinel") {
-    if (items.length < 2) throw invalid(`${prefix}_URL: sentinel needs the master name, then at least one sentinel host:port`);
+    if (items.length < 2)
+      throw invalid(`${prefix}_URL: sentinel needs the master name, then at least one sentinel host:port`);
     const [masterName, ...sentinels] = items;
-    return { type: "sentinel", masterName, sentinels: sentinels.map((item) => parseHostPort(item, `${prefix}_URL`)), sentinelAuth };
+    return {
+      type: "sentinel",
+      masterName,
+      sentinels: sentinels.map((item) => parseHostPort(item, `${prefix}_URL`)),
+      sentinelAuth,
+    };
   }
   return { type: "cluster", nodes: items.map((item) => parseHostPort(item, `${prefix}_URL`)) };
 }
 
-type PoolSettingNames = "SOCKET_TYPE" | "URL" | "TYPE" | "POOL_SIZE" | "TIMEOUT" | "POOL_ON_EMPTY_BEHAVIOR" |
-  "POOL_ON_EMPTY_WAIT_DURATION" | "PIPELINE_WINDOW" | "TLS" | "AUTH" | "SENTINEL_AUTH";
+type PoolSettingNames =
+  | "SOCKET_TYPE"
+  | "URL"
+  | "TYPE"
+  | "POOL_SIZE"
+  | "TIMEOUT"
+  | "POOL_ON_EMPTY_BEHAVIOR"
+  | "POOL_ON_EMPTY_WAIT_DURATION"
+  | "PIPELINE_WINDOW"
+  | "TLS"
+  | "AUTH"
+  | "SENTINEL_AUTH";
 
 function poolOptions(settings: CounterStoreSettings, role: "main" | "persecond"): KvstorePoolOptions {
   const prefix = role === "main" ? "KVSTORE" : "KVSTORE_PERSECOND";
   const get = <N extends PoolSettingNames>(name: N) =>
     (settings as unknown as Record<string, unknown>)[`${prefix}_${name}`] as CounterStoreSettings[`KVSTORE_${N}`];
-  if (get("SOCKET_TYPE") === "unix") throw invalid(`${prefix}_SOCKET_TYPE: a Worker cannot reach a unix socket; use tcp`);
+  if (get("SOCKET_TYPE") === "unix")
+    throw invalid(`${prefix}_SOCKET_TYPE: a Worker cannot reach a unix socket; use tcp`);
   const type = get("TYPE");
   if (type === "cluster" && get("PIPELINE_WINDOW") === 0) {
     throw invalid(`${prefix}_PIPELINE_WINDOW must be non-zero with ${prefix}_TYPE=cluster (150us to 500us is typical)`);

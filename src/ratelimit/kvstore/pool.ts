@@ -64,20 +64,33 @@ export class PooledConnection {
   close(): void {
     this.transport?.close();
     this.transport = undefined;
-    for (const job of this.waiting.splice(0)) this.settle(job, () => job.reject(new KvstoreError("kvstore: connection pool closed")));
+    for (const job of this.waiting.splice(0))
+      this.settle(job, () => job.reject(new KvstoreError("kvstore: connection pool closed")));
   }
 
   private armEmptyTimers(job: Job): void {
     const { onEmpty, waitMs, timeoutMs } = this.behaviour;
     if (onEmpty === "ERROR") {
       job.timers.push(
-        setTimeout(() => this.takeWaiting(job, () => job.reject(new KvstoreError(`kvstore: connection pool empty after waiting ${waitMs} ms`))), waitMs),
+        setTimeout(
+          () =>
+            this.takeWaiting(job, () =>
+              job.reject(new KvstoreError(`kvstore: connection pool empty after waiting ${waitMs} ms`)),
+            ),
+          waitMs,
+        ),
       );
     } else if (onEmpty === "CREATE") {
       job.timers.push(setTimeout(() => this.takeWaiting(job, () => this.runOnExtraConnection(job)), waitMs));
     }
     job.timers.push(
-      setTimeout(() => this.takeWaiting(job, () => job.reject(new KvstoreError(`kvstore: no pooled connection free within ${timeoutMs} ms`))), timeoutMs),
+      setTimeout(
+        () =>
+          this.takeWaiting(job, () =>
+            job.reject(new KvstoreError(`kvstore: no pooled connection free within ${timeoutMs} ms`)),
+          ),
+        timeoutMs,
+      ),
     );
   }
 
@@ -96,7 +109,10 @@ export class PooledConnection {
 
   private runOnExtraConnection(job: Job): void {
     const extra = this.openTransport(true);
-    extra.exec(job.commands).then(job.resolve, job.reject).finally(() => extra.close());
+    extra
+      .exec(job.commands)
+      .then(job.resolve, job.reject)
+      .finally(() => extra.close());
   }
 
   private schedule(): void {

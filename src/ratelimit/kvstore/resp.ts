@@ -95,7 +95,8 @@ export class ReplyParser {
         if (length < 0) return { reply: null, end: afterLine };
         const end = afterLine + length + 2;
         if (end > this.buffer.length) return undefined;
-        if (this.buffer[end - 2] !== CR || this.buffer[end - 1] !== LF) throw new ProtocolError("bulk string not terminated by CRLF");
+        if (this.buffer[end - 2] !== CR || this.buffer[end - 1] !== LF)
+          throw new ProtocolError("bulk string not terminated by CRLF");
         return { reply: decoder.decode(this.buffer.subarray(afterLine, afterLine + length)), end };
       }
       case 0x2a: {

@@ -13,7 +13,11 @@ type Namespace = DurableObjectNamespace<KvstoreConnection>;
 
 /** The member's RPC methods, typed by hand: the generated RPC types of recursive replies are too deep for tsc. */
 interface MemberStub {
-  run(options: KvstorePoolOptions, index: number, commands: Command[]): Promise<{ replies: WireReply[] } | { failure: string }>;
+  run(
+    options: KvstorePoolOptions,
+    index: number,
+    commands: Command[],
+  ): Promise<{ replies: WireReply[] } | { failure: string }>;
   active(options: KvstorePoolOptions, index: number, connect: boolean): Promise<boolean>;
 }
 
@@ -34,7 +38,11 @@ async function runOnPool(namespace: Namespace, pool: KvstorePoolOptions, command
     // No pool: this request's own connection, closed when its answer is in.
     const own = createMember(pool, 0);
     try {
-      const replies = await withTimeout(own.run(commands), pool.timeoutMs, () => `kvstore: no answer within ${pool.timeoutMs} ms`);
+      const replies = await withTimeout(
+        own.run(commands),
+        pool.timeoutMs,
+        () => `kvstore: no answer within ${pool.timeoutMs} ms`,
+      );
       return replies.map(toWire);
     } finally {
       own.close();
@@ -67,7 +75,10 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
   const pools = [options.main, ...(options.perSecond ? [options.perSecond] : [])];
 
   /** Sends each item's commands to its pool (all of a pool's in one call) and returns each item's replies. */
-  async function perPool(items: CounterIncrement[], commandsOf: (item: CounterIncrement) => Command[]): Promise<WireReply[][]> {
+  async function perPool(
+    items: CounterIncrement[],
+    commandsOf: (item: CounterIncrement) => Command[],
+  ): Promise<WireReply[][]> {
     const groups = new Map<KvstorePoolOptions, number[]>();
     items.forEach((item, position) => {
       const pool = options.perSecond && windowSeconds(item) === 1 ? options.perSecond : options.main;
@@ -119,9 +130,11 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
           }
           const answers = await Promise.all(
             Array.from({ length: pool.poolSize }, (_, index) =>
-              withTimeout(member(namespace, pool, index).active(pool, index, true), pool.timeoutMs, () => "timeout").catch(
-                () => false,
-              ),
+              withTimeout(
+                member(namespace, pool, index).active(pool, index, true),
+                pool.timeoutMs,
+                () => "timeout",
+              ).catch(() => false),
             ),
           );
           return answers.some(Boolean);

@@ -113,13 +113,20 @@ class SentinelTransport implements Transport {
     private readonly sentinelAuth: Credentials | undefined,
     private readonly options: ConnectionOptions,
   ) {
-    this.master = new SingleTransport(() => this.askSentinels(), options, async (connection) => {
-      const [role] = await connection.send([["ROLE"]]);
-      const name = Array.isArray(role) ? role[0] : undefined;
-      if (name !== "master") {
-        throw new KvstoreError(`kvstore: ${formatAddress(connection.address)} named by the sentinels for ${this.masterName} is not a master`, true);
-      }
-    });
+    this.master = new SingleTransport(
+      () => this.askSentinels(),
+      options,
+      async (connection) => {
+        const [role] = await connection.send([["ROLE"]]);
+        const name = Array.isArray(role) ? role[0] : undefined;
+        if (name !== "master") {
+          throw new KvstoreError(
+            `kvstore: ${formatAddress(connection.address)} named by the sentinels for ${this.masterName} is not a master`,
+            true,
+          );
+        }
+      },
+    );
   }
 
   private async askSentinels(): Promise<Address> {
@@ -127,7 +134,11 @@ class SentinelTransport implements Transport {
     for (const sentinel of this.sentinels) {
       let connection: RespConnection | undefined;
       try {
-        connection = await RespConnection.open(sentinel, { tls: this.options.tls, timeoutMs: this.options.timeoutMs, auth: this.sentinelAuth });
+        connection = await RespConnection.open(sentinel, {
+          tls: this.options.tls,
+          timeoutMs: this.options.timeoutMs,
+          auth: this.sentinelAuth,
+        });
         const [reply] = await connection.send([["SENTINEL", "get-master-addr-by-name", this.masterName]]);
         if (Array.isArray(reply) && reply.length === 2) return { host: String(reply[0]), port: Number(reply[1]) };
         problems.push(`${formatAddress(sentinel)}: ${reply instanceof ReplyError ? reply.message : "unknown master"}`);
@@ -154,7 +165,9 @@ class SentinelTransport implements Transport {
       let retryable: KvstoreError;
       try {
         const replies = await this.master.exec(commands);
-        const refused = replies.find((reply): reply is ReplyError => reply instanceof ReplyError && NOT_MASTER.test(reply.message));
+        const refused = replies.find(
+          (reply): reply is ReplyError => reply instanceof ReplyError && NOT_MASTER.test(reply.message),
+        );
         if (!refused) return replies;
         // Reads may have been answered by a demoted master, but no write was applied: ask again and redo it all.
         retryable = new KvstoreError(`kvstore: master ${this.masterName} refused the write: ${refused.message}`, true);

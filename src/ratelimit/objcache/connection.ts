@@ -25,11 +25,22 @@ export class MemcacheConnection extends PipelinedSocket<Waiting> {
   static async open(address: Address, tls: boolean, timeoutMs: number): Promise<MemcacheConnection> {
     const where = formatAddress(address);
     try {
-      const socket = connect({ hostname: address.host, port: address.port }, { secureTransport: tls ? "on" : "off", allowHalfOpen: false });
-      await withTimeout(socket.opened, timeoutMs, () => `objcache: connecting to ${where} timed out after ${timeoutMs} ms`);
+      const socket = connect(
+        { hostname: address.host, port: address.port },
+        { secureTransport: tls ? "on" : "off", allowHalfOpen: false },
+      );
+      await withTimeout(
+        socket.opened,
+        timeoutMs,
+        () => `objcache: connecting to ${where} timed out after ${timeoutMs} ms`,
+      );
       return new MemcacheConnection(socket, address, timeoutMs);
     } catch (error) {
-      throw new ObjcacheError(messageOf(error).startsWith("objcache:") ? messageOf(error) : `objcache: cannot connect to ${where}: ${messageOf(error)}`);
+      throw new ObjcacheError(
+        messageOf(error).startsWith("objcache:")
+          ? messageOf(error)
+          : `objcache: cannot connect to ${where}: ${messageOf(error)}`,
+      );
     }
   }
 

@@ -71,7 +71,8 @@ export class ReplyParser {
 
   private line(from: number): { text: string; end: number } | undefined {
     for (let i = from; i + 1 < this.buffer.length; i++) {
-      if (this.buffer[i] === 13 && this.buffer[i + 1] === 10) return { text: decoder.decode(this.buffer.subarray(from, i)), end: i + 2 };
+      if (this.buffer[i] === 13 && this.buffer[i + 1] === 10)
+        return { text: decoder.decode(this.buffer.subarray(from, i)), end: i + 2 };
     }
     return undefined;
   }
@@ -98,7 +99,8 @@ export class ReplyParser {
         return { reply: values };
       }
       const value = /^VALUE (\S+) \d+ (\d+)(?: \d+)?$/.exec(line.text);
-      if (!value) throw new MemcacheProtocolError(`unexpected line in a get reply: ${JSON.stringify(line.text.slice(0, 40))}`);
+      if (!value)
+        throw new MemcacheProtocolError(`unexpected line in a get reply: ${JSON.stringify(line.text.slice(0, 40))}`);
       const start = line.end;
       const end = start + Number(value[2]);
       if (end + 2 > this.buffer.length) return undefined;

@@ -17,7 +17,11 @@ export function parseSrvAnswers(answers: readonly DohAnswer[]): Address[] {
     .filter((answer) => answer.type === SRV_TYPE)
     .map((answer) => answer.data.trim().split(/\s+/))
     .filter((fields) => fields.length === 4 && fields[3] !== ".")
-    .map(([priority, , port, target]) => ({ priority: Number(priority), host: target.replace(/\.$/, ""), port: Number(port) }));
+    .map(([priority, , port, target]) => ({
+      priority: Number(priority),
+      host: target.replace(/\.$/, ""),
+      port: Number(port),
+    }));
   records.sort((a, b) => a.priority - b.priority || (a.host < b.host ? -1 : a.host > b.host ? 1 : a.port - b.port));
   return records.map(({ host, port }) => ({ host, port }));
 }
@@ -26,13 +30,19 @@ export async function lookupSrv(name: string, dohUrl: string, timeoutMs: number)
   const url = `${dohUrl}${dohUrl.includes("?") ? "&" : "?"}name=${encodeURIComponent(name)}&type=SRV`;
   let body: { Status?: number; Answer?: DohAnswer[] };
   try {
-    const response = await fetch(url, { headers: { accept: "application/dns-json" }, signal: AbortSignal.timeout(Math.max(timeoutMs, 1000)) });
+    const response = await fetch(url, {
+      headers: { accept: "application/dns-json" },
+      signal: AbortSignal.timeout(Math.max(timeoutMs, 1000)),
+    });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     body = await response.json();
   } catch (error) {
-    throw new ObjcacheError(`objcache: SRV lookup of ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ObjcacheError(
+      `objcache: SRV lookup of ${name} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const nodes = parseSrvAnswers(body.Answer ?? []);
-  if (body.Status !== 0 || nodes.length === 0) throw new ObjcacheError(`objcache: SRV record ${name} names no node (DNS status ${body.Status})`);
+  if (body.Status !== 0 || nodes.length === 0)
+    throw new ObjcacheError(`objcache: SRV record ${name} names no node (DNS status ${body.Status})`);
   return nodes;
 }

@@ -26,7 +26,9 @@ export interface ObjcacheOptions {
 const invalid = (message: string) => new SettingsError(`ratelimit settings are invalid: ${message}`);
 
 export function objcacheOptions(settings: CounterStoreSettings): ObjcacheOptions {
-  const list = settings.OBJCACHE_HOST_PORT.split(",").map((item) => item.trim()).filter(Boolean);
+  const list = settings.OBJCACHE_HOST_PORT.split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
   const srv = settings.OBJCACHE_SRV.trim();
   if (list.length > 0 && srv !== "") throw invalid("both OBJCACHE_HOST_PORT and OBJCACHE_SRV are set; use one");
   if (list.length === 0 && srv === "") throw invalid("BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV");
@@ -45,7 +47,9 @@ export function objcacheOptions(settings: CounterStoreSettings): ObjcacheOptions
   }
   return {
     nodes: list.length > 0 ? list.map((item) => parseHostPort(item, "OBJCACHE_HOST_PORT")) : undefined,
-    srv: srv ? { name: srv, refreshMs: settings.OBJCACHE_SRV_REFRESH, dohUrl: settings.OBJCACHE_SRV_DOH_URL } : undefined,
+    srv: srv
+      ? { name: srv, refreshMs: settings.OBJCACHE_SRV_REFRESH, dohUrl: settings.OBJCACHE_SRV_DOH_URL }
+      : undefined,
     tls: settings.OBJCACHE_TLS,
     timeoutMs: Math.max(1, settings.OBJCACHE_TIMEOUT),
     jitterMaxSeconds: settings.EXPIRATION_JITTER_MAX_SECONDS,
@@ -74,7 +78,8 @@ async function nodesOf(options: ObjcacheOptions): Promise<Address[]> {
 
 /** memcached reads an expiry above 30 days as a Unix time, so long windows are sent as one. */
 const THIRTY_DAYS = 2592000;
-const expiryOf = (ttlSeconds: number) => (ttlSeconds > THIRTY_DAYS ? Math.floor(Date.now() / 1000) + ttlSeconds : ttlSeconds);
+const expiryOf = (ttlSeconds: number) =>
+  ttlSeconds > THIRTY_DAYS ? Math.floor(Date.now() / 1000) + ttlSeconds : ttlSeconds;
 
 /** The connections of one request, one per node, opened on first use. */
 class Session {
@@ -94,7 +99,11 @@ class Session {
   }
 
   close(): void {
-    for (const connection of this.connections.values()) connection.then((c) => c.close(), () => {});
+    for (const connection of this.connections.values())
+      connection.then(
+        (c) => c.close(),
+        () => {},
+      );
   }
 }
 
@@ -116,8 +125,10 @@ async function readAll(session: Session, nodes: Address[], keys: string[]): Prom
   await Promise.all(
     [...byNode].map(async ([node, nodeKeys]) => {
       const [reply] = await session.send(node, [{ op: "get", keys: nodeKeys }]);
-      if (reply instanceof MemcacheReplyError) throw new ObjcacheError(`objcache: get failed on ${formatAddress(node)}: ${reply.message}`);
-      if (!(reply instanceof Map)) throw new ObjcacheError(`objcache: unexpected reply to get from ${formatAddress(node)}`);
+      if (reply instanceof MemcacheReplyError)
+        throw new ObjcacheError(`objcache: get failed on ${formatAddress(node)}: ${reply.message}`);
+      if (!(reply instanceof Map))
+        throw new ObjcacheError(`objcache: unexpected reply to get from ${formatAddress(node)}`);
       for (const key of nodeKeys) {
         const text = reply.get(key);
         values.set(key, text === undefined ? 0 : Number.parseInt(text.trim(), 10) || 0);
@@ -128,13 +139,22 @@ async function readAll(session: Session, nodes: Address[], keys: string[]): Prom
 }
 
 /** The increments of one request, after its answer: incr; on a miss add; if someone added first, incr again. */
-async function incrementAll(session: Session, nodes: Address[], items: readonly CounterIncrement[], jitterMax: number): Promise<void> {
+async function incrementAll(
+  session: Session,
+  nodes: Address[],
+  items: readonly CounterIncrement[],
+  jitterMax: number,
+): Promise<void> {
   const hitsByKey = new Map<string, { hits: number; ttl: number }>();
   for (const item of items) {
     if (item.hits <= 0) continue;
     const entry = hitsByKey.get(item.key);
     if (entry) entry.hits += item.hits;
-    else hitsByKey.set(item.key, { hits: item.hits, ttl: windowSeconds(item) + (jitterMax > 0 ? Math.floor(Math.random() * jitterMax) : 0) });
+    else
+      hitsByKey.set(item.key, {
+        hits: item.hits,
+        ttl: windowSeconds(item) + (jitterMax > 0 ? Math.floor(Math.random() * jitterMax) : 0),
+      });
   }
   const byNode = new Map<Address, string[]>();
   for (const key of hitsByKey.keys()) {
@@ -144,20 +164,32 @@ async function incrementAll(session: Session, nodes: Address[], items: readonly 
   await Promise.all(
     [...byNode].map(async ([node, keys]) => {
       const check = (reply: Reply, op: string) => {
-        if (reply instanceof MemcacheReplyError) throw new ObjcacheError(`objcache: ${op} failed on ${formatAddress(node)}: ${reply.message}`);
+        if (reply instanceof MemcacheReplyError)
+          throw new ObjcacheError(`objcache: ${op} failed on ${formatAddress(node)}: ${reply.message}`);
       };
-      const incremented = await session.send(node, keys.map((key) => ({ op: "incr", key, delta: hitsByKey.get(key)!.hits })));
+      const incremented = await session.send(
+        node,
+        keys.map((key) => ({ op: "incr", key, delta: hitsByKey.get(key)!.hits })),
+      );
       incremented.forEach((reply) => check(reply, "incr"));
       const missing = keys.filter((_, i) => incremented[i] === "NOT_FOUND");
       if (missing.length === 0) return;
       const added = await session.send(
         node,
-        missing.map((key) => ({ op: "add", key, value: hitsByKey.get(key)!.hits, ttlSeconds: expiryOf(hitsByKey.get(key)!.ttl) })),
+        missing.map((key) => ({
+          op: "add",
+          key,
+          value: hitsByKey.get(key)!.hits,
+          ttlSeconds: expiryOf(hitsByKey.get(key)!.ttl),
+        })),
       );
       added.forEach((reply) => check(reply, "add"));
       const raced = missing.filter((_, i) => added[i] === "NOT_STORED");
       if (raced.length === 0) return;
-      const again = await session.send(node, raced.map((key) => ({ op: "incr", key, delta: hitsByKey.get(key)!.hits })));
+      const again = await session.send(
+        node,
+        raced.map((key) => ({ op: "incr", key, delta: hitsByKey.get(key)!.hits })),
+      );
       again.forEach((reply) => check(reply, "incr"));
     }),
   );
@@ -174,7 +206,11 @@ export function objcacheCounterStore(options: ObjcacheOptions, defer: (work: Pro
       const session = new Session(options);
       let current: Map<string, number>;
       try {
-        current = await readAll(session, nodes, items.map((item) => item.key));
+        current = await readAll(
+          session,
+          nodes,
+          items.map((item) => item.key),
+        );
       } catch (error) {
         session.close();
         throw error;
@@ -197,7 +233,11 @@ export function objcacheCounterStore(options: ObjcacheOptions, defer: (work: Pro
       const nodes = await nodesOf(options);
       const session = new Session(options);
       try {
-        const current = await readAll(session, nodes, items.map((item) => item.key));
+        const current = await readAll(
+          session,
+          nodes,
+          items.map((item) => item.key),
+        );
         return items.map((item) => current.get(item.key)!);
       } finally {
         session.close();

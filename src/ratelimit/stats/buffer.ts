@@ -9,7 +9,9 @@ import { domainNotFoundName, GLOBAL_SHADOW_MODE, RULE_STATS, ruleStatName, type 
  * the Prometheus default buckets (5 ms to 10 s), so the default mapping's histogram is exact; a custom mapping's
  * bucket is counted up to the largest of these bounds not above it.
  */
-export const TIMER_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 60000];
+export const TIMER_BOUNDS_MS = [
+  0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 60000,
+];
 
 /** A timer's observations: count, sum and the count per TIMER_BOUNDS_MS bucket (not cumulative; last is +Inf). */
 export interface TimerTotals {
@@ -52,7 +54,11 @@ export interface AggregatePart {
 export const SERVICE_TARGET = "service";
 export const domainTarget = (domain: string): string => `domain:${domain}`;
 
-export const emptyTimer = (): TimerTotals => ({ count: 0, sumMs: 0, buckets: new Array(TIMER_BOUNDS_MS.length + 1).fill(0) });
+export const emptyTimer = (): TimerTotals => ({
+  count: 0,
+  sumMs: 0,
+  buckets: new Array(TIMER_BOUNDS_MS.length + 1).fill(0),
+});
 export const emptyTotals = (): StatsTotals => ({ counters: {}, rules: {}, timers: {} });
 
 function bucketOf(ms: number): number {
@@ -73,8 +79,10 @@ export function addRuleCounts(target: RuleCounts, source: RuleCounts): void {
 
 /** Adds `source` into `target` (rules with the same key, e.g. from two instances, are summed). */
 export function mergeTotals(target: StatsTotals, source: StatsTotals): StatsTotals {
-  for (const [name, value] of Object.entries(source.counters)) target.counters[name] = (target.counters[name] ?? 0) + value;
-  for (const [key, counts] of Object.entries(source.rules)) addRuleCounts((target.rules[key] ??= new Array(RULE_STATS.length).fill(0)), counts);
+  for (const [name, value] of Object.entries(source.counters))
+    target.counters[name] = (target.counters[name] ?? 0) + value;
+  for (const [key, counts] of Object.entries(source.rules))
+    addRuleCounts((target.rules[key] ??= new Array(RULE_STATS.length).fill(0)), counts);
   for (const [name, timer] of Object.entries(source.timers)) addTimer((target.timers[name] ??= emptyTimer()), timer);
   return target;
 }
@@ -167,7 +175,14 @@ export function partsOf(batch: StatsBatch): AggregatePart[] {
     { target: SERVICE_TARGET, id: batch.id, counters: batch.counters, timers: batch.timers, rules: {}, domains },
   ];
   for (const domain of domains) {
-    parts.push({ target: domainTarget(domain), id: batch.id, counters: {}, timers: {}, rules: batch.domains[domain], domains: [] });
+    parts.push({
+      target: domainTarget(domain),
+      id: batch.id,
+      counters: {},
+      timers: {},
+      rules: batch.domains[domain],
+      domains: [],
+    });
   }
   return parts;
 }
@@ -210,7 +225,9 @@ export function snapshotEntries(totals: StatsTotals): StatEntry[] {
   const entries: StatEntry[] = [];
   for (const [name, value] of Object.entries(totals.counters)) entries.push({ name, kind: "counter", value });
   for (const [key, counts] of Object.entries(totals.rules)) {
-    RULE_STATS.forEach((stat, i) => entries.push({ name: ruleStatName(key, stat), kind: "counter", value: counts[i] ?? 0 }));
+    RULE_STATS.forEach((stat, i) =>
+      entries.push({ name: ruleStatName(key, stat), kind: "counter", value: counts[i] ?? 0 }),
+    );
   }
   for (const [name, timer] of Object.entries(totals.timers)) entries.push({ name, kind: "timer", timer });
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

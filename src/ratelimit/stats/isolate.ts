@@ -109,7 +109,11 @@ type DecisionResult = Result<Decision, ServiceError>;
  * Runs one decision and records what it contributes: its rules' statistics, or the error's counter, and its span.
  * A malformed statistics setting fails the decision with a SettingsError, like any other setting.
  */
-export async function observeDecision(env: Env, request: RateLimitRequest, decide: () => Promise<DecisionResult>): Promise<DecisionResult> {
+export async function observeDecision(
+  env: Env,
+  request: RateLimitRequest,
+  decide: () => Promise<DecisionResult>,
+): Promise<DecisionResult> {
   const telemetry = telemetryFor(env);
   const span = startSpan(telemetry, Date.now());
   const finish = (extra: FinishedSpan["attributes"], error?: string) => {
@@ -159,7 +163,9 @@ async function flush(telemetry: Telemetry): Promise<void> {
   const tracing = config.tracing;
   if (tracing?.grpcRequested && !telemetry.warnedGrpc) {
     telemetry.warnedGrpc = true;
-    logWarn("ratelimit: TRACING_EXPORTER_PROTOCOL=grpc is not possible from a Worker; spans are exported over OTLP/HTTP");
+    logWarn(
+      "ratelimit: TRACING_EXPORTER_PROTOCOL=grpc is not possible from a Worker; spans are exported over OTLP/HTTP",
+    );
   }
   const [failed] = await Promise.all([
     parts.length > 0 ? deliverParts(env, parts) : [],
@@ -180,7 +186,9 @@ async function flush(telemetry: Telemetry): Promise<void> {
     const dropped = telemetry.retries.dropped;
     telemetry.retries.push(failed);
     if (telemetry.retries.dropped > dropped) {
-      logWarn("ratelimit: statistics dropped after repeated aggregate failures", { parts: telemetry.retries.dropped - dropped });
+      logWarn("ratelimit: statistics dropped after repeated aggregate failures", {
+        parts: telemetry.retries.dropped - dropped,
+      });
     }
   }
 }
@@ -240,7 +248,8 @@ export function shouldRateLimitCall(method: string): MiddlewareHandler<{ Binding
     const started = Date.now();
     try {
       // The scope only carries the caller's span, so without tracing the call runs outside one.
-      if (telemetry.config.tracing) await callScope.run({ parent: parseTraceparent(c.req.header("traceparent")) }, next);
+      if (telemetry.config.tracing)
+        await callScope.run({ parent: parseTraceparent(c.req.header("traceparent")) }, next);
       else await next();
     } finally {
       if (telemetry.config.enabled) {

@@ -46,24 +46,40 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Keys statsd_exporter accepts that change nothing here (TTL, summary tuning, native histograms...). */
 const IGNORED_MAPPING_KEYS = new Set(["ttl", "quantiles", "summary_options", "honor_labels", "glob_disable_ordering"]);
 const MAPPING_KEYS = new Set([
-  "match", "match_type", "name", "labels", "help", "action", "match_metric_type", "observer_type", "timer_type",
-  "buckets", "histogram_options", "scale",
+  "match",
+  "match_type",
+  "name",
+  "labels",
+  "help",
+  "action",
+  "match_metric_type",
+  "observer_type",
+  "timer_type",
+  "buckets",
+  "histogram_options",
+  "scale",
 ]);
 const DEFAULTS_KEYS = new Set(["observer_type", "timer_type", "buckets", "histogram_options", "match_type"]);
 
 function globToRegex(glob: string): RegExp {
-  const body = glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("([^.]*)");
+  const body = glob
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join("([^.]*)");
   return new RegExp(`^${body}$`);
 }
 
 /** Go's regexp Expand: `$1`, `${1}`, `${name}`, `$$`; an unknown group expands to nothing. */
 export function expandTemplate(template: string, groups: RegExpExecArray): string {
-  return template.replace(/\$(\$|\{([^}]*)\}|([A-Za-z0-9_]+))/g, (_whole, token: string, braced?: string, bare?: string) => {
-    if (token === "$") return "$";
-    const name = braced ?? bare ?? "";
-    if (/^\d+$/.test(name)) return groups[Number(name)] ?? "";
-    return groups.groups?.[name] ?? "";
-  });
+  return template.replace(
+    /\$(\$|\{([^}]*)\}|([A-Za-z0-9_]+))/g,
+    (_whole, token: string, braced?: string, bare?: string) => {
+      if (token === "$") return "$";
+      const name = braced ?? bare ?? "";
+      if (/^\d+$/.test(name)) return groups[Number(name)] ?? "";
+      return groups.groups?.[name] ?? "";
+    },
+  );
 }
 
 function numberList(value: unknown, where: string): number[] {
@@ -81,7 +97,8 @@ function observerTypeOf(value: unknown, where: string): ObserverType | undefined
 
 function bucketsOf(record: Record<string, unknown>, where: string): number[] | undefined {
   const options = record.histogram_options as Record<string, unknown> | undefined;
-  if (options !== undefined && (typeof options !== "object" || options === null)) throw new Error(`${where}: histogram_options must be a map`);
+  if (options !== undefined && (typeof options !== "object" || options === null))
+    throw new Error(`${where}: histogram_options must be a map`);
   if (options?.buckets !== undefined) return numberList(options.buckets, where);
   if (record.buckets !== undefined) return numberList(record.buckets, where);
   return undefined;
@@ -126,11 +143,13 @@ function parseMapping(raw: unknown, index: number, defaultMatchType: string): Ma
   const name = record.name;
   if (!drop) {
     if (typeof name !== "string" || name === "") throw new Error(`${where}: name is required`);
-    if (!name.includes("$") && !METRIC_NAME.test(name)) throw new Error(`${where}: "${name}" is not a valid metric name`);
+    if (!name.includes("$") && !METRIC_NAME.test(name))
+      throw new Error(`${where}: "${name}" is not a valid metric name`);
   }
   const labels: [string, string][] = [];
   if (record.labels !== undefined && record.labels !== null) {
-    if (typeof record.labels !== "object" || Array.isArray(record.labels)) throw new Error(`${where}: labels must be a map`);
+    if (typeof record.labels !== "object" || Array.isArray(record.labels))
+      throw new Error(`${where}: labels must be a map`);
     for (const [label, value] of Object.entries(record.labels as Record<string, unknown>)) {
       if (!LABEL_NAME.test(label)) throw new Error(`${where}: "${label}" is not a valid label name`);
       labels.push([label, String(value)]);
@@ -202,7 +221,13 @@ export function mapMetric(config: MapperConfig, name: string, kind: StatKind): M
       scale: mapping.scale ?? 0.001,
     };
   }
-  return { name: escapeMetricName(name), labels: [], observerType: config.observerType, buckets: config.buckets, scale: 0.001 };
+  return {
+    name: escapeMetricName(name),
+    labels: [],
+    observerType: config.observerType,
+    buckets: config.buckets,
+    scale: 0.001,
+  };
 }
 
 const RULE_STAT_HELP: Record<string, string> = {

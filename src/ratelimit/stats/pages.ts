@@ -26,7 +26,10 @@ export function debugIndex(env: Env): string {
   const entries: [string, string][] = [
     ["/debug", "print out this index of the debug endpoints"],
     ["/rlconfig", "print out the currently loaded configuration for debugging"],
-    ["/rlconfig/files", "the configuration files in force (GET), replace the runtime set (PUT), back to the bundled files (DELETE)"],
+    [
+      "/rlconfig/files",
+      "the configuration files in force (GET), replace the runtime set (PUT), back to the bundled files (DELETE)",
+    ],
     ["/stats", "print out stats"],
   ];
   const metrics = pullMetricsPath(env);
@@ -62,7 +65,9 @@ function mapperOf(config: StatsConfig): MapperConfig {
     try {
       mapper = parseMapperConfig(text);
     } catch (error) {
-      throw new SettingsError(`ratelimit settings are invalid: ${variable}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new SettingsError(
+        `ratelimit settings are invalid: ${variable}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     mappers.set(config, mapper);
   }

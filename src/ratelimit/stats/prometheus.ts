@@ -65,7 +65,13 @@ export function renderPrometheus(entries: readonly StatEntry[], config: MapperCo
     const type = entry.kind === "counter" ? "counter" : mapped.observerType;
     let family = families.get(mapped.name);
     if (!family) {
-      family = { type, help: mapped.help ?? "Rate limit service statistic.", buckets: mapped.buckets, scale: mapped.scale, series: new Map() };
+      family = {
+        type,
+        help: mapped.help ?? "Rate limit service statistic.",
+        buckets: mapped.buckets,
+        scale: mapped.scale,
+        series: new Map(),
+      };
       families.set(mapped.name, family);
     }
     // One family has one type; statsd_exporter refuses the later conflicting sample too.
@@ -95,7 +101,9 @@ export function renderPrometheus(entries: readonly StatEntry[], config: MapperCo
       }
       if (family.type === "histogram") {
         for (const bound of family.buckets) {
-          lines.push(`${name}_bucket${formatLabels(labels, ["le", formatNumber(bound)])} ${cumulativeCount(timer, bound, family.scale)}`);
+          lines.push(
+            `${name}_bucket${formatLabels(labels, ["le", formatNumber(bound)])} ${cumulativeCount(timer, bound, family.scale)}`,
+          );
         }
         lines.push(`${name}_bucket${formatLabels(labels, ["le", "+Inf"])} ${timer.count}`);
       }

@@ -5,7 +5,15 @@ import { connect } from "cloudflare:sockets";
 import type { AggregateSnapshot } from "../../../durable-objects/rate-limit-stats";
 import { logInfo, logWarn } from "../../shared/log";
 import type { StatsConfig } from "../settings";
-import { domainTarget, emptyTotals, mergeTotals, SERVICE_TARGET, type AggregatePart, type StatEntry, type StatsTotals } from "./buffer";
+import {
+  domainTarget,
+  emptyTotals,
+  mergeTotals,
+  SERVICE_TARGET,
+  type AggregatePart,
+  type StatEntry,
+  type StatsTotals,
+} from "./buffer";
 import { statsdLines } from "./statsd";
 import { statsRecord } from "./text";
 import { otlpTraceRequest, type FinishedSpan, type TraceResource } from "./tracing";
@@ -32,7 +40,10 @@ export async function deliverParts(env: Env, parts: readonly AggregatePart[]): P
         await env.RATE_LIMIT_STATS.getByName(part.target).add(part);
       } catch (error) {
         failed.push(part);
-        logWarn("ratelimit: statistics flush to the aggregate failed, will retry", { target: part.target, error: errorText(error) });
+        logWarn("ratelimit: statistics flush to the aggregate failed, will retry", {
+          target: part.target,
+          error: errorText(error),
+        });
       }
     }),
   );
@@ -42,7 +53,9 @@ export async function deliverParts(env: Env, parts: readonly AggregatePart[]): P
 /** The service instance's statistics merged with every domain instance's. */
 export async function readAggregate(env: Env): Promise<StatsTotals> {
   const service: AggregateSnapshot = await env.RATE_LIMIT_STATS.getByName(SERVICE_TARGET).snapshot();
-  const domains = await Promise.all(service.domains.map((domain) => env.RATE_LIMIT_STATS.getByName(domainTarget(domain)).snapshot()));
+  const domains = await Promise.all(
+    service.domains.map((domain) => env.RATE_LIMIT_STATS.getByName(domainTarget(domain)).snapshot()),
+  );
   const totals = mergeTotals(emptyTotals(), service);
   for (const snapshot of domains) mergeTotals(totals, snapshot);
   return totals;
@@ -75,12 +88,21 @@ export async function pushFlush(config: StatsConfig, entries: StatEntry[]): Prom
   try {
     await withTimeout(sendStatsd(push.host, push.port, lines), "statsd push");
   } catch (error) {
-    logWarn("ratelimit: statsd push failed", { host: push.host, port: push.port, lines: lines.length, error: errorText(error) });
+    logWarn("ratelimit: statsd push failed", {
+      host: push.host,
+      port: push.port,
+      lines: lines.length,
+      error: errorText(error),
+    });
   }
 }
 
 /** Exports finished spans in one OTLP/HTTP JSON request. */
-export async function exportSpans(tracing: NonNullable<StatsConfig["tracing"]>, resource: TraceResource, spans: FinishedSpan[]): Promise<void> {
+export async function exportSpans(
+  tracing: NonNullable<StatsConfig["tracing"]>,
+  resource: TraceResource,
+  spans: FinishedSpan[],
+): Promise<void> {
   try {
     const response = await withTimeout(
       fetch(tracing.url, {
@@ -91,7 +113,8 @@ export async function exportSpans(tracing: NonNullable<StatsConfig["tracing"]>, 
       "span export",
     );
     await response.arrayBuffer();
-    if (!response.ok) logWarn("ratelimit: span export refused", { url: tracing.url, status: response.status, spans: spans.length });
+    if (!response.ok)
+      logWarn("ratelimit: span export refused", { url: tracing.url, status: response.status, spans: spans.length });
   } catch (error) {
     logWarn("ratelimit: span export failed", { url: tracing.url, spans: spans.length, error: errorText(error) });
   }

@@ -44,8 +44,12 @@ const text = (value: unknown): string | undefined => (typeof value === "string" 
  * DOG_STATSD_MOGRIFIER_<N>_* aliases). Like the reference, a missing pattern or name, a bad regular expression or an
  * empty tag key or value is an error; its message names the variable.
  */
-export function parseMogrifiers(env: Env): { ok: true; mogrifiers: Mogrifier[] } | { ok: false; variable: string; message: string } {
-  const listName = ["TAGGED_METRICSD_MOGRIFIERS", "DOG_STATSD_MOGRIFIERS", "USE_DOG_STATSD_MOGRIFIERS"].find((n) => text(env[n]));
+export function parseMogrifiers(
+  env: Env,
+): { ok: true; mogrifiers: Mogrifier[] } | { ok: false; variable: string; message: string } {
+  const listName = ["TAGGED_METRICSD_MOGRIFIERS", "DOG_STATSD_MOGRIFIERS", "USE_DOG_STATSD_MOGRIFIERS"].find((n) =>
+    text(env[n]),
+  );
   if (!listName) return { ok: true, mogrifiers: [] };
   const names = text(env[listName])!
     .split(",")
@@ -56,13 +60,17 @@ export function parseMogrifiers(env: Env): { ok: true; mogrifiers: Mogrifier[] }
     const variable = (suffix: string) => {
       const spec = `TAGGED_METRICSD_MOGRIFIER_${name}_${suffix}`;
       const alias = `DOG_STATSD_MOGRIFIER_${name}_${suffix}`;
-      return text(env[spec]) !== undefined ? { key: spec, value: text(env[spec]) } : { key: alias, value: text(env[alias]) };
+      return text(env[spec]) !== undefined
+        ? { key: spec, value: text(env[spec]) }
+        : { key: alias, value: text(env[alias]) };
     };
     const pattern = variable("PATTERN");
     const template = variable("NAME");
     const tagList = variable("TAGS");
-    if (pattern.value === undefined) return { ok: false, variable: `TAGGED_METRICSD_MOGRIFIER_${name}_PATTERN`, message: "is required" };
-    if (template.value === undefined) return { ok: false, variable: `TAGGED_METRICSD_MOGRIFIER_${name}_NAME`, message: "is required" };
+    if (pattern.value === undefined)
+      return { ok: false, variable: `TAGGED_METRICSD_MOGRIFIER_${name}_PATTERN`, message: "is required" };
+    if (template.value === undefined)
+      return { ok: false, variable: `TAGGED_METRICSD_MOGRIFIER_${name}_NAME`, message: "is required" };
     let regex: RegExp;
     try {
       regex = new RegExp(pattern.value);
@@ -75,7 +83,8 @@ export function parseMogrifiers(env: Env): { ok: true; mogrifiers: Mogrifier[] }
       const colon = entry.indexOf(":");
       const key = colon < 0 ? "" : entry.slice(0, colon).trim();
       const value = colon < 0 ? "" : entry.slice(colon + 1).trim();
-      if (key === "" || value === "") return { ok: false, variable: tagList.key, message: `tag "${entry.trim()}" needs a key and a value` };
+      if (key === "" || value === "")
+        return { ok: false, variable: tagList.key, message: `tag "${entry.trim()}" needs a key and a value` };
       tags.push([key, value]);
     }
     mogrifiers.push({ name, pattern: regex, template: template.value, tags });
@@ -97,7 +106,8 @@ function tagSuffix(tags: Tags): string {
 }
 
 /** Formats a number as statsd expects (no exponent for the values we send). */
-const formatValue = (value: number): string => (Number.isInteger(value) ? String(value) : String(Math.round(value * 1000) / 1000));
+const formatValue = (value: number): string =>
+  Number.isInteger(value) ? String(value) : String(Math.round(value * 1000) / 1000);
 
 /** The lines of one flush: each counter's change as `|c`, each kept timer sample as `|ms`. */
 export function statsdLines(entries: readonly StatEntry[], format: StatsdFormat): string[] {

@@ -15,6 +15,9 @@ export function statsText(entries: readonly StatEntry[], extraTags: Tags): strin
 }
 
 /** The same statistics as one object, for the log sink (USE_METRICSD=false). */
-export function statsRecord(entries: readonly StatEntry[], extraTags: Tags): Record<string, ReturnType<typeof valueOf>> {
+export function statsRecord(
+  entries: readonly StatEntry[],
+  extraTags: Tags,
+): Record<string, ReturnType<typeof valueOf>> {
   return Object.fromEntries(entries.map((entry) => [nameWithTags(entry.name, extraTags), valueOf(entry)]));
 }

@@ -75,7 +75,8 @@ const STATUS_ERROR = 2;
 /** The body of `POST <endpoint>/v1/traces` (Content-Type application/json). */
 export function otlpTraceRequest(resource: TraceResource, spans: readonly FinishedSpan[]) {
   const resourceAttributes = [attribute("service.name", resource.serviceName)];
-  if (resource.serviceNamespace !== "") resourceAttributes.push(attribute("service.namespace", resource.serviceNamespace));
+  if (resource.serviceNamespace !== "")
+    resourceAttributes.push(attribute("service.namespace", resource.serviceNamespace));
   resourceAttributes.push(attribute("service.instance.id", resource.serviceInstanceId));
   return {
     resourceSpans: [
@@ -103,7 +104,9 @@ export function otlpTraceRequest(resource: TraceResource, spans: readonly Finish
 }
 
 /** OTEL_EXPORTER_OTLP_HEADERS: `k=v,k2=v2` with URL-encoded values; malformed entries are an error. */
-export function parseOtlpHeaders(text: string): { ok: true; headers: Record<string, string> } | { ok: false; message: string } {
+export function parseOtlpHeaders(
+  text: string,
+): { ok: true; headers: Record<string, string> } | { ok: false; message: string } {
   const headers: Record<string, string> = {};
   for (const raw of text.split(",")) {
     const entry = raw.trim();

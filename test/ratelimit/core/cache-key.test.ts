@@ -56,12 +56,12 @@ describe("generateCacheKey", () => {
   });
 
   it("puts the shared wildcard pattern, star included, in place of the value", () => {
-    expect(
-      generateCacheKey("", "domain", [entry("files", "files/a.pdf")], "SECOND", 1234, ["files/*"]).key,
-    ).toBe("domain_files_files/*_1234");
-    expect(
-      generateCacheKey("", "d", [entry("a", "x"), entry("b", "y")], "MINUTE", 1234, [undefined, "y*"]).key,
-    ).toBe("d_a_x_b_y*_1200");
+    expect(generateCacheKey("", "domain", [entry("files", "files/a.pdf")], "SECOND", 1234, ["files/*"]).key).toBe(
+      "domain_files_files/*_1234",
+    );
+    expect(generateCacheKey("", "d", [entry("a", "x"), entry("b", "y")], "MINUTE", 1234, [undefined, "y*"]).key).toBe(
+      "d_a_x_b_y*_1200",
+    );
   });
 
   it("keeps an empty value as an empty segment", () => {
@@ -72,9 +72,7 @@ describe("generateCacheKey", () => {
 describe("units", () => {
   it("converts units to window lengths", () => {
     expect(
-      (["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"] as const).map((unit) =>
-        unitToDivider(unit),
-      ),
+      (["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR"] as const).map((unit) => unitToDivider(unit)),
     ).toEqual([1, 60, 3600, 86400, 604800, 2592000, 31536000]);
   });
 

@@ -88,23 +88,14 @@ describe("loadConfig: rejections (reference wording, prefixed with the file name
     [["unknown-unit.yaml"], "unknown-unit.yaml: invalid rate limit unit 'unknown'"],
     [["empty-domain.yaml"], "empty-domain.yaml: config file cannot have empty domain"],
     [["empty-file.yaml"], "empty-file.yaml: config file cannot have empty domain"],
-    [
-      ["basic.yaml", "duplicate-domain.yaml"],
-      "duplicate-domain.yaml: duplicate domain 'test-domain' in config file",
-    ],
+    [["basic.yaml", "duplicate-domain.yaml"], "duplicate-domain.yaml: duplicate domain 'test-domain' in config file"],
     [["empty-key.yaml"], "empty-key.yaml: descriptor has empty key"],
-    [
-      ["duplicate-key.yaml"],
-      "duplicate-key.yaml: duplicate descriptor composite key 'test-domain.key1_value1'",
-    ],
+    [["duplicate-key.yaml"], "duplicate-key.yaml: duplicate descriptor composite key 'test-domain.key1_value1'"],
     [
       ["duplicate-nested-key.yaml"],
       "duplicate-nested-key.yaml: duplicate descriptor composite key 'test-domain.key1_value1.subkey1'",
     ],
-    [
-      ["unlimited-with-unit.yaml"],
-      "unlimited-with-unit.yaml: should not specify rate limit unit when unlimited",
-    ],
+    [["unlimited-with-unit.yaml"], "unlimited-with-unit.yaml: should not specify rate limit unit when unlimited"],
     [
       ["share-threshold-without-wildcard.yaml"],
       "share-threshold-without-wildcard.yaml: share_threshold can only be used with wildcard values " +
@@ -120,10 +111,7 @@ describe("loadConfig: rejections (reference wording, prefixed with the file name
     [["replaces-self.yaml"], "replaces-self.yaml: replaces should not contain name of same descriptor"],
     [["unknown-key.yaml"], "unknown-key.yaml: config error, unknown key 'ratelimit'"],
     [["non-string-key.yaml"], "non-string-key.yaml: config error, key is not of type string: 0.25"],
-    [
-      ["non-map-list.yaml"],
-      "non-map-list.yaml: config error, yaml file contains list of type other than map: a",
-    ],
+    [["non-map-list.yaml"], "non-map-list.yaml: config error, yaml file contains list of type other than map: a"],
     [["float-requests-per-unit.yaml"], "float-requests-per-unit.yaml: error checking config"],
     [
       ["negative-requests-per-unit.yaml"],

@@ -21,27 +21,19 @@ describe("getLimit: matching (basic.yaml)", () => {
     // key1_value1 has children only: a one-entry request is shallower than its rules.
     expect(getLimit(basic, "test-domain", descriptor(["key1", "value1"]))).toBeUndefined();
     // A request deeper than the config never matches the shorter rule.
-    expect(
-      getLimit(basic, "test-domain", descriptor(["key2", "value2"], ["subkey", "subvalue"])),
-    ).toBeUndefined();
+    expect(getLimit(basic, "test-domain", descriptor(["key2", "value2"], ["subkey", "subvalue"]))).toBeUndefined();
     expect(getLimit(basic, "test-domain", descriptor(["key2", "x"], ["subkey", "subvalue"]))).toBeUndefined();
     // An explicit match with children but no matching child does not fall back.
-    expect(
-      getLimit(basic, "test-domain", descriptor(["key5", "value5"], ["subkey5", "other"])),
-    ).toBeUndefined();
+    expect(getLimit(basic, "test-domain", descriptor(["key5", "value5"], ["subkey5", "other"]))).toBeUndefined();
   });
 
   it("uses the key-only rule for any value, and key plus value where configured", () => {
-    expect(
-      getLimit(basic, "test-domain", descriptor(["key1", "value1"], ["subkey1", "something"])),
-    ).toMatchObject({
+    expect(getLimit(basic, "test-domain", descriptor(["key1", "value1"], ["subkey1", "something"]))).toMatchObject({
       requestsPerUnit: 5,
       unit: "SECOND",
       metricKey: "test-domain.key1_value1.subkey1",
     });
-    expect(
-      getLimit(basic, "test-domain", descriptor(["key1", "value1"], ["subkey1", "subvalue1"])),
-    ).toMatchObject({
+    expect(getLimit(basic, "test-domain", descriptor(["key1", "value1"], ["subkey1", "subvalue1"]))).toMatchObject({
       requestsPerUnit: 10,
       unit: "SECOND",
       metricKey: "test-domain.key1_value1.subkey1_subvalue1",
@@ -65,8 +57,7 @@ describe("getLimit: matching (basic.yaml)", () => {
   it("matches a rule at level one and another at level two of the same path", () => {
     expect(getLimit(basic, "test-domain", descriptor(["key5", "value5"]))?.requestsPerUnit).toBe(15);
     expect(
-      getLimit(basic, "test-domain", descriptor(["key5", "value5"], ["subkey5", "subvalue5"]))
-        ?.requestsPerUnit,
+      getLimit(basic, "test-domain", descriptor(["key5", "value5"], ["subkey5", "subvalue5"]))?.requestsPerUnit,
     ).toBe(25);
   });
 
@@ -95,8 +86,7 @@ describe("getLimit: matching (basic.yaml)", () => {
 });
 
 describe("getLimit: wildcards", () => {
-  const limitOf = (value: string) =>
-    getLimit(wildcard, "wildcard", descriptor(["path", value]))?.requestsPerUnit;
+  const limitOf = (value: string) => getLimit(wildcard, "wildcard", descriptor(["path", value]))?.requestsPerUnit;
 
   it("prefers key plus value, then a wildcard, then key only", () => {
     expect(limitOf("/api/exact")).toBe(30);
@@ -123,9 +113,7 @@ describe("getLimit: wildcards", () => {
   });
 
   it("reports the pattern, star included, as the metric key", () => {
-    expect(getLimit(wildcard, "wildcard", descriptor(["path", "/api/users"]))?.metricKey).toBe(
-      "wildcard.path_/api/*",
-    );
+    expect(getLimit(wildcard, "wildcard", descriptor(["path", "/api/users"]))?.metricKey).toBe("wildcard.path_/api/*");
     expect(getLimit(wildcard, "wildcard", descriptor(["nested", "val1"], ["wild", "goo123"]))).toMatchObject({
       requestsPerUnit: 60,
       metricKey: "wildcard.nested_val1.wild_goo*",
@@ -152,19 +140,19 @@ describe("getLimit: share_threshold", () => {
   });
 
   it("uses the prefix without the star with detailed_metric, runtime values elsewhere", () => {
-    expect(
-      getLimit(share, "share", descriptor(["service", "svc/users"], ["endpoint", "get"]))?.metricKey,
-    ).toBe("share.service_svc/.endpoint_get");
+    expect(getLimit(share, "share", descriptor(["service", "svc/users"], ["endpoint", "get"]))?.metricKey).toBe(
+      "share.service_svc/.endpoint_get",
+    );
   });
 
   it("shares only the levels that ask for it", () => {
-    expect(
-      getLimit(share, "share", descriptor(["path", "path/a"], ["file", "file/b"], ["type", "pdf"])),
-    ).toMatchObject({
-      requestsPerUnit: 120,
-      metricKey: "share.path_path/*.file_file/*.type",
-      sharedValues: ["path/*", undefined, undefined],
-    });
+    expect(getLimit(share, "share", descriptor(["path", "path/a"], ["file", "file/b"], ["type", "pdf"]))).toMatchObject(
+      {
+        requestsPerUnit: 120,
+        metricKey: "share.path_path/*.file_file/*.type",
+        sharedValues: ["path/*", undefined, undefined],
+      },
+    );
   });
 
   it("still lets an explicit value win over a shared wildcard", () => {
@@ -177,8 +165,7 @@ describe("getLimit: share_threshold", () => {
 });
 
 describe("getLimit: metric keys with value_to_metric and detailed_metric", () => {
-  const key = (...entries: [string, string][]) =>
-    getLimit(metrics, "metrics", descriptor(...entries))?.metricKey;
+  const key = (...entries: [string, string][]) => getLimit(metrics, "metrics", descriptor(...entries))?.metricKey;
 
   it("puts runtime values of key-only levels that ask for it into the key", () => {
     expect(key(["route", "draw"], ["http_method", "GET"], ["subject_id", "123"])).toBe(
@@ -236,9 +223,7 @@ describe("getLimit: request overrides", () => {
 
   it("bypasses whitelists and unlimited rules, but not an unknown domain", () => {
     const limit = { requestsPerUnit: 1, unit: "MINUTE" as const };
-    expect(
-      getLimit(basic, "test-domain", { ...descriptor(["key2", "value3"]), limit })?.requestsPerUnit,
-    ).toBe(1);
+    expect(getLimit(basic, "test-domain", { ...descriptor(["key2", "value3"]), limit })?.requestsPerUnit).toBe(1);
     expect(getLimit(basic, "test-domain", { ...descriptor(["key6", "x"]), limit })?.unlimited).toBe(false);
     expect(getLimit(basic, "foo_domain", { ...descriptor(["key2", "x"]), limit })).toBeUndefined();
   });

@@ -71,7 +71,13 @@ describe("the YAML config loader", () => {
       fc.property(yamlText, fc.string({ unit: "binary", maxLength: 200 }), (yaml, noise) => {
         load([{ name: "a.yaml", text: yaml }]);
         load([{ name: "b.yaml", text: noise }]);
-        load([{ name: "a.yaml", text: yaml }, { name: "b.yaml", text: yaml }], limits({ aliasNodes: 5, depth: 3 }));
+        load(
+          [
+            { name: "a.yaml", text: yaml },
+            { name: "b.yaml", text: yaml },
+          ],
+          limits({ aliasNodes: 5, depth: 3 }),
+        );
       }),
       { numRuns: 400 },
     );
@@ -90,7 +96,11 @@ describe("the YAML config loader", () => {
         const lines = ["domain: chain", "x:", "  - &l0 {key: k, value: v}"];
         for (let level = 1; level <= levels; level++) {
           const anchor = level < levels ? `&l${level} ` : "";
-          lines.push(`  - ${anchor}[${Array(fanout).fill(`*l${level - 1}`).join(", ")}]`);
+          lines.push(
+            `  - ${anchor}[${Array(fanout)
+              .fill(`*l${level - 1}`)
+              .join(", ")}]`,
+          );
         }
         // Nodes the aliases add: each alias in level n copies the whole subtree of level n-1.
         let subtree = 5; // the map of level 0, its two keys and two values

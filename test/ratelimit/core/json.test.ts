@@ -64,9 +64,7 @@ describe("parseRateLimitRequestJson", () => {
       value: {
         domain: "d",
         hitsAddend: 3,
-        descriptors: [
-          { entries: [], limit: { requestsPerUnit: 7, unit: "HOUR" }, hitsAddend: 9007199254740991 },
-        ],
+        descriptors: [{ entries: [], limit: { requestsPerUnit: 7, unit: "HOUR" }, hitsAddend: 9007199254740991 }],
       },
     });
   });
@@ -99,10 +97,7 @@ describe("parseRateLimitRequestJson", () => {
     [{ hitsAddend: 1, hits_addend: 2 }, 'duplicate field "hitsAddend" in RateLimitRequest'],
     [{ hitsAddend: -1 }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: -1'],
     [{ hitsAddend: 1.5 }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: 1.5'],
-    [
-      { hitsAddend: 4294967296 },
-      'invalid value for uint32 field "hitsAddend" in RateLimitRequest: 4294967296',
-    ],
+    [{ hitsAddend: 4294967296 }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: 4294967296'],
     [{ hitsAddend: "-2" }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: "-2"'],
     [{ hitsAddend: true }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: true'],
     [
@@ -116,10 +111,7 @@ describe("parseRateLimitRequestJson", () => {
       { descriptors: [{ limit: { unit: "FORTNIGHT" } }] },
       'invalid value for enum field "unit" in RateLimitOverride: "FORTNIGHT"',
     ],
-    [
-      { descriptors: [{ limit: { unit: 8 } }] },
-      'invalid value for enum field "unit" in RateLimitOverride: 8',
-    ],
+    [{ descriptors: [{ limit: { unit: 8 } }] }, 'invalid value for enum field "unit" in RateLimitOverride: 8'],
     [
       { descriptors: [{ isNegativeHits: "no" }] },
       'invalid value for bool field "isNegativeHits" in RateLimitDescriptor: "no"',
@@ -185,17 +177,12 @@ describe("rateLimitResponseToJson", () => {
     expect(rateLimitResponseToJson({ overallCode: "OK", statuses: [], responseHeadersToAdd: [] })).toEqual({
       overallCode: "OK",
     });
-    expect(
-      rateLimitResponseToJson({ overallCode: "UNKNOWN", statuses: [], responseHeadersToAdd: [] }),
-    ).toEqual({});
+    expect(rateLimitResponseToJson({ overallCode: "UNKNOWN", statuses: [], responseHeadersToAdd: [] })).toEqual({});
   });
 
   it("encodes a real decision", async () => {
     const h = harness(loadFixtures(["basic.yaml"]));
-    const decision = await h.run(
-      request("test-domain", [[["key2", "x"]], [["key6", "y"]], [["nothing", "z"]]]),
-      2222,
-    );
+    const decision = await h.run(request("test-domain", [[["key2", "x"]], [["key6", "y"]], [["nothing", "z"]]]), 2222);
     expect(JSON.stringify(rateLimitResponseToJson(decision.response))).toBe(
       '{"overallCode":"OK","statuses":[' +
         '{"code":"OK","currentLimit":{"requestsPerUnit":20,"unit":"MINUTE"},' +

@@ -4,11 +4,14 @@ import { describe, expect, it } from "vitest";
 import { kvstoreOptions, parseCredentials, parseHostPort } from "../../../src/ratelimit/kvstore/options";
 import { counterStoreSettings } from "../../../src/ratelimit/settings";
 
-const options = (env: Record<string, string>) => kvstoreOptions(counterStoreSettings({ BACKEND_TYPE: "redis", ...env }));
+const options = (env: Record<string, string>) =>
+  kvstoreOptions(counterStoreSettings({ BACKEND_TYPE: "redis", ...env }));
 
 describe("kvstoreOptions", () => {
   it("reads the spec's defaults", () => {
-    const { main, perSecond, jitterMaxSeconds, healthCheckActiveConnection } = options({ KVSTORE_URL: "redis.internal:6379" });
+    const { main, perSecond, jitterMaxSeconds, healthCheckActiveConnection } = options({
+      KVSTORE_URL: "redis.internal:6379",
+    });
     expect(main).toEqual({
       role: "main",
       fingerprint: expect.stringMatching(/^[0-9a-f]{8}$/),
@@ -39,12 +42,21 @@ describe("kvstoreOptions", () => {
     expect(main.topology).toEqual({
       type: "sentinel",
       masterName: "mymaster",
-      sentinels: [{ host: "10.0.0.1", port: 26379 }, { host: "::1", port: 26380 }],
+      sentinels: [
+        { host: "10.0.0.1", port: 26379 },
+        { host: "::1", port: 26380 },
+      ],
       sentinelAuth: { password: "sentinel-pass" },
     });
     expect(perSecond).toMatchObject({
       role: "persecond",
-      topology: { type: "cluster", nodes: [{ host: "10.0.0.5", port: 7000 }, { host: "10.0.0.6", port: 7000 }] },
+      topology: {
+        type: "cluster",
+        nodes: [
+          { host: "10.0.0.5", port: 7000 },
+          { host: "10.0.0.6", port: 7000 },
+        ],
+      },
       windowMs: 0.15,
       poolSize: 3,
       onEmpty: "WAIT",
@@ -68,6 +80,8 @@ describe("credentials and addresses", () => {
 
   it("reads host:port and [ipv6]:port", () => {
     expect(parseHostPort("[2001:db8::1]:6379", "X")).toEqual({ host: "2001:db8::1", port: 6379 });
-    expect(() => parseHostPort("host:99999", "KVSTORE_URL")).toThrow('KVSTORE_URL: expected host:port, got "host:99999"');
+    expect(() => parseHostPort("host:99999", "KVSTORE_URL")).toThrow(
+      'KVSTORE_URL: expected host:port, got "host:99999"',
+    );
   });
 });

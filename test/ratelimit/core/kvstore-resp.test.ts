@@ -14,17 +14,35 @@ function parseAll(parser: ReplyParser) {
 
 describe("encodeCommands", () => {
   it("writes each command as an array of bulk strings, lengths in bytes", () => {
-    expect(text(encodeCommands([["INCRBY", "k_é", 3], ["EXPIRE", "k_é", 60]]))).toBe(
-      "*3\r\n$6\r\nINCRBY\r\n$4\r\nk_é\r\n$1\r\n3\r\n*3\r\n$6\r\nEXPIRE\r\n$4\r\nk_é\r\n$2\r\n60\r\n",
-    );
+    expect(
+      text(
+        encodeCommands([
+          ["INCRBY", "k_é", 3],
+          ["EXPIRE", "k_é", 60],
+        ]),
+      ),
+    ).toBe("*3\r\n$6\r\nINCRBY\r\n$4\r\nk_é\r\n$1\r\n3\r\n*3\r\n$6\r\nEXPIRE\r\n$4\r\nk_é\r\n$2\r\n60\r\n");
   });
 });
 
 describe("ReplyParser", () => {
   it("parses every RESP2 reply type", () => {
     const parser = new ReplyParser();
-    parser.push(bytes("+OK\r\n-ERR wrong\r\n:42\r\n:-1\r\n$5\r\nhello\r\n$-1\r\n*2\r\n$1\r\na\r\n:1\r\n*-1\r\n*0\r\n$0\r\n\r\n"));
-    expect(parseAll(parser)).toEqual(["OK", new ReplyError("ERR wrong"), 42, -1, "hello", null, ["a", 1], null, [], ""]);
+    parser.push(
+      bytes("+OK\r\n-ERR wrong\r\n:42\r\n:-1\r\n$5\r\nhello\r\n$-1\r\n*2\r\n$1\r\na\r\n:1\r\n*-1\r\n*0\r\n$0\r\n\r\n"),
+    );
+    expect(parseAll(parser)).toEqual([
+      "OK",
+      new ReplyError("ERR wrong"),
+      42,
+      -1,
+      "hello",
+      null,
+      ["a", 1],
+      null,
+      [],
+      "",
+    ]);
     expect(parser.pending).toBe(0);
   });
 

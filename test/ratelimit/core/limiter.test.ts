@@ -54,9 +54,7 @@ describe("stopCacheKeyIncrementWhenOverlimit (rule 13)", () => {
     expect(h.store.value("stop_key2_value2_1200")).toBe(10);
     expect(h.store.value("stop_key3_value3_0")).toBe(15);
     // Each request reads first, then increments once.
-    expect(
-      h.store.calls.slice(20, 22).map((call) => [call.method, call.items.map((item) => item.hits)]),
-    ).toEqual([
+    expect(h.store.calls.slice(20, 22).map((call) => [call.method, call.items.map((item) => item.hits)])).toEqual([
       ["get", [0, 0]],
       ["increment", [0, 1]],
     ]);
@@ -110,9 +108,7 @@ describe("local over-limit cache", () => {
     const cache = new LocalCache(4096);
     const h = harness(basic, {}, cache);
     await h.run(request("test-domain", [[["key3", "x"]]]), 1234);
-    expect((await h.run(request("test-domain", [[["key3", "x"]]]), 1234)).response.overallCode).toBe(
-      "OVER_LIMIT",
-    );
+    expect((await h.run(request("test-domain", [[["key3", "x"]]]), 1234)).response.overallCode).toBe("OVER_LIMIT");
     expect(h.store.calls).toHaveLength(2);
 
     const cached = await h.run(request("test-domain", [[["key3", "x"]]]), 3599);
@@ -150,9 +146,7 @@ describe("local over-limit cache", () => {
     await h.run(request("test-domain", [[["key3", "x"]]]));
     await h.run(request("test-domain", [[["key3", "x"]]]));
     const decision = await h.run(request("test-domain", [[["key3", "x"]], [["key2", "y"]]]));
-    expect(h.store.calls.at(-1)?.items.map((item) => [item.key, item.hits])).toEqual([
-      ["test-domain_key2_y_1200", 1],
-    ]);
+    expect(h.store.calls.at(-1)?.items.map((item) => [item.key, item.hits])).toEqual([["test-domain_key2_y_1200", 1]]);
     expect(decision.response.statuses.map((s) => s.limitRemaining)).toEqual([0, 19]);
   });
 
@@ -187,8 +181,7 @@ describe("stat deltas", () => {
   it("counts 25 requests at 20 per minute as 20 within, 4 near and 5 over", async () => {
     const h = harness(basic);
     const deltas: RuleStatDelta[] = [];
-    for (let i = 0; i < 25; i++)
-      deltas.push(...(await h.run(request("test-domain", [[["key2", "x"]]]))).stats.rules);
+    for (let i = 0; i < 25; i++) deltas.push(...(await h.run(request("test-domain", [[["key2", "x"]]]))).stats.rules);
     expect(new Set(deltas.map((d) => d.key))).toEqual(new Set(["test-domain.key2"]));
     expect(sum(deltas)).toEqual({
       totalHits: 25,
@@ -207,12 +200,7 @@ describe("stat deltas", () => {
       deltas.push((await h.run(request("test-domain", [[["key2", "x"]]], hits))).stats.rules[0]);
     }
     expect(
-      deltas.map(({ totalHits, withinLimit, nearLimit, overLimit }) => [
-        totalHits,
-        withinLimit,
-        nearLimit,
-        overLimit,
-      ]),
+      deltas.map(({ totalHits, withinLimit, nearLimit, overLimit }) => [totalHits, withinLimit, nearLimit, overLimit]),
     ).toEqual([
       [14, 14, 0, 0],
       [5, 5, 3, 0],
@@ -242,8 +230,7 @@ describe("stat deltas", () => {
   it("reports near-limit hits with a different ratio", async () => {
     const h = harness(basic, { nearLimitRatio: 0.5 });
     const deltas = [];
-    for (let i = 0; i < 12; i++)
-      deltas.push(...(await h.run(request("test-domain", [[["key2", "x"]]]))).stats.rules);
+    for (let i = 0; i < 12; i++) deltas.push(...(await h.run(request("test-domain", [[["key2", "x"]]]))).stats.rules);
     expect(sum(deltas).nearLimit).toBe(2);
   });
 
@@ -252,19 +239,14 @@ describe("stat deltas", () => {
     expect(sanitizeStatName("d.client_10.0.0.1.sub")).toBe("d.client_10_0_0_1.sub");
     const h = harness(loadFixtures(["value-to-metric.yaml"]));
     const decision = await h.run(request("metrics", [[["host", "10.1.2.3:8080"]], [["client", "10.0.0.1"]]]));
-    expect(decision.stats.rules.map((r) => r.key)).toEqual([
-      "metrics.host_10_1_2_3_8080",
-      "metrics.client_10_0_0_1",
-    ]);
+    expect(decision.stats.rules.map((r) => r.key)).toEqual(["metrics.host_10_1_2_3_8080", "metrics.client_10_0_0_1"]);
   });
 });
 
 describe("response headers", () => {
   it("describes the only limited descriptor", async () => {
     const h = harness(basic, { responseHeaders: HEADERS });
-    expect(
-      (await h.run(request("test-domain", [[["key2", "x"]]]), 2222)).response.responseHeadersToAdd,
-    ).toEqual([
+    expect((await h.run(request("test-domain", [[["key2", "x"]]]), 2222)).response.responseHeadersToAdd).toEqual([
       { key: "RateLimit-Limit", value: "20" },
       { key: "RateLimit-Remaining", value: "19" },
       { key: "RateLimit-Reset", value: "58" },
@@ -293,9 +275,7 @@ describe("response headers", () => {
         .responseHeadersToAdd,
     ).toEqual([]);
     const disabled = harness(basic);
-    expect(
-      (await disabled.run(request("test-domain", [[["key2", "x"]]]))).response.responseHeadersToAdd,
-    ).toEqual([]);
+    expect((await disabled.run(request("test-domain", [[["key2", "x"]]]))).response.responseHeadersToAdd).toEqual([]);
   });
 });
 

@@ -15,7 +15,8 @@ describe("memcached text protocol", () => {
   });
 
   it("parses replies of each kind, also when split across chunks", () => {
-    const wire = "VALUE a 0 2\r\n12\r\nVALUE b 0 1 99\r\n7\r\nEND\r\n5\r\nNOT_FOUND\r\nSTORED\r\nNOT_STORED\r\nSERVER_ERROR out of memory\r\nEND\r\n";
+    const wire =
+      "VALUE a 0 2\r\n12\r\nVALUE b 0 1 99\r\n7\r\nEND\r\n5\r\nNOT_FOUND\r\nSTORED\r\nNOT_STORED\r\nSERVER_ERROR out of memory\r\nEND\r\n";
     const parser = new ReplyParser();
     const ops = ["get", "incr", "incr", "add", "add", "incr", "get"] as const;
     const replies = [];
@@ -29,7 +30,10 @@ describe("memcached text protocol", () => {
       }
     }
     expect(replies).toEqual([
-      new Map([["a", "12"], ["b", "7"]]),
+      new Map([
+        ["a", "12"],
+        ["b", "7"],
+      ]),
       5,
       "NOT_FOUND",
       "STORED",
@@ -42,8 +46,11 @@ describe("memcached text protocol", () => {
   it("accepts keys up to 250 bytes without whitespace or control characters", () => {
     expect(keyProblem("a".repeat(250))).toBeUndefined();
     expect(keyProblem("é".repeat(125))).toBeUndefined();
-    expect(keyProblem("é".repeat(126))).toBe(`objcache: cache key "${"é".repeat(80)}..." is 252 bytes long; memcached keys are at most 250`);
-    for (const bad of ["a b", "a\nb", "a\u007fb", "a\u0000b"]) expect(keyProblem(bad)).toMatch(/holds whitespace or a control character/);
+    expect(keyProblem("é".repeat(126))).toBe(
+      `objcache: cache key "${"é".repeat(80)}..." is 252 bytes long; memcached keys are at most 250`,
+    );
+    for (const bad of ["a b", "a\nb", "a\u007fb", "a\u0000b"])
+      expect(keyProblem(bad)).toMatch(/holds whitespace or a control character/);
   });
 });
 

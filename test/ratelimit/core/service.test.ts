@@ -28,12 +28,12 @@ describe("shouldRateLimit: request validation", () => {
   });
 
   it("refuses to answer without a configuration", async () => {
-    expect(
-      await shouldRateLimit({ ...deps, config: undefined }, request("test-domain", [[["key2", "x"]]]), 1),
-    ).toEqual({
-      ok: false,
-      error: { kind: "service", message: "no rate limit configuration loaded" },
-    });
+    expect(await shouldRateLimit({ ...deps, config: undefined }, request("test-domain", [[["key2", "x"]]]), 1)).toEqual(
+      {
+        ok: false,
+        error: { kind: "service", message: "no rate limit configuration loaded" },
+      },
+    );
   });
 
   it("refuses an override without a unit, naming the descriptor", async () => {
@@ -54,9 +54,7 @@ describe("shouldRateLimit: request validation", () => {
   it("turns a store failure into an error value", async () => {
     const store = new MemoryStore();
     store.failure = new Error("CLUSTERDOWN The cluster is down");
-    expect(
-      await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234),
-    ).toEqual({
+    expect(await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234)).toEqual({
       ok: false,
       error: { kind: "store", message: "CLUSTERDOWN The cluster is down" },
     });
@@ -64,9 +62,7 @@ describe("shouldRateLimit: request validation", () => {
 
   it("treats a store reply of the wrong length as a store failure", async () => {
     const store = { increment: async () => [], get: async () => [] };
-    expect(
-      await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234),
-    ).toEqual({
+    expect(await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234)).toEqual({
       ok: false,
       error: { kind: "store", message: "counter store returned 0 values for 1 counters" },
     });
@@ -92,9 +88,7 @@ describe("shouldRateLimit: decisions", () => {
     expect(h.store.calls).toEqual([
       {
         method: "increment",
-        items: [
-          { key: "test-domain_key2_x_1200", counterName: "test-domain_key2_x_", hits: 1, windowEnd: 1260 },
-        ],
+        items: [{ key: "test-domain_key2_x_1200", counterName: "test-domain_key2_x_", hits: 1, windowEnd: 1260 }],
       },
     ]);
   });
@@ -143,9 +137,7 @@ describe("shouldRateLimit: decisions", () => {
   it("prefers key plus value to key only (rule 3)", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key2", "value2"]], [["key2", "other"]]]));
-    expect(
-      decision.response.statuses.map((s) => [s.currentLimit?.requestsPerUnit, s.limitRemaining]),
-    ).toEqual([
+    expect(decision.response.statuses.map((s) => [s.currentLimit?.requestsPerUnit, s.limitRemaining])).toEqual([
       [30, 29],
       [20, 19],
     ]);
@@ -352,12 +344,8 @@ describe("shouldRateLimit: shadow mode (rules 11 and 12)", () => {
 describe("shouldRateLimit: hits", () => {
   it("adds the request's hitsAddend, 0 meaning 1", async () => {
     const h = harness(basic);
-    expect(
-      (await h.run(request("test-domain", [[["key2", "x"]]], 5))).response.statuses[0].limitRemaining,
-    ).toBe(15);
-    expect(
-      (await h.run(request("test-domain", [[["key2", "x"]]], 0))).response.statuses[0].limitRemaining,
-    ).toBe(14);
+    expect((await h.run(request("test-domain", [[["key2", "x"]]], 5))).response.statuses[0].limitRemaining).toBe(15);
+    expect((await h.run(request("test-domain", [[["key2", "x"]]], 0))).response.statuses[0].limitRemaining).toBe(14);
     expect(h.store.calls.map((call) => call.items[0].hits)).toEqual([5, 1]);
   });
 
@@ -391,9 +379,7 @@ describe("shouldRateLimit: hits", () => {
       code: "OK",
       limitRemaining: 0,
     });
-    expect((await h.run(request("test-domain", [[["key2", "x"]]]))).response.statuses[0].code).toBe(
-      "OVER_LIMIT",
-    );
+    expect((await h.run(request("test-domain", [[["key2", "x"]]]))).response.statuses[0].code).toBe("OVER_LIMIT");
   });
 });
 
@@ -455,9 +441,7 @@ describe("shouldRateLimit: store calls", () => {
   it("starts a new counter in the next window", async () => {
     const h = harness(basic);
     await h.run(request("test-domain", [[["key3", "x"]]]), 3599);
-    expect((await h.run(request("test-domain", [[["key3", "x"]]]), 3599)).response.overallCode).toBe(
-      "OVER_LIMIT",
-    );
+    expect((await h.run(request("test-domain", [[["key3", "x"]]]), 3599)).response.overallCode).toBe("OVER_LIMIT");
     const next = await h.run(request("test-domain", [[["key3", "x"]]]), 3600);
     expect(next.response.statuses[0]).toMatchObject({ code: "OK", durationUntilResetSeconds: 3600 });
   });

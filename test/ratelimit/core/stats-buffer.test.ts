@@ -45,7 +45,9 @@ function apply(parts: AggregatePart[], into: StatsTotals = emptyTotals()): Stats
 }
 
 const asRecord = (totals: StatsTotals) =>
-  Object.fromEntries(snapshotEntries(totals).map((entry) => [entry.name, entry.kind === "counter" ? entry.value : entry.timer.count]));
+  Object.fromEntries(
+    snapshotEntries(totals).map((entry) => [entry.name, entry.kind === "counter" ? entry.value : entry.timer.count]),
+  );
 
 describe("StatsBuffer", () => {
   it("records the exact per-rule statistics of a known sequence (near, over, shadow, replaces, detailed, value_to_metric)", async () => {
@@ -138,7 +140,17 @@ describe("flush entries and /stats text", () => {
   it("lists only the counters a batch moved, and every timer with its samples", () => {
     const buffer = new StatsBuffer({ keepSamples: true });
     buffer.addRequestStats("d", {
-      rules: [{ key: "d.k", totalHits: 2, overLimit: 0, nearLimit: 0, withinLimit: 2, shadowMode: 0, overLimitWithLocalCache: 0 }],
+      rules: [
+        {
+          key: "d.k",
+          totalHits: 2,
+          overLimit: 0,
+          nearLimit: 0,
+          withinLimit: 2,
+          shadowMode: 0,
+          overLimitWithLocalCache: 0,
+        },
+      ],
       domainNotFound: 0,
       globalShadowMode: 0,
     });
@@ -185,7 +197,14 @@ describe("flush entries and /stats text", () => {
 });
 
 describe("RetryQueue", () => {
-  const part = (id: string): AggregatePart => ({ target: "service", id, counters: { c: 1 }, timers: {}, rules: {}, domains: [] });
+  const part = (id: string): AggregatePart => ({
+    target: "service",
+    id,
+    counters: { c: 1 },
+    timers: {},
+    rules: {},
+    domains: [],
+  });
 
   it("gives back the failed parts in order, once", () => {
     const queue = new RetryQueue();

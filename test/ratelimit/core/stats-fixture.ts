@@ -60,14 +60,24 @@ export interface StatsStep {
 export function statsSequence(domain: string, unknownDomain: string): StatsStep[] {
   const steps: StatsStep[] = [];
   // Limit 5, near threshold floor(5 * 0.8) = 4: hits 1-4 within, hit 5 within and near, hits 6-7 over.
-  for (let i = 1; i <= 7; i++) steps.push({ domain, descriptors: [[["near", "a"]]], code: i <= 5 ? "OK" : "OVER_LIMIT" });
+  for (let i = 1; i <= 7; i++)
+    steps.push({ domain, descriptors: [[["near", "a"]]], code: i <= 5 ? "OK" : "OVER_LIMIT" });
   // Limit 2 in shadow mode, near threshold 1: hit 2 is near, hit 3 over but let through.
   for (let i = 1; i <= 3; i++) steps.push({ domain, descriptors: [[["shadow", "s"]]], code: "OK" });
   // old_rule is replaced by the rule of `new`: no statistics for it.
   steps.push({ domain, descriptors: [[["old", "r"]], [["new", "r"]]], code: "OK" });
   steps.push({ domain, descriptors: [[["detailed", "x"]]], code: "OK" });
   steps.push({ domain, descriptors: [[["detailed", "y"]]], code: "OK" });
-  steps.push({ domain, descriptors: [[["route", "draw"], ["method", "GET"]]], code: "OK" });
+  steps.push({
+    domain,
+    descriptors: [
+      [
+        ["route", "draw"],
+        ["method", "GET"],
+      ],
+    ],
+    code: "OK",
+  });
   steps.push({ domain, descriptors: [[["free", "z"]]], code: "OK" });
   steps.push({ domain, descriptors: [[["client", "10.0.0.1"]]], code: "OK" });
   steps.push({ domain: unknownDomain, descriptors: [[["near", "a"]], [["x", "y"]]], code: "OK" });

@@ -44,7 +44,18 @@ const TOTALS: StatsTotals = {
   timers: { "ratelimit_server.ShouldRateLimit.response_time": timerOf([3, 7, 40, 40, 400, 30000]) },
 };
 
-type Parsed = { name: string; help: string; type: string; metrics: { labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string; sum?: string }[] }[];
+type Parsed = {
+  name: string;
+  help: string;
+  type: string;
+  metrics: {
+    labels?: Record<string, string>;
+    value?: string;
+    buckets?: Record<string, string>;
+    count?: string;
+    sum?: string;
+  }[];
+}[];
 
 function parse(text: string): Record<string, Parsed[number]> {
   return Object.fromEntries((parsePrometheusTextFormat(text) as Parsed).map((family) => [family.name, family]));
@@ -72,9 +83,18 @@ describe("default mapping", () => {
       { labels: { domain: "d", key1: "near" }, value: "2" },
       { labels: { domain: "d", key1: "route_draw", key2: "method" }, value: "0" },
     ]);
-    expect(families.ratelimit_service_rate_limit_near_limit.metrics[1]).toEqual({ labels: { domain: "d", key1: "near" }, value: "1" });
-    expect(families.ratelimit_service_rate_limit_within_limit.metrics[1]).toEqual({ labels: { domain: "d", key1: "near" }, value: "5" });
-    expect(families.ratelimit_service_rate_limit_shadow_mode.metrics[0]).toEqual({ labels: { domain: "d", key1: "a", key2: "b" }, value: "1" });
+    expect(families.ratelimit_service_rate_limit_near_limit.metrics[1]).toEqual({
+      labels: { domain: "d", key1: "near" },
+      value: "1",
+    });
+    expect(families.ratelimit_service_rate_limit_within_limit.metrics[1]).toEqual({
+      labels: { domain: "d", key1: "near" },
+      value: "5",
+    });
+    expect(families.ratelimit_service_rate_limit_shadow_mode.metrics[0]).toEqual({
+      labels: { domain: "d", key1: "a", key2: "b" },
+      value: "1",
+    });
     expect(families.ratelimit_service_rate_limit_over_limit_with_local_cache.metrics[0]).toEqual({
       labels: { domain: "d", key1: "a", key2: "b" },
       value: "1",
@@ -86,11 +106,16 @@ describe("default mapping", () => {
       { labels: { err_type: "redis_error" }, value: "1" },
       { labels: { err_type: "service_error" }, value: "4" },
     ]);
-    expect(families.ratelimit_service_total_requests).toMatchObject({ type: "COUNTER", metrics: [{ labels: { grpc_method: "ShouldRateLimit" }, value: "6" }] });
+    expect(families.ratelimit_service_total_requests).toMatchObject({
+      type: "COUNTER",
+      metrics: [{ labels: { grpc_method: "ShouldRateLimit" }, value: "6" }],
+    });
     expect(families.ratelimit_service_config_load_success.metrics).toEqual([{ value: "2" }]);
     expect(families.ratelimit_service_config_load_error.metrics).toEqual([{ value: "1" }]);
     expect(families.ratelimit_service_global_shadow_mode.metrics).toEqual([{ value: "3" }]);
-    expect(families.ratelimit_service_rate_limit_domain_not_found.metrics).toEqual([{ labels: { domain: "nowhere" }, value: "2" }]);
+    expect(families.ratelimit_service_rate_limit_domain_not_found.metrics).toEqual([
+      { labels: { domain: "nowhere" }, value: "2" },
+    ]);
   });
 
   it("exposes response_time as a histogram in seconds with the Prometheus default buckets", () => {
@@ -119,24 +144,41 @@ describe("default mapping", () => {
       ],
     });
     const text = render(DEFAULT_MAPPER_YAML);
-    expect(text).toContain('ratelimit_service_response_time_seconds_bucket{grpc_method="ShouldRateLimit",le="0.005"} 1\n');
-    expect(text).toContain('ratelimit_service_response_time_seconds_bucket{grpc_method="ShouldRateLimit",le="+Inf"} 6\n');
+    expect(text).toContain(
+      'ratelimit_service_response_time_seconds_bucket{grpc_method="ShouldRateLimit",le="0.005"} 1\n',
+    );
+    expect(text).toContain(
+      'ratelimit_service_response_time_seconds_bucket{grpc_method="ShouldRateLimit",le="+Inf"} 6\n',
+    );
     expect(text).toContain('ratelimit_service_response_time_seconds_sum{grpc_method="ShouldRateLimit"} 30.49\n');
     expect(text).toContain('ratelimit_service_response_time_seconds_count{grpc_method="ShouldRateLimit"} 6\n');
   });
 
   it("adds EXTRA_TAGS as labels on every series", () => {
-    const tagged = parse(render(DEFAULT_MAPPER_YAML, TOTALS, [["env", "prod"], ["zone-name", "eu"]]));
-    expect(tagged.ratelimit_service_config_load_success.metrics).toEqual([{ labels: { env: "prod", zone_name: "eu" }, value: "2" }]);
+    const tagged = parse(
+      render(DEFAULT_MAPPER_YAML, TOTALS, [
+        ["env", "prod"],
+        ["zone-name", "eu"],
+      ]),
+    );
+    expect(tagged.ratelimit_service_config_load_success.metrics).toEqual([
+      { labels: { env: "prod", zone_name: "eu" }, value: "2" },
+    ]);
     expect(tagged.ratelimit_service_total_requests.metrics).toEqual([
       { labels: { env: "prod", grpc_method: "ShouldRateLimit", zone_name: "eu" }, value: "6" },
     ]);
   });
 
   it("escapes label values the text format cannot carry raw", () => {
-    const text = render(DEFAULT_MAPPER_YAML, { counters: {}, rules: { 'q.path_/a"b\\c': [1, 0, 0, 1, 0, 0] }, timers: {} });
+    const text = render(DEFAULT_MAPPER_YAML, {
+      counters: {},
+      rules: { 'q.path_/a"b\\c': [1, 0, 0, 1, 0, 0] },
+      timers: {},
+    });
     expect(text).toContain('ratelimit_service_rate_limit_total_hits{domain="q",key1="path_/a\\"b\\\\c"} 1');
-    expect(parse(text).ratelimit_service_rate_limit_total_hits.metrics).toEqual([{ labels: { domain: "q", key1: 'path_/a"b\\c' }, value: "1" }]);
+    expect(parse(text).ratelimit_service_rate_limit_total_hits.metrics).toEqual([
+      { labels: { domain: "q", key1: 'path_/a"b\\c' }, value: "1" },
+    ]);
   });
 
   it("answers nothing for no statistics", () => {
@@ -224,11 +266,21 @@ mappings:
     };
     expect(error("mappings: [{name: x}]")).toBe("mappings[0]: match is required");
     expect(error("mappings: [{match: a.b}]")).toBe("mappings[0]: name is required");
-    expect(error("mappings: [{match: a.b, name: 'bad-name'}]")).toBe('mappings[0]: "bad-name" is not a valid metric name');
-    expect(error("mappings: [{match: a.b, name: ok, labels: {'bad-label': x}}]")).toBe('mappings[0]: "bad-label" is not a valid label name');
-    expect(error("mappings: [{match: '(', match_type: regex, name: ok}]")).toBe("mappings[0]: match is not a valid regular expression");
-    expect(error("mappings: [{match: a, name: ok, observer_type: gauge}]")).toBe("mappings[0]: observer_type must be histogram or summary");
-    expect(error("mappings: [{match: a, name: ok, buckets: [1, x]}]")).toBe("mappings[0]: buckets must be a list of numbers");
+    expect(error("mappings: [{match: a.b, name: 'bad-name'}]")).toBe(
+      'mappings[0]: "bad-name" is not a valid metric name',
+    );
+    expect(error("mappings: [{match: a.b, name: ok, labels: {'bad-label': x}}]")).toBe(
+      'mappings[0]: "bad-label" is not a valid label name',
+    );
+    expect(error("mappings: [{match: '(', match_type: regex, name: ok}]")).toBe(
+      "mappings[0]: match is not a valid regular expression",
+    );
+    expect(error("mappings: [{match: a, name: ok, observer_type: gauge}]")).toBe(
+      "mappings[0]: observer_type must be histogram or summary",
+    );
+    expect(error("mappings: [{match: a, name: ok, buckets: [1, x]}]")).toBe(
+      "mappings[0]: buckets must be a list of numbers",
+    );
     expect(error("mappings: [{match: a, name: ok, nmae: typo}]")).toBe('mappings[0]: unknown field "nmae"');
     expect(error("mapings: []")).toBe('unknown field "mapings"');
     expect(error("mappings: {a: 1}")).toBe("mappings must be a list");
@@ -243,7 +295,9 @@ describe("mapping helpers", () => {
   });
 
   it("escape unmapped names as statsd_exporter does", () => {
-    expect(escapeMetricName("ratelimit.service.rate_limit.d.path_/x*.total_hits")).toBe("ratelimit_service_rate_limit_d_path__x__total_hits");
+    expect(escapeMetricName("ratelimit.service.rate_limit.d.path_/x*.total_hits")).toBe(
+      "ratelimit_service_rate_limit_d_path__x__total_hits",
+    );
     expect(escapeMetricName("9lives")).toBe("_9lives");
   });
 
@@ -252,6 +306,8 @@ describe("mapping helpers", () => {
     expect(mapMetric(config, "ratelimit.service.rate_limit.d.a.b.over_limit_with_local_cache", "counter")?.name).toBe(
       "ratelimit_service_rate_limit_over_limit_with_local_cache",
     );
-    expect(mapMetric(config, "ratelimit.service.rate_limit.d.a.b.over_limit", "counter")?.name).toBe("ratelimit_service_rate_limit_over_limit");
+    expect(mapMetric(config, "ratelimit.service.rate_limit.d.a.b.over_limit", "counter")?.name).toBe(
+      "ratelimit_service_rate_limit_over_limit",
+    );
   });
 });

@@ -25,15 +25,24 @@ describe("statsConfig", () => {
       tagged: false,
       mogrifiers: [],
     });
-    expect(statsConfig({ METRICSD_HOST: "spec", STATSD_HOST: "alias", METRICSD_PORT: "1", STATSD_PORT: "2" }).push).toMatchObject({
+    expect(
+      statsConfig({ METRICSD_HOST: "spec", STATSD_HOST: "alias", METRICSD_PORT: "1", STATSD_PORT: "2" }).push,
+    ).toMatchObject({
       host: "spec",
       port: 1,
     });
     expect(statsConfig({ USE_METRICSD: "false", USE_STATSD: "true" }).push).toEqual({ kind: "log" });
     expect(statsConfig({ USE_METRICSD: "", USE_STATSD: "false" }).push).toEqual({ kind: "log" });
     expect(statsConfig({ USE_DOG_STATSD: "1" }).push).toMatchObject({ kind: "statsd", tagged: true });
-    expect(statsConfig({ USE_TAGGED_METRICSD: "false", USE_DOG_STATSD: "true", USE_METRICSD: "false" }).push).toEqual({ kind: "log" });
-    const pull = statsConfig({ USE_PROMETHEUS: "true", PROMETHEUS_PATH: "/prom", PROMETHEUS_MAPPER_YAML: "mappings: []", USE_METRICSD: "false" });
+    expect(statsConfig({ USE_TAGGED_METRICSD: "false", USE_DOG_STATSD: "true", USE_METRICSD: "false" }).push).toEqual({
+      kind: "log",
+    });
+    const pull = statsConfig({
+      USE_PROMETHEUS: "true",
+      PROMETHEUS_PATH: "/prom",
+      PROMETHEUS_MAPPER_YAML: "mappings: []",
+      USE_METRICSD: "false",
+    });
     expect(pull).toMatchObject({
       pullMetrics: true,
       pullMetricsPath: "/prom",
@@ -58,8 +67,19 @@ describe("statsConfig", () => {
       TAGGED_METRICSD_MOGRIFIER_M_PATTERN: "^(.*)$",
       TAGGED_METRICSD_MOGRIFIER_M_NAME: "x.$1",
     });
-    expect(config).toMatchObject({ enabled: false, flushIntervalMs: 90_000, extraTags: [["a", "1"], ["b", "2"]] });
-    expect(config.push).toMatchObject({ kind: "statsd", tagged: true, mogrifiers: [{ name: "M", template: "x.$1", tags: [] }] });
+    expect(config).toMatchObject({
+      enabled: false,
+      flushIntervalMs: 90_000,
+      extraTags: [
+        ["a", "1"],
+        ["b", "2"],
+      ],
+    });
+    expect(config.push).toMatchObject({
+      kind: "statsd",
+      tagged: true,
+      mogrifiers: [{ name: "M", template: "x.$1", tags: [] }],
+    });
   });
 
   it("resolves tracing: endpoint, headers, service identity and sampling", () => {

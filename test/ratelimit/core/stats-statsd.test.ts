@@ -15,7 +15,9 @@ import { mogrify, parseMogrifiers, statsdLines, type Mogrifier } from "../../../
 
 describe("statistic names", () => {
   it("composes the reference's names", () => {
-    expect(ruleStatName("d.key_value.sub", "within_limit")).toBe("ratelimit.service.rate_limit.d.key_value.sub.within_limit");
+    expect(ruleStatName("d.key_value.sub", "within_limit")).toBe(
+      "ratelimit.service.rate_limit.d.key_value.sub.within_limit",
+    );
     expect(domainNotFoundName("a:b|c 10.1.2.3")).toBe("ratelimit.service.rate_limit.a_b_c 10_1_2_3.domain_not_found");
     expect(shouldRateLimitErrorName("service")).toBe("ratelimit.service.call.should_rate_limit.service_error");
     expect(shouldRateLimitErrorName("store")).toBe("ratelimit.service.call.should_rate_limit.redis_error");
@@ -38,9 +40,12 @@ describe("statistic names", () => {
   });
 
   it("writes tags into plain statsd names as the reference's stats library does", () => {
-    expect(nameWithTags("ratelimit.service.config_load_success", [["env", "prod.eu"], ["svc", "a:b|c"]])).toBe(
-      "ratelimit.service.config_load_success.__env=prod_eu.__svc=a_b_c",
-    );
+    expect(
+      nameWithTags("ratelimit.service.config_load_success", [
+        ["env", "prod.eu"],
+        ["svc", "a:b|c"],
+      ]),
+    ).toBe("ratelimit.service.config_load_success.__env=prod_eu.__svc=a_b_c");
   });
 });
 
@@ -82,7 +87,9 @@ describe("statsd lines", () => {
   });
 
   it("rewrites names into name plus tags with the first matching mogrifier, EXTRA_TAGS after", () => {
-    expect(statsdLines(entries, { tagged: true, mogrifiers: mogrifiersOf(EXAMPLE_ENV), extraTags: [["env", "test"]] })).toEqual([
+    expect(
+      statsdLines(entries, { tagged: true, mogrifiers: mogrifiersOf(EXAMPLE_ENV), extraTags: [["env", "test"]] }),
+    ).toEqual([
       "ratelimit.service.rate_limit.within_limit:3|c|#domain:mongo_cps,descriptor:database_users,env:test",
       "ratelimit.service.config_load_success:1|c|#env:test",
       "ratelimit_server.response_time:2|ms|#grpc_method:ShouldRateLimit,env:test",
@@ -143,8 +150,16 @@ describe("mogrifiers", () => {
       message: "is required",
     });
     expect(
-      parseMogrifiers({ TAGGED_METRICSD_MOGRIFIERS: "M", TAGGED_METRICSD_MOGRIFIER_M_PATTERN: "(", TAGGED_METRICSD_MOGRIFIER_M_NAME: "n" }),
-    ).toEqual({ ok: false, variable: "TAGGED_METRICSD_MOGRIFIER_M_PATTERN", message: "is not a valid regular expression" });
+      parseMogrifiers({
+        TAGGED_METRICSD_MOGRIFIERS: "M",
+        TAGGED_METRICSD_MOGRIFIER_M_PATTERN: "(",
+        TAGGED_METRICSD_MOGRIFIER_M_NAME: "n",
+      }),
+    ).toEqual({
+      ok: false,
+      variable: "TAGGED_METRICSD_MOGRIFIER_M_PATTERN",
+      message: "is not a valid regular expression",
+    });
     expect(
       parseMogrifiers({
         TAGGED_METRICSD_MOGRIFIERS: "M",

@@ -15,7 +15,11 @@ const SPAN = "00f067aa0ba902b7";
 describe("traceparent", () => {
   it("reads version 00 headers, sampled or not", () => {
     expect(parseTraceparent(`00-${TRACE}-${SPAN}-01`)).toEqual({ traceId: TRACE, spanId: SPAN, sampled: true });
-    expect(parseTraceparent(` 00-${TRACE.toUpperCase()}-${SPAN}-00 `)).toEqual({ traceId: TRACE, spanId: SPAN, sampled: false });
+    expect(parseTraceparent(` 00-${TRACE.toUpperCase()}-${SPAN}-00 `)).toEqual({
+      traceId: TRACE,
+      spanId: SPAN,
+      sampled: false,
+    });
     // A later version may append fields; version 00 may not.
     expect(parseTraceparent(`01-${TRACE}-${SPAN}-03-extra`)).toEqual({ traceId: TRACE, spanId: SPAN, sampled: true });
     expect(parseTraceparent(`00-${TRACE}-${SPAN}-01-extra`)).toBeUndefined();
@@ -137,7 +141,10 @@ describe("OTLP/HTTP JSON", () => {
 
   it("leaves out an empty namespace", () => {
     const body = otlpTraceRequest({ serviceName: "RateLimit", serviceNamespace: "", serviceInstanceId: "i" }, []);
-    expect(body.resourceSpans[0].resource.attributes.map((a) => a.key)).toEqual(["service.name", "service.instance.id"]);
+    expect(body.resourceSpans[0].resource.attributes.map((a) => a.key)).toEqual([
+      "service.name",
+      "service.instance.id",
+    ]);
   });
 
   it("reads OTEL_EXPORTER_OTLP_HEADERS and builds the traces URL", () => {

@@ -34,7 +34,10 @@ const SHOP_SNAKE = {
       shadow_mode: true,
       detailed_metric: true,
     },
-    { key: "user", descriptors: [{ key: "plan", value: "free", rate_limit: { unit: "HOUR", requests_per_unit: 100 } }] },
+    {
+      key: "user",
+      descriptors: [{ key: "plan", value: "free", rate_limit: { unit: "HOUR", requests_per_unit: 100 } }],
+    },
     { key: "internal", rate_limit: { unlimited: true } },
   ],
 };
@@ -221,7 +224,14 @@ describe("xdsConfigsToFiles: refusals", () => {
       [{ name: 7 }],
       'configs[0]: invalid value for string field "name" in RateLimitConfig: 7',
     ],
-    ["a duplicate name", [{ name: "a", domain: "x" }, { name: "a", domain: "y" }], "a: two configs have this name"],
+    [
+      "a duplicate name",
+      [
+        { name: "a", domain: "x" },
+        { name: "a", domain: "y" },
+      ],
+      "a: two configs have this name",
+    ],
     [
       "a domain of the wrong type",
       [{ name: "a", domain: true }],
@@ -298,9 +308,12 @@ describe("xdsConfigsToFiles: refusals", () => {
   });
 
   it("names the first resource that cannot be read, in snapshot order", () => {
-    expect(conversionError([{ name: "z", domain: "z", descriptors: [{ key: 1 }] }, { name: "a", extra: true }])).toBe(
-      'z: invalid value for string field "key" in RateLimitDescriptor: 1',
-    );
+    expect(
+      conversionError([
+        { name: "z", domain: "z", descriptors: [{ key: 1 }] },
+        { name: "a", extra: true },
+      ]),
+    ).toBe('z: invalid value for string field "key" in RateLimitDescriptor: 1');
   });
 });
 
@@ -308,8 +321,16 @@ describe("loadConfig over converted resources", () => {
   it.each(["1_000.0", "190:20:30.15", ".5_", "yes", "null", "0x1F"])(
     "keeps the descriptor value %s a string (the files are written as YAML 1.1, the version the loader reads)",
     (value) => {
-      const loaded = loadXds([{ name: "f", domain: "f", descriptors: [{ key: "k", value, rateLimit: { unit: "SECOND", requestsPerUnit: 1 } }] }]);
-      expect(loaded.ok && dumpConfig(loaded.value)).toBe(`f.k_${value}: unit=SECOND requests_per_unit=1, shadow_mode: false\n`);
+      const loaded = loadXds([
+        {
+          name: "f",
+          domain: "f",
+          descriptors: [{ key: "k", value, rateLimit: { unit: "SECOND", requestsPerUnit: 1 } }],
+        },
+      ]);
+      expect(loaded.ok && dumpConfig(loaded.value)).toBe(
+        `f.k_${value}: unit=SECOND requests_per_unit=1, shadow_mode: false\n`,
+      );
     },
   );
 
@@ -325,7 +346,10 @@ describe("loadConfig over converted resources", () => {
     const loaded = loadXds([withPolicy("unlimited-minute", { unit: "MINUTE", unlimited: true })]);
     expect(loaded).toEqual({
       ok: false,
-      error: { file: "unlimited-minute", message: "unlimited-minute: should not specify rate limit unit when unlimited" },
+      error: {
+        file: "unlimited-minute",
+        message: "unlimited-minute: should not specify rate limit unit when unlimited",
+      },
     });
   });
 
@@ -335,7 +359,10 @@ describe("loadConfig over converted resources", () => {
   });
 
   it("refuses two resources of one domain without MERGE_DOMAIN_CONFIG, naming the later in name order", () => {
-    const loaded = loadXds([{ name: "second", domain: "same" }, { name: "first", domain: "same" }]);
+    const loaded = loadXds([
+      { name: "second", domain: "same" },
+      { name: "first", domain: "same" },
+    ]);
     expect(loaded.ok || loaded.error.message).toBe("second: duplicate domain 'same' in config file");
   });
 });
