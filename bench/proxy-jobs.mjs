@@ -5,7 +5,7 @@
 //   2. "Worker only": wrangler dev without an agent: load from D1, generate, check, store the version (the warning
 //      says no load balancer was updated);
 //   3. "with agent": wrangler dev pushing to the real haproxy-agent (reload command `true`), which writes the bundle,
-//      runs `haproxy -c`, swaps the files in (one backend's params change before each round, so every bundle is new
+//      runs `haproxy -c`, swaps the files in (one backend's timeout changes before each round, so every bundle is new
 //      and the agent never skips the check as "unchanged");
 //   4. the floor: `haproxy -c -f haproxy.cfg` on the agent's applied files, run directly.
 // Sequential requests (c=1); prints p50 and mean wall time in milliseconds and the ratios to the floor.
@@ -74,7 +74,8 @@ async function touchBackend(url, round) {
   const response = await fetch(`${url}/backends/bench00`, {
     method: "POST",
     headers: { Authorization: auth, "content-type": "application/json" },
-    body: JSON.stringify({ label: "b0001", params: `balance roundrobin\n# bench round ${round}` }),
+    // A comment would not do: params are stored vetted and comments are not written to haproxy.cfg.
+    body: JSON.stringify({ label: "b0001", params: `balance roundrobin\ntimeout server ${10 + round}s` }),
   });
   if (response.status !== 200) throw new Error(`POST /backends answered ${response.status}: ${await response.text()}`);
 }

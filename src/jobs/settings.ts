@@ -1,6 +1,6 @@
 // Settings of the detached jobs (queue consumer and cron triggers).
 import { z } from "zod";
-import { envInteger, readSettings } from "../shared/settings";
+import { envInteger, settingsReader } from "../shared/settings";
 
 export const JobSettings = z.object({
   /** Days a finished job run stays in job_runs before the daily housekeeping removes it. */
@@ -8,4 +8,4 @@ export const JobSettings = z.object({
 });
 export type JobSettings = z.output<typeof JobSettings>;
 
-export const jobSettings = (env: object): JobSettings => readSettings(JobSettings, env, "jobs");
+export const jobSettings: (env: object) => JobSettings = settingsReader(JobSettings, "jobs");

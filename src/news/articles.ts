@@ -1,9 +1,9 @@
 // The articles repository: listing with full-text search (D1's FTS5) and filters, admin create/update/delete,
 // and the batched upsert by fingerprint that ingestion uses. Every write is one D1 batch.
-import { and, asc, count, desc, eq, getTableColumns, gte, lte, ne, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { integer, SQLiteAsyncDialect, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { Database } from "../shared/db";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { d1Statement, inJsonList, type Database } from "../shared/db";
 import { conflict, notFound, validationError } from "./errors";
 import type { SortKey } from "./list";
 import { articleCompanies, articles, companies, newsIngestCursors } from "./tables";
@@ -110,10 +110,6 @@ const articlesFts = sqliteTable("articles_fts", {
 
 const matchesFts = (query: string) =>
   sql`${articles.id} IN (SELECT ${articlesFts.rowid} FROM ${articlesFts} WHERE ${articlesFts} MATCH ${query})`;
-
-/** `column IN (the JSON array's values)`: one bound parameter however long the list (D1 allows 100 per statement). */
-const inJsonList = (column: AnyColumn, values: string[]) =>
-  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reads
@@ -236,17 +232,6 @@ function mergeLinks(explicit: string[], matched: string[]) {
 }
 
 const matchText = (title: string, abstract: string) => `${title}\n${abstract}`;
-
-const dialect = new SQLiteAsyncDialect();
-
-/**
- * A D1 statement from drizzle SQL or a drizzle query. drizzle's batch cannot run raw SQL that has parameters
- * (it looks for a prepared statement that raw SQL does not have), so writes mixing both go through D1's batch.
- */
-function d1Statement(db: Database, query: SQL | { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
-  const { sql: text, params } = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query);
-  return db.$client.prepare(text).bind(...params);
-}
 
 export async function createArticle(
   db: Database,

@@ -3,9 +3,10 @@
 // its user and the user's token version, so a password change or a deletion ends every token issued before it.
 import type { Context, MiddlewareHandler } from "hono";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
-import { parseBasicAuth, parseBearer } from "../shared/basic-auth";
+import { parseBasicAuth, parseBearer } from "../shared/http/basic-auth";
 import { database } from "../shared/db";
-import { constantTimeEqual, verifyPassword } from "../shared/passwords";
+import { sha256Hex } from "../shared/bytes";
+import { constantTimeEqualText, verifyPassword } from "../shared/passwords";
 import { BASIC_CHALLENGE, unauthorized } from "./errors";
 import { newsSettings, requiredSecret, type NewsSettings } from "./settings";
 import { findUserByEmail, getUser, type NewsUser } from "./users";
@@ -30,10 +31,8 @@ async function presentedToken(c: Context): Promise<string | undefined> {
  * depend on their lengths either (a byte-wise comparison would tell how long the master key is).
  */
 async function sameSecret(presented: string, secret: string): Promise<boolean> {
-  const [a, b] = await Promise.all(
-    [presented, secret].map((text) => crypto.subtle.digest("SHA-256", encoder.encode(text))),
-  );
-  return constantTimeEqual(new Uint8Array(a), new Uint8Array(b));
+  const [a, b] = await Promise.all([sha256Hex(presented), sha256Hex(secret)]);
+  return constantTimeEqualText(a, b);
 }
 
 /** Requires the master key MASTER_KEY, compared in constant time; anything else is 401. */

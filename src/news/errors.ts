@@ -1,11 +1,7 @@
 // The news API's error wire format, after the rest generator it rewrites: operational errors carry their
 // status and body; anything unexpected is logged and answered [{"code":500,"path":"meta","message":"Server error"}].
-import type { Context } from "hono";
-import { HTTPException } from "hono/http-exception";
-import { HttpError } from "../shared/errors";
-import { logError } from "../shared/log";
-import { InvalidUtf8, PayloadTooLarge } from "../shared/request-body";
-import { SettingsError } from "../shared/settings";
+import { errorHandler, GENERIC_FAILURE, HttpError } from "../shared/http/errors";
+import { InvalidUtf8, PayloadTooLarge } from "../shared/http/request-body";
 
 /**
  * An operational error whose JSON body is given exactly (e.g. the validation shape {valid, param, message}).
@@ -73,18 +69,16 @@ function bodyFailure(error: Error): NewsError | undefined {
   return undefined;
 }
 
-export function newsErrorResponse(thrown: Error, c: Context): Response {
-  const error = bodyFailure(thrown) ?? thrown;
-  if (error instanceof NewsError) {
-    if (error.body === undefined) return c.body(null, error.status as 401, error.headers);
-    return c.json(error.body, error.status as 400, error.headers);
-  }
-  if (error instanceof HttpError) return c.json({ message: error.message }, error.status as 400, error.headers);
-  if (error instanceof HTTPException) return c.json({ message: error.message }, error.status);
-  if (error instanceof SettingsError) {
-    logError("news: invalid settings", error);
-    return c.json([{ code: 500, path: "meta", message: error.message }], 500);
-  }
-  logError("news: unexpected error", error);
-  return c.json([{ code: 500, path: "meta", message: "Server error" }], 500);
-}
+export const newsErrorResponse = errorHandler(
+  "news",
+  {
+    expected(c, error) {
+      if (!(error instanceof NewsError)) return c.json({ message: error.message }, error.status as 400, error.headers);
+      if (error.body === undefined) return c.body(null, error.status as 401, error.headers);
+      return c.json(error.body, error.status as 400, error.headers);
+    },
+    failure: (c, message) =>
+      c.json([{ code: 500, path: "meta", message: message === GENERIC_FAILURE ? "Server error" : message }], 500),
+  },
+  (error) => bodyFailure(error) ?? error,
+);

@@ -1,7 +1,7 @@
 // Settings of the news API, read from the Worker's vars and secrets.
 import { z } from "zod";
-import type { BodyLimit } from "../shared/request-body";
-import { envInteger, envOptionalString, envString, readSettings, SettingsError } from "../shared/settings";
+import type { BodyLimit } from "../shared/http/request-body";
+import { envInteger, envOptionalString, envString, settingsReader, SettingsError } from "../shared/settings";
 
 export const NewsSettings = z.object({
   /** Secret: the master key required (as access_token) to create users and to log in. */
@@ -42,7 +42,7 @@ export const NewsSettings = z.object({
 });
 export type NewsSettings = z.output<typeof NewsSettings>;
 
-export const newsSettings = (env: object): NewsSettings => readSettings(NewsSettings, env, "news");
+export const newsSettings: (env: object) => NewsSettings = settingsReader(NewsSettings, "news");
 
 /** A secret the request cannot do without: unset, the service answers 500 naming it (never a silent 401). */
 export function requiredSecret(settings: NewsSettings, name: "MASTER_KEY" | "JWT_SECRET"): string {

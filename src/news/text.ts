@@ -1,8 +1,8 @@
 // Text normalisation shared by ingestion and the admin article routes: HTML to plain text, the 256-character
 // abstract, and the md5(title + source) fingerprint that de-duplicates articles.
+import { md5Hex } from "../shared/bytes";
 
 const ABSTRACT_LENGTH = 256;
-const encoder = new TextEncoder();
 
 const namedEntities: Record<string, string> = {
   amp: "&",
@@ -52,11 +52,6 @@ export function makeAbstract(html: string): string {
   if (text.length <= ABSTRACT_LENGTH) return text;
   // Cut on code points so that an emoji or other astral character is never split in half.
   return `${Array.from(text).slice(0, ABSTRACT_LENGTH).join("").trimEnd()} ...`;
-}
-
-export async function md5Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("MD5", encoder.encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /** md5(title + source) as the original system computes it: the same story from the same source is one article. */

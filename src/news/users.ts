@@ -5,7 +5,7 @@ import type { Database } from "../shared/db";
 import { hashPassword } from "../shared/passwords";
 import { conflict, notFound } from "./errors";
 import type { SortKey } from "./list";
-import { md5Hex } from "./text";
+import { md5Hex } from "../shared/bytes";
 import { newsUsers } from "./tables";
 
 export type NewsUser = typeof newsUsers.$inferSelect;

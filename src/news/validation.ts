@@ -2,7 +2,7 @@
 // become the rest generator's validation object {valid: false, name: <rule>, param, value, <rule>: <limit>, message}.
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { decodeUtf8, InvalidUtf8, readBodyBytes } from "../shared/request-body";
+import { decodeUtf8, InvalidUtf8, readBodyBytes } from "../shared/http/request-body";
 import { NewsError, validationError, type ValidationFailure } from "./errors";
 import { newsBodyLimit } from "./settings";
 import { MAX_URL_LENGTH } from "./text";

@@ -2,7 +2,8 @@
 // finalize with a P-256 CSR, download of the chain. JWS through jose; the transport (fetch), the waits and the
 // challenge store are passed in, so that tests and the job decide where they go.
 import { calculateJwkThumbprint, FlattenedSign, importJWK, type JWK } from "jose";
-import { buildCsr, generateCertificateKey, privateKeyPem, toBase64Url } from "./x509";
+import { toBase64Url } from "../shared/bytes";
+import { buildCsr, generateCertificateKey, privateKeyPem } from "./x509";
 
 export interface ChallengeStore {
   /** Makes GET /.well-known/acme-challenge/{token} answer the key authorization. */

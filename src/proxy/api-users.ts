@@ -1,4 +1,5 @@
 // API users of the proxy API: lookup and credential checks (the administrator comes from secrets).
+import { toHex } from "../shared/bytes";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { constantTimeEqualText, hashPassword, verifyPassword } from "../shared/passwords";
@@ -44,7 +45,7 @@ async function credentialDigest(username: string, password: string): Promise<str
   // The name's length first, so that no other name/password split gives the same bytes.
   const message = new TextEncoder().encode(`${username.length}:${username}:${password}`);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await credentialKey, message));
-  return Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return toHex(mac);
 }
 
 async function passwordMatches(

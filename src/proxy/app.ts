@@ -3,8 +3,8 @@
 import { OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
 import { swaggerUI } from "@hono/swagger-ui";
 import { database } from "../shared/db";
-import { HttpError } from "../shared/errors";
-import { validate } from "../shared/validate";
+import { HttpError } from "../shared/http/errors";
+import { validate } from "../shared/http/validate";
 import { deleteApiUser, listApiUsers, upsertApiUser } from "./api-users";
 import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { resolveBackend, setContainersOf, upsertBackend } from "./backends";

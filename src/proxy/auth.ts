@@ -1,8 +1,8 @@
 // Hono middleware for the proxy API: HTTP Basic authentication and the master-only guard.
 import { createMiddleware } from "hono/factory";
-import { parseBasicAuth } from "../shared/basic-auth";
+import { parseBasicAuth } from "../shared/http/basic-auth";
 import { database } from "../shared/db";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import { authenticate, type Caller } from "./api-users";
 import { Forbidden, Unauthorized } from "./errors";
 import { proxySettings } from "./settings";

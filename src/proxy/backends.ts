@@ -2,7 +2,7 @@
 // replaced wholesale when given), and switching a backend to the containers of another one.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../shared/db";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import {
   commit,
   deleteBackendContainers,

@@ -1,51 +1,29 @@
 // Multi-row writes and lookups of the proxy API, and the one D1 batch each request commits.
 // Row lists travel as ONE JSON parameter read with json_each: one statement per kind of change whatever the
 // number of rows, which keeps D1's limits (100 bound parameters per statement, queries per invocation) away.
-import { inArray, sql, type AnyColumn, type Query, type SQL } from "drizzle-orm";
-import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import type { Database } from "../shared/db";
+import { sql, type SQL } from "drizzle-orm";
+import { commitBatch, isConstraintFailure, type Database, type Statement } from "../shared/db";
 import { CannotProcess } from "./errors";
 
-/** A write for commit(): a drizzle query builder, or raw SQL from the helpers below. */
-export type Statement = SQL | { toSQL(): Query };
-
-const dialect = new SQLiteAsyncDialect();
-
-/** `column IN (<values>)` with the values as one JSON parameter, whatever their number. */
-export const inJsonList = (column: AnyColumn, values: readonly (string | number)[]) =>
-  inArray(column, sql`(select value from json_each(${JSON.stringify(values)}))`);
+export { inJsonList, type Statement } from "../shared/db";
 
 /**
- * Runs the statements as one D1 batch, which D1 executes as a single transaction: all or nothing. A
- * constraint failure here means another request changed the same rows since we validated. (The statements go
- * to D1 directly: drizzle's batch cannot carry raw SQL with parameters.) Returns each statement's rows.
+ * Commits the statements as one D1 batch: all or nothing. A constraint failure here means another request changed the
+ * same rows since we validated. Returns each statement's rows.
  */
 export async function commit(
   db: Database,
   statements: Statement[],
   what: string,
 ): Promise<Record<string, unknown>[][]> {
-  if (statements.length === 0) return [];
-  const prepared = statements.map((statement) => {
-    const query = "toSQL" in statement ? statement.toSQL() : dialect.sqlToQuery(statement);
-    return db.$client.prepare(query.sql).bind(...query.params);
-  });
   try {
-    const results = await db.$client.batch<Record<string, unknown>>(prepared);
-    return results.map((result) => result.results ?? []);
+    return await commitBatch(db, statements);
   } catch (error) {
     if (isConstraintFailure(error)) {
       throw new CannotProcess(`${what}: a concurrent change conflicted with this request, nothing was changed`);
     }
     throw error;
   }
-}
-
-function isConstraintFailure(error: unknown): boolean {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (/constraint failed/i.test(current.message)) return true;
-  }
-  return false;
 }
 
 /** A domain's stored fields, as the writes below take them. */

@@ -3,7 +3,7 @@
 // covers (enableSSL then sets certProvided instead of publicCaCertificate).
 import { and, asc, eq, gt } from "drizzle-orm";
 import type { Database } from "../shared/db";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import { NotFound } from "./errors";
 import { certificates } from "./tables";
 import {

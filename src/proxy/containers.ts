@@ -1,8 +1,8 @@
 // Containers: create-or-update by label within a project, and the administrator's SSH permission grants.
 import { and, eq, sql } from "drizzle-orm";
-import type { Database } from "../shared/db";
+import { isConstraintFailure, type Database } from "../shared/db";
 import { vetContainerAddress, type Ipv6Network } from "./addresses";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import { commit, inJsonList, type Statement } from "./bulk";
 import { CannotProcess, Conflict, NotFound } from "./errors";
 import { loadProjectTree, type ProjectRow } from "./projects";
@@ -84,24 +84,16 @@ export async function upsertContainer(
     return existing.id;
   } catch (error) {
     // The unique index is the check: no extra read, and no race between a check and the write.
-    if (violates(error, "containers.ipv6")) {
+    if (isConstraintFailure(error, "containers.ipv6")) {
       throw new Conflict(`Invalid container: address ${input.ipv6} is already used by another container`);
     }
-    if (violates(error, "containers.project_id, containers.label")) {
+    if (isConstraintFailure(error, "containers.project_id, containers.label")) {
       throw new CannotProcess(
         "Unable to process container create: a concurrent change conflicted with this request, nothing was changed",
       );
     }
     throw error;
   }
-}
-
-/** True when a D1 error (or one it wraps) is the failure of the unique index on these columns. */
-function violates(error: unknown, columns: string): boolean {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (current.message.includes(`UNIQUE constraint failed: ${columns}`)) return true;
-  }
-  return false;
 }
 
 /**

@@ -74,7 +74,7 @@ export function objectIdentifier(dotted: string): Uint8Array {
   return tlv(TAG.OID, Uint8Array.from(bytes));
 }
 
-const two = (n: number) => String(n).padStart(2, "0");
+const two = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /** UTCTime up to 2049, GeneralizedTime from 2050 (RFC 5280 4.1.2.5). */
 export function time(date: Date): Uint8Array {
@@ -175,5 +175,3 @@ export function readTime(node: Node): Date {
     Date.UTC(year, Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6])),
   );
 }
-
-export const toHex = (bytes: Uint8Array) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");

@@ -1,9 +1,5 @@
 // The proxy API's error wire format: {"success": false, "payload": "<message>", "warnings": []}.
-import type { Context } from "hono";
-import { HTTPException } from "hono/http-exception";
-import { HttpError } from "../shared/errors";
-import { logError } from "../shared/log";
-import { SettingsError } from "../shared/settings";
+import { errorHandler, HttpError } from "../shared/http/errors";
 
 export const REALM = 'Basic realm="proxy"';
 
@@ -14,20 +10,12 @@ export class Unauthorized extends HttpError {
   }
 }
 
-export function proxyErrorResponse(error: Error, c: Context): Response {
-  if (error instanceof HttpError) {
-    return c.json({ success: false, payload: error.message, warnings: [] }, error.status as 400, error.headers);
-  }
-  if (error instanceof HTTPException) {
-    return c.json({ success: false, payload: error.message, warnings: [] }, error.status);
-  }
-  if (error instanceof SettingsError) {
-    logError("proxy: invalid settings", error);
-    return c.json({ success: false, payload: error.message, warnings: [] }, 500);
-  }
-  logError("proxy: unexpected error", error);
-  return c.json({ success: false, payload: "Internal Server Error", warnings: [] }, 500);
-}
+const proxyBody = (payload: string) => ({ success: false, payload, warnings: [] });
+
+export const proxyErrorResponse = errorHandler("proxy", {
+  expected: (c, error) => c.json(proxyBody(error.message), error.status as 400, error.headers),
+  failure: (c, message) => c.json(proxyBody(message), 500),
+});
 
 /** A project, backend, container or user that does not exist or that the caller may not see (same answer). */
 export class NotFound extends HttpError {

@@ -1,6 +1,7 @@
 // Generates the HAProxy bundle from the installation: haproxy.cfg, the four maps and the certificate files, checked
 // structurally before anything leaves the Worker. A pure function of its input: the same database gives the same
 // bytes (no timestamps, every list sorted).
+import { sha256Hex } from "../shared/bytes";
 import { certificateFile, combinedPem, selectCertificates, type CertificateRow } from "./certificates";
 import { isValidRedirectUrl } from "./domains";
 import { vetContainerAddress, type Ipv6Network } from "./addresses";
@@ -322,6 +323,5 @@ export async function bundleDigest(files: Record<string, string>): Promise<strin
     .sort()
     .map((name) => `${name}\n${files[name].length}\n${files[name]}`)
     .join("\n");
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return `sha256:${Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256:${await sha256Hex(text)}`;
 }

@@ -4,7 +4,7 @@ import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
 import { enqueueJobs } from "../jobs/enqueue";
 import { appendJobWarnings, finishJobRun, startJobRun } from "../jobs/history";
 import { database, type Database } from "../shared/db";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import { logError } from "../shared/log";
 import type { Caller } from "./api-users";
 import { combinedPem, ensureFallbackCertificate, listCertificates } from "./certificates";

@@ -1,7 +1,7 @@
 // The proxy jobs' locks, held in the JobLock Durable Object: gensynchaprx and writesshprx share one, the certificate
 // maintenance has its own. A start whose lock is held answers 423; a holder that dies loses it after JOB_LOCK_TIMEOUT.
 import type { JobLockState } from "../../durable-objects/job-lock";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import { logError } from "../shared/log";
 import { proxySettings } from "./settings";
 

@@ -1,10 +1,15 @@
 // Settings of the proxy configuration API, read from the Worker's vars and secrets.
 import { z } from "zod";
 import { parseIpv6Network } from "./addresses";
-import { envDurationMs, envInteger, envOptionalString, envString, readSettings } from "../shared/settings";
+import {
+  envDurationMs,
+  envInteger,
+  envOptionalString,
+  envString,
+  settingsReader,
+  unsetIfEmpty,
+} from "../shared/settings";
 import { NEVER_EXTRA } from "./haproxy-params";
-
-const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
 
 /** An http(s) URL without credentials, query or fragment, kept without its trailing slash. */
 const httpUrl = () =>
@@ -46,7 +51,7 @@ const port = (defaultValue: number) =>
 
 export const ProxySettings = z.object({
   /** master (default) runs writes and jobs; a slave answers them with 405 and serves reads. */
-  INSTANCE_ROLE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["master", "slave"]).default("master")),
+  INSTANCE_ROLE: z.preprocess(unsetIfEmpty, z.enum(["master", "slave"]).default("master")),
   /** Secret: user name of the bootstrap administrator, who sees every project and may use /admin. */
   PROXY_ADMIN_USERNAME: envOptionalString(),
   /** Secret: that administrator's password. Without both, no administrator exists. */
@@ -139,4 +144,4 @@ export const ProxySettings = z.object({
 });
 export type ProxySettings = z.output<typeof ProxySettings>;
 
-export const proxySettings = (env: object): ProxySettings => readSettings(ProxySettings, env, "proxy");
+export const proxySettings: (env: object) => ProxySettings = settingsReader(ProxySettings, "proxy");

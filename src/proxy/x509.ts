@@ -1,5 +1,6 @@
 // X.509 for the certificate jobs, on WebCrypto and the DER helpers: read certificates (names, validity, issuer),
 // build PKCS#10 requests for ACME and the self-signed fallback certificate, and keep keys as PKCS#8 PEM.
+import { fromBase64, toBase64, toHex } from "../shared/bytes";
 import * as der from "./der";
 
 const OID = {
@@ -26,15 +27,6 @@ const ATTRIBUTE_NAMES: Record<string, string> = {
 
 // ---- PEM ----
 
-const toBase64 = (bytes: Uint8Array) => {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-};
-
-export const toBase64Url = (bytes: Uint8Array) =>
-  toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-
 export function toPem(label: string, bytes: Uint8Array): string {
   const lines = toBase64(bytes).match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join("\n")}\n-----END ${label}-----\n`;
@@ -43,9 +35,7 @@ export function toPem(label: string, bytes: Uint8Array): string {
 /** Every PEM block with this label, decoded, in order. */
 export function pemBlocks(text: string, label: string): Uint8Array[] {
   const pattern = new RegExp(`-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]*?)-----END ${label}-----`, "g");
-  return [...text.matchAll(pattern)].map((match) =>
-    Uint8Array.from(atob(match[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0)),
-  );
+  return [...text.matchAll(pattern)].map((match) => fromBase64(match[1].replace(/\s+/g, "")));
 }
 
 /** The PEM blocks of a text with these labels, re-encoded canonically (drops anything between blocks). */
@@ -112,7 +102,7 @@ export function readCertificate(bytes: Uint8Array): CertificateInfo {
     domainNames: [...new Set(names)],
     issuer: issuer.text,
     subject: subject.text,
-    serialNumber: der.toHex(serial.content).replace(/^00(?=.)/, ""),
+    serialNumber: toHex(serial.content).replace(/^00(?=.)/, ""),
     notBefore: der.readTime(validity[0]),
     notAfter: der.readTime(validity[1]),
     spki: spki.raw,

@@ -3,11 +3,11 @@
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { parseBearer } from "../shared/basic-auth";
+import { parseBearer } from "../shared/http/basic-auth";
 import { database } from "../shared/db";
-import { HttpError } from "../shared/errors";
+import { HttpError } from "../shared/http/errors";
 import { constantTimeEqualText } from "../shared/passwords";
-import { describeZodError } from "../shared/validate";
+import { describeZodError } from "../shared/http/validate";
 import { compileConfig, currentConfig, installConfig, loadBundled } from "./config-provider";
 import { clearConfigFiles, replaceConfigFiles } from "./config-repo";
 import { counterStoreHealthy, storeErrorsArePublic } from "./counter-stores";
@@ -19,7 +19,7 @@ import { decide } from "./engine";
 import { ratelimitErrorResponse } from "./errors";
 import { configLimits, rateLimitSettings, requestLimits, type RateLimitSettings } from "./settings";
 import { logError } from "../shared/log";
-import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../shared/request-body";
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../shared/http/request-body";
 import { flushAfter, recordConfigLoad, shouldRateLimitCall } from "./stats/isolate";
 import { debugIndex, metricsPage, pullMetricsPath, statsPage } from "./stats/pages";
 

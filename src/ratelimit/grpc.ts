@@ -27,7 +27,7 @@ import {
 } from "@connectrpc/connect/protocol-grpc-web";
 import { Hono } from "hono";
 import { logError } from "../shared/log";
-import { PayloadTooLarge, readBodyBytes } from "../shared/request-body";
+import { PayloadTooLarge, readBodyBytes } from "../shared/http/request-body";
 import { SettingsError } from "../shared/settings";
 import { storeErrorsArePublic } from "./counter-stores";
 import { DEFAULT_LIMITS } from "./core/limits";

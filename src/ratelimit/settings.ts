@@ -8,8 +8,9 @@ import {
   envNumber,
   envOptionalString,
   envString,
-  readSettings,
+  settingsReader,
   SettingsError,
+  unsetIfEmpty,
 } from "../shared/settings";
 import { DEFAULT_LIMITS, type ConfigLimits, type RequestLimits } from "./core/limits";
 import { parseExtraTags, type Tags } from "./stats/names";
@@ -19,13 +20,11 @@ import { parseOtlpHeaders, tracesUrl } from "./stats/tracing";
 /** A boolean that stays undefined when unset, so a spec name can win over the reference's alias. */
 const envOptionalBoolean = () =>
   z.preprocess(
-    (value) => (value === "" ? undefined : value),
+    unsetIfEmpty,
     z.stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" }).optional(),
   );
-const envOptionalPort = () =>
-  z.preprocess((value) => (value === "" ? undefined : value), z.coerce.number().int().min(1).max(65535).optional());
-const envOptionalPath = () =>
-  z.preprocess((value) => (value === "" ? undefined : value), z.string().startsWith("/").optional());
+const envOptionalPort = () => z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(65535).optional());
+const envOptionalPath = () => z.preprocess(unsetIfEmpty, z.string().startsWith("/").optional());
 
 /**
  * Statistics, push and pull metrics, and traces (src/ratelimit/stats/). Where the reference's own name is an alias,
@@ -73,7 +72,7 @@ const observabilityFields = {
   /** Export one span per decision over OTLP/HTTP (JSON). */
   TRACING_ENABLED: envBoolean(false),
   /** `http` or `grpc`; a Worker cannot speak OTLP/gRPC, so `grpc` also exports over OTLP/HTTP (with a warning). */
-  TRACING_EXPORTER_PROTOCOL: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["http", "grpc"]).default("http")),
+  TRACING_EXPORTER_PROTOCOL: z.preprocess(unsetIfEmpty, z.enum(["http", "grpc"]).default("http")),
   TRACING_SERVICE_NAME: envString("RateLimit"),
   TRACING_SERVICE_NAMESPACE: envString(""),
   /** Empty: a random version 4 UUID per isolate. */
@@ -132,7 +131,7 @@ const limitFields = {
 export const RateLimitSettings = z.object({
   /** FILE (bundled YAML, or the runtime set in D1) or GRPC_XDS_SOTW: the bundled files are never in force, only
    * the snapshots the xDS client beside the Worker (grpc-gateway) stores through PUT /rlconfig/files. */
-  CONFIG_TYPE: z.preprocess((v) => (v === "" ? undefined : v), z.enum(["FILE", "GRPC_XDS_SOTW"]).default("FILE")),
+  CONFIG_TYPE: z.preprocess(unsetIfEmpty, z.enum(["FILE", "GRPC_XDS_SOTW"]).default("FILE")),
   /** Serve before any configuration is loaded. The Worker always answers, /json with 400 "no rate limit
    * configuration loaded" while nothing is; the gRPC gateway reads this too and, when false with
    * CONFIG_TYPE=GRPC_XDS_SOTW, opens its port only once the first xDS snapshot is accepted. */
@@ -175,7 +174,7 @@ export const RateLimitSettings = z.object({
 });
 export type RateLimitSettings = z.output<typeof RateLimitSettings>;
 
-export const rateLimitSettings = (env: object): RateLimitSettings => readSettings(RateLimitSettings, env, "ratelimit");
+export const rateLimitSettings: (env: object) => RateLimitSettings = settingsReader(RateLimitSettings, "ratelimit");
 
 const limit = <K extends keyof typeof DEFAULT_LIMITS>(settings: RateLimitSettings, setting: K) => ({
   max: settings[setting],
@@ -313,8 +312,10 @@ export const CounterStoreSettings = z.preprocess(
 );
 export type CounterStoreSettings = z.output<typeof CounterStoreSettings>;
 
-export const counterStoreSettings = (env: object): CounterStoreSettings =>
-  readSettings(CounterStoreSettings, env, "ratelimit");
+export const counterStoreSettings: (env: object) => CounterStoreSettings = settingsReader(
+  CounterStoreSettings,
+  "ratelimit",
+);
 
 /** Where an isolate's flushed statistics are pushed, besides the aggregate behind /stats and /metrics. */
 export type StatsPush =

@@ -1,13 +1,54 @@
-// The drizzle handle over the D1 binding, shared by the services' repositories. One handle per binding
-// object: building drizzle's dialect and session on every request would cost more than most queries.
+// The drizzle handle over the D1 binding, shared by the services' repositories, and the D1 batch helpers: lists as one
+// JSON parameter, and writes (drizzle queries or raw SQL with parameters) committed as one all-or-nothing batch.
+import { inArray, type AnyColumn, type Query, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { perIsolate } from "./isolate";
 
 export type Database = ReturnType<typeof drizzle>;
 
-const handles = new WeakMap<D1Database, Database>();
+/** One handle per binding object: building drizzle's dialect and session on every request would cost more than most queries. */
+export const database: (d1: D1Database) => Database = perIsolate("drizzle handle", (d1: D1Database) => drizzle(d1));
 
-export function database(d1: D1Database): Database {
-  let handle = handles.get(d1);
-  if (!handle) handles.set(d1, (handle = drizzle(d1)));
-  return handle;
+/** A write for commitBatch(): a drizzle query builder, or raw SQL (with parameters) from drizzle's `sql`. */
+export type Statement = SQL | { toSQL(): Query };
+
+const dialect = new SQLiteAsyncDialect();
+
+/**
+ * `column IN (<values>)` with the values as one JSON parameter, whatever their number: D1 allows 100 bound parameters
+ * per statement.
+ */
+export const inJsonList = (column: AnyColumn, values: readonly (string | number)[]) =>
+  inArray(column, sql`(select value from json_each(${JSON.stringify(values)}))`);
+
+/**
+ * A D1 statement from drizzle SQL or a drizzle query. drizzle's batch cannot run raw SQL that has parameters (it looks
+ * for a prepared statement that raw SQL does not have), so writes mixing both go to D1's batch directly.
+ */
+export function d1Statement(db: Database, statement: Statement): D1PreparedStatement {
+  const query = "toSQL" in statement ? statement.toSQL() : dialect.sqlToQuery(statement);
+  return db.$client.prepare(query.sql).bind(...query.params);
+}
+
+/** Runs the statements as one D1 batch, which D1 executes as one transaction: all or nothing. Returns each one's rows. */
+export async function commitBatch(db: Database, statements: Statement[]): Promise<Record<string, unknown>[][]> {
+  if (statements.length === 0) return [];
+  const results = await db.$client.batch<Record<string, unknown>>(statements.map((s) => d1Statement(db, s)));
+  return results.map((result) => result.results ?? []);
+}
+
+/** True when a D1 error (or one it wraps) is a constraint failure; with `columns`, that unique index's. */
+export function isConstraintFailure(error: unknown, columns?: string): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if (
+      columns === undefined
+        ? /constraint failed/i.test(current.message)
+        : current.message.includes(`UNIQUE constraint failed: ${columns}`)
+    ) {
+      return true;
+    }
+  }
+  return false;
 }

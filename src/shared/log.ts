@@ -1,6 +1,7 @@
 // Structured logging used by every service; unexpected errors go to the log, never to the client. LOG_LEVEL filters
 // (the logrus level names of the rate limit reference; default info) and LOG_FORMAT picks logrus-style text
 // (`time=... level=info msg=... key=value`, the default) or JSON objects with `@message`, `@timestamp` and `level`.
+import { perIsolate } from "./isolate";
 
 export type LogLevel = "panic" | "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 
@@ -23,7 +24,6 @@ interface LogSettings {
 
 let current: LogSettings = { level: SEVERITY.info, format: "text" };
 let configuredFrom: object | undefined;
-const parsed = new WeakMap<object, LogSettings>();
 
 function parseLevel(value: string): number | undefined {
   const name = value.trim().toLowerCase();
@@ -38,26 +38,27 @@ function parseLevel(value: string): number | undefined {
 export function configureLogging(env: object): void {
   if (configuredFrom === env) return;
   configuredFrom = env;
-  let settings = parsed.get(env);
-  if (!settings) {
-    const vars = env as Record<string, unknown>;
-    const problems: string[] = [];
-    settings = { level: SEVERITY.info, format: "text" };
-    const level = typeof vars.LOG_LEVEL === "string" ? vars.LOG_LEVEL : "";
-    if (level !== "") {
-      const severity = parseLevel(level);
-      if (severity === undefined) problems.push("LOG_LEVEL: expected panic, fatal, error, warn, info, debug or trace");
-      else settings.level = severity;
-    }
-    const format = typeof vars.LOG_FORMAT === "string" ? vars.LOG_FORMAT.trim().toLowerCase() : "";
-    if (format === "json" || format === "text") settings.format = format;
-    else if (format !== "") problems.push("LOG_FORMAT: expected text or json");
-    parsed.set(env, settings);
-    current = settings;
-    for (const problem of problems) log("error", `log settings are invalid, using the default: ${problem}`);
-  }
-  current = settings;
+  current = logSettingsOf(env);
 }
+
+/** LOG_LEVEL and LOG_FORMAT of an env, read once per env; a malformed value keeps the default and is said once. */
+const logSettingsOf = perIsolate("log settings", (env: object): LogSettings => {
+  const vars = env as Record<string, unknown>;
+  const problems: string[] = [];
+  const settings: LogSettings = { level: SEVERITY.info, format: "text" };
+  const level = typeof vars.LOG_LEVEL === "string" ? vars.LOG_LEVEL : "";
+  if (level !== "") {
+    const severity = parseLevel(level);
+    if (severity === undefined) problems.push("LOG_LEVEL: expected panic, fatal, error, warn, info, debug or trace");
+    else settings.level = severity;
+  }
+  const format = typeof vars.LOG_FORMAT === "string" ? vars.LOG_FORMAT.trim().toLowerCase() : "";
+  if (format === "json" || format === "text") settings.format = format;
+  else if (format !== "") problems.push("LOG_FORMAT: expected text or json");
+  current = settings;
+  for (const problem of problems) log("error", `log settings are invalid, using the default: ${problem}`);
+  return settings;
+});
 
 /** Whether a line of this level would be written (to skip building expensive fields). */
 export function logEnabled(level: LogLevel): boolean {

@@ -1,21 +1,11 @@
 // Password hashing for API users and news users: PBKDF2-SHA256 through WebCrypto with a per-user salt,
 // stored as "pbkdf2-sha256$<iterations>$<salt>$<hash>" (base64url) so the cost can grow later.
+import { fromBase64Url, toBase64Url } from "./bytes";
 
 /** The Workers runtime refuses PBKDF2 above 100 000 iterations, so that is both our floor and ceiling. */
 export const PBKDF2_ITERATIONS = 100_000;
 const HASH_BYTES = 32;
 const encoder = new TextEncoder();
-
-const toBase64Url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
-
-function fromBase64Url(text: string): Uint8Array {
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
-}
 
 async function derive(password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);

@@ -1,6 +1,7 @@
 // Reading a service's settings from the Worker environment: one zod schema per service, parsed once per
 // isolate (memoised on the env object), failing with an error that names the variable but never its value.
 import { z } from "zod";
+import { perIsolate } from "./isolate";
 
 /** Thrown when a variable or secret is malformed; the message names the variable, never its value. */
 export class SettingsError extends Error {
@@ -8,7 +9,7 @@ export class SettingsError extends Error {
 }
 
 /** An unset variable and an empty one both mean "use the default", as envconfig does for the reference. */
-const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
+export const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
 
 /** Booleans as operators write them: true/false/1/0 in any case (z.coerce.boolean() would read "false" as true). */
 export const envBoolean = (defaultValue: boolean) =>
@@ -62,21 +63,18 @@ export const envDurationMs = (defaultValue: string) =>
       }),
   );
 
-const cache = new WeakMap<object, WeakMap<object, unknown>>();
-
 /**
- * Parses `env` with `schema` once per env object (the runtime hands every request of an isolate the same
- * env object), so settings cost nothing on the hot path.
+ * The reader of one service's settings: parses an env with `schema` once per env object (the runtime hands every
+ * request of an isolate the same env object), so settings cost nothing on the hot path. A malformed env throws a
+ * SettingsError naming the variables, each time it is read.
  */
-export function readSettings<S extends z.ZodType>(schema: S, env: object, service: string): z.output<S> {
-  let perSchema = cache.get(env);
-  if (!perSchema) cache.set(env, (perSchema = new WeakMap()));
-  if (perSchema.has(schema)) return perSchema.get(schema) as z.output<S>;
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
-    throw new SettingsError(`${service} settings are invalid: ${problems.join("; ")}`);
-  }
-  perSchema.set(schema, parsed.data);
-  return parsed.data;
+export function settingsReader<S extends z.ZodType>(schema: S, service: string): (env: object) => z.output<S> {
+  return perIsolate(`${service} settings`, (env: object) => {
+    const parsed = schema.safeParse(env);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
+      throw new SettingsError(`${service} settings are invalid: ${problems.join("; ")}`);
+    }
+    return parsed.data;
+  });
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { NewsError } from "../../src/news/errors";
 import { httpUrl, MAX_URL_LENGTH } from "../../src/news/text";
 import { MAX_JSON_DEPTH, parseJsonObject, urlEncodedFields } from "../../src/news/validation";
-import { InvalidUtf8 } from "../../src/shared/request-body";
+import { InvalidUtf8 } from "../../src/shared/http/request-body";
 
 /** Calls `parse`, returning its value or the error it threw. */
 function outcome<T>(parse: () => T): { value: T } | { error: unknown } {

@@ -7,7 +7,7 @@ import { fetchNyt, nytThumbnail } from "../../src/news/ingest/nyt";
 import { CURSOR_OVERLAP_MS, ingestPublisher, listPublishers } from "../../src/news/ingest/run";
 import type { Fetcher } from "../../src/news/ingest/types";
 import { NewsSettings } from "../../src/news/settings";
-import { md5Hex } from "../../src/news/text";
+import { md5Hex } from "../../src/shared/bytes";
 import { database } from "../../src/shared/db";
 import atomFeed from "./fixtures/newsroom-atom.xml?raw";
 import guardianSearch from "./fixtures/guardian-search.json?raw";

@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ftsAnyOf, ftsQuery } from "../../src/news/articles";
 import { companyMatcher, listCompanies } from "../../src/news/companies";
-import { articleFingerprint, htmlToText, makeAbstract, md5Hex } from "../../src/news/text";
+import { articleFingerprint, htmlToText, makeAbstract } from "../../src/news/text";
+import { md5Hex } from "../../src/shared/bytes";
 import { database } from "../../src/shared/db";
 
 describe("htmlToText", () => {

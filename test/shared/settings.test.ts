@@ -5,7 +5,7 @@ import {
   envDurationMs,
   envNumber,
   parseDurationMs,
-  readSettings,
+  settingsReader,
   SettingsError,
 } from "../../src/shared/settings";
 import { rateLimitSettings } from "../../src/ratelimit/settings";
@@ -19,8 +19,8 @@ describe("settings", () => {
   });
 
   it("applies the defaults when variables are unset or empty", () => {
-    expect(readSettings(Schema, {}, "t")).toEqual({ FLAG: false, RATIO: 0.8, EVERY: 10_000 });
-    expect(readSettings(Schema, { FLAG: "", RATIO: "", EVERY: "" }, "t")).toEqual({
+    expect(settingsReader(Schema, "t")({})).toEqual({ FLAG: false, RATIO: 0.8, EVERY: 10_000 });
+    expect(settingsReader(Schema, "t")({ FLAG: "", RATIO: "", EVERY: "" })).toEqual({
       FLAG: false,
       RATIO: 0.8,
       EVERY: 10_000,
@@ -37,13 +37,13 @@ describe("settings", () => {
     ["0", false],
     ["False", false],
   ])("reads the boolean %s as %s", (text, expected) => {
-    expect(readSettings(Schema, { FLAG: text }, "t").FLAG).toBe(expected);
+    expect(settingsReader(Schema, "t")({ FLAG: text }).FLAG).toBe(expected);
   });
 
   it("names the malformed variable without echoing its value", () => {
-    expect(() => readSettings(Schema, { FLAG: "yes-please" }, "demo")).toThrowError(SettingsError);
+    expect(() => settingsReader(Schema, "demo")({ FLAG: "yes-please" })).toThrowError(SettingsError);
     try {
-      readSettings(Schema, { FLAG: "yes-please", RATIO: "2" }, "demo");
+      settingsReader(Schema, "demo")({ FLAG: "yes-please", RATIO: "2" });
     } catch (error) {
       expect((error as Error).message).toMatch(/^demo settings are invalid: FLAG: .*; RATIO: /);
       expect((error as Error).message).not.toContain("yes-please");
@@ -52,7 +52,8 @@ describe("settings", () => {
 
   it("parses once per env object", () => {
     const env = { FLAG: "1" };
-    expect(readSettings(Schema, env, "t")).toBe(readSettings(Schema, env, "t"));
+    const read = settingsReader(Schema, "t");
+    expect(read(env)).toBe(read(env));
   });
 
   it("reads Go-style durations", () => {

@@ -1,6 +1,6 @@
 // What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
 // recorded responses in the tests).
-import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/request-body";
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
 

@@ -1,5 +1,6 @@
 // Traces of decisions: W3C traceparent parsing, the sampling decision, finished spans and their OTLP/HTTP JSON
 // export body (opentelemetry-proto's JSON mapping: hex ids, nanosecond strings). Pure: no Workers imports.
+import { toHex } from "../../shared/bytes";
 
 export interface SpanContext {
   traceId: string;
@@ -20,10 +21,7 @@ export function parseTraceparent(header: string | null | undefined): SpanContext
 }
 
 export function randomHex(bytes: number): string {
-  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
-  let hex = "";
-  for (const byte of buffer) hex += byte.toString(16).padStart(2, "0");
-  return hex;
+  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 /**

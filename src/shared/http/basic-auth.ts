@@ -1,4 +1,5 @@
 // Parsing of HTTP Basic credentials (RFC 7617), shared by the proxy API and the news API's login.
+import { fromBase64 } from "../bytes";
 
 export interface BasicCredentials {
   username: string;
@@ -11,10 +12,7 @@ export function parseBasicAuth(header: string | undefined | null): BasicCredenti
   if (!match) return undefined;
   let decoded: string;
   try {
-    const binary = atob(match[1]);
-    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
-      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
-    );
+    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(fromBase64(match[1]));
   } catch {
     return undefined;
   }

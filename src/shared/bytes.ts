@@ -1,0 +1,38 @@
+// Byte encodings every service uses: base64, base64url, hex, and SHA-256/MD5 digests as hex, written once.
+
+const encoder = new TextEncoder();
+
+/** Standard base64 with padding; chunked so that large inputs never overflow the argument list. */
+export function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+/** Bytes of standard base64 text; throws (as atob does) when the text is not base64. */
+export function fromBase64(text: string): Uint8Array {
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+}
+
+/** base64url without padding (RFC 4648 §5), as JWTs and PBKDF2 hash strings use it. */
+export const toBase64Url = (bytes: Uint8Array): string =>
+  toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+export const fromBase64Url = (text: string): Uint8Array => fromBase64(text.replaceAll("-", "+").replaceAll("_", "/"));
+
+/** The UTF-8 bytes of a text, in base64. */
+export const utf8ToBase64 = (text: string): string => toBase64(encoder.encode(text));
+
+/** Lower-case hex, two digits per byte. */
+export const toHex = (bytes: Uint8Array): string =>
+  Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+
+/** Hex SHA-256 of the UTF-8 bytes of a text. */
+export async function sha256Hex(text: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))));
+}
+
+/** Hex MD5 of the UTF-8 bytes of a text (Gravatar addresses; never for security). */
+export async function md5Hex(text: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest("MD5", encoder.encode(text))));
+}
