@@ -54,12 +54,26 @@ export function redirectPrefix(url: string): string {
  * backend is then written without its params (one tenant never breaks the file for all) and a warning says why; a
  * `_maintenance` line still puts it in maintenance.
  */
-function backendParams(params: string | null, where: string, settings: HaproxySettings, warnings: string[]) {
-  const vetted = vetBackendParams(params, settings.paramsExtraDirectives);
+function backendParams(
+  params: string | null,
+  where: string,
+  vet: (params: string | null) => ReturnType<typeof vetBackendParams>,
+  warnings: string[],
+) {
+  const vetted = vet(params);
   if (vetted.ok) return vetted.value;
   const { line, reason } = vetted.error;
   warnings.push(`WARN: ${where}: params line ${line} refused (${reason}); the backend is written without its params`);
   return { lines: [], maintenance: (params ?? "").split(/\r?\n/).some((text) => text.trim() === "_maintenance") };
+}
+
+/** Vetting is pure and most backends share a few params texts: each distinct text is vetted once per generation. */
+function onceEach<T>(vet: (text: string | null) => T): (text: string | null) => T {
+  const seen = new Map<string | null, T>();
+  return (text) => {
+    if (!seen.has(text)) seen.set(text, vet(text));
+    return seen.get(text)!;
+  };
 }
 
 function bindLine(settings: HaproxySettings, port: number, extra = ""): string {
@@ -112,6 +126,8 @@ export function generateHaproxyBundle(
   settings: HaproxySettings,
 ): HaproxyBundle {
   const warnings: string[] = [];
+  const vetBackend = onceEach((params) => vetBackendParams(params, settings.paramsExtraDirectives));
+  const vetServer = onceEach(vetServerParams);
   const projectLabel = new Map(installation.projects.map((row) => [row.id, row.label]));
   const hostById = new Map(installation.hosts.map((row) => [row.id, row]));
   const containerById = new Map(installation.containers.map((row) => [row.id, row]));
@@ -178,7 +194,7 @@ export function generateHaproxyBundle(
         }
         continue;
       }
-      const { lines, maintenance } = backendParams(backend.params, where, settings, warnings);
+      const { lines, maintenance } = backendParams(backend.params, where, vetBackend, warnings);
       const section = [`# project ${project}: backend ${backend.label}`, `backend ${fqLabel}`];
       if (maintenance) {
         section.push("    # _maintenance: every request gets the maintenance page");
@@ -199,7 +215,7 @@ export function generateHaproxyBundle(
             warnings.push(`WARN: ${where}: server ${name} is left out: its address ${container.ipv6} ${address.error}`);
             return [];
           }
-          const vetted = vetServerParams(reference.params);
+          const vetted = vetServer(reference.params);
           if (!vetted.ok) {
             const { line, reason } = vetted.error;
             warnings.push(
