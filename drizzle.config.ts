@@ -3,6 +3,6 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: ["./src/proxy/tables.ts", "./src/jobs/tables.ts", "./src/ratelimit/tables.ts", "./src/news/tables.ts"],
+  schema: "./src/**/tables.ts",
   out: "./migrations",
 });

@@ -2,10 +2,10 @@
 // Worker's sockets die with their request) and shares it among its callers, first in first out. RPC only; the
 // client lives in src/ratelimit/kvstore. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
 import { DurableObject } from "cloudflare:workers";
-import type { PooledConnection } from "../src/ratelimit/kvstore/pool";
-import { createMember, toWire, type WireReply } from "../src/ratelimit/kvstore/member";
-import type { KvstorePoolOptions } from "../src/ratelimit/kvstore/options";
-import type { Command } from "../src/ratelimit/kvstore/resp";
+import type { PooledConnection } from "../src/ratelimit/stores/kvstore/pool";
+import { createMember, toWire, type WireReply } from "../src/ratelimit/stores/kvstore/member";
+import type { KvstorePoolOptions } from "../src/ratelimit/stores/kvstore/options";
+import type { Command } from "../src/ratelimit/stores/kvstore/resp";
 
 export class KvstoreConnection extends DurableObject<Env> {
   private member: PooledConnection | undefined;

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Bundles every file under config/ into src/ratelimit/bundled-config.gen.ts, keyed by its path relative to
+// Bundles every file under config/ into src/ratelimit/config/bundled.gen.ts, keyed by its path relative to
 // config/, so the Worker carries its rate-limit YAML the way the reference reads its runtime directory.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const root = path.join(import.meta.dirname, "..");
 const configDir = path.join(root, "config");
-const output = path.join(root, "src", "ratelimit", "bundled-config.gen.ts");
+const output = path.join(root, "src", "ratelimit", "config", "bundled.gen.ts");
 
 function walk(dir) {
   let entries = [];

@@ -1,14 +1,15 @@
-// The root Hono app: mounts the three services at the root paths their specs give (their paths do not
-// collide) and answers the index and unknown routes.
-import { Hono } from "hono";
+// The root app: mounts the three services at the root paths their specs give (their paths do not collide), serves
+// the one OpenAPI document of every service's declared routes (each mounted OpenAPIHono's registry is copied into
+// this one) with its Swagger UI at /docs, and answers the index and unknown routes.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { swaggerUI } from "@hono/swagger-ui";
 import packageJson from "../package.json";
-import { newsApp } from "./news/app";
-import { proxyApp } from "./proxy/app";
-import { ratelimitApp } from "./ratelimit/app";
-import { ratelimitGrpcApp } from "./ratelimit/grpc";
+import { newsApp } from "./news/index";
+import { proxyApp } from "./proxy/index";
+import { ratelimitApp, ratelimitGrpcApp } from "./ratelimit/index";
 import { logError } from "./shared/log";
 
-export const app = new Hono<{ Bindings: Env }>();
+export const app = new OpenAPIHono<{ Bindings: Env }>();
 
 app.get("/", (c) =>
   c.json({
@@ -24,6 +25,17 @@ app.get("/", (c) =>
     ],
   }),
 );
+
+// Before the services: the rate limit service's metrics route answers every other GET.
+app.doc31("/openapi.json", {
+  openapi: "3.1.0",
+  info: {
+    title: "Proxy configuration API",
+    version: "1.0.0",
+    description: "Projects, backends, containers and domains of the HAProxy and SSH proxy installation (HTTP Basic).",
+  },
+});
+app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Proxy configuration API" }));
 
 app.route("/", proxyApp);
 app.route("/", newsApp);

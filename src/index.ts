@@ -1,7 +1,8 @@
-// The Worker's entry: HTTP through the Hono app, queue batches and cron events through src/jobs.
+// The Worker's entry: HTTP through the Hono app, queue batches and cron events through src/jobs with the job registry.
 import { app } from "./app";
+import { handleScheduled } from "./jobs/cron";
 import { handleQueue } from "./jobs/queue";
-import { handleScheduled } from "./jobs/scheduled";
+import { registry } from "./job-registry";
 import { configureLogging } from "./shared/log";
 
 export { JobLock } from "../durable-objects/job-lock";
@@ -18,10 +19,10 @@ export default {
   },
   async queue(batch, env, _ctx) {
     configureLogging(env);
-    await handleQueue(batch, env);
+    await handleQueue(batch, env, registry);
   },
   async scheduled(controller, env, _ctx) {
     configureLogging(env);
-    await handleScheduled(controller, env);
+    await handleScheduled(controller, env, registry);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,5 +1,5 @@
-// Plain-Node tests of the pure rate-limit core, the Node gRPC gateway's unit tests and every `*.node.test.ts` (pure
-// modules of any service): no Workers runtime, so any Workers import fails here.
+// Plain-Node tests: the Node gRPC gateway's unit tests and every `*.node.test.ts` (pure modules of any service,
+// the rate limit core among them): no Workers runtime, so any Workers import fails here.
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
@@ -8,6 +8,6 @@ export default defineConfig({
   test: {
     name: "core",
     environment: "node",
-    include: ["test/ratelimit/core/**/*.test.ts", "test/grpc-gateway/**/*.test.ts", "test/**/*.node.test.ts"],
+    include: ["test/grpc-gateway/**/*.test.ts", "test/**/*.node.test.ts"],
   },
 });

@@ -30,13 +30,7 @@ export default defineConfig(async () => {
     test: {
       name: "workers",
       include: ["test/**/*.test.ts"],
-      exclude: [
-        "test/ratelimit/core/**",
-        "test/grpc-gateway/**",
-        "test/integration/**",
-        "test/**/*.node.test.ts",
-        "node_modules/**",
-      ],
+      exclude: ["test/grpc-gateway/**", "test/integration/**", "test/**/*.node.test.ts", "node_modules/**"],
       globalSetup: [path.join(root, "test/global-setup.ts")],
       setupFiles: [path.join(root, "test/apply-migrations.ts")],
       maxWorkers: 2,

@@ -1,7 +1,8 @@
 // Floor for bench/news.mjs: GET /?q=... runs the two statements GET /news?q=... runs (the page of 30 and the total)
 // as one D1 batch and returns the raw rows. The SQL comes from the app's own query builder, built once per q.
 import { drizzle } from "drizzle-orm/d1";
-import { ftsQuery, listArticlesQueries } from "../../src/news/articles";
+import { listArticlesQueries } from "../../src/news/store/articles";
+import { ftsQuery } from "../../src/news/store/full-text";
 
 interface Env {
   DB: D1Database;

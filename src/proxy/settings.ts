@@ -1,6 +1,6 @@
 // Settings of the proxy configuration API, read from the Worker's vars and secrets.
 import { z } from "zod";
-import { parseIpv6Network } from "./addresses";
+import { parseIpv6Network } from "./installation/addresses";
 import {
   envDurationMs,
   envInteger,
@@ -9,7 +9,7 @@ import {
   settingsReader,
   unsetIfEmpty,
 } from "../shared/settings";
-import { NEVER_EXTRA } from "./haproxy-params";
+import { NEVER_EXTRA } from "./installation/params/index";
 
 /** An http(s) URL without credentials, query or fragment, kept without its trailing slash. */
 const httpUrl = () =>

@@ -9,13 +9,9 @@ import {
   envOptionalString,
   envString,
   settingsReader,
-  SettingsError,
   unsetIfEmpty,
 } from "../shared/settings";
 import { DEFAULT_LIMITS, type ConfigLimits, type RequestLimits } from "./core/limits";
-import { parseExtraTags, type Tags } from "./stats/names";
-import { parseMogrifiers, type Mogrifier } from "./stats/statsd";
-import { parseOtlpHeaders, tracesUrl } from "./stats/tracing";
 
 /** A boolean that stays undefined when unset, so a spec name can win over the reference's alias. */
 const envOptionalBoolean = () =>
@@ -28,7 +24,7 @@ const envOptionalPath = () => z.preprocess(unsetIfEmpty, z.string().startsWith("
 
 /**
  * Statistics, push and pull metrics, and traces (src/ratelimit/stats/). Where the reference's own name is an alias,
- * both are read and `statsConfig` resolves them: the spec's name wins when both are set. LOG_LEVEL and LOG_FORMAT
+ * both are read and stats/config.ts resolves them: the spec's name wins when both are set. LOG_LEVEL and LOG_FORMAT
  * apply to every service and are read by src/shared/log.ts.
  */
 const observabilityFields = {
@@ -202,7 +198,7 @@ export const localCacheSize = (settings: RateLimitSettings, env: Record<string, 
     : settings.LOCAL_CACHE_SIZE_IN_BYTES;
 
 // ---- Counter stores (BACKEND_TYPE): Durable Objects, the key-value store (Redis protocol), the object cache
-// (memcached protocol). A schema of their own, read by src/ratelimit/counter-stores.ts. The reference's names are
+// (memcached protocol). A schema of their own, read by src/ratelimit/stores/select.ts. The reference's names are
 // aliases: REDIS_* for KVSTORE_*, MEMCACHE_* for OBJCACHE_*; the spec's name wins when both are set.
 
 const STORE_ALIASES: [alias: string, name: string][] = [
@@ -316,101 +312,3 @@ export const counterStoreSettings: (env: object) => CounterStoreSettings = setti
   CounterStoreSettings,
   "ratelimit",
 );
-
-/** Where an isolate's flushed statistics are pushed, besides the aggregate behind /stats and /metrics. */
-export type StatsPush =
-  | { kind: "statsd"; host: string; port: number; tagged: boolean; mogrifiers: Mogrifier[] }
-  /** USE_METRICSD=false without pull metrics: the reference's logging sink. */
-  | { kind: "log" }
-  /** Pull metrics only, as the reference's Prometheus sink. */
-  | { kind: "none" };
-
-/** The statistics, metrics and tracing settings with the reference's aliases resolved (the spec's names win). */
-export interface StatsConfig {
-  enabled: boolean;
-  flushIntervalMs: number;
-  extraTags: Tags;
-  push: StatsPush;
-  pullMetrics: boolean;
-  pullMetricsPath: string;
-  /** The mapping variable that is set, if any: its name (for error messages) and value. */
-  mapper?: { variable: string; value: string };
-  tracing?: {
-    url: string;
-    headers: Record<string, string>;
-    samplingRate: number;
-    serviceName: string;
-    serviceNamespace: string;
-    /** Empty: a random UUID per isolate. */
-    serviceInstanceId: string;
-    /** TRACING_EXPORTER_PROTOCOL was grpc, which a Worker cannot speak: spans still go over OTLP/HTTP. */
-    grpcRequested: boolean;
-  };
-}
-
-const statsConfigs = new WeakMap<RateLimitSettings, StatsConfig>();
-
-function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
-  const invalid = (variable: string, message: string) =>
-    new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
-  const extraTags = parseExtraTags(s.EXTRA_TAGS);
-  if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.message);
-  const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? false;
-  const metricsd = s.USE_METRICSD ?? s.USE_STATSD ?? true;
-  const pullMetrics = s.USE_PULLMETRICS ?? s.USE_PROMETHEUS ?? false;
-  let push: StatsPush;
-  if (tagged || metricsd) {
-    const mogrifiers = parseMogrifiers(env);
-    if (!mogrifiers.ok) throw invalid(mogrifiers.variable, mogrifiers.message);
-    push = {
-      kind: "statsd",
-      host: s.METRICSD_HOST ?? s.STATSD_HOST ?? "localhost",
-      port: s.METRICSD_PORT ?? s.STATSD_PORT ?? 8125,
-      tagged,
-      mogrifiers: mogrifiers.mogrifiers,
-    };
-  } else {
-    push = pullMetrics ? { kind: "none" } : { kind: "log" };
-  }
-  const mapperVariable = s.PULLMETRICS_MAPPER_YAML !== undefined ? "PULLMETRICS_MAPPER_YAML" : "PROMETHEUS_MAPPER_YAML";
-  const mapperValue = s.PULLMETRICS_MAPPER_YAML ?? s.PROMETHEUS_MAPPER_YAML;
-  let tracing: StatsConfig["tracing"];
-  if (s.TRACING_ENABLED) {
-    const headerVariable =
-      s.OTEL_EXPORTER_OTLP_TRACES_HEADERS !== undefined
-        ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
-        : "OTEL_EXPORTER_OTLP_HEADERS";
-    const headers = parseOtlpHeaders(s.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? s.OTEL_EXPORTER_OTLP_HEADERS);
-    if (!headers.ok) throw invalid(headerVariable, headers.message);
-    tracing = {
-      url: tracesUrl(s.OTEL_EXPORTER_OTLP_ENDPOINT, s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
-      headers: headers.headers,
-      samplingRate: s.TRACING_SAMPLING_RATE,
-      serviceName: s.TRACING_SERVICE_NAME,
-      serviceNamespace: s.TRACING_SERVICE_NAMESPACE,
-      serviceInstanceId: s.TRACING_SERVICE_INSTANCE_ID,
-      grpcRequested: s.TRACING_EXPORTER_PROTOCOL === "grpc",
-    };
-  }
-  return {
-    enabled: !s.DISABLE_STATS,
-    flushIntervalMs: s.STATS_FLUSH_INTERVAL,
-    extraTags: extraTags.tags,
-    push,
-    pullMetrics,
-    pullMetricsPath: s.PULLMETRICS_PATH ?? s.PROMETHEUS_PATH ?? "/metrics",
-    mapper: mapperValue === undefined ? undefined : { variable: mapperVariable, value: mapperValue },
-    tracing,
-  };
-}
-
-/**
- * The resolved statistics settings of this env (memoised with its parsed settings). The mogrifier variables have
- * names chosen by the operator, so they are read here rather than by the schema. Throws SettingsError.
- */
-export function statsConfig(env: object): StatsConfig {
-  const settings = rateLimitSettings(env);
-  let config = statsConfigs.get(settings);
-  if (!config) statsConfigs.set(settings, (config = resolveStatsConfig(settings, env as Record<string, unknown>)));
-  return config;
-}

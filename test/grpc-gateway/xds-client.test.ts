@@ -12,7 +12,7 @@ import {
   RATE_LIMIT_CONFIG_TYPE_URL,
   workerApplier,
 } from "../../grpc-gateway/xds-client.mjs";
-import { xdsConfigsToFiles } from "../../src/ratelimit/core/xds-config";
+import { xdsConfigsToFiles } from "../../src/ratelimit/config/xds";
 
 const TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
 const rateLimitConfigType = protobuf

@@ -12,7 +12,7 @@ import {
   OPTIONS,
   PREDEFINED_ACLS,
   SERVER_OPTIONS,
-} from "../../src/proxy/haproxy-params";
+} from "../../src/proxy/installation/params/index";
 
 /** One backend's params and the params of its one container link. */
 export interface Form {

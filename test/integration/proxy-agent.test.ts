@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleDigest } from "../../src/proxy/haproxy-config";
+import { bundleDigest } from "../../src/proxy/haproxy/config";
 import { AGENT_TOKEN, requireProgram, root, tempDir, until, viaHaproxy } from "./proxy-helpers";
 import { freePort } from "./wrangler-dev";
 

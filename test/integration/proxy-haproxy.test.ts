@@ -10,10 +10,10 @@ import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CertificateRow } from "../../src/proxy/certificates";
-import { bundleFiles, generateHaproxyBundle } from "../../src/proxy/haproxy-config";
-import { tokenizeLine, vetBackendParams, vetServerParams } from "../../src/proxy/haproxy-params";
-import type { Installation } from "../../src/proxy/installation";
+import type { CertificateRow } from "../../src/proxy/pki/rows";
+import { bundleFiles, generateHaproxyBundle } from "../../src/proxy/haproxy/config";
+import { tokenizeLine, vetBackendParams, vetServerParams } from "../../src/proxy/installation/params/index";
+import type { Installation } from "../../src/proxy/installation/rows";
 import { allowListForms, allowListNames } from "./haproxy-param-forms";
 import {
   ADMIN_PASSWORD,

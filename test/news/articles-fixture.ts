@@ -1,7 +1,7 @@
 // A small, fixed set of stored articles for the /news and /search tests, written through the ingestion upsert.
 import { env } from "cloudflare:workers";
-import { upsertArticles, type IncomingArticle } from "../../src/news/articles";
-import { articleFingerprint } from "../../src/news/text";
+import { upsertArticles, type IncomingArticle } from "../../src/news/store/upsert";
+import { articleFingerprint } from "../../src/news/store/text";
 import { database } from "../../src/shared/db";
 
 export interface SeedArticle {

@@ -13,7 +13,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import worker from "../../src/index";
 import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
-import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/job-locks";
+import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
 import { database } from "../../src/shared/db";
 import {
   ADMIN_AUTH,

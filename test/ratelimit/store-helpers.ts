@@ -3,10 +3,10 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
-import { RespConnection } from "../../src/ratelimit/kvstore/connection";
-import type { Command, Reply } from "../../src/ratelimit/kvstore/resp";
-import { MemcacheConnection } from "../../src/ratelimit/objcache/connection";
-import type { Request as MemcacheRequest } from "../../src/ratelimit/objcache/protocol";
+import { RespConnection } from "../../src/ratelimit/stores/kvstore/connection";
+import type { Command, Reply } from "../../src/ratelimit/stores/kvstore/resp";
+import { MemcacheConnection } from "../../src/ratelimit/stores/objcache/connection";
+import type { Request as MemcacheRequest } from "../../src/ratelimit/stores/objcache/protocol";
 
 export interface Answer {
   status: number;

@@ -1,7 +1,7 @@
 // RSS 2.0 and Atom 1.0 feed adapter (fast-xml-parser): the items published since the last run. A feed always
 // lists its latest items, so older ones (already stored by an earlier run) are left out here.
 import { XMLParser } from "fast-xml-parser";
-import { httpUrl } from "../text";
+import { httpUrl } from "../store/text";
 import {
   FETCH_TIMEOUT_MS,
   parseDate,

@@ -2,10 +2,10 @@
 // others): fetch what is new since its last run, normalise, link companies, upsert by fingerprint, move its cursor.
 import type { Database } from "../../shared/db";
 import { logInfo } from "../../shared/log";
-import { getCursor, upsertArticles, type IncomingArticle } from "../articles";
-import { companyMatcher, listCompanies, type Company } from "../companies";
+import { getCursor, upsertArticles, type IncomingArticle } from "../store/upsert";
+import { companyMatcher, listCompanies, type Company } from "../store/companies";
 import type { NewsSettings } from "../settings";
-import { articleFingerprint, htmlToText, httpUrl, makeAbstract } from "../text";
+import { articleFingerprint, htmlToText, httpUrl, makeAbstract } from "../store/text";
 import { fetchFeed } from "./feed";
 import { fetchGuardian } from "./guardian";
 import { fetchNyt } from "./nyt";

@@ -1,7 +1,7 @@
 // Rate limit units: names, numeric proto values and window lengths. Windows are fixed and aligned to the
 // Unix epoch, so MONTH and YEAR are 30 and 365 days, not calendar months or years (as in the reference).
 
-import type { Unit } from "./types";
+import type { CounterIncrement, Unit } from "./types";
 
 /** Unit names in proto enum order (RateLimitResponse.RateLimit.Unit): the index is the enum number. */
 export const UNIT_NAMES: readonly Unit[] = ["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"];
@@ -53,4 +53,10 @@ export function windowStart(unit: KnownUnit, now: number): number {
 export function calculateReset(unit: KnownUnit, now: number): number {
   const divider = unitToDivider(unit);
   return divider - (((now % divider) + divider) % divider);
+}
+
+/** Window length in seconds, read off the key: the cache key is the counter name followed by the window start. */
+export function windowSeconds(item: CounterIncrement): number {
+  const start = Number(item.key.slice(item.counterName.length));
+  return Number.isFinite(start) && item.windowEnd > start ? item.windowEnd - start : 1;
 }

@@ -4,7 +4,7 @@
 import { connect } from "cloudflare:sockets";
 import type { AggregateSnapshot } from "../../../durable-objects/rate-limit-stats";
 import { logInfo, logWarn } from "../../shared/log";
-import type { StatsConfig } from "../settings";
+import type { StatsConfig } from "./config";
 import {
   domainTarget,
   emptyTotals,

@@ -1,0 +1,131 @@
+// Authentication of the news API, after the rest generator: the master key (access_token or Bearer), HTTP Basic
+// login with e-mail and password, and HS256 session tokens (jose) presented as Bearer or access_token. A token names
+// its user and the user's token version, so a password change or a deletion ends every token issued before it.
+import type { Context, MiddlewareHandler } from "hono";
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { parseBasicAuth, parseBearer } from "../../shared/http/basic-auth";
+import { database } from "../../shared/db";
+import { sha256Hex } from "../../shared/bytes";
+import { constantTimeEqualText, verifyPassword } from "../../shared/passwords";
+import { BASIC_CHALLENGE, unauthorized } from "../errors";
+import { newsSettings, requiredSecret, type NewsSettings } from "../settings";
+import { findUserByEmail, getUser, type NewsUser } from "../store/users";
+import { parseNews, requestBody, type Body } from "./validation";
+import { Credentials } from "./schemas";
+
+export type NewsEnv = { Bindings: Env; Variables: { body: Body; user: NewsUser } };
+
+/** How the news API's routes are secured, as OpenAPI security schemes (app.ts registers them as components). */
+export const SECURITY_SCHEMES = {
+  news_master_key: {
+    type: "http",
+    scheme: "bearer",
+    description: "MASTER_KEY, as a Bearer token or as access_token in the body or the query",
+  },
+  news_token: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A session token from POST /users or POST /auth, as a Bearer token or as access_token",
+  },
+  news_login: { type: "http", scheme: "basic", description: "The user's e-mail address and password" },
+} as const;
+
+/** A route's security requirement: every scheme named must be satisfied. */
+export const secured = (...schemes: (keyof typeof SECURITY_SCHEMES)[]) => [
+  Object.fromEntries(schemes.map((scheme) => [scheme, []])) as Record<string, string[]>,
+];
+
+const encoder = new TextEncoder();
+
+/** The bearer token the request carries: the Authorization header first, then access_token in the body, then in the query. */
+async function presentedToken(c: Context): Promise<string | undefined> {
+  const header = parseBearer(c.req.header("authorization"));
+  if (header) return header;
+  const body = await requestBody(c);
+  if (typeof body.access_token === "string") return body.access_token;
+  return c.req.query("access_token") || undefined;
+}
+
+/**
+ * Compares a presented secret with the real one in constant time. Both are hashed first so that the time does not
+ * depend on their lengths either (a byte-wise comparison would tell how long the master key is).
+ */
+async function sameSecret(presented: string, secret: string): Promise<boolean> {
+  const [a, b] = await Promise.all([sha256Hex(presented), sha256Hex(secret)]);
+  return constantTimeEqualText(a, b);
+}
+
+/** Requires the master key MASTER_KEY, compared in constant time; anything else is 401. */
+export const requireMasterKey: MiddlewareHandler<NewsEnv> = async (c, next) => {
+  const masterKey = requiredSecret(newsSettings(c.env), "MASTER_KEY");
+  const token = await presentedToken(c);
+  if (token === undefined || !(await sameSecret(token, masterKey))) throw unauthorized();
+  await next();
+};
+
+/** What a valid token says: whose it is, and the user's token version when it was issued. */
+export interface TokenClaims {
+  id: string;
+  ver: number;
+}
+
+export async function signToken(settings: NewsSettings, user: Pick<NewsUser, "id" | "tokenVersion">): Promise<string> {
+  return new SignJWT({ id: user.id, ver: user.tokenVersion } satisfies TokenClaims)
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setIssuedAt()
+    .setExpirationTime(settings.JWT_EXPIRES_IN)
+    .sign(encoder.encode(requiredSecret(settings, "JWT_SECRET")));
+}
+
+/**
+ * The claims of a valid, unexpired token signed with JWT_SECRET, or undefined. Only HS256 is accepted. A token without
+ * `ver` (issued before versions existed) is refused: nothing tells whether its password has changed since.
+ */
+export async function verifyToken(settings: NewsSettings, token: string): Promise<TokenClaims | undefined> {
+  const key = encoder.encode(requiredSecret(settings, "JWT_SECRET"));
+  try {
+    const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
+    const { id, ver } = payload;
+    if (typeof id !== "string" || id === "" || !Number.isSafeInteger(ver) || (ver as number) < 0) return undefined;
+    return { id, ver: ver as number };
+  } catch (error) {
+    if (error instanceof joseErrors.JOSEError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Requires a signed-in user (optionally with one of `roles`) and puts it on the context. A missing, expired,
+ * tampered token, a deleted user, a token issued before the password last changed and a role that does not suffice
+ * all answer 401, as the generator does. The version is checked on the row the user is read from anyway: one D1 read.
+ */
+export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsEnv> {
+  return async (c, next) => {
+    const token = await presentedToken(c);
+    if (!token) throw unauthorized();
+    const claims = await verifyToken(newsSettings(c.env), token);
+    const user = claims && (await getUser(database(c.env.DB), claims.id));
+    if (!claims || !user || user.tokenVersion !== claims.ver || (roles && !roles.includes(user.role)))
+      throw unauthorized();
+    c.set("user", user);
+    await next();
+  };
+}
+
+export const requireAdmin = requireUser(["admin"]);
+
+/**
+ * HTTP Basic e-mail and password. Malformed credentials answer 400 with the validation object; an unknown e-mail
+ * and a wrong password both answer 401 after the same work (the password is checked against a decoy hash).
+ */
+export const requirePassword: MiddlewareHandler<NewsEnv> = async (c, next) => {
+  const credentials = parseBasicAuth(c.req.header("authorization"));
+  if (!credentials) throw unauthorized(BASIC_CHALLENGE);
+  const { email, password } = parseNews(Credentials, { email: credentials.username, password: credentials.password });
+  const user = await findUserByEmail(database(c.env.DB), email);
+  const valid = await verifyPassword(password, user?.passwordHash);
+  if (!user || !valid) throw unauthorized(BASIC_CHALLENGE);
+  c.set("user", user);
+  await next();
+};

@@ -1,0 +1,185 @@
+// zod schemas of the news API's requests (field order is the order the generator reports failures in), and of its
+// answers for the OpenAPI document.
+import { z } from "zod";
+import { commaList, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
+
+export const EMAIL_PATTERN = /^\S+@\S+\.\S+$/;
+
+/** Trimmed and lower-cased before it is validated, as the generator's schema does. */
+const email = z.preprocess(
+  (value) => (typeof value === "string" ? value.trim().toLowerCase() : value),
+  z.string().max(254).regex(EMAIL_PATTERN),
+);
+const password = z.string().min(6).max(1024);
+const name = z.string().trim().min(1).max(128);
+const picture = httpUrlField();
+
+export const Credentials = z.object({ email, password });
+
+export const CreateUser = z.object({
+  email,
+  password,
+  name: name.optional(),
+  picture: picture.optional(),
+  role: z.enum(["user", "admin"]).optional(),
+});
+
+export const UpdateUser = z.object({ name: name.optional(), picture: picture.optional() });
+
+export const UpdatePassword = z.object({ password });
+
+/** querymen's list parameters: page from 1, limit 1 to `maxLimit`, comma-separated sort and fields. */
+const listQuery = (defaultSort: string, defaultLimit = 30, maxLimit = 100) => ({
+  q: z.string().trim().max(500).optional(),
+  page: integerParam().min(1).max(100_000).default(1),
+  limit: integerParam().min(1).max(maxLimit).default(defaultLimit),
+  sort: commaList().default([defaultSort]),
+  fields: commaList().optional(),
+});
+
+export const ListUsersQuery = z.object(listQuery("-createdAt"));
+
+export const ListNewsQuery = z.object({
+  ...listQuery("-publishedAt"),
+  companies: commaList(ticker).optional(),
+  sources: commaList(z.string().trim().toLowerCase().max(100)).optional(),
+  from: isoDate.optional(),
+  to: isoDateEnd.optional(),
+});
+
+export const SearchQuery = z.object({
+  topics: commaList(z.string().trim().max(200)).optional(),
+  companyids: commaList(ticker).optional(),
+  start_date: isoDate.optional(),
+  end_date: isoDateEnd.optional(),
+  limit: integerParam().min(1).max(500).optional(),
+  page: integerParam().min(1).max(100_000).default(1),
+});
+
+const articleFields = {
+  title: z.string().trim().min(1).max(500),
+  url: httpUrlField(),
+  abstract: z.string().max(100_000).optional(),
+  thumbnail: httpUrlField().nullable().optional(),
+  source: z.string().trim().toLowerCase().min(1).max(100),
+  publishedAt: isoDate.optional(),
+  /** Tickers to link besides those the matcher finds in the title and abstract. */
+  companies: commaList(ticker).optional(),
+};
+
+export const CreateArticle = z.object(articleFields);
+
+export const UpdateArticle = z.object({
+  title: articleFields.title.optional(),
+  url: articleFields.url.optional(),
+  abstract: articleFields.abstract,
+  thumbnail: articleFields.thumbnail,
+  source: articleFields.source.optional(),
+  publishedAt: articleFields.publishedAt,
+  companies: articleFields.companies,
+});
+
+export const IdParam = z.object({ id: z.string().min(1).max(64) });
+
+/** An article's id in a path: a positive integer (anything else names no article: 404). */
+export const ArticleIdParam = z.object({ id: z.string().regex(/^[1-9][0-9]{0,15}$/) });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Answers, for the OpenAPI document only: the views are built by the store, not parsed.
+
+export const PublicUserView = z.object({ id: z.string(), name: z.string(), picture: z.string() });
+
+export const FullUserView = PublicUserView.extend({
+  role: z.enum(["user", "admin"]),
+  email: z.string(),
+  createdAt: z.string(),
+});
+
+export const Session = z.object({ token: z.string(), user: FullUserView });
+
+export const ArticleView = z.object({
+  id: z.number().int(),
+  title: z.string(),
+  abstract: z.string(),
+  url: z.string(),
+  thumbnail: z.string().nullable(),
+  source: z.string(),
+  publishedAt: z.string(),
+  fingerprint: z.string(),
+  companies: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const CompanyView = z.object({
+  ticker: z.string(),
+  name: z.string(),
+  shortName: z.string(),
+  websiteUrl: z.string().nullable(),
+});
+
+export const SearchResponse = z.object({
+  status: z.literal(200),
+  version: z.string(),
+  startTime: z.string(),
+  endTime: z.string(),
+  elapsedTime: z.number(),
+  parameters: z.object({
+    topics: z.array(z.string()),
+    companyids: z.array(z.string()),
+    start_date: z.string(),
+    end_date: z.string(),
+    limit: z.number().int(),
+    page: z.number().int(),
+  }),
+  warnings: z.array(z.string()),
+  companies: z.array(CompanyView),
+  data: z.array(ArticleView.extend({ companies: z.array(CompanyView) })),
+});
+
+/** The generator's validation object (errors.ts), with the failed rule's limit under the rule's name. */
+const ValidationFailure = z
+  .object({
+    valid: z.literal(false),
+    name: z.string().optional(),
+    param: z.string(),
+    value: z.unknown().optional(),
+    message: z.string(),
+  })
+  .catchall(z.unknown());
+
+/** A JSON answer. */
+export const json = (schema: z.ZodType, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+/** A JSON list answer with its total in X-Total-Count. */
+export const jsonList = (schema: z.ZodType, description: string) => ({
+  ...json(schema, description),
+  headers: {
+    "X-Total-Count": { description: "how many items match, over every page", schema: { type: "integer" as const } },
+  },
+});
+
+/** A request body: JSON, or form fields (curl -d), read within NEWS_MAX_BODY_BYTES. */
+export const formOrJson = <S extends z.ZodType>(schema: S) => ({
+  required: true,
+  content: {
+    "application/json": { schema },
+    "application/x-www-form-urlencoded": { schema },
+    "multipart/form-data": { schema },
+  },
+});
+
+const FAILURES = {
+  400: json(ValidationFailure, "a field fails validation, or the body is not UTF-8, valid JSON or a valid form"),
+  401: { description: "missing or wrong credentials, or a role that does not suffice (empty body)" },
+  404: { description: "no such record (empty body)" },
+  409: json(ValidationFailure, "the record would duplicate one already stored"),
+  413: json(ValidationFailure, "the body is larger than NEWS_MAX_BODY_BYTES"),
+};
+
+/** The failure answers a route can give, by status. */
+export const failures = (...codes: (keyof typeof FAILURES)[]) =>
+  Object.fromEntries(codes.map((code) => [code, FAILURES[code]]));

@@ -1,0 +1,218 @@
+// The users and login routes, after the rest generator's conventions: sign-up with the master key, HTTP Basic login
+// answered with a JWT, querymen lists of users for admins, and each user's own profile and password.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { database } from "../../shared/db";
+import { register } from "../../shared/http/openapi";
+import { NewsError, notFound } from "../errors";
+import { newsSettings } from "../settings";
+import {
+  createUser,
+  deleteUser,
+  fullUserView,
+  getUser,
+  listUsers,
+  publicUserView,
+  setPassword,
+  updateUser,
+  USER_SORT_FIELDS,
+} from "../store/users";
+import { requireAdmin, requireMasterKey, requirePassword, requireUser, secured, signToken, type NewsEnv } from "./auth";
+import { parseSort, selectFields, totalCountHeader } from "./list";
+import {
+  CreateUser,
+  failures,
+  formOrJson,
+  FullUserView,
+  IdParam,
+  json,
+  jsonList,
+  ListUsersQuery,
+  PublicUserView,
+  Session,
+  UpdatePassword,
+  UpdateUser,
+} from "./schemas";
+import { validateNews } from "./validation";
+
+const tags = ["news"];
+
+const signUp = createRoute({
+  method: "post",
+  path: "/users",
+  tags,
+  summary: "Create a user (master key) and sign them in",
+  security: secured("news_master_key"),
+  middleware: [requireMasterKey, validateNews("json", CreateUser)],
+  request: { body: formOrJson(CreateUser) },
+  responses: { 201: json(Session, "the new user and a session token"), ...failures(400, 401, 409, 413) },
+});
+
+const login = createRoute({
+  method: "post",
+  path: "/auth",
+  tags,
+  summary: "Sign in with e-mail and password (and the master key)",
+  security: secured("news_master_key", "news_login"),
+  middleware: [requireMasterKey, requirePassword],
+  responses: { 201: json(Session, "the user and a new session token"), ...failures(400, 401, 413) },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/users",
+  tags,
+  summary: "List users (admin)",
+  security: secured("news_token"),
+  middleware: [requireAdmin, validateNews("query", ListUsersQuery)],
+  request: { query: ListUsersQuery },
+  responses: { 200: jsonList(FullUserView.array(), "a page of users"), ...failures(400, 401) },
+});
+
+const me = createRoute({
+  method: "get",
+  path: "/users/me",
+  tags,
+  summary: "The signed-in user",
+  security: secured("news_token"),
+  middleware: [requireUser()],
+  responses: { 200: json(FullUserView, "the signed-in user"), ...failures(401) },
+});
+
+const show = createRoute({
+  method: "get",
+  path: "/users/{id}",
+  tags,
+  summary: "A user's public profile",
+  request: { params: IdParam },
+  responses: { 200: json(PublicUserView, "the user's id, name and picture"), ...failures(404) },
+});
+
+const update = createRoute({
+  method: "put",
+  path: "/users/{id}",
+  tags,
+  summary: "Change a user's name or picture (the user, or an admin)",
+  security: secured("news_token"),
+  middleware: [requireUser(), validateNews("json", UpdateUser)],
+  request: { params: IdParam, body: formOrJson(UpdateUser) },
+  responses: { 200: json(FullUserView, "the changed user"), ...failures(400, 401, 404, 413) },
+});
+
+const changePassword = createRoute({
+  method: "put",
+  path: "/users/{id}/password",
+  tags,
+  summary: "Change one's own password (ends every session issued before)",
+  security: secured("news_login"),
+  middleware: [requirePassword, validateNews("json", UpdatePassword)],
+  request: { params: IdParam, body: formOrJson(UpdatePassword) },
+  responses: { 200: json(FullUserView, "the user"), ...failures(400, 401, 404, 413) },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/users/{id}",
+  tags,
+  summary: "Delete a user (admin)",
+  security: secured("news_token"),
+  middleware: [requireAdmin],
+  request: { params: IdParam },
+  responses: { 204: { description: "deleted" }, ...failures(401, 404) },
+});
+
+/** Registers the /users and /auth routes; the middleware validates bodies and queries the news API's own way. */
+export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
+  const own = { validation: "middleware" } as const;
+
+  register(
+    app,
+    signUp,
+    async (c) => {
+      const user = await createUser(database(c.env.DB), { ...c.req.valid("json"), now: new Date() });
+      return c.json({ token: await signToken(newsSettings(c.env), user), user: fullUserView(user) }, 201);
+    },
+    own,
+  );
+
+  register(
+    app,
+    login,
+    async (c) => {
+      const user = c.get("user");
+      return c.json({ token: await signToken(newsSettings(c.env), user), user: fullUserView(user) }, 201);
+    },
+    own,
+  );
+
+  register(
+    app,
+    list,
+    async (c) => {
+      const query = c.req.valid("query");
+      const sort = parseSort(query.sort, Object.keys(USER_SORT_FIELDS) as (keyof typeof USER_SORT_FIELDS)[]);
+      const { rows, total } = await listUsers(database(c.env.DB), { ...query, sort });
+      return c.json(selectFields(rows.map(fullUserView), query.fields), 200, totalCountHeader(total));
+    },
+    own,
+  );
+
+  register(app, me, (c) => c.json(fullUserView(c.get("user"))), own);
+
+  register(
+    app,
+    show,
+    async (c) => {
+      const user = await getUser(database(c.env.DB), c.req.param("id"));
+      if (!user) throw notFound();
+      return c.json(publicUserView(user));
+    },
+    own,
+  );
+
+  register(
+    app,
+    update,
+    async (c) => {
+      const caller = c.get("user");
+      const id = c.req.param("id");
+      if (caller.role !== "admin" && caller.id !== id) {
+        throw new NewsError(401, { valid: false, message: "You can't change other user's data" });
+      }
+      const user = await updateUser(database(c.env.DB), { id, ...c.req.valid("json"), now: new Date() });
+      return c.json(fullUserView(user));
+    },
+    own,
+  );
+
+  register(
+    app,
+    changePassword,
+    async (c) => {
+      const caller = c.get("user");
+      if (caller.id !== c.req.param("id")) {
+        throw new NewsError(401, {
+          valid: false,
+          param: "password",
+          message: "You can't change other user's password",
+        });
+      }
+      const user = await setPassword(database(c.env.DB), {
+        id: caller.id,
+        password: c.req.valid("json").password,
+        now: new Date(),
+      });
+      return c.json(fullUserView(user));
+    },
+    own,
+  );
+
+  register(
+    app,
+    remove,
+    async (c) => {
+      await deleteUser(database(c.env.DB), c.req.param("id"));
+      return c.body(null, 204);
+    },
+    own,
+  );
+}

@@ -1,0 +1,280 @@
+// Request bodies and validation for the news API. Bodies come as JSON or as form fields (curl -d); zod failures
+// become the rest generator's validation object {valid: false, name: <rule>, param, value, <rule>: <limit>, message}.
+import type { Context, MiddlewareHandler } from "hono";
+import { z } from "zod";
+import { decodeUtf8, InvalidUtf8, readBodyBytes } from "../../shared/http/request-body";
+import { NewsError, validationError, type ValidationFailure } from "../errors";
+import { newsBodyLimit } from "../settings";
+import { MAX_URL_LENGTH } from "../store/text";
+
+export type Body = Record<string, unknown>;
+
+/** Fields whose values are never echoed in a validation error. */
+const SECRET_FIELDS = new Set(["password", "access_token"]);
+
+/** The deepest nesting a JSON body may have: the API's bodies are flat objects (holding an array of tickers at most). */
+export const MAX_JSON_DEPTH = 16;
+
+/**
+ * The request body as an object, read once per request and kept on the context: the master-key check and the
+ * validator both need it. Every body (JSON, URL-encoded or multipart form) is read within NEWS_MAX_BODY_BYTES (413
+ * past it) and must be UTF-8 (400 otherwise), multipart included: the API takes no files, so a binary part is refused
+ * rather than parsed. An empty body is {}; form fields become strings.
+ */
+export async function requestBody(c: Context): Promise<Body> {
+  const cached = c.get("body") as Body | undefined;
+  if (cached) return cached;
+  let body: Body = {};
+  if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+    const type = c.req.header("content-type") ?? "";
+    const bytes = await readBodyBytes(c.req.raw, newsBodyLimit(c.env));
+    const text = decodeUtf8(bytes);
+    if (/multipart\/form-data/i.test(type)) {
+      if (bytes.byteLength > 0) body = await multipartFields(bytes, type);
+    } else if (/application\/x-www-form-urlencoded/i.test(type)) {
+      body = urlEncodedFields(text);
+    } else if (text.trim() !== "") {
+      body = /json/i.test(type) || /^\s*[{[]/.test(text) ? parseJsonObject(text) : urlEncodedFields(text);
+    }
+  }
+  c.set("body", body);
+  return body;
+}
+
+/** Form fields as an object: a form cannot send "no value", so an empty field counts as absent (files are ignored). */
+const formFields = (entries: [string, unknown][]): Body =>
+  Object.fromEntries(entries.filter(([, value]) => typeof value === "string" && value !== ""));
+
+/**
+ * One name or value of a URL-encoded form. Unlike URLSearchParams, which puts U+FFFD in place of escapes that decode
+ * to bytes that are not UTF-8 (%FF), these are refused as raw ones are; a % that starts no escape stays literal.
+ */
+function formComponent(raw: string): string {
+  if (!raw.includes("%") && !raw.includes("+")) return raw;
+  try {
+    return decodeURIComponent(raw.replaceAll("+", " ").replace(/%(?![0-9a-f]{2})/gi, "%25"));
+  } catch {
+    throw new InvalidUtf8("a form field");
+  }
+}
+
+export function urlEncodedFields(text: string): Body {
+  const entries: [string, string][] = [];
+  for (const pair of text.split("&")) {
+    if (pair === "") continue;
+    const at = pair.indexOf("=");
+    entries.push(
+      at < 0 ? [formComponent(pair), ""] : [formComponent(pair.slice(0, at)), formComponent(pair.slice(at + 1))],
+    );
+  }
+  return formFields(entries);
+}
+
+async function multipartFields(bytes: Uint8Array, type: string): Promise<Body> {
+  let form: FormData;
+  try {
+    form = await new Response(bytes, { headers: { "content-type": type } }).formData();
+  } catch {
+    throw new NewsError(400, {
+      valid: false,
+      name: "form",
+      param: "body",
+      message: "body must be valid multipart/form-data",
+    });
+  }
+  return formFields([...form.entries()]);
+}
+
+/** A UTF-16 surrogate without its pair: JSON's \u escapes can spell one, but no UTF-8 text holds it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A \u escape of a surrogate: strict UTF-8 text can hold a lone surrogate only through one of these. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Refuses a parsed JSON body nested deeper than MAX_JSON_DEPTH or holding a lone surrogate (which D1 would store
+ * as U+FFFD). Walks with its own stack, so no body can exhaust the call stack; strings are looked at only when the
+ * text escapes a surrogate at all.
+ */
+function checkJson(root: object, text: string): void {
+  const strings = SURROGATE_ESCAPE.test(text);
+  const values: unknown[] = [root];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    if (typeof value === "string") {
+      if (LONE_SURROGATE.test(value)) throw new InvalidUtf8();
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (depth > MAX_JSON_DEPTH) {
+      const message = `body must not nest deeper than ${MAX_JSON_DEPTH} levels`;
+      throw new NewsError(400, { valid: false, name: "depth", param: "body", depth: MAX_JSON_DEPTH, message });
+    }
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key];
+      if (strings) {
+        values.push(key, item);
+        depths.push(depth, depth + 1);
+      } else if (item !== null && typeof item === "object") {
+        values.push(item);
+        depths.push(depth + 1);
+      }
+    }
+  }
+}
+
+export function parseJsonObject(text: string): Body {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be valid JSON" });
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be a JSON object" });
+  }
+  checkJson(parsed, text);
+  return parsed as Body;
+}
+
+const valueAt = (source: unknown, path: PropertyKey[]) =>
+  path.reduce<unknown>(
+    (value, key) =>
+      value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined,
+    source,
+  );
+
+/** Turns the first zod issue into the generator's validation object. */
+export function validationFailure(issue: z.core.$ZodIssue, source: unknown): Omit<ValidationFailure, "valid"> {
+  const param = issue.path.map(String).join(".") || "body";
+  const raw = valueAt(source, issue.path);
+  const reported = "input" in issue ? issue.input : undefined;
+  const input = reported === null || reported === undefined || Number.isNaN(reported) ? raw : reported;
+  const value = SECRET_FIELDS.has(param) ? undefined : input;
+  const withValue = (failure: Omit<ValidationFailure, "valid" | "param" | "value">) => ({
+    param,
+    value: value ?? null,
+    ...failure,
+  });
+  switch (issue.code) {
+    case "invalid_type":
+      if (raw === undefined) return withValue({ name: "required", required: true, message: `${param} is required` });
+      return withValue({ name: "type", type: issue.expected, message: `${param} must be a ${issue.expected}` });
+    case "too_small":
+      if (issue.origin === "string" || issue.origin === "array") {
+        const message = `${param} must have length greater than or equal to ${issue.minimum}`;
+        return withValue({ name: "minlength", minlength: Number(issue.minimum), message });
+      }
+      return withValue({
+        name: "min",
+        min: Number(issue.minimum),
+        message: `${param} must be greater than or equal to ${issue.minimum}`,
+      });
+    case "too_big":
+      if (issue.origin === "string" || issue.origin === "array") {
+        const message = `${param} must have length lower than or equal to ${issue.maximum}`;
+        return withValue({ name: "maxlength", maxlength: Number(issue.maximum), message });
+      }
+      return withValue({
+        name: "max",
+        max: Number(issue.maximum),
+        message: `${param} must be lower than or equal to ${issue.maximum}`,
+      });
+    case "invalid_format":
+      if (issue.format === "regex" && "pattern" in issue) {
+        const message = `${param} must match regular expression ${issue.pattern}`;
+        return withValue({ name: "match", match: String(issue.pattern), message });
+      }
+      // Every URL the API stores is http(s) only (httpUrlField): say so rather than "a valid url" for javascript:.
+      if (issue.format === "url")
+        return withValue({ name: "match", match: "url", message: `${param} must be an http(s) URL` });
+      return withValue({ name: "match", match: issue.format, message: `${param} must be a valid ${issue.format}` });
+    case "invalid_value":
+      return withValue({
+        name: "enum",
+        enum: issue.values,
+        message: `${param} must be one of: ${issue.values.join(", ")}`,
+      });
+    case "custom": {
+      const name = typeof issue.params?.name === "string" ? issue.params.name : "invalid";
+      return withValue({ name, message: `${param} ${issue.message}` });
+    }
+    default:
+      return withValue({ name: "invalid", message: `${param} is invalid` });
+  }
+}
+
+export function parseNews<S extends z.ZodType>(schema: S, source: unknown): z.output<S> {
+  const parsed = schema.safeParse(source, { reportInput: true });
+  if (!parsed.success) throw validationError(validationFailure(parsed.error.issues[0], source));
+  return parsed.data;
+}
+
+type Validated<T extends "json" | "query", S extends z.ZodType> = {
+  in: { [K in T]: z.input<S> };
+  out: { [K in T]: z.output<S> };
+};
+
+/**
+ * Validates the request body (JSON or form, target "json") or the query string with a zod schema;
+ * `c.req.valid(target)` then has the parsed type. Only the first failing field is reported, as the generator does.
+ */
+export function validateNews<T extends "json" | "query", S extends z.ZodType>(
+  target: T,
+  schema: S,
+): MiddlewareHandler<any, string, Validated<T, S>> {
+  return async (c, next) => {
+    const source = target === "json" ? await requestBody(c) : c.req.query();
+    c.req.addValidatedData(target, parseNews(schema, source) as object);
+    await next();
+  };
+}
+
+// Building blocks shared by the schemas of the routes.
+
+/** A comma-separated list (query strings and form fields) or a JSON array of strings; blank items dropped. */
+export const commaList = (item: z.ZodType<string> = z.string()) =>
+  z.preprocess((value) => {
+    if (typeof value === "string")
+      return value
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean);
+    return value;
+  }, z.array(item));
+
+/**
+ * An absolute http or https URL (with "//" after the scheme) of at most MAX_URL_LENGTH characters, trimmed. javascript:, data:,
+ * ftp: and the like are refused: the URLs stored are shown to clients as links and images.
+ */
+export const httpUrlField = () => z.url({ protocol: z.regexes.httpProtocol }).max(MAX_URL_LENGTH);
+
+export const ticker = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z0-9]{1,6}$/);
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+const isoText = z
+  .string()
+  .trim()
+  .refine((text) => ISO_8601.test(text) && !Number.isNaN(Date.parse(text)), {
+    message: "must be an ISO 8601 date such as 2024-05-01 or 2024-05-01T09:30:00Z",
+    params: { name: "type" },
+  });
+
+/** An ISO 8601 date or date-time (UTC unless it names an offset), as a Date; a bare date is its first instant. */
+export const isoDate = isoText.transform((text) => new Date(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text));
+
+/** Like isoDate, but a bare date is its last millisecond, so that `to=2024-05-01` includes that whole day. */
+export const isoDateEnd = isoText.transform((text) =>
+  DATE_ONLY.test(text) ? new Date(Date.parse(`${text}T00:00:00Z`) + 86_400_000 - 1) : new Date(text),
+);
+
+/** A positive integer given as text (query strings, form fields) or as a JSON number. */
+export const integerParam = () => z.coerce.number().int();

@@ -1,0 +1,280 @@
+// The articles repository: reads with filters and full-text search, and the admin's create, update and delete.
+// Every write is one D1 batch.
+import { and, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { d1Statement, inJsonList, type Database } from "../../shared/db";
+import { conflict, notFound, validationError } from "../errors";
+import { articlesFts, matchesFts } from "./full-text";
+import { orderOf, type SortKey } from "./sort";
+import { articleCompanies, articles, companies } from "./tables";
+import { articleFingerprint, htmlToText, makeAbstract } from "./text";
+
+export type Article = typeof articles.$inferSelect;
+
+export interface ArticleView {
+  id: number;
+  title: string;
+  abstract: string;
+  url: string;
+  thumbnail: string | null;
+  source: string;
+  publishedAt: string;
+  fingerprint: string;
+  /** Tickers of the companies the article is linked to, sorted. */
+  companies: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+type ArticleRow = Article & { tickers: string | null };
+
+export const articleView = (row: ArticleRow): ArticleView => ({
+  id: row.id,
+  title: row.title,
+  abstract: row.abstract,
+  url: row.url,
+  thumbnail: row.thumbnail,
+  source: row.source,
+  publishedAt: row.publishedAt.toISOString(),
+  fingerprint: row.fingerprint,
+  companies: row.tickers ? row.tickers.split(",").sort() : [],
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+});
+
+export const ARTICLE_SORT_FIELDS = {
+  publishedAt: articles.publishedAt,
+  createdAt: articles.createdAt,
+  updatedAt: articles.updatedAt,
+  title: articles.title,
+  source: articles.source,
+  id: articles.id,
+};
+export type ArticleSortField = keyof typeof ARTICLE_SORT_FIELDS;
+
+const tickersOf = sql<string | null>`(SELECT group_concat(${articleCompanies.ticker}) FROM ${articleCompanies}
+  WHERE ${articleCompanies.articleId} = ${articles.id})`;
+const articleWithTickers = { ...getTableColumns(articles), tickers: tickersOf };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reads
+
+export interface ArticleFilter {
+  /** An FTS5 query (see ftsQuery); null means the user searched for something that cannot match. */
+  match?: string | null;
+  /** Tickers: an article matches when it is linked to any of them. */
+  tickers?: string[];
+  sources?: string[];
+  from?: Date;
+  to?: Date;
+}
+
+export function articleConditions(filter: ArticleFilter): SQL | undefined {
+  const conditions: SQL[] = [];
+  if (filter.match === null) conditions.push(sql`0`);
+  else if (filter.match !== undefined) conditions.push(matchesFts(filter.match));
+  if (filter.tickers) {
+    conditions.push(
+      sql`EXISTS (SELECT 1 FROM ${articleCompanies}
+        WHERE ${articleCompanies.articleId} = ${articles.id} AND ${inJsonList(articleCompanies.ticker, filter.tickers)})`,
+    );
+  }
+  if (filter.sources) conditions.push(inJsonList(articles.source, filter.sources));
+  if (filter.from) conditions.push(gte(articles.publishedAt, filter.from));
+  if (filter.to) conditions.push(lte(articles.publishedAt, filter.to));
+  return and(...conditions);
+}
+
+export interface ListArticlesInput extends ArticleFilter {
+  page: number;
+  limit: number;
+  sort: SortKey<ArticleSortField>[];
+}
+
+/** The two statements of a list (the page and the total), exposed so the benchmark can run the same SQL on D1. */
+export function listArticlesQueries(db: Database, input: ListArticlesInput) {
+  const where = articleConditions(input);
+  const order = [...orderOf(input.sort, ARTICLE_SORT_FIELDS), desc(articles.id)];
+  const offset = (input.page - 1) * input.limit;
+  const onlyFullText = typeof input.match === "string" && !input.tickers && !input.sources && !input.from && !input.to;
+  return [
+    db
+      .select(articleWithTickers)
+      .from(articles)
+      .where(where)
+      .orderBy(...order)
+      .limit(input.limit)
+      .offset(offset),
+    // The index holds one row per article (the triggers keep it so): counting there spares a lookup per match.
+    onlyFullText
+      ? db
+          .select({ total: count() })
+          .from(articlesFts)
+          .where(sql`${articlesFts} MATCH ${input.match}`)
+      : db.select({ total: count() }).from(articles).where(where),
+  ] as const;
+}
+
+export async function listArticles(
+  db: Database,
+  input: ListArticlesInput,
+): Promise<{ rows: ArticleView[]; total: number }> {
+  const [rows, [{ total }]] = await db.batch(listArticlesQueries(db, input));
+  return { rows: rows.map(articleView), total };
+}
+
+export async function getArticle(db: Database, id: number): Promise<ArticleView | undefined> {
+  const [row] = await db.select(articleWithTickers).from(articles).where(eq(articles.id, id)).limit(1);
+  return row && articleView(row);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Admin writes
+
+export interface ArticleInput {
+  title: string;
+  url: string;
+  abstract?: string;
+  thumbnail?: string | null;
+  source: string;
+  publishedAt?: Date;
+  /** Tickers an admin names explicitly, linked besides those the matcher finds. */
+  companies?: string[];
+}
+
+type Matcher = (text: string) => string[];
+
+const isUniqueViolation = (error: unknown) =>
+  error instanceof Error &&
+  /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
+
+async function checkTickersExist(db: Database, tickers: string[]): Promise<void> {
+  if (tickers.length === 0) return;
+  const known = await db
+    .select({ ticker: companies.ticker })
+    .from(companies)
+    .where(inJsonList(companies.ticker, tickers));
+  const unknown = tickers.filter((ticker) => !known.some((row) => row.ticker === ticker));
+  if (unknown.length > 0) {
+    throw validationError({
+      name: "exists",
+      param: "companies",
+      value: tickers.join(","),
+      message: `companies names unknown tickers: ${unknown.join(", ")}`,
+    });
+  }
+}
+
+/** An article's links: each ticker once, "explicit" winning over "text" when an admin named a matched company. */
+function mergeLinks(explicit: string[], matched: string[]) {
+  const links = new Map<string, "text" | "explicit">();
+  for (const ticker of matched) links.set(ticker, "text");
+  for (const ticker of explicit) links.set(ticker, "explicit");
+  return [...links].map(([ticker, origin]) => ({ ticker, origin }));
+}
+
+const matchText = (title: string, abstract: string) => `${title}\n${abstract}`;
+
+export async function createArticle(
+  db: Database,
+  input: ArticleInput & { now: Date },
+  matcher: Matcher,
+): Promise<ArticleView> {
+  const explicit = [...new Set(input.companies ?? [])];
+  await checkTickersExist(db, explicit);
+  const title = htmlToText(input.title);
+  const abstract = makeAbstract(input.abstract ?? "");
+  const fingerprint = await articleFingerprint(title, input.source);
+  const row = {
+    fingerprint,
+    title,
+    abstract,
+    url: input.url,
+    thumbnail: input.thumbnail ?? null,
+    source: input.source,
+    publishedAt: input.publishedAt ?? input.now,
+    createdAt: input.now,
+    updatedAt: input.now,
+  };
+  const links = mergeLinks(explicit, matcher(matchText(title, abstract))).map((link) => ({ fingerprint, ...link }));
+  try {
+    const [inserted] = await db.$client.batch<{ id: number }>([
+      d1Statement(db, db.insert(articles).values(row).returning({ id: articles.id })),
+      d1Statement(db, insertLinksByFingerprint(links)),
+    ]);
+    return (await getArticle(db, inserted.results[0].id))!;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict("title", "an article with this title and source already exists");
+    throw error;
+  }
+}
+
+export async function updateArticle(
+  db: Database,
+  input: Partial<ArticleInput> & { id: number; now: Date },
+  matcher: Matcher,
+): Promise<ArticleView> {
+  const [existing] = await db.select().from(articles).where(eq(articles.id, input.id)).limit(1);
+  if (!existing) throw notFound();
+  const currentLinks = await db.select().from(articleCompanies).where(eq(articleCompanies.articleId, input.id));
+  const explicit = input.companies
+    ? [...new Set(input.companies)]
+    : currentLinks.filter((link) => link.origin === "explicit").map((link) => link.ticker);
+  if (input.companies) await checkTickersExist(db, explicit);
+
+  const title = input.title === undefined ? existing.title : htmlToText(input.title);
+  const abstract = input.abstract === undefined ? existing.abstract : makeAbstract(input.abstract);
+  const source = input.source ?? existing.source;
+  const fingerprint = await articleFingerprint(title, source);
+  const [clash] = await db
+    .select({ id: articles.id })
+    .from(articles)
+    .where(and(eq(articles.fingerprint, fingerprint), ne(articles.id, input.id)))
+    .limit(1);
+  if (clash) throw conflict("title", "an article with this title and source already exists");
+
+  const changes = {
+    title,
+    abstract,
+    source,
+    fingerprint,
+    ...(input.url !== undefined && { url: input.url }),
+    ...(input.thumbnail !== undefined && { thumbnail: input.thumbnail }),
+    ...(input.publishedAt !== undefined && { publishedAt: input.publishedAt }),
+    updatedAt: input.now,
+  };
+  const links = mergeLinks(explicit, matcher(matchText(title, abstract))).map((link) => ({
+    articleId: input.id,
+    ...link,
+  }));
+  const statements: BatchItem<"sqlite">[] = [
+    db.update(articles).set(changes).where(eq(articles.id, input.id)),
+    db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id)),
+  ];
+  if (links.length > 0) statements.push(db.insert(articleCompanies).values(links));
+  try {
+    await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict("title", "an article with this title and source already exists");
+    throw error;
+  }
+  return (await getArticle(db, input.id))!;
+}
+
+export async function deleteArticle(db: Database, id: number): Promise<void> {
+  const deleted = await db.delete(articles).where(eq(articles.id, id)).returning({ id: articles.id });
+  if (deleted.length === 0) throw notFound();
+}
+
+/** Inserts link rows given by article fingerprint, in one statement whatever their number (no bound-parameter limit). */
+export function insertLinksByFingerprint(
+  links: { fingerprint: string; ticker: string; origin: "text" | "explicit" }[],
+): SQL {
+  return sql`
+    INSERT INTO ${articleCompanies} (article_id, ticker, origin)
+    SELECT ${articles.id}, json_extract(link.value, '$.ticker'), json_extract(link.value, '$.origin')
+    FROM json_each(${JSON.stringify(links)}) AS link
+    JOIN ${articles} ON ${articles.fingerprint} = json_extract(link.value, '$.fingerprint')
+    WHERE true
+    ON CONFLICT DO NOTHING`;
+}

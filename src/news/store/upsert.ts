@@ -1,0 +1,107 @@
+// The batched upsert by fingerprint that ingestion stores publishers' articles with, and each publisher's cursor.
+import { eq, sql } from "drizzle-orm";
+import { d1Statement, inJsonList, type Database } from "../../shared/db";
+import { insertLinksByFingerprint } from "./articles";
+import { articleCompanies, articles, newsIngestCursors } from "./tables";
+
+/** A normalised article from a publisher, ready to store. */
+export interface IncomingArticle {
+  fingerprint: string;
+  title: string;
+  abstract: string;
+  url: string;
+  thumbnail: string | null;
+  source: string;
+  publishedAt: Date;
+  tickers: string[];
+}
+
+/**
+ * When a known article is rewritten: a new non-empty abstract or a new url, or a thumbnail where it had none.
+ * A thumbnail already stored stays, so that two feeds of one publisher with different image sizes do not flap.
+ */
+const changedSql = sql.raw(`(excluded.abstract <> '' AND abstract IS NOT excluded.abstract) OR url IS NOT excluded.url
+        OR (thumbnail IS NULL AND excluded.thumbnail IS NOT NULL)`);
+
+const isChanged = (row: { abstract: string; url: string; thumbnail: string | null }, article: IncomingArticle) =>
+  (article.abstract !== "" && row.abstract !== article.abstract) ||
+  row.url !== article.url ||
+  (row.thumbnail === null && article.thumbnail !== null);
+
+export interface UpsertOutcome {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+}
+
+/**
+ * Stores articles by fingerprint in one batch together with the publisher's new cursor: a new fingerprint is
+ * inserted; a known one takes the publisher's latest abstract and url (its title, source, publishedAt and
+ * createdAt stay). Links found by the matcher are replaced; links an admin made explicitly stay.
+ */
+export async function upsertArticles(
+  db: Database,
+  input: { articles: IncomingArticle[]; cursor: { publisher: string; fetchedUntil: Date }; now: Date },
+): Promise<UpsertOutcome> {
+  const unique = [...new Map(input.articles.map((article) => [article.fingerprint, article])).values()];
+  const fingerprints = unique.map((article) => article.fingerprint);
+  const before = await db
+    .select({
+      fingerprint: articles.fingerprint,
+      abstract: articles.abstract,
+      url: articles.url,
+      thumbnail: articles.thumbnail,
+    })
+    .from(articles)
+    .where(inJsonList(articles.fingerprint, fingerprints));
+  const known = new Map(before.map((row) => [row.fingerprint, row]));
+
+  const now = input.now.getTime();
+  const rows = unique.map((article) => ({ ...article, publishedAt: article.publishedAt.getTime(), now }));
+  const links = unique.flatMap(({ fingerprint, tickers }) =>
+    tickers.map((ticker) => ({ fingerprint, ticker, origin: "text" as const })),
+  );
+  const cursor = { publisher: input.cursor.publisher, fetchedUntil: input.cursor.fetchedUntil, updatedAt: input.now };
+  await db.$client.batch([
+    d1Statement(
+      db,
+      sql`
+      INSERT INTO ${articles} (fingerprint, title, abstract, url, thumbnail, source, published_at, created_at, updated_at)
+      SELECT json_extract(row.value, '$.fingerprint'), json_extract(row.value, '$.title'), json_extract(row.value, '$.abstract'),
+        json_extract(row.value, '$.url'), json_extract(row.value, '$.thumbnail'), json_extract(row.value, '$.source'),
+        json_extract(row.value, '$.publishedAt'), json_extract(row.value, '$.now'), json_extract(row.value, '$.now')
+      FROM json_each(${JSON.stringify(rows)}) AS row
+      WHERE true
+      ON CONFLICT (fingerprint) DO UPDATE SET
+        abstract = CASE WHEN excluded.abstract = '' THEN abstract ELSE excluded.abstract END,
+        url = excluded.url, thumbnail = coalesce(thumbnail, excluded.thumbnail), updated_at = excluded.updated_at
+      WHERE ${changedSql}`,
+    ),
+    d1Statement(
+      db,
+      sql`
+      DELETE FROM ${articleCompanies} WHERE ${articleCompanies.origin} = 'text' AND ${articleCompanies.articleId} IN
+        (SELECT ${articles.id} FROM ${articles} WHERE ${inJsonList(articles.fingerprint, fingerprints)})`,
+    ),
+    d1Statement(db, insertLinksByFingerprint(links)),
+    d1Statement(
+      db,
+      db
+        .insert(newsIngestCursors)
+        .values(cursor)
+        .onConflictDoUpdate({ target: newsIngestCursors.publisher, set: cursor }),
+    ),
+  ]);
+
+  let updated = 0;
+  for (const article of unique) {
+    const row = known.get(article.fingerprint);
+    if (row && isChanged(row, article)) updated++;
+  }
+  return { inserted: unique.length - known.size, updated, unchanged: known.size - updated };
+}
+
+export async function getCursor(db: Database, publisher: string): Promise<Date | undefined> {
+  const [row] = await db.select().from(newsIngestCursors).where(eq(newsIngestCursors.publisher, publisher)).limit(1);
+  return row?.fetchedUntil;
+}

@@ -1,0 +1,214 @@
+// gensynchaprx's engine: generate the HAProxy bundle from D1, check it, store it as a numbered version, have the
+// master's agent validate and apply it, then queue one slave sync per slave agent; and the slave sync itself.
+import { eq, inArray } from "drizzle-orm";
+import { appendJobWarnings } from "../../jobs/history";
+import { database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import type { Caller } from "../installation/api-users";
+import { loadInstallation } from "../installation/load";
+import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
+import { combinedPem } from "../pki/selection";
+import { certificates } from "../pki/tables";
+import { proxySettings, type ProxySettings } from "../settings";
+import { AgentError, pushToAgent } from "./agent-client";
+import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type HaproxySettings } from "./config";
+import { haproxyVersionFiles, haproxyVersions } from "./tables";
+import { activateVersion, rejectVersion, storeVersion } from "./versions";
+
+export const GENSYNC_FAILED = "Unable to reload and sync of HAProxy: ";
+
+/** The spec's 500 for gensynchaprx: nothing was applied and the previous configuration stays active. */
+export class GenSyncFailed extends HttpError {
+  override name = "GenSyncFailed";
+  /**
+   * @param detail the cause for the administrator and the job history; it may quote the agent (`haproxy -c` output)
+   *   or other projects' settings
+   * @param summary the cause for every other caller: a fixed phrase, never tool output or data
+   */
+  constructor(
+    detail: string,
+    readonly summary: string,
+  ) {
+    super(500, `${GENSYNC_FAILED}${detail}`);
+  }
+}
+
+const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
+  refused: "the load balancer refused the configuration",
+  unreachable: "the load balancer could not be reached",
+  "not-configured": "the load balancer's agent is not configured",
+};
+
+/**
+ * A failed gensynchaprx as the caller reads it, with the run in X-Job-Id. The administrator gets the detail (also in
+ * the job history). Any other caller may start the job but must not read what the agent's tools printed (HAProxy
+ * quotes expanded configuration text) nor other projects' data, so gets the summary and the run to ask about.
+ */
+export function genSyncFailureFor(caller: Pick<Caller, "isAdmin">, failure: HttpError, runId: number): HttpError {
+  const headers = { ...failure.headers, "X-Job-Id": String(runId) };
+  if (caller.isAdmin) return new HttpError(failure.status, failure.message, headers);
+  const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
+  const message =
+    failure instanceof GenSyncFailed
+      ? `${GENSYNC_FAILED}${failure.summary} ${where}. The previous configuration is still active.`
+      : `${GENSYNC_FAILED}internal error ${where}`;
+  return new HttpError(500, message, headers);
+}
+
+export const haproxySettingsOf = (settings: ProxySettings): HaproxySettings => ({
+  httpPort: settings.HAPROXY_HTTP_PORT,
+  httpsPort: settings.HAPROXY_HTTPS_PORT,
+  bindAddress: settings.HAPROXY_BIND_ADDRESS,
+  httpsRedirectCode: settings.HAPROXY_HTTPS_REDIRECT_CODE,
+  acmeBackendUrl: settings.HAPROXY_ACME_BACKEND_URL,
+  paramsExtraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
+  addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
+});
+
+// The global fetch is looked up at call time, so that tests intercepting outbound fetch see the pushes.
+const outbound: typeof fetch = (input, init) => fetch(input, init);
+
+// ---- generate and apply ----
+
+interface AppliedVersion {
+  version: number;
+  warnings: string[];
+}
+
+/**
+ * Generates, checks, stores and applies a version, then queues the slave syncs. Throws GenSyncFailed when the bundle
+ * is invalid or the master's agent refuses it; the previously active version then stays active.
+ */
+export async function generateAndApply(
+  env: Env,
+  input: {
+    runId: number;
+    now: Date;
+    /** Queues one sync per slave agent (proxy/jobs.ts knows the job); answers their run ids in order. */
+    queueSlaveSyncs: (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+  },
+): Promise<AppliedVersion> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  await ensureFallbackCertificate(db, input.now);
+  const [installation, certificateRows] = await Promise.all([loadInstallation(db), listCertificates(db)]);
+  let bundle;
+  try {
+    bundle = generateHaproxyBundle(installation, certificateRows, haproxySettingsOf(settings));
+  } catch (error) {
+    if (error instanceof InvalidConfiguration) {
+      throw new GenSyncFailed(`invalid configuration: ${error.message}`, "the generated configuration is invalid");
+    }
+    throw error;
+  }
+  const files = bundleFiles(bundle);
+  const digest = await bundleDigest(files);
+  const version = await storeVersion(db, {
+    digest,
+    jobRunId: input.runId,
+    files: bundle.files,
+    certificateFiles: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
+    now: input.now,
+  });
+  const warnings = [...bundle.warnings];
+
+  if (settings.HAPROXY_AGENT_URL) {
+    if (!settings.HAPROXY_AGENT_TOKEN) {
+      await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
+      throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set", AGENT_SUMMARY["not-configured"]);
+    }
+    try {
+      await pushToAgent(outbound, {
+        agentUrl: settings.HAPROXY_AGENT_URL,
+        token: settings.HAPROXY_AGENT_TOKEN,
+        timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+        version,
+        digest,
+        files,
+        onlyIfNewer: false,
+      });
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error;
+      await rejectVersion(db, version, error.message);
+      const detail = `${error.message.replace(/\.+$/, "")}. The previous configuration is still active.`;
+      throw new GenSyncFailed(detail, AGENT_SUMMARY[error.reason]);
+    }
+  } else {
+    warnings.push(`WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`);
+  }
+  await activateVersion(db, version, settings.HAPROXY_VERSIONS_KEPT);
+
+  const slaves = settings.SLAVE_AGENT_URLS;
+  const syncRuns = await input.queueSlaveSyncs(slaves.map((agentUrl) => ({ version, agentUrl })));
+  slaves.forEach((agentUrl, index) =>
+    warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`),
+  );
+  return { version, warnings };
+}
+
+// ---- slave sync ----
+
+/**
+ * Pushes an active version to one slave agent; the outcome goes to the parent gensynchaprx run's warnings. A failure
+ * throws (the queue retries with backoff) and is reported on the parent at the last attempt. A version that is no
+ * longer the active one, or whose certificates changed since, is not pushed: a newer version has or will be.
+ */
+export async function syncSlave(
+  env: Env,
+  input: { parentRunId: number; version: number; agentUrl: string; attempts: number; lastAttempt: boolean },
+): Promise<{ warnings: string[] }> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  const report = async (warning: string) => {
+    await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
+    return { warnings: [warning] };
+  };
+  const superseded = (why: string) =>
+    report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
+
+  const [row] = await db.select().from(haproxyVersions).where(eq(haproxyVersions.id, input.version)).limit(1);
+  if (!row || row.status !== "active") return superseded("it is no longer the active version");
+  const [fileRows, certificateRows] = await db.batch([
+    db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id)),
+    db
+      .select()
+      .from(certificates)
+      .where(
+        inArray(
+          certificates.name,
+          row.certificateFiles.map((file) => file.name),
+        ),
+      ),
+  ]);
+  const files: Record<string, string> = Object.fromEntries(fileRows.map((file) => [file.name, file.content]));
+  const byName = new Map(certificateRows.map((certificate) => [certificate.name, certificate]));
+  for (const { file, name } of row.certificateFiles) {
+    const certificate = byName.get(name);
+    if (certificate) files[file] = combinedPem(certificate);
+  }
+  if ((await bundleDigest(files)) !== row.digest)
+    return superseded("its certificates changed since; the next gensynchaprx ships them");
+
+  try {
+    if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set", "not-configured");
+    const result = await pushToAgent(outbound, {
+      agentUrl: input.agentUrl,
+      token: settings.HAPROXY_AGENT_TOKEN,
+      timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+      version: row.id,
+      digest: row.digest,
+      files,
+      onlyIfNewer: true,
+    });
+    if (result.outcome === "stale") return superseded(`it already runs version ${result.version}`);
+    return report(`INFO: slave ${input.agentUrl} synced to version ${input.version}`);
+  } catch (error) {
+    if (input.lastAttempt) {
+      const cause = error instanceof Error ? error.message : String(error);
+      await report(
+        `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`,
+      );
+    }
+    throw error;
+  }
+}

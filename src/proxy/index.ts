@@ -1,0 +1,3 @@
+// The proxy service's face: what the Worker's router and the job registry reach it through.
+export { proxyApp } from "./app";
+export { dailyProxyRequests, proxyJobs } from "./jobs";

@@ -1,0 +1,160 @@
+// API users of the proxy API: lookup and credential checks (the administrator comes from secrets).
+import { toHex } from "../../shared/bytes";
+import { asc, eq, sql } from "drizzle-orm";
+import type { Database } from "../../shared/db";
+import { constantTimeEqualText, hashPassword, verifyPassword } from "../../shared/passwords";
+import { NotFound } from "../errors";
+import { anyPatternMatchesLabel } from "./project-patterns";
+import { apiUsers } from "./tables";
+
+/** Who is calling: an API user limited to its project patterns, or the administrator. */
+export interface Caller {
+  username: string;
+  isAdmin: boolean;
+  /** Regular expressions that must match a whole project label; ignored for the administrator. */
+  projectPatterns: string[];
+}
+
+export async function findApiUser(db: Database, username: string) {
+  const [row] = await db.select().from(apiUsers).where(eq(apiUsers.username, username)).limit(1);
+  return row;
+}
+
+/** How long, and for how many credentials, a successful PBKDF2 check is remembered in this isolate. */
+export interface VerificationCacheSettings {
+  ttlMs: number;
+  maxEntries: number;
+}
+
+/**
+ * Credentials this isolate verified recently: an HMAC of user name and password (under a key that never leaves the
+ * isolate) to the stored hash they matched and when that stops counting. An entry counts only while the stored hash
+ * is still the same, so a password change or a deleted user drops it at once, in every isolate.
+ */
+const verified = new Map<string, { passwordHash: string; expiresAt: number }>();
+let credentialKey: Promise<CryptoKey> | undefined;
+
+async function credentialDigest(username: string, password: string): Promise<string> {
+  credentialKey ??= crypto.subtle.importKey(
+    "raw",
+    crypto.getRandomValues(new Uint8Array(32)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  // The name's length first, so that no other name/password split gives the same bytes.
+  const message = new TextEncoder().encode(`${username.length}:${username}:${password}`);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await credentialKey, message));
+  return toHex(mac);
+}
+
+async function passwordMatches(
+  username: string,
+  password: string,
+  passwordHash: string | undefined,
+  cache: VerificationCacheSettings,
+  now: number,
+): Promise<boolean> {
+  if (passwordHash === undefined || cache.ttlMs <= 0 || cache.maxEntries <= 0) {
+    return verifyPassword(password, passwordHash);
+  }
+  const digest = await credentialDigest(username, password);
+  const entry = verified.get(digest);
+  if (entry && entry.expiresAt > now && constantTimeEqualText(entry.passwordHash, passwordHash)) return true;
+  if (entry) verified.delete(digest);
+  if (!(await verifyPassword(password, passwordHash))) return false;
+  while (verified.size >= cache.maxEntries) verified.delete(verified.keys().next().value!);
+  verified.set(digest, { passwordHash, expiresAt: now + cache.ttlMs });
+  return true;
+}
+
+/**
+ * Checks Basic credentials: against the administrator secrets (constant-time), then against the stored PBKDF2 hash.
+ * Every refusal costs the same: a wrong password for the administrator's name, for an API user and for an unknown
+ * name each read the user row and run one PBKDF2 check (against a decoy where there is no hash to check), so timing
+ * tells no name apart.
+ */
+export async function authenticate(
+  db: Database,
+  admin: { username?: string; password?: string },
+  username: string,
+  password: string,
+  cache: VerificationCacheSettings = { ttlMs: 0, maxEntries: 0 },
+  now = Date.now(),
+): Promise<Caller | undefined> {
+  const adminConfigured = Boolean(admin.username && admin.password);
+  const isAdminName = adminConfigured && constantTimeEqualText(username, admin.username!);
+  const isAdminPassword = adminConfigured && constantTimeEqualText(password, admin.password!);
+  if (isAdminName && isAdminPassword) return { username, isAdmin: true, projectPatterns: [] };
+  const user = await findApiUser(db, username);
+  // The administrator's name never logs in as an API user of the same name.
+  const passwordHash = isAdminName ? undefined : user?.passwordHash;
+  if (!(await passwordMatches(username, password, passwordHash, cache, now)) || !user || isAdminName) return undefined;
+  return { username: user.username, isAdmin: false, projectPatterns: user.projectPatterns };
+}
+
+/** True when the caller may see the project: the administrator always, others when a pattern matches fully. */
+export function mayAccessProject(caller: Caller, projectLabel: string): boolean {
+  return caller.isAdmin || anyPatternMatchesLabel(caller.projectPatterns, projectLabel);
+}
+
+/** Stores a new API user with a PBKDF2 hash of the password. */
+export async function createApiUser(
+  db: Database,
+  input: { username: string; password: string; email?: string; projectPatterns: string[] },
+) {
+  const [row] = await db
+    .insert(apiUsers)
+    .values({
+      username: input.username,
+      passwordHash: await hashPassword(input.password),
+      email: input.email,
+      projectPatterns: input.projectPatterns,
+    })
+    .returning();
+  return row;
+}
+
+const apiUserView = (row: typeof apiUsers.$inferSelect) => ({
+  username: row.username,
+  email: row.email,
+  projectPatterns: row.projectPatterns,
+  version: row.version,
+});
+
+/** Creates the API user, or replaces the password, email and patterns of the user with that name. */
+export async function upsertApiUser(
+  db: Database,
+  input: { username: string; password: string; email?: string | null; projectPatterns: string[] },
+) {
+  const passwordHash = await hashPassword(input.password);
+  const [row] = await db
+    .insert(apiUsers)
+    .values({
+      username: input.username,
+      passwordHash,
+      email: input.email ?? null,
+      projectPatterns: input.projectPatterns,
+    })
+    .onConflictDoUpdate({
+      target: apiUsers.username,
+      set: {
+        passwordHash,
+        email: input.email ?? null,
+        projectPatterns: input.projectPatterns,
+        version: sql`${apiUsers.version} + 1`,
+      },
+    })
+    .returning();
+  return apiUserView(row);
+}
+
+export async function listApiUsers(db: Database) {
+  const rows = await db.select().from(apiUsers).orderBy(asc(apiUsers.username));
+  return rows.map(apiUserView);
+}
+
+export async function deleteApiUser(db: Database, username: string): Promise<void> {
+  const deleted = await db.delete(apiUsers).where(eq(apiUsers.username, username)).returning({ id: apiUsers.id });
+  if (deleted.length === 0) throw new NotFound(`Invalid API user: username ${username} not existing`);
+}

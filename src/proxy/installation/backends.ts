@@ -1,0 +1,222 @@
+// Backends: create-or-update by label within a project (domain forwardings and container references are
+// replaced wholesale when given), and switching a backend to the containers of another one.
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import {
+  commit,
+  deleteBackendContainers,
+  deleteDomains,
+  inJsonList,
+  insertBackendContainers,
+  insertDomains,
+  updateBackendContainers,
+  updateDomains,
+  type DomainFields,
+  type Statement,
+} from "./bulk";
+import { invalidRedirect, isValidRedirectUrl } from "./redirects";
+import { CannotProcess, invalidBackend } from "../errors";
+import { describeProblem, vetBackendParams, vetServerParams } from "./params/index";
+import type { BackendRow, ProjectRow } from "./rows";
+import type { BackendInput } from "./inputs";
+import { backendContainers, backends, containers, domains } from "./tables";
+
+type Reference = { containerId: number; params: string | null };
+
+/** What the repository needs from the installation's settings. */
+export interface BackendOptions {
+  /** HAPROXY_PARAMS_EXTRA_DIRECTIVES: directives backend params may use besides the built-in allow-list. */
+  extraDirectives: readonly string[];
+}
+
+export async function resolveBackend(db: Database, project: ProjectRow, label: string): Promise<BackendRow> {
+  const [row] = await db
+    .select()
+    .from(backends)
+    .where(and(eq(backends.projectId, project.id), eq(backends.label, label)))
+    .limit(1);
+  if (!row) throw invalidBackend(label);
+  return row;
+}
+
+/** Checks the posted domain forwardings: unique, valid redirect URLs, not serving another backend. */
+async function checkDomainForwardings(db: Database, input: BackendInput, existing: BackendRow | undefined) {
+  const list = input.domainForwardings ?? [];
+  const seen = new Set<string>();
+  for (const domain of list) {
+    if (seen.has(domain.domainName)) throw new CannotProcess(`${domain.domainName}: disallowed duplicate domain`);
+    seen.add(domain.domainName);
+    const url = domain.redirectToUrl;
+    if (url != null && !isValidRedirectUrl(url)) throw new CannotProcess(invalidRedirect(domain.domainName, url));
+  }
+  if (list.length === 0) return;
+  const taken = await db
+    .select({ domainName: domains.domainName, backendId: domains.backendId })
+    .from(domains)
+    .where(inJsonList(domains.domainName, [...seen]));
+  const elsewhere = taken.find((row) => row.backendId !== existing?.id);
+  // Moving a domain between backends is the mass update's job, which checks access to its current project.
+  if (elsewhere) throw new CannotProcess(`${elsewhere.domainName}: domain is already assigned to another backend`);
+}
+
+/** Refuses params HAProxy would read as more than tuning of this backend (400 naming the field, line and reason). */
+function checkParams(input: BackendInput, options: BackendOptions): void {
+  if (input.params != null) {
+    const vetted = vetBackendParams(input.params, options.extraDirectives);
+    if (!vetted.ok) throw new HttpError(400, describeProblem("params", vetted.error));
+  }
+  for (const [index, reference] of (input.backendContainers ?? []).entries()) {
+    const vetted = vetServerParams(reference.params);
+    if (!vetted.ok) throw new HttpError(400, describeProblem(`backendContainers[${index}].params`, vetted.error));
+  }
+}
+
+/** Checks the posted container references: unique, and each container belongs to the project. */
+async function checkBackendContainers(db: Database, project: ProjectRow, input: BackendInput) {
+  const ids = (input.backendContainers ?? []).map((reference) => reference.containerId);
+  const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (duplicate !== undefined) throw new CannotProcess(`Backend container with ID ${duplicate} is listed twice`);
+  if (ids.length === 0) return;
+  const rows = await db
+    .select({ id: containers.id })
+    .from(containers)
+    .where(and(eq(containers.projectId, project.id), inJsonList(containers.id, ids)));
+  const found = new Set(rows.map((row) => row.id));
+  const missing = ids.find((id) => !found.has(id));
+  // One message for "missing" and "in another project", so ids of other projects are not revealed.
+  if (missing !== undefined) {
+    throw new CannotProcess(`Backend container with ID ${missing} does not exist in project ${project.label}`);
+  }
+}
+
+const domainFields = (domain: NonNullable<BackendInput["domainForwardings"]>[number]): DomainFields => ({
+  domainName: domain.domainName,
+  publicCaCertificate: domain.publicCaCertificate ?? false,
+  certProvided: domain.certProvided ?? false,
+  redirectToUrl: domain.redirectToUrl ?? null,
+});
+
+/**
+ * Statements turning the backend's container references into `wanted`: references to the same container
+ * are updated in place (version + 1), the others deleted or inserted.
+ */
+function replaceReferences(backendId: SQL, current: (typeof backendContainers.$inferSelect)[], wanted: Reference[]) {
+  const currentByContainer = new Map(current.map((row) => [row.containerId, row]));
+  const wantedIds = new Set(wanted.map((reference) => reference.containerId));
+  const removals = current.filter((row) => !wantedIds.has(row.containerId)).map((row) => row.id);
+  const updates = wanted
+    .filter((reference) => currentByContainer.has(reference.containerId))
+    .map((reference) => ({ id: currentByContainer.get(reference.containerId)!.id, params: reference.params }));
+  const inserts = wanted.filter((reference) => !currentByContainer.has(reference.containerId));
+  const statements: Statement[] = [];
+  if (removals.length) statements.push(deleteBackendContainers(removals));
+  if (updates.length) statements.push(updateBackendContainers(updates));
+  if (inserts.length) statements.push(insertBackendContainers(inserts, backendId));
+  return statements;
+}
+
+/**
+ * Creates the backend, or updates the one with the same label (only the fields given); returns its id.
+ * Everything is validated first and written in one D1 batch.
+ */
+export async function upsertBackend(
+  db: Database,
+  project: ProjectRow,
+  input: BackendInput,
+  options: BackendOptions,
+): Promise<number> {
+  checkParams(input, options);
+  const [existing] = await db
+    .select()
+    .from(backends)
+    .where(and(eq(backends.projectId, project.id), eq(backends.label, input.label)))
+    .limit(1);
+  await checkDomainForwardings(db, input, existing);
+  await checkBackendContainers(db, project, input);
+  const wantedDomains = input.domainForwardings?.map(domainFields);
+  const wantedReferences = input.backendContainers?.map((r) => ({
+    containerId: r.containerId,
+    params: r.params ?? null,
+  }));
+
+  if (!existing) {
+    // The new backend's id is unknown until the batch runs: later statements find it by its unique label.
+    const newBackendId = sql`(select id from backends where project_id = ${project.id} and label = ${input.label})`;
+    const statements: Statement[] = [
+      db
+        .insert(backends)
+        .values({
+          projectId: project.id,
+          label: input.label,
+          fullname: input.fullname ?? null,
+          port: input.port ?? 80,
+          params: input.params ?? null,
+        })
+        .returning({ id: backends.id }),
+      ...(wantedDomains?.length ? [insertDomains(wantedDomains, newBackendId)] : []),
+      ...(wantedReferences?.length ? replaceReferences(newBackendId, [], wantedReferences) : []),
+    ];
+    const [inserted] = await commit(db, statements, "Unable to process backend create");
+    return inserted[0].id as number;
+  }
+
+  const [currentDomains, currentReferences] = await db.batch([
+    db.select().from(domains).where(eq(domains.backendId, existing.id)),
+    db.select().from(backendContainers).where(eq(backendContainers.backendId, existing.id)),
+  ]);
+  const statements: Statement[] = [];
+  statements.push(
+    db
+      .update(backends)
+      .set({
+        ...(input.fullname != null && { fullname: input.fullname }),
+        ...(input.port != null && { port: input.port }),
+        ...(input.params != null && { params: input.params }),
+        version: sql`${backends.version} + 1`,
+      })
+      .where(eq(backends.id, existing.id)),
+  );
+  if (wantedDomains) {
+    const currentByName = new Map(currentDomains.map((row) => [row.domainName, row]));
+    const wantedNames = new Set(wantedDomains.map((domain) => domain.domainName));
+    const removals = currentDomains.filter((row) => !wantedNames.has(row.domainName)).map((row) => row.id);
+    const updates = wantedDomains
+      .filter((domain) => currentByName.has(domain.domainName))
+      .map((domain) => ({ ...domain, id: currentByName.get(domain.domainName)!.id }));
+    const inserts = wantedDomains.filter((domain) => !currentByName.has(domain.domainName));
+    if (removals.length) statements.push(deleteDomains(removals));
+    if (updates.length) statements.push(updateDomains(updates));
+    if (inserts.length) statements.push(insertDomains(inserts, sql`${existing.id}`));
+  }
+  if (wantedReferences) statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wantedReferences));
+  await commit(db, statements, "Unable to process backend update");
+  return existing.id;
+}
+
+/** Makes `backend` use the containers (with their params) of `target`, for blue/green switches. */
+export async function setContainersOf(db: Database, backend: BackendRow, target: BackendRow): Promise<void> {
+  const [targetReferences, currentReferences] = await db.batch([
+    db.select().from(backendContainers).where(eq(backendContainers.backendId, target.id)),
+    db.select().from(backendContainers).where(eq(backendContainers.backendId, backend.id)),
+  ]);
+  if (targetReferences.length === 0) {
+    throw new CannotProcess(`Target backend with label ${target.label} does not contain any container references`);
+  }
+  // Rows stored before params were vetted are not copied onward: like a target without containers, the switch
+  // cannot be processed until the target is fixed.
+  for (const row of targetReferences) {
+    const vetted = vetServerParams(row.params);
+    if (!vetted.ok) {
+      throw new CannotProcess(
+        describeProblem(
+          `Target backend with label ${target.label}: params of container ${row.containerId}`,
+          vetted.error,
+        ),
+      );
+    }
+  }
+  const wanted = targetReferences.map((row) => ({ containerId: row.containerId, params: row.params }));
+  const statements = replaceReferences(sql`${backend.id}`, currentReferences, wanted);
+  await commit(db, statements, "Unable to process backend container update");
+}

@@ -1,0 +1,82 @@
+// Multi-row writes and lookups of the proxy API, and the one D1 batch each request commits.
+// Row lists travel as ONE JSON parameter read with json_each: one statement per kind of change whatever the
+// number of rows, which keeps D1's limits (100 bound parameters per statement, queries per invocation) away.
+import { sql, type SQL } from "drizzle-orm";
+import { commitBatch, isConstraintFailure, type Database, type Statement } from "../../shared/db";
+import { CannotProcess } from "../errors";
+
+export { inJsonList, type Statement } from "../../shared/db";
+
+/**
+ * Commits the statements as one D1 batch: all or nothing. A constraint failure here means another request changed the
+ * same rows since we validated. Returns each statement's rows.
+ */
+export async function commit(
+  db: Database,
+  statements: Statement[],
+  what: string,
+): Promise<Record<string, unknown>[][]> {
+  try {
+    return await commitBatch(db, statements);
+  } catch (error) {
+    if (isConstraintFailure(error)) {
+      throw new CannotProcess(`${what}: a concurrent change conflicted with this request, nothing was changed`);
+    }
+    throw error;
+  }
+}
+
+/** A domain's stored fields, as the writes below take them. */
+export interface DomainFields {
+  domainName: string;
+  publicCaCertificate: boolean;
+  certProvided: boolean;
+  redirectToUrl: string | null;
+}
+
+const perRowBackendId = sql`o.value ->> 'backendId'`;
+
+/**
+ * Inserts domains. `backendId` is either per row (`rows[i].backendId`) or one SQL expression for all rows,
+ * e.g. a subquery finding a backend inserted earlier in the same batch.
+ */
+export function insertDomains(rows: (DomainFields & { backendId?: number })[], backendId: SQL = perRowBackendId) {
+  return sql`
+    insert into domains (domain_name, backend_id, public_ca_certificate, cert_provided, redirect_to_url)
+    select o.value ->> 'domainName', ${backendId}, o.value ->> 'publicCaCertificate', o.value ->> 'certProvided',
+           o.value ->> 'redirectToUrl'
+    from json_each(${JSON.stringify(rows)}) as o`;
+}
+
+/** Overwrites existing domains by id (moving them when backendId is given) and bumps their version. */
+export function updateDomains(rows: (DomainFields & { id: number; backendId?: number })[]) {
+  return sql`
+    update domains set
+      backend_id = coalesce(o.value ->> 'backendId', domains.backend_id),
+      public_ca_certificate = o.value ->> 'publicCaCertificate',
+      cert_provided = o.value ->> 'certProvided',
+      redirect_to_url = o.value ->> 'redirectToUrl',
+      version = domains.version + 1
+    from json_each(${JSON.stringify(rows)}) as o
+    where domains.id = o.value ->> 'id'`;
+}
+
+export const deleteDomains = (ids: number[]) =>
+  sql`delete from domains where id in (select value from json_each(${JSON.stringify(ids)}))`;
+
+export function insertBackendContainers(rows: { containerId: number; params: string | null }[], backendId: SQL) {
+  return sql`
+    insert into backend_containers (backend_id, container_id, params)
+    select ${backendId}, o.value ->> 'containerId', o.value ->> 'params'
+    from json_each(${JSON.stringify(rows)}) as o`;
+}
+
+export function updateBackendContainers(rows: { id: number; params: string | null }[]) {
+  return sql`
+    update backend_containers set params = o.value ->> 'params', version = backend_containers.version + 1
+    from json_each(${JSON.stringify(rows)}) as o
+    where backend_containers.id = o.value ->> 'id'`;
+}
+
+export const deleteBackendContainers = (ids: number[]) =>
+  sql`delete from backend_containers where id in (select value from json_each(${JSON.stringify(ids)}))`;

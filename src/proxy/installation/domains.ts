@@ -1,0 +1,164 @@
+// Domains: the per-project and per-backend maps, and the mass update (validated fully, then one D1 batch).
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../../shared/db";
+import { mayAccessProject, type Caller } from "./api-users";
+import {
+  commit,
+  deleteDomains,
+  inJsonList,
+  insertDomains,
+  updateDomains,
+  type DomainFields,
+  type Statement,
+} from "./bulk";
+import { CannotProcess, invalidBackend, invalidProject } from "../errors";
+import { invalidRedirect, isValidRedirectUrl } from "./redirects";
+import type { ProjectRow } from "./rows";
+import type { DomainOperation, MassDomainUpdate } from "./inputs";
+import { backends, domains, projects } from "./tables";
+import { byText, domainView } from "./views";
+
+/**
+ * Which of the names a provided (not public CA) certificate covers now: there enableSSL sets certProvided instead of
+ * publicCaCertificate. The certificate inventory (pki/certificates.ts) implements it; the routes pass it in.
+ */
+export type ProvidedCertificateLookup = (db: Database, domainNames: string[]) => Promise<ReadonlySet<string>>;
+
+/** The domains of a project (or of one of its backends) keyed by domain name, sorted by name. */
+export async function listDomains(db: Database, project: ProjectRow, backendId?: number) {
+  const rows = await db
+    .select({ domain: domains, backendLabel: backends.label })
+    .from(domains)
+    .innerJoin(backends, eq(domains.backendId, backends.id))
+    .where(backendId === undefined ? eq(backends.projectId, project.id) : eq(backends.id, backendId));
+  rows.sort((a, b) => byText(a.domain.domainName, b.domain.domainName));
+  const map: Record<string, ReturnType<typeof domainView>> = {};
+  for (const row of rows) map[row.domain.domainName] = domainView(row.domain, row.backendLabel);
+  return map;
+}
+
+const FULL_SYNC_SINGLE_PROJECT =
+  "Full synchronizations need to refer to a single existing project, containing all active domains in the project.";
+
+interface ResolvedOperation {
+  operation: DomainOperation;
+  project: ProjectRow;
+  backendId: number;
+}
+
+/**
+ * Applies the operations of one mass update and returns its warnings. Everything is checked before anything
+ * is written; the writes then go in one D1 batch, so a refused request changes nothing.
+ */
+export async function massUpdateDomains(
+  db: Database,
+  caller: Caller,
+  input: MassDomainUpdate,
+  providedCertificates: ProvidedCertificateLookup,
+): Promise<string[]> {
+  const operations = input.domainOperations;
+  const fullSync = input.fullSync === true;
+  const seen = new Set<string>();
+  for (const { domainName } of operations) {
+    if (seen.has(domainName)) throw new CannotProcess(`${domainName}: disallowed duplicate update operation`);
+    seen.add(domainName);
+  }
+  const projectLabels = [...new Set(operations.map((operation) => operation.projectLabel))];
+  if (fullSync) {
+    const deletion = operations.find((operation) => operation.operation === "DELETE");
+    if (deletion) {
+      throw new CannotProcess(
+        `${deletion.domainName}: full synchronizations allow 'create' and 'update' records only.`,
+      );
+    }
+    if (projectLabels.length !== 1) throw new CannotProcess(FULL_SYNC_SINGLE_PROJECT);
+  }
+  for (const label of projectLabels) if (!mayAccessProject(caller, label)) throw invalidProject(label);
+
+  const names = operations.map((operation) => operation.domainName);
+  const [projectRows, backendRows, existingRows] = await db.batch([
+    db.select().from(projects).where(inJsonList(projects.label, projectLabels)),
+    db
+      .select({ id: backends.id, label: backends.label, projectId: backends.projectId })
+      .from(backends)
+      .innerJoin(projects, eq(backends.projectId, projects.id))
+      .where(inJsonList(projects.label, projectLabels)),
+    db
+      .select({
+        id: domains.id,
+        domainName: domains.domainName,
+        backendId: domains.backendId,
+        projectLabel: projects.label,
+      })
+      .from(domains)
+      .innerJoin(backends, eq(domains.backendId, backends.id))
+      .innerJoin(projects, eq(backends.projectId, projects.id))
+      .where(inJsonList(domains.domainName, names)),
+  ]);
+  const projectByLabel = new Map(projectRows.map((row) => [row.label, row]));
+  const backendIdByKey = new Map(backendRows.map((row) => [`${row.projectId}/${row.label}`, row.id]));
+  const existingByName = new Map(existingRows.map((row) => [row.domainName, row]));
+
+  const resolved: ResolvedOperation[] = operations.map((operation) => {
+    const project = projectByLabel.get(operation.projectLabel);
+    if (!project) throw invalidProject(operation.projectLabel);
+    const backendId = backendIdByKey.get(`${project.id}/${operation.backendLabel}`);
+    if (backendId === undefined) throw invalidBackend(operation.backendLabel);
+    if (operation.operation !== "DELETE") {
+      const existing = existingByName.get(operation.domainName);
+      // A domain of a project the caller cannot see is never moved (the original allowed that takeover).
+      if (existing && !mayAccessProject(caller, existing.projectLabel)) {
+        throw new CannotProcess(`${operation.domainName}: assigned to a project not existing or access denied`);
+      }
+      const url = operation.redirectToUrl;
+      if (url != null && !isValidRedirectUrl(url)) throw new CannotProcess(invalidRedirect(operation.domainName, url));
+    }
+    return { operation, project, backendId };
+  });
+
+  const sslNames = operations
+    .filter((operation) => operation.operation !== "DELETE" && operation.enableSSL)
+    .map((operation) => operation.domainName);
+  const provided = sslNames.length ? await providedCertificates(db, sslNames) : new Set<string>();
+
+  const inserts: (DomainFields & { backendId: number })[] = [];
+  const updates: (DomainFields & { id: number; backendId: number })[] = [];
+  const deletions: number[] = [];
+  for (const { operation, backendId } of resolved) {
+    const existing = existingByName.get(operation.domainName);
+    if (operation.operation === "DELETE") {
+      // Only a domain of the named backend is deleted; anything else is left alone, as in the original.
+      if (existing && existing.backendId === backendId) deletions.push(existing.id);
+      continue;
+    }
+    const ssl = operation.enableSSL === true;
+    const fields: DomainFields = {
+      domainName: operation.domainName,
+      publicCaCertificate: ssl && !provided.has(operation.domainName),
+      certProvided: ssl && provided.has(operation.domainName),
+      redirectToUrl: operation.redirectToUrl ?? null,
+    };
+    if (existing) updates.push({ ...fields, id: existing.id, backendId });
+    else inserts.push({ ...fields, backendId });
+  }
+
+  const statements: Statement[] = [];
+  if (deletions.length) statements.push(deleteDomains(deletions));
+  if (updates.length) statements.push(updateDomains(updates));
+  if (inserts.length) statements.push(insertDomains(inserts));
+  if (fullSync) {
+    const project = resolved[0].project;
+    statements.push(
+      db
+        .delete(domains)
+        .where(
+          and(
+            sql`${domains.backendId} in (select ${backends.id} from ${backends} where ${backends.projectId} = ${project.id})`,
+            sql`${domains.domainName} not in (select value from json_each(${JSON.stringify(names)}))`,
+          ),
+        ),
+    );
+  }
+  await commit(db, statements, "Unable to process mass update");
+  return [];
+}

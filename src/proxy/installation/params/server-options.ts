@@ -1,0 +1,103 @@
+// Server options of container links and default-server lines.
+import { FILE_KEYWORDS } from "./tokenizer";
+import { HOST_NAME, TOKEN, integer, matching, oneOf, own, quote, refuse, time } from "./values";
+import { sampleExpression } from "./samples";
+
+type ServerOption = (words: string[], i: number, what: string) => number;
+
+export const flag: ServerOption = (_words, i) => i + 1;
+const withValue =
+  (check: (word: string | undefined, what: string) => void): ServerOption =>
+  (words, i, what) => {
+    check(words[i + 1], `${what} ${words[i]}`);
+    return i + 2;
+  };
+const count = (min: number, max: number) => withValue((word, what) => void integer(word, what, min, max));
+const timeValue = withValue((word, what) => time(word, what));
+const choice = (...allowed: string[]) => withValue((word, what) => void oneOf(word, what, allowed));
+const ALPN = /^[A-Za-z0-9./-]{1,32}(,[A-Za-z0-9./-]{1,32}){0,7}$/;
+
+/** Server options a tenant may set; none names a file, another address or another backend's server. */
+export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
+  check: flag,
+  "no-check": flag,
+  backup: flag,
+  "no-backup": flag,
+  disabled: flag,
+  enabled: flag,
+  "send-proxy": flag,
+  "send-proxy-v2": flag,
+  "check-send-proxy": flag,
+  "agent-check": flag,
+  ssl: flag,
+  "check-ssl": flag,
+  weight: count(0, 256),
+  inter: timeValue,
+  fastinter: timeValue,
+  downinter: timeValue,
+  slowstart: timeValue,
+  "agent-inter": timeValue,
+  "pool-purge-delay": timeValue,
+  rise: count(1, 1000),
+  fall: count(1, 1000),
+  maxconn: count(0, 1_000_000),
+  maxqueue: count(0, 1_000_000),
+  minconn: count(0, 1_000_000),
+  "error-limit": count(1, 1000),
+  "pool-max-conn": count(-1, 1_000_000),
+  "pool-low-conn": count(0, 1_000_000),
+  "max-reuse": count(-1, 1_000_000),
+  port: count(1, 65535),
+  "agent-port": count(1, 65535),
+  "on-error": choice("fastinter", "fail-check", "sudden-death", "mark-down"),
+  "on-marked-down": choice("shutdown-sessions"),
+  "on-marked-up": choice("shutdown-backup-sessions"),
+  observe: choice("layer4", "layer7"),
+  "resolve-prefer": choice("ipv4", "ipv6"),
+  proto: choice("h2"),
+  verify: choice("none", "required"),
+  "ssl-min-ver": choice("TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"),
+  "ssl-max-ver": choice("TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"),
+  // The system's CA bundle (public certificates) is the one file a tenant may name: HAProxy's @system-ca.
+  "ca-file": choice("@system-ca"),
+  cookie: withValue((word, what) => void matching(word, what, TOKEN, "letters, digits, '.', '_' or '-'")),
+  "agent-send": withValue((word, what) => {
+    if (word === undefined) refuse(`${what} needs a value`);
+  }),
+  verifyhost: withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
+  "check-sni": withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
+  sni: withValue((word, what) => {
+    if (word === undefined) refuse(`${what} needs a sample expression`);
+    sampleExpression(word, what);
+  }),
+  alpn: withValue(
+    (word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1"),
+  ),
+  "check-alpn": withValue(
+    (word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1"),
+  ),
+};
+
+/** Checks server options (after `default-server`, or a container link's params) from words[start]. */
+export function serverOptions(words: string[], start: number, what: string): void {
+  const seen = new Set<string>();
+  let i = start;
+  while (i < words.length) {
+    const name = words[i];
+    const option = own(SERVER_OPTIONS, name);
+    if (!option) {
+      if (FILE_KEYWORDS.has(name)) refuse(`${quote(name)} would read a file`);
+      refuse(`${quote(name)} is not an allowed server option`);
+    }
+    if (seen.has(name)) refuse(`${what}: ${name} is given twice`);
+    seen.add(name);
+    i = option(words, i, what);
+  }
+  const verify = words[words.indexOf("verify") + 1];
+  if ((seen.has("ssl") || seen.has("check-ssl")) && !seen.has("verify")) {
+    refuse(`${what}: ssl needs "verify none" or "verify required ca-file @system-ca" (there is no other CA file)`);
+  }
+  if (seen.has("verify") && verify === "required" && !seen.has("ca-file"))
+    refuse(`${what}: verify required needs ca-file @system-ca`);
+  if (seen.has("agent-check") && !seen.has("agent-port")) refuse(`${what}: agent-check needs agent-port`);
+}

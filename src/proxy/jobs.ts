@@ -1,0 +1,266 @@
+// The proxy's jobs: their definitions (every kind spelled here once; all four are master-only), their locks (held in the JobLock Durable Object: gensynchaprx and writesshprx share one, the
+// certificate maintenance has its own; a start whose lock is held answers 423, a holder that dies loses it after
+// JOB_LOCK_TIMEOUT), the locked runners the queue and the API call, the runs as the API shows them (GET /admin/jobs),
+// and the start of the detached jobs: take the lock at once, then queue the run with the lock's holder.
+import type { JobLockState } from "../../durable-objects/job-lock";
+import { z } from "zod";
+import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../jobs/define";
+import { enqueueJob, enqueueJobs } from "../jobs/enqueue";
+import { finishJobRun, getJobRun, listJobRuns, startJobRun } from "../jobs/history";
+import { database, type Database } from "../shared/db";
+import { HttpError } from "../shared/http/errors";
+import { logError } from "../shared/log";
+import { NotFound } from "./errors";
+import { GENSYNC_FAILED, generateAndApply, genSyncFailureFor, syncSlave } from "./haproxy/sync";
+import type { Caller } from "./installation/api-users";
+import { acmeIssuer, maintainCertificates } from "./pki/maintenance";
+import { proxySettings } from "./settings";
+import { SettingsError } from "../shared/settings";
+import { writeSshProxyConfiguration } from "./sshproxy/versions";
+
+export const CONFIG_LOCK = "haproxy-and-ssh-proxy";
+export const MAINTENANCE_LOCK = "certificate-maintenance";
+
+/** The spec's 423: the job (or the one sharing its lock) is already running. */
+export class JobLocked extends HttpError {
+  override name = "JobLocked";
+  constructor(readonly lock: JobLockState) {
+    super(423, `Job is already running (${lock.kind} since ${new Date(lock.acquiredAt).toISOString()})`);
+  }
+}
+
+const locks = (env: Env) => env.JOB_LOCK.get(env.JOB_LOCK.idFromName("proxy-jobs"));
+
+/** Takes (or, for the same holder, extends) the lock; throws JobLocked when another holder has it. */
+export async function acquireJobLock(env: Env, name: string, request: { holder: string; kind: string }): Promise<void> {
+  const result = await locks(env).acquire(name, { ...request, ttlMs: proxySettings(env).JOB_LOCK_TIMEOUT });
+  if (!result.acquired) throw new JobLocked(result.lock);
+}
+
+export async function releaseJobLock(env: Env, name: string, holder: string): Promise<void> {
+  await locks(env).release(name, holder);
+}
+
+/** Runs `work` holding the lock, and releases it however the work ends. */
+export async function withJobLock<T>(
+  env: Env,
+  name: string,
+  request: { holder: string; kind: string },
+  work: () => Promise<T>,
+): Promise<T> {
+  await acquireJobLock(env, name, request);
+  try {
+    return await work();
+  } finally {
+    // A release that fails must not hide the work's own outcome: the lock then ends with JOB_LOCK_TIMEOUT.
+    await releaseJobLock(env, name, request.holder).catch((error) =>
+      logError(`proxy: could not release the ${name} lock`, error),
+    );
+  }
+}
+
+// ---- definitions ----
+
+/**
+ * Spec 1: "Jobs run only on the master instance. A slave instance refuses them." A role that cannot be read (invalid
+ * proxy settings) refuses too: running a master's job on a slave is worse than missing one run until they are fixed.
+ */
+function masterOnly(env: Env, kind: string): string | undefined {
+  let role: string;
+  try {
+    role = proxySettings(env).INSTANCE_ROLE;
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    return `The ${kind} job runs only on the master instance, and this instance's role cannot be read: ${error.message}`;
+  }
+  return role === "master" ? undefined : `This is a slave instance: the ${kind} job runs only on the master instance`;
+}
+
+/** Who holds (or is to take) the job's lock: the API call that started it, or the run itself when absent. */
+const lockHolder = z.string().min(1).max(100).optional();
+const positive = z.number().int().positive();
+
+/** Generate, validate and apply the HAProxy configuration (queued by the certificate job after a change). */
+export const genSyncJob = defineJob({
+  kind: "gensynchaprx",
+  fields: { lockHolder },
+  run: (env, message, now) => runQueuedGenSync(env, { runId: message.runId, lockHolder: message.lockHolder, now }),
+  refusal: masterOnly,
+});
+
+/** Push one stored HAProxy version to one slave agent; the outcome is added to the parent run's warnings. */
+export const slaveSyncJob = defineJob({
+  kind: "haproxy-slave-sync",
+  fields: { parentRunId: positive, version: positive, agentUrl: z.url() },
+  run: (env, message, _now, context) =>
+    syncSlave(env, { ...message, lastAttempt: context.lastAttempt, attempts: context.attempts }),
+  refusal: masterOnly,
+});
+
+/** Generate the SSH proxy configuration (GET /admin/writesshprx). */
+export const sshProxyJob = defineJob({
+  kind: "writesshprx",
+  fields: { lockHolder },
+  run: (env, message, now) => runSshProxyJob(env, { runId: message.runId, lockHolder: message.lockHolder, now }),
+  refusal: masterOnly,
+});
+
+/** Obtain and renew public CA certificates (GET /maintenance/start and the daily cron). */
+export const certificatesJob = defineJob({
+  kind: "certificates",
+  fields: { lockHolder },
+  // The job reads the clock as it goes: attempts are dated when they start, not when the run began.
+  run: (env, message) => runCertificateJob(env, { runId: message.runId, lockHolder: message.lockHolder }),
+  refusal: masterOnly,
+});
+
+export const proxyJobs: readonly AnyJobDefinition[] = [genSyncJob, slaveSyncJob, sshProxyJob, certificatesJob];
+
+/** What the daily cron queues for the proxy: the certificate maintenance. */
+export const dailyProxyRequests = (): JobRequest<typeof certificatesJob>[] => [{ kind: certificatesJob.kind }];
+
+const queueSlaveSyncs = (env: Env, parentRunId: number) => (syncs: { version: number; agentUrl: string }[]) =>
+  enqueueJobs(
+    env,
+    syncs.map((sync): JobRequest<typeof slaveSyncJob> => ({ kind: slaveSyncJob.kind, parentRunId, ...sync })),
+    `${genSyncJob.kind} run ${parentRunId}`,
+  );
+
+// ---- runs ----
+
+export const PROXY_JOB_KINDS = [genSyncJob.kind, slaveSyncJob.kind, sshProxyJob.kind, certificatesJob.kind] as const;
+export type ProxyJobKind = (typeof PROXY_JOB_KINDS)[number];
+
+type JobRunRow = NonNullable<Awaited<ReturnType<typeof getJobRun>>>;
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+export const jobRunView = (row: JobRunRow) => ({
+  id: row.id,
+  kind: row.kind,
+  state: row.state,
+  trigger: row.trigger,
+  attempts: row.attempts,
+  createdAt: iso(row.createdAt),
+  startedAt: iso(row.startedAt),
+  endedAt: iso(row.endedAt),
+  warnings: row.warnings,
+  error: row.error,
+});
+
+export async function listProxyJobs(db: Database, input: { kind?: ProxyJobKind; limit: number }) {
+  const rows = await listJobRuns(db, { kinds: input.kind ? [input.kind] : [...PROXY_JOB_KINDS], limit: input.limit });
+  return rows.map(jobRunView);
+}
+
+/** A run of one of the proxy's jobs (other services' runs answer 404 here). */
+export async function getProxyJob(db: Database, id: number) {
+  const row = Number.isSafeInteger(id) && id > 0 ? await getJobRun(db, id) : undefined;
+  if (!row || !(PROXY_JOB_KINDS as readonly string[]).includes(row.kind))
+    throw new NotFound(`Invalid job: id ${id} not existing`);
+  return jobRunView(row);
+}
+
+/** Takes the job's lock and queues the run holding it; returns the run id. Throws JobLocked (423) when held. */
+export async function startDetachedJob(
+  env: Env,
+  input: { kind: typeof sshProxyJob.kind | typeof certificatesJob.kind; lock: string; caller: string },
+): Promise<number> {
+  const holder = crypto.randomUUID();
+  await acquireJobLock(env, input.lock, { holder, kind: input.kind });
+  try {
+    return await enqueueJob(env, { kind: input.kind, lockHolder: holder }, `api (${input.caller})`);
+  } catch (error) {
+    await releaseJobLock(env, input.lock, holder);
+    throw error;
+  }
+}
+
+// ---- locked runners ----
+
+/**
+ * GET /admin/gensynchaprx: under the shared lock (423 when held), recorded as a job run. A failure is recorded in
+ * full on the run and thrown as genSyncFailureFor the caller.
+ */
+export async function runGenSyncFromApi(
+  env: Env,
+  input: { caller: Caller; now: Date },
+): Promise<{ runId: number; warnings: string[] }> {
+  const holder = crypto.randomUUID();
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
+    const db = database(env.DB);
+    const trigger = `api (${input.caller.username})`;
+    const runId = await startJobRun(db, { kind: genSyncJob.kind, trigger, now: input.now });
+    try {
+      const { warnings } = await generateAndApply(env, {
+        runId,
+        now: input.now,
+        queueSlaveSyncs: queueSlaveSyncs(env, runId),
+      });
+      await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings });
+      return { runId, warnings };
+    } catch (error) {
+      // Every failure answers the spec's 500 message; an unexpected one is logged and its text stays out of the answer.
+      if (!(error instanceof HttpError)) logError("proxy: gensynchaprx failed", error);
+      const failure =
+        error instanceof HttpError ? error : new HttpError(500, `${GENSYNC_FAILED}internal error (see the logs)`);
+      await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: failure.message });
+      throw genSyncFailureFor(input.caller, failure, runId);
+    }
+  });
+}
+
+/** The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. */
+export async function runQueuedGenSync(
+  env: Env,
+  input: { runId: number; lockHolder?: string; now: Date },
+): Promise<JobOutcome> {
+  const holder = input.lockHolder ?? `run-${input.runId}`;
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
+    const { warnings } = await generateAndApply(env, {
+      runId: input.runId,
+      now: input.now,
+      queueSlaveSyncs: queueSlaveSyncs(env, input.runId),
+    });
+    return { warnings };
+  });
+}
+
+/** The queued writesshprx: under the lock its API call took (or a fresh one), shared with gensynchaprx. */
+export async function runSshProxyJob(
+  env: Env,
+  input: { runId: number; lockHolder?: string; now: Date },
+): Promise<JobOutcome> {
+  const settings = proxySettings(env);
+  const holder = input.lockHolder ?? `run-${input.runId}`;
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: sshProxyJob.kind }, async () => {
+    const { warnings } = await writeSshProxyConfiguration(database(env.DB), {
+      runId: input.runId,
+      files: {
+        upstreamKeyFile: settings.SSH_PROXY_UPSTREAM_KEY_FILE,
+        knownHostsFile: settings.SSH_PROXY_KNOWN_HOSTS_FILE,
+      },
+      kept: settings.SSH_PROXY_VERSIONS_KEPT,
+      addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
+      now: input.now,
+    });
+    return { warnings };
+  });
+}
+
+/** The queued certificate job: under the maintenance lock (its API call's, or a fresh one). */
+export async function runCertificateJob(env: Env, input: { runId: number; lockHolder?: string }): Promise<JobOutcome> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  const lock = { holder: input.lockHolder ?? `run-${input.runId}`, kind: certificatesJob.kind };
+  return withJobLock(env, MAINTENANCE_LOCK, lock, async () => {
+    const warnings = await maintainCertificates(db, {
+      settings,
+      issuer: acmeIssuer(db, settings),
+      now: () => new Date(),
+      keepLock: () => acquireJobLock(env, MAINTENANCE_LOCK, lock),
+      queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
+    });
+    return { warnings };
+  });
+}

@@ -1,0 +1,135 @@
+// The certificate inventory in D1 (the repository): ACME certificates (named acme_<domain>), certificates the
+// administrator provides, and the self-signed fallback; and which domains a provided certificate covers (enableSSL
+// then sets certProvided instead of publicCaCertificate). Which certificate serves which domain is ./selection.ts.
+import { and, asc, eq, gt } from "drizzle-orm";
+import type { Database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import { NotFound } from "../errors";
+import type { ProvidedCertificateLookup } from "../installation/domains";
+import type { CertificateRow } from "./rows";
+import { acmeCertificateName, FALLBACK_CERTIFICATE_NAME } from "./selection";
+import { certificates } from "./tables";
+import {
+  type CertificateInfo,
+  keyMismatch,
+  nameCovers,
+  normalisePem,
+  readCertificatePem,
+  selfSignedCertificate,
+} from "./x509";
+
+export async function listCertificates(db: Database): Promise<CertificateRow[]> {
+  return db.select().from(certificates).orderBy(asc(certificates.name));
+}
+
+export async function findCertificate(db: Database, name: string): Promise<CertificateRow | undefined> {
+  const [row] = await db.select().from(certificates).where(eq(certificates.name, name)).limit(1);
+  return row;
+}
+
+/** Provided certificates that are valid now and cover each name (exactly or by wildcard). */
+export const domainsWithProvidedCertificate: ProvidedCertificateLookup = async (db, domainNames) => {
+  const rows = await db
+    .select({ domainNames: certificates.domainNames })
+    .from(certificates)
+    .where(and(eq(certificates.source, "provided"), gt(certificates.notAfter, new Date())));
+  const patterns = rows.flatMap((row) => row.domainNames);
+  return new Set(domainNames.filter((name) => patterns.some((pattern) => nameCovers(pattern, name))));
+};
+
+/**
+ * Stores an administrator's certificate (chain and PKCS#8 key) under a name, replacing the one of that name. The
+ * chain must parse, the key must match it, and it must not have ended.
+ */
+export async function putProvidedCertificate(
+  db: Database,
+  input: { name: string; certificatePem: string; privateKeyPem: string; now: Date },
+): Promise<CertificateRow> {
+  let info;
+  try {
+    info = readCertificatePem(input.certificatePem);
+  } catch (error) {
+    throw new HttpError(
+      400,
+      `certificatePem: not a PEM X.509 certificate (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  const mismatch = await keyMismatch(input.privateKeyPem, info);
+  if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
+  if (info.notAfter <= input.now)
+    throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
+  return replaceCertificate(db, { ...input, source: "provided", info });
+}
+
+export async function deleteProvidedCertificate(db: Database, name: string): Promise<void> {
+  const deleted = await db
+    .delete(certificates)
+    .where(and(eq(certificates.name, name), eq(certificates.source, "provided")))
+    .returning({ id: certificates.id });
+  if (deleted.length === 0) throw new NotFound(`Invalid certificate: name ${name} not existing`);
+}
+
+/** Stores a certificate the ACME CA issued for a domain, replacing the previous one of that domain. */
+export async function putAcmeCertificate(
+  db: Database,
+  input: { domainName: string; certificatePem: string; privateKeyPem: string; now: Date },
+): Promise<CertificateRow> {
+  const info = readCertificatePem(input.certificatePem);
+  return replaceCertificate(db, { ...input, name: acmeCertificateName(input.domainName), source: "acme", info });
+}
+
+/** The row of a certificate with the details read from its PEM (the PEM texts normalised). */
+function certificateValues(input: {
+  name: string;
+  source: CertificateRow["source"];
+  info: CertificateInfo;
+  certificatePem: string;
+  privateKeyPem: string;
+  now: Date;
+}) {
+  const { info } = input;
+  return {
+    name: input.name,
+    source: input.source,
+    domainNames: info.domainNames,
+    issuer: info.issuer,
+    serialNumber: info.serialNumber,
+    notBefore: info.notBefore,
+    notAfter: info.notAfter,
+    certificatePem: normalisePem(input.certificatePem, "CERTIFICATE"),
+    privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
+    updatedAt: input.now,
+  };
+}
+
+/** Stores a certificate under its name, replacing the one stored under that name, in one statement. */
+async function replaceCertificate(
+  db: Database,
+  input: Parameters<typeof certificateValues>[0],
+): Promise<CertificateRow> {
+  const values = certificateValues(input);
+  const [row] = await db
+    .insert(certificates)
+    .values(values)
+    .onConflictDoUpdate({ target: certificates.name, set: values })
+    .returning();
+  return row;
+}
+
+/**
+ * The fallback certificate, created once (self-signed, ten years): HAProxy refuses an https frontend without any
+ * certificate, and stored once it keeps the generated bundle a function of the database alone.
+ */
+export async function ensureFallbackCertificate(db: Database, now: Date): Promise<CertificateRow> {
+  const existing = await findCertificate(db, FALLBACK_CERTIFICATE_NAME);
+  if (existing) return existing;
+  const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
+  const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
+  const info = readCertificatePem(generated.certificatePem);
+  // Two first runs at once keep whichever was stored first.
+  await db
+    .insert(certificates)
+    .values(certificateValues({ name: FALLBACK_CERTIFICATE_NAME, source: "fallback", info, ...generated, now }))
+    .onConflictDoNothing();
+  return (await findCertificate(db, FALLBACK_CERTIFICATE_NAME))!;
+}

@@ -1,0 +1,247 @@
+// The certificate maintenance job (/maintenance/start and the daily cron): drop expired certificates and those no
+// domain asks for any more, obtain missing or ending public CA certificates over ACME (HTTP-01, answered by this
+// Worker), name the certificates that end soon, and queue a gensynchaprx when anything changed. A domain whose last
+// attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
+import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import type { Database } from "../../shared/db";
+import { AcmeClient, generateAccountKey, type IssuedCertificate } from "./acme-client";
+import { listCertificates, putAcmeCertificate } from "./certificates";
+import type { CertificateRow } from "./rows";
+import { acmeCertificateName, selectCertificates } from "./selection";
+import type { ProxySettings } from "../settings";
+import { domains } from "../installation/tables";
+import { acmeAccounts, acmeChallenges, certificateAttempts, certificates } from "./tables";
+
+const DAY_MS = 86_400_000;
+
+/** Obtains certificates; prepare() runs once before the first order (directory, account). */
+export interface CertificateIssuer {
+  prepare(): Promise<void>;
+  obtain(domainName: string): Promise<IssuedCertificate>;
+}
+
+type AttemptRow = typeof certificateAttempts.$inferSelect;
+
+const utcDay = (date: Date) => Math.floor(date.getTime() / DAY_MS);
+
+/** The first UTC day a domain may be tried again: the next day after one failure, then 2, 4, at most 7 days later. */
+export function nextAttemptDay(attempt: AttemptRow | undefined): number | undefined {
+  if (!attempt || attempt.outcome === "succeeded") return undefined;
+  // An attempt still pending belonged to a run that died: it counts as a failure.
+  const failures = attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0);
+  return utcDay(attempt.lastAttemptAt) + Math.min(2 ** Math.max(failures - 1, 0), 7);
+}
+
+const dayStart = (day: number) => new Date(day * DAY_MS).toISOString();
+
+function endingWarning(row: CertificateRow): string {
+  const level = row.source === "acme" ? "INFO" : "WARN";
+  return `${level}: Certificate ${row.name} ends on ${row.notAfter.toISOString()}. It covers the domain names ${row.domainNames.join(", ")}`;
+}
+
+export interface MaintenanceDependencies {
+  settings: Pick<ProxySettings, "CERT_RENEW_DAYS" | "CERT_WARN_DAYS">;
+  issuer: CertificateIssuer;
+  now: () => Date;
+  /** Called before each order, so that a long run keeps its lock. */
+  keepLock: () => Promise<void>;
+  /** Queues a gensynchaprx; returns its job run id. */
+  queueGenSync: () => Promise<number>;
+}
+
+/** The job's work on the database; returns its warnings. */
+export async function maintainCertificates(db: Database, deps: MaintenanceDependencies): Promise<string[]> {
+  const start = deps.now();
+  const warnings: string[] = [];
+  let changed = false;
+
+  await db.delete(acmeChallenges).where(lt(acmeChallenges.createdAt, new Date(start.getTime() - DAY_MS)));
+  const [certificateRows, domainRows, attemptRows] = await db.batch([
+    db.select().from(certificates),
+    db
+      .select({
+        domainName: domains.domainName,
+        publicCaCertificate: domains.publicCaCertificate,
+        certProvided: domains.certProvided,
+      })
+      .from(domains),
+    db.select().from(certificateAttempts),
+  ]);
+
+  // Expired certificates, and ACME certificates no domain asks for any more, go.
+  const wanted = new Set(
+    domainRows.filter((domain) => domain.publicCaCertificate).map((domain) => acmeCertificateName(domain.domainName)),
+  );
+  const removed: CertificateRow[] = [];
+  for (const row of certificateRows) {
+    if (row.source === "fallback") continue;
+    if (row.notAfter <= start) {
+      removed.push(row);
+      warnings.push(
+        `${row.source === "acme" ? "INFO" : "WARN"}: Certificate ${row.name} ended on ${row.notAfter.toISOString()} and was removed. It covered ${row.domainNames.join(", ")}`,
+      );
+    } else if (row.source === "acme" && !wanted.has(row.name)) {
+      removed.push(row);
+      warnings.push(
+        `INFO: Certificate ${row.name} was removed: no domain asks for a public CA certificate for ${row.domainNames.join(", ")} any more`,
+      );
+    }
+  }
+  if (removed.length > 0) {
+    await db.delete(certificates).where(
+      inArray(
+        certificates.id,
+        removed.map((row) => row.id),
+      ),
+    );
+    changed = true;
+  }
+
+  const attempts = new Map(attemptRows.map((row) => [row.domainName, row]));
+  const acmeByName = new Map(certificateRows.filter((row) => !removed.includes(row)).map((row) => [row.name, row]));
+  const renewBefore = start.getTime() + deps.settings.CERT_RENEW_DAYS * DAY_MS;
+  const due = domainRows
+    .filter((domain) => domain.publicCaCertificate)
+    .map((domain) => domain.domainName)
+    .filter((name) => {
+      const current = acmeByName.get(acmeCertificateName(name));
+      return !current || current.notAfter.getTime() < renewBefore;
+    })
+    .sort();
+
+  let prepared = false;
+  for (const domainName of due) {
+    const attempt = attempts.get(domainName);
+    const nextDay = nextAttemptDay(attempt);
+    if (nextDay !== undefined && utcDay(start) < nextDay) {
+      warnings.push(
+        `WARN: no new attempt for ${domainName} before ${dayStart(nextDay)}: the last one failed (${attempt!.lastError ?? "the run ended"})`,
+      );
+      continue;
+    }
+    if (!prepared) {
+      // Directory or account failures fail the whole run (the queue retries it later); no domain is charged for them.
+      await deps.issuer.prepare();
+      prepared = true;
+    }
+    await deps.keepLock();
+    const attemptAt = deps.now();
+    const failuresBefore =
+      attempt?.outcome === "failed" || attempt?.outcome === "pending"
+        ? attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0)
+        : 0;
+    await db
+      .insert(certificateAttempts)
+      .values({
+        domainName,
+        lastAttemptAt: attemptAt,
+        outcome: "pending",
+        consecutiveFailures: failuresBefore,
+        lastError: null,
+      })
+      .onConflictDoUpdate({
+        target: certificateAttempts.domainName,
+        set: { lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null },
+      });
+    try {
+      const issued = await deps.issuer.obtain(domainName);
+      const row = await putAcmeCertificate(db, { domainName, ...issued, now: deps.now() });
+      await db
+        .update(certificateAttempts)
+        .set({ outcome: "succeeded", consecutiveFailures: 0 })
+        .where(eq(certificateAttempts.domainName, domainName));
+      warnings.push(
+        `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}`,
+      );
+      changed = true;
+    } catch (error) {
+      const cause = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+      await db
+        .update(certificateAttempts)
+        .set({
+          outcome: "failed",
+          consecutiveFailures: sql`${certificateAttempts.consecutiveFailures} + 1`,
+          lastError: cause,
+        })
+        .where(and(eq(certificateAttempts.domainName, domainName), eq(certificateAttempts.outcome, "pending")));
+      const next = nextAttemptDay({
+        domainName,
+        lastAttemptAt: attemptAt,
+        outcome: "failed",
+        consecutiveFailures: failuresBefore + 1,
+        lastError: cause,
+      });
+      warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
+    }
+  }
+
+  // Certificates in use that end soon (after this run's renewals).
+  const remaining = await listCertificates(db);
+  const { used } = selectCertificates(remaining, domainRows);
+  const warnBefore = start.getTime() + deps.settings.CERT_WARN_DAYS * DAY_MS;
+  for (const row of used) if (row.notAfter.getTime() < warnBefore) warnings.push(endingWarning(row));
+
+  if (changed)
+    warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
+  return warnings;
+}
+
+// ---- the ACME issuer backed by D1 ----
+
+/** An ACME issuer whose account lives in acme_accounts and whose challenges are answered from acme_challenges. */
+export function acmeIssuer(
+  db: Database,
+  settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">,
+): CertificateIssuer {
+  let client: AcmeClient | undefined;
+  const dependencies = {
+    fetch: (url: string, init?: RequestInit) => fetch(url, init),
+    sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+    challenges: {
+      async put(challenge: { token: string; keyAuthorization: string; domainName: string }) {
+        await db
+          .insert(acmeChallenges)
+          .values({ ...challenge, createdAt: new Date() })
+          .onConflictDoUpdate({
+            target: acmeChallenges.token,
+            set: { keyAuthorization: challenge.keyAuthorization, domainName: challenge.domainName },
+          });
+      },
+      async remove(tokens: string[]) {
+        await db.delete(acmeChallenges).where(inArray(acmeChallenges.token, tokens));
+      },
+    },
+  };
+  return {
+    async prepare() {
+      const directoryUrl = settings.ACME_DIRECTORY_URL;
+      const [stored] = await db.select().from(acmeAccounts).where(eq(acmeAccounts.directoryUrl, directoryUrl)).limit(1);
+      const privateJwk = stored?.privateJwk ?? (await generateAccountKey());
+      // newAccount with a known key answers the existing account (RFC 8555 7.3), so asking once per run also finds
+      // the account again after the CA lost it (a test CA restarted) instead of failing every order.
+      client = new AcmeClient(directoryUrl, { privateJwk }, dependencies);
+      const accountUrl = await client.ensureAccount(settings.ACME_EMAIL);
+      if (!stored || stored.accountUrl !== accountUrl) {
+        const values = { directoryUrl, email: settings.ACME_EMAIL ?? null, privateJwk, accountUrl };
+        await db
+          .insert(acmeAccounts)
+          .values(values)
+          .onConflictDoUpdate({ target: acmeAccounts.directoryUrl, set: { accountUrl, email: values.email } });
+      }
+    },
+    async obtain(domainName) {
+      if (!client) throw new Error("the ACME issuer was not prepared");
+      return client.obtainCertificate(domainName);
+    },
+  };
+}
+
+/** The key authorization for a pending HTTP-01 challenge, or undefined. */
+export async function findChallenge(db: Database, token: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ keyAuthorization: acmeChallenges.keyAuthorization })
+    .from(acmeChallenges)
+    .where(eq(acmeChallenges.token, token))
+    .limit(1);
+  return row?.keyAuthorization;
+}

@@ -1,0 +1,203 @@
+// Routes of the "admin" tag (administrator only): projects, hosts, API users, console/SSH users and SSH permissions.
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import { register } from "../../shared/http/openapi";
+import { deleteApiUser, listApiUsers, upsertApiUser } from "../installation/api-users";
+import { setContainerPermissions } from "../installation/containers";
+import { listHosts, upsertHost } from "../installation/hosts";
+import { ApiUserInput, HostCreate, PermissionGrants, ProjectInput, UserInput } from "../installation/inputs";
+import { deleteProject, listProjects, resolveProject, upsertProject } from "../installation/projects";
+import { listUsers, upsertUser } from "../installation/users";
+import { proxySettings } from "../settings";
+import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { jsonResponse, serviceResult } from "./json";
+import { adminErrors, basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
+import { ApiUser, Container, HostListItem, MessageResult, ProjectSummary, User } from "./schemas";
+
+/** Reading routes: the administrator, on either instance. */
+const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
+/** Writing routes: the administrator, on the master instance. */
+const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
+
+export const deleted = (what: string) => serviceResult(`Deleted ${what}`);
+
+const upsertProjectRoute = createRoute({
+  method: "post",
+  path: "/admin/projects",
+  tags: ["admin"],
+  summary: "Creates a project, or updates the fullname of the project with that label",
+  ...writing,
+  request: { body: jsonBody(ProjectInput) },
+  responses: { 200: json(ProjectSummary, "the project"), ...pick(400, 413, 401, 405), ...adminErrors },
+});
+
+const listProjectsRoute = createRoute({
+  method: "get",
+  path: "/admin/projects",
+  tags: ["admin"],
+  summary: "All projects, sorted by label",
+  ...reading,
+  responses: { 200: json(z.array(ProjectSummary), "projects"), ...pick(401), ...adminErrors },
+});
+
+const deleteProjectRoute = createRoute({
+  method: "delete",
+  path: "/admin/projects/{label}",
+  tags: ["admin"],
+  summary: "Deletes a project with its backends, containers, domains and permissions",
+  ...writing,
+  request: { params: labelParams("label") },
+  responses: { 200: json(MessageResult, "payload `Deleted project <label>`"), ...pick(401, 404, 405), ...adminErrors },
+});
+
+const upsertHostRoute = createRoute({
+  method: "post",
+  path: "/admin/hosts",
+  tags: ["admin"],
+  summary: "Registers a host, or updates the ipv6 of the host with that name",
+  ...writing,
+  request: { body: jsonBody(HostCreate) },
+  responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405), ...adminErrors },
+});
+
+const listHostsRoute = createRoute({
+  method: "get",
+  path: "/admin/hosts",
+  tags: ["admin"],
+  summary: "All hosts, sorted by name",
+  ...reading,
+  responses: { 200: json(z.array(HostListItem), "hosts"), ...pick(401), ...adminErrors },
+});
+
+const upsertApiUserRoute = createRoute({
+  method: "post",
+  path: "/admin/apiusers",
+  tags: ["admin"],
+  summary: "Creates an API user, or replaces password, email and patterns of the user with that name",
+  ...writing,
+  request: { body: jsonBody(ApiUserInput) },
+  responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 413, 401, 405), ...adminErrors },
+});
+
+const listApiUsersRoute = createRoute({
+  method: "get",
+  path: "/admin/apiusers",
+  tags: ["admin"],
+  summary: "All API users, sorted by name",
+  ...reading,
+  responses: { 200: json(z.array(ApiUser), "API users"), ...pick(401), ...adminErrors },
+});
+
+const deleteApiUserRoute = createRoute({
+  method: "delete",
+  path: "/admin/apiusers/{username}",
+  tags: ["admin"],
+  summary: "Deletes an API user",
+  ...writing,
+  request: { params: labelParams("username") },
+  responses: {
+    200: json(MessageResult, "payload `Deleted API user <username>`"),
+    ...pick(401, 404, 405),
+    ...adminErrors,
+  },
+});
+
+const upsertUserRoute = createRoute({
+  method: "post",
+  path: "/admin/users",
+  tags: ["admin"],
+  summary: "Creates a console/SSH user, or updates the given fields of the user with that email",
+  ...writing,
+  request: { body: jsonBody(UserInput) },
+  responses: { 200: json(User, "the user"), ...pick(400, 413, 401, 405), ...adminErrors },
+});
+
+const listUsersRoute = createRoute({
+  method: "get",
+  path: "/admin/users",
+  tags: ["admin"],
+  summary: "All console/SSH users, sorted by email",
+  ...reading,
+  responses: { 200: json(z.array(User), "users"), ...pick(401), ...adminErrors },
+});
+
+const permissionsRoute = createRoute({
+  method: "put",
+  path: "/admin/containers/{projectLabel}/{containerLabel}/permissions",
+  tags: ["admin"],
+  summary: "Sets the complete list of SSH permissions of a container",
+  ...writing,
+  request: {
+    params: labelParams("projectLabel", "containerLabel"),
+    body: jsonBody(PermissionGrants),
+  },
+  responses: {
+    200: json(Container, "the container with its permissions"),
+    ...pick(400, 413, 401, 404, 405, 500),
+    ...adminErrors,
+  },
+});
+
+export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
+  register(
+    app,
+    upsertProjectRoute,
+    async (c) => jsonResponse(c, await upsertProject(database(c.env.DB), c.req.valid("json"))),
+    withBodyLimit,
+  );
+  register(app, listProjectsRoute, async (c) => jsonResponse(c, await listProjects(database(c.env.DB))));
+  register(app, deleteProjectRoute, async (c) => {
+    await deleteProject(database(c.env.DB), c.req.param("label")!);
+    return jsonResponse(c, deleted(`project ${c.req.param("label")}`));
+  });
+  register(
+    app,
+    upsertHostRoute,
+    async (c) =>
+      jsonResponse(
+        c,
+        await upsertHost(database(c.env.DB), c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS),
+      ),
+    withBodyLimit,
+  );
+  register(app, listHostsRoute, async (c) => jsonResponse(c, await listHosts(database(c.env.DB))));
+  register(
+    app,
+    upsertApiUserRoute,
+    async (c) => {
+      const input = c.req.valid("json");
+      // Such a user could never log in: that name is always checked against the administrator's password.
+      if (input.username === proxySettings(c.env).PROXY_ADMIN_USERNAME) {
+        throw new HttpError(400, "username: reserved for the administrator");
+      }
+      return jsonResponse(c, await upsertApiUser(database(c.env.DB), input));
+    },
+    withBodyLimit,
+  );
+  register(app, listApiUsersRoute, async (c) => jsonResponse(c, await listApiUsers(database(c.env.DB))));
+  register(app, deleteApiUserRoute, async (c) => {
+    await deleteApiUser(database(c.env.DB), c.req.param("username")!);
+    return jsonResponse(c, deleted(`API user ${c.req.param("username")}`));
+  });
+  register(
+    app,
+    upsertUserRoute,
+    async (c) => jsonResponse(c, await upsertUser(database(c.env.DB), c.req.valid("json"))),
+    withBodyLimit,
+  );
+  register(app, listUsersRoute, async (c) => jsonResponse(c, await listUsers(database(c.env.DB))));
+  register(
+    app,
+    permissionsRoute,
+    async (c) => {
+      const db = database(c.env.DB);
+      const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+      return jsonResponse(
+        c,
+        await setContainerPermissions(db, project, c.req.param("containerLabel")!, c.req.valid("json")),
+      );
+    },
+    withBodyLimit,
+  );
+}

@@ -1,0 +1,40 @@
+// Hono middleware for the proxy API: HTTP Basic authentication and the master-only guard.
+import { createMiddleware } from "hono/factory";
+import { parseBasicAuth } from "../../shared/http/basic-auth";
+import { database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import { authenticate, type Caller } from "../installation/api-users";
+import { Forbidden, Unauthorized } from "../errors";
+import { proxySettings } from "../settings";
+
+export type ProxyEnv = { Bindings: Env; Variables: { caller: Caller } };
+
+export const requireBasicAuth = createMiddleware<ProxyEnv>(async (c, next) => {
+  const credentials = parseBasicAuth(c.req.header("Authorization"));
+  if (!credentials) throw new Unauthorized();
+  const settings = proxySettings(c.env);
+  const caller = await authenticate(
+    database(c.env.DB),
+    { username: settings.PROXY_ADMIN_USERNAME, password: settings.PROXY_ADMIN_PASSWORD },
+    credentials.username,
+    credentials.password,
+    { ttlMs: settings.PROXY_AUTH_CACHE_TTL, maxEntries: settings.PROXY_AUTH_CACHE_MAX_ENTRIES },
+  );
+  if (!caller) throw new Unauthorized();
+  c.set("caller", caller);
+  await next();
+});
+
+/** Writes and jobs run only on the master instance; a slave refuses them with 405. */
+export const requireMaster = createMiddleware<ProxyEnv>(async (c, next) => {
+  if (proxySettings(c.env).INSTANCE_ROLE !== "master") {
+    throw new HttpError(405, "This is a slave instance: writes and jobs must go to the master instance");
+  }
+  await next();
+});
+
+/** The management endpoints (/admin/...) are for the administrator of the secrets only. */
+export const requireAdmin = createMiddleware<ProxyEnv>(async (c, next) => {
+  if (!c.get("caller").isAdmin) throw new Forbidden();
+  await next();
+});

@@ -1,0 +1,60 @@
+// Routes of the "backends" tag: create or update a backend, and the blue/green switch of its containers.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { database } from "../../shared/db";
+import { register } from "../../shared/http/openapi";
+import { resolveBackend, setContainersOf, upsertBackend } from "../installation/backends";
+import { BackendInput } from "../installation/inputs";
+import { resolveProject } from "../installation/projects";
+import { proxySettings } from "../settings";
+import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { jsonResponse, serviceResult } from "./json";
+import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
+import { IdResult, MessageResult } from "./schemas";
+
+const upsertRoute = createRoute({
+  method: "post",
+  path: "/backends/{projectLabel}",
+  tags: ["backends"],
+  summary: "Creates a backend or updates the one with the same label in the project",
+  security: basicAuth,
+  middleware: [requireBasicAuth, requireMaster],
+  request: { params: labelParams("projectLabel"), body: jsonBody(BackendInput) },
+  responses: { 200: json(IdResult, "payload {key: backendId, value: <id>}"), ...pick(400, 413, 401, 404, 405, 500) },
+});
+
+const setContainersRoute = createRoute({
+  method: "patch",
+  path: "/backends/{projectLabel}/{backendLabel}/setContainersOf/{targetBackendLabel}",
+  tags: ["backends"],
+  summary: "Replaces the containers of the backend with those (and their params) of the target backend",
+  security: basicAuth,
+  middleware: [requireBasicAuth, requireMaster],
+  request: { params: labelParams("projectLabel", "backendLabel", "targetBackendLabel") },
+  responses: {
+    200: json(MessageResult, "payload `Switched containers to backend <target>`"),
+    ...pick(401, 404, 405, 500),
+  },
+});
+
+export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
+  register(
+    app,
+    upsertRoute,
+    async (c) => {
+      const db = database(c.env.DB);
+      const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+      const extraDirectives = proxySettings(c.env).HAPROXY_PARAMS_EXTRA_DIRECTIVES;
+      const id = await upsertBackend(db, project, c.req.valid("json"), { extraDirectives });
+      return jsonResponse(c, serviceResult({ key: "backendId", value: id }));
+    },
+    withBodyLimit,
+  );
+  register(app, setContainersRoute, async (c) => {
+    const db = database(c.env.DB);
+    const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+    const backend = await resolveBackend(db, project, c.req.param("backendLabel")!);
+    const target = await resolveBackend(db, project, c.req.param("targetBackendLabel")!);
+    await setContainersOf(db, backend, target);
+    return jsonResponse(c, serviceResult(`Switched containers to backend ${target.label}`));
+  });
+}

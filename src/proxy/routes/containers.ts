@@ -1,0 +1,40 @@
+// Routes of the "containers" tag: create or update a container of a project.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { database } from "../../shared/db";
+import { register } from "../../shared/http/openapi";
+import { upsertContainer } from "../installation/containers";
+import { ContainerInput } from "../installation/inputs";
+import { resolveProject } from "../installation/projects";
+import { proxySettings } from "../settings";
+import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { jsonResponse, serviceResult } from "./json";
+import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
+import { IdResult } from "./schemas";
+
+const upsertRoute = createRoute({
+  method: "post",
+  path: "/containers/{projectLabel}",
+  tags: ["containers"],
+  summary: "Creates a container or updates the one with the same label in the project",
+  security: basicAuth,
+  middleware: [requireBasicAuth, requireMaster],
+  request: { params: labelParams("projectLabel"), body: jsonBody(ContainerInput) },
+  responses: {
+    200: json(IdResult, "payload {key: containerId, value: <id>}"),
+    ...pick(400, 401, 404, 405, 409, 413, 500),
+  },
+});
+
+export function registerContainerRoutes(app: OpenAPIHono<ProxyEnv>): void {
+  register(
+    app,
+    upsertRoute,
+    async (c) => {
+      const db = database(c.env.DB);
+      const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+      const id = await upsertContainer(db, project, c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS);
+      return jsonResponse(c, serviceResult({ key: "containerId", value: id }));
+    },
+    withBodyLimit,
+  );
+}

@@ -1,0 +1,267 @@
+// Routes of the "jobs" tag: starting the configuration and certificate jobs (any authenticated caller, master only),
+// the ACME challenge answers, and (administrator only) the job history, the generated versions and the certificates.
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import { register } from "../../shared/http/openapi";
+import { NotFound } from "../errors";
+import { getVersion, listVersions } from "../haproxy/versions";
+import {
+  certificatesJob,
+  CONFIG_LOCK,
+  getProxyJob,
+  listProxyJobs,
+  MAINTENANCE_LOCK,
+  runGenSyncFromApi,
+  sshProxyJob,
+  startDetachedJob,
+} from "../jobs";
+import { deleteProvidedCertificate, listCertificates, putProvidedCertificate } from "../pki/certificates";
+import { certificateSummary, PROVIDED_NAME_PATTERN } from "../pki/selection";
+import { findChallenge } from "../pki/maintenance";
+import { getSshProxyVersion } from "../sshproxy/versions";
+import { deleted } from "./admin";
+import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { jsonResponse } from "./json";
+import {
+  adminErrors,
+  basicAuth,
+  errorResponse,
+  json,
+  jsonBody,
+  labelParams,
+  pick,
+  text,
+  withBodyLimit,
+} from "./openapi";
+import {
+  CertificateInput,
+  CertificateSummary,
+  HaproxyVersion,
+  HaproxyVersionSummary,
+  JobListQuery,
+  JobRun,
+  ListOfWarnings,
+  MessageResult,
+  SshProxyVersion,
+} from "./schemas";
+
+/** Starting a job: any authenticated caller, on the master instance. */
+const starting = { security: basicAuth, middleware: [requireBasicAuth, requireMaster] };
+/** Reading the history and versions: the administrator, on either instance. */
+const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
+/** Changing the certificates: the administrator, on the master instance. */
+const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
+
+const jobId = (c: Context, id: number) => c.header("X-Job-Id", String(id));
+const jobStarted = {
+  headers: { "X-Job-Id": { description: "the job run (GET /admin/jobs/{id})", schema: { type: "string" as const } } },
+};
+
+const genSyncRoute = createRoute({
+  method: "get",
+  path: "/admin/gensynchaprx",
+  tags: ["jobs"],
+  summary:
+    "Generates the HAProxy configuration, has the master load balancer validate and reload it, queues the slave syncs",
+  description:
+    "Synchronous. The bundle (haproxy.cfg and four maps, with the certificates) is checked, stored as a numbered version and " +
+    "pushed to HAPROXY_AGENT_URL, whose agent runs `haproxy -c`, swaps it in and reloads; then one queued sync per slave " +
+    "agent. Without an agent the version is stored and a warning says so. Shares its lock with /admin/writesshprx.",
+  ...starting,
+  responses: {
+    200: { ...json(ListOfWarnings, "warnings"), ...jobStarted },
+    ...pick(401, 405, 423),
+    500: errorResponse("`Unable to reload and sync of HAProxy: <cause>`; the previous configuration stays active"),
+  },
+});
+
+const writeSshProxyRoute = createRoute({
+  method: "get",
+  path: "/admin/writesshprx",
+  tags: ["jobs"],
+  summary: "Starts the SSH proxy configuration job (detached: answers [] at once)",
+  ...starting,
+  responses: {
+    200: { ...json(ListOfWarnings, "always []: the job runs from the queue"), ...jobStarted },
+    ...pick(401, 405, 423),
+  },
+});
+
+const maintenanceRoute = createRoute({
+  method: "get",
+  path: "/maintenance/start",
+  tags: ["jobs"],
+  summary: "Starts the certificate job (detached: answers 200 with an empty body at once); also run daily by cron",
+  ...starting,
+  responses: { 200: { description: "the job is queued", ...jobStarted }, ...pick(401, 405, 423) },
+});
+
+const challengeRoute = createRoute({
+  method: "get",
+  path: "/.well-known/acme-challenge/{token}",
+  tags: ["jobs"],
+  summary: "HTTP-01 challenge answers of pending ACME orders (HAProxy forwards this path here)",
+  request: { params: labelParams("token") },
+  responses: { 200: text("the key authorization"), 404: errorResponse("no pending challenge has this token") },
+});
+
+const listJobsRoute = createRoute({
+  method: "get",
+  path: "/admin/jobs",
+  tags: ["jobs"],
+  summary: "Runs of the proxy's jobs, newest first",
+  ...reading,
+  request: { query: JobListQuery },
+  responses: { 200: json(z.array(JobRun), "job runs"), ...pick(400, 401), ...adminErrors },
+});
+
+const getJobRoute = createRoute({
+  method: "get",
+  path: "/admin/jobs/{id}",
+  tags: ["jobs"],
+  summary: "One run: kind, state, start and end times, warnings",
+  ...reading,
+  request: { params: labelParams("id") },
+  responses: { 200: json(JobRun, "the run"), ...pick(401, 404), ...adminErrors },
+});
+
+const activeHaproxyRoute = createRoute({
+  method: "get",
+  path: "/admin/haproxy",
+  tags: ["jobs"],
+  summary: "The active HAProxy version with its files",
+  ...reading,
+  responses: { 200: json(HaproxyVersion, "the active version"), ...pick(401, 404), ...adminErrors },
+});
+
+const haproxyVersionsRoute = createRoute({
+  method: "get",
+  path: "/admin/haproxy/versions",
+  tags: ["jobs"],
+  summary: "The stored HAProxy versions, newest first (HAPROXY_VERSIONS_KEPT of them, and the active one)",
+  ...reading,
+  responses: { 200: json(z.array(HaproxyVersionSummary), "versions"), ...pick(401), ...adminErrors },
+});
+
+const haproxyVersionRoute = createRoute({
+  method: "get",
+  path: "/admin/haproxy/versions/{version}",
+  tags: ["jobs"],
+  summary: "One stored HAProxy version with its files",
+  ...reading,
+  request: { params: labelParams("version") },
+  responses: { 200: json(HaproxyVersion, "the version"), ...pick(401, 404), ...adminErrors },
+});
+
+const sshProxyRoute = createRoute({
+  method: "get",
+  path: "/admin/sshproxy",
+  tags: ["jobs"],
+  summary: "The latest SSH proxy configuration: accounts as JSON and as an sshpiperd YAML file",
+  ...reading,
+  responses: { 200: json(SshProxyVersion, "the latest version"), ...pick(401, 404), ...adminErrors },
+});
+
+const certificatesRoute = createRoute({
+  method: "get",
+  path: "/admin/certificates",
+  tags: ["jobs"],
+  summary: "The certificates (ACME, provided, fallback), without their keys",
+  ...reading,
+  responses: { 200: json(z.array(CertificateSummary), "certificates"), ...pick(401), ...adminErrors },
+});
+
+const putCertificateRoute = createRoute({
+  method: "put",
+  path: "/admin/certificates/{name}",
+  tags: ["jobs"],
+  summary: "Stores a provided certificate (chain and PKCS#8 key) under a name; the next gensynchaprx ships it",
+  ...writing,
+  request: { params: labelParams("name"), body: jsonBody(CertificateInput) },
+  responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 413, 401, 405), ...adminErrors },
+});
+
+const deleteCertificateRoute = createRoute({
+  method: "delete",
+  path: "/admin/certificates/{name}",
+  tags: ["jobs"],
+  summary: "Deletes a provided certificate",
+  ...writing,
+  request: { params: labelParams("name") },
+  responses: {
+    200: json(MessageResult, "payload `Deleted certificate <name>`"),
+    ...pick(401, 404, 405),
+    ...adminErrors,
+  },
+});
+
+const certificateName = (name: string) => {
+  if (!PROVIDED_NAME_PATTERN.test(name))
+    throw new HttpError(400, "name: must be 1 to 100 lowercase letters, digits, dots or hyphens");
+  return name;
+};
+
+export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
+  register(app, genSyncRoute, async (c) => {
+    const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller"), now: new Date() });
+    jobId(c, runId);
+    return jsonResponse(c, warnings);
+  });
+  register(app, writeSshProxyRoute, async (c) => {
+    jobId(
+      c,
+      await startDetachedJob(c.env, { kind: sshProxyJob.kind, lock: CONFIG_LOCK, caller: c.get("caller").username }),
+    );
+    return jsonResponse(c, []);
+  });
+  register(app, maintenanceRoute, async (c) => {
+    jobId(
+      c,
+      await startDetachedJob(c.env, {
+        kind: certificatesJob.kind,
+        lock: MAINTENANCE_LOCK,
+        caller: c.get("caller").username,
+      }),
+    );
+    return c.body(null, 200);
+  });
+  register(app, challengeRoute, async (c) => {
+    const keyAuthorization = await findChallenge(database(c.env.DB), c.req.param("token")!);
+    if (keyAuthorization === undefined) throw new NotFound("Unknown ACME challenge token");
+    return c.text(keyAuthorization);
+  });
+  register(app, listJobsRoute, async (c) =>
+    jsonResponse(c, await listProxyJobs(database(c.env.DB), c.req.valid("query"))),
+  );
+  register(app, getJobRoute, async (c) =>
+    jsonResponse(c, await getProxyJob(database(c.env.DB), Number(c.req.param("id")))),
+  );
+  register(app, activeHaproxyRoute, async (c) => jsonResponse(c, await getVersion(database(c.env.DB))));
+  register(app, haproxyVersionsRoute, async (c) => jsonResponse(c, await listVersions(database(c.env.DB))));
+  register(app, haproxyVersionRoute, async (c) => {
+    const version = Number(c.req.param("version"));
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
+    return jsonResponse(c, await getVersion(database(c.env.DB), version));
+  });
+  register(app, sshProxyRoute, async (c) => jsonResponse(c, await getSshProxyVersion(database(c.env.DB))));
+  register(app, certificatesRoute, async (c) =>
+    jsonResponse(c, (await listCertificates(database(c.env.DB))).map(certificateSummary)),
+  );
+  register(
+    app,
+    putCertificateRoute,
+    async (c) => {
+      const name = certificateName(c.req.param("name")!);
+      const row = await putProvidedCertificate(database(c.env.DB), { name, ...c.req.valid("json"), now: new Date() });
+      return jsonResponse(c, certificateSummary(row));
+    },
+    withBodyLimit,
+  );
+  register(app, deleteCertificateRoute, async (c) => {
+    await deleteProvidedCertificate(database(c.env.DB), c.req.param("name")!);
+    return jsonResponse(c, deleted(`certificate ${c.req.param("name")}`));
+  });
+}

@@ -1,0 +1,42 @@
+// The proxy API's OpenAPI vocabulary: response shapes, the error responses routes pick from, path parameters, the
+// Basic-auth security requirement and the body limit every route with a JSON body passes to register().
+import { z } from "@hono/zod-openapi";
+import type { RegisterOptions } from "../../shared/http/openapi";
+import { proxySettings } from "../settings";
+import { MessageResult } from "./schemas";
+
+export const json = (schema: z.ZodType, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+export const errorResponse = (description: string) => json(MessageResult, description);
+const errors = {
+  400: errorResponse("the body is not JSON or fails the schema (the payload names the field)"),
+  401: errorResponse("credentials missing or invalid"),
+  404: errorResponse("project or backend not existing or access denied"),
+  405: errorResponse("writes are refused on a slave instance"),
+  409: errorResponse("the address is already used by another container"),
+  413: errorResponse("the body is larger than PROXY_MAX_BODY_BYTES"),
+  423: errorResponse("the job (or the job sharing its lock) is already running"),
+  500: errorResponse("the change could not be processed; nothing was written"),
+};
+/** The error responses of a route, by status. */
+export const pick = <K extends keyof typeof errors>(...codes: K[]) =>
+  Object.fromEntries(codes.map((code) => [code, errors[code]]));
+export const adminErrors = { 403: errorResponse("not the administrator") };
+/** Path parameters, all strings (labels, names, numbers checked by the handler). */
+export const labelParams = (...names: string[]) =>
+  z.object(Object.fromEntries(names.map((name) => [name, z.string()])));
+export const jsonBody = <S extends z.ZodType>(schema: S) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+export const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
+
+/** Every route but the availability check and the ACME challenge answers asks for HTTP Basic credentials. */
+export const basicAuth = [{ user_auth: [] }];
+
+/** JSON bodies are read whatever their Content-Type says, up to PROXY_MAX_BODY_BYTES. */
+export const withBodyLimit: RegisterOptions = {
+  bodyLimit: (env) => ({ maxBytes: proxySettings(env).PROXY_MAX_BODY_BYTES, setting: "PROXY_MAX_BODY_BYTES" }),
+};

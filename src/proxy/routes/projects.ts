@@ -1,0 +1,39 @@
+// Routes of the "projects" tag: the projects a caller may access, and one project's tree.
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { database } from "../../shared/db";
+import { register } from "../../shared/http/openapi";
+import { listProjectLabels, loadProjectTree, resolveProject } from "../installation/projects";
+import { requireBasicAuth, type ProxyEnv } from "./auth";
+import { jsonResponse } from "./json";
+import { basicAuth, json, labelParams, pick } from "./openapi";
+import { ListOfProjects, Project } from "./schemas";
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/projects",
+  tags: ["projects"],
+  summary: "Labels of the projects the caller may access, sorted",
+  security: basicAuth,
+  middleware: [requireBasicAuth],
+  responses: { 200: json(ListOfProjects, "project labels"), ...pick(401) },
+});
+
+const getRoute = createRoute({
+  method: "get",
+  path: "/projects/{projectLabel}",
+  tags: ["projects"],
+  summary: "A project with its backends (domains, container references) and containers (host, permissions)",
+  security: basicAuth,
+  middleware: [requireBasicAuth],
+  request: { params: labelParams("projectLabel") },
+  responses: { 200: json(Project, "the project"), ...pick(401, 404) },
+});
+
+export function registerProjectRoutes(app: OpenAPIHono<ProxyEnv>): void {
+  register(app, listRoute, async (c) => jsonResponse(c, await listProjectLabels(database(c.env.DB), c.get("caller"))));
+  register(app, getRoute, async (c) => {
+    const db = database(c.env.DB);
+    const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+    return jsonResponse(c, await loadProjectTree(db, project));
+  });
+}

@@ -1,0 +1,142 @@
+// Which rate-limit configuration is in force in this isolate: the bundled YAML of config/, or the runtime set
+// from D1 once one exists. Isolates re-check the D1 state at most every CONFIG_CHECK_INTERVAL_MS, so a new set
+// reaches every isolate within two intervals, and a failed load keeps the previous config.
+import { loadConfig, type ConfigFile, type RateLimitConfig } from "../core/config";
+import { bundledConfigFiles } from "./bundled.gen";
+import type { Database } from "../../shared/db";
+import { perIsolate } from "../../shared/isolate";
+import { logError, logInfo } from "../../shared/log";
+import { readConfigFiles, readConfigState, type ConfigSetState } from "./repo";
+import { configLimits, type RateLimitSettings } from "../settings";
+import { recordConfigLoad } from "../stats/telemetry";
+
+/** How stale an isolate's view of the D1 state may get; the issue asks for every isolate within 2 s. */
+export const CONFIG_CHECK_INTERVAL_MS = 1000;
+
+export interface LoadedConfig {
+  /** The config in force; undefined when nothing could be loaded. */
+  config: RateLimitConfig | undefined;
+  source: ConfigSetState["source"];
+  version: number;
+  files: ConfigFile[];
+  /** The message of the last failed load, if the last attempt failed. */
+  lastError?: string;
+}
+
+/** The bundled files the settings select: *.yaml directly in RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY of config/. */
+export function bundledFiles(
+  settings: RateLimitSettings,
+  bundle: Record<string, string> = bundledConfigFiles,
+): ConfigFile[] {
+  const directory = [settings.RUNTIME_SUBDIRECTORY, settings.RUNTIME_APPDIRECTORY]
+    .flatMap((part) => part.split("/"))
+    .filter((part) => part !== "" && part !== ".")
+    .join("/");
+  const prefix = directory === "" ? "" : `${directory}/`;
+  return Object.entries(bundle)
+    .filter(([path]) => path.startsWith(prefix) && !path.slice(prefix.length).includes("/"))
+    .map(([path, text]) => ({ name: path.slice(prefix.length), text }))
+    .filter((file) => file.name.endsWith(".yaml"))
+    .filter((file) => !(settings.RUNTIME_IGNOREDOTFILES && file.name.startsWith(".")))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Validates a set of files with the settings' merge rule and limits. */
+export function compileConfig(files: ConfigFile[], settings: RateLimitSettings) {
+  return loadConfig(files, { mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG, limits: configLimits(settings) });
+}
+
+/**
+ * The set in force when no runtime set is stored: the bundled files, or, with CONFIG_TYPE=GRPC_XDS_SOTW, nothing
+ * until the xDS client stores its first snapshot (/json answers "no rate limit configuration loaded" meanwhile, as
+ * the reference does before its first xDS config). A bundled set that fails to load keeps `previous`, if any.
+ */
+export function loadBundled(settings: RateLimitSettings, version: number, previous?: LoadedConfig): LoadedConfig {
+  if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW") return { config: undefined, source: "bundled", version, files: [] };
+  return compileLoaded(settings, bundledFiles(settings), "bundled", version, previous);
+}
+
+/** Compiles a set, counting the load; a set that fails keeps `previous` (the reference keeps its last good config). */
+function compileLoaded(
+  settings: RateLimitSettings,
+  files: ConfigFile[],
+  source: ConfigSetState["source"],
+  version: number,
+  previous: LoadedConfig | undefined,
+): LoadedConfig {
+  const compiled = compileConfig(files, settings);
+  recordConfigLoad(settings, compiled.ok);
+  if (!compiled.ok) {
+    logError("ratelimit: error loading new configuration", { message: compiled.error.message });
+    // With nothing to keep, requests fail clearly ("no rate limit configuration loaded").
+    const kept = previous ?? { config: undefined, source, version, files };
+    return { ...kept, lastError: compiled.error.message };
+  }
+  logInfo("ratelimit: configuration loaded", { source, version, domains: compiled.value.domains });
+  return { config: compiled.value, source, version, files };
+}
+
+interface IsolateState {
+  loaded: LoadedConfig;
+  checkedAt: number;
+}
+
+interface View {
+  state?: IsolateState;
+  /** The clock of the request re-reading the D1 state right now, if one is. */
+  checkingSince?: number;
+}
+
+/** The isolate's view of the config in force, one per settings object (that is, per env). */
+const viewOf = perIsolate("ratelimit config view", (_settings: RateLimitSettings): View => ({}));
+
+/**
+ * Re-reads the D1 state and installs what it says in the view. Several requests of a cold isolate may be reading at
+ * once: each checks the view again after its reads, and compiles (and counts a load) only a set that no other
+ * request has installed meanwhile. Compiling and installing are synchronous, so two never interleave.
+ */
+async function refresh(db: Database, settings: RateLimitSettings, view: View, nowMs: number): Promise<LoadedConfig> {
+  const setState = await readConfigState(db);
+  const installed = () => {
+    const loaded = view.state?.loaded;
+    return loaded && loaded.version === setState.version && loaded.source === setState.source ? loaded : undefined;
+  };
+  const runtimeFiles = !installed() && setState.source === "runtime" ? await readConfigFiles(db) : undefined;
+  const loaded =
+    installed() ??
+    (runtimeFiles === undefined
+      ? loadBundled(settings, setState.version, view.state?.loaded)
+      : compileLoaded(settings, runtimeFiles, "runtime", setState.version, view.state?.loaded));
+  if (!view.state || view.state.checkedAt <= nowMs) view.state = { loaded, checkedAt: nowMs };
+  return loaded;
+}
+
+/**
+ * The configuration for this request. A request never waits on another request's D1 read: workerd would run the
+ * waiter's continuation inside the reader's request, whose I/O the waiter may not touch (its Durable Object calls
+ * then fail with "Cannot perform I/O on behalf of a different request", or hang once the reader has finished).
+ * So the request that finds the view stale re-reads it itself, and the requests arriving meanwhile keep using the
+ * current view (for at most another interval). With no view yet, each request loads its own.
+ * @param nowMs the request's clock, in milliseconds.
+ */
+export async function currentConfig(db: Database, settings: RateLimitSettings, nowMs: number): Promise<LoadedConfig> {
+  const view = viewOf(settings);
+  const state = view.state;
+  if (state) {
+    const fresh = nowMs - state.checkedAt < CONFIG_CHECK_INTERVAL_MS;
+    const beingChecked = view.checkingSince !== undefined && nowMs - view.checkingSince < CONFIG_CHECK_INTERVAL_MS;
+    if (fresh || beingChecked) return state.loaded;
+  }
+  const since = nowMs;
+  view.checkingSince = since;
+  try {
+    return await refresh(db, settings, view, nowMs);
+  } finally {
+    if (view.checkingSince === since) view.checkingSince = undefined;
+  }
+}
+
+/** Installs a set this isolate has just written, so its own next request uses it without waiting. */
+export function installConfig(settings: RateLimitSettings, loaded: LoadedConfig, nowMs: number): void {
+  viewOf(settings).state = { loaded, checkedAt: nowMs };
+}

@@ -1,0 +1,35 @@
+// The admin bearer check of /rlconfig*, /debug, /stats and the metrics page, and its OpenAPI security scheme.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
+import { parseBearer } from "../../shared/http/basic-auth";
+import { HttpError } from "../../shared/http/errors";
+import { constantTimeEqualText } from "../../shared/passwords";
+import { rateLimitSettings } from "../settings";
+
+/** The security scheme's name in the OpenAPI document. */
+export const ADMIN_TOKEN_SCHEME = "ratelimitAdminToken";
+
+/** The `security` of an admin route's declaration. */
+export const adminSecurity = [{ [ADMIN_TOKEN_SCHEME]: [] }];
+
+/** Adds the admin token's security scheme to the app's OpenAPI registry (copied into the root document). */
+export function registerAdminTokenScheme(app: OpenAPIHono<{ Bindings: Env }>): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", ADMIN_TOKEN_SCHEME, {
+    type: "http",
+    scheme: "bearer",
+    description: "RATELIMIT_ADMIN_TOKEN; without a configured token the admin routes answer 404.",
+  });
+}
+
+/** Admin routes need the RATELIMIT_ADMIN_TOKEN bearer; without a configured token they do not exist. */
+export const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, next) => {
+  const expected = rateLimitSettings(c.env).RATELIMIT_ADMIN_TOKEN;
+  if (!expected) throw new HttpError(404, "404 page not found");
+  const given = parseBearer(c.req.header("Authorization"));
+  if (given === undefined || !constantTimeEqualText(given, expected)) {
+    throw new HttpError(401, "unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>", {
+      "WWW-Authenticate": 'Bearer realm="ratelimit"',
+    });
+  }
+  await next();
+});

@@ -1,0 +1,134 @@
+// The debug routes: /debug (the index), /stats (every statistic with its value) and the Prometheus page at
+// PULLMETRICS_PATH. Both statistics pages flush this isolate's buffer first, then read the
+// aggregate, so they include everything this isolate counted and what the others flushed (within an interval).
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { register } from "../../shared/http/openapi";
+import { perIsolate } from "../../shared/isolate";
+import { SettingsError } from "../../shared/settings";
+import { bundledConfigFiles } from "../config/bundled.gen";
+import { statsConfig, type StatsConfig } from "../stats/config";
+import { snapshotEntries } from "../stats/buffer";
+import { flushNow } from "../stats/telemetry";
+import { DEFAULT_MAPPER_YAML, parseMapperConfig, type MapperConfig } from "../stats/mapper";
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../stats/prometheus";
+import { readAggregate } from "../stats/sinks";
+import { statsText } from "../stats/text";
+import { adminSecurity, requireAdminToken } from "./auth";
+
+/** The Prometheus path when pull metrics are on (undefined when off or when the settings do not parse). */
+export function pullMetricsPath(env: Env): string | undefined {
+  try {
+    const config = statsConfig(env);
+    return config.pullMetrics ? config.pullMetricsPath : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The reference's debug index: `<path>: <what it prints>`, sorted by path. */
+export function debugIndex(env: Env): string {
+  const entries: [string, string][] = [
+    ["/debug", "print out this index of the debug endpoints"],
+    ["/rlconfig", "print out the currently loaded configuration for debugging"],
+    [
+      "/rlconfig/files",
+      "the configuration files in force (GET), replace the runtime set (PUT), back to the bundled files (DELETE)",
+    ],
+    ["/stats", "print out stats"],
+  ];
+  const metrics = pullMetricsPath(env);
+  if (metrics !== undefined) entries.push([metrics, "prometheus metrics"]);
+  return entries
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([path, help]) => `${path}: ${help}\n`)
+    .join("");
+}
+
+/** Every statistic, `name: value` per line; empty with DISABLE_STATS. */
+export async function statsPage(env: Env): Promise<string> {
+  const config = statsConfig(env);
+  if (!config.enabled) return "";
+  await flushNow(env);
+  return statsText(snapshotEntries(await readAggregate(env)), config.extraTags);
+}
+
+let defaultMapper: MapperConfig | undefined;
+
+/** The mapping a set mapping variable gives, parsed once per statistics config. */
+const configuredMapper = perIsolate("ratelimit metrics mapper", (config: StatsConfig): MapperConfig => {
+  const { variable, value } = config.mapper!;
+  const path = value.trim().replace(/^(\.\/)?config\//, "");
+  const text = bundledConfigFiles[path] ?? value;
+  try {
+    return parseMapperConfig(text);
+  } catch (error) {
+    throw new SettingsError(
+      `ratelimit settings are invalid: ${variable}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+});
+
+/**
+ * The mapping in force: PULLMETRICS_MAPPER_YAML names a file under config/ (bundled with the Worker) or is the YAML
+ * itself; unset, the default mapping. A mapping that does not parse is a SettingsError naming the variable.
+ */
+function mapperOf(config: StatsConfig): MapperConfig {
+  if (!config.mapper) return (defaultMapper ??= parseMapperConfig(DEFAULT_MAPPER_YAML));
+  return configuredMapper(config);
+}
+
+/** The Prometheus text of the aggregate; empty with DISABLE_STATS. */
+export async function metricsPage(env: Env): Promise<{ status: 200; body: string; contentType: string }> {
+  const config = statsConfig(env);
+  const mapper = mapperOf(config);
+  if (!config.enabled) return { status: 200, body: "", contentType: PROMETHEUS_CONTENT_TYPE };
+  await flushNow(env);
+  const body = renderPrometheus(snapshotEntries(await readAggregate(env)), mapper, config.extraTags);
+  return { status: 200, body, contentType: PROMETHEUS_CONTENT_TYPE };
+}
+
+type RateLimitEnv = { Bindings: Env };
+
+const adminText = (description: string) => ({
+  200: { description, content: { "text/plain": { schema: z.string() } } },
+  401: {
+    description: "Missing or wrong RATELIMIT_ADMIN_TOKEN bearer",
+    content: { "text/plain": { schema: z.string() } },
+  },
+  404: { description: "No RATELIMIT_ADMIN_TOKEN is configured", content: { "text/plain": { schema: z.string() } } },
+});
+
+export const debugIndexRoute = createRoute({
+  method: "get",
+  path: "/debug",
+  tags: ["ratelimit"],
+  summary: "The index of the debug endpoints, `<path>: <what it prints>` per line",
+  security: adminSecurity,
+  middleware: [requireAdminToken],
+  responses: adminText("The index"),
+});
+
+export const statsRoute = createRoute({
+  method: "get",
+  path: "/stats",
+  tags: ["ratelimit"],
+  summary: "Every statistic, `name: value` per line (empty with DISABLE_STATS)",
+  security: adminSecurity,
+  middleware: [requireAdminToken],
+  responses: adminText("The statistics"),
+});
+
+export function registerDebugRoutes(app: OpenAPIHono<RateLimitEnv>): void {
+  register(app, debugIndexRoute, (c) => c.text(debugIndex(c.env)));
+  register(app, statsRoute, async (c) => c.text(await statsPage(c.env)));
+  // PULLMETRICS_PATH is a setting, so the route cannot be a fixed path (nor a documented one): this GET sees every
+  // path no route before it took and passes the others on (to later routes and the 404). It stays last.
+  app.get("*", async (c, next) => {
+    if (c.req.path !== pullMetricsPath(c.env)) return next();
+    let page: Awaited<ReturnType<typeof metricsPage>> | undefined;
+    await requireAdminToken(c, async () => {
+      page = await metricsPage(c.env);
+    });
+    return c.body(page!.body, page!.status, { "content-type": page!.contentType });
+  });
+}

@@ -1,0 +1,100 @@
+// The reference's HTTP server: POST /json (ShouldRateLimit in proto3 JSON) and /healthcheck. Both take any method, as
+// the reference's handlers do; the declarations document the method callers use.
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
+import { register } from "../../shared/http/openapi";
+import { readBodyText } from "../../shared/http/request-body";
+import { logError } from "../../shared/log";
+import { currentConfig } from "../config/provider";
+import { counterStoreHealthy, decide, storeErrorsArePublic } from "../runtime";
+import { rateLimitSettings, requestLimits } from "../settings";
+import { shouldRateLimitCall } from "../stats/telemetry";
+import { parseRateLimitRequestText, rateLimitResponseToJson } from "./codec";
+
+type RateLimitEnv = { Bindings: Env };
+
+const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
+
+/** The body is read by the proto3 JSON codec (its own limits and messages), so it is documented, not validated here. */
+const rateLimitRequestSchema = {
+  type: "object" as const,
+  description: "envoy.service.ratelimit.v3.RateLimitRequest in proto3 JSON (JSON or original field names)",
+  properties: {
+    domain: { type: "string" as const },
+    descriptors: { type: "array" as const, items: { type: "object" as const } },
+    hitsAddend: { type: "integer" as const },
+  },
+};
+const rateLimitResponseSchema = {
+  type: "object" as const,
+  description: "envoy.service.ratelimit.v3.RateLimitResponse in proto3 JSON",
+};
+
+export const shouldRateLimitRoute = createRoute({
+  method: "post",
+  path: "/json",
+  tags: ["ratelimit"],
+  summary: "ShouldRateLimit over HTTP: decide a request in proto3 JSON (any method; the body decides)",
+  request: { body: { content: { "application/json": { schema: rateLimitRequestSchema } } } },
+  responses: {
+    200: {
+      description: "Every descriptor is within its limit",
+      content: { "application/json": { schema: rateLimitResponseSchema } },
+    },
+    429: { description: "Over the limit", content: { "application/json": { schema: rateLimitResponseSchema } } },
+    400: text("The request cannot be read or decided; the message names the problem"),
+    413: text("The body is larger than RATELIMIT_MAX_REQUEST_BYTES"),
+    500: text("The counter store failed"),
+  },
+});
+
+export const healthcheckRoute = createRoute({
+  method: "get",
+  path: "/healthcheck",
+  tags: ["ratelimit"],
+  summary: "Health: the counter store (and, if required, a loaded configuration) is usable (any method)",
+  responses: { 200: text("OK"), 500: { description: "Unhealthy" } },
+});
+
+// Every limit is checked before the counters are touched.
+async function shouldRateLimit(c: Context<RateLimitEnv>) {
+  const settings = rateLimitSettings(c.env);
+  const limit = { maxBytes: settings.RATELIMIT_MAX_REQUEST_BYTES, setting: "RATELIMIT_MAX_REQUEST_BYTES" };
+  const request = parseRateLimitRequestText(await readBodyText(c.req.raw, limit), requestLimits(settings));
+  if (!request.ok) throw new HttpError(400, request.error);
+  const decision = await decide(c.env, request.value, Date.now());
+  if (!decision.ok) {
+    if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
+    logError("ratelimit: counter store failed", { message: decision.error.message });
+    // The key-value store's and object cache's messages are safe to show (as the reference's are); see stores/select.
+    throw new HttpError(
+      500,
+      storeErrorsArePublic(c.env)
+        ? `rate limit counter store error: ${decision.error.message}`
+        : "rate limit counter store error",
+    );
+  }
+  const { response } = decision.value;
+  return c.json(rateLimitResponseToJson(response), response.overallCode === "OVER_LIMIT" ? 429 : 200);
+}
+
+async function healthcheck(c: Context<RateLimitEnv>) {
+  const settings = rateLimitSettings(c.env);
+  if (settings.HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED) {
+    const loaded = await currentConfig(database(c.env.DB), settings, Date.now());
+    if (!loaded.config || loaded.config.domains.length === 0) return c.body(null, 500);
+  }
+  if (!(await counterStoreHealthy(c.env))) return c.body(null, 500);
+  return c.text("OK");
+}
+
+export function registerHttpRoutes(app: OpenAPIHono<RateLimitEnv>): void {
+  // /json answers the same ShouldRateLimit call as gRPC, so it is counted under that method.
+  app.use(shouldRateLimitRoute.getRoutingPath(), shouldRateLimitCall("ShouldRateLimit"));
+  register(app, shouldRateLimitRoute, shouldRateLimit);
+  app.all(shouldRateLimitRoute.getRoutingPath(), shouldRateLimit);
+  register(app, healthcheckRoute, healthcheck);
+  app.all(healthcheckRoute.getRoutingPath(), healthcheck);
+}

@@ -1,0 +1,232 @@
+// The configuration routes: /rlconfig (the reference's dump of the config in force) and /rlconfig/files (the files in
+// force; PUT replaces the runtime set with YAML files or an xDS snapshot, DELETE goes back to the bundled files).
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { database } from "../../shared/db";
+import { register } from "../../shared/http/openapi";
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { describeZodError } from "../../shared/http/validate";
+import { compileConfig, currentConfig, installConfig, loadBundled } from "../config/provider";
+import { clearConfigFiles, replaceConfigFiles } from "../config/repo";
+import { xdsConfigsToFiles } from "../config/xds";
+import { dumpConfig, type ConfigFile } from "../core/config";
+import { jsonTextTooDeep, limitText, tooDeep } from "../core/limits";
+import { configLimits, rateLimitSettings, type RateLimitSettings } from "../settings";
+import { flushAfter, recordConfigLoad } from "../stats/telemetry";
+import { adminSecurity, requireAdminToken } from "./auth";
+
+type RateLimitEnv = { Bindings: Env };
+
+const ErrorBody = z.object({ error: z.string() });
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorBody } },
+});
+const adminErrors = {
+  401: {
+    description: "Missing or wrong RATELIMIT_ADMIN_TOKEN bearer",
+    content: { "text/plain": { schema: z.string() } },
+  },
+  404: { description: "No RATELIMIT_ADMIN_TOKEN is configured", content: { "text/plain": { schema: z.string() } } },
+};
+
+const ConfigFilesBody = z.strictObject({ files: z.record(z.string(), z.string()) });
+const XdsConfigsBody = z.strictObject({ configs: z.array(z.unknown()) });
+const ConfigSet = z.object({
+  source: z.enum(["bundled", "runtime"]),
+  version: z.number().int(),
+  domains: z.array(z.string()),
+  files: z.record(z.string(), z.string()),
+});
+
+export const dumpConfigRoute = createRoute({
+  method: "get",
+  path: "/rlconfig",
+  tags: ["ratelimit"],
+  summary: "The configuration in force, one line per rule (the reference's /rlconfig)",
+  security: adminSecurity,
+  middleware: [requireAdminToken],
+  responses: { 200: { description: "The dump", content: { "text/plain": { schema: z.string() } } }, ...adminErrors },
+});
+
+export const getConfigFilesRoute = createRoute({
+  method: "get",
+  path: "/rlconfig/files",
+  tags: ["ratelimit"],
+  summary: "The configuration files in force, their source and version",
+  security: adminSecurity,
+  middleware: [requireAdminToken],
+  responses: {
+    200: { description: "The set in force", content: { "application/json": { schema: ConfigSet } } },
+    ...adminErrors,
+  },
+});
+
+// The body is read here, within RATELIMIT_CONFIG_MAX_BODY_BYTES and the nesting limit, so it is documented only.
+export const putConfigFilesRoute = createRoute({
+  method: "put",
+  path: "/rlconfig/files",
+  tags: ["ratelimit"],
+  summary: "Replace the runtime set: YAML files by name, or the RateLimitConfig resources of an xDS snapshot",
+  security: adminSecurity,
+  middleware: [requireAdminToken],
+  request: {
+    body: {
+      content: {
+        "application/json": {
+          schema: {
+            oneOf: [
+              { type: "object", properties: { files: { type: "object", additionalProperties: { type: "string" } } } },
+              { type: "object", properties: { configs: { type: "array", items: {} } } },
+            ],
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The set is stored and in force",
+      content: { "application/json": { schema: z.object({ domains: z.array(z.string()) }) } },
+    },
+    400: errorResponse("The set cannot be read or does not load"),
+    413: errorResponse("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
+    ...adminErrors,
+  },
+});
+
+export const deleteConfigFilesRoute = createRoute({
+  method: "delete",
+  path: "/rlconfig/files",
+  tags: ["ratelimit"],
+  summary: "Drop the runtime set: the bundled files are in force again",
+  security: adminSecurity,
+  middleware: [requireAdminToken],
+  responses: {
+    200: {
+      description: "The bundled set is in force",
+      content: {
+        "application/json": { schema: z.object({ source: z.literal("bundled"), domains: z.array(z.string()) }) },
+      },
+    },
+    ...adminErrors,
+  },
+});
+
+const FILE_NAME = /^[^/\\\s]+\.yaml$/;
+/** A file's name is stored beside its text in one D1 row, and shown in every message about it. */
+const MAX_FILE_NAME_LENGTH = 255;
+
+type Described = { ok: true; files: ConfigFile[] } | { ok: false; error: string; xds?: true };
+
+const longName = (files: ConfigFile[]) => files.find((file) => file.name.length > MAX_FILE_NAME_LENGTH)?.name;
+const longNameError = (name: string) =>
+  `${name.slice(0, 32)}...: a file name is at most ${MAX_FILE_NAME_LENGTH} characters long`;
+
+/**
+ * The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. The number of
+ * files is checked before any is read.
+ */
+function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
+  const maxFiles = { max: settings.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
+  const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
+  if (typeof body === "object" && body !== null && "configs" in body) {
+    const parsed = XdsConfigsBody.safeParse(body);
+    if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+    const { configs } = parsed.data;
+    if (configs.length > maxFiles.max) return { ok: false, error: tooMany(configs.length), xds: true };
+    const files = xdsConfigsToFiles(configs, configLimits(settings));
+    if (!files.ok) return { ok: false, error: files.error, xds: true };
+    const tooLong = longName(files.value);
+    if (tooLong !== undefined) return { ok: false, error: longNameError(tooLong), xds: true };
+    return { ok: true, files: files.value };
+  }
+  const parsed = ConfigFilesBody.safeParse(body);
+  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  const files = Object.entries(parsed.data.files).map(([name, text]) => ({ name, text }));
+  if (files.length > maxFiles.max) return { ok: false, error: tooMany(files.length) };
+  const tooLong = longName(files);
+  if (tooLong !== undefined) return { ok: false, error: longNameError(tooLong) };
+  const badName = files.find((file) => !FILE_NAME.test(file.name))?.name;
+  if (badName !== undefined) {
+    return { ok: false, error: `${badName}: file names must end in .yaml and contain no slashes or spaces` };
+  }
+  return { ok: true, files: files.sort((a, b) => (a.name < b.name ? -1 : 1)) };
+}
+
+type ConfigBody = { ok: true; body: unknown } | { ok: false; status: 400 | 413; error: string };
+
+/** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
+async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
+  const limit = { maxBytes: settings.RATELIMIT_CONFIG_MAX_BODY_BYTES, setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES" };
+  let text: string;
+  try {
+    text = await readBodyText(request, limit);
+  } catch (error) {
+    if (error instanceof PayloadTooLarge) return { ok: false, status: 413, error: error.message };
+    if (error instanceof InvalidUtf8) return { ok: false, status: 400, error: error.message };
+    throw error;
+  }
+  const { depth } = configLimits(settings);
+  if (jsonTextTooDeep(text, depth.max)) return { ok: false, status: 400, error: tooDeep("request body", depth) };
+  try {
+    return { ok: true, body: JSON.parse(text) };
+  } catch {
+    return { ok: false, status: 400, error: "request body is not valid JSON" };
+  }
+}
+
+async function dump(c: Context<RateLimitEnv>) {
+  const loaded = await currentConfig(database(c.env.DB), rateLimitSettings(c.env), Date.now());
+  return c.text(loaded.config ? dumpConfig(loaded.config) : "");
+}
+
+async function getConfigFiles(c: Context<RateLimitEnv>) {
+  const loaded = await currentConfig(database(c.env.DB), rateLimitSettings(c.env), Date.now());
+  return c.json({
+    source: loaded.source,
+    version: loaded.version,
+    domains: loaded.config?.domains ?? [],
+    files: Object.fromEntries(loaded.files.map((file) => [file.name, file.text])),
+  });
+}
+
+// Refusals answer {error} like the route's other 4xx, which the xDS client reads.
+async function putConfigFiles(c: Context<RateLimitEnv>) {
+  const settings = rateLimitSettings(c.env);
+  const read = await configBodyOf(c.req.raw, settings);
+  if (!read.ok) return c.json({ error: read.error }, read.status);
+  const described = configFilesOf(read.body, settings);
+  if (!described.ok) {
+    // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
+    if (described.xds) {
+      recordConfigLoad(settings, false);
+      flushAfter(c);
+    }
+    return c.json({ error: described.error }, 400);
+  }
+  const { files } = described;
+  const compiled = compileConfig(files, settings);
+  recordConfigLoad(settings, compiled.ok);
+  flushAfter(c);
+  if (!compiled.ok) return c.json({ error: compiled.error.message }, 400);
+  const version = await replaceConfigFiles(database(c.env.DB), files);
+  installConfig(settings, { config: compiled.value, source: "runtime", version, files }, Date.now());
+  return c.json({ domains: compiled.value.domains });
+}
+
+async function deleteConfigFiles(c: Context<RateLimitEnv>) {
+  const settings = rateLimitSettings(c.env);
+  const version = await clearConfigFiles(database(c.env.DB));
+  const loaded = loadBundled(settings, version);
+  flushAfter(c);
+  installConfig(settings, loaded, Date.now());
+  return c.json({ source: "bundled", domains: loaded.config?.domains ?? [] });
+}
+
+export function registerConfigRoutes(app: OpenAPIHono<RateLimitEnv>): void {
+  register(app, dumpConfigRoute, dump);
+  register(app, getConfigFilesRoute, getConfigFiles);
+  register(app, putConfigFilesRoute, putConfigFiles);
+  register(app, deleteConfigFilesRoute, deleteConfigFiles);
+}

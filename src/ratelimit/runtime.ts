@@ -1,0 +1,63 @@
+// Per-isolate wiring of the rate limit service, as envoy ratelimit's runner.go wires its server once: settings →
+// counter store → config view → local cache → telemetry, each built once per env (one per isolate) and handed to the
+// pure core. Every transport (/json, Connect, gRPC-Web) decides through `decide()`.
+import { database } from "../shared/db";
+import { perIsolate } from "../shared/isolate";
+import { currentConfig } from "./config/provider";
+import { LocalCache } from "./core/local-cache";
+import { shouldRateLimit, type ServiceSettings } from "./core/service";
+import type { RateLimitRequest } from "./core/types";
+import { localCacheSize, rateLimitSettings, type RateLimitSettings } from "./settings";
+import { observeDecision } from "./stats/telemetry";
+import { errorsArePublic, selectCounterStore, storeHealthy } from "./stores/select";
+
+/** The counter store the env's settings choose (BACKEND_TYPE), built once per env. */
+const counterStoreOf = perIsolate("ratelimit counter store", selectCounterStore);
+
+/** The core's view of the settings, built once per settings. */
+const serviceSettingsOf = perIsolate("ratelimit service settings", (settings: RateLimitSettings): ServiceSettings => ({
+  shadowMode: settings.SHADOW_MODE,
+  stopCacheKeyIncrementWhenOverlimit: settings.STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT,
+  nearLimitRatio: settings.NEAR_LIMIT_RATIO,
+  cacheKeyPrefix: settings.CACHE_KEY_PREFIX,
+  responseHeaders: settings.LIMIT_RESPONSE_HEADERS_ENABLED
+    ? {
+        limit: settings.LIMIT_LIMIT_HEADER,
+        remaining: settings.LIMIT_REMAINING_HEADER,
+        reset: settings.LIMIT_RESET_HEADER,
+      }
+    : undefined,
+}));
+
+/** The isolate's over-limit cache for this env, or undefined when LocalCacheSizeInBytes is 0. */
+const localCacheOf = perIsolate("ratelimit local cache", (env: Env): LocalCache | undefined => {
+  const size = localCacheSize(rateLimitSettings(env), env as unknown as Record<string, unknown>);
+  return size > 0 ? new LocalCache(size) : undefined;
+});
+
+/** Whether the counter store's failures may be shown to callers (see stores/select.ts). */
+export const storeErrorsArePublic = (env: Env): boolean => errorsArePublic(counterStoreOf(env));
+
+/** The cache-store health component of /healthcheck (see stores/select.ts). */
+export const counterStoreHealthy = (env: Env): Promise<boolean> => storeHealthy(counterStoreOf(env));
+
+/** Decides a request with the configuration in force; `nowMs` is the request's clock. */
+export async function decide(env: Env, request: RateLimitRequest, nowMs: number) {
+  return observeDecision(env, request, () => decideUnobserved(env, request, nowMs));
+}
+
+/** The decision itself; `decide` records its statistics and span around it (src/ratelimit/stats). */
+async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: number) {
+  const settings = rateLimitSettings(env);
+  const loaded = await currentConfig(database(env.DB), settings, nowMs);
+  return shouldRateLimit(
+    {
+      config: loaded.config,
+      store: counterStoreOf(env).store,
+      settings: serviceSettingsOf(settings),
+      localCache: localCacheOf(env),
+    },
+    request,
+    Math.floor(nowMs / 1000),
+  );
+}

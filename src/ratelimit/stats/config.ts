@@ -1,0 +1,101 @@
+// The statistics, metrics and tracing settings (the observability fields of settings.ts) resolved into what the
+// isolate's telemetry uses: the reference's aliases settled (the spec's names win), tags, mogrifiers and OTLP parsed.
+import { perIsolate } from "../../shared/isolate";
+import { SettingsError } from "../../shared/settings";
+import { rateLimitSettings, type RateLimitSettings } from "../settings";
+import { parseExtraTags, type Tags } from "./names";
+import { parseMogrifiers, type Mogrifier } from "./statsd";
+import { parseOtlpHeaders, tracesUrl } from "./tracing";
+
+/** Where an isolate's flushed statistics are pushed, besides the aggregate behind /stats and /metrics. */
+export type StatsPush =
+  | { kind: "statsd"; host: string; port: number; tagged: boolean; mogrifiers: Mogrifier[] }
+  /** USE_METRICSD=false without pull metrics: the reference's logging sink. */
+  | { kind: "log" }
+  /** Pull metrics only, as the reference's Prometheus sink. */
+  | { kind: "none" };
+
+/** The statistics, metrics and tracing settings with the reference's aliases resolved (the spec's names win). */
+export interface StatsConfig {
+  enabled: boolean;
+  flushIntervalMs: number;
+  extraTags: Tags;
+  push: StatsPush;
+  pullMetrics: boolean;
+  pullMetricsPath: string;
+  /** The mapping variable that is set, if any: its name (for error messages) and value. */
+  mapper?: { variable: string; value: string };
+  tracing?: {
+    url: string;
+    headers: Record<string, string>;
+    samplingRate: number;
+    serviceName: string;
+    serviceNamespace: string;
+    /** Empty: a random UUID per isolate. */
+    serviceInstanceId: string;
+    /** TRACING_EXPORTER_PROTOCOL was grpc, which a Worker cannot speak: spans still go over OTLP/HTTP. */
+    grpcRequested: boolean;
+  };
+}
+
+function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
+  const invalid = (variable: string, message: string) =>
+    new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
+  const extraTags = parseExtraTags(s.EXTRA_TAGS);
+  if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.message);
+  const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? false;
+  const metricsd = s.USE_METRICSD ?? s.USE_STATSD ?? true;
+  const pullMetrics = s.USE_PULLMETRICS ?? s.USE_PROMETHEUS ?? false;
+  let push: StatsPush;
+  if (tagged || metricsd) {
+    const mogrifiers = parseMogrifiers(env);
+    if (!mogrifiers.ok) throw invalid(mogrifiers.variable, mogrifiers.message);
+    push = {
+      kind: "statsd",
+      host: s.METRICSD_HOST ?? s.STATSD_HOST ?? "localhost",
+      port: s.METRICSD_PORT ?? s.STATSD_PORT ?? 8125,
+      tagged,
+      mogrifiers: mogrifiers.mogrifiers,
+    };
+  } else {
+    push = pullMetrics ? { kind: "none" } : { kind: "log" };
+  }
+  const mapperVariable = s.PULLMETRICS_MAPPER_YAML !== undefined ? "PULLMETRICS_MAPPER_YAML" : "PROMETHEUS_MAPPER_YAML";
+  const mapperValue = s.PULLMETRICS_MAPPER_YAML ?? s.PROMETHEUS_MAPPER_YAML;
+  let tracing: StatsConfig["tracing"];
+  if (s.TRACING_ENABLED) {
+    const headerVariable =
+      s.OTEL_EXPORTER_OTLP_TRACES_HEADERS !== undefined
+        ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+        : "OTEL_EXPORTER_OTLP_HEADERS";
+    const headers = parseOtlpHeaders(s.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? s.OTEL_EXPORTER_OTLP_HEADERS);
+    if (!headers.ok) throw invalid(headerVariable, headers.message);
+    tracing = {
+      url: tracesUrl(s.OTEL_EXPORTER_OTLP_ENDPOINT, s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+      headers: headers.headers,
+      samplingRate: s.TRACING_SAMPLING_RATE,
+      serviceName: s.TRACING_SERVICE_NAME,
+      serviceNamespace: s.TRACING_SERVICE_NAMESPACE,
+      serviceInstanceId: s.TRACING_SERVICE_INSTANCE_ID,
+      grpcRequested: s.TRACING_EXPORTER_PROTOCOL === "grpc",
+    };
+  }
+  return {
+    enabled: !s.DISABLE_STATS,
+    flushIntervalMs: s.STATS_FLUSH_INTERVAL,
+    extraTags: extraTags.tags,
+    push,
+    pullMetrics,
+    pullMetricsPath: s.PULLMETRICS_PATH ?? s.PROMETHEUS_PATH ?? "/metrics",
+    mapper: mapperValue === undefined ? undefined : { variable: mapperVariable, value: mapperValue },
+    tracing,
+  };
+}
+
+/**
+ * The resolved statistics settings of this env (once per env, like its parsed settings). The mogrifier variables have
+ * names chosen by the operator, so they are read here rather than by the schema. Throws SettingsError.
+ */
+export const statsConfig: (env: object) => StatsConfig = perIsolate("ratelimit stats config", (env: object) =>
+  resolveStatsConfig(rateLimitSettings(env), env as Record<string, unknown>),
+);

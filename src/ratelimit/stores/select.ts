@@ -1,0 +1,72 @@
+// Chooses where the rate limit counters live (BACKEND_TYPE): Durable Objects (the default), the key-value store
+// (`redis` or `kvstore`: Redis protocol over cloudflare:sockets) or the object cache (`memcache`). Every store plugs
+// in here behind the core's CounterStore port, as envoy ratelimit's runner.go `createLimiter` switches on BackendType.
+// runtime.ts builds the chosen store once per isolate.
+import { waitUntil } from "cloudflare:workers";
+import type { CounterStore } from "../core/types";
+import { durableObjectStore } from "./durable-object";
+import { kvstoreOptions } from "./kvstore/options";
+import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
+import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
+import { counterStoreSettings } from "../settings";
+
+type Backend = "durable-object" | "kvstore" | "objcache";
+
+/** The store the settings chose, with what the health check and the error messages need to know of it. */
+export interface SelectedStore {
+  backend: Backend;
+  store: CounterStore;
+  kvstore?: KvstoreCounterStore;
+  healthCheckActiveConnection: boolean;
+}
+
+/** Builds the counter store the env's settings choose. Throws SettingsError for malformed store settings. */
+export function selectCounterStore(env: Env): SelectedStore {
+  let result: SelectedStore;
+  const settings = counterStoreSettings(env);
+  switch (settings.BACKEND_TYPE) {
+    case "redis":
+    case "kvstore": {
+      const options = kvstoreOptions(settings);
+      const kvstore = kvstoreCounterStore(env.KVSTORE_CONNECTION, options);
+      result = {
+        backend: "kvstore",
+        store: kvstore,
+        kvstore,
+        healthCheckActiveConnection: options.healthCheckActiveConnection,
+      };
+      break;
+    }
+    case "memcache":
+      // The increments run after the answer, for as long as the request's waitUntil keeps the Worker alive.
+      result = {
+        backend: "objcache",
+        store: objcacheCounterStore(objcacheOptions(settings), waitUntil),
+        healthCheckActiveConnection: false,
+      };
+      break;
+    default:
+      result = {
+        backend: "durable-object",
+        store: durableObjectStore(env.RATE_LIMIT_COUNTER),
+        healthCheckActiveConnection: false,
+      };
+  }
+  return result;
+}
+
+/**
+ * Whether the counter store's failures may be shown to callers. The key-value store's and the object cache's
+ * messages are composed by their clients from addresses, durations and the server's own error replies (never
+ * credentials), as the reference shows them; the Durable Object store's are runtime internals.
+ */
+export const errorsArePublic = (selected: SelectedStore): boolean => selected.backend !== "durable-object";
+
+/**
+ * The cache-store health component: with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION and the key-value store, healthy
+ * only while each pool holds (or can open at once) a connection; always healthy otherwise.
+ */
+export async function storeHealthy({ kvstore, healthCheckActiveConnection }: SelectedStore): Promise<boolean> {
+  if (!kvstore || !healthCheckActiveConnection) return true;
+  return kvstore.healthy();
+}

@@ -1,0 +1,474 @@
+// GET /domains/{p}[/{b}] and POST /domains/massupdate: upserts, deletes, validation, all-or-nothing, fullSync.
+import { env } from "cloudflare:workers";
+import worker from "../../../src/index";
+import { createExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { massUpdateDomains } from "../../../src/proxy/installation/domains";
+import { database } from "../../../src/shared/db";
+import {
+  ADMIN_AUTH,
+  as,
+  asAdmin,
+  createApiUser,
+  createBackend,
+  createProject,
+  errorBody,
+  expectJson,
+  massUpdate,
+} from "../fixtures";
+
+type Operation = {
+  operation: string;
+  domainName: string;
+  projectLabel: string;
+  backendLabel: string;
+  enableSSL?: boolean;
+  redirectToUrl?: string;
+};
+const op = (
+  operation: string,
+  domainName: string,
+  backendLabel = "web",
+  projectLabel = "dom",
+  extra: Partial<Operation> = {},
+): Operation => ({
+  operation,
+  domainName,
+  projectLabel,
+  backendLabel,
+  ...extra,
+});
+const update = (operations: Operation[], fullSync?: boolean) =>
+  massUpdate(ADMIN_AUTH, { ...(fullSync !== undefined && { fullSync }), domainOperations: operations });
+const domainsOf = (project = "dom") => expectJson(asAdmin(`/domains/${project}`), 200);
+const allDomains = async () =>
+  (
+    await env.DB.prepare(
+      "select domain_name, backend_id, public_ca_certificate, cert_provided, redirect_to_url, version from domains order by domain_name",
+    ).all()
+  ).results;
+
+beforeAll(async () => {
+  await createProject("dom");
+  await createProject("dom2");
+  await createBackend("dom", { label: "web" });
+  await createBackend("dom", { label: "api" });
+  await createBackend("dom", { label: "permredirect" });
+  await createBackend("dom2", { label: "web" });
+});
+
+describe("GET /domains", () => {
+  beforeAll(async () => {
+    await createProject("list");
+    await createBackend("list", {
+      label: "one",
+      domainForwardings: [
+        { domainName: "zz.list.example" },
+        { domainName: "aa.list.example", publicCaCertificate: true },
+      ],
+    });
+    await createBackend("list", {
+      label: "two",
+      domainForwardings: [{ domainName: "mm.list.example", redirectToUrl: "http://to.example/" }],
+    });
+    await createBackend("list", { label: "three" });
+  });
+
+  it("maps the project's domains by name, sorted", async () => {
+    const response = await asAdmin("/domains/list");
+    expect(await response.text()).toBe(
+      JSON.stringify({
+        "aa.list.example": {
+          backendLabel: "one",
+          certProvided: false,
+          domainName: "aa.list.example",
+          publicCaCertificate: true,
+          version: 0,
+        },
+        "mm.list.example": {
+          backendLabel: "two",
+          certProvided: false,
+          domainName: "mm.list.example",
+          publicCaCertificate: false,
+          redirectToUrl: "http://to.example/",
+          version: 0,
+        },
+        "zz.list.example": {
+          backendLabel: "one",
+          certProvided: false,
+          domainName: "zz.list.example",
+          publicCaCertificate: false,
+          version: 0,
+        },
+      }),
+    );
+  });
+
+  it("maps one backend's domains, and {} for a backend without any", async () => {
+    expect(Object.keys(await expectJson(asAdmin("/domains/list/one"), 200))).toEqual([
+      "aa.list.example",
+      "zz.list.example",
+    ]);
+    expect(await expectJson(asAdmin("/domains/list/three"), 200)).toEqual({});
+  });
+
+  it("answers 404 for an unknown backend or project", async () => {
+    expect(await expectJson(asAdmin("/domains/list/nope"), 404)).toEqual(
+      errorBody("Invalid backend: label nope not existing or access denied"),
+    );
+    expect(await expectJson(asAdmin("/domains/nope"), 404)).toEqual(
+      errorBody("Invalid project: label nope not existing or access denied"),
+    );
+    expect(await expectJson(asAdmin("/domains/nope/one"), 404)).toEqual(
+      errorBody("Invalid project: label nope not existing or access denied"),
+    );
+  });
+});
+
+describe("POST /domains/massupdate", () => {
+  it("creates domains and answers the (empty) list of warnings", async () => {
+    expect(
+      await expectJson(
+        update([op("CREATE", "c1.example"), op("CREATE", "c2.example", "api", "dom", { enableSSL: true })]),
+        200,
+      ),
+    ).toEqual([]);
+    const domains = await domainsOf();
+    expect(domains["c1.example"]).toEqual({
+      backendLabel: "web",
+      certProvided: false,
+      domainName: "c1.example",
+      publicCaCertificate: false,
+      version: 0,
+    });
+    expect(domains["c2.example"]).toEqual({
+      backendLabel: "api",
+      certProvided: false,
+      domainName: "c2.example",
+      publicCaCertificate: true,
+      version: 0,
+    });
+  });
+
+  it("treats CREATE, UPDATE and REPLACE as one upsert that bumps the version", async () => {
+    await expectJson(update([op("UPDATE", "u1.example", "web", "dom", { enableSSL: true })]), 200);
+    expect((await domainsOf())["u1.example"]).toMatchObject({
+      backendLabel: "web",
+      publicCaCertificate: true,
+      version: 0,
+    });
+    await expectJson(update([op("CREATE", "u1.example", "api")]), 200);
+    expect((await domainsOf())["u1.example"]).toEqual({
+      backendLabel: "api",
+      certProvided: false,
+      domainName: "u1.example",
+      publicCaCertificate: false,
+      version: 1,
+    });
+    await expectJson(
+      update([op("REPLACE", "u1.example", "permredirect", "dom", { redirectToUrl: "https://target.example/*" })]),
+      200,
+    );
+    expect((await domainsOf())["u1.example"]).toEqual({
+      backendLabel: "permredirect",
+      certProvided: false,
+      domainName: "u1.example",
+      publicCaCertificate: false,
+      redirectToUrl: "https://target.example/*",
+      version: 2,
+    });
+  });
+
+  it("moves a domain to another project the caller can see", async () => {
+    await expectJson(update([op("CREATE", "mv.example")]), 200);
+    await expectJson(update([op("UPDATE", "mv.example", "web", "dom2")]), 200);
+    expect((await domainsOf())["mv.example"]).toBeUndefined();
+    expect((await domainsOf("dom2"))["mv.example"]).toMatchObject({ backendLabel: "web", version: 1 });
+  });
+
+  it("DELETE removes a domain only from the named backend, otherwise does nothing", async () => {
+    await expectJson(update([op("CREATE", "d1.example"), op("CREATE", "d2.example", "api")]), 200);
+    expect(
+      await expectJson(
+        update([op("DELETE", "d1.example"), op("DELETE", "d2.example"), op("DELETE", "never.example")]),
+        200,
+      ),
+    ).toEqual([]);
+    const domains = await domainsOf();
+    expect(domains["d1.example"]).toBeUndefined();
+    expect(domains["d2.example"]).toMatchObject({ backendLabel: "api", version: 0 });
+  });
+
+  it("accepts http and https redirect URLs, with a trailing * or /* to keep the path", async () => {
+    const urls = [
+      "http://a.example",
+      "https://a.example:8443/x/y?q=1",
+      "https://a.example/*",
+      "https://a.example*",
+      "https://a.example/path*",
+    ];
+    await expectJson(
+      update(urls.map((url, i) => op("CREATE", `r${i}.example`, "permredirect", "dom", { redirectToUrl: url }))),
+      200,
+    );
+    const domains = await domainsOf();
+    expect(urls.map((_, i) => domains[`r${i}.example`].redirectToUrl)).toEqual(urls);
+  });
+
+  it("stores names lower-cased and refuses what is not a host name with 400", async () => {
+    await expectJson(update([op("CREATE", "MiXeD.Example")]), 200);
+    expect((await domainsOf())["mixed.example"]).toBeDefined();
+    expect(await expectJson(update([op("CREATE", "ok.example"), op("CREATE", "bad name.example")]), 400)).toEqual(
+      errorBody("domainOperations.1.domainName: must be a host name (letters, digits, hyphens, dots)"),
+    );
+  });
+
+  describe("refusals change nothing", () => {
+    for (const [what, operations, status, message] of [
+      [
+        "an invalid redirect URL",
+        [
+          op("CREATE", "ok1.example"),
+          op("CREATE", "bad.example", "permredirect", "dom", { redirectToUrl: "javascript:alert(1)" }),
+        ],
+        500,
+        "bad.example: invalid redirect URL javascript:alert(1)",
+      ],
+      [
+        "a redirect URL with spaces",
+        [
+          op("CREATE", "ok1.example"),
+          op("CREATE", "bad.example", "permredirect", "dom", { redirectToUrl: "https://a.example/x y" }),
+        ],
+        500,
+        "bad.example: invalid redirect URL https://a.example/x y",
+      ],
+      [
+        "the same domain twice",
+        [op("CREATE", "dup.example"), op("UPDATE", "ok1.example"), op("DELETE", "dup.example")],
+        500,
+        "dup.example: disallowed duplicate update operation",
+      ],
+      [
+        "an unknown project",
+        [op("CREATE", "ok1.example"), op("CREATE", "x.example", "web", "nosuch")],
+        404,
+        "Invalid project: label nosuch not existing or access denied",
+      ],
+      [
+        "an unknown backend",
+        [op("CREATE", "ok1.example"), op("CREATE", "x.example", "nope")],
+        404,
+        "Invalid backend: label nope not existing or access denied",
+      ],
+    ] as const) {
+      it(`refuses ${what}`, async () => {
+        await expectJson(update([op("CREATE", "keep.example", "web", "dom", { enableSSL: true })]), 200);
+        const before = await allDomains();
+        expect(
+          await expectJson(
+            update([op("DELETE", "keep.example"), op("UPDATE", "c1.example", "api"), ...operations]),
+            status,
+          ),
+        ).toEqual(errorBody(message));
+        expect(await allDomains()).toEqual(before);
+      });
+    }
+  });
+
+  it("answers 400 naming the field for a body failing the schema", async () => {
+    expect(await expectJson(massUpdate(ADMIN_AUTH, { fullSync: true }), 400)).toEqual(
+      errorBody("domainOperations: Invalid input: expected array, received undefined"),
+    );
+    expect(await expectJson(update([op("MOVE", "x.example")]), 400)).toEqual(
+      errorBody('domainOperations.0.operation: Invalid option: expected one of "CREATE"|"UPDATE"|"REPLACE"|"DELETE"'),
+    );
+    expect(
+      await expectJson(update([{ ...op("CREATE", "x.example"), enableSSL: "yes" as unknown as boolean }]), 400),
+    ).toEqual(errorBody("domainOperations.0.enableSSL: Invalid input: expected boolean, received string"));
+  });
+
+  it("answers 400 above PROXY_MASS_UPDATE_MAX_OPERATIONS", async () => {
+    const request = new Request("http://example.com/domains/massupdate", {
+      method: "POST",
+      headers: { Authorization: ADMIN_AUTH, "content-type": "application/json" },
+      body: JSON.stringify({
+        domainOperations: [op("CREATE", "l1.example"), op("CREATE", "l2.example"), op("CREATE", "l3.example")],
+      }),
+    });
+    const response = await worker.fetch(
+      request,
+      { ...env, PROXY_MASS_UPDATE_MAX_OPERATIONS: "2" },
+      createExecutionContext(),
+    );
+    expect(await expectJson(response, 400)).toEqual(errorBody("domainOperations: at most 2 operations per request"));
+    expect((await domainsOf())["l1.example"]).toBeUndefined();
+  });
+
+  it("lets an API user update domains of the projects it matches only", async () => {
+    const auth = await createApiUser("domuser", ["dom"]);
+    expect(
+      await expectJson(
+        as(auth, "/domains/massupdate", "POST", { domainOperations: [op("CREATE", "user.example")] }),
+        200,
+      ),
+    ).toEqual([]);
+    expect(
+      await expectJson(
+        as(auth, "/domains/massupdate", "POST", { domainOperations: [op("CREATE", "user2.example", "web", "dom2")] }),
+        404,
+      ),
+    ).toEqual(errorBody("Invalid project: label dom2 not existing or access denied"));
+  });
+});
+
+describe("fullSync", () => {
+  beforeAll(async () => {
+    await createProject("sync");
+    await createBackend("sync", {
+      label: "one",
+      domainForwardings: [{ domainName: "s1.sync.example" }, { domainName: "s2.sync.example" }],
+    });
+    await createBackend("sync", { label: "two", domainForwardings: [{ domainName: "s3.sync.example" }] });
+    await createProject("bystander");
+    await createBackend("bystander", { label: "one", domainForwardings: [{ domainName: "by.example" }] });
+  });
+
+  it("applies the operations and removes every other domain of that project only", async () => {
+    const warnings = await expectJson(
+      update(
+        [
+          op("UPDATE", "s2.sync.example", "two", "sync", { enableSSL: true }),
+          op("CREATE", "s4.sync.example", "one", "sync"),
+        ],
+        true,
+      ),
+      200,
+    );
+    expect(warnings).toEqual([]);
+    expect(await domainsOf("sync")).toEqual({
+      "s2.sync.example": {
+        backendLabel: "two",
+        certProvided: false,
+        domainName: "s2.sync.example",
+        publicCaCertificate: true,
+        version: 1,
+      },
+      "s4.sync.example": {
+        backendLabel: "one",
+        certProvided: false,
+        domainName: "s4.sync.example",
+        publicCaCertificate: false,
+        version: 0,
+      },
+    });
+    expect(Object.keys(await domainsOf("bystander"))).toEqual(["by.example"]);
+  });
+
+  it("keeps a domain moved into the project by the same request", async () => {
+    await expectJson(
+      update([op("CREATE", "s2.sync.example", "two", "sync"), op("UPDATE", "by.example", "one", "sync")], true),
+      200,
+    );
+    expect(Object.keys(await domainsOf("sync"))).toEqual(["by.example", "s2.sync.example"]);
+    expect(await domainsOf("bystander")).toEqual({});
+  });
+
+  for (const [what, operations, message] of [
+    [
+      "DELETE operations",
+      [op("CREATE", "s2.sync.example", "two", "sync"), op("DELETE", "by.example", "one", "sync")],
+      "by.example: full synchronizations allow 'create' and 'update' records only.",
+    ],
+    [
+      "operations on two projects",
+      [op("CREATE", "s2.sync.example", "two", "sync"), op("CREATE", "z.example", "web", "dom")],
+      "Full synchronizations need to refer to a single existing project, containing all active domains in the project.",
+    ],
+    [
+      "an empty list",
+      [],
+      "Full synchronizations need to refer to a single existing project, containing all active domains in the project.",
+    ],
+  ] as const) {
+    it(`refuses ${what} and changes nothing`, async () => {
+      const before = await allDomains();
+      expect(await expectJson(update([...operations], true), 500)).toEqual(errorBody(message));
+      expect(await allDomains()).toEqual(before);
+    });
+  }
+
+  it("with fullSync false behaves as a plain mass update", async () => {
+    await expectJson(update([op("CREATE", "extra.sync.example", "one", "sync")], false), 200);
+    expect(Object.keys(await domainsOf("sync"))).toEqual(["by.example", "extra.sync.example", "s2.sync.example"]);
+  });
+});
+
+describe("1000 domains", () => {
+  it("creates, updates and fully syncs a thousand domains per request", async () => {
+    await createProject("bulk");
+    await createBackend("bulk", { label: "web" });
+    await createBackend("bulk", { label: "api" });
+    const names = Array.from({ length: 1000 }, (_, i) => `host${String(i).padStart(4, "0")}.bulk.example`);
+    expect(
+      await expectJson(update(names.map((name) => op("CREATE", name, "web", "bulk", { enableSSL: true }))), 200),
+    ).toEqual([]);
+    let domains = await domainsOf("bulk");
+    expect(Object.keys(domains)).toEqual(names);
+    expect(domains[names[999]]).toEqual({
+      backendLabel: "web",
+      certProvided: false,
+      domainName: names[999],
+      publicCaCertificate: true,
+      version: 0,
+    });
+
+    // Half move to "api", half stay; with fullSync, the 500 not named go.
+    const kept = names.slice(0, 500).map((name, i) => op("UPDATE", name, i % 2 ? "api" : "web", "bulk"));
+    expect(await expectJson(update(kept, true), 200)).toEqual([]);
+    domains = await domainsOf("bulk");
+    expect(Object.keys(domains)).toEqual(names.slice(0, 500));
+    expect(domains[names[1]]).toEqual({
+      backendLabel: "api",
+      certProvided: false,
+      domainName: names[1],
+      publicCaCertificate: false,
+      version: 1,
+    });
+    expect(Object.keys(await expectJson(asAdmin("/domains/bulk/api"), 200))).toHaveLength(250);
+  });
+});
+
+describe("enableSSL with a provided certificate", () => {
+  it("sets certProvided instead of publicCaCertificate when a provided certificate covers the domain", async () => {
+    await createProject("certs");
+    await createBackend("certs", { label: "web" });
+    const lookup = async (_db: unknown, names: string[]) =>
+      new Set(names.filter((name) => name.endsWith(".covered.example")));
+    const caller = { username: "admin", isAdmin: true, projectPatterns: [] };
+    const warnings = await massUpdateDomains(
+      database(env.DB),
+      caller,
+      {
+        domainOperations: [
+          op("CREATE", "a.covered.example", "web", "certs", { enableSSL: true }),
+          op("CREATE", "b.public.example", "web", "certs", { enableSSL: true }),
+          op("CREATE", "c.covered.example", "web", "certs", { enableSSL: false }),
+        ] as never,
+      },
+      lookup,
+    );
+    expect(warnings).toEqual([]);
+    const domains = await domainsOf("certs");
+    expect(
+      [domains["a.covered.example"], domains["b.public.example"], domains["c.covered.example"]].map((d) => [
+        d.certProvided,
+        d.publicCaCertificate,
+      ]),
+    ).toEqual([
+      [true, false],
+      [false, true],
+      [false, false],
+    ]);
+  });
+});

@@ -1,0 +1,193 @@
+// The proto3 JSON codec of /json.
+
+import { describe, expect, it } from "vitest";
+import { parseRateLimitRequestJson, rateLimitResponseToJson } from "../../../src/ratelimit/routes/codec";
+import { harness, loadFixtures, request } from "../core/helpers";
+
+describe("parseRateLimitRequestJson", () => {
+  it("reads the README's example request", () => {
+    const body = {
+      domain: "dummy",
+      descriptors: [{ entries: [{ key: "one_per_day", value: "something" }] }],
+    };
+    expect(parseRateLimitRequestJson(body)).toEqual({
+      ok: true,
+      value: {
+        domain: "dummy",
+        descriptors: [{ entries: [{ key: "one_per_day", value: "something" }] }],
+        hitsAddend: 0,
+      },
+    });
+  });
+
+  it("accepts camelCase and original snake_case names", () => {
+    const camel = parseRateLimitRequestJson({
+      domain: "d",
+      hitsAddend: 2,
+      descriptors: [
+        { entries: [], limit: { requestsPerUnit: 5, unit: "MINUTE" }, hitsAddend: 0, isNegativeHits: false },
+      ],
+    });
+    const snake = parseRateLimitRequestJson({
+      domain: "d",
+      hits_addend: 2,
+      descriptors: [
+        {
+          entries: [],
+          limit: { requests_per_unit: 5, unit: "MINUTE" },
+          hits_addend: 0,
+          is_negative_hits: false,
+        },
+      ],
+    });
+    const expected = {
+      ok: true,
+      value: {
+        domain: "d",
+        hitsAddend: 2,
+        descriptors: [{ entries: [], limit: { requestsPerUnit: 5, unit: "MINUTE" }, hitsAddend: 0 }],
+      },
+    };
+    expect(camel).toEqual(expected);
+    expect(snake).toEqual(expected);
+  });
+
+  it("accepts numbers as decimal strings and enums as numbers", () => {
+    expect(
+      parseRateLimitRequestJson({
+        domain: "d",
+        hitsAddend: "3",
+        descriptors: [{ limit: { requestsPerUnit: "7", unit: 3 }, hitsAddend: "9007199254740991" }],
+      }),
+    ).toEqual({
+      ok: true,
+      value: {
+        domain: "d",
+        hitsAddend: 3,
+        descriptors: [{ entries: [], limit: { requestsPerUnit: 7, unit: "HOUR" }, hitsAddend: 9007199254740991 }],
+      },
+    });
+  });
+
+  it("treats null as the default and a missing hitsAddend wrapper as absent", () => {
+    expect(
+      parseRateLimitRequestJson({
+        domain: null,
+        hitsAddend: null,
+        descriptors: [{ entries: null, limit: null, hitsAddend: null }],
+      }),
+    ).toEqual({ ok: true, value: { domain: "", hitsAddend: 0, descriptors: [{ entries: [] }] } });
+    expect(parseRateLimitRequestJson({})).toEqual({
+      ok: true,
+      value: { domain: "", descriptors: [], hitsAddend: 0 },
+    });
+  });
+
+  it.each([
+    [{ foo: 1 }, 'unknown field "foo" in RateLimitRequest'],
+    [
+      { descriptors: [{ entries: [{ key: "k", value: "v", extra: 1 }] }] },
+      'unknown field "extra" in RateLimitDescriptor.Entry',
+    ],
+    [{ descriptors: [{ bar: true }] }, 'unknown field "bar" in RateLimitDescriptor'],
+    [
+      { descriptors: [{ limit: { requestsPerUnit: 1, units: "SECOND" } }] },
+      'unknown field "units" in RateLimitOverride',
+    ],
+    [{ hitsAddend: 1, hits_addend: 2 }, 'duplicate field "hitsAddend" in RateLimitRequest'],
+    [{ hitsAddend: -1 }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: -1'],
+    [{ hitsAddend: 1.5 }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: 1.5'],
+    [{ hitsAddend: 4294967296 }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: 4294967296'],
+    [{ hitsAddend: "-2" }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: "-2"'],
+    [{ hitsAddend: true }, 'invalid value for uint32 field "hitsAddend" in RateLimitRequest: true'],
+    [
+      { descriptors: [{ hitsAddend: "18446744073709551615" }] },
+      'invalid value for uint64 field "hitsAddend" in RateLimitDescriptor: "18446744073709551615"',
+    ],
+    [{ domain: 5 }, 'invalid value for string field "domain" in RateLimitRequest: 5'],
+    [{ descriptors: {} }, 'invalid value for repeated field "descriptors" in RateLimitRequest: {}'],
+    [{ descriptors: [null] }, "RateLimitDescriptor must be a JSON object, got null"],
+    [
+      { descriptors: [{ limit: { unit: "FORTNIGHT" } }] },
+      'invalid value for enum field "unit" in RateLimitOverride: "FORTNIGHT"',
+    ],
+    [{ descriptors: [{ limit: { unit: 8 } }] }, 'invalid value for enum field "unit" in RateLimitOverride: 8'],
+    [
+      { descriptors: [{ isNegativeHits: "no" }] },
+      'invalid value for bool field "isNegativeHits" in RateLimitDescriptor: "no"',
+    ],
+    [[], "RateLimitRequest must be a JSON object, got []"],
+    [null, "RateLimitRequest must be a JSON object, got null"],
+  ])("refuses %j", (body, message) => {
+    expect(parseRateLimitRequestJson(body)).toEqual({ ok: false, error: message });
+  });
+
+  it("keeps an override with unit UNKNOWN for the service to refuse", () => {
+    expect(parseRateLimitRequestJson({ descriptors: [{ limit: { requestsPerUnit: 1 } }] })).toEqual({
+      ok: true,
+      value: {
+        domain: "",
+        hitsAddend: 0,
+        descriptors: [{ entries: [], limit: { requestsPerUnit: 1, unit: "UNKNOWN" } }],
+      },
+    });
+  });
+});
+
+describe("rateLimitResponseToJson", () => {
+  it("omits zero values and renders durations and enums as strings", () => {
+    expect(
+      rateLimitResponseToJson({
+        overallCode: "OVER_LIMIT",
+        statuses: [
+          {
+            code: "OVER_LIMIT",
+            currentLimit: { name: "per_user", requestsPerUnit: 10, unit: "MINUTE" },
+            limitRemaining: 0,
+            durationUntilResetSeconds: 58,
+          },
+          {
+            code: "OK",
+            currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
+            limitRemaining: 0,
+            durationUntilResetSeconds: 58,
+          },
+          { code: "OK", limitRemaining: 4294967295 },
+          { code: "OK", limitRemaining: 0 },
+        ],
+        responseHeadersToAdd: [{ key: "RateLimit-Limit", value: "10" }],
+      }),
+    ).toEqual({
+      overallCode: "OVER_LIMIT",
+      statuses: [
+        {
+          code: "OVER_LIMIT",
+          currentLimit: { requestsPerUnit: 10, unit: "MINUTE", name: "per_user" },
+          durationUntilReset: "58s",
+        },
+        { code: "OK", currentLimit: { unit: "MINUTE" }, durationUntilReset: "58s" },
+        { code: "OK", limitRemaining: 4294967295 },
+        { code: "OK" },
+      ],
+      responseHeadersToAdd: [{ key: "RateLimit-Limit", value: "10" }],
+    });
+  });
+
+  it("renders an empty OK response as just the overall code, and UNKNOWN as nothing", () => {
+    expect(rateLimitResponseToJson({ overallCode: "OK", statuses: [], responseHeadersToAdd: [] })).toEqual({
+      overallCode: "OK",
+    });
+    expect(rateLimitResponseToJson({ overallCode: "UNKNOWN", statuses: [], responseHeadersToAdd: [] })).toEqual({});
+  });
+
+  it("encodes a real decision", async () => {
+    const h = harness(loadFixtures(["basic.yaml"]));
+    const decision = await h.run(request("test-domain", [[["key2", "x"]], [["key6", "y"]], [["nothing", "z"]]]), 2222);
+    expect(JSON.stringify(rateLimitResponseToJson(decision.response))).toBe(
+      '{"overallCode":"OK","statuses":[' +
+        '{"code":"OK","currentLimit":{"requestsPerUnit":20,"unit":"MINUTE"},' +
+        '"limitRemaining":19,"durationUntilReset":"58s"},' +
+        '{"code":"OK","limitRemaining":4294967295},{"code":"OK"}]}',
+    );
+  });
+});

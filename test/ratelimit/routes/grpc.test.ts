@@ -1,0 +1,486 @@
+// Envoy's RateLimitService v3 on the Worker: Connect (binary and JSON), gRPC-Web and the reverse bridge's raw
+// application/proto POST, through the real Worker with real Durable Objects and a frozen clock. Each path must
+// answer like POST /json for the same request and count on the same counters.
+import { create, fromBinary, toBinary, toJson, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
+import { createExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import worker from "../../../src/index";
+import {
+  RateLimitRequestSchema,
+  RateLimitResponseSchema,
+  RateLimitService,
+} from "../../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
+import { RateLimitUnit } from "../../../src/ratelimit/gen/envoy/type/v3/ratelimit_unit_pb";
+import { call, callJson } from "../../helpers/http";
+import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
+
+const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
+
+const CONFIG = `
+domain: grpc
+descriptors:
+  - key: shared
+    rate_limit:
+      unit: hour
+      requests_per_unit: 4
+  - key: client
+    rate_limit:
+      unit: hour
+      requests_per_unit: 3
+  - key: user
+    rate_limit:
+      name: per-user
+      unit: minute
+      requests_per_unit: 2
+  - key: path
+    value: /free
+  - key: unlimited
+    rate_limit:
+      unlimited: true
+  - key: blocked
+    rate_limit:
+      unit: day
+      requests_per_unit: 0
+`;
+
+// 2030-01-01T00:00:30Z: 30 s into a minute, 30 s into an hour.
+const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+
+type RequestInit_ = MessageInitShape<typeof RateLimitRequestSchema>;
+
+/**
+ * A fetch over the Worker for connect-web: workerd refuses `redirect: "error"`, so the browser-only fields are
+ * dropped. With `vars`, the Worker runs with those variables or bindings changed (settings are per env object).
+ */
+function workerFetch(vars?: Record<string, unknown>): typeof fetch {
+  return (async (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const {
+      redirect: _redirect,
+      mode: _mode,
+      credentials: _credentials,
+      ...rest
+    } = init as RequestInit & {
+      mode?: string;
+      credentials?: string;
+    };
+    const request = new Request(input, rest);
+    if (!vars) return exports.default.fetch(request);
+    return worker.fetch(request, { ...env, ...vars } as Env, createExecutionContext());
+  }) as typeof fetch;
+}
+
+function clients(vars?: Record<string, unknown>): Record<string, Client<typeof RateLimitService>> {
+  const options = { baseUrl: "http://example.com", fetch: workerFetch(vars) };
+  return {
+    "Connect binary": createClient(RateLimitService, createConnectTransport({ ...options, useBinaryFormat: true })),
+    "Connect JSON": createClient(RateLimitService, createConnectTransport(options)),
+    "gRPC-Web": createClient(RateLimitService, createGrpcWebTransport(options)),
+  };
+}
+
+const transports = clients();
+
+/** Calls over the given path and answers the response in proto3 JSON, the form POST /json answers. */
+async function decideVia(path: string, request: RequestInit_): Promise<unknown> {
+  if (path === "/json")
+    return (await rateLimit(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request)))).body;
+  if (path === "raw application/proto") {
+    const answer = await rawProto(request);
+    expect(answer.status).toBe(200);
+    return toJson(RateLimitResponseSchema, answer.message!);
+  }
+  return toJson(RateLimitResponseSchema, await transports[path].shouldRateLimit(request));
+}
+
+/** The reverse bridge's request: the bare message, no gRPC frame, no Connect headers. */
+async function rawProto(request: RequestInit_) {
+  const response = await call(PATH, {
+    method: "POST",
+    headers: { "content-type": "application/proto" },
+    body: toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request)),
+  });
+  const contentType = response.headers.get("content-type");
+  if (contentType !== "application/proto")
+    return { status: response.status, contentType, error: await response.json() };
+  return {
+    status: response.status,
+    contentType,
+    message: fromBinary(RateLimitResponseSchema, new Uint8Array(await response.arrayBuffer())),
+  };
+}
+
+const PATHS = ["Connect binary", "Connect JSON", "gRPC-Web", "raw application/proto"] as const;
+
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+  await installConfig({ "grpc.yaml": CONFIG });
+});
+afterAll(() => vi.useRealTimers());
+
+describe("ShouldRateLimit on the Worker", () => {
+  it("counts on the same counters as POST /json, whatever the path", async () => {
+    const request = { domain: "grpc", descriptors: [descriptor(["shared", "one"])] };
+    const answers = [];
+    for (const path of ["/json", ...PATHS, "/json"]) answers.push(await decideVia(path, request));
+    const ok = (remaining: number) => ({
+      overallCode: "OK",
+      statuses: [
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 4, unit: "HOUR" },
+          durationUntilReset: "3570s",
+          ...(remaining && { limitRemaining: remaining }),
+        },
+      ],
+    });
+    const over = {
+      overallCode: "OVER_LIMIT",
+      statuses: [
+        { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 4, unit: "HOUR" }, durationUntilReset: "3570s" },
+      ],
+    };
+    expect(answers).toEqual([ok(3), ok(2), ok(1), ok(0), over, over]);
+  });
+
+  it.each(PATHS)("answers every kind of status as POST /json does, over %s", async (path) => {
+    // Same rules, fresh keys per call, so the path and /json start from the same counts.
+    const request = (who: string) => ({
+      domain: "grpc",
+      descriptors: [
+        descriptor(["client", who]),
+        descriptor(["user", who]),
+        descriptor(["path", "/free"]),
+        descriptor(["unlimited", "u"]),
+        descriptor(["nothing", "x"]),
+        descriptor(["blocked", "b"]),
+      ],
+    });
+    const viaPath = await decideVia(path, request(`kinds-${path}`));
+    const viaJson = await rateLimit(request(`kinds-json-${path}`));
+    expect(viaJson.status).toBe(429);
+    expect(viaPath).toEqual(viaJson.body);
+    expect(viaPath).toEqual({
+      overallCode: "OVER_LIMIT",
+      statuses: [
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 2,
+          durationUntilReset: "3570s",
+        },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "per-user" },
+          limitRemaining: 1,
+          durationUntilReset: "30s",
+        },
+        { code: "OK" },
+        { code: "OK", limitRemaining: 4294967295 },
+        { code: "OK" },
+        { code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" },
+      ],
+    });
+  });
+
+  it.each(PATHS)("applies hits_addend, an explicit zero and a limit override like /json, over %s", async (path) => {
+    const request = (suffix: string) => ({
+      domain: "grpc",
+      hitsAddend: 2,
+      descriptors: [
+        descriptor(["client", `hits-${suffix}`]),
+        { entries: [{ key: "client", value: `peek-${suffix}` }], hitsAddend: 0n },
+        {
+          entries: [{ key: "client", value: `override-${suffix}` }],
+          limit: { requestsPerUnit: 10, unit: RateLimitUnit.DAY },
+        },
+      ],
+    });
+    const viaPath = await decideVia(path, request(path));
+    const viaJson = await decideVia("/json", request(`json-${path}`));
+    expect(viaPath).toEqual(viaJson);
+    expect(viaPath).toEqual({
+      overallCode: "OK",
+      statuses: [
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 1,
+          durationUntilReset: "3570s",
+        },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
+          limitRemaining: 3,
+          durationUntilReset: "3570s",
+        },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
+          limitRemaining: 8,
+          durationUntilReset: "86370s",
+        },
+      ],
+    });
+  });
+
+  it("answers OVER_LIMIT with HTTP 200 on every path, the decision in the body", async () => {
+    const request = { domain: "grpc", descriptors: [descriptor(["blocked", "http-status"])] };
+    const raw = await rawProto(request);
+    expect([raw.status, raw.contentType, raw.message?.overallCode]).toEqual([200, "application/proto", 2]);
+
+    const connect = await callJson(PATH, "POST", request);
+    expect(connect.status).toBe(200);
+    expect(connect.headers.get("content-type")).toBe("application/json");
+    expect(await connect.json()).toEqual({
+      overallCode: "OVER_LIMIT",
+      statuses: [{ code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" }],
+    });
+
+    // gRPC-Web by hand: one length-prefixed message frame, then a trailer frame carrying grpc-status 0.
+    const message = toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request));
+    const frame = new Uint8Array(5 + message.length);
+    new DataView(frame.buffer).setUint32(1, message.length);
+    frame.set(message, 5);
+    const grpcWeb = await call(PATH, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: frame,
+    });
+    expect(grpcWeb.status).toBe(200);
+    const body = new Uint8Array(await grpcWeb.arrayBuffer());
+    const view = new DataView(body.buffer);
+    const length = view.getUint32(1);
+    expect(fromBinary(RateLimitResponseSchema, body.slice(5, 5 + length)).overallCode).toBe(2);
+    expect(body[5 + length]).toBe(0x80);
+    expect(new TextDecoder().decode(body.slice(10 + length))).toContain("grpc-status: 0");
+  });
+
+  it("adds the RateLimit headers when enabled, as /json does", async () => {
+    const vars = { LIMIT_RESPONSE_HEADERS_ENABLED: "true" };
+    const request = (client: string) => ({ domain: "grpc", descriptors: [descriptor(["client", client])] });
+    const viaConnect = toJson(
+      RateLimitResponseSchema,
+      await clients(vars)["Connect binary"].shouldRateLimit(request("headers-grpc")),
+    );
+    const viaJson = await workerFetch(vars)(`http://example.com/json`, {
+      method: "POST",
+      body: JSON.stringify(request("headers-json")),
+    });
+    expect(viaConnect).toEqual(await viaJson.json());
+    expect(viaConnect).toMatchObject({
+      responseHeadersToAdd: [
+        { key: "RateLimit-Limit", value: "3" },
+        { key: "RateLimit-Remaining", value: "2" },
+        { key: "RateLimit-Reset", value: "3570" },
+      ],
+    });
+  });
+});
+
+describe("the bare binary call (the gateway's and the reverse bridge's)", () => {
+  /** The same call with `content-encoding: identity`, which the Connect router answers instead of the fast path. */
+  async function bothWays(body: Uint8Array, headers: Record<string, string> = {}) {
+    const answers = [];
+    const variants: Record<string, string>[] = [{}, { "content-encoding": "identity" }];
+    for (const extra of variants) {
+      const response = await call(PATH, {
+        method: "POST",
+        headers: { "content-type": "application/proto", ...headers, ...extra },
+        body,
+      });
+      answers.push({
+        status: response.status,
+        headers: Object.fromEntries([...response.headers].filter(([name]) => name !== "content-length")),
+        body: [...new Uint8Array(await response.arrayBuffer())],
+      });
+    }
+    return answers;
+  }
+  const encode = (request: RequestInit_) => toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request));
+
+  const free = () =>
+    encode({ domain: "grpc", descriptors: [descriptor(["unlimited", "both-ways"]), descriptor(["path", "/free"])] });
+  it.each([
+    ["a decision", free(), {}, 200],
+    [
+      "a decision with the Connect headers",
+      free(),
+      { "connect-protocol-version": "1", "connect-timeout-ms": "5000" },
+      200,
+    ],
+    ["an empty domain", encode({ domain: "", descriptors: [descriptor(["a", "b"])] }), {}, 500],
+    [
+      "an override without a unit",
+      encode({ domain: "grpc", descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 1 } }] }),
+      {},
+      400,
+    ],
+    ["a body that does not decode", new Uint8Array([0x0a, 0x05, 0x61]), {}, 500],
+    ["a malformed timeout", free(), { "connect-timeout-ms": "soon" }, 400],
+  ])("answers %s exactly as the Connect router does", async (_label, body, headers, status) => {
+    const [fast, router] = await bothWays(body, headers);
+    expect(fast).toEqual(router);
+    expect(fast.status).toBe(status);
+  });
+
+  it("answers DEADLINE_EXCEEDED at connect-timeout-ms when the store is slow", async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = { getByName: () => ({ increment: async (items: unknown[]) => (await released, items.map(() => 1)) }) };
+    const response = await workerFetch({ RATE_LIMIT_COUNTER: slow })(`http://example.com${PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/proto", "connect-timeout-ms": "150" },
+      body: encode({ domain: "grpc", descriptors: [descriptor(["client", "slow-binary"])] }),
+    });
+    release();
+    expect([response.status, response.headers.get("content-type")]).toEqual([504, "application/json"]);
+    expect(await response.json()).toEqual({ code: "deadline_exceeded", message: "the operation timed out" });
+  });
+});
+
+describe("ShouldRateLimit errors", () => {
+  it.each([
+    ["an empty domain", { domain: "", descriptors: [descriptor(["a", "b"])] }, "rate limit domain must not be empty"],
+    ["no descriptors", { domain: "grpc", descriptors: [] }, "rate limit descriptor list must not be empty"],
+  ])("answers %s with UNKNOWN and the reference's message on every path", async (_label, request, message) => {
+    for (const client of Object.values(transports)) {
+      expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.Unknown, message });
+    }
+    expect(await rawProto(request)).toEqual({
+      status: 500,
+      contentType: "application/json",
+      error: { code: "unknown", message },
+    });
+  });
+
+  it("refuses an override without a unit with INVALID_ARGUMENT", async () => {
+    const request = {
+      domain: "grpc",
+      descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }],
+    };
+    const message = "descriptor 0: limit override needs a unit";
+    for (const client of Object.values(transports)) {
+      expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.InvalidArgument, message });
+    }
+    expect(await rawProto(request)).toEqual({
+      status: 400,
+      contentType: "application/json",
+      error: { code: "invalid_argument", message },
+    });
+  });
+
+  it("refuses a hits_addend past 2^53 - 1, which /json refuses too", async () => {
+    const request = { domain: "grpc", descriptors: [{ entries: [{ key: "a", value: "b" }], hitsAddend: 2n ** 53n }] };
+    expect(await connectErrorOf(transports["Connect binary"].shouldRateLimit(request))).toEqual({
+      code: Code.InvalidArgument,
+      message: "descriptor 0: hits_addend 9007199254740992 is larger than 2^53 - 1",
+    });
+    expect(
+      (
+        await rateLimit({
+          domain: "grpc",
+          descriptors: [{ entries: [{ key: "a", value: "b" }], hitsAddend: "9007199254740992" }],
+        })
+      ).status,
+    ).toBe(400);
+  });
+
+  it("refuses unknown JSON fields like the reference's protojson, and reads snake_case names", async () => {
+    const unknown = await callJson(PATH, "POST", { domain: "grpc", descriptors: [descriptor(["a", "b"])], extra: 1 });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({
+      code: "invalid_argument",
+      message: expect.stringContaining('"extra"'),
+    });
+    const snake = await callJson(PATH, "POST", {
+      domain: "grpc",
+      hits_addend: 3,
+      descriptors: [descriptor(["client", "snake-case"])],
+    });
+    expect(snake.status).toBe(200);
+    expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([
+      { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" },
+    ]);
+  });
+
+  it("answers UNKNOWN with a generic message when the counter store fails", async () => {
+    const failing = {
+      getByName: () => ({
+        increment: async () => {
+          throw new Error("storage exploded: secret detail");
+        },
+        read: async () => {
+          throw new Error("storage exploded: secret detail");
+        },
+      }),
+    };
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const client = clients({ RATE_LIMIT_COUNTER: failing })["Connect binary"];
+    expect(
+      await connectErrorOf(client.shouldRateLimit({ domain: "grpc", descriptors: [descriptor(["client", "store"])] })),
+    ).toEqual({
+      code: Code.Unknown,
+      message: "rate limit counter store error",
+    });
+    expect(error.mock.calls.map((args) => String(args[0])).join("\n")).toContain("storage exploded: secret detail");
+    error.mockRestore();
+  });
+
+  it("answers DEADLINE_EXCEEDED at the Connect timeout the caller sent, even when the store is slow", async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slow = {
+      getByName: () => ({
+        increment: async (items: unknown[]) => {
+          await released;
+          return items.map(() => 1);
+        },
+      }),
+    };
+    const response = await workerFetch({ RATE_LIMIT_COUNTER: slow })(`http://example.com${PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-timeout-ms": "150" },
+      body: JSON.stringify({ domain: "grpc", descriptors: [descriptor(["client", "slow"])] }),
+    });
+    release();
+    expect(response.status).toBe(504);
+    expect(await response.json()).toEqual({ code: "deadline_exceeded", message: "the operation timed out" });
+  });
+
+  it("answers 415 to gRPC proper, which a Worker cannot answer without trailers, and 405 to GET", async () => {
+    const grpc = await call(PATH, {
+      method: "POST",
+      headers: { "content-type": "application/grpc" },
+      body: new Uint8Array(5),
+    });
+    expect(grpc.status).toBe(415);
+    const get = await call(PATH);
+    expect(get.status).toBe(405);
+  });
+
+  it("answers UNKNOWN with the reference's message when no configuration is loaded", async () => {
+    // A set stored under MERGE_DOMAIN_CONFIG=true cannot load in an isolate whose settings forbid merging.
+    const merged = {
+      "a.yaml": "domain: twice\ndescriptors:\n  - key: k\n",
+      "b.yaml": "domain: twice\ndescriptors:\n  - key: j\n",
+    };
+    const stored = await workerFetch({ MERGE_DOMAIN_CONFIG: "true" })("http://example.com/rlconfig/files", {
+      method: "PUT",
+      headers: RATELIMIT_ADMIN,
+      body: JSON.stringify({ files: merged }),
+    });
+    expect(stored.status).toBe(200);
+    try {
+      const request = { domain: "twice", descriptors: [descriptor(["k", "v"])] };
+      const message = "no rate limit configuration loaded";
+      for (const client of Object.values(clients({ MERGE_DOMAIN_CONFIG: "false" }))) {
+        expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.Unknown, message });
+      }
+    } finally {
+      await installConfig({ "grpc.yaml": CONFIG });
+    }
+  });
+});

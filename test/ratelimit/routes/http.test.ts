@@ -1,0 +1,36 @@
+// POST /json through the real Worker, with counters in real Durable Objects and a frozen clock.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { callJson } from "../../helpers/http";
+import { descriptor, installConfig, rateLimit } from "../../helpers/ratelimit";
+import { DECISION_CONFIG, decisionSuite, NOW } from "../decision-suite";
+
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+  await installConfig({ "rl.yaml": DECISION_CONFIG });
+});
+afterAll(() => vi.useRealTimers());
+
+describe("POST /json", () => {
+  decisionSuite(rateLimit);
+
+  it.each([
+    ["an unreadable body", "{not json", "request body is not valid JSON"],
+    [
+      "an unknown field",
+      { domain: "rl", descriptors: [descriptor(["a", "b"])], extra: 1 },
+      'unknown field "extra" in RateLimitRequest',
+    ],
+    ["an empty domain", { domain: "", descriptors: [descriptor(["a", "b"])] }, "rate limit domain must not be empty"],
+    ["no descriptors", { domain: "rl", descriptors: [] }, "rate limit descriptor list must not be empty"],
+    [
+      "an override without a unit",
+      { domain: "rl", descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }] },
+      "descriptor 0: limit override needs a unit",
+    ],
+  ])("refuses %s with a 400 naming the problem", async (_label, body, message) => {
+    const response = await callJson("/json", "POST", body);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await response.text()).toBe(message);
+  });
+});

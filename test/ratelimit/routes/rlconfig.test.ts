@@ -1,0 +1,208 @@
+// The runtime configuration set (/rlconfig/files), the debug dump (/rlconfig), their bearer token, and
+// /healthcheck, through the real Worker and D1.
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import worker from "../../../src/index";
+import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
+import { database } from "../../../src/shared/db";
+import { call, callJson } from "../../helpers/http";
+import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
+
+const GOOD =
+  "domain: admin-a\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";
+const OTHER =
+  "domain: admin-b\ndescriptors:\n  - key: k\n    value: v\n    shadow_mode: true\n    rate_limit:\n      unit: minute\n      requests_per_unit: 1\n";
+const BAD = "domain: admin-c\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: foo\n      requests_per_unit: 5\n";
+
+/** Calls the Worker with extra or changed variables (settings are parsed per env object). */
+function callWithEnv(vars: Record<string, unknown>, path: string, init: RequestInit = {}) {
+  return worker.fetch(
+    new Request(`http://example.com${path}`, init),
+    { ...env, ...vars } as Env,
+    createExecutionContext(),
+  );
+}
+
+describe("admin token", () => {
+  it.each([
+    ["GET", "/rlconfig"],
+    ["GET", "/rlconfig/files"],
+    ["PUT", "/rlconfig/files"],
+    ["DELETE", "/rlconfig/files"],
+  ])("%s %s answers 401 without the bearer and 404 when no token is configured", async (method, path) => {
+    const missing = await call(path, { method });
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("WWW-Authenticate")).toBe('Bearer realm="ratelimit"');
+    expect(await missing.text()).toBe("unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>");
+    const wrong = await call(path, { method, headers: { Authorization: "Bearer nope" } });
+    expect(wrong.status).toBe(401);
+    const unset = await callWithEnv({ RATELIMIT_ADMIN_TOKEN: "" }, path, { method, headers: RATELIMIT_ADMIN });
+    expect(unset.status).toBe(404);
+    expect(await unset.text()).toBe("404 page not found");
+  });
+});
+
+describe("the configuration set", () => {
+  it("serves the bundled files until a runtime set is stored", async () => {
+    const response = await call("/rlconfig/files", { headers: RATELIMIT_ADMIN });
+    const body = (await response.json()) as { source: string; domains: string[]; files: Record<string, string> };
+    expect(body.source).toBe("bundled");
+    expect(body.domains).toEqual(["example"]);
+    expect(Object.keys(body.files)).toEqual(["example.yaml"]);
+    const answer = await rateLimit({ domain: "example", descriptors: [descriptor(["path", "/login"])] });
+    expect(answer.body.statuses[0].currentLimit).toEqual({ requestsPerUnit: 5, unit: "MINUTE", name: "login" });
+  });
+
+  it("replaces the whole set atomically and answers its domains", async () => {
+    const put = await putConfig({ "b.yaml": OTHER, "a.yaml": GOOD });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toEqual({ domains: ["admin-a", "admin-b"] });
+    const files = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(files).toEqual({
+      source: "runtime",
+      version: expect.any(Number),
+      domains: ["admin-a", "admin-b"],
+      files: { "a.yaml": GOOD, "b.yaml": OTHER },
+    });
+    const example = await rateLimit({ domain: "example", descriptors: [descriptor(["path", "/login"])] });
+    expect(example.body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
+  });
+
+  it("refuses a bad file with the file name and keeps the previous set", async () => {
+    await putConfig({ "a.yaml": GOOD });
+    const refused = await putConfig({ "a.yaml": GOOD, "bad.yaml": BAD });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ error: "bad.yaml: invalid rate limit unit 'foo'" });
+    const current = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { files: object };
+    expect(current.files).toEqual({ "a.yaml": GOOD });
+    const stored = await env.DB.prepare("SELECT name FROM ratelimit_config_files ORDER BY name").all();
+    expect(stored.results).toEqual([{ name: "a.yaml" }]);
+  });
+
+  it.each([
+    ["a body that is not JSON", "{", "request body is not valid JSON"],
+    ["a missing files object", {}, "files: Invalid input: expected record, received undefined"],
+    [
+      "a file name without .yaml",
+      { files: { "a.yml": GOOD } },
+      "a.yml: file names must end in .yaml and contain no slashes or spaces",
+    ],
+    ["an unknown field", { files: {}, extra: 1 }, 'Unrecognized key: "extra"'],
+  ])("refuses %s with 400", async (_label, body, error) => {
+    const response = await callJson("/rlconfig/files", "PUT", body, RATELIMIT_ADMIN);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error });
+  });
+
+  it("refuses two files with one domain unless MERGE_DOMAIN_CONFIG is true", async () => {
+    const second =
+      "domain: admin-a\ndescriptors:\n  - key: other\n    rate_limit:\n      unit: day\n      requests_per_unit: 1\n";
+    const refused = await putConfig({ "a.yaml": GOOD, "a2.yaml": second });
+    expect(await refused.json()).toEqual({ error: "a2.yaml: duplicate domain 'admin-a' in config file" });
+    const merged = await callWithEnv({ MERGE_DOMAIN_CONFIG: "true" }, "/rlconfig/files", {
+      method: "PUT",
+      headers: RATELIMIT_ADMIN,
+      body: JSON.stringify({ files: { "a.yaml": GOOD, "a2.yaml": second } }),
+    });
+    expect(merged.status).toBe(200);
+    expect(await merged.json()).toEqual({ domains: ["admin-a"] });
+  });
+
+  it("prints the loaded configuration in the reference's debug format", async () => {
+    await putConfig({ "a.yaml": GOOD, "b.yaml": OTHER });
+    const response = await call("/rlconfig", { headers: RATELIMIT_ADMIN });
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await response.text()).toBe(
+      "admin-a.k: unit=HOUR requests_per_unit=5, shadow_mode: false\n" +
+        "admin-b.k_v: unit=MINUTE requests_per_unit=1, shadow_mode: true\n",
+    );
+  });
+
+  it("returns to the bundled files on DELETE", async () => {
+    await putConfig({ "a.yaml": GOOD });
+    const response = await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN });
+    expect(await response.json()).toEqual({ source: "bundled", domains: ["example"] });
+    const files = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { source: string };
+    expect(files.source).toBe("bundled");
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM ratelimit_config_files").first())!.n).toBe(0);
+  });
+
+  it("reaches an isolate that did not write it within two seconds", async () => {
+    // Another isolate's view: a fresh env object has its own settings and its own cached config.
+    const elsewhere = { ...env } as Env;
+    const ask = async () => {
+      const response = await worker.fetch(
+        new Request("http://example.com/json", {
+          method: "POST",
+          body: JSON.stringify({ domain: "admin-a", descriptors: [descriptor(["k", "x"])] }),
+        }),
+        elsewhere,
+        createExecutionContext(),
+      );
+      return ((await response.json()) as { statuses: { currentLimit?: { requestsPerUnit: number } }[] }).statuses[0]
+        .currentLimit;
+    };
+    await putConfig({ "a.yaml": GOOD });
+    expect(await ask()).toEqual({ requestsPerUnit: 5, unit: "HOUR" });
+    // A write this isolate did not make (as if from another isolate): the elsewhere view learns of it by polling.
+    await replaceConfigFiles(database(env.DB), [{ name: "a.yaml", text: GOOD.replace("5", "7") }]);
+    const started = Date.now();
+    await vi.waitUntil(async () => (await ask())?.requestsPerUnit === 7, { timeout: 2000, interval: 50 });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe("GET /healthcheck", () => {
+  it("answers 200 OK by default", async () => {
+    const response = await call("/healthcheck");
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("OK");
+  });
+
+  it("needs a loaded domain when HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED is true", async () => {
+    const vars = { HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "true" };
+    await putConfig({ "a.yaml": GOOD });
+    expect((await callWithEnv(vars, "/healthcheck")).status).toBe(200);
+    await putConfig({});
+    const unhealthy = await callWithEnv(vars, "/healthcheck");
+    expect(unhealthy.status).toBe(500);
+    expect(await unhealthy.text()).toBe("");
+  });
+
+  it("loads an empty application directory as an empty configuration", async () => {
+    await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN });
+    const response = await callWithEnv({ RUNTIME_APPDIRECTORY: "missing" }, "/json", {
+      method: "POST",
+      body: JSON.stringify({ domain: "example", descriptors: [descriptor(["k", "v"])] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
+  });
+
+  it("answers 400 when no configuration could be loaded, and health follows", async () => {
+    // A set stored under MERGE_DOMAIN_CONFIG=true cannot load in an isolate whose settings forbid merging.
+    const second =
+      "domain: admin-a\ndescriptors:\n  - key: other\n    rate_limit:\n      unit: day\n      requests_per_unit: 1\n";
+    const stored = await callWithEnv({ MERGE_DOMAIN_CONFIG: "true" }, "/rlconfig/files", {
+      method: "PUT",
+      headers: RATELIMIT_ADMIN,
+      body: JSON.stringify({ files: { "a.yaml": GOOD, "a2.yaml": second } }),
+    });
+    expect(stored.status).toBe(200);
+    const response = await callWithEnv({ MERGE_DOMAIN_CONFIG: "false" }, "/json", {
+      method: "POST",
+      body: JSON.stringify({ domain: "admin-a", descriptors: [descriptor(["k", "v"])] }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toBe("no rate limit configuration loaded");
+    const health = await callWithEnv(
+      { MERGE_DOMAIN_CONFIG: "false", HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "1" },
+      "/healthcheck",
+    );
+    expect(health.status).toBe(500);
+  });
+});
