@@ -1,12 +1,12 @@
-// The proxy's jobs: their definitions (every kind spelled here once; all four are master-only), their locks (held in the JobLock Durable Object: gensynchaprx and writesshprx share one, the
-// certificate maintenance has its own; a start whose lock is held answers 423, a holder that dies loses it after
-// JOB_LOCK_TIMEOUT), the locked runners the queue and the API call, the runs as the API shows them (GET /admin/jobs),
-// and the start of the detached jobs: take the lock at once, then queue the run with the lock's holder.
-import type { JobLockState } from "../../durable-objects/job-lock";
+// The proxy's jobs: their definitions (every kind spelled here once; all four are master-only), their locks
+// (gensynchaprx and writesshprx share one, the certificate maintenance has its own), the locked runners the queue and
+// the API call, the runs as the API shows them (GET /admin/jobs), and the start of the detached jobs: take the lock at
+// once, then queue the run with the lock's holder.
 import { z } from "zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../jobs/define";
 import { enqueueJob, enqueueJobs } from "../jobs/enqueue";
 import { finishJobRun, getJobRun, listJobRuns, startJobRun } from "../jobs/history";
+import { acquireLock, releaseLock, withLock, type LockScope } from "../jobs/locks";
 import { database, type Database } from "../shared/db";
 import { HttpError } from "../shared/http/errors";
 import { logError } from "../shared/log";
@@ -21,43 +21,14 @@ import { writeSshProxyConfiguration } from "./sshproxy/versions";
 export const CONFIG_LOCK = "haproxy-and-ssh-proxy";
 export const MAINTENANCE_LOCK = "certificate-maintenance";
 
-/** The spec's 423: the job (or the one sharing its lock) is already running. */
-export class JobLocked extends HttpError {
-  override name = "JobLocked";
-  constructor(readonly lock: JobLockState) {
-    super(423, `Job is already running (${lock.kind} since ${new Date(lock.acquiredAt).toISOString()})`);
-  }
-}
+/** The proxy's locks live in one JobLock object, and a holder that died loses a lock after JOB_LOCK_TIMEOUT. */
+const proxyLocks = (env: Env): LockScope => ({ objectName: "proxy-jobs", ttlMs: proxySettings(env).JOB_LOCK_TIMEOUT });
 
-const locks = (env: Env) => env.JOB_LOCK.get(env.JOB_LOCK.idFromName("proxy-jobs"));
-
-/** Takes (or, for the same holder, extends) the lock; throws JobLocked when another holder has it. */
-export async function acquireJobLock(env: Env, name: string, request: { holder: string; kind: string }): Promise<void> {
-  const result = await locks(env).acquire(name, { ...request, ttlMs: proxySettings(env).JOB_LOCK_TIMEOUT });
-  if (!result.acquired) throw new JobLocked(result.lock);
-}
-
-export async function releaseJobLock(env: Env, name: string, holder: string): Promise<void> {
-  await locks(env).release(name, holder);
-}
-
-/** Runs `work` holding the lock, and releases it however the work ends. */
-export async function withJobLock<T>(
-  env: Env,
-  name: string,
-  request: { holder: string; kind: string },
-  work: () => Promise<T>,
-): Promise<T> {
-  await acquireJobLock(env, name, request);
-  try {
-    return await work();
-  } finally {
-    // A release that fails must not hide the work's own outcome: the lock then ends with JOB_LOCK_TIMEOUT.
-    await releaseJobLock(env, name, request.holder).catch((error) =>
-      logError(`proxy: could not release the ${name} lock`, error),
-    );
-  }
-}
+const acquireJobLock = (env: Env, name: string, request: { holder: string; kind: string }) =>
+  acquireLock(env, proxyLocks(env), name, request);
+const releaseJobLock = (env: Env, name: string, holder: string) => releaseLock(env, proxyLocks(env), name, holder);
+const withJobLock = <T>(env: Env, name: string, request: { holder: string; kind: string }, work: () => Promise<T>) =>
+  withLock(env, proxyLocks(env), name, request, work);
 
 // ---- definitions ----
 
