@@ -1,22 +1,19 @@
 // The xDS form of a configuration: ratelimit.config.ratelimit.v3.RateLimitConfig resources in proto3 JSON, as the
-// xDS client beside the Worker forwards each snapshot. Each resource becomes the YAML file it stands for (the
-// reference converts them the same way), so both forms go through one validation, with the resource's name where
-// a file's name stands in the messages.
+// xDS client beside the Worker forwards each snapshot, read with @bufbuild/protobuf's fromJson. Each resource becomes
+// the YAML file it stands for (the reference converts them the same way), so both forms go through one validation,
+// with the resource's name where a file's name stands in the messages.
 
 import { stringify } from "yaml";
 import type { ConfigFile } from "../core/config";
 import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "../core/limits";
 import { err, ok, type Result } from "../core/result";
+import { decodeJson } from "../../shared/proto-json";
+import { unitFromNumber } from "../core/units";
 import {
-  isObject,
-  JsonFailure,
-  parseBool,
-  parseList,
-  parseString,
-  parseUint32,
-  parseUnit,
-  readFields,
-} from "../core/proto-json";
+  RateLimitConfigSchema,
+  type RateLimitDescriptor,
+  type RateLimitPolicy,
+} from "../gen/ratelimit/config/ratelimit/v3/rls_conf_pb";
 
 interface YamlPolicy {
   unit: string;
@@ -35,52 +32,38 @@ interface YamlDescriptor {
   detailed_metric?: true;
 }
 
-function parseReplace(value: unknown): { name: string } {
-  const fields = readFields(value, "RateLimitReplace", ["name"]);
-  return { name: parseString(fields.get("name"), "name", "RateLimitReplace") };
-}
+/** Thrown while a decoded resource becomes YAML; caught below and turned into the resource's error. */
+class Refusal extends Error {}
 
-function parsePolicy(value: unknown): YamlPolicy {
-  const message = "RateLimitPolicy";
-  const fields = readFields(value, message, ["unit", "requestsPerUnit", "unlimited", "name", "replaces"]);
+function toYamlPolicy(policy: RateLimitPolicy, path: string): YamlPolicy {
   // The unit's enum name, UNKNOWN when unset: the YAML validation then says what is wrong with it.
-  const policy: YamlPolicy = {
-    unit: parseUnit(fields.get("unit"), "unit", message),
-    requests_per_unit: parseUint32(fields.get("requestsPerUnit"), "requestsPerUnit", message),
-  };
-  if (parseBool(fields.get("unlimited"), "unlimited", message)) policy.unlimited = true;
-  const name = parseString(fields.get("name"), "name", message);
-  if (name !== "") policy.name = name;
-  const replaces = parseList(fields.get("replaces"), "replaces", message, parseReplace);
-  if (replaces.length > 0) policy.replaces = replaces;
-  return policy;
+  const unit = unitFromNumber(policy.unit);
+  if (unit === undefined) {
+    throw new Refusal(`${path}.unit: ${policy.unit} is not a value of enum ratelimit.config.ratelimit.v3.RateLimitUnit`);
+  }
+  const out: YamlPolicy = { unit, requests_per_unit: policy.requestsPerUnit };
+  if (policy.unlimited) out.unlimited = true;
+  if (policy.name !== "") out.name = policy.name;
+  if (policy.replaces.length > 0) out.replaces = policy.replaces.map(({ name }) => ({ name }));
+  return out;
 }
 
-function parseDescriptor(value: unknown): YamlDescriptor {
-  const message = "RateLimitDescriptor";
-  const fields = readFields(value, message, [
-    "key",
-    "value",
-    "rateLimit",
-    "descriptors",
-    "shadowMode",
-    "detailedMetric",
-    "quotaMode",
-  ]);
-  const descriptor: YamlDescriptor = { key: parseString(fields.get("key"), "key", message) };
-  const text = parseString(fields.get("value"), "value", message);
-  if (text !== "") descriptor.value = text;
-  const policy = fields.get("rateLimit");
-  if (policy !== null && policy !== undefined) descriptor.rate_limit = parsePolicy(policy);
-  const children = parseList(fields.get("descriptors"), "descriptors", message, parseDescriptor);
-  if (children.length > 0) descriptor.descriptors = children;
-  if (parseBool(fields.get("shadowMode"), "shadowMode", message)) descriptor.shadow_mode = true;
-  if (parseBool(fields.get("detailedMetric"), "detailedMetric", message)) descriptor.detailed_metric = true;
-  if (parseBool(fields.get("quotaMode"), "quotaMode", message)) {
-    throw new JsonFailure(`descriptor '${descriptor.key}': quota_mode is not supported by this service`);
+function toYamlDescriptor(descriptor: RateLimitDescriptor, path: string): YamlDescriptor {
+  if (descriptor.quotaMode) {
+    throw new Refusal(`descriptor '${descriptor.key}': quota_mode is not supported by this service`);
   }
-  return descriptor;
+  const out: YamlDescriptor = { key: descriptor.key };
+  if (descriptor.value !== "") out.value = descriptor.value;
+  if (descriptor.rateLimit !== undefined) out.rate_limit = toYamlPolicy(descriptor.rateLimit, `${path}.rateLimit`);
+  const children = descriptor.descriptors.map((child, index) => toYamlDescriptor(child, `${path}.descriptors[${index}]`));
+  if (children.length > 0) out.descriptors = children;
+  if (descriptor.shadowMode) out.shadow_mode = true;
+  if (descriptor.detailedMetric) out.detailed_metric = true;
+  return out;
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Turns the resources of one xDS snapshot into the YAML files they stand for, in name order (the order the files
@@ -95,27 +78,27 @@ export function xdsConfigsToFiles(
   const files: ConfigFile[] = [];
   const names = new Set<string>();
   for (const [index, resource] of resources.entries()) {
-    const message = "RateLimitConfig";
     // Messages name the resource by its name whenever it has one, by position otherwise.
     const given =
       isObject(resource) && typeof resource.name === "string" && resource.name !== "" ? resource.name : undefined;
     let label = given ?? `configs[${index}]`;
     try {
-      if (jsonValueTooDeep(resource, limits.depth.max)) throw new JsonFailure(tooDeep("the config", limits.depth));
-      const fields = readFields(resource, message, ["name", "domain", "descriptors"]);
-      const name = parseString(fields.get("name"), "name", message);
-      if (name === "") throw new JsonFailure("a RateLimitConfig needs a name");
+      if (jsonValueTooDeep(resource, limits.depth.max)) throw new Refusal(tooDeep("the config", limits.depth));
+      const decoded = decodeJson(RateLimitConfigSchema, resource);
+      if (!decoded.ok) throw new Refusal(decoded.error);
+      const { name, domain, descriptors } = decoded.value;
+      if (name === "") throw new Refusal("a RateLimitConfig needs a name");
       label = name;
-      if (names.has(name)) throw new JsonFailure("two configs have this name");
+      if (names.has(name)) throw new Refusal("two configs have this name");
       names.add(name);
       const root = {
-        domain: parseString(fields.get("domain"), "domain", message),
-        descriptors: parseList(fields.get("descriptors"), "descriptors", message, parseDescriptor),
+        domain,
+        descriptors: descriptors.map((descriptor, at) => toYamlDescriptor(descriptor, `descriptors[${at}]`)),
       };
       // Written under YAML 1.1, the version the loader reads, so values such as "1_000.0" come out quoted.
       files.push({ name, text: stringify(root, { version: "1.1" }) });
     } catch (e) {
-      if (!(e instanceof JsonFailure)) throw e;
+      if (!(e instanceof Refusal)) throw e;
       return err(`${label}: ${e.message}`);
     }
   }

@@ -1,9 +1,11 @@
 // The codecs between the wire and the core's request/response model. The proto3 JSON codec of /json decodes a
-// RateLimitRequest with protojson's rules (JSON or original field names, numbers as numbers or strings, enums as
-// names or numbers, unknown fields refused) and encodes a RateLimitResponse with proto3 JSON mapping (camelCase, zero
-// values omitted, enums as names). The message codec converts the generated messages of rls.proto, so the Connect,
-// gRPC-Web and raw application/proto paths decide exactly like POST /json (same request, same answer).
-import type { MessageInitShape } from "@bufbuild/protobuf";
+// RateLimitRequest with @bufbuild/protobuf's fromJson (JSON or original field names, numbers as numbers or strings,
+// enums as names or numbers, unknown fields refused; refusals name the field by its path) and encodes a
+// RateLimitResponse with its toJson (camelCase, zero values omitted, enums as names). The message codec converts the
+// generated messages of rls.proto, so the Connect, gRPC-Web and raw application/proto paths decide exactly like
+// POST /json (same request, same answer).
+import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
+import { decodeJson } from "../../shared/proto-json";
 import {
   DEFAULT_REQUEST_LIMITS,
   descriptorCountProblem,
@@ -12,30 +14,15 @@ import {
   tooDeep,
   type RequestLimits,
 } from "../core/limits";
-import {
-  JsonFailure,
-  parseBool,
-  parseList,
-  parseString,
-  parseUint32,
-  parseUint64Wrapper,
-  parseUnit,
-  readFields,
-} from "../core/proto-json";
 import { err, ok, type Result } from "../core/result";
-import type {
-  DescriptorEntry,
-  LimitOverride,
-  RateLimitDescriptor,
-  RateLimitRequest,
-  RateLimitResponse,
-} from "../core/types";
+import type { RateLimitDescriptor, RateLimitRequest, RateLimitResponse } from "../core/types";
 import { unitFromNumber } from "../core/units";
 import {
   RateLimitResponse_Code,
   RateLimitResponse_RateLimit_Unit,
+  RateLimitRequestSchema,
+  RateLimitResponseSchema,
   type RateLimitRequest as ProtoRateLimitRequest,
-  type RateLimitResponseSchema,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb";
 
 const MAX_EXACT_HITS = BigInt(Number.MAX_SAFE_INTEGER);
@@ -96,64 +83,46 @@ export function responseToProto(response: RateLimitResponse): MessageInitShape<t
 
 // ---- proto3 JSON (POST /json)
 
-function parseEntry(value: unknown): DescriptorEntry {
-  const message = "RateLimitDescriptor.Entry";
-  const fields = readFields(value, message, ["key", "value"]);
-  return {
-    key: parseString(fields.get("key"), "key", message),
-    value: parseString(fields.get("value"), "value", message),
-  };
+/**
+ * The descriptor and entry counts of a /json body, checked on the parsed JSON before it is decoded, so a refused
+ * request costs no more than its parse.
+ */
+function countProblem(body: unknown, limits: RequestLimits): string | undefined {
+  if (!isObject(body) || !Array.isArray(body.descriptors)) return undefined;
+  const tooMany = descriptorCountProblem(body.descriptors.length, limits);
+  if (tooMany !== undefined) return tooMany;
+  for (const [index, descriptor] of body.descriptors.entries()) {
+    if (!isObject(descriptor) || !Array.isArray(descriptor.entries)) continue;
+    const tooManyEntries = entryCountProblem(index, descriptor.entries.length, limits);
+    if (tooManyEntries !== undefined) return tooManyEntries;
+  }
+  return undefined;
 }
 
-function parseOverride(value: unknown): LimitOverride {
-  const message = "RateLimitOverride";
-  const fields = readFields(value, message, ["requestsPerUnit", "unit"]);
-  return {
-    requestsPerUnit: parseUint32(fields.get("requestsPerUnit"), "requestsPerUnit", message),
-    unit: parseUnit(fields.get("unit"), "unit", message),
-  };
-}
-
-function parseDescriptor(value: unknown, index: number, limits: RequestLimits): RateLimitDescriptor {
-  const message = "RateLimitDescriptor";
-  const fields = readFields(value, message, ["entries", "limit", "hitsAddend", "isNegativeHits"]);
-  const entries = fields.get("entries");
-  const tooMany = Array.isArray(entries) ? entryCountProblem(index, entries.length, limits) : undefined;
-  if (tooMany !== undefined) throw new JsonFailure(tooMany);
-  const descriptor: RateLimitDescriptor = { entries: parseList(entries, "entries", message, parseEntry) };
-  const limit = fields.get("limit");
-  if (limit !== null && limit !== undefined) descriptor.limit = parseOverride(limit);
-  const hitsAddend = parseUint64Wrapper(fields.get("hitsAddend"), "hitsAddend", message);
-  if (hitsAddend !== undefined) descriptor.hitsAddend = hitsAddend;
-  // Part of the proto, but the reference ignores it; still type-checked like any field.
-  parseBool(fields.get("isNegativeHits"), "isNegativeHits", message);
-  return descriptor;
-}
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * Decodes the body of a /json request (already JSON-parsed). The descriptor and entry counts are checked before their
- * lists are read, so a refused request costs no more than its parse.
+ * Decodes the body of a /json request (already JSON-parsed) with @bufbuild/protobuf's proto3 JSON rules, then like
+ * a request message. Unlike the binary paths, an override unit number that names no unit is refused here, as an
+ * unknown enum name is.
  * @returns the request, or a message naming the offending field or limit.
  */
 export function parseRateLimitRequestJson(
   body: unknown,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
 ): Result<RateLimitRequest, string> {
-  const message = "RateLimitRequest";
-  try {
-    const fields = readFields(body, message, ["domain", "descriptors", "hitsAddend"]);
-    const descriptors = fields.get("descriptors");
-    const tooMany = Array.isArray(descriptors) ? descriptorCountProblem(descriptors.length, limits) : undefined;
-    if (tooMany !== undefined) return err(tooMany);
-    return ok({
-      domain: parseString(fields.get("domain"), "domain", message),
-      descriptors: parseList(descriptors, "descriptors", message, (item, i) => parseDescriptor(item, i, limits)),
-      hitsAddend: parseUint32(fields.get("hitsAddend"), "hitsAddend", message),
-    });
-  } catch (e) {
-    if (e instanceof JsonFailure) return err(e.message);
-    throw e;
+  const tooMany = countProblem(body, limits);
+  if (tooMany !== undefined) return err(tooMany);
+  const decoded = decodeJson(RateLimitRequestSchema, body);
+  if (!decoded.ok) return decoded;
+  for (const [index, descriptor] of decoded.value.descriptors.entries()) {
+    const unit = descriptor.limit?.unit;
+    if (unit !== undefined && unitFromNumber(unit) === undefined) {
+      return err(`descriptors[${index}].limit.unit: ${unit} is not a value of enum envoy.type.v3.RateLimitUnit`);
+    }
   }
+  return requestFromProto(decoded.value, limits);
 }
 
 /**
@@ -179,31 +148,8 @@ export function parseRateLimitRequestText(
  * lists) are omitted, message fields are present whenever set, durations are strings like "58s".
  */
 export function rateLimitResponseToJson(response: RateLimitResponse): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (response.overallCode !== "UNKNOWN") out.overallCode = response.overallCode;
-  if (response.statuses.length > 0) {
-    out.statuses = response.statuses.map((status) => {
-      const json: Record<string, unknown> = {};
-      if (status.code !== "UNKNOWN") json.code = status.code;
-      const current = status.currentLimit;
-      if (current !== undefined) {
-        const limit: Record<string, unknown> = {};
-        if (current.requestsPerUnit !== 0) limit.requestsPerUnit = current.requestsPerUnit;
-        if (current.unit !== "UNKNOWN") limit.unit = current.unit;
-        if (current.name) limit.name = current.name;
-        json.currentLimit = limit;
-      }
-      if (status.limitRemaining !== 0) json.limitRemaining = status.limitRemaining;
-      if (status.durationUntilResetSeconds !== undefined) {
-        json.durationUntilReset = `${status.durationUntilResetSeconds}s`;
-      }
-      return json;
-    });
-  }
-  if (response.responseHeadersToAdd.length > 0) {
-    out.responseHeadersToAdd = response.responseHeadersToAdd.map((header) =>
-      header.value === "" ? { key: header.key } : { key: header.key, value: header.value },
-    );
-  }
-  return out;
+  return toJson(RateLimitResponseSchema, create(RateLimitResponseSchema, responseToProto(response))) as Record<
+    string,
+    unknown
+  >;
 }

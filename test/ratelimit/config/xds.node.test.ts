@@ -204,12 +204,12 @@ describe("xdsConfigsToFiles: refusals", () => {
     [
       "an unknown field of the resource (named by its name)",
       [{ name: "a", domain: "a", extra: 1 }],
-      'a: unknown field "extra" in RateLimitConfig',
+      "a: extra: unknown field",
     ],
     [
       "an unknown field of a resource without a name (named by position)",
       [{ domain: "a", extra: 1 }],
-      'configs[0]: unknown field "extra" in RateLimitConfig',
+      "configs[0]: extra: unknown field",
     ],
     [
       "a resource that is not an object",
@@ -222,7 +222,7 @@ describe("xdsConfigsToFiles: refusals", () => {
     [
       "a name that is not a string",
       [{ name: 7 }],
-      'configs[0]: invalid value for string field "name" in RateLimitConfig: 7',
+      "configs[0]: name: expected string, got 7",
     ],
     [
       "a duplicate name",
@@ -235,27 +235,27 @@ describe("xdsConfigsToFiles: refusals", () => {
     [
       "a domain of the wrong type",
       [{ name: "a", domain: true }],
-      'a: invalid value for string field "domain" in RateLimitConfig: true',
+      "a: domain: expected string, got true",
     ],
     [
       "descriptors that are not a list",
       [{ name: "a", descriptors: {} }],
-      'a: invalid value for repeated field "descriptors" in RateLimitConfig: {}',
+      "a: descriptors: expected Array, got object",
     ],
     [
       "an unknown field in a descriptor",
       [{ name: "a", descriptors: [{ key: "k", valueToMetric: true }] }],
-      'a: unknown field "valueToMetric" in RateLimitDescriptor',
+      "a: descriptors[0].valueToMetric: unknown field",
     ],
     [
       "a field given under both names",
       [{ name: "a", descriptors: [{ key: "k", shadowMode: true, shadow_mode: true }] }],
-      'a: duplicate field "shadowMode" in RateLimitDescriptor',
+      "a: descriptors[0].shadowMode: given twice (as shadowMode and shadow_mode)",
     ],
     [
       "a bool of the wrong type",
       [{ name: "a", descriptors: [{ key: "k", shadowMode: "true" }] }],
-      'a: invalid value for bool field "shadowMode" in RateLimitDescriptor: "true"',
+      'a: descriptors[0].shadowMode: expected boolean, got "true"',
     ],
     [
       "quota_mode",
@@ -270,38 +270,38 @@ describe("xdsConfigsToFiles: refusals", () => {
     [
       "an unknown unit name",
       [withPolicy("a", { unit: "FORTNIGHT", requestsPerUnit: 1 })],
-      'a: invalid value for enum field "unit" in RateLimitPolicy: "FORTNIGHT"',
+      'a: descriptors[0].rateLimit.unit: "FORTNIGHT" is not a value of enum ratelimit.config.ratelimit.v3.RateLimitUnit',
     ],
     [
       "a unit name in lower case",
       [withPolicy("a", { unit: "minute", requestsPerUnit: 1 })],
-      'a: invalid value for enum field "unit" in RateLimitPolicy: "minute"',
+      'a: descriptors[0].rateLimit.unit: "minute" is not a value of enum ratelimit.config.ratelimit.v3.RateLimitUnit',
     ],
     [
       "a unit number past the enum",
       [withPolicy("a", { unit: 8, requestsPerUnit: 1 })],
-      'a: invalid value for enum field "unit" in RateLimitPolicy: 8',
+      "a: descriptors[0].rateLimit.unit: 8 is not a value of enum ratelimit.config.ratelimit.v3.RateLimitUnit",
     ],
     [
       "a negative requests_per_unit",
       [withPolicy("a", { unit: 1, requestsPerUnit: -1 })],
-      'a: invalid value for uint32 field "requestsPerUnit" in RateLimitPolicy: -1',
+      "a: descriptors[0].rateLimit.requestsPerUnit: expected number (uint32): -1 out of range",
     ],
     [
       "a requests_per_unit past uint32",
       [withPolicy("a", { unit: 1, requests_per_unit: 4294967296 })],
-      'a: invalid value for uint32 field "requestsPerUnit" in RateLimitPolicy: 4294967296',
+      "a: descriptors[0].rateLimit.requests_per_unit: expected number (uint32): 4294967296 out of range",
     ],
     [
       "a fractional requests_per_unit",
       [withPolicy("a", { unit: 1, requestsPerUnit: 1.5 })],
-      'a: invalid value for uint32 field "requestsPerUnit" in RateLimitPolicy: 1.5',
+      "a: descriptors[0].rateLimit.requestsPerUnit: expected number (uint32), got 1.5",
     ],
-    ["a rate_limit that is not an object", [withPolicy("a", 5)], "a: RateLimitPolicy must be a JSON object, got 5"],
+    ["a rate_limit that is not an object", [withPolicy("a", 5)], "a: descriptors[0].rateLimit must be a JSON object, got 5"],
     [
       "a replaces entry with an unknown field",
       [withPolicy("a", { unit: 1, replaces: [{ name: "x", id: 1 }] })],
-      'a: unknown field "id" in RateLimitReplace',
+      "a: descriptors[0].rateLimit.replaces[0].id: unknown field",
     ],
   ])("refuses %s", (_label, resources, error) => {
     expect(conversionError(resources)).toBe(error);
@@ -313,7 +313,7 @@ describe("xdsConfigsToFiles: refusals", () => {
         { name: "z", domain: "z", descriptors: [{ key: 1 }] },
         { name: "a", extra: true },
       ]),
-    ).toBe('z: invalid value for string field "key" in RateLimitDescriptor: 1');
+    ).toBe("z: descriptors[0].key: expected string, got 1");
   });
 });
 
