@@ -42,9 +42,10 @@ for (const project of ["core", "workers", "integration"]) {
     const results = JSON.parse(readFileSync(report, "utf8"));
     passed += results.numPassedTests;
     failed += results.numFailedTests;
-    // A test file that fails to load has no failed tests but must still fail the run.
+    // A test file that fails to load, or whose beforeAll/afterAll fails (its tests then count as skipped), has no
+    // failed test but must still fail the run.
     failed += results.testResults.filter(
-      (file) => file.status === "failed" && file.assertionResults.length === 0,
+      (file) => file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed"),
     ).length;
   } catch {
     console.error(`npm test: vitest (${project}) wrote no report`);

@@ -214,7 +214,9 @@ beforeAll(async () => {
     })),
   });
   // haproxy must run (and forward the challenge path) before the CA validates.
-  expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
+  // (status and body together, so that a failure shows the cause the administrator is told)
+  const generated = await api(server.url, "/admin/gensynchaprx");
+  expect({ status: generated.status, body: generated.body }).toMatchObject({ status: 200 });
 }, 180_000);
 
 afterAll(async () => {
