@@ -9,7 +9,9 @@ import http from "node:http";
 import http2 from "node:http2";
 import path from "node:path";
 import { loadProto } from "../grpc-gateway/proto.mjs";
-import { benchEnv, freePort, root, startDev, stopAll } from "./lib/dev-server.mjs";
+import { freePort, root, startWranglerDev, stopAll, stopAllOnSignals, wranglerEnv } from "../test/support/servers.mjs";
+
+stopAllOnSignals();
 
 const DURATION_MS = Number(process.env.BENCH_DURATION ?? 16) * 1000;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -37,7 +39,7 @@ async function startGateway(upstream) {
   gatewayChild = spawn(process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
     cwd: root,
     env: {
-      ...benchEnv,
+      ...wranglerEnv(),
       RATELIMIT_UPSTREAM_URL: upstream,
       GRPC_HOST: "127.0.0.1",
       GRPC_PORT: String(port),
@@ -154,7 +156,7 @@ function summary(runs) {
 
 async function main() {
   console.log("bench:grpc: starting wrangler dev and the gRPC gateway ...");
-  const { url } = await startDev({ name: "grpc", vars: { RATELIMIT_ADMIN_TOKEN: TOKEN }, readyPath: "/test/ping" });
+  const { url } = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: TOKEN }, { name: "grpc", inheritStderr: true });
   const put = await fetch(`${url}/rlconfig/files`, {
     method: "PUT",
     headers: { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },

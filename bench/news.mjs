@@ -12,7 +12,9 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { root, startDev, stopAll, tempDir, wranglerSync } from "./lib/dev-server.mjs";
+import { root, startWranglerDev, stopAll, stopAllOnSignals, tempDir, wranglerSync } from "../test/support/servers.mjs";
+
+stopAllOnSignals();
 
 const floorConfig = path.join(root, "bench", "news-floor", "wrangler.toml");
 
@@ -225,8 +227,8 @@ function percentile(samples, p) {
 const fmt = (ms) => ms.toFixed(2).padStart(8);
 
 async function main() {
-  const persistTo = tempDir("news");
-  const seedDir = tempDir("news-seed");
+  const persistTo = tempDir("bench-news-").dir;
+  const seedDir = tempDir("bench-news-seed-").dir;
 
   console.log(`bench:news: applying migrations and seeding ${ARTICLES} articles ...`);
   const seedStart = performance.now();
@@ -242,7 +244,10 @@ async function main() {
   );
 
   // Both servers share the seeded state: the migrations are already applied to it.
-  const api = await startDev({ name: "news-api", persistTo, migrate: false, vars: { MASTER_KEY, JWT_SECRET } });
+  const api = await startWranglerDev(
+    { MASTER_KEY, JWT_SECRET },
+    { name: "news-api", persistTo, migrate: false, readyPath: "/", inheritStderr: true },
+  );
   const signUp = await fetch(`${api.url}/users`, {
     method: "POST",
     headers: { "content-type": "application/json", Authorization: `Bearer ${MASTER_KEY}` },
@@ -252,13 +257,10 @@ async function main() {
   const { token } = await signUp.json();
   const auth = { Authorization: `Bearer ${token}` };
 
-  const floor = await startDev({
-    name: "news-floor",
-    configPath: floorConfig,
-    persistTo,
-    migrate: false,
-    readyPath: "/ping",
-  });
+  const floor = await startWranglerDev(
+    {},
+    { name: "news-floor", configPath: floorConfig, persistTo, migrate: false, readyPath: "/ping", inheritStderr: true },
+  );
 
   // Both sides must find the same thing, or the comparison means nothing.
   const counts = [];

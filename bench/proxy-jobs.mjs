@@ -13,7 +13,17 @@
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { freePort, root, startDev, stopAll, tempDir, wranglerSync } from "./lib/dev-server.mjs";
+import {
+  freePort,
+  root,
+  startWranglerDev,
+  stopAll,
+  stopAllOnSignals,
+  tempDir,
+  wranglerSync,
+} from "../test/support/servers.mjs";
+
+stopAllOnSignals();
 
 const ROUNDS = Number(process.env.BENCH_PROXY_JOBS_ROUNDS ?? 15);
 const WARMUP = 2;
@@ -96,18 +106,18 @@ const fmt = (ms) => ms.toFixed(1).padStart(9);
 async function main() {
   if (spawnSync("sh", ["-c", "command -v haproxy"]).status !== 0)
     throw new Error("haproxy is not installed (apt-get install haproxy)");
-  const seeded = tempDir("proxy-jobs-seed");
+  const seeded = tempDir("bench-proxy-jobs-seed-").dir;
   console.log(
     `bench:proxy-jobs: seeding ${BACKENDS} backends, ${2 * BACKENDS} containers, ${BACKENDS * DOMAINS_PER_BACKEND} domains ...`,
   );
   wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", seeded], "migrations");
-  const seedFile = path.join(tempDir("proxy-jobs-sql"), "seed.sql");
+  const seedFile = path.join(tempDir("bench-proxy-jobs-sql-").dir, "seed.sql");
   writeFileSync(seedFile, seedSql());
   wranglerSync(["d1", "execute", "DB", "--local", "--persist-to", seeded, "--file", seedFile], "seeding");
-  const withAgentState = tempDir("proxy-jobs-agent-state");
+  const withAgentState = tempDir("bench-proxy-jobs-agent-state-").dir;
   cpSync(seeded, withAgentState, { recursive: true });
 
-  const configDir = tempDir("proxy-jobs-haproxy");
+  const configDir = tempDir("bench-proxy-jobs-haproxy-").dir;
   const agentPort = await freePort();
   const agent = spawn(
     process.execPath,
@@ -129,20 +139,14 @@ async function main() {
   );
   try {
     console.log("bench:proxy-jobs: starting wrangler dev without and with an agent ...");
-    const alone = await startDev({
-      name: "proxy-jobs-alone",
-      persistTo: seeded,
-      migrate: false,
-      vars: { ...ADMIN },
-      readyPath: "/test/ping",
-    });
-    const pushing = await startDev({
-      name: "proxy-jobs-agent",
-      persistTo: withAgentState,
-      migrate: false,
-      vars: { ...ADMIN, HAPROXY_AGENT_URL: `http://127.0.0.1:${agentPort}`, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
-      readyPath: "/test/ping",
-    });
+    const alone = await startWranglerDev(
+      { ...ADMIN },
+      { name: "proxy-jobs-alone", persistTo: seeded, migrate: false, inheritStderr: true },
+    );
+    const pushing = await startWranglerDev(
+      { ...ADMIN, HAPROXY_AGENT_URL: `http://127.0.0.1:${agentPort}`, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
+      { name: "proxy-jobs-agent", persistTo: withAgentState, migrate: false, inheritStderr: true },
+    );
 
     const samples = { alone: [], pushing: [], check: [] };
     for (let round = 0; round < WARMUP + ROUNDS; round++) {

@@ -9,7 +9,9 @@
 // request (the PBKDF2 check) and later ones (credentials remembered by the isolate).
 // Env: BENCH_MASS_ROUNDS (default 20) and BENCH_GET_ROUNDS (default 40) set how many timed rounds each part runs.
 import path from "node:path";
-import { root, startDev, stopAll } from "./lib/dev-server.mjs";
+import { root, startWranglerDev, stopAll, stopAllOnSignals } from "../test/support/servers.mjs";
+
+stopAllOnSignals();
 
 const floorConfig = path.join(root, "bench", "d1-floor", "wrangler.toml");
 
@@ -50,12 +52,14 @@ const fmt = (ms) => ms.toFixed(1).padStart(8);
 
 async function main() {
   console.log("bench:proxy: starting wrangler dev for the API and for the D1 floor ...");
-  const api = await startDev({
-    name: "proxy-api",
-    vars: { PROXY_ADMIN_USERNAME: ADMIN.username, PROXY_ADMIN_PASSWORD: ADMIN.password },
-    readyPath: "/test/ping",
-  });
-  const floor = await startDev({ name: "proxy-floor", configPath: floorConfig, readyPath: "/ping" });
+  const api = await startWranglerDev(
+    { PROXY_ADMIN_USERNAME: ADMIN.username, PROXY_ADMIN_PASSWORD: ADMIN.password },
+    { name: "proxy-api", inheritStderr: true },
+  );
+  const floor = await startWranglerDev(
+    {},
+    { name: "proxy-floor", configPath: floorConfig, readyPath: "/ping", inheritStderr: true },
+  );
 
   // Same projects and backends, in the same order, so both databases get the same ids.
   const layout = [

@@ -15,8 +15,9 @@
 // 0.9 or more (statistics cost at most 10 %).
 import { readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
-import { startDev, stopAll } from "./lib/dev-server.mjs";
-import { startMemcachedServer, startRedisServer, stopStoreServers } from "./lib/store-servers.mjs";
+import { startMemcached, startRedis, startWranglerDev, stopAll, stopAllOnSignals } from "../test/support/servers.mjs";
+
+stopAllOnSignals();
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -55,7 +56,7 @@ if (!BACKENDS.includes(BACKEND)) throw new Error(`--backend must be one of ${BAC
 /** The Worker's variables that put the counters in `backend`, starting its server. */
 async function storeVars(backend) {
   if (backend === "kvstore") {
-    const { port } = await startRedisServer();
+    const { port } = await startRedis();
     // BENCH_KVSTORE_POOL_SIZE=0 measures the pool-less design (a connection per request) for comparison.
     const poolSize = process.env.BENCH_KVSTORE_POOL_SIZE
       ? { KVSTORE_POOL_SIZE: process.env.BENCH_KVSTORE_POOL_SIZE }
@@ -63,7 +64,7 @@ async function storeVars(backend) {
     return { BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${port}`, ...poolSize };
   }
   if (backend === "memcache") {
-    const { port } = await startMemcachedServer();
+    const { port } = await startMemcached({ megabytes: 64 });
     return { BACKEND_TYPE: "memcache", OBJCACHE_HOST_PORT: `127.0.0.1:${port}` };
   }
   return {};
@@ -109,11 +110,10 @@ async function main() {
 
 /** Starts a dev server with these variables, installs the bench configuration and warms every key's counter. */
 async function prepare(name, vars) {
-  const { url, pgid } = await startDev({
-    name,
-    vars: { RATELIMIT_ADMIN_TOKEN: TOKEN, ...vars },
-    readyPath: "/test/ping",
-  });
+  const { url, pgid } = await startWranglerDev(
+    { RATELIMIT_ADMIN_TOKEN: TOKEN, ...vars },
+    { name, inheritStderr: true },
+  );
   processGroups.set(url, pgid);
   const put = await fetch(`${url}/rlconfig/files`, {
     method: "PUT",
@@ -253,5 +253,4 @@ try {
   await main();
 } finally {
   await stopAll();
-  await stopStoreServers();
 }

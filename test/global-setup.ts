@@ -4,7 +4,7 @@
 // an entry to SERVERS and its binding names to test/env.d.ts.
 import { createServer, type Server } from "node:http";
 import type { TestProject } from "vitest/node";
-import { freePort, type LocalServer, startMemcached, startRedis } from "./local-servers";
+import { freePort, type LocalServer, startMemcached, startRedis } from "./support/servers.mjs";
 
 interface Started {
   bindings: Record<string, string>;

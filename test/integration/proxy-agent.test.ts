@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleDigest } from "../../src/proxy/haproxy/config";
 import { AGENT_TOKEN, requireProgram, root, tempDir, until, viaHaproxy } from "./proxy-helpers";
-import { freePort } from "./wrangler-dev";
+import { freePort } from "../support/servers.mjs";
 
 const agents: { child: ChildProcess; dir: string }[] = [];
 

@@ -29,7 +29,7 @@ import {
   viaHaproxy,
   type Agent,
 } from "./proxy-helpers";
-import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
+import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let work: string;
 let pebble: ChildProcess;

@@ -33,7 +33,7 @@ import {
   viaHaproxy,
   type Agent,
 } from "./proxy-helpers";
-import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
+import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
 

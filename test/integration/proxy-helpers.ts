@@ -6,7 +6,7 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import { connect, createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePort } from "./wrangler-dev";
+import { freePort } from "../support/servers.mjs";
 
 export const root = path.join(import.meta.dirname, "..", "..");
 export const ADMIN_USER = "admin";

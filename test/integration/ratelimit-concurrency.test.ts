@@ -2,7 +2,7 @@
 // wrangler dev and a real Durable Object, admit exactly 100; and bursts that arrive when the isolate's config check is
 // due all get their answer.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type DevServer } from "./wrangler-dev";
+import { startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let server: DevServer;
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };

@@ -21,7 +21,7 @@ import {
   type Gateway,
   type RateLimitClient,
 } from "./grpc-helpers";
-import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
+import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const ADMIN_TOKEN = "integration-admin-token";
 const CONFIG = `domain: grpc-it

@@ -3,8 +3,15 @@
 // slot is being migrated it follows ASK.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keySlot } from "../../src/ratelimit/stores/kvstore/slots";
-import { freePort, type LocalServer, redisCli, startRedis, tempDir } from "../local-servers";
-import { startWranglerDev, type DevServer } from "./wrangler-dev";
+import {
+  type DevServer,
+  freePort,
+  type LocalServer,
+  redisCli,
+  startRedis,
+  startWranglerDev,
+  tempDir,
+} from "../support/servers.mjs";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
 const CONFIG =

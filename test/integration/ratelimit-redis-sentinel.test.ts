@@ -4,8 +4,16 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type LocalServer, redisCli, startRedis, startServer, tempDir } from "../local-servers";
-import { startWranglerDev, type DevServer } from "./wrangler-dev";
+import {
+  type DevServer,
+  freePort,
+  type LocalServer,
+  redisCli,
+  startRedis,
+  startServer,
+  startWranglerDev,
+  tempDir,
+} from "../support/servers.mjs";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
 const CONFIG =

@@ -2,8 +2,17 @@
 // with certificates made here. A Worker trusts only public CAs; locally wrangler dev adds the CA named by
 // NODE_EXTRA_CA_CERTS, which is how this test (and a developer) trusts the test CA.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type LocalServer, makeServerCertificate, redisCli, startServer, tempDir } from "../local-servers";
-import type { DevServer } from "./wrangler-dev";
+import {
+  type DevServer,
+  freePort,
+  type LocalServer,
+  makeServerCertificate,
+  redisCli,
+  refreshProxyConnection,
+  startServer,
+  startWranglerDev,
+  tempDir,
+} from "../support/servers.mjs";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
 const CONFIG =
@@ -56,17 +65,16 @@ beforeAll(async () => {
     KVSTORE_POOL_SIZE: "2",
     KVSTORE_TIMEOUT: "3s",
   };
-  // wrangler-dev.ts reads process.env when it loads: load it after choosing whether the test CA is trusted.
+  // startWranglerDev hands process.env to wrangler dev: start it after choosing whether the test CA is trusted.
   const previous = process.env.NODE_EXTRA_CA_CERTS;
   process.env.NODE_EXTRA_CA_CERTS = files.ca;
-  const devModule = await import("./wrangler-dev");
-  trusted = await devModule.startWranglerDev(vars);
+  trusted = await startWranglerDev(vars);
   if (previous === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
   else process.env.NODE_EXTRA_CA_CERTS = previous;
-  // A second instance of the module (the query makes it one), loaded without the CA: a Worker that cannot verify.
-  untrusted = await (await import("./wrangler-dev?untrusted" as string)).startWranglerDev(vars);
+  // Started without the CA: a Worker that cannot verify.
+  untrusted = await startWranglerDev(vars);
   for (const server of [trusted, untrusted]) {
-    await devModule.refreshProxyConnection(server);
+    await refreshProxyConnection(server);
     const response = await fetch(`${server.url}/rlconfig/files`, {
       method: "PUT",
       headers: ADMIN,

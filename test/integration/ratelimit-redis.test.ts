@@ -3,8 +3,15 @@
 // within KVSTORE_TIMEOUT, health follows with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and service resumes by
 // itself when the store comes back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type LocalServer, redisCli, startRedis } from "../local-servers";
-import { refreshProxyConnection, startWranglerDev, type DevServer } from "./wrangler-dev";
+import {
+  type DevServer,
+  freePort,
+  type LocalServer,
+  redisCli,
+  refreshProxyConnection,
+  startRedis,
+  startWranglerDev,
+} from "../support/servers.mjs";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };

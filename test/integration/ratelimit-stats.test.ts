@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../ratelimit/core/stats-fixture";
-import { refreshProxyConnection, startWranglerDev, type DevServer } from "./wrangler-dev";
+import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "./grpc-helpers";
-import { freePort, startWranglerDev, type DevServer } from "./wrangler-dev";
+import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "./xds-server";
 
 const TOKEN = "integration-admin-token";
