@@ -2,10 +2,10 @@
 // certificates made with the openssl CLI, and a stand-in upstream whose answers and delays the test controls.
 import grpc from "@grpc/grpc-js";
 import protoLoader from "@grpc/proto-loader";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import path from "node:path";
+import { makeCa, makeLeaf } from "../support/servers.mjs";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const gatewayEntry = path.join(root, "grpc-gateway", "gateway.mjs");
@@ -133,65 +133,6 @@ export interface Certificates {
   newCaPem: string;
   newServerCert: string;
   newServerKey: string;
-}
-
-function openssl(dir: string, args: string[]) {
-  execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-}
-
-function makeCa(dir: string, name: string) {
-  openssl(dir, [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-days",
-    "2",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.pem`,
-    "-subj",
-    `/CN=${name}`,
-  ]);
-}
-
-function makeLeaf(dir: string, name: string, ca: string, extensions: string) {
-  writeFileSync(path.join(dir, `${name}.ext`), extensions);
-  openssl(dir, [
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-    "-subj",
-    `/CN=${name}`,
-  ]);
-  openssl(dir, [
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    `${ca}.pem`,
-    "-CAkey",
-    `${ca}.key`,
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-out",
-    `${name}.pem`,
-    "-extfile",
-    `${name}.ext`,
-  ]);
 }
 
 /** Makes a CA, server and client certificates in `dir` with the openssl CLI. */

@@ -243,66 +243,68 @@ export function redisCli(port, ...args) {
   return execFileSync("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8" }).trim();
 }
 
+/** @param {string} dir @param {string[]} args */
+function openssl(dir, args) {
+  execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+}
+
+/**
+ * A self-signed P-256 CA in `dir` (`<name>.key`, `<name>.pem`), valid two days.
+ * @param {string} dir @param {string} name @param {string} [commonName]
+ */
+export function makeCa(dir, name, commonName = name) {
+  requireBinary("openssl");
+  const keyOptions = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl(dir, [
+    "req",
+    "-x509",
+    ...keyOptions,
+    "-days",
+    "2",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.pem`,
+    "-subj",
+    `/CN=${commonName}`,
+  ]);
+}
+
+/**
+ * A P-256 certificate in `dir` (`<name>.key`, `<name>.pem`) signed by the CA `ca`, with the given openssl extensions.
+ * @param {string} dir @param {string} name @param {string} ca @param {string} extensions @param {string} [commonName]
+ */
+export function makeLeaf(dir, name, ca, extensions, commonName = name) {
+  requireBinary("openssl");
+  writeFileSync(path.join(dir, `${name}.ext`), extensions);
+  const keyOptions = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl(dir, ["req", ...keyOptions, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${commonName}`]);
+  openssl(
+    dir,
+    ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial"].concat([
+      "-days",
+      "2",
+      "-out",
+      `${name}.pem`,
+      "-extfile",
+      `${name}.ext`,
+    ]),
+  );
+}
+
 /**
  * A CA and a server certificate it signed (for 127.0.0.1 and localhost), made with the openssl CLI in `dir`.
  * @param {string} dir
  * @returns {{ ca: string, cert: string, key: string }}
  */
 export function makeServerCertificate(dir) {
-  requireBinary("openssl");
-  /** @param {...string} args */
-  const openssl = (...args) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-  openssl(
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-days",
-    "2",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-subj",
-    "/CN=test store CA",
-  );
-  writeFileSync(
-    path.join(dir, "server.ext"),
+  makeCa(dir, "ca", "test store CA");
+  makeLeaf(
+    dir,
+    "server",
+    "ca",
     "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
-  );
-  openssl(
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    "server.key",
-    "-out",
-    "server.csr",
-    "-subj",
-    "/CN=localhost",
-  );
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-out",
-    "server.pem",
-    "-extfile",
-    "server.ext",
+    "localhost",
   );
   return { ca: path.join(dir, "ca.pem"), cert: path.join(dir, "server.pem"), key: path.join(dir, "server.key") };
 }
