@@ -1,113 +1,90 @@
-// One Durable Object per rate-limit key (the cache key without its window): it counts that key's hits per
-// fixed window. Storage and RPC only; the decision logic lives in src/ratelimit/core.
-//
-// Storage (key-value API): key = the full cache key (window start included), value = [count, windowEnd] with
-// windowEnd the Unix second at which the window closes. An alarm at the earliest windowEnd deletes closed windows,
-// and everything once none is left, so storage never grows without bound.
-//
-// Counting is exact: the object is single-threaded, the first read of a key happens behind the input gate, and
-// every later step is synchronous, so concurrent callers never interleave between read and write. Changed counters
-// are written behind, at most once a second per object (WRITE_BEHIND_MS), with allowUnconfirmed: the caller gets its
-// count without waiting for the disk, and a busy object writes once a second instead of once a call, which is what
-// lets it keep up with a hot key. If the object crashed, the hits of at most the last second would be lost (an
-// undercount, so at most that many extra admissions): far less than the reference's Redis risks with its default
-// snapshotting. Eviction only happens to an object idle for many seconds, by when its writes are done.
+// A rate-limit counter object: one per rate-limit key (COUNTER_OBJECT_LAYOUT=per_key) or one shard of many keys
+// (sharded). Wiring only: the counting and writing rules are src/ratelimit/core/counter-table.ts, the rows live in
+// the object's SQLite database (src/ratelimit/stores/durable-object/sql-rows.ts). The object sets the write-behind
+// timer the table asks for, runs the table's sweep at its alarm and drops its storage once nothing is left.
 import { DurableObject } from "cloudflare:workers";
+import { fnv1a32 } from "../src/ratelimit/core/counter-shards";
+import { CounterTable, type CounterOperation } from "../src/ratelimit/core/counter-table";
+import { counterStoreSettings } from "../src/ratelimit/settings";
+import { recordCounterObjectActivity } from "../src/ratelimit/stats/counter-objects";
+import { SqlCounterRows } from "../src/ratelimit/stores/durable-object/sql-rows";
 
-export interface CounterOperation {
-  key: string;
-  hits: number;
-  windowEnd: number;
-}
+export type { CounterOperation };
 
-type Stored = [count: number, windowEnd: number];
-
-/** The longest a changed counter waits to be written; see the header. */
-const WRITE_BEHIND_MS = 1000;
+/** Most closed rows one alarm deletes; a fuller table is swept by alarms in a row. */
+const SWEEP_BATCH = 500;
 
 export class RateLimitCounter extends DurableObject<Env> {
-  /** Counts known to this instance; storage is read once per key per instance. */
-  private readonly counts = new Map<string, Stored>();
-  /** Milliseconds of the alarm we know is set; undefined until this instance has set or read it. */
-  private alarmAt: number | null | undefined;
+  private readonly rows: SqlCounterRows;
+  private readonly table: CounterTable;
+  private writeTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /** Counters changed since the last write, written together when the write-behind timer fires. */
-  private unwritten: Record<string, Stored> | null = null;
-
-  private writeBehind(changed: Record<string, Stored>): void {
-    if (this.unwritten === null) {
-      this.unwritten = {};
-      setTimeout(() => this.writeUnwritten(), WRITE_BEHIND_MS);
-    }
-    Object.assign(this.unwritten, changed);
-  }
-
-  private writeUnwritten(): void {
-    if (this.unwritten === null) return;
-    void this.ctx.storage.put(this.unwritten, { allowUnconfirmed: true });
-    this.unwritten = null;
-  }
-
-  /** Loads the keys this instance has not seen yet (absent keys count 0). */
-  private async load(operations: { key: string; windowEnd: number }[]): Promise<void> {
-    const missing = [...new Set(operations.filter((op) => !this.counts.has(op.key)).map((op) => op.key))];
-    if (missing.length === 0) return;
-    const stored = await this.ctx.storage.get<Stored>(missing);
-    for (const op of operations) {
-      if (!this.counts.has(op.key)) this.counts.set(op.key, stored.get(op.key) ?? [0, op.windowEnd]);
-    }
-  }
-
-  /**
-   * Adds each operation's hits (0 only reads) and returns each counter after it, in order.
-   */
-  async increment(operations: CounterOperation[]): Promise<number[]> {
-    await this.load(operations);
-    const changed: Record<string, Stored> = {};
-    const counts = operations.map((op) => {
-      const entry = this.counts.get(op.key)!;
-      if (op.hits > 0) {
-        entry[0] += op.hits;
-        changed[op.key] = entry;
-      }
-      return entry[0];
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const settings = counterStoreSettings(env);
+    const jitterMax = settings.EXPIRATION_JITTER_MAX_SECONDS;
+    this.rows = new SqlCounterRows(ctx.storage);
+    this.table = new CounterTable(this.rows, {
+      minIdleLifetimeMs: settings.COUNTER_OBJECT_MIN_IDLE_LIFETIME,
+      writeBehindMs: settings.COUNTER_WRITE_BEHIND,
+      // Fixed per object, so that every instance of it computes the same alarm from the same rows.
+      alarmJitterSeconds: jitterMax > 0 ? fnv1a32(ctx.id.toString()) % jitterMax : 0,
+      sweepBatch: SWEEP_BATCH,
     });
-    if (Object.keys(changed).length > 0) {
-      this.writeBehind(changed);
-      await this.scheduleExpiry(Math.min(...operations.map((op) => op.windowEnd)) * 1000);
-    }
+    recordCounterObjectActivity(env, { objects_started: 1 });
+  }
+
+  /** Adds each operation's hits (0 only reads) and returns each counter after it, in order. */
+  async increment(operations: CounterOperation[]): Promise<number[]> {
+    const { counts, writeDueMs } = this.table.increment(operations, Date.now());
+    if (writeDueMs !== undefined) this.writeAt(writeDueMs);
+    this.report();
     return counts;
   }
 
   /** Current values of the given counters (0 when absent), without changing them. */
-  async read(keys: string[]): Promise<number[]> {
-    await this.load(keys.map((key) => ({ key, windowEnd: 0 })));
-    return keys.map((key) => this.counts.get(key)![0]);
-  }
-
-  private async scheduleExpiry(windowEndMs: number): Promise<void> {
-    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
-    if (this.alarmAt === null || this.alarmAt > windowEndMs) {
-      this.alarmAt = windowEndMs;
-      await this.ctx.storage.setAlarm(windowEndMs);
-    }
+  async read(operations: CounterOperation[]): Promise<number[]> {
+    const counts = this.table.read(operations, Date.now());
+    this.report();
+    return counts;
   }
 
   override async alarm(): Promise<void> {
-    this.writeUnwritten();
-    const nowSeconds = Date.now() / 1000;
-    const stored = await this.ctx.storage.list<Stored>();
-    const closed = [...stored].filter(([, [, windowEnd]]) => windowEnd <= nowSeconds).map(([key]) => key);
-    for (const key of closed) this.counts.delete(key);
-    const open = [...stored].filter(([, [, windowEnd]]) => windowEnd > nowSeconds);
-    if (open.length === 0) {
-      this.counts.clear();
-      this.alarmAt = null;
-      await this.ctx.storage.deleteAll();
+    this.cancelWrite();
+    const outcome = this.table.sweep(Date.now());
+    if (outcome.kind === "empty") await this.rows.dropAll();
+    else await this.ctx.storage.setAlarm(outcome.alarmAtMs);
+    this.report();
+  }
+
+  private writeAt(dueMs: number): void {
+    const wait = dueMs - Date.now();
+    if (wait <= 0) {
+      this.cancelWrite();
+      this.table.writeUnwritten(Date.now());
       return;
     }
-    await this.ctx.storage.delete(closed);
-    this.alarmAt = Math.min(...open.map(([, [, windowEnd]]) => windowEnd)) * 1000;
-    await this.ctx.storage.setAlarm(this.alarmAt);
+    this.writeTimer ??= setTimeout(() => {
+      this.writeTimer = undefined;
+      this.table.writeUnwritten(Date.now());
+      this.report();
+    }, wait);
+  }
+
+  private cancelWrite(): void {
+    if (this.writeTimer === undefined) return;
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+  }
+
+  private report(): void {
+    const activity = this.table.takeActivity();
+    recordCounterObjectActivity(this.env, {
+      operations: activity.operations,
+      lookups: activity.lookups,
+      rows_written: activity.rowsWritten,
+      rows_deleted: activity.rowsDeleted,
+      commits: activity.commits,
+    });
   }
 }

@@ -242,6 +242,33 @@ export const CounterStoreSettings = z.preprocess(
   z.object({
     /** durable-object (default), redis or kvstore (the key-value store), memcache (the object cache). */
     BACKEND_TYPE: envChoice(["durable-object", "redis", "kvstore", "memcache"], "durable-object"),
+    /**
+     * Durable Object store only. per_key: one object per rate-limit key (the default). sharded: the keys hashed
+     * over COUNTER_OBJECT_SHARDS objects, each holding many counters in one table: far fewer objects to create,
+     * for workloads where most keys are seen a few times (per client IP, per user). Changing it (or the shard
+     * count) on a running deployment starts every counter again from 0: the current windows are forgotten.
+     */
+    COUNTER_OBJECT_LAYOUT: envChoice(["per_key", "sharded"], "per_key"),
+    /**
+     * Durable Object store, per_key layout: most distinct counter objects one isolate calls within 12 s; calls to
+     * further new keys wait until the oldest ages out. workerd keeps each object and its SQLite database about 10 s
+     * after its last call, and past about 2,800 open databases a process fails with SQLITE_NOMEM. 0: no limit.
+     */
+    COUNTER_OBJECT_ACTIVE_LIMIT: envInteger(2000),
+    /** Durable Object store, sharded layout: how many shard objects (1 to 4096). */
+    COUNTER_OBJECT_SHARDS: envInteger(64, 1).pipe(z.number().max(4096)),
+    /**
+     * Durable Object store: how long a counter that must be stored may wait before it is written, gathering the
+     * hits of that interval into one write (0 to 5s; 0 writes before answering). A crash of the object loses at most
+     * this interval's hits, that is lets that many more through; an ordinary eviction loses nothing.
+     */
+    COUNTER_WRITE_BEHIND: envDurationMs("2s").pipe(z.number().max(5000, "must be at most 5s")),
+    /**
+     * Durable Object store: how long the platform surely keeps an idle counter object in memory (workerd: 10 s;
+     * Cloudflare: longer). A hit whose window ends sooner is never written, and windows no longer than this (per
+     * second limits) never touch storage. 0 writes every window. At most 60s.
+     */
+    COUNTER_OBJECT_MIN_IDLE_LIFETIME: envDurationMs("10s").pipe(z.number().max(60_000, "must be at most 60s")),
     /** tcp; unix sockets cannot be reached from a Worker and are refused when the key-value store is used. */
     KVSTORE_SOCKET_TYPE: envChoice(["tcp", "unix"], "tcp"),
     /** single: host:port; sentinel: master name, then sentinel host:port list; cluster: every node's host:port. */

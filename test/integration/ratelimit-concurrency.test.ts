@@ -1,48 +1,89 @@
-// Exact admission under real concurrency: 2000 simultaneous POST /json hits on one key of limit 100, through
-// wrangler dev and a real Durable Object, admit exactly 100; and bursts that arrive when the isolate's config check is
-// due all get their answer.
+// Exact admission under real concurrency, through wrangler dev and real Durable Objects, on both counter layouts
+// (COUNTER_OBJECT_LAYOUT per_key, the default, and sharded): 2000 and 600 simultaneous POST /json hits on one key of
+// limit 100 admit exactly 100; bursts that arrive when the isolate's config check is due all get their answer; and a
+// long tail of 3000 keys never seen before, 40 requests at a time, all answer 200 with the OK body.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
-let server: DevServer;
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG =
-  "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
+const CONFIG = `domain: burst
+descriptors:
+  - key: hot
+    rate_limit:
+      unit: day
+      requests_per_unit: 100
+  - key: tail
+    rate_limit:
+      unit: hour
+      requests_per_unit: 1000000
+`;
 
-beforeAll(async () => {
-  server = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: "integration-admin-token" });
-  const response = await fetch(`${server.url}/rlconfig/files`, {
-    method: "PUT",
-    headers: ADMIN,
-    body: JSON.stringify({ files: { "burst.yaml": CONFIG } }),
+/** Each answer as "status body", the seconds until reset blanked out; counted by distinct answer. */
+async function post(server: DevServer, body: unknown): Promise<string> {
+  const response = await fetch(`${server.url}/json`, { method: "POST", body: JSON.stringify(body) });
+  const text = (await response.text()).replace(/"durationUntilReset":"\d+s"/, '"durationUntilReset":"<left>"');
+  return `${response.status} ${text}`;
+}
+
+function tally(values: (string | number)[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+}
+
+const hit = (value: string, key = "hot") => ({ domain: "burst", descriptors: [{ entries: [{ key, value }] }] });
+
+const okBody = (requestsPerUnit: number, unit: string) =>
+  JSON.stringify({
+    overallCode: "OK",
+    statuses: [
+      {
+        code: "OK",
+        currentLimit: { requestsPerUnit, unit },
+        limitRemaining: requestsPerUnit - 1,
+        durationUntilReset: "<left>",
+      },
+    ],
   });
-  expect(response.status).toBe(200);
-});
 
-afterAll(async () => {
-  await server?.stop();
-});
+/** `count` simultaneous hits on one key; the statuses tallied. */
+async function burst(server: DevServer, value: string, count: number) {
+  const body = JSON.stringify(hit(value));
+  const statuses = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const response = await fetch(`${server.url}/json`, { method: "POST", body });
+      await response.arrayBuffer();
+      return response.status;
+    }),
+  );
+  return tally(statuses);
+}
 
-describe("POST /json under concurrency", () => {
+describe.each([
+  ["per_key", {}],
+  ["sharded", { COUNTER_OBJECT_LAYOUT: "sharded" }],
+])("POST /json under concurrency, %s layout", (_layout, layoutVars: Record<string, string>) => {
+  let server: DevServer;
+
+  beforeAll(async () => {
+    server = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: "integration-admin-token", ...layoutVars });
+    const response = await fetch(`${server.url}/rlconfig/files`, {
+      method: "PUT",
+      headers: ADMIN,
+      body: JSON.stringify({ files: { "burst.yaml": CONFIG } }),
+    });
+    expect(response.status).toBe(200);
+    // Warm the isolate and the objects so the bursts measure counting, not start-up.
+    for (let i = 0; i < 5; i++) expect(await post(server, hit("warm-up"))).toMatch(/^200 /);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
   it("admits exactly 100 of 2000 concurrent hits on a key limited to 100", async () => {
-    // Warm the isolate and the object so the burst measures counting, not start-up.
-    const warm = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: "warm-up" }] }] });
-    for (let i = 0; i < 5; i++)
-      expect((await fetch(`${server.url}/json`, { method: "POST", body: warm })).status).toBe(200);
-
-    const body = JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value: "one-key" }] }] });
-    const statuses = await Promise.all(
-      Array.from({ length: 2000 }, async () => {
-        const response = await fetch(`${server.url}/json`, { method: "POST", body });
-        await response.arrayBuffer();
-        return response.status;
-      }),
-    );
-    const counts: Record<number, number> = {};
-    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
-    expect(counts).toEqual({ 200: 100, 429: 1900 });
-
-    const after = await fetch(`${server.url}/json`, { method: "POST", body });
+    expect(await burst(server, "one-key", 2000)).toEqual({ 200: 100, 429: 1900 });
+    const after = await fetch(`${server.url}/json`, { method: "POST", body: JSON.stringify(hit("one-key")) });
     expect(await after.json()).toEqual({
       overallCode: "OVER_LIMIT",
       statuses: [
@@ -55,36 +96,34 @@ describe("POST /json under concurrency", () => {
     });
   });
 
+  it("admits exactly 100 of 600 concurrent hits on a key limited to 100", async () => {
+    await refreshProxyConnection(server);
+    expect(await burst(server, "six-hundred", 600)).toEqual({ 200: 100, 429: 500 });
+  });
+
   it("answers every request of a burst that arrives when the isolate's config check is due", async () => {
     // Each burst lands after the check interval (1 s), so its requests find the config view stale together, on
     // objects that do not exist yet. One request's D1 read must not become the others' I/O: each answers 200.
-    for (let burst = 0; burst < 3; burst++) {
+    for (let round = 0; round < 3; round++) {
       await new Promise((resolve) => setTimeout(resolve, 1200));
-      const answers = await Promise.all(
-        Array.from({ length: 60 }, async (_, i) => {
-          const body = JSON.stringify({
-            domain: "burst",
-            descriptors: [{ entries: [{ key: "hot", value: `fresh-${burst}-${i}` }] }],
-          });
-          const response = await fetch(`${server.url}/json`, { method: "POST", body });
-          const text = (await response.text()).replace(/"durationUntilReset":"\d+s"/, '"durationUntilReset":"<left>"');
-          return `${response.status} ${text}`;
-        }),
-      );
-      const counts: Record<string, number> = {};
-      for (const answer of answers) counts[answer] = (counts[answer] ?? 0) + 1;
-      const ok = JSON.stringify({
-        overallCode: "OK",
-        statuses: [
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 100, unit: "DAY" },
-            limitRemaining: 99,
-            durationUntilReset: "<left>",
-          },
-        ],
-      });
-      expect(counts).toEqual({ [`200 ${ok}`]: 60 });
+      await refreshProxyConnection(server);
+      const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => post(server, hit(`fresh-${round}-${i}`))));
+      expect(tally(answers)).toEqual({ [`200 ${okBody(100, "DAY")}`]: 60 });
     }
   });
+
+  it("answers a long tail of 3000 keys never seen before, 40 at a time, each 200 with the OK body", async () => {
+    await refreshProxyConnection(server);
+    const answers: string[] = [];
+    let next = 0;
+    const sender = async () => {
+      while (next < 3000) {
+        const value = `tail-${next++}`;
+        answers.push(await post(server, hit(value, "tail")));
+      }
+    };
+    await Promise.all(Array.from({ length: 40 }, sender));
+    expect(answers.length).toBe(3000);
+    expect(tally(answers)).toEqual({ [`200 ${okBody(1000000, "HOUR")}`]: 3000 });
+  }, 300_000);
 });

@@ -57,9 +57,13 @@ function workerWith(vars: Record<string, string>) {
   };
 }
 
-const counter = (name: string, key: string) =>
+const DAY = 86400;
+const HOUR = 3600;
+
+/** The counter `key` (name + window start) of a window `windowSeconds` long, read from its object. */
+const counter = (name: string, key: string, windowSeconds: number) =>
   env.RATE_LIMIT_COUNTER.getByName(name)
-    .read([key])
+    .read([{ key, hits: 0, windowEnd: Number(key.slice(name.length)) + windowSeconds, windowSeconds }])
     .then(([n]) => n);
 
 describe("settings in the Worker", () => {
@@ -101,7 +105,7 @@ describe("settings in the Worker", () => {
     const remaining = [];
     for (let i = 0; i < 4; i++) remaining.push((await send(request)).body.statuses[1].limitRemaining);
     expect(remaining).toEqual([9, 8, 8, 8]);
-    expect(await counter("wiring_ten_stop_", `wiring_ten_stop_${DAY_START}`)).toBe(2);
+    expect(await counter("wiring_ten_stop_", `wiring_ten_stop_${DAY_START}`, HOUR)).toBe(2);
   });
 
   it("LocalCacheSizeInBytes answers known over-limit keys without reaching their counter", async () => {
@@ -111,17 +115,17 @@ describe("settings in the Worker", () => {
     for (let i = 0; i < 5; i++) codes.push((await send(request)).status);
     expect(codes).toEqual([200, 200, 429, 429, 429]);
     // The third request went over and was remembered; the fourth and fifth never reached the object.
-    expect(await counter("wiring_two_cached_", `wiring_two_cached_${DAY_START}`)).toBe(3);
+    expect(await counter("wiring_two_cached_", `wiring_two_cached_${DAY_START}`, DAY)).toBe(3);
     const uncached = workerWith({ LocalCacheSizeInBytes: "0" });
     await uncached(request);
-    expect(await counter("wiring_two_cached_", `wiring_two_cached_${DAY_START}`)).toBe(4);
+    expect(await counter("wiring_two_cached_", `wiring_two_cached_${DAY_START}`, DAY)).toBe(4);
   });
 
   it("CACHE_KEY_PREFIX prefixes the cache keys and so the objects' names", async () => {
     const send = workerWith({ CACHE_KEY_PREFIX: "tenant1:" });
     await send({ domain: "wiring", descriptors: [descriptor(["two", "prefixed"])] });
-    expect(await counter("tenant1:wiring_two_prefixed_", `tenant1:wiring_two_prefixed_${DAY_START}`)).toBe(1);
-    expect(await counter("wiring_two_prefixed_", `wiring_two_prefixed_${DAY_START}`)).toBe(0);
+    expect(await counter("tenant1:wiring_two_prefixed_", `tenant1:wiring_two_prefixed_${DAY_START}`, DAY)).toBe(1);
+    expect(await counter("wiring_two_prefixed_", `wiring_two_prefixed_${DAY_START}`, DAY)).toBe(0);
   });
 
   it("replaces drops the replaced rule without touching its counter", async () => {
@@ -136,7 +140,7 @@ describe("settings in the Worker", () => {
         durationUntilReset: "86370s",
       },
     ]);
-    expect(await counter("wiring_old_r_", `wiring_old_r_${DAY_START}`)).toBe(0);
+    expect(await counter("wiring_old_r_", `wiring_old_r_${DAY_START}`, DAY)).toBe(0);
   });
 
   it("hitsAddend counts several hits, and an explicit descriptor 0 only checks", async () => {
@@ -145,6 +149,6 @@ describe("settings in the Worker", () => {
     expect(many.body.statuses[0].limitRemaining).toBe(6);
     const peek = await send({ domain: "wiring", descriptors: [{ ...descriptor(["ten", "hits"]), hitsAddend: "0" }] });
     expect(peek.body.statuses[0].limitRemaining).toBe(6);
-    expect(await counter("wiring_ten_hits_", `wiring_ten_hits_${Math.floor(NOW / 1000 / 3600) * 3600}`)).toBe(4);
+    expect(await counter("wiring_ten_hits_", `wiring_ten_hits_${Math.floor(NOW / 1000 / 3600) * 3600}`, HOUR)).toBe(4);
   });
 });

@@ -313,10 +313,11 @@ export function makeServerCertificate(dir) {
  * Runs a wrangler command to completion (e.g. `d1 execute`), throwing with the tail of its output if it fails.
  * @param {string[]} args
  * @param {string} what
+ * @param {string} [cwd] The project directory to run it in (default the project root).
  */
-export function wranglerSync(args, what) {
+export function wranglerSync(args, what, cwd = root) {
   const result = spawnSync(process.execPath, [wrangler, ...args], {
-    cwd: root,
+    cwd,
     env: wranglerEnv(),
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
@@ -345,6 +346,8 @@ export function wranglerSync(args, what) {
  *   instead of a fresh temporary one.
  * @property {boolean} [migrate] Apply the D1 migrations to the state (default true).
  * @property {boolean} [inheritStderr] Show wrangler's errors on this process's stderr instead of collecting them.
+ * @property {string} [projectDir] Another checkout of this project to run (e.g. a git worktree of an older commit,
+ *   for a benchmark's "before" figures) instead of the project root; its config bundling and migrations are its own.
  */
 
 /**
@@ -357,18 +360,19 @@ export function wranglerSync(args, what) {
  */
 export async function startWranglerDev(vars = {}, options = {}) {
   const { name = "wrangler dev", configPath, readyPath = "/test/ping", extraArgs = [], migrate = true } = options;
+  const projectDir = options.projectDir ?? root;
   const made = options.persistTo ? undefined : tempDir("wrangler-state-");
   const state = options.persistTo ?? /** @type {{ dir: string }} */ (made).dir;
   const removeState = () => made?.remove();
   const configArgs = configPath ? ["--config", configPath] : [];
-  spawnSync(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")], {
-    cwd: root,
+  spawnSync(process.execPath, [path.join(projectDir, "scripts", "bundle-ratelimit-config.mjs")], {
+    cwd: projectDir,
     env: wranglerEnv(),
   });
   try {
     if (migrate) {
       const migrateArgs = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state, ...configArgs];
-      wranglerSync(migrateArgs, `${name}: migrations`);
+      wranglerSync(migrateArgs, `${name}: migrations`, projectDir);
     }
   } catch (error) {
     removeState();
@@ -397,7 +401,7 @@ export async function startWranglerDev(vars = {}, options = {}) {
       ...varArgs,
       ...extraArgs,
     ],
-    { cwd: root, env: wranglerEnv(), inheritStderr: options.inheritStderr, graceMs: 5000, cleanup: removeState },
+    { cwd: projectDir, env: wranglerEnv(), inheritStderr: options.inheritStderr, graceMs: 5000, cleanup: removeState },
   );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;

@@ -4,7 +4,7 @@
 // runtime.ts builds the chosen store once per isolate.
 import { waitUntil } from "cloudflare:workers";
 import type { CounterStore } from "../core/types";
-import { durableObjectStore } from "./durable-object";
+import { durableObjectStore } from "./durable-object/store";
 import { kvstoreOptions } from "./kvstore/options";
 import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
 import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
@@ -48,7 +48,12 @@ export function selectCounterStore(env: Env): SelectedStore {
     default:
       result = {
         backend: "durable-object",
-        store: durableObjectStore(env.RATE_LIMIT_COUNTER),
+        store: durableObjectStore(
+          env.RATE_LIMIT_COUNTER,
+          settings.COUNTER_OBJECT_LAYOUT === "sharded"
+            ? { kind: "sharded", shards: settings.COUNTER_OBJECT_SHARDS }
+            : { kind: "per_key", activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT },
+        ),
         healthCheckActiveConnection: false,
       };
   }

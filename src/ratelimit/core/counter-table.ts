@@ -1,0 +1,250 @@
+// The counters of one counter object (a Durable Object holding one rate-limit key, or one shard of many keys),
+// as pure logic over a synchronous row store: what to count in memory, what to write and when, and which rows the
+// alarm deletes. The Durable Object (durable-objects/rate-limit-counter.ts) wires it to SQLite, its alarm and a timer.
+//
+// Memory is the authority while the object lives; storage is what a later instance of the object starts from. Hence:
+// - A hit whose window ends within `minIdleLifetimeMs` is never written. The platform keeps an object in memory for at
+//   least that long after its last call (10 s in workerd), so this instance outlives the window and no later instance
+//   can need the hit. A window no longer than that is never written, so it is never looked up either.
+// - Other hits are written behind: `writeBehindMs` after the first unwritten one, all rows and the alarm in one commit.
+//   A crash (not an eviction) loses at most that interval's hits: an undercount, so that many extra admissions.
+// - The alarm is due at the earliest stored window's end plus this object's jitter; it deletes closed rows in batches
+//   of `sweepBatch`, and tells the object to drop its storage once nothing is left.
+// Counting stays exact because each step here is synchronous and the object is single-threaded.
+
+/** One counter operation as the object receives it: `hits` 0 only reads. */
+export interface CounterOperation {
+  key: string;
+  hits: number;
+  /** Unix second at which the window closes. */
+  windowEnd: number;
+  /** The window's length in seconds. */
+  windowSeconds: number;
+}
+
+/** One stored counter. */
+export interface CounterRow {
+  key: string;
+  count: number;
+  windowEnd: number;
+}
+
+/** The object's storage, synchronous (SQLite in the object's own process). */
+export interface CounterRows {
+  /** The stored row of `key`, if any. */
+  find(key: string): CounterRow | undefined;
+  /** Writes these rows (inserting or replacing) and, when given, moves the alarm to `alarmAtMs`: one commit. */
+  commit(rows: CounterRow[], alarmAtMs: number | undefined): void;
+  /** The earliest window end among the stored rows, if any. */
+  earliestWindowEnd(): number | undefined;
+  /** Deletes at most `limit` rows whose window ended at or before `nowSeconds`; returns how many it deleted. */
+  deleteClosed(nowSeconds: number, limit: number): number;
+}
+
+export interface CounterTableOptions {
+  /** How long the platform surely keeps an idle object in memory; windows ending sooner are not written. */
+  minIdleLifetimeMs: number;
+  /** How long a hit that must be written may wait, gathering later ones into the same commit. */
+  writeBehindMs: number;
+  /** Seconds added to every alarm of this object, so that objects whose windows end together wake apart. */
+  alarmJitterSeconds: number;
+  /** Most rows one alarm deletes. */
+  sweepBatch: number;
+}
+
+/** What the object counted and wrote, for its statistics. */
+export interface CounterTableActivity {
+  operations: number;
+  lookups: number;
+  rowsWritten: number;
+  rowsDeleted: number;
+  commits: number;
+}
+
+/** What the alarm asks of the object after its sweep. */
+export type SweepOutcome =
+  { kind: "again"; alarmAtMs: number } | { kind: "next"; alarmAtMs: number } | { kind: "empty" };
+
+interface Entry {
+  count: number;
+  windowEnd: number;
+  /** The count is newer than storage and must be written. */
+  unwritten: boolean;
+}
+
+/** An entry stays in memory this long after its window closes, for callers whose clocks run a little behind. */
+export const CLOSED_WINDOW_GRACE_MS = 10_000;
+
+export const emptyActivity = (): CounterTableActivity => ({
+  operations: 0,
+  lookups: 0,
+  rowsWritten: 0,
+  rowsDeleted: 0,
+  commits: 0,
+});
+
+export class CounterTable {
+  private readonly entries = new Map<string, Entry>();
+  /** Keys by window end, so closed windows leave memory without a scan of every entry. */
+  private readonly keysByWindowEnd = new Map<number, string[]>();
+  private earliestInMemory = Infinity;
+  private readonly unwritten = new Set<string>();
+  /** When the pending write is due; undefined when nothing waits. */
+  private writeDueMs: number | undefined;
+  /** The alarm this object has set (or found implied by its rows); null: none; undefined: not known yet. */
+  private alarmAtMs: number | null | undefined;
+  private activity = emptyActivity();
+
+  constructor(
+    private readonly rows: CounterRows,
+    private readonly options: CounterTableOptions,
+  ) {}
+
+  /**
+   * Adds each operation's hits in order and returns each counter after it. `writeDueMs` is set when a write waits:
+   * the object calls `writeUnwritten` then (at once when the write-behind interval is 0).
+   */
+  increment(operations: CounterOperation[], nowMs: number): { counts: number[]; writeDueMs: number | undefined } {
+    this.forgetClosed(nowMs);
+    const counts = operations.map((operation) => {
+      const entry = this.entry(operation);
+      if (operation.hits > 0) {
+        entry.count += operation.hits;
+        if (operation.windowEnd * 1000 - nowMs > this.options.minIdleLifetimeMs) {
+          entry.unwritten = true;
+          this.unwritten.add(operation.key);
+        }
+      }
+      return entry.count;
+    });
+    this.activity.operations += operations.length;
+    if (this.unwritten.size > 0 && this.writeDueMs === undefined) this.writeDueMs = nowMs + this.options.writeBehindMs;
+    return { counts, writeDueMs: this.writeDueMs };
+  }
+
+  /** The current value of each counter (0 when absent), without changing any. */
+  read(operations: CounterOperation[], nowMs: number): number[] {
+    this.forgetClosed(nowMs);
+    this.activity.operations += operations.length;
+    return operations.map((operation) => this.entry(operation).count);
+  }
+
+  /**
+   * Writes every unwritten counter of a window still open at `nowMs` and, if they need it, an earlier alarm: one
+   * commit.
+   */
+  writeUnwritten(nowMs: number): void {
+    this.writeDueMs = undefined;
+    if (this.unwritten.size === 0) return;
+    const rows: CounterRow[] = [];
+    let earliestEnd = Infinity;
+    for (const key of this.unwritten) {
+      const entry = this.entries.get(key);
+      if (!entry?.unwritten) continue;
+      entry.unwritten = false;
+      if (entry.windowEnd * 1000 <= nowMs) continue;
+      rows.push({ key, count: entry.count, windowEnd: entry.windowEnd });
+      earliestEnd = Math.min(earliestEnd, entry.windowEnd);
+    }
+    this.unwritten.clear();
+    if (rows.length === 0) return;
+    const alarm = this.alarmFor(earliestEnd);
+    const known = this.knownAlarm();
+    const moveAlarm = known === null || alarm < known;
+    if (moveAlarm) this.alarmAtMs = alarm;
+    this.rows.commit(rows, moveAlarm ? alarm : undefined);
+    this.activity.rowsWritten += rows.length;
+    this.activity.commits++;
+  }
+
+  /**
+   * The alarm's work: writes what waits, deletes up to one batch of closed rows, and says when to come back (at
+   * once when a full batch was deleted) or that storage is empty.
+   */
+  sweep(nowMs: number): SweepOutcome {
+    this.writeUnwritten(nowMs);
+    this.forgetClosed(nowMs);
+    const deleted = this.rows.deleteClosed(Math.floor(nowMs / 1000), this.options.sweepBatch);
+    this.activity.rowsDeleted += deleted;
+    if (deleted > 0) this.activity.commits++;
+    if (deleted >= this.options.sweepBatch) {
+      this.alarmAtMs = nowMs;
+      return { kind: "again", alarmAtMs: nowMs };
+    }
+    const earliest = this.rows.earliestWindowEnd();
+    if (earliest === undefined) {
+      this.alarmAtMs = null;
+      return { kind: "empty" };
+    }
+    this.alarmAtMs = Math.max(this.alarmFor(earliest), nowMs);
+    return { kind: "next", alarmAtMs: this.alarmAtMs };
+  }
+
+  /** What the table did since the last call, for the object's statistics. */
+  takeActivity(): CounterTableActivity {
+    const taken = this.activity;
+    this.activity = emptyActivity();
+    return taken;
+  }
+
+  /** Entries in memory (for tests and statistics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private alarmFor(windowEnd: number): number {
+    return (windowEnd + this.options.alarmJitterSeconds) * 1000;
+  }
+
+  /**
+   * The alarm in force. Every commit that stores a row sets an alarm no later than that row's, so a new instance
+   * may take the earliest stored row's alarm as the one set (the real one is never later).
+   */
+  private knownAlarm(): number | null {
+    if (this.alarmAtMs === undefined) {
+      const earliest = this.rows.earliestWindowEnd();
+      this.alarmAtMs = earliest === undefined ? null : this.alarmFor(earliest);
+    }
+    return this.alarmAtMs;
+  }
+
+  private entry(operation: CounterOperation): Entry {
+    let entry = this.entries.get(operation.key);
+    if (entry) return entry;
+    entry = { count: this.storedCount(operation), windowEnd: operation.windowEnd, unwritten: false };
+    this.entries.set(operation.key, entry);
+    const keys = this.keysByWindowEnd.get(operation.windowEnd);
+    if (keys) keys.push(operation.key);
+    else this.keysByWindowEnd.set(operation.windowEnd, [operation.key]);
+    this.earliestInMemory = Math.min(this.earliestInMemory, operation.windowEnd * 1000 + CLOSED_WINDOW_GRACE_MS);
+    return entry;
+  }
+
+  /** A window no longer than the idle lifetime was never written (see the header), so it is not looked up. */
+  private storedCount(operation: CounterOperation): number {
+    if (operation.windowSeconds * 1000 <= this.options.minIdleLifetimeMs) return 0;
+    this.activity.lookups++;
+    return this.rows.find(operation.key)?.count ?? 0;
+  }
+
+  /** Drops the entries of windows closed for longer than the grace; their rows (if any) go at the alarm. */
+  private forgetClosed(nowMs: number): void {
+    if (nowMs < this.earliestInMemory) return;
+    let earliest = Infinity;
+    for (const [windowEnd, keys] of this.keysByWindowEnd) {
+      const forgetAt = windowEnd * 1000 + CLOSED_WINDOW_GRACE_MS;
+      if (forgetAt > nowMs) {
+        earliest = Math.min(earliest, forgetAt);
+        continue;
+      }
+      for (const key of keys) {
+        const entry = this.entries.get(key);
+        // An unwritten count of a closed window is never needed again: its row would only be deleted.
+        this.unwritten.delete(key);
+        if (entry) this.entries.delete(key);
+      }
+      this.keysByWindowEnd.delete(windowEnd);
+    }
+    this.earliestInMemory = earliest;
+  }
+}

@@ -1,0 +1,41 @@
+// Statistics of the Durable Object counters of this isolate: objects started, operations, storage lookups, rows
+// written and deleted, commits (ratelimit.counter_object.*). The objects add to one buffer per isolate, flushed to the
+// RateLimitStats aggregate like the Worker's own statistics, so /stats and /metrics show the storage cost of decisions.
+import { COUNTER_OBJECT_PREFIX, COUNTER_OBJECT_STATS } from "./names";
+import { partsOf, RetryQueue, StatsBuffer } from "./buffer";
+import { statsConfig } from "./config";
+import { deliverParts } from "./sinks";
+
+export type CounterObjectStat = (typeof COUNTER_OBJECT_STATS)[number];
+
+/**
+ * Longest wait before a flush: well under the 10 s an idle object surely stays in memory, so the object whose timer
+ * holds the flush is still there to run it.
+ */
+const MAX_WAIT_MS = 5000;
+
+const buffer = new StatsBuffer({ keepSamples: false });
+const retries = new RetryQueue();
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+let isolateId: string | undefined;
+let batchSeq = 0;
+
+async function flush(env: Env): Promise<void> {
+  flushTimer = undefined;
+  isolateId ??= `counter-objects-${crypto.randomUUID()}`;
+  const batch = buffer.take(`${isolateId}-${++batchSeq}`);
+  const parts = [...retries.takeAll(), ...(batch ? partsOf(batch) : [])];
+  if (parts.length > 0) retries.push(await deliverParts(env, parts));
+}
+
+/** Adds what one object did; schedules this isolate's flush unless statistics are off. */
+export function recordCounterObjectActivity(env: Env, activity: Partial<Record<CounterObjectStat, number>>): void {
+  const config = statsConfig(env);
+  if (!config.enabled) return;
+  for (const stat of COUNTER_OBJECT_STATS) {
+    const amount = activity[stat];
+    if (amount) buffer.addCounter(COUNTER_OBJECT_PREFIX + stat, amount);
+  }
+  if (flushTimer !== undefined || (buffer.isEmpty && retries.size === 0)) return;
+  flushTimer = setTimeout(() => void flush(env), Math.min(config.flushIntervalMs, MAX_WAIT_MS));
+}

@@ -1,0 +1,68 @@
+// The CounterStore the core uses, over RateLimitCounter Durable Objects: one per rate-limit key (per_key, the
+// default) or COUNTER_OBJECT_SHARDS shards each holding many keys (sharded). Operations for the same object travel in
+// one RPC, and the objects of one request are reached in parallel.
+import { shardName } from "../../core/counter-shards";
+import type { CounterOperation } from "../../core/counter-table";
+import type { CounterIncrement, CounterStore } from "../../core/types";
+import { windowSeconds } from "../../core/units";
+import { ObjectAdmission } from "./admission";
+import type { RateLimitCounter } from "../../../../durable-objects/rate-limit-counter";
+
+type Namespace = DurableObjectNamespace<RateLimitCounter>;
+
+/**
+ * Where the counters live: one object per rate-limit key (at most `activeLimit` of them in use by one isolate at a
+ * time, 0: no limit; see admission.ts), or this many shards.
+ */
+export type CounterObjectLayout = { kind: "per_key"; activeLimit: number } | { kind: "sharded"; shards: number };
+
+/** How long workerd keeps an idle object (about 11 s measured) plus a margin: the admission's residency window. */
+const OBJECT_RESIDENCY_MS = 12_000;
+
+/** Groups the items by counter object, remembering each item's position in the request. */
+function groupByObject(items: CounterIncrement[], objectOf: (item: CounterIncrement) => string) {
+  const groups = new Map<string, { positions: number[]; operations: CounterOperation[] }>();
+  items.forEach((item, position) => {
+    const name = objectOf(item);
+    let group = groups.get(name);
+    if (!group) groups.set(name, (group = { positions: [], operations: [] }));
+    group.positions.push(position);
+    group.operations.push({
+      key: item.key,
+      hits: item.hits,
+      windowEnd: item.windowEnd,
+      windowSeconds: windowSeconds(item),
+    });
+  });
+  return [...groups.entries()];
+}
+
+export function durableObjectStore(namespace: Namespace, layout: CounterObjectLayout): CounterStore {
+  const objectOf =
+    layout.kind === "sharded"
+      ? (item: CounterIncrement) => shardName(item.counterName, layout.shards)
+      : (item: CounterIncrement) => item.counterName;
+  const admission =
+    layout.kind === "per_key" && layout.activeLimit > 0
+      ? new ObjectAdmission(layout.activeLimit, OBJECT_RESIDENCY_MS)
+      : undefined;
+  const perObject = async (
+    items: CounterIncrement[],
+    call: (object: DurableObjectStub<RateLimitCounter>, operations: CounterOperation[]) => Promise<number[]>,
+  ): Promise<number[]> => {
+    const results = new Array<number>(items.length);
+    const groups = groupByObject(items, objectOf);
+    await admission?.admit(groups.map(([name]) => name));
+    await Promise.all(
+      groups.map(async ([name, group]) => {
+        const counts = await call(namespace.getByName(name), group.operations);
+        group.positions.forEach((position, i) => (results[position] = counts[i]));
+      }),
+    );
+    return results;
+  };
+  return {
+    increment: (items) => perObject(items, (object, operations) => object.increment(operations)),
+    get: (items) => perObject(items, (object, operations) => object.read(operations)),
+  };
+}

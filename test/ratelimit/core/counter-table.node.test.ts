@@ -1,0 +1,436 @@
+// The counters of one counter object as pure logic (src/ratelimit/core/counter-table.ts) over an in-memory fake of
+// its row store that records every commit and sweep: what is counted, looked up and written, when the alarm moves,
+// what the sweep deletes and what memory forgets; then the shard naming (src/ratelimit/core/counter-shards.ts).
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { fnv1a32, shardName } from "../../../src/ratelimit/core/counter-shards";
+import {
+  CLOSED_WINDOW_GRACE_MS,
+  CounterTable,
+  type CounterOperation,
+  type CounterRow,
+  type CounterRows,
+  type CounterTableOptions,
+} from "../../../src/ratelimit/core/counter-table";
+
+/** The CounterRows port in memory, recording every lookup, commit and deleteClosed call. */
+class FakeRows implements CounterRows {
+  readonly rows = new Map<string, CounterRow>();
+  readonly finds: string[] = [];
+  readonly commits: { rows: CounterRow[]; alarmAtMs: number | undefined }[] = [];
+  readonly deletions: { nowSeconds: number; limit: number; deleted: string[] }[] = [];
+
+  constructor(stored: CounterRow[] = []) {
+    for (const row of stored) this.rows.set(row.key, { ...row });
+  }
+
+  find(key: string): CounterRow | undefined {
+    this.finds.push(key);
+    const row = this.rows.get(key);
+    return row && { ...row };
+  }
+
+  commit(rows: CounterRow[], alarmAtMs: number | undefined): void {
+    this.commits.push({ rows: rows.map((row) => ({ ...row })), alarmAtMs });
+    for (const row of rows) this.rows.set(row.key, { ...row });
+  }
+
+  earliestWindowEnd(): number | undefined {
+    const ends = [...this.rows.values()].map((row) => row.windowEnd);
+    return ends.length === 0 ? undefined : Math.min(...ends);
+  }
+
+  deleteClosed(nowSeconds: number, limit: number): number {
+    const deleted = [...this.rows.values()]
+      .filter((row) => row.windowEnd <= nowSeconds)
+      .slice(0, limit)
+      .map((row) => row.key);
+    for (const key of deleted) this.rows.delete(key);
+    this.deletions.push({ nowSeconds, limit, deleted });
+    return deleted.length;
+  }
+
+  /** The stored rows, sorted by key. */
+  sorted(): CounterRow[] {
+    return [...this.rows.values()].sort((a, b) => a.key.localeCompare(b.key));
+  }
+}
+
+const OPTIONS: CounterTableOptions = {
+  minIdleLifetimeMs: 10_000,
+  writeBehindMs: 2_000,
+  alarmJitterSeconds: 3,
+  sweepBatch: 2,
+};
+
+/** 2027-01-15T08:00:00Z: a whole second, so window ends are exact. */
+const T0S = 1_800_000_000;
+const T0 = T0S * 1000;
+const alarmOf = (windowEnd: number) => (windowEnd + OPTIONS.alarmJitterSeconds) * 1000;
+
+const op = (key: string, hits: number, windowEnd: number, windowSeconds = 60): CounterOperation => ({
+  key,
+  hits,
+  windowEnd,
+  windowSeconds,
+});
+
+function tableOver(stored: CounterRow[] = [], options: Partial<CounterTableOptions> = {}) {
+  const rows = new FakeRows(stored);
+  return { rows, table: new CounterTable(rows, { ...OPTIONS, ...options }) };
+}
+
+describe("CounterTable: counting", () => {
+  it("returns each counter after its operation, in order, several operations on one key included", () => {
+    const { rows, table } = tableOver();
+    const end = T0S + 30;
+    expect(table.increment([op("a", 1, end), op("a", 2, end), op("b", 0, end), op("a", 1, end)], T0)).toEqual({
+      counts: [1, 3, 0, 4],
+      writeDueMs: T0 + 2_000,
+    });
+    expect(table.increment([op("b", 5, end), op("a", 1, end)], T0 + 100)).toEqual({
+      counts: [5, 5],
+      writeDueMs: T0 + 2_000,
+    });
+    expect(table.read([op("a", 0, end), op("b", 0, end), op("c", 0, end)], T0 + 200)).toEqual([5, 5, 0]);
+    // Each key was looked up once, when first seen; reading changed nothing and wrote nothing.
+    expect(rows.finds).toEqual(["a", "b", "c"]);
+    expect(rows.commits).toEqual([]);
+    expect(table.size).toBe(3);
+  });
+
+  it("neither looks up nor writes a window no longer than the minimum idle lifetime", () => {
+    const { rows, table } = tableOver();
+    // 10 s windows (= minIdleLifetime) and 1 s windows, one of them ending exactly 10 s from now.
+    const counts = table.increment(
+      [op("ten", 3, T0S + 10, 10), op("one", 1, T0S + 1, 1), op("ten", 1, T0S + 10, 10)],
+      T0,
+    );
+    expect(counts).toEqual({ counts: [3, 1, 4], writeDueMs: undefined });
+    expect(table.read([op("one", 0, T0S + 1, 1)], T0 + 500)).toEqual([1]);
+    table.writeUnwritten(T0 + 5_000);
+    expect(table.sweep(T0 + 5_000)).toEqual({ kind: "empty" });
+    expect(rows.finds).toEqual([]);
+    expect(rows.commits).toEqual([]);
+    expect(table.takeActivity()).toEqual({ operations: 4, lookups: 0, rowsWritten: 0, rowsDeleted: 0, commits: 0 });
+  });
+
+  it("writes a hit only when its window ends more than the minimum idle lifetime from now", () => {
+    const { rows, table } = tableOver();
+    expect(table.increment([op("soon", 1, T0S + 10), op("later", 1, T0S + 11)], T0)).toEqual({
+      counts: [1, 1],
+      writeDueMs: T0 + 2_000,
+    });
+    table.writeUnwritten(T0 + 2_000);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "later", count: 1, windowEnd: T0S + 11 }], alarmAtMs: alarmOf(T0S + 11) },
+    ]);
+    // A hit that alone would not be written leaves nothing waiting.
+    expect(table.increment([op("soon", 2, T0S + 10)], T0 + 2_500)).toEqual({ counts: [3], writeDueMs: undefined });
+    expect(rows.finds).toEqual(["soon", "later"]);
+  });
+});
+
+describe("CounterTable: write-behind and the alarm", () => {
+  it("gathers the hits before the write into one commit of the latest counts, with the alarm", () => {
+    const { rows, table } = tableOver();
+    expect(table.increment([op("a", 1, T0S + 60)], T0).writeDueMs).toBe(T0 + 2_000);
+    expect(table.increment([op("a", 1, T0S + 60)], T0 + 500).writeDueMs).toBe(T0 + 2_000);
+    expect(table.increment([op("b", 3, T0S + 120, 120)], T0 + 1_000).writeDueMs).toBe(T0 + 2_000);
+    expect(table.increment([op("a", 4, T0S + 60)], T0 + 1_500).counts).toEqual([6]);
+    expect(rows.commits).toEqual([]);
+    table.writeUnwritten(T0 + 2_000);
+    expect(rows.commits).toEqual([
+      {
+        rows: [
+          { key: "a", count: 6, windowEnd: T0S + 60 },
+          { key: "b", count: 3, windowEnd: T0S + 120 },
+        ],
+        alarmAtMs: alarmOf(T0S + 60),
+      },
+    ]);
+    // Nothing waits any more; the next hit starts a new interval.
+    table.writeUnwritten(T0 + 2_100);
+    expect(rows.commits).toHaveLength(1);
+    expect(table.increment([op("a", 1, T0S + 60)], T0 + 3_000).writeDueMs).toBe(T0 + 5_000);
+    expect(table.takeActivity()).toEqual({ operations: 5, lookups: 2, rowsWritten: 2, rowsDeleted: 0, commits: 1 });
+  });
+
+  it("moves the alarm only earlier, never later", () => {
+    const { rows, table } = tableOver();
+    const write = (key: string, windowEnd: number, nowMs: number) => {
+      table.increment([op(key, 1, windowEnd, 3600)], nowMs);
+      table.writeUnwritten(nowMs + 2_000);
+      return rows.commits.at(-1);
+    };
+    expect(write("b", T0S + 120, T0)).toEqual({
+      rows: [{ key: "b", count: 1, windowEnd: T0S + 120 }],
+      alarmAtMs: alarmOf(T0S + 120),
+    });
+    expect(write("a", T0S + 60, T0 + 3_000)).toEqual({
+      rows: [{ key: "a", count: 1, windowEnd: T0S + 60 }],
+      alarmAtMs: alarmOf(T0S + 60),
+    });
+    expect(write("c", T0S + 3600, T0 + 6_000)).toEqual({
+      rows: [{ key: "c", count: 1, windowEnd: T0S + 3600 }],
+      alarmAtMs: undefined,
+    });
+    expect(write("b", T0S + 120, T0 + 9_000)).toEqual({
+      rows: [{ key: "b", count: 2, windowEnd: T0S + 120 }],
+      alarmAtMs: undefined,
+    });
+    expect(rows.commits.map((commit) => commit.alarmAtMs)).toEqual([
+      alarmOf(T0S + 120),
+      alarmOf(T0S + 60),
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("continues the counts of rows already stored and takes their alarm as the one set", () => {
+    const stored = [
+      { key: "x", count: 5, windowEnd: T0S + 60 },
+      { key: "y", count: 2, windowEnd: T0S + 120 },
+    ];
+    const { rows, table } = tableOver(stored);
+    expect(table.increment([op("x", 1, T0S + 60), op("y", 0, T0S + 120, 120)], T0).counts).toEqual([6, 2]);
+    expect(table.read([op("y", 0, T0S + 120, 120)], T0)).toEqual([2]);
+    table.writeUnwritten(T0 + 2_000);
+    // x's alarm is the one the stored rows imply: no alarm in the commit.
+    expect(rows.commits).toEqual([{ rows: [{ key: "x", count: 6, windowEnd: T0S + 60 }], alarmAtMs: undefined }]);
+    table.increment([op("z", 7, T0S + 3600, 3600)], T0 + 3_000);
+    table.writeUnwritten(T0 + 5_000);
+    expect(rows.commits[1]).toEqual({ rows: [{ key: "z", count: 7, windowEnd: T0S + 3600 }], alarmAtMs: undefined });
+    // A window ending before every stored one does move it.
+    table.increment([op("w", 1, T0S + 30)], T0 + 6_000);
+    table.writeUnwritten(T0 + 8_000);
+    expect(rows.commits[2]).toEqual({
+      rows: [{ key: "w", count: 1, windowEnd: T0S + 30 }],
+      alarmAtMs: alarmOf(T0S + 30),
+    });
+    expect(rows.sorted()).toEqual([
+      { key: "w", count: 1, windowEnd: T0S + 30 },
+      { key: "x", count: 6, windowEnd: T0S + 60 },
+      { key: "y", count: 2, windowEnd: T0S + 120 },
+      { key: "z", count: 7, windowEnd: T0S + 3600 },
+    ]);
+    expect(rows.finds).toEqual(["x", "y", "z", "w"]);
+  });
+
+  it("does not write the rows of windows already closed at write time", () => {
+    const { rows, table } = tableOver();
+    table.increment([op("closing", 2, T0S + 15), op("open", 1, T0S + 60)], T0);
+    table.writeUnwritten(T0 + 15_000);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "open", count: 1, windowEnd: T0S + 60 }], alarmAtMs: alarmOf(T0S + 60) },
+    ]);
+
+    const alone = tableOver();
+    alone.table.increment([op("closing", 2, T0S + 15)], T0);
+    alone.table.writeUnwritten(T0 + 16_000);
+    expect(alone.rows.commits).toEqual([]);
+    expect(alone.table.takeActivity()).toMatchObject({ rowsWritten: 0, commits: 0 });
+  });
+});
+
+describe("CounterTable: the sweep", () => {
+  it("deletes only closed rows, a batch at a time, then names the next alarm, then empties", () => {
+    const { rows, table } = tableOver([
+      { key: "c1", count: 1, windowEnd: T0S - 10 },
+      { key: "c2", count: 2, windowEnd: T0S - 5 },
+      { key: "c3", count: 3, windowEnd: T0S },
+      { key: "o1", count: 4, windowEnd: T0S + 60 },
+      { key: "o2", count: 5, windowEnd: T0S + 120 },
+    ]);
+    expect(table.sweep(T0 + 400)).toEqual({ kind: "again", alarmAtMs: T0 + 400 });
+    expect(table.sweep(T0 + 500)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
+    expect(rows.deletions).toEqual([
+      { nowSeconds: T0S, limit: 2, deleted: ["c1", "c2"] },
+      { nowSeconds: T0S, limit: 2, deleted: ["c3"] },
+    ]);
+    expect(rows.sorted()).toEqual([
+      { key: "o1", count: 4, windowEnd: T0S + 60 },
+      { key: "o2", count: 5, windowEnd: T0S + 120 },
+    ]);
+    expect(table.sweep((T0S + 60) * 1000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 120) });
+    expect(table.sweep((T0S + 121) * 1000)).toEqual({ kind: "empty" });
+    expect(rows.rows.size).toBe(0);
+    expect(rows.deletions.map((d) => d.deleted)).toEqual([["c1", "c2"], ["c3"], ["o1"], ["o2"]]);
+    expect(rows.commits).toEqual([]);
+    expect(table.takeActivity()).toEqual({ operations: 0, lookups: 0, rowsWritten: 0, rowsDeleted: 5, commits: 4 });
+  });
+
+  it("returns again with a full batch even when it was the last, and empty on the next", () => {
+    const { rows, table } = tableOver([
+      { key: "c1", count: 1, windowEnd: T0S - 10 },
+      { key: "c2", count: 2, windowEnd: T0S - 5 },
+    ]);
+    expect(table.sweep(T0)).toEqual({ kind: "again", alarmAtMs: T0 });
+    expect(table.sweep(T0)).toEqual({ kind: "empty" });
+    expect(rows.deletions.map((d) => d.deleted)).toEqual([["c1", "c2"], []]);
+    expect(table.takeActivity()).toMatchObject({ rowsDeleted: 2, commits: 1 });
+  });
+
+  it("writes what waits before sweeping, in the same alarm", () => {
+    const { rows, table } = tableOver([{ key: "old", count: 9, windowEnd: T0S - 1 }]);
+    table.increment([op("new", 2, T0S + 60)], T0);
+    expect(table.sweep(T0 + 1_000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
+    // The stored row implied the alarm at old's end; the new row's is later, so the commit leaves it.
+    expect(rows.commits).toEqual([{ rows: [{ key: "new", count: 2, windowEnd: T0S + 60 }], alarmAtMs: undefined }]);
+    expect(rows.sorted()).toEqual([{ key: "new", count: 2, windowEnd: T0S + 60 }]);
+    expect(table.takeActivity()).toEqual({ operations: 1, lookups: 1, rowsWritten: 1, rowsDeleted: 1, commits: 2 });
+  });
+
+  it("after an empty sweep, the next write sets the alarm again", () => {
+    const { rows, table } = tableOver([{ key: "old", count: 1, windowEnd: T0S - 1 }]);
+    expect(table.sweep(T0)).toEqual({ kind: "empty" });
+    table.increment([op("new", 1, T0S + 3600, 3600)], T0 + 100);
+    table.writeUnwritten(T0 + 2_100);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "new", count: 1, windowEnd: T0S + 3600 }], alarmAtMs: alarmOf(T0S + 3600) },
+    ]);
+  });
+});
+
+describe("CounterTable: memory", () => {
+  it("forgets the entries of closed windows once the grace has passed", () => {
+    const { rows, table } = tableOver();
+    table.increment([op("a", 2, T0S + 15), op("b", 1, T0S + 60)], T0);
+    table.writeUnwritten(T0 + 2_000);
+    expect(table.size).toBe(2);
+    const graceEnd = (T0S + 15) * 1000 + CLOSED_WINDOW_GRACE_MS;
+    expect(table.read([], graceEnd - 1)).toEqual([]);
+    expect(table.size).toBe(2);
+    expect(table.read([], graceEnd)).toEqual([]);
+    expect(table.size).toBe(1);
+    // A late caller of the forgotten window starts again from its stored row.
+    expect(table.increment([op("a", 1, T0S + 15)], graceEnd + 1).counts).toEqual([3]);
+    expect(rows.finds).toEqual(["a", "b", "a"]);
+    expect(table.size).toBe(2);
+    table.read([], (T0S + 60) * 1000 + CLOSED_WINDOW_GRACE_MS);
+    expect(table.size).toBe(0);
+  });
+
+  it("drops the unwritten counts of a forgotten window instead of writing them", () => {
+    const { rows, table } = tableOver();
+    table.increment([op("a", 2, T0S + 15)], T0);
+    expect(table.increment([op("b", 1, T0S + 3600, 3600)], T0 + 30_000).counts).toEqual([1]);
+    table.writeUnwritten(T0 + 30_000);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "b", count: 1, windowEnd: T0S + 3600 }], alarmAtMs: alarmOf(T0S + 3600) },
+    ]);
+    expect(table.size).toBe(1);
+  });
+
+  it("reports its activity since the last call, then starts again from zero", () => {
+    const { table } = tableOver([{ key: "gone", count: 1, windowEnd: T0S - 1 }]);
+    table.increment([op("a", 1, T0S + 60), op("a", 1, T0S + 60), op("s", 1, T0S + 1, 1)], T0);
+    table.read([op("b", 0, T0S + 60)], T0);
+    table.writeUnwritten(T0 + 2_000);
+    expect(table.sweep(T0 + 2_000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
+    expect(table.takeActivity()).toEqual({ operations: 4, lookups: 2, rowsWritten: 1, rowsDeleted: 1, commits: 2 });
+    expect(table.takeActivity()).toEqual({ operations: 0, lookups: 0, rowsWritten: 0, rowsDeleted: 0, commits: 0 });
+  });
+});
+
+describe("CounterTable: properties", () => {
+  // Counters of a few names over windows of 1 s, 10 s (= minIdleLifetime), 60 s and 3600 s, always hit in their
+  // current window (as callers do), with the clock moving forward and writes and sweeps at random points.
+  const WINDOWS = [1, 10, 60, 3600];
+  const step = fc.oneof(
+    fc.record({
+      kind: fc.constant("increment" as const),
+      ops: fc.array(
+        fc.record({ name: fc.constantFrom("a", "b", "c"), window: fc.constantFrom(...WINDOWS), hits: fc.nat(3) }),
+        { minLength: 1, maxLength: 4 },
+      ),
+      advanceMs: fc.nat(8_000),
+    }),
+    fc.record({ kind: fc.constant("write" as const), advanceMs: fc.nat(8_000) }),
+    fc.record({ kind: fc.constant("sweep" as const), advanceMs: fc.nat(8_000) }),
+  );
+
+  it("counts exactly, and writes exactly the counts of open, persistable windows", () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), fc.integer({ min: 0, max: 3599 }), (steps, startOffset) => {
+        const { rows, table } = tableOver([], { sweepBatch: 3 });
+        let now = T0 + startOffset * 1000 + 123;
+        const hitsSoFar = new Map<string, number>();
+        const windowEndOf = new Map<string, number>();
+        const lastHitPersistable = new Map<string, boolean>();
+        for (const s of steps) {
+          now += s.advanceMs;
+          if (s.kind === "write") table.writeUnwritten(now);
+          else if (s.kind === "sweep") table.sweep(now);
+          else {
+            const operations = s.ops.map(({ name, window, hits }) => {
+              const start = Math.floor(now / 1000 / window) * window;
+              return op(`${name}_${window}_${start}`, hits, start + window, window);
+            });
+            const expected = operations.map((o) => {
+              const total = (hitsSoFar.get(o.key) ?? 0) + o.hits;
+              hitsSoFar.set(o.key, total);
+              windowEndOf.set(o.key, o.windowEnd);
+              if (o.hits > 0) lastHitPersistable.set(o.key, o.windowEnd * 1000 - now > OPTIONS.minIdleLifetimeMs);
+              return total;
+            });
+            expect(table.increment(operations, now).counts).toEqual(expected);
+          }
+        }
+        table.writeUnwritten(now);
+        for (const [key, total] of hitsSoFar) {
+          const windowEnd = windowEndOf.get(key)!;
+          const window = Number(key.split("_")[1]);
+          const row = rows.rows.get(key);
+          if (window * 1000 <= OPTIONS.minIdleLifetimeMs) {
+            // Short windows never touch storage.
+            expect(row).toBeUndefined();
+            expect(rows.finds).not.toContain(key);
+          } else if (windowEnd * 1000 > now && lastHitPersistable.get(key)) {
+            expect(table.read([op(key, 0, windowEnd, window)], now)).toEqual([total]);
+            expect(row).toEqual({ key, count: total, windowEnd });
+          } else if (row) {
+            // A stale row (later hits were memory-only) never counts more than was hit.
+            expect(row.windowEnd).toBe(windowEnd);
+            expect(row.count).toBeLessThanOrEqual(total);
+          }
+        }
+        // A commit that moves the alarm moves it to its own earliest row's window end (plus jitter).
+        for (const commit of rows.commits) {
+          expect(commit.rows.length).toBeGreaterThan(0);
+          if (commit.alarmAtMs !== undefined)
+            expect(commit.alarmAtMs).toBe(alarmOf(Math.min(...commit.rows.map((row) => row.windowEnd))));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("counter shards", () => {
+  it("hashes with 32-bit FNV-1a over UTF-8", () => {
+    expect(fnv1a32("")).toBe(0x811c9dc5);
+    expect(fnv1a32("a")).toBe(0xe40c292c);
+    expect(fnv1a32("foobar")).toBe(0xbf9cf968);
+    // UTF-8 bytes, not UTF-16 code units: "é" is two bytes.
+    expect(fnv1a32("é")).toBe(Math.imul(Math.imul(0x811c9dc5 ^ 0xc3, 0x01000193) ^ 0xa9, 0x01000193) >>> 0);
+  });
+
+  it("names a stable shard in range that never ends with an underscore", () => {
+    expect(shardName("rl_client_10.0.0.1_", 4)).toBe(`shard ${fnv1a32("rl_client_10.0.0.1_") % 4} of 4`);
+    expect(shardName("a", 64)).toBe(`shard ${0xe40c292c % 64} of 64`);
+    expect(shardName("a", 64)).toBe("shard 44 of 64");
+    expect(shardName("foobar", 1)).toBe("shard 0 of 1");
+    fc.assert(
+      fc.property(fc.string(), fc.integer({ min: 1, max: 4096 }), (name, shards) => {
+        const shard = shardName(name, shards);
+        expect(shardName(name, shards)).toBe(shard);
+        const match = /^shard (\d+) of (\d+)$/.exec(shard);
+        expect(match).not.toBeNull();
+        expect(Number(match![1])).toBeLessThan(shards);
+        expect(Number(match![2])).toBe(shards);
+        expect(shard.endsWith("_")).toBe(false);
+      }),
+    );
+  });
+});

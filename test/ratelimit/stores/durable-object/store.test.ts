@@ -1,0 +1,162 @@
+// POST /json with the Durable Object store in its sharded layout (COUNTER_OBJECT_LAYOUT=sharded): the same decisions
+// as the per-key layout (routes/http.test.ts), each counter in the shard object shardName(counterName, shards) and no
+// per-key object made for it; exact admission under concurrency on both layouts, the same decisions on both, and the
+// layout settings refused by name when malformed.
+import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { shardName } from "../../../../src/ratelimit/core/counter-shards";
+import { descriptor, installConfig } from "../../../helpers/ratelimit";
+import { DECISION_CONFIG, decisionSuite, NOW } from "../../decision-suite";
+import { eventually, workerWith, type Answer } from "../../store-helpers";
+
+// NOW is 30 s into the hour starting here.
+const HOUR_START = 1893456000;
+const SHARDS = 4;
+
+const sharded = workerWith({
+  COUNTER_OBJECT_LAYOUT: "sharded",
+  COUNTER_OBJECT_SHARDS: String(SHARDS),
+  CACHE_KEY_PREFIX: "sh_",
+});
+const layouts = [
+  ["per_key", workerWith({ CACHE_KEY_PREFIX: "pk_" })],
+  ["sharded", workerWith({ COUNTER_OBJECT_LAYOUT: "SHARDED", COUNTER_OBJECT_SHARDS: "4", CACHE_KEY_PREFIX: "sk_" })],
+] as const;
+
+const idsOf = async () => (await listDurableObjectIds(env.RATE_LIMIT_COUNTER)).map((id) => id.toString());
+const idOf = (name: string) => env.RATE_LIMIT_COUNTER.idFromName(name).toString();
+
+/** The rows of these keys in the object's `counters` table (none when the table does not exist). */
+const storedRows = (object: DurableObjectStub, ...keys: string[]) =>
+  runInDurableObject(object, (_instance, state) => {
+    const sql = state.storage.sql;
+    if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'counters'").toArray().length === 0)
+      return [];
+    return sql
+      .exec(
+        `SELECT key, count, window_end FROM counters WHERE key IN (${keys.map(() => "?").join(",")}) ORDER BY key`,
+        ...keys,
+      )
+      .toArray();
+  });
+
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+  await installConfig({ "rl.yaml": DECISION_CONFIG });
+});
+afterAll(() => vi.useRealTimers());
+
+describe("the sharded layout decides as the per-key layout does", () => {
+  decisionSuite(sharded.rateLimit, {
+    // The counter is a row of its shard's table; no object of its own was made.
+    afterKeyOnlyRule: async () => {
+      const counterName = "sh_rl_client_10.0.0.1_";
+      const key = `${counterName}${HOUR_START}`;
+      const shard = env.RATE_LIMIT_COUNTER.getByName(shardName(counterName, SHARDS));
+      expect(await shard.read([{ key, hits: 0, windowEnd: HOUR_START + 3600, windowSeconds: 3600 }])).toEqual([4]);
+      // Written behind (COUNTER_WRITE_BEHIND, 2 s); polled on real timers, as vi.waitUntil would move the frozen clock.
+      const row = { key, count: 4, window_end: HOUR_START + 3600 };
+      expect(await eventually(() => storedRows(shard, key), [row])).toEqual([row]);
+      const ids = await idsOf();
+      expect(ids).toContain(idOf(shardName(counterName, SHARDS)));
+      expect(ids).not.toContain(idOf(counterName));
+      expect(ids).not.toContain(idOf("sh_rl_client_10.0.0.2_"));
+    },
+  });
+
+  it("makes no object but its shards, however many keys it counts", async () => {
+    const before = new Set(await idsOf());
+    const counted = workerWith({
+      COUNTER_OBJECT_LAYOUT: "sharded",
+      COUNTER_OBJECT_SHARDS: "2",
+      CACHE_KEY_PREFIX: "few_",
+    });
+    const names = Array.from({ length: 12 }, (_, i) => `few_rl_client_c${i}_`);
+    const statuses = [];
+    for (let i = 0; i < names.length; i++)
+      statuses.push((await counted.rateLimit({ domain: "rl", descriptors: [descriptor(["client", `c${i}`])] })).status);
+    expect(statuses).toEqual(Array(12).fill(200));
+    const shards = [...new Set(names.map((name) => shardName(name, 2)))].sort();
+    expect(shards).toEqual(["shard 0 of 2", "shard 1 of 2"]);
+    const made = async () => (await idsOf()).filter((id) => !before.has(id)).sort();
+    const expected = shards.map(idOf).sort();
+    expect(await eventually(made, expected)).toEqual(expected);
+  });
+});
+
+describe.each(layouts)("the %s layout under concurrency", (_name, layout) => {
+  it("admits exactly 100 of 300 concurrent hits on a key limited to 100", async () => {
+    const request = { domain: "rl", descriptors: [descriptor(["hot", "concurrent"])] };
+    const statuses = await Promise.all(
+      Array.from({ length: 300 }, () => layout.rateLimit(request).then((a) => a.status)),
+    );
+    const counts: Record<number, number> = {};
+    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+    expect(counts).toEqual({ 200: 100, 429: 200 });
+  }, 60_000);
+});
+
+describe("both layouts", () => {
+  it("take the same decisions on the same sequence of requests", async () => {
+    const sequence = [
+      { domain: "rl", descriptors: [descriptor(["client", "same"]), descriptor(["path", "/login"])] },
+      { domain: "rl", hitsAddend: 2, descriptors: [descriptor(["client", "same"])] },
+      { domain: "rl", descriptors: [descriptor(["path", "/login"]), descriptor(["wild", "api/1"])] },
+      { domain: "rl", descriptors: [descriptor(["wild", "api/2"]), descriptor(["client", "other"])] },
+      { domain: "rl", descriptors: [descriptor(["wild", "api/3"])] },
+      { domain: "rl", descriptors: [{ ...descriptor(["client", "same"]), hitsAddend: "0" }] },
+      { domain: "rl", descriptors: [descriptor(["client", "other"]), descriptor(["blocked", "x"])] },
+    ];
+    const run = async (rateLimit: (body: unknown) => Promise<Answer>) => {
+      const answers = [];
+      for (const body of sequence) {
+        const { status, body: answer } = await rateLimit(body);
+        answers.push({ status, answer });
+      }
+      return answers;
+    };
+    const [perKey, shardedAnswers] = [await run(layouts[0][1].rateLimit), await run(layouts[1][1].rateLimit)];
+    expect(shardedAnswers).toEqual(perKey);
+    expect(perKey.map((a) => a.status)).toEqual([200, 200, 200, 200, 429, 200, 429]);
+    expect(perKey.map((a) => a.answer.statuses.map((s: any) => s.limitRemaining ?? 0))).toEqual([
+      [2, 1],
+      [0],
+      [0, 1],
+      [0, 2],
+      [0],
+      [0],
+      [1, 0],
+    ]);
+  });
+});
+
+describe("the layout settings", () => {
+  it.each([
+    [{ COUNTER_OBJECT_SHARDS: "0" }, "COUNTER_OBJECT_SHARDS: Too small: expected number to be >=1"],
+    [{ COUNTER_OBJECT_SHARDS: "5000" }, "COUNTER_OBJECT_SHARDS: Too big: expected number to be <=4096"],
+    [{ COUNTER_WRITE_BEHIND: "6s" }, "COUNTER_WRITE_BEHIND: must be at most 5s"],
+    [{ COUNTER_OBJECT_MIN_IDLE_LIFETIME: "2m" }, "COUNTER_OBJECT_MIN_IDLE_LIFETIME: must be at most 60s"],
+    [{ COUNTER_OBJECT_LAYOUT: "bogus" }, 'COUNTER_OBJECT_LAYOUT: Invalid option: expected one of "per_key"|"sharded"'],
+  ])("refuses %j with a 500 naming the variable", async (vars, message) => {
+    const refused = workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars });
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const answer = await refused.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "refused"])] });
+    error.mockRestore();
+    expect(answer.status).toBe(500);
+    expect(answer.body).toBe(`ratelimit settings are invalid: ${message}`);
+  });
+
+  it("accepts the bounds", async () => {
+    const bounds = workerWith({
+      COUNTER_OBJECT_LAYOUT: "sharded",
+      COUNTER_OBJECT_SHARDS: "4096",
+      COUNTER_WRITE_BEHIND: "5s",
+      COUNTER_OBJECT_MIN_IDLE_LIFETIME: "1m",
+      CACHE_KEY_PREFIX: "bounds_",
+    });
+    const answer = await bounds.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "bounds"])] });
+    expect(answer.status).toBe(200);
+    expect(answer.body.statuses[0].limitRemaining).toBe(2);
+  });
+});
