@@ -250,9 +250,10 @@ export const CounterStoreSettings = z.preprocess(
      */
     COUNTER_OBJECT_LAYOUT: envChoice(["per_key", "sharded"], "per_key"),
     /**
-     * Durable Object store, per_key layout: most distinct counter objects one isolate calls within 12 s; calls to
-     * further new keys wait until the oldest ages out. workerd keeps each object and its SQLite database about 10 s
-     * after its last call, and past about 2,800 open databases a process fails with SQLITE_NOMEM. 0: no limit.
+     * Durable Object store, per_key layout: most distinct counter objects one isolate calls within
+     * COUNTER_WRITE_BEHIND + 13 s; calls to further new keys wait until the oldest ages out. workerd keeps each object
+     * and its SQLite database about 10 s after its last activity, and past about 2,800 open databases a process fails
+     * with SQLITE_NOMEM. 0: no limit.
      */
     COUNTER_OBJECT_ACTIVE_LIMIT: envInteger(2000),
     /** Durable Object store, sharded layout: how many shard objects (1 to 4096). */

@@ -12,6 +12,13 @@ import { counterStoreSettings } from "../settings";
 
 type Backend = "durable-object" | "kvstore" | "objcache";
 
+/**
+ * How long a per-key object stays open after this isolate's last call to it: workerd evicts an object 10 s after its
+ * last activity, which may be the write-behind's commit, checked every few seconds (11 to 13 s measured), plus a
+ * margin.
+ */
+const objectResidencyMs = (writeBehindMs: number): number => writeBehindMs + 13_000;
+
 /** The store the settings chose, with what the health check and the error messages need to know of it. */
 export interface SelectedStore {
   backend: Backend;
@@ -52,7 +59,11 @@ export function selectCounterStore(env: Env): SelectedStore {
           env.RATE_LIMIT_COUNTER,
           settings.COUNTER_OBJECT_LAYOUT === "sharded"
             ? { kind: "sharded", shards: settings.COUNTER_OBJECT_SHARDS }
-            : { kind: "per_key", activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT },
+            : {
+                kind: "per_key",
+                activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT,
+                residencyMs: objectResidencyMs(settings.COUNTER_WRITE_BEHIND),
+              },
         ),
         healthCheckActiveConnection: false,
       };

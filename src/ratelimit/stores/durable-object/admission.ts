@@ -1,5 +1,5 @@
 // Bounds how many distinct per-key counter objects one isolate keeps busy (COUNTER_OBJECT_ACTIVE_LIMIT). workerd keeps
-// an object, with its SQLite database open, for about 10 s after its last call, and all databases of a process share
+// an object, with its SQLite database open, for about 10 s after its last activity, and all databases of a process share
 // one 512 MiB SQLite memory limit: past roughly 2,800 open objects every storage call fails with SQLITE_NOMEM and the
 // process restarts, losing every count in memory. A long tail of new keys reaches that in seconds. So a call to an
 // object this isolate has not used within the residency window waits while the limit is reached, until the oldest

@@ -11,13 +11,11 @@ import type { RateLimitCounter } from "../../../../durable-objects/rate-limit-co
 type Namespace = DurableObjectNamespace<RateLimitCounter>;
 
 /**
- * Where the counters live: one object per rate-limit key (at most `activeLimit` of them in use by one isolate at a
- * time, 0: no limit; see admission.ts), or this many shards.
+ * Where the counters live: one object per rate-limit key (at most `activeLimit` of them called by one isolate within
+ * `residencyMs`, 0: no limit; see admission.ts), or this many shards.
  */
-export type CounterObjectLayout = { kind: "per_key"; activeLimit: number } | { kind: "sharded"; shards: number };
-
-/** How long workerd keeps an idle object (about 11 s measured) plus a margin: the admission's residency window. */
-const OBJECT_RESIDENCY_MS = 12_000;
+export type CounterObjectLayout =
+  { kind: "per_key"; activeLimit: number; residencyMs: number } | { kind: "sharded"; shards: number };
 
 /** Groups the items by counter object, remembering each item's position in the request. */
 function groupByObject(items: CounterIncrement[], objectOf: (item: CounterIncrement) => string) {
@@ -44,7 +42,7 @@ export function durableObjectStore(namespace: Namespace, layout: CounterObjectLa
       : (item: CounterIncrement) => item.counterName;
   const admission =
     layout.kind === "per_key" && layout.activeLimit > 0
-      ? new ObjectAdmission(layout.activeLimit, OBJECT_RESIDENCY_MS)
+      ? new ObjectAdmission(layout.activeLimit, layout.residencyMs)
       : undefined;
   const perObject = async (
     items: CounterIncrement[],
