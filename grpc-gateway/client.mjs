@@ -15,7 +15,10 @@ const USAGE = `Usage: npm run client -- [flags]
   -grpc-use-tls              use TLS
   -grpc-server-ca-file path  CA that signed the server certificate (default: the system's roots)
   -grpc-cert-file path       client certificate, for mutual TLS
-  -grpc-key-file path        client key, for mutual TLS`;
+  -grpc-key-file path        client key, for mutual TLS
+  -h, -help                  this help
+Flags take one or two dashes, and -name=value or -name value. Environment: none of its own (flags only);
+grpc-js itself reads GRPC_TRACE and GRPC_VERBOSITY (its own diagnostics).`;
 
 const BOOLEAN_FLAGS = new Set(["grpc-use-tls"]);
 const VALUE_FLAGS = new Set([

@@ -1,6 +1,7 @@
 // Settings of the Node gRPC gateway, read from the environment with zod. The GRPC_* names and meanings are the
 // reference service's (spec 3); the RATELIMIT_UPSTREAM_* and GRPC_GATEWAY_* ones exist because the decisions are
-// made by the Worker behind the gateway. An empty variable means its default, as for the Worker's settings.
+// made by the Worker behind the gateway. An empty variable means its default, as for the Worker's settings. Each field
+// carries its kind, default and meaning as zod metadata, as the Worker's do: docs/settings.md is generated from them.
 import { z } from "zod";
 
 const durationUnits = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -24,144 +25,211 @@ export function parseDurationMs(text) {
 /** @param {unknown} value */
 const unsetIfEmpty = (value) => (value === "" ? undefined : value);
 
-const optionalString = () => z.preprocess(unsetIfEmpty, z.string().optional());
+/** @param {string} [defaultValue] documented only: the caller applies it */
+const optionalString = (defaultValue) =>
+  z.preprocess(unsetIfEmpty, z.string().optional()).meta({ kind: "string", default: defaultValue });
 
 /** @param {string} defaultValue */
-const string = (defaultValue) => optionalString().transform((value) => value ?? defaultValue);
+const string = (defaultValue) => optionalString(defaultValue).transform((value) => value ?? defaultValue);
 
 /** @param {boolean} defaultValue */
 const boolean = (defaultValue) =>
-  z.preprocess(
-    unsetIfEmpty,
-    z
-      .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
-      .optional()
-      .transform((value) => value ?? defaultValue),
-  );
+  z
+    .preprocess(
+      unsetIfEmpty,
+      z
+        .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
+        .optional()
+        .transform((value) => value ?? defaultValue),
+    )
+    .meta({ kind: "boolean", default: String(defaultValue) });
+
+/**
+ * An integer within bounds.
+ * @param {number} defaultValue @param {number} min @param {number} [max]
+ */
+const integer = (defaultValue, min, max) => {
+  const bounded = z.coerce.number().int().min(min);
+  return z
+    .preprocess(unsetIfEmpty, (max === undefined ? bounded : bounded.max(max)).optional())
+    .transform((value) => value ?? defaultValue)
+    .meta({ kind: "integer", default: String(defaultValue) });
+};
 
 /**
  * A list of `name<sep>value` pairs separated by commas (spaces around each trimmed), as [name, value] entries.
  * @param {string} separator @param {string} variable
  */
 const pairs = (separator, variable) =>
-  string("").transform((text, ctx) => {
-    /** @type {[string, string][]} */
-    const out = [];
-    for (const item of text
-      .split(",")
-      .map((part) => part.trim())
-      .filter(Boolean)) {
-      const at = item.indexOf(separator);
-      if (at <= 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: `expected ${variable} as name${separator}value pairs separated by commas`,
-        });
-        return z.NEVER;
+  string("")
+    .transform((text, ctx) => {
+      /** @type {[string, string][]} */
+      const out = [];
+      for (const item of text
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean)) {
+        const at = item.indexOf(separator);
+        if (at <= 0) {
+          ctx.addIssue({
+            code: "custom",
+            message: `expected ${variable} as name${separator}value pairs separated by commas`,
+          });
+          return z.NEVER;
+        }
+        out.push([item.slice(0, at).trim(), item.slice(at + 1).trim()]);
       }
-      out.push([item.slice(0, at).trim(), item.slice(at + 1).trim()]);
-    }
-    return out;
-  });
+      return out;
+    })
+    .meta({ kind: "list", items: `name${separator}value pairs` });
 
 /** A Go duration in milliseconds, or undefined when unset. */
 const optionalDuration = () =>
-  optionalString().transform((text, ctx) => {
-    if (text === undefined) return undefined;
-    const ms = parseDurationMs(text);
-    if (ms === undefined) {
-      ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
-      return z.NEVER;
-    }
-    return ms;
-  });
+  optionalString()
+    .transform((text, ctx) => {
+      if (text === undefined) return undefined;
+      const ms = parseDurationMs(text);
+      if (ms === undefined) {
+        ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .meta({ kind: "duration" });
 
 /** A Go duration in milliseconds. @param {string} defaultValue */
 const duration = (defaultValue) =>
-  optionalDuration().transform((ms) => ms ?? /** @type {number} */ (parseDurationMs(defaultValue)));
+  optionalDuration()
+    .transform((ms) => ms ?? /** @type {number} */ (parseDurationMs(defaultValue)))
+    .meta({ kind: "duration", default: defaultValue });
 
 export const GatewaySettingsSchema = z
   .object({
-    /** Origin of the Worker that decides, e.g. https://ratelimit.example.com; default: the local `wrangler dev`. */
-    RATELIMIT_UPSTREAM_URL: optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
-    /** Port of the local `wrangler dev` (as `npm start` uses it), for the default upstream URL. */
-    PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(65535).optional()).transform((p) => p ?? 8787),
-    /** How long opening a connection to the Worker may take before the call answers UNAVAILABLE. */
-    RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: duration("2s"),
-    /** Time limit of a forwarded call when the caller sets no deadline (a caller's deadline always applies). */
-    RATELIMIT_UPSTREAM_TIMEOUT: duration("10s"),
-    /** Largest ShouldRateLimit message taken, in bytes; a larger one answers RESOURCE_EXHAUSTED (grpc-js's
-     * max_receive_message_length, 4 MiB by default) before it is forwarded. The Worker's setting of the same name
-     * (default 1 MiB) refuses larger bodies anyway: give both the same value. */
-    RATELIMIT_MAX_REQUEST_BYTES: z
-      .preprocess(unsetIfEmpty, z.coerce.number().int().min(1).optional())
-      .transform((v) => v ?? 1024 * 1024),
-    /** gRPC bind address and port (spec: 0.0.0.0 / 8081); ignored when GRPC_UDS is set. */
-    GRPC_HOST: string("0.0.0.0"),
-    GRPC_PORT: z
-      .preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).optional())
-      .transform((p) => p ?? 8081),
-    /** Unix socket path to serve on instead of GRPC_HOST:GRPC_PORT. */
-    GRPC_UDS: optionalString(),
-    /** Largest age of a client connection, plus or minus 10 % jitter; then it gets a GOAWAY. Unset: no limit. */
-    GRPC_MAX_CONNECTION_AGE: optionalDuration(),
-    /** After GRPC_MAX_CONNECTION_AGE, how long calls may still finish before the connection is closed. Unset: no limit. */
-    GRPC_MAX_CONNECTION_AGE_GRACE: optionalDuration(),
-    /** Serve TLS with GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY (PEM files, reloaded when they change). */
-    GRPC_SERVER_USE_TLS: boolean(false),
-    GRPC_SERVER_TLS_CERT: optionalString(),
-    GRPC_SERVER_TLS_KEY: optionalString(),
-    /** PEM file of the CA that signs client certificates: turns on mutual TLS (needs GRPC_SERVER_USE_TLS). */
-    GRPC_CLIENT_TLS_CACERT: optionalString(),
-    /** With mutual TLS, the DNS name the client certificate must carry among its subject alternative names. */
-    GRPC_CLIENT_TLS_SAN: optionalString(),
-    /** FILE: the Worker's own config (bundled files or its runtime set); GRPC_XDS_SOTW: this process is the xDS
-     * client and stores each snapshot in the Worker (set the same value for the Worker). */
-    CONFIG_TYPE: z.preprocess(unsetIfEmpty, z.enum(["FILE", "GRPC_XDS_SOTW"]).optional()).transform((v) => v ?? "FILE"),
-    /** With GRPC_XDS_SOTW, false: the gRPC port opens only once the first snapshot is accepted; true: at once. */
-    FORCE_START_WITHOUT_INITIAL_CONFIG: boolean(false),
-    /** The Worker's admin bearer token, with which snapshots are stored (PUT /rlconfig/files); needed for xDS. */
-    RATELIMIT_ADMIN_TOKEN: optionalString(),
-    /** The node id the client presents to the management server. */
-    CONFIG_GRPC_XDS_NODE_ID: string("default"),
-    /** `k1=v1,k2=v2`: the node's metadata (string values). */
-    CONFIG_GRPC_XDS_NODE_METADATA: pairs("=", "CONFIG_GRPC_XDS_NODE_METADATA"),
-    /** host:port of the management server ([v6]:port for an IPv6 address; a dns:/// prefix is allowed). */
-    CONFIG_GRPC_XDS_SERVER_URL: string("localhost:18000").pipe(
-      z
-        .string()
-        .regex(
-          /^(?:dns:\/\/\/)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/,
-          'expected host:port, e.g. "localhost:18000"',
-        ),
+    RATELIMIT_UPSTREAM_URL: optionalString()
+      .pipe(z.url({ protocol: /^https?$/ }).optional())
+      .meta({
+        kind: "url",
+        description:
+          "Origin of the Worker that decides, e.g. `https://ratelimit.example.com`; unset: the local `wrangler dev` " +
+          "at `http://127.0.0.1:$PORT` (`npm start` passes the origin of the one it runs).",
+      }),
+    PORT: integer(8787, 1, 65535).describe("Port of the local `wrangler dev`, for the default RATELIMIT_UPSTREAM_URL."),
+    RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: duration("2s").describe(
+      "How long opening a connection to the Worker may take; then the call answers UNAVAILABLE.",
     ),
-    /** While the server cannot be reached, how often a connection is tried (grpc-js adds its own jitter). */
-    CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration("3s"),
-    /** After a stream breaks: the first wait before the next one, doubled per failure up to the maximum, */
-    XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: duration("10s"),
-    XDS_CLIENT_BACKOFF_MAX_INTERVAL: duration("60s"),
-    /** each wait spread by plus or minus this fraction of itself when XDS_CLIENT_BACKOFF_JITTER is true. */
+    RATELIMIT_UPSTREAM_TIMEOUT: duration("10s").describe(
+      "Time limit of a forwarded call whose caller set no deadline (a caller's deadline always applies).",
+    ),
+    RATELIMIT_MAX_REQUEST_BYTES: integer(1024 * 1024, 1).describe(
+      "Largest ShouldRateLimit message taken, in bytes; a larger one answers RESOURCE_EXHAUSTED before it is " +
+        "forwarded (grpc-js's own limit is 4 MiB). The Worker's setting of the same name refuses larger bodies " +
+        "anyway: give both the same value.",
+    ),
+    GRPC_HOST: string("0.0.0.0").describe("Address the gRPC server binds; ignored when GRPC_UDS is set."),
+    GRPC_PORT: integer(8081, 0, 65535).describe("Port of the gRPC server; `0` takes a free one (logged)."),
+    GRPC_UDS: optionalString().describe(
+      "Unix socket path to serve on instead of GRPC_HOST and GRPC_PORT (a stale socket file is replaced).",
+    ),
+    GRPC_MAX_CONNECTION_AGE: optionalDuration().describe(
+      "Largest age of a client connection, plus or minus 10 % jitter; then it is sent a GOAWAY. Unset: no limit.",
+    ),
+    GRPC_MAX_CONNECTION_AGE_GRACE: optionalDuration().describe(
+      "After GRPC_MAX_CONNECTION_AGE, how long calls may still run before the connection is closed. Unset: no limit.",
+    ),
+    GRPC_SERVER_USE_TLS: boolean(false).describe("Serve TLS with GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY."),
+    GRPC_SERVER_TLS_CERT: optionalString().describe(
+      "PEM file of the certificate chain; required with TLS. Checked every 0.5 s and reloaded when it changes " +
+        "(new connections get the new pair; a pair that does not load is logged and the previous one kept).",
+    ),
+    GRPC_SERVER_TLS_KEY: optionalString().describe(
+      "PEM file of the private key; required with TLS, reloaded likewise.",
+    ),
+    GRPC_CLIENT_TLS_CACERT: optionalString().describe(
+      "PEM file of the CA that signs client certificates: turns on mutual TLS (needs GRPC_SERVER_USE_TLS).",
+    ),
+    GRPC_CLIENT_TLS_SAN: optionalString().describe(
+      "With mutual TLS, a DNS name the client certificate must carry among its subject alternative names; calls " +
+        "from other certificates answer UNAUTHENTICATED.",
+    ),
+    CONFIG_TYPE: z
+      .preprocess(unsetIfEmpty, z.enum(["FILE", "GRPC_XDS_SOTW"]).optional())
+      .transform((v) => v ?? "FILE")
+      .meta({
+        kind: "choice",
+        choices: ["FILE", "GRPC_XDS_SOTW"],
+        default: "FILE",
+        description:
+          "`FILE`: the Worker's own rules (bundled files or its runtime set). `GRPC_XDS_SOTW`: this process is the " +
+          "xDS client (it subscribes to a management server's rate limit configuration) and stores each snapshot " +
+          "in the Worker; set the same value for the Worker.",
+      }),
+    FORCE_START_WITHOUT_INITIAL_CONFIG: boolean(false).describe(
+      "With `GRPC_XDS_SOTW`, `false` opens the gRPC port only once the first snapshot is accepted; `true` at once.",
+    ),
+    RATELIMIT_ADMIN_TOKEN: optionalString()
+      .meta({ secret: true })
+      .describe(
+        "The Worker's admin bearer token, with which snapshots are stored (PUT /rlconfig/files); required with " +
+          "`GRPC_XDS_SOTW`.",
+      ),
+    CONFIG_GRPC_XDS_NODE_ID: string("default").describe("The node id the client presents to the management server."),
+    CONFIG_GRPC_XDS_NODE_METADATA: pairs("=", "CONFIG_GRPC_XDS_NODE_METADATA").describe(
+      "`k1=v1,k2=v2`: the node's metadata (string values).",
+    ),
+    CONFIG_GRPC_XDS_SERVER_URL: string("localhost:18000")
+      .pipe(
+        z
+          .string()
+          .regex(
+            /^(?:dns:\/\/\/)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}$/,
+            'expected host:port, e.g. "localhost:18000"',
+          ),
+      )
+      .describe(
+        "`host:port` of the management server (`[v6]:port` for an IPv6 address; a `dns:///` prefix is allowed).",
+      ),
+    CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: duration("3s").describe(
+      "While the server cannot be reached, how often a connection is tried (grpc-js adds its own jitter).",
+    ),
+    XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: duration("10s").describe(
+      "After a stream breaks, the first wait before the next one; doubled per failure up to the maximum.",
+    ),
+    XDS_CLIENT_BACKOFF_MAX_INTERVAL: duration("60s").describe("The longest wait between streams."),
     XDS_CLIENT_BACKOFF_RANDOM_FACTOR: z
       .preprocess(unsetIfEmpty, z.coerce.number().min(0).max(1).optional())
-      .transform((v) => v ?? 0.5),
-    XDS_CLIENT_BACKOFF_JITTER: boolean(true),
-    /** Largest snapshot message accepted; 0 keeps grpc-js's default (4 MiB). */
-    XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: z
-      .preprocess(unsetIfEmpty, z.coerce.number().int().min(0).optional())
-      .transform((v) => v ?? 0),
-    /** TLS to the management server: CA file (default: the system's), client certificate and key (PEM files), and
-     * the name expected in the server's certificate when it differs from the URL's host. */
-    CONFIG_GRPC_XDS_SERVER_USE_TLS: boolean(false),
-    CONFIG_GRPC_XDS_SERVER_TLS_CACERT: optionalString(),
-    CONFIG_GRPC_XDS_CLIENT_TLS_CERT: optionalString(),
-    CONFIG_GRPC_XDS_CLIENT_TLS_KEY: optionalString(),
-    CONFIG_GRPC_XDS_SERVER_TLS_SAN: optionalString(),
-    /** `k1:v1,k2:v2`: gRPC metadata sent with the stream (e.g. an authorization token). */
-    CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: pairs(":", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS"),
-    /** After SIGTERM: how long the health check answers NOT_SERVING while calls are still taken. */
-    GRPC_GATEWAY_DRAIN_TIME: duration("1s"),
-    /** After the drain: how long calls in flight may take to finish before the gateway exits anyway. */
-    GRPC_GATEWAY_SHUTDOWN_GRACE: duration("10s"),
+      .transform((v) => v ?? 0.5)
+      .meta({
+        kind: "number",
+        default: "0.5",
+        description:
+          "Each wait is spread by plus or minus this fraction of itself when XDS_CLIENT_BACKOFF_JITTER is on.",
+      }),
+    XDS_CLIENT_BACKOFF_JITTER: boolean(true).describe("Spread the waits (see XDS_CLIENT_BACKOFF_RANDOM_FACTOR)."),
+    XDS_CLIENT_MAX_MSG_SIZE_IN_BYTES: integer(0, 0).describe(
+      "Largest snapshot message accepted, in bytes; `0` keeps grpc-js's default (4 MiB).",
+    ),
+    CONFIG_GRPC_XDS_SERVER_USE_TLS: boolean(false).describe(
+      "TLS to the management server, checked against the system's CAs unless CONFIG_GRPC_XDS_SERVER_TLS_CACERT is set.",
+    ),
+    CONFIG_GRPC_XDS_SERVER_TLS_CACERT: optionalString().describe(
+      "PEM file of the CA of the server's certificate; needs TLS.",
+    ),
+    CONFIG_GRPC_XDS_CLIENT_TLS_CERT: optionalString().describe(
+      "PEM file of a client certificate, with CONFIG_GRPC_XDS_CLIENT_TLS_KEY (both or neither); needs TLS.",
+    ),
+    CONFIG_GRPC_XDS_CLIENT_TLS_KEY: optionalString().describe("PEM file of the client certificate's private key."),
+    CONFIG_GRPC_XDS_SERVER_TLS_SAN: optionalString().describe(
+      "The name the server's certificate must carry, when it differs from the URL's host; needs TLS.",
+    ),
+    CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: pairs(":", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS").describe(
+      "`k1:v1,k2:v2`: gRPC metadata sent with the stream, e.g. an authorization token (names lower-cased).",
+    ),
+    GRPC_GATEWAY_DRAIN_TIME: duration("1s").describe(
+      "After SIGTERM, how long the health check answers NOT_SERVING while calls are still taken.",
+    ),
+    GRPC_GATEWAY_SHUTDOWN_GRACE: duration("10s").describe(
+      "After the drain, how long calls in flight may take to finish before the gateway exits anyway.",
+    ),
   })
   .superRefine((settings, ctx) => {
     if (settings.GRPC_SERVER_USE_TLS) {

@@ -19,7 +19,11 @@ const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD
   --timeout SECONDS    limit of the check and of the reload (default 60)
   --max-body MB        largest bundle accepted (default 256)
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this PEM certificate and key
-environment: HAPROXY_AGENT_TOKEN (required) the bearer token the control plane sends
+  -h, --help           this help
+environment:
+  HAPROXY_AGENT_TOKEN  (required) the bearer token the control plane sends
+  PATH                 where haproxy and CMD are found (default, when unset or empty:
+                       /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 haproxy and CMD run with PATH as their only variable (never the token): HAProxy would expand any other one
 written as \${NAME} in a pushed configuration; a reload command that needs more sets it inline (VAR=value cmd)`;
 
@@ -46,7 +50,7 @@ const options = /** @type {const} */ ({
   "max-body": { type: "string", default: "256" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
-  help: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
 });
 
 function readArgs() {

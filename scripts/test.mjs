@@ -1,32 +1,115 @@
 #!/usr/bin/env node
 // `npm test`: type check, then every suite (the pure core in plain Node, the rest inside the Workers runtime),
 // and the integration suite against a real `wrangler dev`, ending with the line "N passed, M failed".
-// Each type check counts as one test.
+// Each type check counts as one test. First it makes sure of the system programs the suites start (redis,
+// memcached, haproxy, pebble, openssl, chromium): it installs the missing ones with apt-get when it may (root, or
+// sudo without a password), else stops at once naming them and the apt-get line.
+// `npm run test:fast` (--fast): the plain Node and Workers unit suites only, without the suites that need a server
+// (TEST_NO_SERVERS: test/global-setup.ts starts none and test/vitest.workers.config.ts leaves their files out),
+// no type checks and no system program: the inner loop.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { aptInstallLine, missingBinaries, SYSTEM_PACKAGES } from "../test/support/servers.mjs";
 
 const root = path.join(import.meta.dirname, "..");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
+const fast = process.argv.includes("--fast");
+const extra = process.argv.slice(2).filter((arg) => arg !== "--fast");
+const env = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  ...(fast ? { TEST_NO_SERVERS: "1" } : {}),
+};
 const bin = (name) => path.join(root, "node_modules", ".bin", name);
 const run = (command, args) => spawnSync(command, args, { cwd: root, env, stdio: "inherit" }).status;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let passed = 0;
 let failed = 0;
 
+function finish() {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+
+/** How apt-get runs here without a prompt (as root, or through sudo without a password); undefined if it cannot. */
+function aptCommand() {
+  if (spawnSync("sh", ["-c", "command -v apt-get"], { stdio: "ignore" }).status !== 0) return undefined;
+  const noninteractive = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"];
+  if (process.getuid?.() === 0) return noninteractive;
+  if (spawnSync("sudo", ["-n", "true"], { stdio: "ignore" }).status === 0) return ["sudo", "-n", ...noninteractive];
+  return undefined;
+}
+
+/**
+ * Installs the missing system programs with apt-get (retrying while another install holds apt's lock);
+ * returns those still missing.
+ * @param {string[]} missing
+ */
+async function installWithApt(missing) {
+  const command = /** @type {string[]} */ (aptCommand());
+  const packages = [...new Set(missing.map((name) => SYSTEM_PACKAGES[name]))];
+  console.log(`npm test: installing ${packages.join(" ")} with apt-get (missing: ${missing.join(", ")})`);
+  const apt = (args) =>
+    spawnSync(command[0], [...command.slice(1), "-o", "DPkg::Lock::Timeout=60", ...args], {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  const attempts = 10;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const update = apt(["update"]);
+    const install = update.status === 0 ? apt(["install", "-y", ...packages]) : update;
+    if (install.status === 0) break;
+    const output = `${install.stdout ?? ""}${install.stderr ?? ""}`.trim();
+    if (attempt === attempts) {
+      console.error(output);
+      break;
+    }
+    console.error(`npm test: apt-get failed (attempt ${attempt} of ${attempts}): ${output.split("\n").at(-1)}`);
+    console.error("npm test: retrying in 15 s (another install may hold apt's lock)");
+    await sleep(15_000);
+  }
+  return missingBinaries(missing);
+}
+
+/** Makes sure every system program the suites run is installed; on failure says which and how, and stops. */
+async function ensureSystemPrograms() {
+  const missing = missingBinaries(Object.keys(SYSTEM_PACKAGES));
+  if (missing.length === 0) return;
+  const aptRuns = aptCommand() !== undefined;
+  const stillMissing = aptRuns ? await installWithApt(missing) : missing;
+  if (stillMissing.length === 0) return;
+  const list = stillMissing.map((name) => `${name} (package ${SYSTEM_PACKAGES[name]})`).join(", ");
+  console.error(
+    aptRuns
+      ? `npm test: after apt-get, these system programs the suites run are still not found on PATH: ${list}.\n` +
+          `PATH is ${process.env.PATH}`
+      : `npm test: missing system programs the suites run: ${list}.\n` +
+          `Install them (Debian/Ubuntu) with:\n  ${aptInstallLine(stillMissing, "sudo ")}\n` +
+          "or run npm test as root (or with passwordless sudo), which installs them itself.\n" +
+          "npm run test:fast needs none of them.",
+  );
+  failed++;
+  finish();
+}
+
 run(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
+// First, so that a machine without them stops in seconds rather than after the type checks.
+if (!fast) await ensureSystemPrograms();
 
 // The Worker's TypeScript, then the Node programs beside it (plain ESM checked through their JSDoc types).
-for (const project of [".", "grpc-gateway", "haproxy-agent"]) {
-  console.log(`> tsc --noEmit -p ${project}`);
-  if (run(bin("tsc"), ["--noEmit", "-p", project]) === 0) passed++;
-  else failed++;
+if (!fast) {
+  for (const project of [".", "grpc-gateway", "haproxy-agent"]) {
+    console.log(`> tsc --noEmit -p ${project}`);
+    if (run(bin("tsc"), ["--noEmit", "-p", project]) === 0) passed++;
+    else failed++;
+  }
 }
 
 const reportDir = mkdtempSync(path.join(tmpdir(), "vitest-"));
-const extra = process.argv.slice(2);
-for (const project of ["core", "workers", "integration"]) {
+for (const project of fast ? ["core", "workers"] : ["core", "workers", "integration"]) {
   const report = path.join(reportDir, `${project}.json`);
   console.log(`> vitest (${project})`);
   run(bin("vitest"), [
@@ -53,5 +136,4 @@ for (const project of ["core", "workers", "integration"]) {
   }
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -1,12 +1,14 @@
 // The root app: mounts the three services at the root paths their specs give (their paths do not collide), serves
 // the one OpenAPI document of every service's declared routes (each mounted OpenAPIHono's registry is copied into
-// this one) with its Swagger UI at /docs, and answers the index and unknown routes.
+// this one) with its Swagger UI at /docs (api-docs.ts), and answers the index and unknown routes.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { swaggerUI } from "@hono/swagger-ui";
 import packageJson from "../package.json";
-import { newsApp } from "./news/index";
-import { proxyApp } from "./proxy/index";
-import { ratelimitApp, ratelimitGrpcApp } from "./ratelimit/index";
+import { docsPage, DOCS_PATH, DOCUMENT_PATH, documentConfig } from "./api-docs";
+import { newsApp, newsErrorResponse } from "./news/index";
+import { proxyApp, proxyErrorResponse } from "./proxy/index";
+import { ratelimitApp, ratelimitErrorResponse, ratelimitGrpcApp, ratelimitSettingRoutes } from "./ratelimit/index";
+import { errorHandler } from "./shared/http/errors";
+import { unmatchedRoute } from "./shared/http/unmatched-route";
 import { logError } from "./shared/log";
 
 export const app = new OpenAPIHono<{ Bindings: Env }>();
@@ -27,22 +29,33 @@ app.get("/", (c) =>
 );
 
 // Before the services: the rate limit service's metrics route answers every other GET.
-app.doc31("/openapi.json", {
-  openapi: "3.1.0",
-  info: {
-    title: "Proxy configuration API",
-    version: "1.0.0",
-    description: "Projects, backends, containers and domains of the HAProxy and SSH proxy installation (HTTP Basic).",
-  },
-});
-app.get("/docs", swaggerUI({ url: "/openapi.json", title: "Proxy configuration API" }));
+app.doc31(DOCUMENT_PATH, documentConfig(packageJson.version));
+app.get(DOCS_PATH, docsPage);
 
 app.route("/", proxyApp);
 app.route("/", newsApp);
 app.route("/", ratelimitApp);
 app.route("/", ratelimitGrpcApp);
 
-app.notFound((c) => c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+// A request no route answers gets 405 with Allow when its path exists with other methods, else 404, in the shape of
+// the service that owns the path; the table is the apps' registered routes. By first segment, today: /test, /projects,
+// /domains, /containers, /backends, /admin, /maintenance, /.well-known → the proxy {success: false, payload, warnings};
+// /users, /auth, /news, /search → the news API {valid: false, name, param, message}; /json, /healthcheck, /rlconfig,
+// /debug, /stats, the metrics path (PULLMETRICS_PATH) and /envoy.service.ratelimit.v3.RateLimitService → the rate
+// limit service (text/plain); anything else (/, /openapi.json, /docs, unknown prefixes) → the root's {error}.
+const rootErrorResponse = errorHandler("root", {
+  expected: (c, error) => c.json({ error: error.message }, error.status as 404, error.headers),
+  failure: (c, message) => c.json({ error: message }, 500),
+});
+app.notFound(
+  unmatchedRoute<{ Bindings: Env }>([
+    { routes: proxyApp.routes, render: proxyErrorResponse },
+    { routes: newsApp.routes, render: newsErrorResponse },
+    { routes: ratelimitApp.routes, settingRoutes: ratelimitSettingRoutes, render: ratelimitErrorResponse },
+    { routes: ratelimitGrpcApp.routes, render: ratelimitErrorResponse },
+    { routes: app.routes, render: rootErrorResponse },
+  ]),
+);
 
 app.onError((error, c) => {
   logError("unhandled error outside the services", error);

@@ -1,7 +1,8 @@
 // vitest globalSetup of the Workers tests: a small registry of servers the Worker talks to, started once per run
 // on free loopback ports and stopped at the end. Each entry returns the bindings it provides (names starting with
 // TEST_, e.g. TEST_REDIS_PORT); test/vitest.workers.config.ts hands them all to the Worker. To add a server, add
-// an entry to SERVERS and its binding names to test/env.d.ts.
+// an entry to SERVERS (with the test files that use it) and its binding names to test/env.d.ts.
+// TEST_NO_SERVERS=1 (`npm run test:fast`) starts none, and the config leaves out the files that need them.
 import { createServer, type Server } from "node:http";
 import type { TestProject } from "vitest/node";
 import { freePort, type LocalServer, startMemcached, startRedis } from "./support/servers.mjs";
@@ -13,6 +14,8 @@ interface Started {
 
 interface TestServer {
   name: string;
+  /** The test files that use its bindings (globs from the root). */
+  suites: string[];
   start(): Promise<Started>;
 }
 
@@ -49,6 +52,7 @@ const SERVERS: TestServer[] = [
     // The key-value store suites: plain servers (main and per-second), one with a password, one for the pool tests
     // (which pause it, so it is theirs alone).
     name: "redis",
+    suites: ["test/ratelimit/stores/kvstore/store.test.ts", "test/ratelimit/stores/kvstore/pool.test.ts"],
     async start() {
       const servers = await Promise.all([
         startRedis(),
@@ -71,6 +75,7 @@ const SERVERS: TestServer[] = [
   {
     // The object cache suite: two memcached nodes, and a DNS-over-HTTPS endpoint whose SRV record names both.
     name: "memcached",
+    suites: ["test/ratelimit/stores/objcache/store.test.ts"],
     async start() {
       const servers = await Promise.all([startMemcached(), startMemcached()]);
       const doh = await startDoh(
@@ -92,10 +97,16 @@ const SERVERS: TestServer[] = [
   },
 ];
 
+/** Whether this run starts no server (`npm run test:fast`). */
+export const noServers = process.env.TEST_NO_SERVERS === "1";
+
+/** The test files that need a server SERVERS starts. */
+export const serverSuites = SERVERS.flatMap((server) => server.suites);
+
 export default async function setup(project: TestProject) {
   const started: Started[] = [];
   try {
-    for (const server of SERVERS) started.push(await server.start());
+    for (const server of noServers ? [] : SERVERS) started.push(await server.start());
   } catch (error) {
     await Promise.all(started.map((server) => server.stop()));
     throw error;

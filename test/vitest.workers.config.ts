@@ -3,6 +3,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { noServers, serverSuites } from "./global-setup";
 
 const root = path.join(import.meta.dirname, "..");
 
@@ -30,7 +31,13 @@ export default defineConfig(async () => {
     test: {
       name: "workers",
       include: ["test/**/*.test.ts"],
-      exclude: ["test/grpc-gateway/**", "test/integration/**", "test/**/*.node.test.ts", "node_modules/**"],
+      exclude: [
+        "test/grpc-gateway/**",
+        "test/integration/**",
+        "test/**/*.node.test.ts",
+        "node_modules/**",
+        ...(noServers ? serverSuites : []),
+      ],
       globalSetup: [path.join(root, "test/global-setup.ts")],
       setupFiles: [path.join(root, "test/apply-migrations.ts")],
       maxWorkers: 2,

@@ -3,8 +3,9 @@ import { z } from "zod";
 import { envInteger, settingsReader } from "../shared/settings";
 
 export const JobSettings = z.object({
-  /** Days a finished job run stays in job_runs before the daily housekeeping removes it. */
-  JOB_HISTORY_DAYS: envInteger(30, 1),
+  JOB_HISTORY_DAYS: envInteger(30, 1).describe(
+    "Days a finished job run stays in the job history (the D1 table job_runs) before the daily housekeeping removes it.",
+  ),
 });
 export type JobSettings = z.output<typeof JobSettings>;
 

@@ -1,24 +1,21 @@
-// The news API's error wire format, after the rest generator it rewrites: operational errors carry their
-// status and body; anything unexpected is logged and answered [{"code":500,"path":"meta","message":"Server error"}].
+// The news API's error wire format, after the rest generator it rewrites: every error answers the generator's
+// validation object {valid: false, name: <rule>, param: <field>, message} (with `value` and the rule's limit where
+// there is one): failed validation, conflicts, oversized bodies, refused credentials (401), unknown ids and routes
+// (404), wrong methods (405) and anything unexpected, which is logged and answered {..., name: "server", message:
+// "Server error"}.
 import { errorHandler, GENERIC_FAILURE, HttpError } from "../shared/http/errors";
 import { InvalidUtf8, PayloadTooLarge } from "../shared/http/request-body";
+import { MethodNotAllowed, RouteNotFound } from "../shared/http/unmatched-route";
 
-/**
- * An operational error whose JSON body is given exactly (e.g. the validation shape {valid, param, message}).
- * `undefined` means an empty body, as the generator's 401 and 404 answers have.
- */
+/** An operational error whose JSON body is given exactly, in the validation shape {valid, name, param, message}. */
 export class NewsError extends HttpError {
   override name = "NewsError";
   constructor(
     status: number,
-    readonly body: unknown,
+    readonly body: ValidationFailure,
     headers: Record<string, string> = {},
   ) {
-    super(
-      status,
-      body === undefined ? `HTTP ${status}` : typeof body === "string" ? body : JSON.stringify(body),
-      headers,
-    );
+    super(status, body.message, headers);
   }
 }
 
@@ -27,12 +24,40 @@ export const BEARER_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="Users"' };
 /** The challenge passport sends with a failed HTTP Basic check. */
 export const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="Users"' };
 
-/** 401 with an empty body: missing or wrong master key, token, credentials, or a role that does not suffice. */
-export const unauthorized = (headers: Record<string, string> = BEARER_CHALLENGE) =>
-  new NewsError(401, undefined, headers);
+/**
+ * 401 in the validation shape, with the challenge of the scheme the route uses. Every refusal of one check answers the
+ * same body, whatever failed (missing, wrong, expired, a deleted user, a role that does not suffice).
+ */
+export const unauthorized = (param: string, message: string, headers: Record<string, string>) =>
+  new NewsError(401, { valid: false, name: "unauthorized", param, message }, headers);
 
-/** 404 with an empty body, for an id that names no record. */
-export const notFound = () => new NewsError(404, undefined);
+/** A missing or wrong master key (MASTER_KEY, as a Bearer token or access_token). */
+export const masterKeyRefused = () =>
+  unauthorized(
+    "access_token",
+    "access_token must be the master key (a Bearer token or access_token)",
+    BEARER_CHALLENGE,
+  );
+
+/** A missing, expired or tampered session token, a user it no longer names, or a role that does not suffice. */
+export const tokenRefused = () =>
+  unauthorized(
+    "access_token",
+    "access_token must be a valid session token of a user allowed here (a Bearer token or access_token)",
+    BEARER_CHALLENGE,
+  );
+
+/** Missing HTTP Basic credentials, an unknown e-mail or a wrong password (the same answer for each). */
+export const loginRefused = () =>
+  unauthorized(
+    "authorization",
+    "authorization must carry the e-mail and password of a user (HTTP Basic)",
+    BASIC_CHALLENGE,
+  );
+
+/** 404 for an id that names no record. */
+export const notFound = () =>
+  new NewsError(404, { valid: false, name: "exists", param: "id", message: "id names no record" });
 
 /** The generator's validation error object: {valid: false, name: <rule>, param, value, <rule>: <limit>, message}. */
 export interface ValidationFailure {
@@ -45,10 +70,11 @@ export interface ValidationFailure {
 }
 
 export const validationError = (failure: Omit<ValidationFailure, "valid">) =>
-  new NewsError(400, { valid: false, ...failure });
+  new NewsError(400, { valid: false, ...failure } as ValidationFailure);
 
 /** 409 in the generator's shape, e.g. for an e-mail address that is already registered. */
-export const conflict = (param: string, message: string) => new NewsError(409, { valid: false, param, message });
+export const conflict = (param: string, message: string) =>
+  new NewsError(409, { valid: false, name: "unique", param, message });
 
 /**
  * The shared body reader's refusals in the validation shape of the generator, with the limit as the rule's value:
@@ -69,16 +95,43 @@ function bodyFailure(error: Error): NewsError | undefined {
   return undefined;
 }
 
+/** The root router's 404 and 405 for paths this service owns, in its shape. */
+function routeFailure(error: Error): NewsError | undefined {
+  if (error instanceof MethodNotAllowed) {
+    const failure = { name: "enum", param: "method", value: error.method, enum: error.allowed };
+    return new NewsError(405, { valid: false, ...failure, message: error.message }, error.headers);
+  }
+  if (error instanceof RouteNotFound)
+    return new NewsError(404, {
+      valid: false,
+      name: "route",
+      param: "path",
+      value: error.path,
+      message: error.message,
+    });
+  return undefined;
+}
+
 export const newsErrorResponse = errorHandler(
   "news",
   {
     expected(c, error) {
-      if (!(error instanceof NewsError)) return c.json({ message: error.message }, error.status as 400, error.headers);
-      if (error.body === undefined) return c.body(null, error.status as 401, error.headers);
-      return c.json(error.body, error.status as 400, error.headers);
+      const body: ValidationFailure =
+        error instanceof NewsError
+          ? error.body
+          : { valid: false, name: "request", param: "request", message: error.message };
+      return c.json(body, error.status as 400, error.headers);
     },
     failure: (c, message) =>
-      c.json([{ code: 500, path: "meta", message: message === GENERIC_FAILURE ? "Server error" : message }], 500),
+      c.json(
+        {
+          valid: false,
+          name: "server",
+          param: "request",
+          message: message === GENERIC_FAILURE ? "Server error" : message,
+        },
+        500,
+      ),
   },
-  (error) => bodyFailure(error) ?? error,
+  (error) => bodyFailure(error) ?? routeFailure(error) ?? error,
 );

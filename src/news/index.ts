@@ -1,5 +1,6 @@
-// The news service's face: its app, and its ingestion job with the messages its cron schedule queues.
+// The news service's face: its app and error shape, and its ingestion job with the messages its cron schedule queues.
 export { newsApp } from "./app";
+export { newsErrorResponse } from "./errors";
 export { newsIngestJob, newsIngestRequests } from "./ingest/job";
 // Until src/jobs takes its jobs from the registry:
 export { ingestPublisher, listPublishers } from "./ingest/run";

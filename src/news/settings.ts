@@ -1,44 +1,49 @@
 // Settings of the news API, read from the Worker's vars and secrets.
 import { z } from "zod";
 import type { BodyLimit } from "../shared/http/request-body";
-import { envInteger, envOptionalString, envString, settingsReader, SettingsError } from "../shared/settings";
+import { envInteger, envSecret, envString, oneLine, settingsReader, SettingsError } from "../shared/settings";
 
 export const NewsSettings = z.object({
-  /** Secret: the master key required (as access_token) to create users and to log in. */
-  MASTER_KEY: envOptionalString(),
-  /** Secret: HS256 key for session tokens (its UTF-8 bytes). */
-  JWT_SECRET: envOptionalString(),
-  /** Token lifetime, as jose reads it: "7d", "12h", "30m". */
-  JWT_EXPIRES_IN: envString("7d").pipe(
-    z
-      .string()
-      .regex(
-        /^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i,
-        "expected a duration such as 7d, 12h or 30m",
-      ),
+  MASTER_KEY: envSecret().describe(
+    "The master key, required (as `access_token`) to create users and to log in. Unset, those routes answer 500.",
   ),
-  /** Secret: The Guardian Content API key; without it that publisher is skipped. */
-  GUARDIAN_API_KEY: envOptionalString(),
-  /** Secret: New York Times Article Search API key; without it that publisher is skipped. */
-  NYT_API_KEY: envOptionalString(),
-  /** RSS or Atom feed URLs to ingest, separated by commas or white space; each must be an http(s) URL. */
-  NEWS_FEEDS: envString("").transform((text, ctx) => {
-    const urls = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
-    for (const url of urls) {
-      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-        ctx.addIssue({ code: "custom", message: "expected http(s) URLs separated by commas" });
-        return z.NEVER;
+  JWT_SECRET: envSecret().describe(
+    "HS256 key (its UTF-8 bytes) that signs and checks session tokens. Unset, routes that need one answer 500.",
+  ),
+  JWT_EXPIRES_IN: envString("7d")
+    .pipe(
+      z
+        .string()
+        .regex(
+          /^\d+\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i,
+          "expected a duration such as 7d, 12h or 30m",
+        ),
+    )
+    .describe("Lifetime of a session token, as jose reads it: a number and a unit, e.g. `7d`, `12h`, `30m`."),
+  GUARDIAN_API_KEY: envSecret().describe("The Guardian Content API key; without it that publisher is skipped."),
+  NYT_API_KEY: envSecret().describe("New York Times Article Search API key; without it that publisher is skipped."),
+  NEWS_FEEDS: envString("")
+    .transform((text, ctx) => {
+      const urls = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+      for (const url of urls) {
+        if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+          ctx.addIssue({ code: "custom", message: "expected http(s) URLs separated by commas" });
+          return z.NEVER;
+        }
       }
-    }
-    return urls;
-  }),
-  /** Days the first ingestion of a publisher reaches back; later runs ask only for what is newer than the last. */
-  NEWS_LOOKBACK_DAYS: envInteger(7, 1),
-  /**
-   * Largest request body, in bytes, any news route reads (JSON, URL-encoded or multipart form); a larger one is
-   * refused with 413 before it is buffered whole. Default 1 MiB: a user or an article is a few KB.
-   */
-  NEWS_MAX_BODY_BYTES: envInteger(1024 * 1024, 1),
+      return urls;
+    })
+    .meta({
+      kind: "list",
+      items: "URLs",
+      description: "RSS or Atom feeds to ingest (http or https URLs), separated by commas or white space.",
+    }),
+  NEWS_LOOKBACK_DAYS: envInteger(7, 1).describe(
+    "Days the first ingestion of a publisher reaches back; later runs ask only for what is newer than the last.",
+  ),
+  NEWS_MAX_BODY_BYTES: envInteger(1024 * 1024, 1).describe(oneLine`
+    Largest request body, in bytes, any news route reads (JSON, URL-encoded or multipart form); a larger one answers
+    413 before it is buffered whole. A user or an article is a few KB.`),
 });
 export type NewsSettings = z.output<typeof NewsSettings>;
 

@@ -15,7 +15,12 @@ export const proxyApp = new OpenAPIHono<ProxyEnv>();
 
 proxyApp.onError(proxyErrorResponse);
 
-proxyApp.openAPIRegistry.registerComponent("securitySchemes", "user_auth", { type: "http", scheme: "basic" });
+proxyApp.openAPIRegistry.registerComponent("securitySchemes", "user_auth", {
+  type: "http",
+  scheme: "basic",
+  description:
+    "An API user (POST /admin/apiusers), or the administrator: PROXY_ADMIN_USERNAME and PROXY_ADMIN_PASSWORD",
+});
 
 registerTestRoutes(proxyApp);
 registerProjectRoutes(proxyApp);

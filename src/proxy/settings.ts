@@ -3,9 +3,12 @@ import { z } from "zod";
 import { parseIpv6Network } from "./installation/addresses";
 import {
   envDurationMs,
+  envEnum,
   envInteger,
   envOptionalString,
+  envSecret,
   envString,
+  oneLine,
   settingsReader,
   unsetIfEmpty,
 } from "../shared/settings";
@@ -21,126 +24,147 @@ const httpUrl = () =>
     }, "must be an http or https URL without credentials, query or fragment")
     .transform((text) => text.replace(/\/+$/, ""));
 
-const optionalUrl = () => z.preprocess(unsetIfEmpty, httpUrl().optional());
+const optionalUrl = () => z.preprocess(unsetIfEmpty, httpUrl().optional()).meta({ kind: "url" });
 
-/** A list of URLs separated by commas or white space; empty means none. */
-const urlList = () =>
-  z.preprocess(
-    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? [])),
-    z.array(httpUrl()),
-  );
+/** Splits a list written with commas or white space; empty means none. */
+const splitList = (value: unknown) =>
+  typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? []);
+
+const urlList = () => z.preprocess(splitList, z.array(httpUrl())).meta({ kind: "list", items: "URLs", default: "" });
 
 /** HAProxy directive names separated by commas or white space; empty means none. */
 const directiveList = () =>
-  z.preprocess(
-    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? [])),
-    z.array(
-      z
-        .string()
-        .regex(/^[a-z][a-z0-9_-]{0,63}$/, "must list HAProxy directive names (lowercase letters, digits, '-' and '_')")
-        .refine((name) => !NEVER_EXTRA.has(name), {
-          error: (issue) => `${JSON.stringify(issue.input)} cannot be allowed in params`,
-        }),
-    ),
-  );
+  z
+    .preprocess(
+      splitList,
+      z.array(
+        z
+          .string()
+          .regex(
+            /^[a-z][a-z0-9_-]{0,63}$/,
+            "must list HAProxy directive names (lowercase letters, digits, '-' and '_')",
+          )
+          .refine((name) => !NEVER_EXTRA.has(name), {
+            error: (issue) => `${JSON.stringify(issue.input)} cannot be allowed in params`,
+          }),
+      ),
+    )
+    .meta({ kind: "list", items: "directive names", default: "" });
 
 const port = (defaultValue: number) =>
   z
     .preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(65535).optional())
-    .transform((value) => value ?? defaultValue);
+    .transform((value) => value ?? defaultValue)
+    .meta({ kind: "integer", default: String(defaultValue) });
 
 export const ProxySettings = z.object({
-  /** master (default) runs writes and jobs; a slave answers them with 405 and serves reads. */
-  INSTANCE_ROLE: z.preprocess(unsetIfEmpty, z.enum(["master", "slave"]).default("master")),
-  /** Secret: user name of the bootstrap administrator, who sees every project and may use /admin. */
-  PROXY_ADMIN_USERNAME: envOptionalString(),
-  /** Secret: that administrator's password. Without both, no administrator exists. */
-  PROXY_ADMIN_PASSWORD: envOptionalString(),
-  /**
-   * How long an isolate remembers that an API user's credentials passed the PBKDF2 check (about 28 ms each), as long
-   * as the stored hash is unchanged: a password change or a deleted user ends it at once. "0" checks every request.
-   */
-  PROXY_AUTH_CACHE_TTL: envDurationMs("60s"),
-  /** Most remembered credentials per isolate (the oldest is dropped first); 0 turns the cache off. */
-  PROXY_AUTH_CACHE_MAX_ENTRIES: envInteger(1000, 0),
-  /**
-   * Most operations one POST /domains/massupdate may carry (larger requests answer 400). The whole request is
-   * one D1 batch whose rows travel as a JSON parameter, and D1 caps a value at 2 MB.
-   */
-  PROXY_MASS_UPDATE_MAX_OPERATIONS: envInteger(5000, 1),
-  /**
-   * IPv6 networks (CIDR, separated by commas or white space) whose addresses containers and hosts may use although
-   * they would be refused (loopback, link-local, metadata and the like): for a test installation whose containers
-   * listen on this machine, e.g. "::ffff:127.0.0.0/104". Empty (the default) makes no exception.
-   */
-  PROXY_ADDRESS_EXCEPTIONS: z.preprocess(
-    (value) => (typeof value === "string" ? value.split(/[\s,]+/).filter(Boolean) : (value ?? [])),
-    z.array(
-      z.string().transform((text, ctx) => {
-        const network = parseIpv6Network(text);
-        if (!network) ctx.addIssue({ code: "custom", message: `${text} is not an IPv6 network in CIDR notation` });
-        return network ?? z.NEVER;
-      }),
-    ),
+  INSTANCE_ROLE: envEnum(["master", "slave"], "master").describe(
+    "`master` accepts writes and runs the jobs; a `slave` serves reads, answers writes and jobs with 405, and " +
+      "receives the configuration the master generates.",
   ),
-  /** Largest request body, in bytes, any route of this API reads; a larger one is answered 413 before it is parsed. */
-  PROXY_MAX_BODY_BYTES: envInteger(1024 * 1024, 1),
+  PROXY_ADMIN_USERNAME: envSecret().describe(
+    "User name of the bootstrap administrator, who sees every project and may use /admin. Without both it and " +
+      "PROXY_ADMIN_PASSWORD, no administrator exists.",
+  ),
+  PROXY_ADMIN_PASSWORD: envSecret().describe("The bootstrap administrator's password."),
+  PROXY_AUTH_CACHE_TTL: envDurationMs("60s").describe(oneLine`
+    How long an isolate (one instance of the Worker, serving many requests) remembers that an API user's password
+    passed the PBKDF2 check, which costs about 28 ms. A password change or a deleted user ends it at once. \`0\` checks
+    every request.`),
+  PROXY_AUTH_CACHE_MAX_ENTRIES: envInteger(1000, 0).describe(
+    "Most credentials an isolate remembers (the oldest is dropped first); `0` turns the cache off.",
+  ),
+  PROXY_MASS_UPDATE_MAX_OPERATIONS: envInteger(5000, 1).describe(oneLine`
+    Most operations one POST /domains/massupdate may carry; a larger request answers 400. The request is one D1 batch
+    whose rows travel as one JSON parameter, and D1 caps a value at 2 MB.`),
+  PROXY_ADDRESS_EXCEPTIONS: z
+    .preprocess(
+      splitList,
+      z.array(
+        z.string().transform((text, ctx) => {
+          const network = parseIpv6Network(text);
+          if (!network) ctx.addIssue({ code: "custom", message: `${text} is not an IPv6 network in CIDR notation` });
+          return network ?? z.NEVER;
+        }),
+      ),
+    )
+    .meta({
+      kind: "list",
+      items: "IPv6 networks (CIDR)",
+      default: "",
+      description: oneLine`
+        Networks, separated by commas or white space, whose addresses containers and hosts may use although they
+        would be refused (loopback, link-local, cloud metadata and the like): for a test installation whose containers
+        listen on this machine, e.g. \`::ffff:127.0.0.0/104\`. Empty makes no exception.`,
+    }),
+  PROXY_MAX_BODY_BYTES: envInteger(1024 * 1024, 1).describe(
+    "Largest request body, in bytes, any route of this API reads; a larger one answers 413 before it is parsed.",
+  ),
 
   // ---- configuration jobs ----
 
-  /** The master load balancer's agent (haproxy-agent/); unset, a generated bundle is stored with a warning. */
-  HAPROXY_AGENT_URL: optionalUrl(),
-  /** Secret: bearer token of every agent (master and slaves). */
-  HAPROXY_AGENT_TOKEN: envOptionalString(),
-  /** Agents of the slave load balancers, each synced from the queue after the master took a version. */
-  SLAVE_AGENT_URLS: urlList(),
-  /** How long a push to an agent (upload, `haproxy -c`, reload) may take. */
-  HAPROXY_AGENT_TIMEOUT: envDurationMs("60s"),
-  /** Ports of the generated frontends http-in and https-in. */
-  HAPROXY_HTTP_PORT: port(80),
-  HAPROXY_HTTPS_PORT: port(443),
-  /** Address the frontends bind; `::` (the default) listens on IPv6 and IPv4. */
-  HAPROXY_BIND_ADDRESS: envString("::").pipe(
-    z.union([z.ipv4(), z.ipv6()], { message: "must be an IPv4 or IPv6 address" }),
+  HAPROXY_AGENT_URL: optionalUrl().describe(oneLine`
+    The agent (haproxy-agent/, the program that installs a configuration on a load balancer) of the master load
+    balancer. Unset, each generated configuration is stored with a warning that no load balancer was updated.`),
+  HAPROXY_AGENT_TOKEN: envSecret().describe("Bearer token every agent (master and slaves) expects."),
+  SLAVE_AGENT_URLS: urlList().describe(
+    "Agents of the slave load balancers, separated by commas or white space; each gets the version the master " +
+      "took, through the job queue.",
   ),
-  /** Status of the http to https redirect of domains with a certificate. */
-  HAPROXY_HTTPS_REDIRECT_CODE: z
-    .preprocess(unsetIfEmpty, z.enum(["301", "302", "307", "308"]).default("301"))
-    .transform(Number),
-  /**
-   * Origin of this control plane as the load balancers reach it: HAProxy forwards HTTP-01 challenge requests there.
-   * Unset, the challenge backend has no server (and the generation warns).
-   */
-  HAPROXY_ACME_BACKEND_URL: optionalUrl(),
-  /**
-   * Directive names backend params may use besides the built-in allow-list (timeout, option, balance, http-request...),
-   * separated by commas or white space; empty (the default) allows none. Their arguments are still vetted: no file,
-   * path or file-like name (no `/`, no `x.pem`), no address, no environment expansion (`${NAME}`, `$NAME`), only
-   * allow-listed sample fetches and converters. Section keywords, `no`, `default`, `server` and `server-template` are
-   * refused: no argument check makes them safe.
-   */
-  HAPROXY_PARAMS_EXTRA_DIRECTIVES: directiveList(),
-  /** Generated HAProxy versions kept in D1 (the active one is always kept). */
-  HAPROXY_VERSIONS_KEPT: envInteger(20, 1),
-  /** Generated SSH proxy versions kept in D1. */
-  SSH_PROXY_VERSIONS_KEPT: envInteger(20, 1),
-  /** Private key file sshpiperd uses to log in to the containers (the original's shared proxy key). */
-  SSH_PROXY_UPSTREAM_KEY_FILE: envString("/etc/sshpiperd/upstream_key"),
-  /** known_hosts file sshpiperd checks the containers' host keys against. */
-  SSH_PROXY_KNOWN_HOSTS_FILE: envString("/etc/sshpiperd/known_hosts"),
-  /** A job lock whose holder did not release it (its worker died) is free again after this long. */
-  JOB_LOCK_TIMEOUT: envDurationMs("15m"),
+  HAPROXY_AGENT_TIMEOUT: envDurationMs("60s").describe(
+    "How long a push to an agent (upload, `haproxy -c`, reload) may take.",
+  ),
+  HAPROXY_HTTP_PORT: port(80).describe("Port of the generated frontend `http-in`."),
+  HAPROXY_HTTPS_PORT: port(443).describe("Port of the generated frontend `https-in`."),
+  HAPROXY_BIND_ADDRESS: envString("::")
+    .pipe(z.union([z.ipv4(), z.ipv6()], { message: "must be an IPv4 or IPv6 address" }))
+    .describe("IPv4 or IPv6 address the frontends bind; `::` listens on IPv6 and IPv4."),
+  HAPROXY_HTTPS_REDIRECT_CODE: envEnum(["301", "302", "307", "308"], "301")
+    .transform(Number)
+    .describe("HTTP status of the redirect from http to https, for domains with a certificate."),
+  HAPROXY_ACME_BACKEND_URL: optionalUrl().describe(oneLine`
+    Origin of this control plane as the load balancers reach it: HAProxy forwards the ACME HTTP-01 challenge requests
+    (/.well-known/acme-challenge/, by which the CA checks that we control a domain) there. Unset, that path has no
+    server, and the generation warns.`),
+  HAPROXY_PARAMS_EXTRA_DIRECTIVES: directiveList().describe(oneLine`
+    HAProxy directives, separated by commas or white space, that backend params (directives tenants attach to their
+    backends) may use besides the built-in allow-list (timeout, option, balance, http-request...). Their arguments are still vetted: no file, path or
+    file-like name (no \`/\`, no \`x.pem\`), no address, no environment expansion (\`\${NAME}\`, \`$NAME\`), only
+    allow-listed sample fetches and converters. Section keywords, \`no\`, \`default\`, \`server\` and
+    \`server-template\` are refused: no argument check makes them safe.`),
+  HAPROXY_VERSIONS_KEPT: envInteger(20, 1).describe(
+    "Generated HAProxy configurations kept in D1; the active one is always kept.",
+  ),
+  SSH_PROXY_VERSIONS_KEPT: envInteger(20, 1).describe("Generated SSH proxy (sshpiperd) configurations kept in D1."),
+  SSH_PROXY_UPSTREAM_KEY_FILE: envString("/etc/sshpiperd/upstream_key").describe(
+    "Private key file sshpiperd logs in to the containers with (the YAML's `private_key`).",
+  ),
+  SSH_PROXY_KNOWN_HOSTS_FILE: envString("/etc/sshpiperd/known_hosts").describe(
+    "known_hosts file sshpiperd checks the containers' host keys against (the YAML's `known_hosts`).",
+  ),
+  JOB_LOCK_TIMEOUT: envDurationMs("15m").describe(
+    "A job lock whose holder never released it (its worker died) is free again after this long.",
+  ),
 
   // ---- certificates ----
 
-  /** ACME directory of the public CA. */
-  ACME_DIRECTORY_URL: envString("https://acme-v02.api.letsencrypt.org/directory").pipe(httpUrl()),
-  /** Contact address of the ACME account (optional). */
-  ACME_EMAIL: z.preprocess(unsetIfEmpty, z.email({ message: "must be an e-mail address" }).optional()),
-  /** A public CA certificate is renewed when it ends within this many days. */
-  CERT_RENEW_DAYS: envInteger(30, 1),
-  /** Certificates ending within this many days are named in the job's warnings. */
-  CERT_WARN_DAYS: envInteger(14, 1),
+  ACME_DIRECTORY_URL: envString("https://acme-v02.api.letsencrypt.org/directory")
+    .pipe(httpUrl())
+    .meta({
+      kind: "url",
+      description: oneLine`
+        ACME directory (the entry point of the certificate-ordering protocol) of the public CA; the default is Let's
+        Encrypt. .dev.vars.example uses Let's Encrypt's staging directory.`,
+    }),
+  ACME_EMAIL: z
+    .preprocess(unsetIfEmpty, z.email({ message: "must be an e-mail address" }).optional())
+    .meta({ kind: "string", description: "Contact e-mail address of the ACME account." }),
+  CERT_RENEW_DAYS: envInteger(30, 1).describe(
+    "A certificate from the public CA is renewed when it ends within this many days.",
+  ),
+  CERT_WARN_DAYS: envInteger(14, 1).describe(
+    "Certificates in use that end within this many days are named in the certificate job's warnings.",
+  ),
 });
 export type ProxySettings = z.output<typeof ProxySettings>;
 

@@ -4,7 +4,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { ratelimitErrorResponse } from "./errors";
 import { registerAdminTokenScheme } from "./routes/auth";
-import { registerDebugRoutes } from "./routes/debug";
+import { pullMetricsPath, registerDebugRoutes } from "./routes/debug";
 import { registerHttpRoutes } from "./routes/http";
 import { registerConfigRoutes } from "./routes/rlconfig";
 
@@ -15,3 +15,9 @@ registerAdminTokenScheme(ratelimitApp);
 registerHttpRoutes(ratelimitApp);
 registerConfigRoutes(ratelimitApp);
 registerDebugRoutes(ratelimitApp);
+
+/** The routes whose path is a setting, which the root's 404 and 405 read per request: the metrics page. */
+export function ratelimitSettingRoutes(env: Env): { method: string; path: string }[] {
+  const metrics = pullMetricsPath(env);
+  return metrics === undefined ? [] : [{ method: "GET", path: metrics }];
+}

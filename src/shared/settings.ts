@@ -1,7 +1,51 @@
 // Reading a service's settings from the Worker environment: one zod schema per service, parsed once per
-// isolate (memoised on the env object), failing with an error that names the variable but never its value.
+// isolate (memoised on the env object), failing with an error that names the variable but never its value. Each
+// field carries its documentation as zod metadata (kind and default from the env* helpers, meaning from the schema),
+// from which test/docs/settings.node.test.ts generates docs/settings.md.
 import { z } from "zod";
 import { perIsolate } from "./isolate";
+
+/** What a setting's value looks like, as docs/settings.md names it. */
+export type SettingKind = "boolean" | "integer" | "number" | "duration" | "string" | "url" | "choice" | "list";
+
+declare module "zod" {
+  interface GlobalMeta {
+    /** What the value looks like; set by the env* helpers. */
+    kind?: SettingKind;
+    /** The values a choice accepts. */
+    choices?: readonly string[];
+    /** What a list holds, in the plural ("URLs"). */
+    items?: string;
+    /** The default as an operator would write it ("10s", "1000", "" for empty); absent: unset. */
+    default?: string;
+    /** Another name that sets this one when this one is unset (the reference service's name for it). */
+    alias?: string;
+    /** This field is an alias of the named one: docs/settings.md lists it in that one's row. */
+    aliasOf?: string;
+    /** Set as a Worker secret (`wrangler secret put`; locally in .dev.vars), never in wrangler.toml. */
+    secret?: boolean;
+  }
+}
+
+/** A meaning written over several source lines, as one line: each run of white space becomes one space. */
+export const oneLine = (strings: TemplateStringsArray, ...values: unknown[]): string =>
+  strings
+    .reduce((text, part, index) => text + String(values[index - 1]) + part)
+    .replace(/\s+/g, " ")
+    .trim();
+
+/**
+ * A variable read outside any schema (its name varies, or a malformed value must not fail the request), documented
+ * beside the code that reads it so that docs/settings.md lists it with the schemas' fields.
+ */
+export interface SettingDoc {
+  name: string;
+  kind: SettingKind;
+  description: string;
+  default?: string;
+  choices?: readonly string[];
+  alias?: string;
+}
 
 /** Thrown when a variable or secret is malformed; the message names the variable, never its value. */
 export class SettingsError extends Error {
@@ -13,23 +57,41 @@ export const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : valu
 
 /** Booleans as operators write them: true/false/1/0 in any case (z.coerce.boolean() would read "false" as true). */
 export const envBoolean = (defaultValue: boolean) =>
-  z.preprocess(
-    unsetIfEmpty,
-    z
-      .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
-      .optional()
-      .transform((value) => value ?? defaultValue),
-  );
+  z
+    .preprocess(
+      unsetIfEmpty,
+      z
+        .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
+        .optional()
+        .transform((value) => value ?? defaultValue),
+    )
+    .meta({ kind: "boolean", default: String(defaultValue) });
 
 export const envString = (defaultValue: string) =>
-  z.preprocess(unsetIfEmpty, z.string().optional()).transform((value) => value ?? defaultValue);
+  z
+    .preprocess(unsetIfEmpty, z.string().optional())
+    .transform((value) => value ?? defaultValue)
+    .meta({ kind: "string", default: defaultValue });
 
-export const envOptionalString = () => z.preprocess(unsetIfEmpty, z.string().optional());
+export const envOptionalString = () => z.preprocess(unsetIfEmpty, z.string().optional()).meta({ kind: "string" });
+
+/** A secret: optional, since a service answers without it what it can. */
+export const envSecret = () => envOptionalString().meta({ secret: true });
 
 export const envNumber = (defaultValue: number, check: (schema: z.ZodNumber) => z.ZodNumber = (s) => s) =>
-  z.preprocess(unsetIfEmpty, check(z.coerce.number()).optional()).transform((value) => value ?? defaultValue);
+  z
+    .preprocess(unsetIfEmpty, check(z.coerce.number()).optional())
+    .transform((value) => value ?? defaultValue)
+    .meta({ kind: "number", default: String(defaultValue) });
 
-export const envInteger = (defaultValue: number, min = 0) => envNumber(defaultValue, (s) => s.int().min(min));
+export const envInteger = (defaultValue: number, min = 0) =>
+  envNumber(defaultValue, (s) => s.int().min(min)).meta({ kind: "integer" });
+
+/** One of a fixed set of words, matched exactly. */
+export const envEnum = <const T extends readonly [string, ...string[]]>(choices: T, defaultValue: T[number]) =>
+  z
+    .preprocess(unsetIfEmpty, z.enum(choices).default(defaultValue as never))
+    .meta({ kind: "choice", choices, default: defaultValue });
 
 const durationUnits: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -48,20 +110,22 @@ export function parseDurationMs(text: string): number | undefined {
 
 /** A Go-style duration variable, read as milliseconds. */
 export const envDurationMs = (defaultValue: string) =>
-  z.preprocess(
-    unsetIfEmpty,
-    z
-      .string()
-      .optional()
-      .transform((text, ctx) => {
-        const ms = parseDurationMs(text ?? defaultValue);
-        if (ms === undefined) {
-          ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
-          return z.NEVER;
-        }
-        return ms;
-      }),
-  );
+  z
+    .preprocess(
+      unsetIfEmpty,
+      z
+        .string()
+        .optional()
+        .transform((text, ctx) => {
+          const ms = parseDurationMs(text ?? defaultValue);
+          if (ms === undefined) {
+            ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
+            return z.NEVER;
+          }
+          return ms;
+        }),
+    )
+    .meta({ kind: "duration", default: defaultValue });
 
 /**
  * The reader of one service's settings: parses an env with `schema` once per env object (the runtime hands every

@@ -19,7 +19,7 @@ export function requireProgram(name: string, hint: string): string {
   const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
   const file = found.stdout.trim();
   if (found.status !== 0 || !file)
-    throw new Error(`${name} is not installed (${hint}); .ci/run installs it with apt-get`);
+    throw new Error(`${name} is not installed (${hint}); npm test installs it with apt-get when it can`);
   return file;
 }
 

@@ -5,7 +5,8 @@ import { app } from "../../src/app";
 import { call, callJson } from "../helpers/http";
 import { bearer, MASTER_KEY, signUp } from "./helpers";
 
-const SERVER_ERROR = [{ code: 500, path: "meta", message: "Server error" }];
+const serverError = (message: string) => ({ valid: false, name: "server", param: "request", message });
+const SERVER_ERROR = serverError("Server error");
 
 let token: string;
 beforeAll(async () => {
@@ -41,31 +42,23 @@ describe("the news API's central error handling", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const noSecret = await app.request("/users/me", { headers: bearer(token) }, { ...env, JWT_SECRET: "" });
     expect(noSecret.status).toBe(500);
-    expect(await noSecret.json()).toEqual([
-      { code: 500, path: "meta", message: "news settings are invalid: JWT_SECRET is not set" },
-    ]);
+    expect(await noSecret.json()).toEqual(serverError("news settings are invalid: JWT_SECRET is not set"));
     const noMaster = await app.request(
       "/users",
       { method: "POST", headers: bearer("anything") },
       { ...env, MASTER_KEY: "" },
     );
     expect(noMaster.status).toBe(500);
-    expect(await noMaster.json()).toEqual([
-      { code: 500, path: "meta", message: "news settings are invalid: MASTER_KEY is not set" },
-    ]);
+    expect(await noMaster.json()).toEqual(serverError("news settings are invalid: MASTER_KEY is not set"));
   });
 
   it("answers 500 naming a malformed setting", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const response = await app.request("/users/me", { headers: bearer(token) }, { ...env, JWT_EXPIRES_IN: "forever" });
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual([
-      {
-        code: 500,
-        path: "meta",
-        message: "news settings are invalid: JWT_EXPIRES_IN: expected a duration such as 7d, 12h or 30m",
-      },
-    ]);
+    expect(await response.json()).toEqual(
+      serverError("news settings are invalid: JWT_EXPIRES_IN: expected a duration such as 7d, 12h or 30m"),
+    );
   });
 
   it("signs tokens that live JWT_EXPIRES_IN", async () => {
@@ -83,20 +76,48 @@ describe("the news API's central error handling", () => {
     expect(claims.exp! - claims.iat!).toBe(12 * 3600);
   });
 
-  it("leaves unknown routes and methods to the 404 of the Worker", async () => {
-    for (const [method, path] of [
-      ["GET", "/news/1/comments"],
-      ["PATCH", "/news/1"],
-      ["PUT", "/news"],
-      ["DELETE", "/news"],
-      ["POST", "/search"],
-    ]) {
+  it("answers a wrong method with 405, Allow and the validation shape", async () => {
+    for (const [method, path, allowed] of [
+      ["PATCH", "/news/1", ["GET", "HEAD", "PUT", "DELETE"]],
+      ["PUT", "/news", ["GET", "HEAD", "POST"]],
+      ["DELETE", "/news", ["GET", "HEAD", "POST"]],
+      ["POST", "/search", ["GET", "HEAD"]],
+      ["GET", "/auth", ["POST"]],
+      ["POST", "/users/me", ["GET", "HEAD", "PUT", "DELETE"]],
+    ] as const) {
       const response =
         method === "GET"
           ? await call(path, { headers: bearer(token) })
           : await callJson(path, method, {}, bearer(token));
-      expect(response.status, `${method} ${path}`).toBe(404);
+      const message = `method ${method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`;
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get("Allow")).toBe(allowed.join(", "));
+      expect(await response.json()).toEqual({
+        valid: false,
+        name: "enum",
+        param: "method",
+        value: method,
+        enum: allowed,
+        message,
+      });
     }
-    expect((await call("/userz")).status).toBe(404);
+  });
+
+  it("answers an unknown path under its prefixes with 404 in the validation shape", async () => {
+    for (const path of ["/news/1/comments", "/users/me/avatar", "/auth/refresh", "/search/x"]) {
+      const response = await call(path, { headers: bearer(token) });
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toEqual({
+        valid: false,
+        name: "route",
+        param: "path",
+        value: path,
+        message: `no route for GET ${path}`,
+      });
+    }
+    // Another first segment is no route of the news API: the root answers it.
+    const elsewhere = await call("/userz");
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ error: "no route for GET /userz" });
   });
 });

@@ -1,12 +1,45 @@
 // Helpers for the news API tests: sign-up through the real routes, bearer headers, and interception of the
 // Worker's outbound fetch with recorded publisher responses.
-import { vi } from "vitest";
+import { expect, vi } from "vitest";
 import { call, callJson } from "../helpers/http";
 
 export const MASTER_KEY = "test-master-key";
 export const JWT_SECRET = "test-jwt-secret-0123456789abcdef";
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+const BEARER = 'Bearer realm="Users"';
+const unauthorized = (param: string, message: string) => ({ valid: false, name: "unauthorized", param, message });
+
+/** The news API's 401s: one body and challenge per check, whatever failed. */
+export const REFUSED = {
+  masterKey: {
+    challenge: BEARER,
+    body: unauthorized("access_token", "access_token must be the master key (a Bearer token or access_token)"),
+  },
+  token: {
+    challenge: BEARER,
+    body: unauthorized(
+      "access_token",
+      "access_token must be a valid session token of a user allowed here (a Bearer token or access_token)",
+    ),
+  },
+  login: {
+    challenge: 'Basic realm="Users"',
+    body: unauthorized("authorization", "authorization must carry the e-mail and password of a user (HTTP Basic)"),
+  },
+};
+
+/** 401 with the refusal's challenge and JSON body. */
+export async function expectRefused(response: Response, refusal: (typeof REFUSED)[keyof typeof REFUSED]) {
+  expect(response.status).toBe(401);
+  expect(response.headers.get("WWW-Authenticate")).toBe(refusal.challenge);
+  expect(response.headers.get("content-type")).toBe("application/json");
+  expect(await response.json()).toEqual(refusal.body);
+}
+
+/** The news API's 404 for an id that names no record. */
+export const UNKNOWN_ID = { valid: false, name: "exists", param: "id", message: "id names no record" };
 
 export interface SignedUp {
   token: string;

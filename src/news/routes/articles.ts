@@ -43,6 +43,7 @@ const tags = ["news"];
 const list = createRoute({
   method: "get",
   path: "/news",
+  operationId: "listArticles",
   tags,
   summary: "List articles: full-text q, companies, sources and a date window",
   security: secured("news_token"),
@@ -54,6 +55,7 @@ const list = createRoute({
 const show = createRoute({
   method: "get",
   path: "/news/{id}",
+  operationId: "getArticle",
   tags,
   summary: "One article",
   security: secured("news_token"),
@@ -65,6 +67,7 @@ const show = createRoute({
 const create = createRoute({
   method: "post",
   path: "/news",
+  operationId: "createArticle",
   tags,
   summary: "Create an article (admin)",
   security: secured("news_token"),
@@ -76,6 +79,7 @@ const create = createRoute({
 const update = createRoute({
   method: "put",
   path: "/news/{id}",
+  operationId: "updateArticle",
   tags,
   summary: "Change an article (admin)",
   security: secured("news_token"),
@@ -87,6 +91,7 @@ const update = createRoute({
 const remove = createRoute({
   method: "delete",
   path: "/news/{id}",
+  operationId: "deleteArticle",
   tags,
   summary: "Delete an article (admin)",
   security: secured("news_token"),

@@ -7,7 +7,7 @@ import { parseBasicAuth, parseBearer } from "../../shared/http/basic-auth";
 import { database } from "../../shared/db";
 import { sha256Hex } from "../../shared/bytes";
 import { constantTimeEqualText, verifyPassword } from "../../shared/passwords";
-import { BASIC_CHALLENGE, unauthorized } from "../errors";
+import { loginRefused, masterKeyRefused, tokenRefused } from "../errors";
 import { newsSettings, requiredSecret, type NewsSettings } from "../settings";
 import { findUserByEmail, getUser, type NewsUser } from "../store/users";
 import { parseNews, requestBody, type Body } from "./validation";
@@ -60,7 +60,7 @@ async function sameSecret(presented: string, secret: string): Promise<boolean> {
 export const requireMasterKey: MiddlewareHandler<NewsEnv> = async (c, next) => {
   const masterKey = requiredSecret(newsSettings(c.env), "MASTER_KEY");
   const token = await presentedToken(c);
-  if (token === undefined || !(await sameSecret(token, masterKey))) throw unauthorized();
+  if (token === undefined || !(await sameSecret(token, masterKey))) throw masterKeyRefused();
   await next();
 };
 
@@ -103,11 +103,11 @@ export async function verifyToken(settings: NewsSettings, token: string): Promis
 export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsEnv> {
   return async (c, next) => {
     const token = await presentedToken(c);
-    if (!token) throw unauthorized();
+    if (!token) throw tokenRefused();
     const claims = await verifyToken(newsSettings(c.env), token);
     const user = claims && (await getUser(database(c.env.DB), claims.id));
     if (!claims || !user || user.tokenVersion !== claims.ver || (roles && !roles.includes(user.role)))
-      throw unauthorized();
+      throw tokenRefused();
     c.set("user", user);
     await next();
   };
@@ -121,11 +121,11 @@ export const requireAdmin = requireUser(["admin"]);
  */
 export const requirePassword: MiddlewareHandler<NewsEnv> = async (c, next) => {
   const credentials = parseBasicAuth(c.req.header("authorization"));
-  if (!credentials) throw unauthorized(BASIC_CHALLENGE);
+  if (!credentials) throw loginRefused();
   const { email, password } = parseNews(Credentials, { email: credentials.username, password: credentials.password });
   const user = await findUserByEmail(database(c.env.DB), email);
   const valid = await verifyPassword(password, user?.passwordHash);
-  if (!user || !valid) throw unauthorized(BASIC_CHALLENGE);
+  if (!user || !valid) throw loginRefused();
   c.set("user", user);
   await next();
 };

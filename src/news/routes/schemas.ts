@@ -137,16 +137,20 @@ export const SearchResponse = z.object({
   data: z.array(ArticleView.extend({ companies: z.array(CompanyView) })),
 });
 
-/** The generator's validation object (errors.ts), with the failed rule's limit under the rule's name. */
-const ValidationFailure = z
+/**
+ * Every error the news API answers (errors.ts): the generator's validation object, with the failed rule's limit under
+ * the rule's name.
+ */
+const NewsFailure = z
   .object({
     valid: z.literal(false),
-    name: z.string().optional(),
+    name: z.string(),
     param: z.string(),
     value: z.unknown().optional(),
     message: z.string(),
   })
-  .catchall(z.unknown());
+  .catchall(z.unknown())
+  .openapi("NewsFailure");
 
 /** A JSON answer. */
 export const json = (schema: z.ZodType, description: string) => ({
@@ -172,14 +176,25 @@ export const formOrJson = <S extends z.ZodType>(schema: S) => ({
   },
 });
 
-const FAILURES = {
-  400: json(ValidationFailure, "a field fails validation, or the body is not UTF-8, valid JSON or a valid form"),
-  401: { description: "missing or wrong credentials, or a role that does not suffice (empty body)" },
-  404: { description: "no such record (empty body)" },
-  409: json(ValidationFailure, "the record would duplicate one already stored"),
-  413: json(ValidationFailure, "the body is larger than NEWS_MAX_BODY_BYTES"),
+const challenge = {
+  "WWW-Authenticate": {
+    description: 'the scheme the route asks for: Bearer realm="Users" or Basic realm="Users"',
+    schema: { type: "string" as const },
+  },
 };
 
-/** The failure answers a route can give, by status. */
-export const failures = (...codes: (keyof typeof FAILURES)[]) =>
-  Object.fromEntries(codes.map((code) => [code, FAILURES[code]]));
+const FAILURES = {
+  400: json(NewsFailure, "a field fails validation, or the body is not UTF-8, valid JSON or a valid form"),
+  401: {
+    ...json(NewsFailure, "missing or wrong credentials, or a role that does not suffice"),
+    headers: challenge,
+  },
+  404: json(NewsFailure, "no such record"),
+  409: json(NewsFailure, "the record would duplicate one already stored"),
+  413: json(NewsFailure, "the body is larger than NEWS_MAX_BODY_BYTES"),
+  500: json(NewsFailure, "an unexpected failure (name `server`), or settings that do not parse"),
+};
+
+/** The failure answers a route can give, by status, and the 500 any route can give. */
+export const failures = (...codes: Exclude<keyof typeof FAILURES, 500>[]) =>
+  Object.fromEntries([...codes, 500 as const].map((code) => [code, FAILURES[code]]));

@@ -12,6 +12,7 @@ import { validateNews } from "./validation";
 const search = createRoute({
   method: "get",
   path: "/search",
+  operationId: "searchArticles",
   tags: ["news"],
   summary: "Articles by topics and companies within a date window",
   security: secured("news_token"),

@@ -3,7 +3,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
-import { NewsError, notFound } from "../errors";
+import { BASIC_CHALLENGE, BEARER_CHALLENGE, notFound, unauthorized } from "../errors";
 import { newsSettings } from "../settings";
 import {
   createUser,
@@ -39,6 +39,7 @@ const tags = ["news"];
 const signUp = createRoute({
   method: "post",
   path: "/users",
+  operationId: "signUp",
   tags,
   summary: "Create a user (master key) and sign them in",
   security: secured("news_master_key"),
@@ -50,6 +51,7 @@ const signUp = createRoute({
 const login = createRoute({
   method: "post",
   path: "/auth",
+  operationId: "signIn",
   tags,
   summary: "Sign in with e-mail and password (and the master key)",
   security: secured("news_master_key", "news_login"),
@@ -60,6 +62,7 @@ const login = createRoute({
 const list = createRoute({
   method: "get",
   path: "/users",
+  operationId: "listUsers",
   tags,
   summary: "List users (admin)",
   security: secured("news_token"),
@@ -71,6 +74,7 @@ const list = createRoute({
 const me = createRoute({
   method: "get",
   path: "/users/me",
+  operationId: "getSignedInUser",
   tags,
   summary: "The signed-in user",
   security: secured("news_token"),
@@ -81,6 +85,8 @@ const me = createRoute({
 const show = createRoute({
   method: "get",
   path: "/users/{id}",
+  operationId: "getUser",
+  security: [],
   tags,
   summary: "A user's public profile",
   request: { params: IdParam },
@@ -90,6 +96,7 @@ const show = createRoute({
 const update = createRoute({
   method: "put",
   path: "/users/{id}",
+  operationId: "updateUser",
   tags,
   summary: "Change a user's name or picture (the user, or an admin)",
   security: secured("news_token"),
@@ -101,6 +108,7 @@ const update = createRoute({
 const changePassword = createRoute({
   method: "put",
   path: "/users/{id}/password",
+  operationId: "changePassword",
   tags,
   summary: "Change one's own password (ends every session issued before)",
   security: secured("news_login"),
@@ -112,6 +120,7 @@ const changePassword = createRoute({
 const remove = createRoute({
   method: "delete",
   path: "/users/{id}",
+  operationId: "deleteUser",
   tags,
   summary: "Delete a user (admin)",
   security: secured("news_token"),
@@ -176,7 +185,7 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
       const caller = c.get("user");
       const id = c.req.param("id");
       if (caller.role !== "admin" && caller.id !== id) {
-        throw new NewsError(401, { valid: false, message: "You can't change other user's data" });
+        throw unauthorized("id", "You can't change other user's data", BEARER_CHALLENGE);
       }
       const user = await updateUser(database(c.env.DB), { id, ...c.req.valid("json"), now: new Date() });
       return c.json(fullUserView(user));
@@ -190,11 +199,7 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
     async (c) => {
       const caller = c.get("user");
       if (caller.id !== c.req.param("id")) {
-        throw new NewsError(401, {
-          valid: false,
-          param: "password",
-          message: "You can't change other user's password",
-        });
+        throw unauthorized("password", "You can't change other user's password", BASIC_CHALLENGE);
       }
       const user = await setPassword(database(c.env.DB), {
         id: caller.id,

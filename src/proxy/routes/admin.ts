@@ -25,6 +25,7 @@ export const deleted = (what: string) => serviceResult(`Deleted ${what}`);
 const upsertProjectRoute = createRoute({
   method: "post",
   path: "/admin/projects",
+  operationId: "adminUpsertProject",
   tags: ["admin"],
   summary: "Creates a project, or updates the fullname of the project with that label",
   ...writing,
@@ -35,6 +36,7 @@ const upsertProjectRoute = createRoute({
 const listProjectsRoute = createRoute({
   method: "get",
   path: "/admin/projects",
+  operationId: "adminListProjects",
   tags: ["admin"],
   summary: "All projects, sorted by label",
   ...reading,
@@ -44,6 +46,7 @@ const listProjectsRoute = createRoute({
 const deleteProjectRoute = createRoute({
   method: "delete",
   path: "/admin/projects/{label}",
+  operationId: "adminDeleteProject",
   tags: ["admin"],
   summary: "Deletes a project with its backends, containers, domains and permissions",
   ...writing,
@@ -54,6 +57,7 @@ const deleteProjectRoute = createRoute({
 const upsertHostRoute = createRoute({
   method: "post",
   path: "/admin/hosts",
+  operationId: "adminUpsertHost",
   tags: ["admin"],
   summary: "Registers a host, or updates the ipv6 of the host with that name",
   ...writing,
@@ -64,6 +68,7 @@ const upsertHostRoute = createRoute({
 const listHostsRoute = createRoute({
   method: "get",
   path: "/admin/hosts",
+  operationId: "adminListHosts",
   tags: ["admin"],
   summary: "All hosts, sorted by name",
   ...reading,
@@ -73,6 +78,7 @@ const listHostsRoute = createRoute({
 const upsertApiUserRoute = createRoute({
   method: "post",
   path: "/admin/apiusers",
+  operationId: "adminUpsertApiUser",
   tags: ["admin"],
   summary: "Creates an API user, or replaces password, email and patterns of the user with that name",
   ...writing,
@@ -83,6 +89,7 @@ const upsertApiUserRoute = createRoute({
 const listApiUsersRoute = createRoute({
   method: "get",
   path: "/admin/apiusers",
+  operationId: "adminListApiUsers",
   tags: ["admin"],
   summary: "All API users, sorted by name",
   ...reading,
@@ -92,6 +99,7 @@ const listApiUsersRoute = createRoute({
 const deleteApiUserRoute = createRoute({
   method: "delete",
   path: "/admin/apiusers/{username}",
+  operationId: "adminDeleteApiUser",
   tags: ["admin"],
   summary: "Deletes an API user",
   ...writing,
@@ -106,6 +114,7 @@ const deleteApiUserRoute = createRoute({
 const upsertUserRoute = createRoute({
   method: "post",
   path: "/admin/users",
+  operationId: "adminUpsertUser",
   tags: ["admin"],
   summary: "Creates a console/SSH user, or updates the given fields of the user with that email",
   ...writing,
@@ -116,6 +125,7 @@ const upsertUserRoute = createRoute({
 const listUsersRoute = createRoute({
   method: "get",
   path: "/admin/users",
+  operationId: "adminListUsers",
   tags: ["admin"],
   summary: "All console/SSH users, sorted by email",
   ...reading,
@@ -125,6 +135,7 @@ const listUsersRoute = createRoute({
 const permissionsRoute = createRoute({
   method: "put",
   path: "/admin/containers/{projectLabel}/{containerLabel}/permissions",
+  operationId: "adminSetContainerPermissions",
   tags: ["admin"],
   summary: "Sets the complete list of SSH permissions of a container",
   ...writing,

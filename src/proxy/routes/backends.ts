@@ -14,6 +14,7 @@ import { IdResult, MessageResult } from "./schemas";
 const upsertRoute = createRoute({
   method: "post",
   path: "/backends/{projectLabel}",
+  operationId: "upsertBackend",
   tags: ["backends"],
   summary: "Creates a backend or updates the one with the same label in the project",
   security: basicAuth,
@@ -25,6 +26,7 @@ const upsertRoute = createRoute({
 const setContainersRoute = createRoute({
   method: "patch",
   path: "/backends/{projectLabel}/{backendLabel}/setContainersOf/{targetBackendLabel}",
+  operationId: "setContainersOf",
   tags: ["backends"],
   summary: "Replaces the containers of the backend with those (and their params) of the target backend",
   security: basicAuth,

@@ -14,6 +14,7 @@ import { IdResult } from "./schemas";
 const upsertRoute = createRoute({
   method: "post",
   path: "/containers/{projectLabel}",
+  operationId: "upsertContainer",
   tags: ["containers"],
   summary: "Creates a container or updates the one with the same label in the project",
   security: basicAuth,

@@ -17,6 +17,7 @@ import { ListOfWarnings, MapOfDomains } from "./schemas";
 const ofProject = createRoute({
   method: "get",
   path: "/domains/{projectLabel}",
+  operationId: "listProjectDomains",
   tags: ["domains"],
   summary: "The domains of a project, keyed and sorted by domain name",
   security: basicAuth,
@@ -28,6 +29,7 @@ const ofProject = createRoute({
 const ofBackend = createRoute({
   method: "get",
   path: "/domains/{projectLabel}/{backendLabel}",
+  operationId: "listBackendDomains",
   tags: ["domains"],
   summary: "The domains of one backend, keyed and sorted by domain name",
   security: basicAuth,
@@ -39,6 +41,7 @@ const ofBackend = createRoute({
 const massUpdate = createRoute({
   method: "post",
   path: "/domains/massupdate",
+  operationId: "massUpdateDomains",
   tags: ["domains"],
   summary: "Creates, updates and deletes domains in one all-or-nothing request",
   description:

@@ -62,6 +62,7 @@ const jobStarted = {
 const genSyncRoute = createRoute({
   method: "get",
   path: "/admin/gensynchaprx",
+  operationId: "generateAndSyncHaproxy",
   tags: ["jobs"],
   summary:
     "Generates the HAProxy configuration, has the master load balancer validate and reload it, queues the slave syncs",
@@ -80,6 +81,7 @@ const genSyncRoute = createRoute({
 const writeSshProxyRoute = createRoute({
   method: "get",
   path: "/admin/writesshprx",
+  operationId: "writeSshProxy",
   tags: ["jobs"],
   summary: "Starts the SSH proxy configuration job (detached: answers [] at once)",
   ...starting,
@@ -92,6 +94,7 @@ const writeSshProxyRoute = createRoute({
 const maintenanceRoute = createRoute({
   method: "get",
   path: "/maintenance/start",
+  operationId: "startMaintenance",
   tags: ["jobs"],
   summary: "Starts the certificate job (detached: answers 200 with an empty body at once); also run daily by cron",
   ...starting,
@@ -101,6 +104,8 @@ const maintenanceRoute = createRoute({
 const challengeRoute = createRoute({
   method: "get",
   path: "/.well-known/acme-challenge/{token}",
+  operationId: "answerAcmeChallenge",
+  security: [],
   tags: ["jobs"],
   summary: "HTTP-01 challenge answers of pending ACME orders (HAProxy forwards this path here)",
   request: { params: labelParams("token") },
@@ -110,6 +115,7 @@ const challengeRoute = createRoute({
 const listJobsRoute = createRoute({
   method: "get",
   path: "/admin/jobs",
+  operationId: "listJobs",
   tags: ["jobs"],
   summary: "Runs of the proxy's jobs, newest first",
   ...reading,
@@ -120,6 +126,7 @@ const listJobsRoute = createRoute({
 const getJobRoute = createRoute({
   method: "get",
   path: "/admin/jobs/{id}",
+  operationId: "getJob",
   tags: ["jobs"],
   summary: "One run: kind, state, start and end times, warnings",
   ...reading,
@@ -130,6 +137,7 @@ const getJobRoute = createRoute({
 const activeHaproxyRoute = createRoute({
   method: "get",
   path: "/admin/haproxy",
+  operationId: "getActiveHaproxyVersion",
   tags: ["jobs"],
   summary: "The active HAProxy version with its files",
   ...reading,
@@ -139,6 +147,7 @@ const activeHaproxyRoute = createRoute({
 const haproxyVersionsRoute = createRoute({
   method: "get",
   path: "/admin/haproxy/versions",
+  operationId: "listHaproxyVersions",
   tags: ["jobs"],
   summary: "The stored HAProxy versions, newest first (HAPROXY_VERSIONS_KEPT of them, and the active one)",
   ...reading,
@@ -148,6 +157,7 @@ const haproxyVersionsRoute = createRoute({
 const haproxyVersionRoute = createRoute({
   method: "get",
   path: "/admin/haproxy/versions/{version}",
+  operationId: "getHaproxyVersion",
   tags: ["jobs"],
   summary: "One stored HAProxy version with its files",
   ...reading,
@@ -158,6 +168,7 @@ const haproxyVersionRoute = createRoute({
 const sshProxyRoute = createRoute({
   method: "get",
   path: "/admin/sshproxy",
+  operationId: "getSshProxyVersion",
   tags: ["jobs"],
   summary: "The latest SSH proxy configuration: accounts as JSON and as an sshpiperd YAML file",
   ...reading,
@@ -167,6 +178,7 @@ const sshProxyRoute = createRoute({
 const certificatesRoute = createRoute({
   method: "get",
   path: "/admin/certificates",
+  operationId: "listCertificates",
   tags: ["jobs"],
   summary: "The certificates (ACME, provided, fallback), without their keys",
   ...reading,
@@ -176,6 +188,7 @@ const certificatesRoute = createRoute({
 const putCertificateRoute = createRoute({
   method: "put",
   path: "/admin/certificates/{name}",
+  operationId: "putCertificate",
   tags: ["jobs"],
   summary: "Stores a provided certificate (chain and PKCS#8 key) under a name; the next gensynchaprx ships it",
   ...writing,
@@ -186,6 +199,7 @@ const putCertificateRoute = createRoute({
 const deleteCertificateRoute = createRoute({
   method: "delete",
   path: "/admin/certificates/{name}",
+  operationId: "deleteCertificate",
   tags: ["jobs"],
   summary: "Deletes a provided certificate",
   ...writing,

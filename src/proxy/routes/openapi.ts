@@ -2,6 +2,7 @@
 // Basic-auth security requirement and the body limit every route with a JSON body passes to register().
 import { z } from "@hono/zod-openapi";
 import type { RegisterOptions } from "../../shared/http/openapi";
+import { REALM } from "../errors";
 import { proxySettings } from "../settings";
 import { MessageResult } from "./schemas";
 
@@ -12,7 +13,10 @@ export const json = (schema: z.ZodType, description: string) => ({
 export const errorResponse = (description: string) => json(MessageResult, description);
 const errors = {
   400: errorResponse("the body is not JSON or fails the schema (the payload names the field)"),
-  401: errorResponse("credentials missing or invalid"),
+  401: {
+    ...errorResponse("credentials missing or invalid"),
+    headers: { "WWW-Authenticate": { description: REALM, schema: { type: "string" as const } } },
+  },
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
   409: errorResponse("the address is already used by another container"),

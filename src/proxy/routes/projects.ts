@@ -11,6 +11,7 @@ import { ListOfProjects, Project } from "./schemas";
 const listRoute = createRoute({
   method: "get",
   path: "/projects",
+  operationId: "listProjects",
   tags: ["projects"],
   summary: "Labels of the projects the caller may access, sorted",
   security: basicAuth,
@@ -21,6 +22,7 @@ const listRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/projects/{projectLabel}",
+  operationId: "getProject",
   tags: ["projects"],
   summary: "A project with its backends (domains, container references) and containers (host, permissions)",
   security: basicAuth,

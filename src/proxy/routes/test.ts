@@ -8,6 +8,8 @@ import { basicAuth, pick, text } from "./openapi";
 const ping = createRoute({
   method: "get",
   path: "/test/ping",
+  operationId: "ping",
+  security: [],
   tags: ["test"],
   summary: "Availability check",
   responses: { 200: text("`pong from master instance` or `pong from slave instance`") },
@@ -16,6 +18,7 @@ const ping = createRoute({
 const authPing = createRoute({
   method: "get",
   path: "/test/authping",
+  operationId: "authPing",
   tags: ["test"],
   summary: "Availability and authentication check",
   security: basicAuth,

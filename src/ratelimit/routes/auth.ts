@@ -12,6 +12,23 @@ export const ADMIN_TOKEN_SCHEME = "ratelimitAdminToken";
 /** The `security` of an admin route's declaration. */
 export const adminSecurity = [{ [ADMIN_TOKEN_SCHEME]: [] }];
 
+const CHALLENGE = 'Bearer realm="ratelimit"';
+
+/** A text/plain answer: the service's errors are plain text, as the reference's Go HTTP server answers them. */
+export const plainText = (description: string) => ({
+  description,
+  content: { "text/plain": { schema: { type: "string" as const } } },
+});
+
+/** The refusals of requireAdminToken, for an admin route's declaration. */
+export const adminErrors = {
+  401: {
+    ...plainText("Missing or wrong RATELIMIT_ADMIN_TOKEN bearer"),
+    headers: { "WWW-Authenticate": { description: CHALLENGE, schema: { type: "string" as const } } },
+  },
+  404: plainText("No RATELIMIT_ADMIN_TOKEN is configured: the admin routes do not exist"),
+};
+
 /** Adds the admin token's security scheme to the app's OpenAPI registry (copied into the root document). */
 export function registerAdminTokenScheme(app: OpenAPIHono<{ Bindings: Env }>): void {
   app.openAPIRegistry.registerComponent("securitySchemes", ADMIN_TOKEN_SCHEME, {
@@ -28,7 +45,7 @@ export const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, n
   const given = parseBearer(c.req.header("Authorization"));
   if (given === undefined || !constantTimeEqualText(given, expected)) {
     throw new HttpError(401, "unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>", {
-      "WWW-Authenticate": 'Bearer realm="ratelimit"',
+      "WWW-Authenticate": CHALLENGE,
     });
   }
   await next();

@@ -1,7 +1,7 @@
 // The debug routes: /debug (the index), /stats (every statistic with its value) and the Prometheus page at
 // PULLMETRICS_PATH. Both statistics pages flush this isolate's buffer first, then read the
 // aggregate, so they include everything this isolate counted and what the others flushed (within an interval).
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { register } from "../../shared/http/openapi";
 import { perIsolate } from "../../shared/isolate";
 import { SettingsError } from "../../shared/settings";
@@ -13,7 +13,7 @@ import { DEFAULT_MAPPER_YAML, parseMapperConfig, type MapperConfig } from "../st
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../stats/prometheus";
 import { readAggregate } from "../stats/sinks";
 import { statsText } from "../stats/text";
-import { adminSecurity, requireAdminToken } from "./auth";
+import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
 
 /** The Prometheus path when pull metrics are on (undefined when off or when the settings do not parse). */
 export function pullMetricsPath(env: Env): string | undefined {
@@ -89,18 +89,12 @@ export async function metricsPage(env: Env): Promise<{ status: 200; body: string
 
 type RateLimitEnv = { Bindings: Env };
 
-const adminText = (description: string) => ({
-  200: { description, content: { "text/plain": { schema: z.string() } } },
-  401: {
-    description: "Missing or wrong RATELIMIT_ADMIN_TOKEN bearer",
-    content: { "text/plain": { schema: z.string() } },
-  },
-  404: { description: "No RATELIMIT_ADMIN_TOKEN is configured", content: { "text/plain": { schema: z.string() } } },
-});
+const adminText = (description: string) => ({ 200: plainText(description), ...adminErrors });
 
 export const debugIndexRoute = createRoute({
   method: "get",
   path: "/debug",
+  operationId: "debugIndex",
   tags: ["ratelimit"],
   summary: "The index of the debug endpoints, `<path>: <what it prints>` per line",
   security: adminSecurity,
@@ -111,6 +105,7 @@ export const debugIndexRoute = createRoute({
 export const statsRoute = createRoute({
   method: "get",
   path: "/stats",
+  operationId: "rateLimitStats",
   tags: ["ratelimit"],
   summary: "Every statistic, `name: value` per line (empty with DISABLE_STATS)",
   security: adminSecurity,
@@ -118,11 +113,26 @@ export const statsRoute = createRoute({
   responses: adminText("The statistics"),
 });
 
+/** Documented at its default path; the catch-all GET of registerDebugRoutes serves it where the settings put it. */
+export const metricsRoute = createRoute({
+  method: "get",
+  path: "/metrics",
+  operationId: "prometheusMetrics",
+  tags: ["ratelimit"],
+  summary: "Every statistic in the Prometheus text format (empty with DISABLE_STATS)",
+  description:
+    "Served at PULLMETRICS_PATH (alias PROMETHEUS_PATH, default /metrics) while USE_PULLMETRICS (alias " +
+    "USE_PROMETHEUS) is true, with Content-Type text/plain; version=0.0.4.",
+  security: adminSecurity,
+  responses: adminText("The Prometheus text exposition"),
+});
+
 export function registerDebugRoutes(app: OpenAPIHono<RateLimitEnv>): void {
   register(app, debugIndexRoute, (c) => c.text(debugIndex(c.env)));
   register(app, statsRoute, async (c) => c.text(await statsPage(c.env)));
-  // PULLMETRICS_PATH is a setting, so the route cannot be a fixed path (nor a documented one): this GET sees every
-  // path no route before it took and passes the others on (to later routes and the 404). It stays last.
+  app.openAPIRegistry.registerPath(metricsRoute);
+  // PULLMETRICS_PATH is a setting, so the route cannot be a fixed path: this GET sees every path no route before it
+  // took and passes the others on (to later routes and the 404). It stays last.
   app.get("*", async (c, next) => {
     if (c.req.path !== pullMetricsPath(c.env)) return next();
     let page: Awaited<ReturnType<typeof metricsPage>> | undefined;

@@ -25,7 +25,7 @@ import {
   trailerFlag,
   trailerSerialize,
 } from "@connectrpc/connect/protocol-grpc-web";
-import { Hono } from "hono";
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { logError } from "../../shared/log";
 import { PayloadTooLarge, readBodyBytes } from "../../shared/http/request-body";
 import { SettingsError } from "../../shared/settings";
@@ -39,6 +39,7 @@ import {
   type RateLimitRequest,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb";
 import { requestFromProto, responseToProto } from "./codec";
+import { CONNECT_ERROR, RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE } from "./message-schemas";
 import { rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
 
@@ -132,7 +133,63 @@ function handlerFor(readMaxBytes: number): UniversalHandler {
 /** The method path Envoy calls, "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit". */
 export const SHOULD_RATE_LIMIT_PATH = handlerFor(DEFAULT_LIMITS.RATELIMIT_MAX_REQUEST_BYTES).requestPath;
 
-export const ratelimitGrpcApp = new Hono<{ Bindings: Env }>();
+export const ratelimitGrpcApp = new OpenAPIHono<{ Bindings: Env }>();
+
+const binary = (description: string) => ({ schema: { type: "string" as const, format: "binary", description } });
+const connectError = (description: string) => ({
+  description,
+  content: { "application/json": { schema: CONNECT_ERROR } },
+});
+
+/**
+ * The method over HTTP, for the OpenAPI document (the route below serves it; the Connect router reads the body).
+ * gRPC-Web answers every outcome with 200 and the status in its trailer frame, Connect with the statuses listed.
+ */
+export const shouldRateLimitConnectRoute = createRoute({
+  method: "post",
+  path: SHOULD_RATE_LIMIT_PATH,
+  operationId: "shouldRateLimit",
+  security: [],
+  tags: ["ratelimit"],
+  summary: "Envoy's RateLimitService.ShouldRateLimit over Connect (binary or JSON) and gRPC-Web",
+  description:
+    "The call Envoy makes, answered like POST /json (same decision, same counters) except that over the limit " +
+    "is overallCode OVER_LIMIT with status 200. Connect unary: Content-Type application/proto or application/json, " +
+    "optional Connect-Protocol-Version: 1 and Connect-Timeout-Ms. gRPC-Web: application/grpc-web+proto or " +
+    "application/grpc-web+json, one length-prefixed message. Plain gRPC (application/grpc) needs HTTP trailers, " +
+    "which a Worker cannot send: it goes through the Node gateway (grpc-gateway/).",
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/proto": binary("RateLimitRequest, protobuf binary"),
+        "application/json": { schema: RATE_LIMIT_REQUEST },
+        "application/grpc-web+proto": binary("one gRPC-Web frame holding a RateLimitRequest"),
+        "application/grpc-web+json": binary("one gRPC-Web frame holding a RateLimitRequest in proto3 JSON"),
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The decision (gRPC-Web: the message frame, or none on an error, then the trailer frame)",
+      content: {
+        "application/proto": binary("RateLimitResponse, protobuf binary"),
+        "application/json": { schema: RATE_LIMIT_RESPONSE },
+        "application/grpc-web+proto": binary("frames: RateLimitResponse, then the trailers with grpc-status"),
+        "application/grpc-web+json": binary("frames: RateLimitResponse in proto3 JSON, then the trailers"),
+      },
+    },
+    400: connectError(
+      "invalid_argument: the message does not decode, a descriptor or entry limit is passed, or an override has no unit",
+    ),
+    405: { description: "Not POST" },
+    415: { description: "Neither Connect nor gRPC-Web (plain gRPC included)" },
+    429: connectError("resource_exhausted: the message is larger than RATELIMIT_MAX_REQUEST_BYTES"),
+    500: connectError("unknown: the service refuses the request (e.g. no configuration); internal: settings"),
+    504: connectError("deadline_exceeded: Connect-Timeout-Ms passed before the decision"),
+  },
+});
+ratelimitGrpcApp.openAPIRegistry.registerPath(shouldRateLimitConnectRoute);
 
 /** The whole body as one chunk: unary messages are small, and one buffer is cheaper than a stream both ways. */
 async function* oneChunk(bytes: Uint8Array) {

@@ -12,38 +12,26 @@ import { counterStoreHealthy, decide, storeErrorsArePublic } from "../runtime";
 import { rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
 import { parseRateLimitRequestText, rateLimitResponseToJson } from "./codec";
+import { RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE, registerMessageSchemas } from "./message-schemas";
 
 type RateLimitEnv = { Bindings: Env };
 
 const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
 
-/** The body is read by the proto3 JSON codec (its own limits and messages), so it is documented, not validated here. */
-const rateLimitRequestSchema = {
-  type: "object" as const,
-  description: "envoy.service.ratelimit.v3.RateLimitRequest in proto3 JSON (JSON or original field names)",
-  properties: {
-    domain: { type: "string" as const },
-    descriptors: { type: "array" as const, items: { type: "object" as const } },
-    hitsAddend: { type: "integer" as const },
-  },
-};
-const rateLimitResponseSchema = {
-  type: "object" as const,
-  description: "envoy.service.ratelimit.v3.RateLimitResponse in proto3 JSON",
-};
-
 export const shouldRateLimitRoute = createRoute({
   method: "post",
   path: "/json",
+  operationId: "shouldRateLimitJson",
+  security: [],
   tags: ["ratelimit"],
   summary: "ShouldRateLimit over HTTP: decide a request in proto3 JSON (any method; the body decides)",
-  request: { body: { content: { "application/json": { schema: rateLimitRequestSchema } } } },
+  request: { body: { required: true, content: { "application/json": { schema: RATE_LIMIT_REQUEST } } } },
   responses: {
     200: {
       description: "Every descriptor is within its limit",
-      content: { "application/json": { schema: rateLimitResponseSchema } },
+      content: { "application/json": { schema: RATE_LIMIT_RESPONSE } },
     },
-    429: { description: "Over the limit", content: { "application/json": { schema: rateLimitResponseSchema } } },
+    429: { description: "Over the limit", content: { "application/json": { schema: RATE_LIMIT_RESPONSE } } },
     400: text("The request cannot be read or decided; the message names the problem"),
     413: text("The body is larger than RATELIMIT_MAX_REQUEST_BYTES"),
     500: text("The counter store failed"),
@@ -53,6 +41,8 @@ export const shouldRateLimitRoute = createRoute({
 export const healthcheckRoute = createRoute({
   method: "get",
   path: "/healthcheck",
+  operationId: "healthcheck",
+  security: [],
   tags: ["ratelimit"],
   summary: "Health: the counter store (and, if required, a loaded configuration) is usable (any method)",
   responses: { 200: text("OK"), 500: { description: "Unhealthy" } },
@@ -91,6 +81,7 @@ async function healthcheck(c: Context<RateLimitEnv>) {
 }
 
 export function registerHttpRoutes(app: OpenAPIHono<RateLimitEnv>): void {
+  registerMessageSchemas(app);
   // /json answers the same ShouldRateLimit call as gRPC, so it is counted under that method.
   app.use(shouldRateLimitRoute.getRoutingPath(), shouldRateLimitCall("ShouldRateLimit"));
   register(app, shouldRateLimitRoute, shouldRateLimit);

@@ -3,6 +3,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
+import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
 import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 import { describeZodError } from "../../shared/http/validate";
@@ -13,22 +14,9 @@ import { dumpConfig, type ConfigFile } from "../core/config";
 import { jsonTextTooDeep, limitText, tooDeep } from "../core/limits";
 import { configLimits, rateLimitSettings, type RateLimitSettings } from "../settings";
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
-import { adminSecurity, requireAdminToken } from "./auth";
+import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
 
 type RateLimitEnv = { Bindings: Env };
-
-const ErrorBody = z.object({ error: z.string() });
-const errorResponse = (description: string) => ({
-  description,
-  content: { "application/json": { schema: ErrorBody } },
-});
-const adminErrors = {
-  401: {
-    description: "Missing or wrong RATELIMIT_ADMIN_TOKEN bearer",
-    content: { "text/plain": { schema: z.string() } },
-  },
-  404: { description: "No RATELIMIT_ADMIN_TOKEN is configured", content: { "text/plain": { schema: z.string() } } },
-};
 
 const ConfigFilesBody = z.strictObject({ files: z.record(z.string(), z.string()) });
 const XdsConfigsBody = z.strictObject({ configs: z.array(z.unknown()) });
@@ -42,16 +30,18 @@ const ConfigSet = z.object({
 export const dumpConfigRoute = createRoute({
   method: "get",
   path: "/rlconfig",
+  operationId: "dumpRateLimitConfig",
   tags: ["ratelimit"],
   summary: "The configuration in force, one line per rule (the reference's /rlconfig)",
   security: adminSecurity,
   middleware: [requireAdminToken],
-  responses: { 200: { description: "The dump", content: { "text/plain": { schema: z.string() } } }, ...adminErrors },
+  responses: { 200: plainText("The dump"), ...adminErrors },
 });
 
 export const getConfigFilesRoute = createRoute({
   method: "get",
   path: "/rlconfig/files",
+  operationId: "getRateLimitConfigFiles",
   tags: ["ratelimit"],
   summary: "The configuration files in force, their source and version",
   security: adminSecurity,
@@ -66,6 +56,7 @@ export const getConfigFilesRoute = createRoute({
 export const putConfigFilesRoute = createRoute({
   method: "put",
   path: "/rlconfig/files",
+  operationId: "putRateLimitConfigFiles",
   tags: ["ratelimit"],
   summary: "Replace the runtime set: YAML files by name, or the RateLimitConfig resources of an xDS snapshot",
   security: adminSecurity,
@@ -76,8 +67,20 @@ export const putConfigFilesRoute = createRoute({
         "application/json": {
           schema: {
             oneOf: [
-              { type: "object", properties: { files: { type: "object", additionalProperties: { type: "string" } } } },
-              { type: "object", properties: { configs: { type: "array", items: {} } } },
+              {
+                type: "object",
+                description: "YAML files by name (*.yaml, no slashes or spaces)",
+                properties: { files: { type: "object", additionalProperties: { type: "string" } } },
+                required: ["files"],
+                additionalProperties: false,
+              },
+              {
+                type: "object",
+                description: "The RateLimitConfig resources of an xDS snapshot, in proto3 JSON",
+                properties: { configs: { type: "array", items: { type: "object" } } },
+                required: ["configs"],
+                additionalProperties: false,
+              },
             ],
           },
         },
@@ -89,8 +92,8 @@ export const putConfigFilesRoute = createRoute({
       description: "The set is stored and in force",
       content: { "application/json": { schema: z.object({ domains: z.array(z.string()) }) } },
     },
-    400: errorResponse("The set cannot be read or does not load"),
-    413: errorResponse("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
+    400: plainText("The set cannot be read or does not load; the text names the problem"),
+    413: plainText("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
     ...adminErrors,
   },
 });
@@ -98,6 +101,7 @@ export const putConfigFilesRoute = createRoute({
 export const deleteConfigFilesRoute = createRoute({
   method: "delete",
   path: "/rlconfig/files",
+  operationId: "deleteRateLimitConfigFiles",
   tags: ["ratelimit"],
   summary: "Drop the runtime set: the bundled files are in force again",
   security: adminSecurity,
@@ -191,11 +195,12 @@ async function getConfigFiles(c: Context<RateLimitEnv>) {
   });
 }
 
-// Refusals answer {error} like the route's other 4xx, which the xDS client reads.
+// Refusals are HttpErrors, so they answer text/plain like every other error of the service (the xDS client in
+// grpc-gateway/ takes the text as the NACK's message).
 async function putConfigFiles(c: Context<RateLimitEnv>) {
   const settings = rateLimitSettings(c.env);
   const read = await configBodyOf(c.req.raw, settings);
-  if (!read.ok) return c.json({ error: read.error }, read.status);
+  if (!read.ok) throw new HttpError(read.status, read.error);
   const described = configFilesOf(read.body, settings);
   if (!described.ok) {
     // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
@@ -203,13 +208,13 @@ async function putConfigFiles(c: Context<RateLimitEnv>) {
       recordConfigLoad(settings, false);
       flushAfter(c);
     }
-    return c.json({ error: described.error }, 400);
+    throw new HttpError(400, described.error);
   }
   const { files } = described;
   const compiled = compileConfig(files, settings);
   recordConfigLoad(settings, compiled.ok);
   flushAfter(c);
-  if (!compiled.ok) return c.json({ error: compiled.error.message }, 400);
+  if (!compiled.ok) throw new HttpError(400, compiled.error.message);
   const version = await replaceConfigFiles(database(c.env.DB), files);
   installConfig(settings, { config: compiled.value, source: "runtime", version, files }, Date.now());
   return c.json({ domains: compiled.value.domains });

@@ -2,7 +2,7 @@
 // isolate's telemetry uses: the reference's aliases settled (the spec's names win), tags, mogrifiers and OTLP parsed.
 import { perIsolate } from "../../shared/isolate";
 import { SettingsError } from "../../shared/settings";
-import { rateLimitSettings, type RateLimitSettings } from "../settings";
+import { rateLimitSettings, STATS_DEFAULTS, type RateLimitSettings } from "../settings";
 import { parseExtraTags, type Tags } from "./names";
 import { parseMogrifiers, type Mogrifier } from "./statsd";
 import { parseOtlpHeaders, tracesUrl } from "./tracing";
@@ -43,17 +43,17 @@ function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>):
     new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
   const extraTags = parseExtraTags(s.EXTRA_TAGS);
   if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.message);
-  const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? false;
-  const metricsd = s.USE_METRICSD ?? s.USE_STATSD ?? true;
-  const pullMetrics = s.USE_PULLMETRICS ?? s.USE_PROMETHEUS ?? false;
+  const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? STATS_DEFAULTS.USE_TAGGED_METRICSD;
+  const metricsd = s.USE_METRICSD ?? s.USE_STATSD ?? STATS_DEFAULTS.USE_METRICSD;
+  const pullMetrics = s.USE_PULLMETRICS ?? s.USE_PROMETHEUS ?? STATS_DEFAULTS.USE_PULLMETRICS;
   let push: StatsPush;
   if (tagged || metricsd) {
     const mogrifiers = parseMogrifiers(env);
     if (!mogrifiers.ok) throw invalid(mogrifiers.variable, mogrifiers.message);
     push = {
       kind: "statsd",
-      host: s.METRICSD_HOST ?? s.STATSD_HOST ?? "localhost",
-      port: s.METRICSD_PORT ?? s.STATSD_PORT ?? 8125,
+      host: s.METRICSD_HOST ?? s.STATSD_HOST ?? STATS_DEFAULTS.METRICSD_HOST,
+      port: s.METRICSD_PORT ?? s.STATSD_PORT ?? STATS_DEFAULTS.METRICSD_PORT,
       tagged,
       mogrifiers: mogrifiers.mogrifiers,
     };
@@ -86,7 +86,7 @@ function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>):
     extraTags: extraTags.tags,
     push,
     pullMetrics,
-    pullMetricsPath: s.PULLMETRICS_PATH ?? s.PROMETHEUS_PATH ?? "/metrics",
+    pullMetricsPath: s.PULLMETRICS_PATH ?? s.PROMETHEUS_PATH ?? STATS_DEFAULTS.PULLMETRICS_PATH,
     mapper: mapperValue === undefined ? undefined : { variable: mapperVariable, value: mapperValue },
     tracing,
   };

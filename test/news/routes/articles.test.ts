@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, callJson } from "../../helpers/http";
 import { SEED_ARTICLES, seedArticles } from "../articles-fixture";
 import type { ArticleView } from "../../../src/news/store/articles";
-import { bearer, getJson, signUp } from "../helpers";
+import { bearer, expectRefused, getJson, REFUSED, signUp, UNKNOWN_ID } from "../helpers";
 
 type Article = ArticleView;
 
@@ -36,9 +36,7 @@ const newestFirst = [...SEED_ARTICLES]
 
 describe("GET /news", () => {
   it("needs a signed-in user", async () => {
-    const response = await call("/news");
-    expect(response.status).toBe(401);
-    expect(await response.text()).toBe("");
+    await expectRefused(await call("/news"), REFUSED.token);
   });
 
   it("answers a bare array of 30 articles, newest first, with the total in X-Total-Count", async () => {
@@ -285,7 +283,7 @@ describe("GET /news/:id", () => {
     for (const path of ["/news/999999", "/news/abc", "/news/0", "/news/1e3"]) {
       const missing = await getJson(path, reader);
       expect(missing.status).toBe(404);
-      expect(await missing.text()).toBe("");
+      expect(await missing.json()).toEqual(UNKNOWN_ID);
     }
     expect((await call(`/news/${id}`)).status).toBe(401);
   });
@@ -334,6 +332,7 @@ describe("POST, PUT and DELETE /news (admins only)", () => {
     expect(duplicate.status).toBe(409);
     expect(await duplicate.json()).toEqual({
       valid: false,
+      name: "unique",
       param: "title",
       message: "an article with this title and source already exists",
     });

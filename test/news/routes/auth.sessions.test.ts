@@ -7,7 +7,7 @@ import { PBKDF2_ITERATIONS } from "../../../src/shared/passwords";
 import { database } from "../../../src/shared/db";
 import { getUser } from "../../../src/news/store/users";
 import { basic, call, callJson } from "../../helpers/http";
-import { bearer, getJson, JWT_SECRET, MASTER_KEY, signUp } from "../helpers";
+import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../helpers";
 
 const encoder = new TextEncoder();
 
@@ -15,12 +15,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Exactly what every other invalid token gets: 401, the Bearer challenge, an empty body. */
-async function expectRefused(response: Response) {
-  expect(response.status).toBe(401);
-  expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="Users"');
-  expect(await response.text()).toBe("");
-}
+/** Exactly what every other invalid token gets: 401, the Bearer challenge, the same body. */
+const expectTokenRefused = (response: Response) => expectRefused(response, REFUSED.token);
 
 const login = (email: string, password: string) =>
   callJson("/auth", "POST", { access_token: MASTER_KEY }, { Authorization: basic(email, password) });
@@ -59,11 +55,11 @@ describe("a password change", () => {
 
     await changePassword(frank.user.id, "frank@example.com", "frank-old-secret", "frank-new-secret");
 
-    await expectRefused(await getJson("/users/me", frank.token));
-    await expectRefused(await getJson("/users/me", loggedIn));
-    await expectRefused(await call(`/users/me?access_token=${loggedIn}`));
-    await expectRefused(await callJson(`/users/${frank.user.id}`, "PUT", { name: "Hijacked" }, bearer(loggedIn)));
-    await expectRefused(
+    await expectTokenRefused(await getJson("/users/me", frank.token));
+    await expectTokenRefused(await getJson("/users/me", loggedIn));
+    await expectTokenRefused(await call(`/users/me?access_token=${loggedIn}`));
+    await expectTokenRefused(await callJson(`/users/${frank.user.id}`, "PUT", { name: "Hijacked" }, bearer(loggedIn)));
+    await expectTokenRefused(
       await callJson(`/users/${frank.user.id}`, "PUT", { access_token: frank.token, name: "Hijacked" }),
     );
     expect((await storedUser(frank.user.id))!.name).toBe("Frank");
@@ -79,7 +75,7 @@ describe("a password change", () => {
     expect(await me.json()).toEqual(grace.user);
 
     await changePassword(grace.user.id, "grace@example.com", "grace-secret-2", "grace-secret-3");
-    await expectRefused(await getJson("/users/me", second));
+    await expectTokenRefused(await getJson("/users/me", second));
     const third = await loginToken("grace@example.com", "grace-secret-3");
     expect(decodeJwt(third)).toMatchObject({ id: grace.user.id, ver: 2 });
     expect((await getJson("/users/me", third)).status).toBe(200);
@@ -91,8 +87,10 @@ describe("a password change", () => {
     await changePassword(admin.user.id, "pw-admin@example.com", "admin-old-secret", "admin-new-secret");
 
     const story = { title: "Stolen session story", url: "https://desk.example.com/stolen", source: "stolen-desk" };
-    await expectRefused(await callJson("/news", "POST", story, bearer(admin.token)));
-    await expectRefused(await call(`/users/${reader.user.id}`, { method: "DELETE", headers: bearer(admin.token) }));
+    await expectTokenRefused(await callJson("/news", "POST", story, bearer(admin.token)));
+    await expectTokenRefused(
+      await call(`/users/${reader.user.id}`, { method: "DELETE", headers: bearer(admin.token) }),
+    );
     const stored = await getJson("/news?sources=stolen-desk", reader.token);
     expect(await stored.json()).toEqual([]);
     expect(await storedUser(reader.user.id)).toBeDefined();
@@ -108,15 +106,15 @@ describe("a deleted user", () => {
       204,
     );
 
-    await expectRefused(await getJson("/users/me", henry.token));
-    await expectRefused(await getJson("/users/me", loggedIn));
-    await expectRefused(await callJson(`/users/${henry.user.id}`, "PUT", { name: "Ghost" }, bearer(loggedIn)));
+    await expectTokenRefused(await getJson("/users/me", henry.token));
+    await expectTokenRefused(await getJson("/users/me", loggedIn));
+    await expectTokenRefused(await callJson(`/users/${henry.user.id}`, "PUT", { name: "Ghost" }, bearer(loggedIn)));
     expect(await storedUser(henry.user.id)).toBeUndefined();
 
     // A new account with the same address is another user (new id, version 0): the old tokens name no one.
     const again = await signUp("henry@example.com", { password: "henry-secret" });
     expect(again.user.id).not.toBe(henry.user.id);
-    await expectRefused(await getJson("/users/me", loggedIn));
+    await expectTokenRefused(await getJson("/users/me", loggedIn));
     expect((await getJson("/users/me", again.token)).status).toBe(200);
   });
 
@@ -127,8 +125,8 @@ describe("a deleted user", () => {
     expect((await call(`/users/${gone.user.id}`, { method: "DELETE", headers: bearer(admin.token) })).status).toBe(204);
 
     const story = { title: "Deleted admin story", url: "https://desk.example.com/deleted", source: "deleted-desk" };
-    await expectRefused(await callJson("/news", "POST", story, bearer(gone.token)));
-    await expectRefused(await call(`/users/${reader.user.id}`, { method: "DELETE", headers: bearer(gone.token) }));
+    await expectTokenRefused(await callJson("/news", "POST", story, bearer(gone.token)));
+    await expectTokenRefused(await call(`/users/${reader.user.id}`, { method: "DELETE", headers: bearer(gone.token) }));
     expect(await (await getJson("/news?sources=deleted-desk", reader.token)).json()).toEqual([]);
     expect(await storedUser(reader.user.id)).toBeDefined();
   });
@@ -137,14 +135,14 @@ describe("a deleted user", () => {
 describe("the version claim", () => {
   it("is required: a well-signed token without it (issued before versions existed) is refused", async () => {
     const ivy = await signUp("ivy@example.com");
-    await expectRefused(await getJson("/users/me", await sign({ id: ivy.user.id })));
+    await expectTokenRefused(await getJson("/users/me", await sign({ id: ivy.user.id })));
   });
 
   it("must be the user's current version, as a non-negative integer", async () => {
     const jack = await signUp("jack@example.com");
     expect((await getJson("/users/me", await sign({ id: jack.user.id, ver: 0 }))).status).toBe(200);
     for (const ver of [1, -1, 0.5, "0", null, true, [0]]) {
-      await expectRefused(await getJson("/users/me", await sign({ id: jack.user.id, ver })));
+      await expectTokenRefused(await getJson("/users/me", await sign({ id: jack.user.id, ver })));
     }
   });
 });

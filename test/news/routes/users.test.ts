@@ -5,7 +5,17 @@ import { verifyPassword } from "../../../src/shared/passwords";
 import { database } from "../../../src/shared/db";
 import { findUserByEmail } from "../../../src/news/store/users";
 import { basic, call, callJson } from "../../helpers/http";
-import { bearer, getJson, JWT_SECRET, MASTER_KEY, signUp, type SignedUp } from "../helpers";
+import {
+  bearer,
+  expectRefused,
+  getJson,
+  JWT_SECRET,
+  MASTER_KEY,
+  REFUSED,
+  signUp,
+  UNKNOWN_ID,
+  type SignedUp,
+} from "../helpers";
 
 const encoder = new TextEncoder();
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
@@ -18,11 +28,7 @@ async function postForm(path: string, fields: Record<string, string>, headers: R
   });
 }
 
-async function expectEmpty401(response: Response, challenge = 'Bearer realm="Users"') {
-  expect(response.status).toBe(401);
-  expect(response.headers.get("WWW-Authenticate")).toBe(challenge);
-  expect(await response.text()).toBe("");
-}
+const { masterKey, token: badToken, login } = REFUSED;
 
 describe("POST /users", () => {
   it("creates a user from form fields with the master key and answers 201 {token, user}", async () => {
@@ -91,37 +97,44 @@ describe("POST /users", () => {
     expect(await verifyPassword("correct horse", stored!.passwordHash)).toBe(true);
   });
 
-  it("answers 401 with an empty body without the master key", async () => {
-    await expectEmpty401(await callJson("/users", "POST", { email: "nokey@example.com", password: "123456" }));
+  it("answers 401 in the news shape without the master key", async () => {
+    await expectRefused(
+      await callJson("/users", "POST", { email: "nokey@example.com", password: "123456" }),
+      masterKey,
+    );
     expect(await findUserByEmail(database(env.DB), "nokey@example.com")).toBeUndefined();
   });
 
   it("answers 401 with a wrong master key in the body, the query or the header", async () => {
-    await expectEmpty401(
+    await expectRefused(
       await callJson("/users", "POST", { email: "wrong1@example.com", password: "123456", access_token: "nope" }),
+      masterKey,
     );
-    await expectEmpty401(
+    await expectRefused(
       await callJson("/users?access_token=nope", "POST", { email: "wrong2@example.com", password: "123456" }),
+      masterKey,
     );
-    await expectEmpty401(
+    await expectRefused(
       await callJson(
         "/users",
         "POST",
         { email: "wrong3@example.com", password: "123456" },
         { Authorization: "Bearer nope" },
       ),
+      masterKey,
     );
   });
 
   it("answers 401 to a user token in place of the master key", async () => {
     const { token } = await signUp("notmaster@example.com");
-    await expectEmpty401(
+    await expectRefused(
       await callJson("/users", "POST", { email: "victim@example.com", password: "123456" }, bearer(token)),
+      masterKey,
     );
   });
 
   it("checks the master key before validating the body", async () => {
-    await expectEmpty401(await callJson("/users", "POST", { email: "not-an-email", password: "1" }));
+    await expectRefused(await callJson("/users", "POST", { email: "not-an-email", password: "1" }), masterKey);
   });
 
   it("answers 409 for an e-mail address already registered, whatever its case", async () => {
@@ -132,7 +145,12 @@ describe("POST /users", () => {
       password: "123456",
     });
     expect(response.status).toBe(409);
-    expect(await response.json()).toEqual({ valid: false, param: "email", message: "email already registered" });
+    expect(await response.json()).toEqual({
+      valid: false,
+      name: "unique",
+      param: "email",
+      message: "email already registered",
+    });
   });
 
   const validationCases: [string, Record<string, unknown>, Record<string, unknown>][] = [
@@ -244,19 +262,21 @@ describe("POST /auth", () => {
   });
 
   it("answers 401 without the master key even with good credentials", async () => {
-    await expectEmpty401(
+    await expectRefused(
       await call("/auth", { method: "POST", headers: { Authorization: basic("login@example.com", "login-secret") } }),
+      masterKey,
     );
   });
 
   it("answers 401 with a wrong master key", async () => {
-    await expectEmpty401(
+    await expectRefused(
       await postForm("/auth", { access_token: "wrong" }, { Authorization: basic("login@example.com", "login-secret") }),
+      masterKey,
     );
   });
 
   it("answers 401 with a Basic challenge without credentials", async () => {
-    await expectEmpty401(await postForm("/auth", { access_token: MASTER_KEY }), 'Basic realm="Users"');
+    await expectRefused(await postForm("/auth", { access_token: MASTER_KEY }), login);
   });
 
   it("answers a wrong password and an unknown e-mail with the same 401", async () => {
@@ -270,7 +290,7 @@ describe("POST /auth", () => {
       { access_token: MASTER_KEY },
       { Authorization: basic("nobody@example.com", "login-secret") },
     );
-    for (const response of [wrongPassword, unknownEmail]) await expectEmpty401(response, 'Basic realm="Users"');
+    for (const response of [wrongPassword, unknownEmail]) await expectRefused(response, login);
     expect([...wrongPassword.headers].filter(([name]) => name !== "date")).toEqual(
       [...unknownEmail.headers].filter(([name]) => name !== "date"),
     );
@@ -323,7 +343,7 @@ describe("tokens", () => {
   });
 
   it("refuses a missing token", async () => {
-    await expectEmpty401(await call("/users/me"));
+    await expectRefused(await call("/users/me"), badToken);
   });
 
   it("refuses an expired token", async () => {
@@ -332,7 +352,7 @@ describe("tokens", () => {
       .setIssuedAt(Math.floor(Date.now() / 1000) - 3600)
       .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
       .sign(encoder.encode(JWT_SECRET));
-    await expectEmpty401(await getJson("/users/me", expired));
+    await expectRefused(await getJson("/users/me", expired), badToken);
   });
 
   it("refuses a token whose payload was changed after signing", async () => {
@@ -342,28 +362,32 @@ describe("tokens", () => {
       .replace(/=+$/, "")
       .replaceAll("+", "-")
       .replaceAll("/", "_");
-    await expectEmpty401(await getJson("/users/me", `${header}.${forgedPayload}.${signature}`));
+    await expectRefused(await getJson("/users/me", `${header}.${forgedPayload}.${signature}`), badToken);
   });
 
   it("refuses a token with a damaged signature", async () => {
     const flipped = alice.token.slice(0, -2) + (alice.token.endsWith("AA") ? "BB" : "AA");
-    await expectEmpty401(await getJson("/users/me", flipped));
+    await expectRefused(await getJson("/users/me", flipped), badToken);
   });
 
   it("refuses a token signed with another secret", async () => {
-    await expectEmpty401(
+    await expectRefused(
       await getJson("/users/me", await sign({ id: alice.user.id }, "some-other-secret-0123456789abcdef")),
+      badToken,
     );
   });
 
   it("refuses an unsigned (alg none) token", async () => {
     const unsecured = new UnsecuredJWT({ id: alice.user.id }).setIssuedAt().setExpirationTime("1h").encode();
-    await expectEmpty401(await getJson("/users/me", unsecured));
+    await expectRefused(await getJson("/users/me", unsecured), badToken);
   });
 
   it("refuses a well-signed token without an id or for a user that no longer exists", async () => {
-    await expectEmpty401(await getJson("/users/me", await sign({ sub: alice.user.id })));
-    await expectEmpty401(await getJson("/users/me", await sign({ id: "00000000-0000-0000-0000-000000000000" })));
+    await expectRefused(await getJson("/users/me", await sign({ sub: alice.user.id })), badToken);
+    await expectRefused(
+      await getJson("/users/me", await sign({ id: "00000000-0000-0000-0000-000000000000" })),
+      badToken,
+    );
   });
 
   it("accepts a token it signed itself with the secret's UTF-8 bytes", async () => {
@@ -394,7 +418,7 @@ describe("users", () => {
     expect(await response.json()).toEqual({ id: bob.user.id, name: "Bob", picture: bob.user.picture });
     const missing = await call("/users/00000000-0000-0000-0000-000000000000");
     expect(missing.status).toBe(404);
-    expect(await missing.text()).toBe("");
+    expect(await missing.json()).toEqual(UNKNOWN_ID);
   });
 
   it("PUT /users/:id lets a user change their own name and picture, not their role", async () => {
@@ -411,7 +435,13 @@ describe("users", () => {
   it("PUT /users/:id refuses another user's data with 401", async () => {
     const response = await callJson(`/users/${carol.user.id}`, "PUT", { name: "Hacked" }, bearer(bob.token));
     expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ valid: false, message: "You can't change other user's data" });
+    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="Users"');
+    expect(await response.json()).toEqual({
+      valid: false,
+      name: "unauthorized",
+      param: "id",
+      message: "You can't change other user's data",
+    });
   });
 
   it("PUT /users/:id lets an admin change anyone's data, 404 for an unknown id", async () => {
@@ -461,8 +491,10 @@ describe("users", () => {
       { Authorization: basic("bob@example.com", "bob-secret") },
     );
     expect(other.status).toBe(401);
+    expect(other.headers.get("WWW-Authenticate")).toBe('Basic realm="Users"');
     expect(await other.json()).toEqual({
       valid: false,
+      name: "unauthorized",
       param: "password",
       message: "You can't change other user's password",
     });
@@ -472,14 +504,14 @@ describe("users", () => {
       { password: "new-secret" },
       { Authorization: basic("bob@example.com", "wrong-secret") },
     );
-    await expectEmpty401(wrong, 'Basic realm="Users"');
+    await expectRefused(wrong, login);
     const token = await callJson(
       `/users/${bob.user.id}/password`,
       "PUT",
       { password: "new-secret" },
       bearer(bob.token),
     );
-    await expectEmpty401(token, 'Basic realm="Users"');
+    await expectRefused(token, login);
     const short = await callJson(
       `/users/${bob.user.id}/password`,
       "PUT",
@@ -491,8 +523,8 @@ describe("users", () => {
   });
 
   it("GET /users is for admins only", async () => {
-    await expectEmpty401(await getJson("/users", bob.token));
-    await expectEmpty401(await call("/users"));
+    await expectRefused(await getJson("/users", bob.token), badToken);
+    await expectRefused(await call("/users"), badToken);
   });
 
   it("GET /users lists full views with X-Total-Count, q, sort, paging and fields", async () => {
@@ -531,13 +563,19 @@ describe("users", () => {
 
   it("DELETE /users/:id is for admins only and answers 204, then 404", async () => {
     const erin = await signUp("erin@example.com");
-    await expectEmpty401(await call(`/users/${erin.user.id}`, { method: "DELETE", headers: bearer(bob.token) }));
-    await expectEmpty401(await call(`/users/${erin.user.id}`, { method: "DELETE", headers: bearer(erin.token) }));
+    await expectRefused(
+      await call(`/users/${erin.user.id}`, { method: "DELETE", headers: bearer(bob.token) }),
+      badToken,
+    );
+    await expectRefused(
+      await call(`/users/${erin.user.id}`, { method: "DELETE", headers: bearer(erin.token) }),
+      badToken,
+    );
     const deleted = await call(`/users/${erin.user.id}`, { method: "DELETE", headers: bearer(admin.token) });
     expect(deleted.status).toBe(204);
     expect(await deleted.text()).toBe("");
     expect((await call(`/users/${erin.user.id}`, { method: "DELETE", headers: bearer(admin.token) })).status).toBe(404);
     // The deleted user's token no longer works.
-    await expectEmpty401(await getJson("/users/me", erin.token));
+    await expectRefused(await getJson("/users/me", erin.token), badToken);
   });
 });

@@ -60,7 +60,8 @@ function service(vars: Record<string, unknown> = {}) {
         body: JSON.stringify({ files }),
         headers: RATELIMIT_ADMIN,
       });
-      return { status: response.status, body: await response.json() };
+      // A refusal is text/plain, like every error of the service.
+      return { status: response.status, body: response.ok ? await response.json() : await response.text() };
     },
     statsText: async () => {
       const response = await fetch("/stats", { headers: RATELIMIT_ADMIN });
@@ -159,7 +160,7 @@ describe("statistics of known request sequences", () => {
       "bad.yaml":
         "domain: loads\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: 1\n",
     });
-    expect(refused).toEqual({ status: 400, body: { error: "bad.yaml: invalid rate limit unit 'fortnight'" } });
+    expect(refused).toEqual({ status: 400, body: "bad.yaml: invalid rate limit unit 'fortnight'" });
     expect((await s.put({ "loads.yaml": simpleConfig("loads") })).status).toBe(200);
     // Another env is another view of the configuration: its first decision loads the stored set.
     const other = service();

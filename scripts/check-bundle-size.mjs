@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// `npm run check:bundle`: bundles the Worker as `wrangler deploy` would (--dry-run, so nothing is uploaded), prints
+// its gzip size and the inputs that weigh most (esbuild metafile), and fails above the size ceiling.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+
+// Far below the platform's limits (3 MB gzip on the free plan, 10 MB paid): the budget keeps cold starts (the whole
+// script is parsed and its top level run) and deploys small, and makes every dependency added felt. The target is
+// 256 KiB, which the Worker does not meet yet (405 KiB minified: docs/benchmarks.md "Bundle size" says what weighs
+// and what it would take); until it does, the ceiling stops it growing: above it the check fails.
+const TARGET_BYTES = 256 * 1024;
+const LIMIT_BYTES = 420 * 1024;
+const TOP_INPUTS = 15;
+
+const root = path.join(import.meta.dirname, "..");
+const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
+const metafile = path.join(outdir, "meta.json");
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** Exit status: 0 within the budget, 1 over it or when the build fails. */
+function check() {
+  const wrangler = path.join(root, "node_modules", ".bin", process.platform === "win32" ? "wrangler.cmd" : "wrangler");
+  const build = spawnSync(wrangler, ["deploy", "--dry-run", "--outdir", outdir, "--metafile", metafile], {
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    encoding: "utf8",
+    shell: process.platform === "win32",
+  });
+  if (build.status !== 0) {
+    process.stderr.write(build.stdout + build.stderr);
+    console.error(`wrangler deploy --dry-run failed (exit ${build.status ?? build.signal})`);
+    return 1;
+  }
+
+  // The Worker is one module; the source map beside it is not uploaded as code.
+  const scripts = readdirSync(outdir).filter((name) => /\.(m?js)$/.test(name));
+  const sizes = scripts.map((name) => {
+    const code = readFileSync(path.join(outdir, name));
+    return { name, bytes: code.length, gzip: gzipSync(code).length };
+  });
+  const gzip = sizes.reduce((sum, s) => sum + s.gzip, 0);
+
+  const meta = JSON.parse(readFileSync(metafile, "utf8"));
+  const inputs = Object.values(meta.outputs)
+    .flatMap((output) => Object.entries(output.inputs ?? {}))
+    .map(([input, { bytesInOutput }]) => ({ input, bytes: bytesInOutput }))
+    .sort((a, b) => b.bytes - a.bytes);
+  const packages = new Map();
+  for (const { input, bytes } of inputs) {
+    const name = input.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? input.split("/").slice(0, 2).join("/");
+    packages.set(name, (packages.get(name) ?? 0) + bytes);
+  }
+
+  for (const s of sizes) console.log(`${s.name}: ${kib(s.bytes)}, gzip ${kib(s.gzip)}`);
+  console.log(`\nLargest inputs (bytes in the bundle, before gzip):`);
+  for (const { input, bytes } of inputs.slice(0, TOP_INPUTS)) console.log(`${kib(bytes).padStart(11)}  ${input}`);
+  console.log(`\nBy package or source folder:`);
+  const byPackage = [...packages].sort((a, b) => b[1] - a[1]).slice(0, TOP_INPUTS);
+  for (const [name, bytes] of byPackage) console.log(`${kib(bytes).padStart(11)}  ${name}`);
+
+  if (gzip > LIMIT_BYTES) {
+    console.error(`\nThe Worker is ${kib(gzip)} gzip, over the ${kib(LIMIT_BYTES)} ceiling.`);
+    return 1;
+  }
+  const target =
+    gzip > TARGET_BYTES ? `over the ${kib(TARGET_BYTES)} target` : `within the ${kib(TARGET_BYTES)} target`;
+  console.log(`\nThe Worker is ${kib(gzip)} gzip: within the ${kib(LIMIT_BYTES)} ceiling, ${target}.`);
+  return 0;
+}
+
+try {
+  process.exitCode = check();
+} finally {
+  rmSync(outdir, { recursive: true, force: true });
+}
