@@ -14,7 +14,7 @@
 //   (f) exactness: 600 concurrent POST /json on one new key of `limited`: exactly 100 must get 200 and 500 get 429,
 //       or the process exits 1 at the end.
 // Each figure is a ratio to the floor of the same run. For (b) to (d), the counter objects' own statistics on /stats
-// (ratelimit.counter_object.rows_written, .commits, .objects_started) give rows written, commits and objects started
+// (ratelimit.durable_object.rows_written, .commits, .objects_started) give rows written, commits and objects started
 // per 1000 decisions (2xx answers): /stats is read before and after each workload; the objects flush theirs to the
 // aggregate up to 5 s after the activity (and a write-behind may delay a row by up to 2 s), so after a workload the
 // bench waits 8 s (BENCH_STATS_WAIT_MS), then until two reads a second apart agree; that wait is not measured.
@@ -245,7 +245,7 @@ async function counterStats(url) {
   if (response.status !== 200) throw new Error(`GET /stats answered ${response.status}: ${text.slice(0, 500)}`);
   const values = {};
   for (const line of text.split("\n")) {
-    const match = /^ratelimit\.counter_object\.(\w+): (\d+)$/.exec(line);
+    const match = /^ratelimit\.durable_object\.(\w+): (\d+)$/.exec(line);
     if (match) values[match[1]] = Number(match[2]);
   }
   return Object.keys(values).length > 0 ? values : undefined;

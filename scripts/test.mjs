@@ -2,7 +2,7 @@
 // `npm test`: type check, then every suite (the pure core in plain Node, the rest inside the Workers runtime),
 // and the integration suite against a real `wrangler dev`, ending with the line "N passed, M failed".
 // Each type check counts as one test. First it makes sure of the system programs the suites start (redis,
-// memcached, haproxy, pebble, openssl, chromium): it installs the missing ones with apt-get when it may (root, or
+// memcached, haproxy, pebble, openssl, chromium, promtool): it installs the missing ones with apt-get when it may (root, or
 // sudo without a password), else stops at once naming them and the apt-get line.
 // `npm run test:fast` (--fast): the plain Node and Workers unit suites only, without the suites that need a server
 // (TEST_NO_SERVERS: test/global-setup.ts starts none and test/vitest.workers.config.ts leaves their files out),

@@ -108,6 +108,7 @@ export const SYSTEM_PACKAGES = {
   pebble: "pebble",
   openssl: "openssl",
   chromium: "chromium",
+  promtool: "prometheus",
 };
 
 /**

@@ -1,5 +1,5 @@
 // Statistics of the Durable Object counters of this isolate: objects started, operations, storage lookups, rows
-// written and deleted, commits (ratelimit.counter_object.*). The objects add to one buffer per isolate, flushed to the
+// written and deleted, commits (ratelimit.durable_object.*). The objects add to one buffer per isolate, flushed to the
 // RateLimitStats aggregate like the Worker's own statistics (at most a second later), so /stats and /metrics show the storage cost of decisions.
 import { COUNTER_OBJECT_PREFIX, COUNTER_OBJECT_STATS } from "./names";
 import { partsOf, RetryQueue, StatsBuffer } from "./buffer";

@@ -20,7 +20,7 @@ export const RULE_STAT_PREFIX = "ratelimit.service.rate_limit.";
 export const CONFIG_LOAD_SUCCESS = "ratelimit.service.config_load_success";
 export const CONFIG_LOAD_ERROR = "ratelimit.service.config_load_error";
 /** What the Durable Object counters did (COUNTER_OBJECT_STATS), each under this prefix. */
-export const COUNTER_OBJECT_PREFIX = "ratelimit.counter_object.";
+export const COUNTER_OBJECT_PREFIX = "ratelimit.durable_object.";
 export const COUNTER_OBJECT_STATS = [
   "objects_started",
   "operations",
