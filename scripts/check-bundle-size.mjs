@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { root, wranglerEnv } from "../test/support/servers.mjs";
 
 // Far below the platform's limits (3 MB gzip on the free plan, 10 MB paid): the budget keeps cold starts (the whole
 // script is parsed and its top level run) and deploys small, and makes every dependency added felt. The target is
@@ -15,17 +16,16 @@ const TARGET_BYTES = 256 * 1024;
 const LIMIT_BYTES = 420 * 1024;
 const TOP_INPUTS = 15;
 
-const root = path.join(import.meta.dirname, "..");
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
 const metafile = path.join(outdir, "meta.json");
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 
-/** Exit status: 0 within the budget, 1 over it or when the build fails. */
+/** Exit status: 0 within the ceiling, 1 over it or when the build fails. */
 function check() {
   const wrangler = path.join(root, "node_modules", ".bin", process.platform === "win32" ? "wrangler.cmd" : "wrangler");
   const build = spawnSync(wrangler, ["deploy", "--dry-run", "--outdir", outdir, "--metafile", metafile], {
     cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    env: wranglerEnv(),
     encoding: "utf8",
     shell: process.platform === "win32",
   });

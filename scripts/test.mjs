@@ -11,17 +11,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { aptInstallLine, missingBinaries, SYSTEM_PACKAGES } from "../test/support/servers.mjs";
+import { aptInstallLine, missingBinaries, SYSTEM_PACKAGES, wranglerEnv } from "../test/support/servers.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 const fast = process.argv.includes("--fast");
 const extra = process.argv.slice(2).filter((arg) => arg !== "--fast");
-const env = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: "false",
-  CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  ...(fast ? { TEST_NO_SERVERS: "1" } : {}),
-};
+const env = { ...wranglerEnv(), ...(fast ? { TEST_NO_SERVERS: "1" } : {}) };
 const bin = (name) => path.join(root, "node_modules", ".bin", name);
 const run = (command, args) => spawnSync(command, args, { cwd: root, env, stdio: "inherit" }).status;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -9,7 +9,6 @@ import { proxyApp, proxyErrorResponse } from "./proxy/index";
 import { ratelimitApp, ratelimitErrorResponse, ratelimitGrpcApp, ratelimitSettingRoutes } from "./ratelimit/index";
 import { errorHandler } from "./shared/http/errors";
 import { unmatchedRoute } from "./shared/http/unmatched-route";
-import { logError } from "./shared/log";
 
 export const app = new OpenAPIHono<{ Bindings: Env }>();
 
@@ -38,11 +37,9 @@ app.route("/", ratelimitApp);
 app.route("/", ratelimitGrpcApp);
 
 // A request no route answers gets 405 with Allow when its path exists with other methods, else 404, in the shape of
-// the service that owns the path; the table is the apps' registered routes. By first segment, today: /test, /projects,
-// /domains, /containers, /backends, /admin, /maintenance, /.well-known → the proxy {success: false, payload, warnings};
-// /users, /auth, /news, /search → the news API {valid: false, name, param, message}; /json, /healthcheck, /rlconfig,
-// /debug, /stats, the metrics path (PULLMETRICS_PATH) and /envoy.service.ratelimit.v3.RateLimitService → the rate
-// limit service (text/plain); anything else (/, /openapi.json, /docs, unknown prefixes) → the root's {error}.
+// the service that owns the path (its routes, or the first segment of its routes; see unmatched-route.ts): the proxy's
+// {success: false, payload, warnings}, the news API's {valid: false, name, param, message}, the rate limit service's
+// text/plain; paths no service owns (/, /openapi.json, /docs, unknown prefixes) get the root's {error}.
 const rootErrorResponse = errorHandler("root", {
   expected: (c, error) => c.json({ error: error.message }, error.status as 404, error.headers),
   failure: (c, message) => c.json({ error: message }, 500),
@@ -57,7 +54,4 @@ app.notFound(
   ]),
 );
 
-app.onError((error, c) => {
-  logError("unhandled error outside the services", error);
-  return c.json({ error: "Internal Server Error" }, 500);
-});
+app.onError(rootErrorResponse);

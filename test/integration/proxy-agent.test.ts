@@ -6,8 +6,8 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleDigest } from "../../src/proxy/haproxy/config";
-import { AGENT_TOKEN, requireProgram, root, tempDir, until, viaHaproxy } from "./proxy-helpers";
-import { freePort } from "../support/servers.mjs";
+import { AGENT_TOKEN, root, tempDir, until, viaHaproxy } from "./proxy-helpers";
+import { freePort, requireBinary } from "../support/servers.mjs";
 
 const agents: { child: ChildProcess; dir: string }[] = [];
 
@@ -81,7 +81,7 @@ const goodFiles = (marker: string) => ({
 });
 
 beforeAll(() => {
-  requireProgram("haproxy", "apt-get install haproxy");
+  requireBinary("haproxy");
 });
 
 afterAll(async () => {

@@ -20,7 +20,6 @@ import {
   AGENT_TOKEN,
   api,
   jobEnded,
-  requireProgram,
   startAgent,
   startBackendServer,
   startRelay,
@@ -29,7 +28,7 @@ import {
   viaHaproxy,
   type Agent,
 } from "./proxy-helpers";
-import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let work: string;
 let pebble: ChildProcess;
@@ -81,9 +80,9 @@ function openssl(args: string[]) {
 }
 
 beforeAll(async () => {
-  requireProgram("haproxy", "apt-get install haproxy");
-  requireProgram("pebble", "apt-get install pebble");
-  requireProgram("openssl", "apt-get install openssl");
+  requireBinary("haproxy");
+  requireBinary("pebble");
+  requireBinary("openssl");
   work = tempDir("pebble");
 
   // The CA wrangler dev trusts, and pebble's listener certificate from it.

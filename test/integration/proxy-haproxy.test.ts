@@ -23,7 +23,6 @@ import {
   haproxyCheck,
   ipv6LoopbackWorks,
   jobEnded,
-  requireProgram,
   root,
   startAgent,
   startBackendServer,
@@ -33,7 +32,7 @@ import {
   viaHaproxy,
   type Agent,
 } from "./proxy-helpers";
-import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
 
@@ -48,7 +47,7 @@ const ports = { www: 0, api: 0 };
 let apiAddress = "::1";
 
 beforeAll(async () => {
-  requireProgram("haproxy", "apt-get install haproxy");
+  requireBinary("haproxy");
   // Containers have IPv6 addresses: two on IPv4-mapped loopback addresses (::ffff:127.0.0.x works even where IPv6
   // loopback is off), one on ::1 when this machine has IPv6 loopback.
   if (!(await ipv6LoopbackWorks())) apiAddress = "::ffff:127.0.0.4";

@@ -14,15 +14,6 @@ export const ADMIN_PASSWORD = "integration-admin-password";
 export const AGENT_TOKEN = "integration-agent-token";
 const ADMIN_AUTH = `Basic ${Buffer.from(`${ADMIN_USER}:${ADMIN_PASSWORD}`).toString("base64")}`;
 
-/** Integration suites fail (never skip) when a system program they drive is missing. */
-export function requireProgram(name: string, hint: string): string {
-  const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
-  const file = found.stdout.trim();
-  if (found.status !== 0 || !file)
-    throw new Error(`${name} is not installed (${hint}); npm test installs it with apt-get when it can`);
-  return file;
-}
-
 export const tempDir = (name: string) => mkdtempSync(path.join(tmpdir(), `${name}-`));
 
 /** Calls the Worker's API as the administrator; returns status, headers and the parsed (or raw) body. */

@@ -68,8 +68,6 @@ export type SweepOutcome =
 interface Entry {
   count: number;
   windowEnd: number;
-  /** The count is newer than storage and must be written. */
-  unwritten: boolean;
 }
 
 /** An entry stays in memory this long after its window closes, for callers whose clocks run a little behind. */
@@ -88,6 +86,7 @@ export class CounterTable {
   /** Keys by window end, so closed windows leave memory without a scan of every entry. */
   private readonly keysByWindowEnd = new Map<number, string[]>();
   private earliestInMemory = Infinity;
+  /** Keys whose count is newer than storage and must be written. */
   private readonly unwritten = new Set<string>();
   /** When the pending write is due; undefined when nothing waits. */
   private writeDueMs: number | undefined;
@@ -110,10 +109,7 @@ export class CounterTable {
       const entry = this.entry(operation);
       if (operation.hits > 0) {
         entry.count += operation.hits;
-        if (operation.windowEnd * 1000 - nowMs > this.options.minIdleLifetimeMs) {
-          entry.unwritten = true;
-          this.unwritten.add(operation.key);
-        }
+        if (operation.windowEnd * 1000 - nowMs > this.options.minIdleLifetimeMs) this.unwritten.add(operation.key);
       }
       return entry.count;
     });
@@ -140,9 +136,7 @@ export class CounterTable {
     let earliestEnd = Infinity;
     for (const key of this.unwritten) {
       const entry = this.entries.get(key);
-      if (!entry?.unwritten) continue;
-      entry.unwritten = false;
-      if (entry.windowEnd * 1000 <= nowMs) continue;
+      if (!entry || entry.windowEnd * 1000 <= nowMs) continue;
       rows.push({ key, count: entry.count, windowEnd: entry.windowEnd });
       earliestEnd = Math.min(earliestEnd, entry.windowEnd);
     }
@@ -211,7 +205,7 @@ export class CounterTable {
   private entry(operation: CounterOperation): Entry {
     let entry = this.entries.get(operation.key);
     if (entry) return entry;
-    entry = { count: this.storedCount(operation), windowEnd: operation.windowEnd, unwritten: false };
+    entry = { count: this.storedCount(operation), windowEnd: operation.windowEnd };
     this.entries.set(operation.key, entry);
     const keys = this.keysByWindowEnd.get(operation.windowEnd);
     if (keys) keys.push(operation.key);
@@ -238,10 +232,9 @@ export class CounterTable {
         continue;
       }
       for (const key of keys) {
-        const entry = this.entries.get(key);
         // An unwritten count of a closed window is never needed again: its row would only be deleted.
         this.unwritten.delete(key);
-        if (entry) this.entries.delete(key);
+        this.entries.delete(key);
       }
       this.keysByWindowEnd.delete(windowEnd);
     }

@@ -4,6 +4,16 @@
 import type { RequestStats } from "../core/stats";
 import { domainNotFoundName, GLOBAL_SHADOW_MODE, RULE_STATS, ruleStatName, type RuleCounts } from "./names";
 
+let isolateId: string | undefined;
+/** Batch numbers of this isolate, shared by every buffer it flushes (the Worker's and the counter objects'). */
+let batchSeq = 0;
+
+/** This isolate's id; random ids cannot be drawn at the top level of a Worker, so it is drawn on first use. */
+export const currentIsolateId = (): string => (isolateId ??= crypto.randomUUID());
+
+/** The id of this isolate's next batch: the aggregate tells batches apart by it and applies each one once. */
+export const nextBatchId = (): string => `${currentIsolateId()}-${++batchSeq}`;
+
 /**
  * Upper bounds (milliseconds) of the response-time histogram kept everywhere (isolates and aggregate). They include
  * the Prometheus default buckets (5 ms to 10 s), so the default mapping's histogram is exact; a custom mapping's

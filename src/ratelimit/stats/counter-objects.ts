@@ -1,8 +1,9 @@
 // Statistics of the Durable Object counters of this isolate: objects started, operations, storage lookups, rows
 // written and deleted, commits (ratelimit.durable_object.*). The objects add to one buffer per isolate, flushed to the
-// RateLimitStats aggregate like the Worker's own statistics (at most a second later), so /stats and /metrics show the storage cost of decisions.
+// RateLimitStats aggregate like the Worker's own statistics (at most a second later, numbered from the same batch
+// sequence), so /stats and /metrics show the storage cost of decisions.
 import { COUNTER_OBJECT_PREFIX, COUNTER_OBJECT_STATS } from "./names";
-import { partsOf, RetryQueue, StatsBuffer } from "./buffer";
+import { nextBatchId, partsOf, RetryQueue, StatsBuffer } from "./buffer";
 import { statsConfig } from "./config";
 import { deliverParts } from "./sinks";
 
@@ -18,13 +19,10 @@ const MAX_WAIT_MS = 1000;
 const buffer = new StatsBuffer({ keepSamples: false });
 const retries = new RetryQueue();
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
-let isolateId: string | undefined;
-let batchSeq = 0;
 
 async function flush(env: Env): Promise<void> {
   flushTimer = undefined;
-  isolateId ??= `counter-objects-${crypto.randomUUID()}`;
-  const batch = buffer.take(`${isolateId}-${++batchSeq}`);
+  const batch = buffer.take(nextBatchId());
   const parts = [...retries.takeAll(), ...(batch ? partsOf(batch) : [])];
   if (parts.length > 0) retries.push(await deliverParts(env, parts));
 }

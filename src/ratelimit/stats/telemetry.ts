@@ -12,7 +12,7 @@ import { perIsolate } from "../../shared/isolate";
 import { logWarn } from "../../shared/log";
 import { rateLimitSettings, type RateLimitSettings } from "../settings";
 import { statsConfig, type StatsConfig } from "./config";
-import { batchEntries, partsOf, RetryQueue, StatsBuffer } from "./buffer";
+import { batchEntries, currentIsolateId, nextBatchId, partsOf, RetryQueue, StatsBuffer } from "./buffer";
 import {
   CONFIG_LOAD_ERROR,
   CONFIG_LOAD_SUCCESS,
@@ -42,15 +42,6 @@ interface Telemetry {
   /** When the scheduled flush is due; undefined when none is scheduled. */
   timerDue?: number;
   warnedGrpc: boolean;
-}
-
-let isolateId: string | undefined;
-/** Batch numbers of this isolate, shared by every env's buffer: the aggregate tells batches apart by id. */
-let batchSeq = 0;
-
-/** Random ids cannot be drawn at the top level of a Worker, so this isolate's id is drawn on first use. */
-function currentIsolateId(): string {
-  return (isolateId ??= crypto.randomUUID());
 }
 
 /** The telemetry of one settings object, that is of one env: built once per isolate. */
@@ -154,7 +145,7 @@ async function flush(telemetry: Telemetry): Promise<void> {
   const { env, config } = telemetry;
   if (!env || !config) return;
   telemetry.lastFlushAt = Date.now();
-  const batch = telemetry.stats.take(`${currentIsolateId()}-${++batchSeq}`);
+  const batch = telemetry.stats.take(nextBatchId());
   const spans = telemetry.spans.splice(0);
   const parts = [...telemetry.retries.takeAll(), ...(batch ? partsOf(batch) : [])];
   const tracing = config.tracing;

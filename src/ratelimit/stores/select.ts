@@ -12,13 +12,6 @@ import { counterStoreSettings } from "../settings";
 
 type Backend = "durable-object" | "kvstore" | "objcache";
 
-/**
- * How long a per-key object stays open after this isolate's last call to it: workerd evicts an object 10 s after its
- * last activity, which may be the write-behind's commit, checked every few seconds (11 to 13 s measured), plus a
- * margin.
- */
-const objectResidencyMs = (writeBehindMs: number): number => writeBehindMs + 13_000;
-
 /** The store the settings chose, with what the health check and the error messages need to know of it. */
 export interface SelectedStore {
   backend: Backend;
@@ -62,7 +55,7 @@ export function selectCounterStore(env: Env): SelectedStore {
             : {
                 kind: "per_key",
                 activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT,
-                residencyMs: objectResidencyMs(settings.COUNTER_WRITE_BEHIND),
+                writeBehindMs: settings.COUNTER_WRITE_BEHIND,
               },
         ),
         healthCheckActiveConnection: false,

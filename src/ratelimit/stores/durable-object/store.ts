@@ -11,11 +11,19 @@ import type { RateLimitCounter } from "../../../../durable-objects/rate-limit-co
 type Namespace = DurableObjectNamespace<RateLimitCounter>;
 
 /**
- * Where the counters live: one object per rate-limit key (at most `activeLimit` of them called by one isolate within
- * `residencyMs`, 0: no limit; see admission.ts), or this many shards.
+ * Where the counters live: one object per rate-limit key (at most `activeLimit` of them called by one isolate while
+ * they may still be open, 0: no limit; see admission.ts), or this many shards. `writeBehindMs` is the objects' write
+ * delay (COUNTER_WRITE_BEHIND), which keeps them open longer.
  */
 export type CounterObjectLayout =
-  { kind: "per_key"; activeLimit: number; residencyMs: number } | { kind: "sharded"; shards: number };
+  { kind: "per_key"; activeLimit: number; writeBehindMs: number } | { kind: "sharded"; shards: number };
+
+/**
+ * How long a per-key object stays open after this isolate's last call to it: workerd closes an object 10 s after its
+ * last activity, which may be the write-behind's commit, and checks every few seconds (11 to 13 s measured), plus a
+ * margin.
+ */
+const objectResidencyMs = (writeBehindMs: number): number => writeBehindMs + 13_000;
 
 /** Groups the items by counter object, remembering each item's position in the request. */
 function groupByObject(items: CounterIncrement[], objectOf: (item: CounterIncrement) => string) {
@@ -42,7 +50,7 @@ export function durableObjectStore(namespace: Namespace, layout: CounterObjectLa
       : (item: CounterIncrement) => item.counterName;
   const admission =
     layout.kind === "per_key" && layout.activeLimit > 0
-      ? new ObjectAdmission(layout.activeLimit, layout.residencyMs)
+      ? new ObjectAdmission(layout.activeLimit, objectResidencyMs(layout.writeBehindMs))
       : undefined;
   const perObject = async (
     items: CounterIncrement[],
