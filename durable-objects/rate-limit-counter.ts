@@ -5,6 +5,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { fnv1a32 } from "../src/ratelimit/core/counter-shards";
 import { CounterTable, type CounterOperation } from "../src/ratelimit/core/counter-table";
+import type { CounterReply } from "../src/ratelimit/core/types";
 import { counterStoreSettings } from "../src/ratelimit/settings";
 import { recordCounterObjectActivity } from "../src/ratelimit/stats/counter-objects";
 import { SqlCounterRows } from "../src/ratelimit/stores/durable-object/sql-rows";
@@ -34,19 +35,19 @@ export class RateLimitCounter extends DurableObject<Env> {
     recordCounterObjectActivity(env, { objects_started: 1 });
   }
 
-  /** Adds each operation's hits (0 only reads) and returns each counter after it, in order. */
-  async increment(operations: CounterOperation[]): Promise<number[]> {
-    const { counts, writeDueMs } = this.table.increment(operations, Date.now());
+  /** Applies each operation in order (hits 0 only read) and returns each reply: a count or an algorithm's reply. */
+  async increment(operations: CounterOperation[]): Promise<CounterReply[]> {
+    const { replies, writeDueMs } = this.table.increment(operations, Date.now());
     if (writeDueMs !== undefined) this.writeAt(writeDueMs);
     this.report();
-    return counts;
+    return replies;
   }
 
-  /** Current values of the given counters (0 when absent), without changing them. */
-  async read(operations: CounterOperation[]): Promise<number[]> {
-    const counts = this.table.read(operations, Date.now());
+  /** Each operation's reply as if its hits were 0 (a count is 0 when absent), changing nothing. */
+  async read(operations: CounterOperation[]): Promise<CounterReply[]> {
+    const replies = this.table.read(operations, Date.now());
     this.report();
-    return counts;
+    return replies;
   }
 
   override async alarm(): Promise<void> {

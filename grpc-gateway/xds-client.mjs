@@ -13,9 +13,48 @@ import { loadProto, PROTO_ROOT } from "./proto.mjs";
 export const RATE_LIMIT_CONFIG_TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
 const INVALID_ARGUMENT = 3;
 
-const rateLimitConfigType = protobuf
-  .loadSync(path.join(PROTO_ROOT, "ratelimit/config/ratelimit/v3/rls_conf.proto"))
+/** The proto tree's root resolves imports from PROTO_ROOT, as protoc's include path does (Struct is built in). */
+const protoRoot = new protobuf.Root();
+protoRoot.resolvePath = (/** @type {string} */ _origin, /** @type {string} */ target) =>
+  path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target);
+const rateLimitConfigType = protoRoot
+  .loadSync("ratelimit/config/ratelimit/v3/rls_conf.proto")
   .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
+
+/**
+ * A google.protobuf.Value as protobufjs's toObject gives it ({stringValue: ...}), in its proto3 JSON form.
+ * @param {any} value
+ * @returns {unknown}
+ */
+function valueToJson(value) {
+  if (value === null || value === undefined) return null;
+  if ("structValue" in value) return structToJson(value.structValue);
+  if ("listValue" in value) return (value.listValue.values ?? []).map(valueToJson);
+  if ("stringValue" in value) return value.stringValue;
+  if ("numberValue" in value) return value.numberValue;
+  if ("boolValue" in value) return value.boolValue;
+  return null;
+}
+
+/**
+ * A google.protobuf.Struct from toObject ({fields: {...}}) as the plain object proto3 JSON makes of it.
+ * @param {any} struct
+ * @returns {Record<string, unknown>}
+ */
+function structToJson(struct) {
+  return Object.fromEntries(Object.entries(struct?.fields ?? {}).map(([key, value]) => [key, valueToJson(value)]));
+}
+
+/**
+ * Gives every descriptor's metadata its proto3 JSON form, down the tree.
+ * @param {any[] | undefined} descriptors
+ */
+function metadataToJson(descriptors) {
+  for (const descriptor of descriptors ?? []) {
+    if (descriptor.metadata !== undefined) descriptor.metadata = structToJson(descriptor.metadata);
+    metadataToJson(descriptor.descriptors);
+  }
+}
 
 /**
  * The wait before reopening the stream after `failures` breaks in a row (0 for the first): the initial interval
@@ -47,7 +86,9 @@ export function decodeRateLimitConfigs(resources) {
     }
     try {
       const message = rateLimitConfigType.decode(resource.value);
-      configs.push(rateLimitConfigType.toObject(message, { enums: String, longs: Number, defaults: false }));
+      const config = rateLimitConfigType.toObject(message, { enums: String, longs: Number, defaults: false });
+      metadataToJson(config.descriptors);
+      configs.push(config);
     } catch (error) {
       return {
         ok: false,

@@ -7,7 +7,7 @@ import { currentConfig } from "./config/provider";
 import { LocalCache } from "./core/local-cache";
 import { shouldRateLimit, type ServiceSettings } from "./core/service";
 import type { RateLimitRequest } from "./core/types";
-import { localCacheSize, rateLimitSettings, type RateLimitSettings } from "./settings";
+import { configLoadSettings, localCacheSize, rateLimitSettings, type RateLimitSettings } from "./settings";
 import { observeDecision } from "./stats/telemetry";
 import { errorsArePublic, selectCounterStore, storeHealthy } from "./stores/select";
 
@@ -17,6 +17,8 @@ const counterStoreOf = perIsolate("ratelimit counter store", selectCounterStore)
 /** The core's view of the settings, built once per settings. */
 const serviceSettingsOf = perIsolate("ratelimit service settings", (settings: RateLimitSettings): ServiceSettings => ({
   shadowMode: settings.SHADOW_MODE,
+  quotaMode: settings.QUOTA_MODE,
+  dynamicMetadata: settings.RESPONSE_DYNAMIC_METADATA,
   stopCacheKeyIncrementWhenOverlimit: settings.STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT,
   nearLimitRatio: settings.NEAR_LIMIT_RATIO,
   cacheKeyPrefix: settings.CACHE_KEY_PREFIX,
@@ -48,7 +50,7 @@ export async function decide(env: Env, request: RateLimitRequest, nowMs: number)
 
 /** The decision itself; `decide` records its statistics and span around it (src/ratelimit/stats). */
 async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: number) {
-  const settings = rateLimitSettings(env);
+  const settings = configLoadSettings(env);
   const loaded = await currentConfig(database(env.DB), settings, nowMs);
   return shouldRateLimit(
     {
@@ -58,6 +60,6 @@ async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: numb
       localCache: localCacheOf(env),
     },
     request,
-    Math.floor(nowMs / 1000),
+    nowMs / 1000,
   );
 }

@@ -15,6 +15,7 @@ import {
   unsetIfEmpty,
   type SettingDoc,
 } from "../shared/settings";
+import { perIsolate } from "../shared/isolate";
 import { DEFAULT_LIMITS, type ConfigLimits, type RequestLimits } from "./core/limits";
 
 /**
@@ -218,6 +219,17 @@ export const RateLimitSettings = z.object({
   SHADOW_MODE: envBoolean(false).describe(
     "Global shadow mode: an OVER_LIMIT answer becomes OK overall (each descriptor's status is kept).",
   ),
+  RATELIMIT_STRICT_UPSTREAM_CONFIG: envBoolean(false).describe(oneLine`
+    Load only what the current upstream release loads: this project's \`algorithm\`, \`unit_multiplier\` and
+    \`burst\` keys (and the xDS \`rateLimit.algorithm\` extension) are refused as unknown keys, with upstream's
+    message.`),
+  QUOTA_MODE: envBoolean(false).describe(oneLine`
+    Global quota mode: every descriptor that is not unlimited is a quota descriptor. A quota descriptor over its
+    limit keeps its OVER_LIMIT status, but the request is OVER_LIMIT only when a descriptor that is not a quota is, or
+    every quota descriptor is. Per rule: \`quota_mode: true\`.`),
+  RESPONSE_DYNAMIC_METADATA: envBoolean(false).describe(oneLine`
+    Answer \`dynamicMetadata\`: the domain, each descriptor's entries (\`key=value\`), override and hits, the
+    request's hits, and the merged \`metadata\` of the rules whose descriptors passed (the first value wins).`),
   STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: envBoolean(false).describe(
     "When a request would take any descriptor over its limit, the other descriptors' counters are not incremented.",
   ),
@@ -452,3 +464,24 @@ export const counterStoreSettings: (env: object) => CounterStoreSettings = setti
   CounterStoreSettings,
   "ratelimit",
 );
+
+/** What loading a configuration reads: the service's settings, and the counter store's limits on the algorithms. */
+export interface ConfigLoadSettings extends RateLimitSettings {
+  /** Set when the counter store counts fixed windows only (the object cache): names the setting that chose it. */
+  fixedWindowOnly?: string;
+}
+
+/**
+ * The configuration-load view of the env, one object per isolate (the config view is cached per settings object).
+ * A store setting that fails to parse fails every decision already; the loader then assumes no limit on algorithms,
+ * so that /rlconfig and the health check keep working.
+ */
+export const configLoadSettings = perIsolate("ratelimit config-load settings", (env: object): ConfigLoadSettings => {
+  let backend: string | undefined;
+  try {
+    backend = counterStoreSettings(env).BACKEND_TYPE;
+  } catch {
+    backend = undefined;
+  }
+  return { ...rateLimitSettings(env), fixedWindowOnly: backend === "memcache" ? "BACKEND_TYPE=memcache" : undefined };
+});

@@ -108,7 +108,9 @@ describe("RateLimitCounter", { timeout: 30_000 }, () => {
     const stub = env.RATE_LIMIT_COUNTER.getByName("d_concurrent_");
     const end = future();
     const results = await Promise.all(Array.from({ length: 50 }, () => stub.increment([op("d_concurrent_0", 1, end)])));
-    expect(results.map(([n]) => n).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(results.map(([n]) => n as number).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
     await vi.waitUntil(async () => (await rowsOf(stub)) !== undefined, WRITTEN);
     expect(await rowsOf(stub)).toEqual([{ key: "d_concurrent_0", count: 50, window_end: end }]);
   });

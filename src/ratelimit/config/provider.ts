@@ -7,7 +7,7 @@ import type { Database } from "../../shared/db";
 import { perIsolate } from "../../shared/isolate";
 import { logError, logInfo } from "../../shared/log";
 import { readConfigFiles, readConfigState, type ConfigSetState } from "./repo";
-import { configLimits, type RateLimitSettings } from "../settings";
+import { configLimits, type ConfigLoadSettings } from "../settings";
 import { recordConfigLoad } from "../stats/telemetry";
 
 /** How stale an isolate's view of the D1 state may get; the issue asks for every isolate within 2 s. */
@@ -25,7 +25,7 @@ export interface LoadedConfig {
 
 /** The bundled files the settings select: *.yaml directly in RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY of config/. */
 export function bundledFiles(
-  settings: RateLimitSettings,
+  settings: ConfigLoadSettings,
   bundle: Record<string, string> = bundledConfigFiles,
 ): ConfigFile[] {
   const directory = [settings.RUNTIME_SUBDIRECTORY, settings.RUNTIME_APPDIRECTORY]
@@ -42,8 +42,13 @@ export function bundledFiles(
 }
 
 /** Validates a set of files with the settings' merge rule and limits. */
-export function compileConfig(files: ConfigFile[], settings: RateLimitSettings) {
-  return loadConfig(files, { mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG, limits: configLimits(settings) });
+export function compileConfig(files: ConfigFile[], settings: ConfigLoadSettings) {
+  return loadConfig(files, {
+    mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG,
+    limits: configLimits(settings),
+    fixedWindowOnly: settings.fixedWindowOnly,
+    strictUpstream: settings.RATELIMIT_STRICT_UPSTREAM_CONFIG,
+  });
 }
 
 /**
@@ -51,14 +56,14 @@ export function compileConfig(files: ConfigFile[], settings: RateLimitSettings) 
  * until the xDS client stores its first snapshot (/json answers "no rate limit configuration loaded" meanwhile, as
  * the reference does before its first xDS config). A bundled set that fails to load keeps `previous`, if any.
  */
-export function loadBundled(settings: RateLimitSettings, version: number, previous?: LoadedConfig): LoadedConfig {
+export function loadBundled(settings: ConfigLoadSettings, version: number, previous?: LoadedConfig): LoadedConfig {
   if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW") return { config: undefined, source: "bundled", version, files: [] };
   return compileLoaded(settings, bundledFiles(settings), "bundled", version, previous);
 }
 
 /** Compiles a set, counting the load; a set that fails keeps `previous` (the reference keeps its last good config). */
 function compileLoaded(
-  settings: RateLimitSettings,
+  settings: ConfigLoadSettings,
   files: ConfigFile[],
   source: ConfigSetState["source"],
   version: number,
@@ -88,14 +93,14 @@ interface View {
 }
 
 /** The isolate's view of the config in force, one per settings object (that is, per env). */
-const viewOf = perIsolate("ratelimit config view", (_settings: RateLimitSettings): View => ({}));
+const viewOf = perIsolate("ratelimit config view", (_settings: ConfigLoadSettings): View => ({}));
 
 /**
  * Re-reads the D1 state and installs what it says in the view. Several requests of a cold isolate may be reading at
  * once: each checks the view again after its reads, and compiles (and counts a load) only a set that no other
  * request has installed meanwhile. Compiling and installing are synchronous, so two never interleave.
  */
-async function refresh(db: Database, settings: RateLimitSettings, view: View, nowMs: number): Promise<LoadedConfig> {
+async function refresh(db: Database, settings: ConfigLoadSettings, view: View, nowMs: number): Promise<LoadedConfig> {
   const setState = await readConfigState(db);
   const installed = () => {
     const loaded = view.state?.loaded;
@@ -119,7 +124,7 @@ async function refresh(db: Database, settings: RateLimitSettings, view: View, no
  * current view (for at most another interval). With no view yet, each request loads its own.
  * @param nowMs the request's clock, in milliseconds.
  */
-export async function currentConfig(db: Database, settings: RateLimitSettings, nowMs: number): Promise<LoadedConfig> {
+export async function currentConfig(db: Database, settings: ConfigLoadSettings, nowMs: number): Promise<LoadedConfig> {
   const view = viewOf(settings);
   const state = view.state;
   if (state) {
@@ -137,6 +142,6 @@ export async function currentConfig(db: Database, settings: RateLimitSettings, n
 }
 
 /** Installs a set this isolate has just written, so its own next request uses it without waiting. */
-export function installConfig(settings: RateLimitSettings, loaded: LoadedConfig, nowMs: number): void {
+export function installConfig(settings: ConfigLoadSettings, loaded: LoadedConfig, nowMs: number): void {
   viewOf(settings).state = { loaded, checkedAt: nowMs };
 }

@@ -9,6 +9,8 @@ import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } f
 import { err, ok, type Result } from "../core/result";
 import { decodeJson } from "../../shared/proto-json";
 import { unitFromNumber } from "../core/units";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { RateLimitAlgorithm_Kind } from "../gen/edge_control_plane/ratelimit/v1/algorithm_pb";
 import {
   RateLimitConfigSchema,
   type RateLimitDescriptor,
@@ -21,6 +23,9 @@ interface YamlPolicy {
   unlimited?: true;
   name?: string;
   replaces?: { name: string }[];
+  algorithm?: string;
+  unit_multiplier?: number;
+  burst?: number;
 }
 
 interface YamlDescriptor {
@@ -30,7 +35,16 @@ interface YamlDescriptor {
   descriptors?: YamlDescriptor[];
   shadow_mode?: true;
   detailed_metric?: true;
+  quota_mode?: true;
+  metadata?: JsonObject;
 }
+
+/** The YAML names of this project's algorithms, by the extension's enum number. */
+const ALGORITHM_NAMES: Record<RateLimitAlgorithm_Kind, string> = {
+  [RateLimitAlgorithm_Kind.FIXED_WINDOW]: "fixed_window",
+  [RateLimitAlgorithm_Kind.SLIDING_WINDOW]: "sliding_window",
+  [RateLimitAlgorithm_Kind.TOKEN_BUCKET]: "token_bucket",
+};
 
 /** Thrown while a decoded resource becomes YAML; caught below and turned into the resource's error. */
 class Refusal extends Error {}
@@ -45,13 +59,23 @@ function toYamlPolicy(policy: RateLimitPolicy, path: string): YamlPolicy {
   if (policy.unlimited) out.unlimited = true;
   if (policy.name !== "") out.name = policy.name;
   if (policy.replaces.length > 0) out.replaces = policy.replaces.map(({ name }) => ({ name }));
+  const algorithm = policy.algorithm;
+  if (algorithm !== undefined) {
+    const name = ALGORITHM_NAMES[algorithm.kind];
+    if (name === undefined) {
+      throw new Refusal(
+        `${path}.algorithm.kind: ${algorithm.kind} is not a value of enum edge_control_plane.ratelimit.v1.RateLimitAlgorithm.Kind`,
+      );
+    }
+    out.algorithm = name;
+    // Absent stays absent, and an explicit 0 reaches the YAML validation, which refuses it by name.
+    if (algorithm.unitMultiplier !== undefined) out.unit_multiplier = algorithm.unitMultiplier;
+    if (algorithm.burst !== undefined) out.burst = algorithm.burst;
+  }
   return out;
 }
 
 function toYamlDescriptor(descriptor: RateLimitDescriptor, path: string): YamlDescriptor {
-  if (descriptor.quotaMode) {
-    throw new Refusal(`descriptor '${descriptor.key}': quota_mode is not supported by this service`);
-  }
   const out: YamlDescriptor = { key: descriptor.key };
   if (descriptor.value !== "") out.value = descriptor.value;
   if (descriptor.rateLimit !== undefined) out.rate_limit = toYamlPolicy(descriptor.rateLimit, `${path}.rateLimit`);
@@ -59,6 +83,8 @@ function toYamlDescriptor(descriptor: RateLimitDescriptor, path: string): YamlDe
   if (children.length > 0) out.descriptors = children;
   if (descriptor.shadowMode) out.shadow_mode = true;
   if (descriptor.detailedMetric) out.detailed_metric = true;
+  if (descriptor.quotaMode) out.quota_mode = true;
+  if (descriptor.metadata !== undefined) out.metadata = descriptor.metadata;
   return out;
 }
 

@@ -20,9 +20,10 @@ export interface CacheKey {
  * @param domain the request's domain.
  * @param entries the request descriptor's entries.
  * @param unit the unit of the limit that applies.
- * @param now unix seconds.
+ * @param now unix seconds (whole).
  * @param sharedValues per entry index, a value to use instead of the runtime value: the wildcard pattern
  *   (with `*`) of a share_threshold rule, so that all matching values share one counter.
+ * @param multiplier unit_multiplier: the window spans this many units, aligned to the epoch.
  */
 export function generateCacheKey(
   prefix: string,
@@ -31,12 +32,16 @@ export function generateCacheKey(
   unit: KnownUnit,
   now: number,
   sharedValues?: readonly (string | undefined)[],
+  multiplier = 1,
 ): CacheKey {
   let counterName = `${prefix}${domain}_`;
   entries.forEach((entry, i) => {
     counterName += `${entry.key}_${sharedValues?.[i] ?? entry.value}_`;
   });
-  const start = windowStart(unit, now);
-  const windowEnd = start + unitToDivider(unit);
+  const start = windowStart(unit, now, multiplier);
+  const windowEnd = start + unitToDivider(unit) * multiplier;
   return { key: `${counterName}${start}`, counterName, windowStart: start, windowEnd };
 }
+
+/** The key of a token bucket's TAT: it has no window, and no window key ends in letters, so the two never meet. */
+export const tokenBucketKey = (counterName: string): string => `${counterName}tb`;

@@ -20,7 +20,7 @@ import { tooDeep, type ConfigLimits } from "./limits";
 // ─── YAML reading ───────────────────────────────────────────────────────────────────────────────
 
 /** Keys allowed anywhere in a file (the reference's allow-list is not positional). */
-const VALID_KEYS = new Set([
+const UPSTREAM_KEYS = [
   "domain",
   "key",
   "value",
@@ -35,7 +35,17 @@ const VALID_KEYS = new Set([
   "detailed_metric",
   "value_to_metric",
   "share_threshold",
-]);
+  "quota_mode",
+  "metadata",
+];
+/** This project's keys beyond the reference: the algorithm of a rule, its window multiplier and a bucket's size. */
+const OWN_KEYS = ["algorithm", "unit_multiplier", "burst"];
+const VALID_KEYS = new Set([...UPSTREAM_KEYS, ...OWN_KEYS]);
+/** With strict upstream checking, this project's keys are unknown, as they are to the reference. */
+const STRICT_UPSTREAM_KEYS = new Set(UPSTREAM_KEYS);
+
+/** Integer-valued keys of our own: a float there is refused by name (when decoding) instead of as "error checking config". */
+const OWN_INTEGER_KEYS = new Set(["unit_multiplier", "burst"]);
 
 type ScalarTag = "str" | "int" | "bool" | "null" | "float";
 
@@ -204,24 +214,26 @@ function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YNo
 }
 
 /** Checks every key against the allow-list and every leaf's type, before any typed decoding. */
-function validateYamlKeys(map: Extract<YNode, { kind: "map" }>): void {
+function validateYamlKeys(map: Extract<YNode, { kind: "map" }>, valid: Set<string>): void {
   for (const { key, value } of map.pairs) {
     if (key.kind !== "scalar" || key.tag !== "str") {
       throw new ConfigFailure(`config error, key is not of type string: ${goFormat(key)}`);
     }
-    if (!VALID_KEYS.has(String(key.value))) {
+    if (!valid.has(String(key.value))) {
       throw new ConfigFailure(`config error, unknown key '${String(key.value)}'`);
     }
+    // What a metadata map holds is the operator's own: converted to a Struct when decoding, never key-checked.
+    if (key.value === "metadata") continue;
     if (value.kind === "seq") {
       for (const element of value.items) {
         if (element.kind !== "map") {
           throw new ConfigFailure(`config error, yaml file contains list of type other than map: ${goFormat(element)}`);
         }
-        validateYamlKeys(element);
+        validateYamlKeys(element, valid);
       }
     } else if (value.kind === "map") {
-      validateYamlKeys(value);
-    } else if (value.tag === "float") {
+      validateYamlKeys(value, valid);
+    } else if (value.tag === "float" && !OWN_INTEGER_KEYS.has(String(key.value))) {
       throw new ConfigFailure("error checking config");
     }
   }
@@ -235,7 +247,22 @@ export interface YamlRateLimit {
   unlimited: boolean;
   name: string;
   replaces: { name: string }[];
+  /** As written; checked when the rule is built. Empty when absent. */
+  algorithm: string;
+  /** Undefined when absent; otherwise the node, checked when the rule is built (it must be an integer ≥ 1). */
+  unitMultiplier?: YamlNumber;
+  burst?: YamlNumber;
 }
+
+/** A number of our own keys as written: its value when it is an integer, and its text for messages. */
+export interface YamlNumber {
+  integer: number | undefined;
+  text: string;
+}
+
+/** A metadata value after conversion: what a google.protobuf.Struct can hold. */
+export type MetadataValue = null | boolean | number | string | MetadataValue[] | { [key: string]: MetadataValue };
+export type Metadata = { [key: string]: MetadataValue };
 
 export interface YamlDescriptor {
   key: string;
@@ -246,6 +273,9 @@ export interface YamlDescriptor {
   detailedMetric: boolean;
   valueToMetric: boolean;
   shareThreshold: boolean;
+  quotaMode: boolean;
+  /** The converted metadata, or why it cannot be a Struct (refused when the descriptor is built, as upstream does). */
+  metadata?: { ok: true; value: Metadata } | { ok: false; problem: string };
 }
 
 export interface YamlRoot {
@@ -316,12 +346,22 @@ class Decoder {
   }
 
   rateLimit(node: YNode): YamlRateLimit | undefined {
-    const out: YamlRateLimit = { requestsPerUnit: 0, unit: "", unlimited: false, name: "", replaces: [] };
+    const out: YamlRateLimit = {
+      requestsPerUnit: 0,
+      unit: "",
+      unlimited: false,
+      name: "",
+      replaces: [],
+      algorithm: "",
+    };
     const present = this.struct(node, "config.YamlRateLimit", (name, value) => {
       if (name === "requests_per_unit") out.requestsPerUnit = this.uint32(value);
       else if (name === "unit") out.unit = this.string(value);
       else if (name === "unlimited") out.unlimited = this.bool(value);
       else if (name === "name") out.name = this.string(value);
+      else if (name === "algorithm") out.algorithm = this.string(value);
+      else if (name === "unit_multiplier") out.unitMultiplier = this.ownNumber(value);
+      else if (name === "burst") out.burst = this.ownNumber(value);
       else if (name === "replaces") {
         out.replaces = this.list(value, "[]config.yamlReplaces", (item) => {
           const replaces = { name: "" };
@@ -344,6 +384,7 @@ class Decoder {
       detailedMetric: false,
       valueToMetric: false,
       shareThreshold: false,
+      quotaMode: false,
     };
     const present = this.struct(node, "config.YamlDescriptor", (name, value) => {
       if (name === "key") out.key = this.string(value);
@@ -354,8 +395,31 @@ class Decoder {
       else if (name === "detailed_metric") out.detailedMetric = this.bool(value);
       else if (name === "value_to_metric") out.valueToMetric = this.bool(value);
       else if (name === "share_threshold") out.shareThreshold = this.bool(value);
+      else if (name === "quota_mode") out.quotaMode = this.bool(value);
+      else if (name === "metadata") out.metadata = this.metadata(value);
     });
     return present ? out : undefined;
+  }
+
+  /** A number of our own keys: kept as written, so the rule can refuse it by name. */
+  ownNumber(node: YNode): YamlNumber {
+    if (node.kind !== "scalar") return { integer: undefined, text: goFormat(node) };
+    return { integer: node.tag === "int" ? (node.value as number) : undefined, text: node.text };
+  }
+
+  /** A metadata map (a map[string]interface{} in the reference), converted to what a Struct holds. */
+  metadata(node: YNode): YamlDescriptor["metadata"] {
+    if (node.kind === "scalar" && node.tag === "null") return undefined;
+    if (node.kind !== "map") {
+      this.fail(node, "map[string]interface {}");
+      return undefined;
+    }
+    try {
+      return { ok: true, value: metadataValue(node) as Metadata };
+    } catch (e) {
+      if (!(e instanceof MetadataFailure)) throw e;
+      return { ok: false, problem: `error parsing metadata: ${e.message}` };
+    }
   }
 
   descriptors(node: YNode): YamlDescriptor[] {
@@ -372,8 +436,42 @@ class Decoder {
   }
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A string a Struct can hold: protobuf strings are valid UTF-8, so a lone surrogate (from an escape) is refused. */
+function metadataText(text: string): string {
+  if (LONE_SURROGATE.test(text)) throw new MetadataFailure(`proto: invalid UTF-8 in string: ${JSON.stringify(text)}`);
+  return text;
+}
+
+class MetadataFailure extends Error {}
+
+/** One metadata value as a Struct value: scalars as themselves, lists and maps converted inside. */
+function metadataValue(node: YNode): MetadataValue {
+  switch (node.kind) {
+    case "scalar":
+      if (node.tag === "str") return metadataText(String(node.value));
+      if (node.tag === "null") return null;
+      if (typeof node.value === "number" && !Number.isFinite(node.value)) {
+        throw new MetadataFailure(`proto: invalid number: ${node.text}`);
+      }
+      return node.value as number | boolean;
+    case "seq":
+      return node.items.map(metadataValue);
+    case "map": {
+      // fromEntries defines own properties, so a key such as `__proto__` stays a key; a repeated key's last value wins.
+      const entries = node.pairs.map(({ key, value }): [string, MetadataValue] => {
+        // yaml.v2 puts the text of a scalar key into a string key; a collection cannot be one.
+        if (key.kind !== "scalar") throw new MetadataFailure(`proto: invalid key: ${goFormat(key)}`);
+        return [metadataText(key.text), metadataValue(value)];
+      });
+      return Object.fromEntries(entries);
+    }
+  }
+}
+
 /** Phase one for one file: parse, validate keys and leaf types, decode into typed structs. */
-export function fileToYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YamlRoot {
+export function fileToYaml(text: string, limits: ConfigLimits, budget: AliasBudget, strictUpstream = false): YamlRoot {
   let root = parseYaml(text, limits, budget);
   if (root.kind === "scalar" && root.tag === "null") root = { kind: "map", pairs: [], line: 1 };
   if (root.kind !== "map") {
@@ -384,7 +482,7 @@ export function fileToYaml(text: string, limits: ConfigLimits, budget: AliasBudg
         `  line ${root.line}: cannot unmarshal !!${tag}${shown} into map[interface {}]interface {}`,
     );
   }
-  validateYamlKeys(root);
+  validateYamlKeys(root, strictUpstream ? STRICT_UPSTREAM_KEYS : VALID_KEYS);
   const decoder = new Decoder();
   const decoded = decoder.root(root);
   if (decoder.errors.length > 0) {

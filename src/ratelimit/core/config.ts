@@ -1,11 +1,14 @@
 // Rate limit configuration: loads and validates the YAML files (messages in the reference's words, prefixed
 // with the file name; each file is read by config-yaml.ts), finds the rule that applies to a request descriptor, and dumps the loaded rules.
 
+import { type Algorithm, ALGORITHMS } from "./algorithms";
 import {
   type AliasBudget,
   ConfigFailure,
   fileToYaml,
+  type Metadata,
   type YamlDescriptor,
+  type YamlNumber,
   type YamlRateLimit,
   type YamlRoot,
 } from "./config-yaml";
@@ -13,7 +16,7 @@ import { DEFAULT_CONFIG_LIMITS, limitText, utf8Length, type ConfigLimits } from 
 import { err, ok, type Result } from "./result";
 import { composeMetricKey, type MatchedLevel, type MatchKind, overrideMetricKey } from "./stats";
 import type { RateLimitDescriptor, Unit } from "./types";
-import { isKnownUnit, parseUnit } from "./units";
+import { isKnownUnit, parseUnit, unitToDivider } from "./units";
 
 // ─── Public model ───────────────────────────────────────────────────────────────────────────────
 
@@ -28,8 +31,17 @@ export interface ConfiguredRule {
   name: string;
   replaces: readonly string[];
   detailedMetric: boolean;
+  /** quota_mode of the descriptor: its OVER_LIMIT fails the request only with every other quota descriptor's. */
+  quotaMode: boolean;
+  /** The descriptor's metadata, merged into the response's dynamic metadata when the descriptor passes. */
+  metadata?: Metadata;
   /** Config path of the rule, e.g. `domain.key_value.subkey`: the default metric key and the dump key. */
   fullKey: string;
+  algorithm: Algorithm;
+  /** The window (or refill period) is this many units. */
+  unitMultiplier: number;
+  /** token_bucket: the bucket size; requests_per_unit otherwise. */
+  burst: number;
 }
 
 /** One YAML descriptor after validation. */
@@ -50,8 +62,14 @@ export interface DescriptorLevel {
   children: Map<string, DescriptorNode>;
   /** Children in config order (the dump and merged files keep it). */
   ordered: DescriptorNode[];
-  /** Composite keys of children ending in `*`, in config order: the first that matches wins. */
-  wildcards: string[];
+  /** Children whose composite key holds a `*`, in config order: the first that matches wins. */
+  wildcards: Wildcard[];
+}
+
+/** A wildcard composite key, split at its stars: each `*` matches any run of characters, both ends anchored. */
+export interface Wildcard {
+  composite: string;
+  segments: string[];
 }
 
 export interface RateLimitConfig {
@@ -74,6 +92,13 @@ export interface ConfigFile {
 export interface LoadOptions {
   /** MERGE_DOMAIN_CONFIG: several files may declare one domain (their top-level descriptors are merged). */
   mergeDomainConfig: boolean;
+  /**
+   * Set when the counter store cannot run the algorithms beyond the fixed window atomically (the object cache): a
+   * rule asking for one is refused, and this names the setting that chose that store.
+   */
+  fixedWindowOnly?: string;
+  /** RATELIMIT_STRICT_UPSTREAM_CONFIG: refuse this project's keys (`algorithm`, ...) as unknown, as upstream does. */
+  strictUpstream?: boolean;
   /** File size, nesting and alias limits; the settings' defaults when not given. */
   limits?: ConfigLimits;
 }
@@ -93,12 +118,50 @@ export interface MatchedLimit {
   sharedValues?: (string | undefined)[];
   /** True when the limit came from the request's own override rather than the config. */
   override: boolean;
+  quotaMode: boolean;
+  metadata?: Metadata;
+  algorithm: Algorithm;
+  /** The window (or a token bucket's refill period) in seconds: unit × unit_multiplier. */
+  windowSeconds: number;
+  /** The most the counter admits at once: requests_per_unit, or a token bucket's burst. */
+  capacity: number;
 }
 
 // ─── Building the tree ──────────────────────────────────────────────────────────────────────────
 
 function newLevel(): DescriptorLevel {
   return { children: new Map(), ordered: [], wildcards: [] };
+}
+
+/** The most units one window may span, and the largest bucket: bounds that keep every window and TAT exact. */
+export const MAX_UNIT_MULTIPLIER = 1_000_000;
+export const MAX_BURST = 4_294_967_295;
+
+/** An integer of our own keys, within 1..max, or the refusal naming the field. */
+function ownInteger(field: string, given: YamlNumber | undefined, fallback: number, max: number): number {
+  if (given === undefined) return fallback;
+  const n = given.integer;
+  if (n === undefined || n < 1 || n > max) {
+    throw new ConfigFailure(`rate_limit.${field} must be an integer from 1 to ${max}, but found '${given.text}'`);
+  }
+  return n;
+}
+
+/** The algorithm fields of a rule, checked (these keys are ours: the reference has only fixed windows). */
+function buildAlgorithm(config: YamlRateLimit): Pick<ConfiguredRule, "algorithm" | "unitMultiplier" | "burst"> {
+  const algorithm = (config.algorithm === "" ? "fixed_window" : config.algorithm) as Algorithm;
+  if (!ALGORITHMS.includes(algorithm)) {
+    throw new ConfigFailure(`rate_limit.algorithm '${config.algorithm}' is not one of ${ALGORITHMS.join(", ")}`);
+  }
+  const unitMultiplier = ownInteger("unit_multiplier", config.unitMultiplier, 1, MAX_UNIT_MULTIPLIER);
+  if (config.burst !== undefined && algorithm !== "token_bucket") {
+    throw new ConfigFailure(`rate_limit.burst is only for algorithm token_bucket, not ${algorithm}`);
+  }
+  if (algorithm === "token_bucket" && !config.unlimited && config.requestsPerUnit < 1) {
+    throw new ConfigFailure("rate_limit.requests_per_unit must be at least 1 for algorithm token_bucket");
+  }
+  const burst = ownInteger("burst", config.burst, config.requestsPerUnit, MAX_BURST);
+  return { algorithm, unitMultiplier, burst };
 }
 
 function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, fullKey: string): ConfiguredRule {
@@ -122,12 +185,43 @@ function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, fullKey: s
     name: config.name,
     replaces: config.replaces.map((replaces) => replaces.name),
     detailedMetric: descriptor.detailedMetric,
+    quotaMode: descriptor.quotaMode,
     fullKey,
+    ...buildAlgorithm(config),
   };
 }
 
+/** Splits a composite key at its stars; undefined when it has none (then it only matches itself). */
+export function wildcardOf(composite: string): Wildcard | undefined {
+  return composite.includes("*") ? { composite, segments: composite.split("*") } : undefined;
+}
+
+/**
+ * Whether `text` matches a wildcard: the first segment is a prefix, the last a suffix, and the ones between appear in
+ * order without overlapping. Taking each middle segment at its first place is enough (a later place never leaves more
+ * room), so the match is linear in the segments' searches and never backtracks.
+ */
+export function wildcardMatches({ segments }: Wildcard, text: string): boolean {
+  const first = segments[0];
+  const last = segments[segments.length - 1];
+  if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+  const end = text.length - last.length;
+  let at = first.length;
+  for (let i = 1; i < segments.length - 1; i++) {
+    const found = text.indexOf(segments[i], at);
+    if (found < 0 || found + segments[i].length > end) return false;
+    at = found + segments[i].length;
+  }
+  return true;
+}
+
 /** Adds descriptors to a level depth-first in file order, checking each as the reference does. */
-function loadDescriptors(level: DescriptorLevel, parentKey: string, descriptors: YamlDescriptor[]): void {
+function loadDescriptors(
+  level: DescriptorLevel,
+  parentKey: string,
+  descriptors: YamlDescriptor[],
+  options: LoadOptions,
+): void {
   for (const descriptor of descriptors) {
     if (descriptor.key === "") throw new ConfigFailure("descriptor has empty key");
     const composite = descriptor.value === "" ? descriptor.key : `${descriptor.key}_${descriptor.value}`;
@@ -136,10 +230,18 @@ function loadDescriptors(level: DescriptorLevel, parentKey: string, descriptors:
       throw new ConfigFailure(`duplicate descriptor composite key '${fullKey}'`);
     }
     const rule = descriptor.rateLimit === undefined ? undefined : buildRule(descriptor.rateLimit, descriptor, fullKey);
-    // Spec era: only a trailing `*` makes a wildcard, so sharing needs one.
-    if (descriptor.shareThreshold && !composite.endsWith("*")) {
+    const wildcard = wildcardOf(composite);
+    if (descriptor.shareThreshold && wildcard === undefined) {
       throw new ConfigFailure(
-        "share_threshold can only be used with wildcard values (ending with '*'), " + `but found key '${composite}'`,
+        "share_threshold can only be used with wildcard values (containing '*'), " + `but found key '${composite}'`,
+      );
+    }
+    if (descriptor.metadata?.ok === false) throw new ConfigFailure(descriptor.metadata.problem);
+    if (rule !== undefined) rule.metadata = descriptor.metadata?.value;
+    if (rule !== undefined && rule.algorithm !== "fixed_window" && options.fixedWindowOnly !== undefined) {
+      throw new ConfigFailure(
+        `rule '${fullKey}' uses algorithm ${rule.algorithm}, which the counter store chosen by ` +
+          `${options.fixedWindowOnly} cannot count atomically (only fixed_window)`,
       );
     }
     const node: DescriptorNode = {
@@ -153,10 +255,10 @@ function loadDescriptors(level: DescriptorLevel, parentKey: string, descriptors:
       valueToMetric: descriptor.valueToMetric,
       shareThreshold: descriptor.shareThreshold,
     };
-    loadDescriptors(node, `${fullKey}.`, descriptor.descriptors);
+    loadDescriptors(node, `${fullKey}.`, descriptor.descriptors, options);
     level.children.set(composite, node);
     level.ordered.push(node);
-    if (composite.endsWith("*")) level.wildcards.push(composite);
+    if (wildcard !== undefined) level.wildcards.push(wildcard);
   }
 }
 
@@ -182,7 +284,7 @@ export function loadConfig(files: ConfigFile[], options: LoadOptions): Result<Ra
     const roots: { name: string; root: YamlRoot }[] = [];
     for (const file of files) {
       current = file.name;
-      roots.push({ name: file.name, root: fileToYaml(file.text, limits, budget) });
+      roots.push({ name: file.name, root: fileToYaml(file.text, limits, budget, options.strictUpstream) });
     }
     const tree = new Map<string, DescriptorLevel>();
     const domains: string[] = [];
@@ -198,7 +300,7 @@ export function loadConfig(files: ConfigFile[], options: LoadOptions): Result<Ra
         tree.set(root.domain, level);
         domains.push(root.domain);
       }
-      loadDescriptors(level, `${root.domain}.`, root.descriptors);
+      loadDescriptors(level, `${root.domain}.`, root.descriptors, options);
     }
     return ok({ domains, tree });
   } catch (e) {
@@ -241,6 +343,10 @@ export function getLimit(
       replaces: [],
       metricKey: overrideMetricKey(domain, descriptor.entries),
       override: true,
+      quotaMode: false,
+      algorithm: "fixed_window",
+      windowSeconds: unitToDivider(descriptor.limit.unit),
+      capacity: descriptor.limit.requestsPerUnit,
     };
   }
 
@@ -253,9 +359,9 @@ export function getLimit(
     let via: MatchKind = "exact";
     let next = level.children.get(finalKey);
     if (next === undefined) {
-      const wildcard = level.wildcards.find((pattern) => finalKey.startsWith(pattern.slice(0, -1)));
+      const wildcard = level.wildcards.find((pattern) => wildcardMatches(pattern, finalKey));
       if (wildcard !== undefined) {
-        next = level.children.get(wildcard);
+        next = level.children.get(wildcard.composite);
         via = "wildcard";
       }
     }
@@ -295,6 +401,11 @@ export function getLimit(
     metricKey: composeMetricKey(domain, levels, found.detailedMetric),
     sharedValues: shared ? levels.map((l) => l.sharedPattern) : undefined,
     override: false,
+    quotaMode: found.quotaMode,
+    metadata: found.metadata,
+    algorithm: found.algorithm,
+    windowSeconds: isKnownUnit(found.unit) ? unitToDivider(found.unit) * found.unitMultiplier : 0,
+    capacity: found.algorithm === "token_bucket" ? found.burst : found.requestsPerUnit,
   };
 }
 
@@ -303,15 +414,28 @@ export function getLimit(
 function dumpLevel(level: DescriptorLevel, out: string[]): void {
   for (const node of level.ordered) {
     if (node.rule !== undefined) {
-      const { fullKey, unit, requestsPerUnit, shadowMode } = node.rule;
-      out.push(`${fullKey}: unit=${unit} requests_per_unit=${requestsPerUnit}, shadow_mode: ${shadowMode}\n`);
+      const { fullKey, unit, requestsPerUnit, shadowMode, quotaMode } = node.rule;
+      out.push(
+        `${fullKey}: unit=${unit} requests_per_unit=${requestsPerUnit}, shadow_mode: ${shadowMode}, ` +
+          `quota_mode: ${quotaMode}${algorithmText(node.rule)}\n`,
+      );
     }
     dumpLevel(node, out);
   }
 }
 
+/** The dump's tail for the fields beyond the reference; empty for a plain fixed window, so such lines stay upstream's. */
+function algorithmText({ algorithm, unitMultiplier, burst, requestsPerUnit }: ConfiguredRule): string {
+  let text = algorithm === "fixed_window" ? "" : `, algorithm: ${algorithm}`;
+  if (unitMultiplier !== 1) text += `, unit_multiplier: ${unitMultiplier}`;
+  if (algorithm === "token_bucket" && burst !== requestsPerUnit) text += `, burst: ${burst}`;
+  return text;
+}
+
 /**
- * The /rlconfig text: one line per rule, `<fullKey>: unit=<UNIT> requests_per_unit=<N>, shadow_mode: <bool>`.
+ * The /rlconfig text: one line per rule,
+ * `<fullKey>: unit=<UNIT> requests_per_unit=<N>, shadow_mode: <bool>, quota_mode: <bool>` (plus the algorithm fields
+ * when not the defaults).
  * Domains are sorted and descriptors keep config order (parents before children), so the output is stable.
  */
 export function dumpConfig(config: RateLimitConfig): string {

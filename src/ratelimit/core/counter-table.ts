@@ -11,20 +11,35 @@
 // - The alarm is due at the earliest stored window's end plus this object's jitter; it deletes closed rows in batches
 //   of `sweepBatch`, and tells the object to drop its storage once nothing is left.
 // Counting stays exact because each step here is synchronous and the object is single-threaded.
+//
+// Besides fixed-window counters, an operation may carry an algorithm (core/algorithms.ts), applied as one step:
+// - sliding window: the current window's count and the previous window's (same counter name, so same object) are
+//   weighed; the previous key's own window ends one window before the current key's, i.e. where the current window
+//   does, so it stays readable exactly as long as anything weighs it.
+// - token bucket: the entry holds the TAT in microseconds instead of a count. Its state matters until the TAT, so it is
+//   written only when the TAT lies more than `minIdleLifetimeMs` ahead of the caller's clock (a bucket whose burst
+//   refills within that never is, nor is looked up); its window end is the latest one an operation brought, which the
+//   TAT never passes.
+// A refused operation changes nothing, so it writes nothing.
+import { slidingWindowStep, tokenBucketStep } from "./algorithms";
+import type { CounterAlgorithmOperation, CounterReply } from "./types";
 
 /** One counter operation as the object receives it: `hits` 0 only reads. */
 export interface CounterOperation {
   key: string;
   hits: number;
-  /** Unix second at which the window closes. */
+  /** Unix second after which nothing reads this key again. */
   windowEnd: number;
-  /** The window's length in seconds. */
+  /** How long the key lives, in seconds (twice the window for a sliding window, whose next window reads it). */
   windowSeconds: number;
+  /** Absent for a fixed-window counter. */
+  algorithm?: CounterAlgorithmOperation;
 }
 
 /** One stored counter. */
 export interface CounterRow {
   key: string;
+  /** The count; for a token bucket, its TAT in whole microseconds. */
   count: number;
   windowEnd: number;
 }
@@ -66,6 +81,7 @@ export type SweepOutcome =
   { kind: "again"; alarmAtMs: number } | { kind: "next"; alarmAtMs: number } | { kind: "empty" };
 
 interface Entry {
+  /** The count, or a token bucket's TAT (0: none). */
   count: number;
   windowEnd: number;
 }
@@ -84,7 +100,7 @@ export const emptyActivity = (): CounterTableActivity => ({
 export class CounterTable {
   private readonly entries = new Map<string, Entry>();
   /** Keys by window end, so closed windows leave memory without a scan of every entry. */
-  private readonly keysByWindowEnd = new Map<number, string[]>();
+  private readonly keysByWindowEnd = new Map<number, Set<string>>();
   private earliestInMemory = Infinity;
   /** Keys whose count is newer than storage and must be written. */
   private readonly unwritten = new Set<string>();
@@ -100,29 +116,26 @@ export class CounterTable {
   ) {}
 
   /**
-   * Adds each operation's hits in order and returns each counter after it. `writeDueMs` is set when a write waits:
-   * the object calls `writeUnwritten` then (at once when the write-behind interval is 0).
+   * Applies each operation in order and returns each reply: a fixed counter's count after it, or the algorithm's
+   * reply. `writeDueMs` is set when a write waits: the object calls `writeUnwritten` then (at once when the
+   * write-behind interval is 0).
    */
-  increment(operations: CounterOperation[], nowMs: number): { counts: number[]; writeDueMs: number | undefined } {
+  increment(
+    operations: CounterOperation[],
+    nowMs: number,
+  ): { replies: CounterReply[]; writeDueMs: number | undefined } {
     this.forgetClosed(nowMs);
-    const counts = operations.map((operation) => {
-      const entry = this.entry(operation);
-      if (operation.hits > 0) {
-        entry.count += operation.hits;
-        if (operation.windowEnd * 1000 - nowMs > this.options.minIdleLifetimeMs) this.unwritten.add(operation.key);
-      }
-      return entry.count;
-    });
+    const replies = operations.map((operation) => this.apply(operation, nowMs));
     this.activity.operations += operations.length;
     if (this.unwritten.size > 0 && this.writeDueMs === undefined) this.writeDueMs = nowMs + this.options.writeBehindMs;
-    return { counts, writeDueMs: this.writeDueMs };
+    return { replies, writeDueMs: this.writeDueMs };
   }
 
-  /** The current value of each counter (0 when absent), without changing any. */
-  read(operations: CounterOperation[], nowMs: number): number[] {
+  /** Each operation's reply as if its hits were 0 (a fixed counter's count, 0 when absent), changing nothing. */
+  read(operations: CounterOperation[], nowMs: number): CounterReply[] {
     this.forgetClosed(nowMs);
     this.activity.operations += operations.length;
-    return operations.map((operation) => this.entry(operation).count);
+    return operations.map((operation) => this.apply({ ...operation, hits: 0 }, nowMs));
   }
 
   /**
@@ -202,23 +215,73 @@ export class CounterTable {
     return this.alarmAtMs;
   }
 
-  private entry(operation: CounterOperation): Entry {
-    let entry = this.entries.get(operation.key);
+  private apply(operation: CounterOperation, nowMs: number): CounterReply {
+    const { key, hits, windowEnd, windowSeconds, algorithm } = operation;
+    if (algorithm?.kind === "sliding_window") {
+      const current = this.entry(key, windowEnd, windowSeconds);
+      // The previous window's key was current one window (half this key's life) earlier.
+      const previous = this.entry(algorithm.previousKey, windowEnd - windowSeconds / 2, windowSeconds);
+      const step = slidingWindowStep(previous.count, current.count, hits, algorithm);
+      if (step.admitted && hits > 0) {
+        current.count = step.current;
+        this.noteChange(key, windowEnd * 1000 - nowMs);
+      }
+      return { kind: "sliding_window", admitted: step.admitted, previous: previous.count, current: current.count };
+    }
+    if (algorithm?.kind === "token_bucket") {
+      const bucket = this.entry(key, windowEnd, windowSeconds);
+      this.extendLife(key, bucket, windowEnd);
+      const step = tokenBucketStep(bucket.count, hits, algorithm);
+      if (step.admitted && hits > 0) {
+        bucket.count = step.tatMicros;
+        this.noteChange(key, (step.tatMicros - algorithm.nowMicros) / 1000);
+      }
+      return { kind: "token_bucket", admitted: step.admitted, tatMicros: step.tatMicros };
+    }
+    const counter = this.entry(key, windowEnd, windowSeconds);
+    if (hits > 0) {
+      counter.count += hits;
+      this.noteChange(key, windowEnd * 1000 - nowMs);
+    }
+    return counter.count;
+  }
+
+  /** A changed entry waits for the write unless its state ends within the idle lifetime (see the header). */
+  private noteChange(key: string, remainingLifeMs: number): void {
+    if (remainingLifeMs > this.options.minIdleLifetimeMs) this.unwritten.add(key);
+  }
+
+  private entry(key: string, windowEnd: number, windowSeconds: number): Entry {
+    let entry = this.entries.get(key);
     if (entry) return entry;
-    entry = { count: this.storedCount(operation), windowEnd: operation.windowEnd };
-    this.entries.set(operation.key, entry);
-    const keys = this.keysByWindowEnd.get(operation.windowEnd);
-    if (keys) keys.push(operation.key);
-    else this.keysByWindowEnd.set(operation.windowEnd, [operation.key]);
-    this.earliestInMemory = Math.min(this.earliestInMemory, operation.windowEnd * 1000 + CLOSED_WINDOW_GRACE_MS);
+    entry = { count: this.storedCount(key, windowSeconds), windowEnd };
+    this.entries.set(key, entry);
+    this.index(key, windowEnd);
     return entry;
   }
 
-  /** A window no longer than the idle lifetime was never written (see the header), so it is not looked up. */
-  private storedCount(operation: CounterOperation): number {
-    if (operation.windowSeconds * 1000 <= this.options.minIdleLifetimeMs) return 0;
+  /** Moves a token bucket's window end to a later one an operation brought (its TAT moves forward with them). */
+  private extendLife(key: string, entry: Entry, windowEnd: number): void {
+    if (windowEnd <= entry.windowEnd) return;
+    const keys = this.keysByWindowEnd.get(entry.windowEnd)!;
+    keys.delete(key);
+    if (keys.size === 0) this.keysByWindowEnd.delete(entry.windowEnd);
+    entry.windowEnd = windowEnd;
+    this.index(key, windowEnd);
+  }
+
+  private index(key: string, windowEnd: number): void {
+    const keys = this.keysByWindowEnd.get(windowEnd);
+    if (keys) keys.add(key);
+    else this.keysByWindowEnd.set(windowEnd, new Set([key]));
+    this.earliestInMemory = Math.min(this.earliestInMemory, windowEnd * 1000 + CLOSED_WINDOW_GRACE_MS);
+  }
+
+  /** A key living no longer than the idle lifetime was never written (see the header), so it is not looked up. */
+  private storedCount(key: string, windowSeconds: number): number {
+    if (windowSeconds * 1000 <= this.options.minIdleLifetimeMs) return 0;
     this.activity.lookups++;
-    return this.rows.find(operation.key)?.count ?? 0;
+    return this.rows.find(key)?.count ?? 0;
   }
 
   /** Drops the entries of windows closed for longer than the grace; their rows (if any) go at the alarm. */

@@ -1,7 +1,9 @@
 // The base limiter: turns matched limits into counter operations on the CounterStore port, then judges
-// each descriptor against its threshold (statuses and stat deltas). Fixed windows, as the reference.
+// each descriptor against its threshold (statuses and stat deltas). Fixed windows as the reference counts them, or a
+// rule's sliding window or token bucket (algorithms.ts), each over unit × unit_multiplier.
 
-import { type CacheKey, generateCacheKey } from "./cache-key";
+import { judgeSlidingWindow, judgeTokenBucket } from "./algorithms";
+import { type CacheKey, generateCacheKey, tokenBucketKey } from "./cache-key";
 import type { MatchedLimit } from "./config";
 import type { LocalCache } from "./local-cache";
 import { err, ok, type Result } from "./result";
@@ -15,8 +17,15 @@ import {
   type RuleStatDelta,
   sanitizeStatName,
 } from "./stats";
-import type { CounterIncrement, CounterStore, DescriptorStatus, RateLimit, RateLimitDescriptor } from "./types";
-import { calculateReset, isKnownUnit, type KnownUnit } from "./units";
+import type {
+  CounterIncrement,
+  CounterReply,
+  CounterStore,
+  DescriptorStatus,
+  RateLimit,
+  RateLimitDescriptor,
+} from "./types";
+import { calculateReset, isKnownUnit, type KnownUnit, unitToDivider } from "./units";
 
 export interface LimiterSettings {
   /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
@@ -52,22 +61,27 @@ interface Item {
   index: number;
   limit: MatchedLimit;
   unit: KnownUnit;
-  cacheKey: CacheKey;
+  /** The counter operation with this request's hits; `sent` replaces them when the counter is only read. */
+  operation: CounterIncrement;
   hits: number;
   /** Hits actually sent to the store (0 when stop-increment mode only reads this counter). */
   sent: number;
+  /** Seconds into the window (sliding window), for the time until the estimate drops. */
+  elapsedSeconds: number;
   overLimitWithLocalCache: boolean;
+  /** When the local cache stops answering for this key (unix seconds), if it answers now. */
+  cachedUntil: number | undefined;
   stats: RuleStatDelta;
 }
 
-function counterOp(item: Item, hits: number): CounterIncrement {
-  const { key, counterName, windowEnd } = item.cacheKey;
-  return { key, counterName, hits, windowEnd };
-}
+const withHits = (item: Item, hits: number): CounterIncrement => ({ ...item.operation, hits });
 
 /** Runs one store call, turning a rejection or a reply of the wrong length into a StoreFailure value. */
-async function callStore(call: () => Promise<number[]>, expected: number): Promise<Result<number[], StoreFailure>> {
-  let values: number[];
+async function callStore(
+  call: () => Promise<CounterReply[]>,
+  expected: number,
+): Promise<Result<CounterReply[], StoreFailure>> {
+  let values: CounterReply[];
   try {
     values = await call();
   } catch (e) {
@@ -86,6 +100,73 @@ function currentLimitOf(limit: MatchedLimit): RateLimit {
 }
 
 /**
+ * The counter operation of one descriptor at `now` (unix seconds, fractional): a fixed or sliding window of
+ * unit × unit_multiplier aligned to the epoch, or a token bucket refilling requests_per_unit tokens per window.
+ */
+function operationOf(
+  counterKey: CacheKey,
+  limit: MatchedLimit,
+  now: number,
+): { operation: CounterIncrement; elapsedSeconds: number } {
+  const { key, counterName, windowStart, windowEnd } = counterKey;
+  const window = limit.windowSeconds;
+  if (limit.algorithm === "sliding_window") {
+    const elapsedSeconds = Math.min(window, Math.max(0, now - windowStart));
+    const algorithm = {
+      kind: "sliding_window" as const,
+      previousKey: `${counterName}${windowStart - window}`,
+      limit: limit.requestsPerUnit,
+      previousWeight: 1 - elapsedSeconds / window,
+    };
+    // The next window reads this one as its previous, so it lives two windows.
+    const operation = {
+      key,
+      counterName,
+      hits: 0,
+      windowEnd: windowEnd + window,
+      windowSeconds: 2 * window,
+      algorithm,
+    };
+    return { operation, elapsedSeconds };
+  }
+  if (limit.algorithm === "token_bucket") {
+    const emissionIntervalMicros = Math.max(1, Math.round((window * 1_000_000) / limit.requestsPerUnit));
+    const nowMicros = Math.round(now * 1_000_000);
+    const fullAfterMicros = limit.capacity * emissionIntervalMicros;
+    const algorithm = { kind: "token_bucket" as const, burst: limit.capacity, emissionIntervalMicros, nowMicros };
+    const operation = {
+      key: tokenBucketKey(counterName),
+      counterName,
+      hits: 0,
+      // No TAT reaches past a bucket refilled from empty.
+      windowEnd: Math.ceil((nowMicros + fullAfterMicros) / 1_000_000),
+      windowSeconds: Math.ceil(fullAfterMicros / 1_000_000),
+      algorithm,
+    };
+    return { operation, elapsedSeconds: 0 };
+  }
+  return { operation: { key, counterName, hits: 0, windowEnd, windowSeconds: window }, elapsedSeconds: 0 };
+}
+
+/** Reads a store reply into usage before and after `hits`, and the seconds until the status's reset. */
+function usageOf(item: Item, reply: CounterReply | undefined, hits: number, now: number) {
+  const algorithm = item.operation.algorithm;
+  if (typeof reply === "object" && algorithm?.kind === "sliding_window" && reply.kind === "sliding_window") {
+    return judgeSlidingWindow(reply, algorithm, hits, item.limit.windowSeconds, item.elapsedSeconds);
+  }
+  if (typeof reply === "object" && algorithm?.kind === "token_bucket" && reply.kind === "token_bucket") {
+    return judgeTokenBucket(reply, algorithm, hits);
+  }
+  const after = typeof reply === "number" ? reply : 0;
+  return {
+    // Read-only counters (stop-increment mode) did not get the hits; clamp instead of underflowing.
+    before: Math.max(0, after - hits),
+    after,
+    resetSeconds: calculateReset(item.unit, Math.floor(now), item.limit.windowSeconds / unitToDivider(item.unit)),
+  };
+}
+
+/**
  * Decides which counters get how many hits. Normally every counter gets its hits. With
  * STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT a request that is already blocked must not eat the quota of its
  * other descriptors: if any key is over limit in the local cache, all other counters are only read; else
@@ -96,6 +177,7 @@ async function planHits(
   settings: LimiterSettings,
   items: Item[],
   toStore: Item[],
+  now: number,
 ): Promise<Result<void, StoreFailure>> {
   for (const item of toStore) item.sent = item.hits;
   if (!settings.stopCacheKeyIncrementWhenOverlimit) return ok(undefined);
@@ -105,9 +187,12 @@ async function planHits(
   }
   // With a single counter the read cannot change the outcome (it is incremented either way), so skip it.
   if (toStore.length < 2) return ok(undefined);
-  const current = await callStore(() => store.get(toStore.map((item) => counterOp(item, 0))), toStore.length);
+  const current = await callStore(() => store.get(toStore.map((item) => withHits(item, 0))), toStore.length);
   if (!current.ok) return current;
-  const wouldExceed = toStore.map((item, j) => (current.value[j] ?? 0) + item.hits > item.limit.requestsPerUnit);
+  const wouldExceed = toStore.map((item, j) => {
+    const { before } = usageOf(item, current.value[j], 0, now);
+    return before + item.hits > item.limit.capacity;
+  });
   if (wouldExceed.some(Boolean)) {
     toStore.forEach((item, j) => {
       item.sent = wouldExceed[j] ? item.hits : 0;
@@ -116,25 +201,34 @@ async function planHits(
   return ok(undefined);
 }
 
-/** Judges one counted descriptor from its counter value after this request. */
-function judge(item: Item, after: number, settings: LimiterSettings, now: number, localCache?: LocalCache) {
-  const limit = item.limit.requestsPerUnit;
+/** Judges one counted descriptor from the store's reply to this request's operation. */
+function judge(
+  item: Item,
+  reply: CounterReply | undefined,
+  settings: LimiterSettings,
+  now: number,
+  localCache?: LocalCache,
+) {
+  const capacity = item.limit.capacity;
+  // The algorithms only took what was sent; a fixed counter's reply already holds it.
+  const usage = usageOf(item, reply, typeof reply === "object" ? item.sent : item.hits, now);
   const info: LimitInfo = {
-    // Read-only counters (stop-increment mode) did not get the hits; clamp instead of underflowing.
-    before: Math.max(0, after - item.hits),
-    after,
-    overLimitThreshold: limit,
-    nearLimitThreshold: nearLimitThreshold(limit, settings.nearLimitRatio),
+    before: usage.before,
+    after: usage.after,
+    overLimitThreshold: capacity,
+    nearLimitThreshold: nearLimitThreshold(capacity, settings.nearLimitRatio),
   };
   // requests_per_unit 0 blocks everything, even a check with zero hits on an empty counter.
-  const over = after > limit || limit === 0;
+  const over = usage.after > capacity || capacity === 0;
   if (over) {
     addOverLimitStats(item.stats, info, item.hits);
-    localCache?.markOverLimit(item.cacheKey.key, item.cacheKey.windowEnd, now);
+    // A window's key is over until the window ends; an algorithm's until the next unit of quota frees.
+    const until = item.operation.algorithm === undefined ? item.operation.windowEnd : now + usage.resetSeconds;
+    localCache?.markOverLimit(item.operation.key, until, now);
   } else {
     addWithinLimitStats(item.stats, info, item.hits);
   }
-  return { over, remaining: over ? 0 : limit - after, info };
+  return { over, remaining: over ? 0 : capacity - usage.after, info, resetSeconds: usage.resetSeconds };
 }
 
 /**
@@ -156,27 +250,39 @@ export async function doLimit(
     const limit = input.limits[index];
     if (limit === undefined || limit.unlimited || !isKnownUnit(limit.unit)) return;
     const hits = input.hits[index] ?? 1;
-    const cacheKey = generateCacheKey(
+    const counterKey = generateCacheKey(
       settings.cacheKeyPrefix,
       input.domain,
       descriptor.entries,
       limit.unit,
-      now,
+      Math.floor(now),
       limit.sharedValues,
+      limit.windowSeconds / unitToDivider(limit.unit),
     );
+    const { operation, elapsedSeconds } = operationOf(counterKey, limit, now);
     const stats = emptyRuleStats(sanitizeStatName(limit.metricKey));
     stats.totalHits += hits;
-    const overLimitWithLocalCache = localCache?.isOverLimit(cacheKey.key, now) ?? false;
-    const unit = limit.unit;
-    items.push({ index, limit, unit, cacheKey, hits, sent: hits, overLimitWithLocalCache, stats });
+    const cachedUntil = localCache?.overLimitUntil(operation.key, now);
+    items.push({
+      index,
+      limit,
+      unit: limit.unit,
+      operation,
+      hits,
+      sent: hits,
+      elapsedSeconds,
+      overLimitWithLocalCache: cachedUntil !== undefined,
+      cachedUntil,
+      stats,
+    });
   });
 
   const toStore = items.filter((item) => !item.overLimitWithLocalCache);
-  const plan = await planHits(store, settings, items, toStore);
+  const plan = await planHits(store, settings, items, toStore, now);
   if (!plan.ok) return plan;
-  let results: number[] = [];
+  let results: CounterReply[] = [];
   if (toStore.length > 0) {
-    const ops = toStore.map((item) => counterOp(item, item.sent));
+    const ops = toStore.map((item) => withHits(item, item.sent));
     const incremented = await callStore(() => store.increment(ops), ops.length);
     if (!incremented.ok) return incremented;
     results = incremented.value;
@@ -188,12 +294,18 @@ export async function doLimit(
     let over: boolean;
     let remaining = 0;
     let info: LimitInfo | undefined;
+    let resetSeconds: number;
     if (item.overLimitWithLocalCache) {
       over = true;
       item.stats.overLimit += item.hits;
       item.stats.overLimitWithLocalCache += item.hits;
+      // A window's reset is its end; an algorithm's key is cached until its next unit of quota frees.
+      resetSeconds =
+        item.operation.algorithm === undefined
+          ? usageOf(item, undefined, 0, now).resetSeconds
+          : (item.cachedUntil ?? now) - now;
     } else {
-      ({ over, remaining, info } = judge(item, results[next++] ?? 0, settings, now, localCache));
+      ({ over, remaining, info, resetSeconds } = judge(item, results[next++], settings, now, localCache));
     }
     // A shadow rule runs every step (counting, stats, local cache) but never blocks.
     const shadowed = over && item.limit.shadowMode;
@@ -202,7 +314,7 @@ export async function doLimit(
       code: over && !shadowed ? "OVER_LIMIT" : "OK",
       currentLimit: currentLimitOf(item.limit),
       limitRemaining: remaining,
-      durationUntilResetSeconds: calculateReset(item.unit, now),
+      durationUntilResetSeconds: resetSeconds,
     };
   }
   return ok({ statuses, rules: items.map((item) => item.stats) });

@@ -48,15 +48,20 @@ export class LocalCache {
 
   /** True when `key` was marked over limit and its window has not ended at `now` (unix seconds). */
   isOverLimit(key: string, now: number): boolean {
+    return this.overLimitUntil(key, now) !== undefined;
+  }
+
+  /** When `key` stops being over limit (unix seconds), if it is marked over limit at `now`; a hit refreshes it. */
+  overLimitUntil(key: string, now: number): number | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined) return false;
+    if (entry === undefined) return undefined;
     this.entries.delete(key);
     if (now >= entry.expiresAt) {
       this.usedBytes -= entry.size;
-      return false;
+      return undefined;
     }
     this.entries.set(key, entry);
-    return true;
+    return entry.expiresAt;
   }
 
   /**

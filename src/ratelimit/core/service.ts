@@ -6,8 +6,15 @@ import { doLimit } from "./limiter";
 import type { LocalCache } from "./local-cache";
 import { err, ok, type Result } from "./result";
 import type { RequestStats } from "./stats";
-import type { CounterStore, DescriptorStatus, HeaderValue, RateLimitRequest, RateLimitResponse } from "./types";
-import { calculateReset, isKnownUnit } from "./units";
+import type {
+  CounterStore,
+  DescriptorStatus,
+  HeaderValue,
+  RateLimitRequest,
+  RateLimitResponse,
+  StructValue,
+} from "./types";
+import { isKnownUnit } from "./units";
 
 /** limitRemaining reported for unlimited rules: the largest uint32. */
 export const UNLIMITED_REMAINING = 4294967295;
@@ -24,6 +31,10 @@ export interface ResponseHeaderNames {
 export interface ServiceSettings {
   /** SHADOW_MODE: never answer OVER_LIMIT overall (per-descriptor statuses are kept). */
   shadowMode: boolean;
+  /** QUOTA_MODE: every descriptor that is not unlimited is a quota descriptor. */
+  quotaMode?: boolean;
+  /** RESPONSE_DYNAMIC_METADATA: answer the request and the passing rules' metadata in `dynamicMetadata`. */
+  dynamicMetadata?: boolean;
   stopCacheKeyIncrementWhenOverlimit: boolean;
   nearLimitRatio: number;
   cacheKeyPrefix: string;
@@ -70,30 +81,103 @@ function validateRequest(request: RateLimitRequest): string | undefined {
 
 /**
  * Picks the status the headers describe: the one with the fewest remaining requests (first wins on ties),
- * except that every OVER_LIMIT status takes over as it is visited (so the last one wins). Statuses
- * without a limit (no match, unlimited, replaced) never qualify.
+ * except that every OVER_LIMIT status of a descriptor that is not a quota takes over as it is visited (so the last
+ * one wins). Statuses without a limit (no match, unlimited, replaced) never qualify. The reset is the status's own,
+ * rounded up to whole seconds (a token bucket's next token may be a fraction of one away).
  */
-function responseHeaders(statuses: DescriptorStatus[], names: ResponseHeaderNames, now: number): HeaderValue[] {
+function responseHeaders(statuses: DescriptorStatus[], quota: boolean[], names: ResponseHeaderNames): HeaderValue[] {
   let chosen: DescriptorStatus | undefined;
-  for (const status of statuses) {
-    if (status.currentLimit === undefined) continue;
+  statuses.forEach((status, i) => {
+    if (status.currentLimit === undefined) return;
     if (chosen === undefined || status.limitRemaining < chosen.limitRemaining) chosen = status;
-    if (status.code === "OVER_LIMIT") chosen = status;
-  }
+    if (status.code === "OVER_LIMIT" && !quota[i]) chosen = status;
+  });
   const limit = chosen?.currentLimit;
   if (chosen === undefined || limit === undefined || !isKnownUnit(limit.unit)) return [];
   return [
     { key: names.limit, value: String(limit.requestsPerUnit) },
     { key: names.remaining, value: String(chosen.limitRemaining) },
-    { key: names.reset, value: String(calculateReset(limit.unit, now)) },
+    { key: names.reset, value: String(Math.ceil(chosen.durationUntilResetSeconds ?? 0)) },
   ];
+}
+
+type StructObject = { [key: string]: StructValue };
+
+const isStructObject = (value: StructValue | undefined): value is StructObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Sets an own property, so that a key such as `__proto__` from a config file stays an ordinary key. */
+function setOwn(target: StructObject, key: string, value: StructValue): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Merges `source` into `target`: maps merge key by key, and otherwise the value already there wins. */
+function mergeFirstWins(target: StructObject, source: StructObject): void {
+  for (const [key, value] of Object.entries(source)) {
+    const present = Object.hasOwn(target, key) ? target[key] : undefined;
+    if (present === undefined) setOwn(target, key, isStructObject(value) ? structuredClone(value) : value);
+    else if (isStructObject(present) && isStructObject(value)) mergeFirstWins(present, value);
+  }
+}
+
+/** A limit override as Go's proto text renders it (zero fields left out). */
+function overrideText(limit: { requestsPerUnit: number; unit: string }): string {
+  const parts = [];
+  if (limit.requestsPerUnit !== 0) parts.push(`requests_per_unit:${limit.requestsPerUnit}`);
+  if (limit.unit !== "UNKNOWN") parts.push(`unit:${limit.unit}`);
+  return parts.join(" ");
+}
+
+/**
+ * The response's dynamic metadata: the domain, each descriptor as asked (entries as `key=value`, its override and
+ * hits), the request's hits when given, and the metadata of the rules whose descriptors passed, merged in request
+ * order with the first value winning.
+ */
+function dynamicMetadata(
+  request: RateLimitRequest,
+  applied: readonly (MatchedLimit | undefined)[],
+  statuses: DescriptorStatus[],
+): StructObject {
+  const descriptors = request.descriptors.map((descriptor) => {
+    const out: StructObject = { entries: descriptor.entries.map((entry) => `${entry.key}=${entry.value}`) };
+    if (descriptor.limit !== undefined) out.limit = overrideText(descriptor.limit);
+    if (descriptor.hitsAddend !== undefined) out.hitsAddend = descriptor.hitsAddend;
+    return out;
+  });
+  const result: StructObject = { domain: request.domain, descriptors };
+  if (request.hitsAddend !== 0) result.hitsAddend = request.hitsAddend;
+  const metadata: StructObject = {};
+  applied.forEach((limit, i) => {
+    if (limit?.metadata !== undefined && statuses[i].code === "OK") mergeFirstWins(metadata, limit.metadata);
+  });
+  if (Object.keys(metadata).length > 0) result.metadata = metadata;
+  return result;
+}
+
+/**
+ * The overall code: OVER_LIMIT when a descriptor that is not a quota is over, or when there are quota descriptors and
+ * every one of them is over.
+ */
+function overallCodeOf(statuses: DescriptorStatus[], quota: boolean[]): RateLimitResponse["overallCode"] {
+  let quotaCount = 0;
+  let quotaOver = 0;
+  for (const [i, status] of statuses.entries()) {
+    const over = status.code === "OVER_LIMIT";
+    if (!quota[i] && over) return "OVER_LIMIT";
+    if (quota[i]) {
+      quotaCount++;
+      if (over) quotaOver++;
+    }
+  }
+  return quotaCount > 0 && quotaOver === quotaCount ? "OVER_LIMIT" : "OK";
 }
 
 /**
  * Decides one rate limit request.
  * @param deps configuration snapshot, counter store, settings and the optional local over-limit cache.
  * @param request the decoded request.
- * @param now unix seconds; all windows and resets are computed from it.
+ * @param now unix seconds, fractional (a sliding window weighs its previous window by it, a token bucket refills by
+ *   it); fixed windows and their resets use the whole second.
  * @returns the response and its stat deltas, or a ServiceError value (never throws for bad input or a
  *   failing store).
  */
@@ -132,21 +216,20 @@ export async function shouldRateLimit(
   const statuses = limited.value.statuses.map((status, i): DescriptorStatus =>
     applied[i]?.unlimited ? { code: "OK", limitRemaining: UNLIMITED_REMAINING } : status,
   );
-  let overallCode: RateLimitResponse["overallCode"] = statuses.some((s) => s.code === "OVER_LIMIT")
-    ? "OVER_LIMIT"
-    : "OK";
+  // QUOTA_MODE makes every descriptor that is not unlimited a quota descriptor, even one without a limit.
+  const quota = applied.map((limit) => (deps.settings.quotaMode ? !limit?.unlimited : (limit?.quotaMode ?? false)));
+  let overallCode = overallCodeOf(statuses, quota);
   let globalShadowMode = 0;
   if (overallCode === "OVER_LIMIT" && deps.settings.shadowMode) {
     overallCode = "OK";
     globalShadowMode = 1;
   }
   const names = deps.settings.responseHeaders;
-  return ok({
-    response: {
-      overallCode,
-      statuses,
-      responseHeadersToAdd: names === undefined ? [] : responseHeaders(statuses, names, now),
-    },
-    stats: { rules: limited.value.rules, domainNotFound, globalShadowMode },
-  });
+  const response: RateLimitResponse = {
+    overallCode,
+    statuses,
+    responseHeadersToAdd: names === undefined ? [] : responseHeaders(statuses, quota, names),
+  };
+  if (deps.settings.dynamicMetadata) response.dynamicMetadata = dynamicMetadata(request, applied, statuses);
+  return ok({ response, stats: { rules: limited.value.rules, domainNotFound, globalShadowMode } });
 }

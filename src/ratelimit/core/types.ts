@@ -41,7 +41,10 @@ export interface DescriptorStatus {
   code: Code;
   currentLimit?: RateLimit;
   limitRemaining: number;
-  /** Seconds until the current window ends; undefined when no counter was involved. */
+  /**
+   * Seconds until the current window ends (whole for fixed windows; a sliding window or token bucket may give a
+   * fraction: the time until its next unit of quota frees); undefined when no counter was involved.
+   */
   durationUntilResetSeconds?: number;
 }
 
@@ -50,30 +53,94 @@ export interface HeaderValue {
   value: string;
 }
 
+/** A JSON value as a google.protobuf.Struct holds it. */
+export type StructValue = null | boolean | number | string | StructValue[] | { [key: string]: StructValue };
+
 export interface RateLimitResponse {
   overallCode: Code;
   statuses: DescriptorStatus[];
   responseHeadersToAdd: HeaderValue[];
+  /** With RESPONSE_DYNAMIC_METADATA: what the request asked and the metadata of the rules that passed. */
+  dynamicMetadata?: { [key: string]: StructValue };
 }
 
-/** One counter operation: add `hits` (0 = read only) to the counter `key` of the window ending at `windowEnd`. */
+/**
+ * A sliding-window operation (the two-window weighted count): the hits are added to the current window's counter only
+ * when `floor(previous × previousWeight) + current + hits` stays within `limit`, so a refused request costs nothing.
+ */
+export interface SlidingWindowOperation {
+  kind: "sliding_window";
+  /** The previous window's cache key: the same counter name, one window earlier. */
+  previousKey: string;
+  /** requests_per_unit of the rule. */
+  limit: number;
+  /** How much of the previous window's count still weighs now: 1 − elapsed / window, in [0, 1]. */
+  previousWeight: number;
+}
+
+/**
+ * A token-bucket operation, stored as GCRA: one theoretical arrival time (TAT) per key. The hits are taken only when
+ * that many tokens are in the bucket.
+ */
+export interface TokenBucketOperation {
+  kind: "token_bucket";
+  /** Bucket size in tokens. */
+  burst: number;
+  /** Whole microseconds one token takes to come back (window ÷ requests_per_unit, rounded, at least 1). */
+  emissionIntervalMicros: number;
+  /** The caller's clock in whole microseconds. */
+  nowMicros: number;
+}
+
+export type CounterAlgorithmOperation = SlidingWindowOperation | TokenBucketOperation;
+
+/**
+ * One counter operation: add `hits` (0 = read only) to the counter `key`. Without `algorithm` it is a fixed-window
+ * counter (the reference's INCRBY): the hits are always added and the reply is the count after them.
+ */
 export interface CounterIncrement {
-  /** Full cache key, window start included (CACHE_KEY_PREFIX + domain + "_" + entries + window start). */
+  /** Full cache key: the counter name followed by the window start (or `tb` for a token bucket). */
   key: string;
   /** The cache key without its window part: names the counter's home (one Durable Object per rate-limit key). */
   counterName: string;
   hits: number;
-  /** Unix seconds at which this window ends; the store may forget the counter after that. */
+  /** Unix seconds after which nothing reads this counter again, so the store may forget it. */
   windowEnd: number;
+  /** How long the counter lives, in seconds: its window (twice it for a sliding window, which the next one reads). */
+  windowSeconds: number;
+  algorithm?: CounterAlgorithmOperation;
 }
 
+/** What the store answers for an operation with an `algorithm`. */
+export type AlgorithmReply =
+  | {
+      kind: "sliding_window";
+      /** Whether the hits were added. */
+      admitted: boolean;
+      /** The previous window's count (0 when absent). */
+      previous: number;
+      /** The current window's count after this operation. */
+      current: number;
+    }
+  | {
+      kind: "token_bucket";
+      /** Whether the tokens were taken. */
+      admitted: boolean;
+      /** The bucket's TAT after this operation, never earlier than the operation's `nowMicros`. */
+      tatMicros: number;
+    };
+
+/** A fixed-window counter's value, or an algorithm operation's reply. */
+export type CounterReply = number | AlgorithmReply;
+
 /**
- * Where counters live. Implementations must be strongly consistent per key: concurrent increments
- * of one key never lose a hit and each caller sees the count right after its own increment.
+ * Where counters live. Implementations must be strongly consistent per key: concurrent operations on one key never
+ * lose a hit, each caller sees the state right after its own operation, and an algorithm operation's check and update
+ * happen as one step.
  */
 export interface CounterStore {
-  /** Adds each item's hits and returns each counter's value after the addition, in order. */
-  increment(items: CounterIncrement[]): Promise<number[]>;
-  /** Returns the current value of each counter (0 when absent), in order, without changing it. */
-  get(items: CounterIncrement[]): Promise<number[]>;
+  /** Applies each item in order and returns each reply, in order. */
+  increment(items: CounterIncrement[]): Promise<CounterReply[]>;
+  /** Returns each item's reply as if its hits were 0 (0 when a fixed counter is absent), without changing anything. */
+  get(items: CounterIncrement[]): Promise<CounterReply[]>;
 }

@@ -1,7 +1,7 @@
 // Rate limit units: names, numeric proto values and window lengths. Windows are fixed and aligned to the
 // Unix epoch, so MONTH and YEAR are 30 and 365 days, not calendar months or years (as in the reference).
 
-import type { CounterIncrement, Unit } from "./types";
+import type { Unit } from "./types";
 
 /** Unit names in proto enum order (RateLimitResponse.RateLimit.Unit): the index is the enum number. */
 export const UNIT_NAMES: readonly Unit[] = ["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"];
@@ -43,20 +43,14 @@ export function unitFromNumber(n: number): Unit | undefined {
   return Number.isInteger(n) ? UNIT_NAMES[n] : undefined;
 }
 
-/** Start (unix seconds) of the epoch-aligned window that contains `now`. */
-export function windowStart(unit: KnownUnit, now: number): number {
-  const divider = unitToDivider(unit);
+/** Start (unix seconds) of the epoch-aligned window of `multiplier` units that contains `now` (whole seconds). */
+export function windowStart(unit: KnownUnit, now: number, multiplier = 1): number {
+  const divider = unitToDivider(unit) * multiplier;
   return Math.floor(now / divider) * divider;
 }
 
-/** Seconds until the current window ends: 1..unitSeconds (always 1 for SECOND). */
-export function calculateReset(unit: KnownUnit, now: number): number {
-  const divider = unitToDivider(unit);
+/** Seconds until the current window of `multiplier` units ends: 1..window (always 1 for one SECOND). */
+export function calculateReset(unit: KnownUnit, now: number, multiplier = 1): number {
+  const divider = unitToDivider(unit) * multiplier;
   return divider - (((now % divider) + divider) % divider);
-}
-
-/** Window length in seconds, read off the key: the cache key is the counter name followed by the window start. */
-export function windowSeconds(item: CounterIncrement): number {
-  const start = Number(item.key.slice(item.counterName.length));
-  return Number.isFinite(start) && item.windowEnd > start ? item.windowEnd - start : 1;
 }

@@ -73,12 +73,17 @@ export function responseToProto(response: RateLimitResponse): MessageInitShape<t
       },
       limitRemaining: status.limitRemaining,
       durationUntilReset:
-        status.durationUntilResetSeconds === undefined
-          ? undefined
-          : { seconds: BigInt(status.durationUntilResetSeconds) },
+        status.durationUntilResetSeconds === undefined ? undefined : durationOf(status.durationUntilResetSeconds),
     })),
     responseHeadersToAdd: response.responseHeadersToAdd.map(({ key, value }) => ({ key, value })),
+    dynamicMetadata: response.dynamicMetadata,
   };
+}
+
+/** A google.protobuf.Duration of non-negative seconds, kept to the millisecond (the clock's resolution). */
+function durationOf(seconds: number): { seconds: bigint; nanos: number } {
+  const millis = Math.round(seconds * 1000);
+  return { seconds: BigInt(Math.floor(millis / 1000)), nanos: (millis % 1000) * 1_000_000 };
 }
 
 // ---- proto3 JSON (POST /json)

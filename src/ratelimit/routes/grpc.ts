@@ -28,6 +28,8 @@ import {
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { logError } from "../../shared/log";
 import { PayloadTooLarge, readBodyBytes } from "../../shared/http/request-body";
+import { MethodNotAllowed } from "../../shared/http/unmatched-route";
+import { ratelimitErrorResponse } from "../errors";
 import { SettingsError } from "../../shared/settings";
 import { decide, storeErrorsArePublic } from "../runtime";
 import { DEFAULT_LIMITS } from "../core/limits";
@@ -286,7 +288,7 @@ async function answerBareBinaryCall(
 
 /**
  * A call refused before the router reads it, answered in the caller's protocol: a gRPC-Web trailer frame, or Connect's
- * JSON error. A request in neither gets the router's answer to its method or content type (405, 415).
+ * JSON error. A request in neither gets the router's answer to its content type (415).
  */
 function refusal(handler: UniversalHandler, raw: Request, error: ConnectError, env: Env): Promise<Response> | Response {
   const contentType = raw.headers.get("content-type") ?? "";
@@ -304,6 +306,10 @@ function refusal(handler: UniversalHandler, raw: Request, error: ConnectError, e
 
 ratelimitGrpcApp.all(SHOULD_RATE_LIMIT_PATH, async (c) => {
   const raw = c.req.raw;
+  // Every protocol here posts; the Connect router's own 405 has neither a body nor `Allow`.
+  if (raw.method !== "POST") {
+    return ratelimitErrorResponse(new MethodNotAllowed(raw.method, SHOULD_RATE_LIMIT_PATH, ["POST"]), c);
+  }
   let handler = handlerFor(DEFAULT_LIMITS.RATELIMIT_MAX_REQUEST_BYTES);
   let body: Uint8Array;
   try {
@@ -320,6 +326,6 @@ ratelimitGrpcApp.all(SHOULD_RATE_LIMIT_PATH, async (c) => {
     return refusal(handler, raw, new ConnectError(error.message, Code.Internal), c.env);
   }
   if (isBareBinaryCall(raw)) return answerBareBinaryCall(handler, raw, body, c.env);
-  // Connect picks the protocol from the content type and answers its own errors (405 for other methods).
+  // Connect picks the protocol from the content type and answers its own errors.
   return viaRouter(handler, raw, body, c.env);
 });

@@ -9,7 +9,7 @@ import { readBodyText } from "../../shared/http/request-body";
 import { logError } from "../../shared/log";
 import { currentConfig } from "../config/provider";
 import { counterStoreHealthy, decide, storeErrorsArePublic } from "../runtime";
-import { rateLimitSettings, requestLimits } from "../settings";
+import { configLoadSettings, rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
 import { parseRateLimitRequestText, rateLimitResponseToJson } from "./codec";
 import { RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE, registerMessageSchemas } from "./message-schemas";
@@ -71,7 +71,7 @@ async function shouldRateLimit(c: Context<RateLimitEnv>) {
 }
 
 async function healthcheck(c: Context<RateLimitEnv>) {
-  const settings = rateLimitSettings(c.env);
+  const settings = configLoadSettings(c.env);
   if (settings.HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED) {
     const loaded = await currentConfig(database(c.env.DB), settings, Date.now());
     if (!loaded.config || loaded.config.domains.length === 0) return c.body(null, 500);

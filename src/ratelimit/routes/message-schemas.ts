@@ -82,13 +82,24 @@ const schemas: Record<string, Schema> = {
               },
             },
             limitRemaining: { type: "integer" },
-            durationUntilReset: { type: "string", description: 'a google.protobuf.Duration, e.g. "42s"' },
+            durationUntilReset: {
+              type: "string",
+              description:
+                'a google.protobuf.Duration, e.g. "42s"; a sliding window or token bucket may give a fraction ("0.100s")',
+            },
           },
         },
       },
       responseHeadersToAdd: {
         type: "array",
         items: { type: "object", properties: { key: { type: "string" }, value: { type: "string" } } },
+      },
+      dynamicMetadata: {
+        type: "object",
+        description:
+          "With RESPONSE_DYNAMIC_METADATA (a google.protobuf.Struct): `domain`, `descriptors` (`entries` as " +
+          "`key=value`, `limit` override, `hitsAddend`), the request's `hitsAddend`, and the merged `metadata` of the " +
+          "rules whose descriptors passed",
       },
     },
   },

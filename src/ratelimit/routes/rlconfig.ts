@@ -12,7 +12,7 @@ import { clearConfigFiles, replaceConfigFiles } from "../config/repo";
 import { xdsConfigsToFiles } from "../config/xds";
 import { dumpConfig, type ConfigFile } from "../core/config";
 import { jsonTextTooDeep, limitText, tooDeep } from "../core/limits";
-import { configLimits, rateLimitSettings, type RateLimitSettings } from "../settings";
+import { configLimits, configLoadSettings, type ConfigLoadSettings } from "../settings";
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
 import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
 
@@ -131,7 +131,7 @@ const longNameError = (name: string) =>
  * The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. The number of
  * files is checked before any is read.
  */
-function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
+function configFilesOf(body: unknown, settings: ConfigLoadSettings): Described {
   const maxFiles = { max: settings.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
   const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
   if (typeof body === "object" && body !== null && "configs" in body) {
@@ -161,7 +161,7 @@ function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
 type ConfigBody = { ok: true; body: unknown } | { ok: false; status: 400 | 413; error: string };
 
 /** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
-async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
+async function configBodyOf(request: Request, settings: ConfigLoadSettings): Promise<ConfigBody> {
   const limit = { maxBytes: settings.RATELIMIT_CONFIG_MAX_BODY_BYTES, setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES" };
   let text: string;
   try {
@@ -181,12 +181,12 @@ async function configBodyOf(request: Request, settings: RateLimitSettings): Prom
 }
 
 async function dump(c: Context<RateLimitEnv>) {
-  const loaded = await currentConfig(database(c.env.DB), rateLimitSettings(c.env), Date.now());
+  const loaded = await currentConfig(database(c.env.DB), configLoadSettings(c.env), Date.now());
   return c.text(loaded.config ? dumpConfig(loaded.config) : "");
 }
 
 async function getConfigFiles(c: Context<RateLimitEnv>) {
-  const loaded = await currentConfig(database(c.env.DB), rateLimitSettings(c.env), Date.now());
+  const loaded = await currentConfig(database(c.env.DB), configLoadSettings(c.env), Date.now());
   return c.json({
     source: loaded.source,
     version: loaded.version,
@@ -198,7 +198,7 @@ async function getConfigFiles(c: Context<RateLimitEnv>) {
 // Refusals are HttpErrors, so they answer text/plain like every other error of the service (the xDS client in
 // grpc-gateway/ takes the text as the NACK's message).
 async function putConfigFiles(c: Context<RateLimitEnv>) {
-  const settings = rateLimitSettings(c.env);
+  const settings = configLoadSettings(c.env);
   const read = await configBodyOf(c.req.raw, settings);
   if (!read.ok) throw new HttpError(read.status, read.error);
   const described = configFilesOf(read.body, settings);
@@ -221,7 +221,7 @@ async function putConfigFiles(c: Context<RateLimitEnv>) {
 }
 
 async function deleteConfigFiles(c: Context<RateLimitEnv>) {
-  const settings = rateLimitSettings(c.env);
+  const settings = configLoadSettings(c.env);
   const version = await clearConfigFiles(database(c.env.DB));
   const loaded = loadBundled(settings, version);
   flushAfter(c);

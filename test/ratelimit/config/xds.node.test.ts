@@ -177,6 +177,52 @@ describe("xdsConfigsToFiles: the YAML each resource stands for", () => {
     });
   });
 
+  it("carries quota_mode, metadata and this project's algorithm extension into the YAML", () => {
+    const resource = {
+      name: "new",
+      domain: "new",
+      descriptors: [
+        {
+          key: "k",
+          quota_mode: true,
+          metadata: { tier: "gold", limits: { burst: 5 } },
+          rateLimit: {
+            unit: "SECOND",
+            requestsPerUnit: 10,
+            algorithm: { kind: "TOKEN_BUCKET", unitMultiplier: 2, burst: 20 },
+          },
+        },
+      ],
+    };
+    expect(xdsConfigsToFiles([resource])).toEqual({
+      ok: true,
+      value: [
+        {
+          name: "new",
+          text:
+            "domain: new\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: SECOND\n      requests_per_unit: 10\n" +
+            "      algorithm: token_bucket\n      unit_multiplier: 2\n      burst: 20\n    quota_mode: true\n" +
+            "    metadata:\n      tier: gold\n      limits:\n        burst: 5\n",
+        },
+      ],
+    });
+  });
+
+  it("lets the YAML validation refuse an explicit unit_multiplier of 0 by name", () => {
+    const resource = {
+      name: "zero",
+      domain: "zero",
+      descriptors: [
+        { key: "k", rateLimit: { unit: "SECOND", requestsPerUnit: 1, algorithm: { kind: "SLIDING_WINDOW", unitMultiplier: 0 } } },
+      ],
+    };
+    const files = xdsConfigsToFiles([resource]);
+    expect(files.ok && loadConfig(files.value, { mergeDomainConfig: false })).toEqual({
+      ok: false,
+      error: { file: "zero", message: "zero: rate_limit.unit_multiplier must be an integer from 1 to 1000000, but found '0'" },
+    });
+  });
+
   it("writes a resource without descriptors as an empty list", () => {
     expect(xdsConfigsToFiles([{ name: "bare", domain: "bare" }])).toEqual({
       ok: true,
@@ -258,14 +304,10 @@ describe("xdsConfigsToFiles: refusals", () => {
       'a: descriptors[0].shadowMode: expected boolean, got "true"',
     ],
     [
-      "quota_mode",
-      [{ name: "a", descriptors: [{ key: "k", quotaMode: true }] }],
-      "a: descriptor 'k': quota_mode is not supported by this service",
-    ],
-    [
-      "quota_mode under its original name, nested",
-      [{ name: "a", descriptors: [{ key: "outer", descriptors: [{ key: "inner", quota_mode: true }] }] }],
-      "a: descriptor 'inner': quota_mode is not supported by this service",
+      "an unknown algorithm number",
+      [withPolicy("a", { unit: "SECOND", requestsPerUnit: 1, algorithm: { kind: 7 } })],
+      "a: descriptors[0].rateLimit.algorithm.kind: 7 is not a value of enum " +
+        "edge_control_plane.ratelimit.v1.RateLimitAlgorithm.Kind",
     ],
     [
       "an unknown unit name",
@@ -329,7 +371,7 @@ describe("loadConfig over converted resources", () => {
         },
       ]);
       expect(loaded.ok && dumpConfig(loaded.value)).toBe(
-        `f.k_${value}: unit=SECOND requests_per_unit=1, shadow_mode: false\n`,
+        `f.k_${value}: unit=SECOND requests_per_unit=1, shadow_mode: false, quota_mode: false\n`,
       );
     },
   );

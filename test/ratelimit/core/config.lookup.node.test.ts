@@ -103,9 +103,20 @@ describe("getLimit: wildcards", () => {
     expect(limitOf("/api/")).toBe(10);
   });
 
-  it("treats a star that is not last as a literal", () => {
+  it("matches a star anywhere: prefix and suffix anchored, zero characters allowed", () => {
     expect(limitOf("/a*b")).toBe(50);
-    expect(limitOf("/axxb")).toBe(40);
+    expect(limitOf("/axxb")).toBe(50);
+    expect(limitOf("/ab")).toBe(50);
+    expect(limitOf("/axxbc")).toBe(40);
+    expect(limitOf("x/axxb")).toBe(40);
+  });
+
+  it("matches several stars with their segments in order", () => {
+    expect(limitOf("/m1/a.json")).toBe(80);
+    expect(limitOf("/m/.json")).toBe(80);
+    expect(limitOf("/m1.json")).toBe(40);
+    expect(limitOf("/m1/a.jsonx")).toBe(40);
+    expect(limitOf("/m1/a/b.json")).toBe(80);
   });
 
   it("matches a lone star against any value, even an empty one", () => {
@@ -218,6 +229,10 @@ describe("getLimit: request overrides", () => {
       replaces: [],
       metricKey: "test-domain.key1_value1.subkey1_something",
       override: true,
+      quotaMode: false,
+      algorithm: "fixed_window",
+      windowSeconds: 3600,
+      capacity: 42,
     });
   });
 

@@ -3,6 +3,7 @@
 // what the sweep deletes and what memory forgets; then the shard naming (src/ratelimit/core/counter-shards.ts).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { slidingWindowStep, tokenBucketStep } from "../../../src/ratelimit/core/algorithms";
 import { fnv1a32, shardName } from "../../../src/ratelimit/core/counter-shards";
 import {
   CLOSED_WINDOW_GRACE_MS,
@@ -12,6 +13,7 @@ import {
   type CounterRows,
   type CounterTableOptions,
 } from "../../../src/ratelimit/core/counter-table";
+import type { CounterReply } from "../../../src/ratelimit/core/types";
 
 /** The CounterRows port in memory, recording every lookup, commit and deleteClosed call. */
 class FakeRows implements CounterRows {
@@ -85,11 +87,11 @@ describe("CounterTable: counting", () => {
     const { rows, table } = tableOver();
     const end = T0S + 30;
     expect(table.increment([op("a", 1, end), op("a", 2, end), op("b", 0, end), op("a", 1, end)], T0)).toEqual({
-      counts: [1, 3, 0, 4],
+      replies: [1, 3, 0, 4],
       writeDueMs: T0 + 2_000,
     });
     expect(table.increment([op("b", 5, end), op("a", 1, end)], T0 + 100)).toEqual({
-      counts: [5, 5],
+      replies: [5, 5],
       writeDueMs: T0 + 2_000,
     });
     expect(table.read([op("a", 0, end), op("b", 0, end), op("c", 0, end)], T0 + 200)).toEqual([5, 5, 0]);
@@ -106,7 +108,7 @@ describe("CounterTable: counting", () => {
       [op("ten", 3, T0S + 10, 10), op("one", 1, T0S + 1, 1), op("ten", 1, T0S + 10, 10)],
       T0,
     );
-    expect(counts).toEqual({ counts: [3, 1, 4], writeDueMs: undefined });
+    expect(counts).toEqual({ replies: [3, 1, 4], writeDueMs: undefined });
     expect(table.read([op("one", 0, T0S + 1, 1)], T0 + 500)).toEqual([1]);
     table.writeUnwritten(T0 + 5_000);
     expect(table.sweep(T0 + 5_000)).toEqual({ kind: "empty" });
@@ -118,7 +120,7 @@ describe("CounterTable: counting", () => {
   it("writes a hit only when its window ends more than the minimum idle lifetime from now", () => {
     const { rows, table } = tableOver();
     expect(table.increment([op("soon", 1, T0S + 10), op("later", 1, T0S + 11)], T0)).toEqual({
-      counts: [1, 1],
+      replies: [1, 1],
       writeDueMs: T0 + 2_000,
     });
     table.writeUnwritten(T0 + 2_000);
@@ -126,7 +128,7 @@ describe("CounterTable: counting", () => {
       { rows: [{ key: "later", count: 1, windowEnd: T0S + 11 }], alarmAtMs: alarmOf(T0S + 11) },
     ]);
     // A hit that alone would not be written leaves nothing waiting.
-    expect(table.increment([op("soon", 2, T0S + 10)], T0 + 2_500)).toEqual({ counts: [3], writeDueMs: undefined });
+    expect(table.increment([op("soon", 2, T0S + 10)], T0 + 2_500)).toEqual({ replies: [3], writeDueMs: undefined });
     expect(rows.finds).toEqual(["soon", "later"]);
   });
 });
@@ -137,7 +139,7 @@ describe("CounterTable: write-behind and the alarm", () => {
     expect(table.increment([op("a", 1, T0S + 60)], T0).writeDueMs).toBe(T0 + 2_000);
     expect(table.increment([op("a", 1, T0S + 60)], T0 + 500).writeDueMs).toBe(T0 + 2_000);
     expect(table.increment([op("b", 3, T0S + 120, 120)], T0 + 1_000).writeDueMs).toBe(T0 + 2_000);
-    expect(table.increment([op("a", 4, T0S + 60)], T0 + 1_500).counts).toEqual([6]);
+    expect(table.increment([op("a", 4, T0S + 60)], T0 + 1_500).replies).toEqual([6]);
     expect(rows.commits).toEqual([]);
     table.writeUnwritten(T0 + 2_000);
     expect(rows.commits).toEqual([
@@ -193,7 +195,7 @@ describe("CounterTable: write-behind and the alarm", () => {
       { key: "y", count: 2, windowEnd: T0S + 120 },
     ];
     const { rows, table } = tableOver(stored);
-    expect(table.increment([op("x", 1, T0S + 60), op("y", 0, T0S + 120, 120)], T0).counts).toEqual([6, 2]);
+    expect(table.increment([op("x", 1, T0S + 60), op("y", 0, T0S + 120, 120)], T0).replies).toEqual([6, 2]);
     expect(table.read([op("y", 0, T0S + 120, 120)], T0)).toEqual([2]);
     table.writeUnwritten(T0 + 2_000);
     // x's alarm is the one the stored rows imply: no alarm in the commit.
@@ -304,7 +306,7 @@ describe("CounterTable: memory", () => {
     expect(table.read([], graceEnd)).toEqual([]);
     expect(table.size).toBe(1);
     // A late caller of the forgotten window starts again from its stored row.
-    expect(table.increment([op("a", 1, T0S + 15)], graceEnd + 1).counts).toEqual([3]);
+    expect(table.increment([op("a", 1, T0S + 15)], graceEnd + 1).replies).toEqual([3]);
     expect(rows.finds).toEqual(["a", "b", "a"]);
     expect(table.size).toBe(2);
     table.read([], (T0S + 60) * 1000 + CLOSED_WINDOW_GRACE_MS);
@@ -314,7 +316,7 @@ describe("CounterTable: memory", () => {
   it("drops the unwritten counts of a forgotten window instead of writing them", () => {
     const { rows, table } = tableOver();
     table.increment([op("a", 2, T0S + 15)], T0);
-    expect(table.increment([op("b", 1, T0S + 3600, 3600)], T0 + 30_000).counts).toEqual([1]);
+    expect(table.increment([op("b", 1, T0S + 3600, 3600)], T0 + 30_000).replies).toEqual([1]);
     table.writeUnwritten(T0 + 30_000);
     expect(rows.commits).toEqual([
       { rows: [{ key: "b", count: 1, windowEnd: T0S + 3600 }], alarmAtMs: alarmOf(T0S + 3600) },
@@ -374,7 +376,7 @@ describe("CounterTable: properties", () => {
               if (o.hits > 0) lastHitPersistable.set(o.key, o.windowEnd * 1000 - now > OPTIONS.minIdleLifetimeMs);
               return total;
             });
-            expect(table.increment(operations, now).counts).toEqual(expected);
+            expect(table.increment(operations, now).replies).toEqual(expected);
           }
         }
         table.writeUnwritten(now);
@@ -403,6 +405,343 @@ describe("CounterTable: properties", () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+/** A sliding-window operation on window `start` of `window` seconds, as the limiter builds it. */
+const slide = (
+  name: string,
+  start: number,
+  window: number,
+  hits: number,
+  limit: number,
+  previousWeight: number,
+): CounterOperation => ({
+  key: `${name}${start}`,
+  hits,
+  windowEnd: start + 2 * window,
+  windowSeconds: 2 * window,
+  algorithm: { kind: "sliding_window", previousKey: `${name}${start - window}`, limit, previousWeight },
+});
+
+/** A token-bucket operation at `nowMs`, as the limiter builds it. */
+const bucket = (key: string, hits: number, nowMs: number, burst: number, intervalMicros: number): CounterOperation => {
+  const nowMicros = nowMs * 1000;
+  return {
+    key,
+    hits,
+    windowEnd: Math.ceil((nowMicros + burst * intervalMicros) / 1e6),
+    windowSeconds: Math.ceil((burst * intervalMicros) / 1e6),
+    algorithm: { kind: "token_bucket", burst, emissionIntervalMicros: intervalMicros, nowMicros },
+  };
+};
+
+const sliding = (admitted: boolean, previous: number, current: number) => ({
+  kind: "sliding_window",
+  admitted,
+  previous,
+  current,
+});
+const tokens = (admitted: boolean, tatMicros: number) => ({ kind: "token_bucket", admitted, tatMicros });
+
+/** T0 in microseconds. */
+const T0_MICROS = T0 * 1000;
+
+describe("CounterTable: sliding window", () => {
+  // T0S is a multiple of 60: the minute window starting there is the current one at T0.
+  const S = T0S;
+
+  it("weighs the previous window and adds the hits only while the estimate stays within the limit", () => {
+    const { rows, table } = tableOver([{ key: `sw_${S - 60}`, count: 10, windowEnd: S + 60 }]);
+    // 27 s into the window the previous one weighs 0.55: floor(10 × 0.55) = 5.
+    expect(
+      table.increment(
+        [
+          slide("sw_", S, 60, 10, 20, 0.55),
+          slide("sw_", S, 60, 5, 20, 0.55),
+          slide("sw_", S, 60, 1, 20, 0.55),
+          slide("sw_", S, 60, 0, 20, 0.55),
+        ],
+        T0 + 27_000,
+      ).replies,
+    ).toEqual([sliding(true, 10, 10), sliding(true, 10, 15), sliding(false, 10, 15), sliding(true, 10, 15)]);
+    // Later the previous window weighs less: floor(10 × 0.05) = 0 leaves room for 5 more.
+    expect(table.read([slide("sw_", S, 60, 0, 20, 0.4)], T0 + 36_000)).toEqual([sliding(true, 10, 15)]);
+    expect(
+      table.increment([slide("sw_", S, 60, 6, 20, 0.05), slide("sw_", S, 60, 5, 20, 0.05)], T0 + 57_000).replies,
+    ).toEqual([sliding(false, 10, 15), sliding(true, 10, 20)]);
+    expect(rows.finds).toEqual([`sw_${S}`, `sw_${S - 60}`]);
+    expect(table.takeActivity()).toMatchObject({ operations: 7, lookups: 2 });
+  });
+
+  it("writes the current window's admitted hits with its end, never the previous; a refused operation writes nothing", () => {
+    const { rows, table } = tableOver();
+    expect(table.increment([slide("sw_", S, 60, 3, 3, 1)], T0)).toEqual({
+      replies: [sliding(true, 0, 3)],
+      writeDueMs: T0 + 2_000,
+    });
+    table.writeUnwritten(T0 + 2_000);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: `sw_${S}`, count: 3, windowEnd: S + 120 }], alarmAtMs: alarmOf(S + 120) },
+    ]);
+    expect(table.increment([slide("sw_", S, 60, 1, 3, 1)], T0 + 3_000)).toEqual({
+      replies: [sliding(false, 0, 3)],
+      writeDueMs: undefined,
+    });
+    table.writeUnwritten(T0 + 5_000);
+    expect(rows.commits).toHaveLength(1);
+    // The next window: the key of S weighs, but only the new current key is written.
+    expect(table.increment([slide("sw_", S + 60, 60, 1, 3, 0.8)], (S + 72) * 1000).replies).toEqual([
+      sliding(true, 3, 1),
+    ]);
+    table.writeUnwritten((S + 74) * 1000);
+    expect(rows.commits[1]).toEqual({
+      rows: [{ key: `sw_${S + 60}`, count: 1, windowEnd: S + 180 }],
+      alarmAtMs: undefined,
+    });
+  });
+
+  it("neither looks up nor writes a window whose two-window life is no longer than the idle lifetime", () => {
+    const { rows, table } = tableOver();
+    expect(table.increment([slide("short_", S, 5, 2, 3, 1), slide("short_", S, 5, 2, 3, 1)], T0).replies).toEqual([
+      sliding(true, 0, 2),
+      sliding(false, 0, 2),
+    ]);
+    expect(table.increment([slide("short_", S + 5, 5, 1, 3, 0.4)], T0 + 8_000)).toEqual({
+      replies: [sliding(true, 2, 1)],
+      writeDueMs: undefined,
+    });
+    table.writeUnwritten(T0 + 9_000);
+    expect(table.sweep(T0 + 9_000)).toEqual({ kind: "empty" });
+    expect(rows.finds).toEqual([]);
+    expect(rows.commits).toEqual([]);
+  });
+
+  it("keeps the previous window in memory until the current window ends, then forgets it", () => {
+    const { rows, table } = tableOver();
+    table.increment([slide("sw_", S, 60, 4, 10, 1)], T0);
+    // The next window: the key of S is now the previous one and still counts.
+    expect(table.increment([slide("sw_", S + 60, 60, 1, 10, 0.9)], (S + 66) * 1000).replies).toEqual([
+      sliding(true, 4, 1),
+    ]);
+    expect(table.size).toBe(3);
+    // The key of S - 60 ended with the window S (plus the grace); the key of S lives until the window S + 60 ends.
+    expect(table.read([], (S + 60) * 1000 + CLOSED_WINDOW_GRACE_MS)).toEqual([]);
+    expect(table.size).toBe(2);
+    const lastRead = (S + 120) * 1000 + CLOSED_WINDOW_GRACE_MS - 1;
+    expect(table.read([slide("sw_", S + 60, 60, 0, 10, 0.01)], lastRead)).toEqual([sliding(true, 4, 1)]);
+    expect(table.read([], lastRead + 1)).toEqual([]);
+    expect(table.size).toBe(1);
+    expect(rows.finds).toEqual([`sw_${S}`, `sw_${S - 60}`, `sw_${S + 60}`]);
+  });
+
+  it("continues from the rows in a new table", () => {
+    const { rows, table } = tableOver();
+    table.increment([slide("sw_", S, 60, 7, 20, 1)], T0);
+    table.writeUnwritten(T0 + 2_000);
+    const again = new CounterTable(rows, OPTIONS);
+    // 15 s into the next window: floor(7 × 0.75) = 5.
+    expect(
+      again.increment([slide("sw_", S + 60, 60, 15, 20, 0.75), slide("sw_", S + 60, 60, 1, 20, 0.75)], (S + 75) * 1000)
+        .replies,
+    ).toEqual([sliding(true, 7, 15), sliding(false, 7, 15)]);
+  });
+});
+
+describe("CounterTable: token bucket", () => {
+  it("takes tokens while the bucket holds them and gives one back per emission interval", () => {
+    const { table } = tableOver();
+    const take = (hits: number, nowMs: number) => bucket("tb_a_tb", hits, nowMs, 3, 20_000_000);
+    expect(table.increment([take(1, T0), take(1, T0), take(1, T0), take(1, T0)], T0).replies).toEqual([
+      tokens(true, T0_MICROS + 20e6),
+      tokens(true, T0_MICROS + 40e6),
+      tokens(true, T0_MICROS + 60e6),
+      tokens(false, T0_MICROS + 60e6),
+    ]);
+    expect(table.increment([take(1, T0 + 19_999)], T0 + 19_999).replies).toEqual([tokens(false, T0_MICROS + 60e6)]);
+    expect(table.increment([take(1, T0 + 20_000)], T0 + 20_000).replies).toEqual([tokens(true, T0_MICROS + 80e6)]);
+    expect(table.increment([take(2, T0 + 60_000)], T0 + 60_000).replies).toEqual([tokens(true, T0_MICROS + 120e6)]);
+    expect(table.read([take(5, T0 + 60_000)], T0 + 60_000)).toEqual([tokens(true, T0_MICROS + 120e6)]);
+    // A full bucket's TAT is now.
+    expect(table.read([take(0, T0 + 200_000)], T0 + 200_000)).toEqual([tokens(true, T0_MICROS + 200e6)]);
+  });
+
+  it("writes a bucket once its TAT lies more than the idle lifetime ahead, with the latest window end", () => {
+    const { rows, table } = tableOver();
+    const take = (nowMs: number) => bucket("tb_b_tb", 1, nowMs, 5, 3_000_000);
+    expect(table.increment([take(T0)], T0)).toEqual({
+      replies: [tokens(true, T0_MICROS + 3e6)],
+      writeDueMs: undefined,
+    });
+    expect(table.increment([take(T0), take(T0), take(T0)], T0).writeDueMs).toBe(T0 + 2_000);
+    table.writeUnwritten(T0 + 2_000);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "tb_b_tb", count: T0_MICROS + 12e6, windowEnd: T0S + 15 }], alarmAtMs: alarmOf(T0S + 15) },
+    ]);
+    // 10 s ahead exactly: not written. 12.5 s ahead: written, with the later window end; the alarm stays.
+    expect(table.increment([take(T0 + 5_000)], T0 + 5_000)).toEqual({
+      replies: [tokens(true, T0_MICROS + 15e6)],
+      writeDueMs: undefined,
+    });
+    expect(table.increment([take(T0 + 5_500)], T0 + 5_500).writeDueMs).toBe(T0 + 7_500);
+    table.writeUnwritten(T0 + 7_500);
+    expect(rows.commits[1]).toEqual({
+      rows: [{ key: "tb_b_tb", count: T0_MICROS + 18e6, windowEnd: T0S + 21 }],
+      alarmAtMs: undefined,
+    });
+    // The alarm set for the first window end finds the row still open and comes back at its new end.
+    expect(table.sweep(alarmOf(T0S + 15))).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 21) });
+    expect(rows.sorted()).toEqual([{ key: "tb_b_tb", count: T0_MICROS + 18e6, windowEnd: T0S + 21 }]);
+    // Memory keeps the entry until the latest window end (plus the grace), not the first.
+    expect(table.read([], (T0S + 15) * 1000 + CLOSED_WINDOW_GRACE_MS)).toEqual([]);
+    expect(table.size).toBe(1);
+    expect(table.read([], (T0S + 21) * 1000 + CLOSED_WINDOW_GRACE_MS)).toEqual([]);
+    expect(table.size).toBe(0);
+    expect(table.sweep((T0S + 21) * 1000)).toEqual({ kind: "empty" });
+    expect(rows.finds).toEqual(["tb_b_tb"]);
+  });
+
+  it("neither looks up nor writes a bucket whose burst comes back within the idle lifetime", () => {
+    const { rows, table } = tableOver();
+    const take = (hits: number, nowMs: number) => bucket("tb_c_tb", hits, nowMs, 2, 5_000_000);
+    expect(table.increment([take(2, T0), take(1, T0)], T0)).toEqual({
+      replies: [tokens(true, T0_MICROS + 10e6), tokens(false, T0_MICROS + 10e6)],
+      writeDueMs: undefined,
+    });
+    expect(table.increment([take(1, T0 + 5_000)], T0 + 5_000).replies).toEqual([tokens(true, T0_MICROS + 15e6)]);
+    table.writeUnwritten(T0 + 7_000);
+    expect(table.sweep(T0 + 7_000)).toEqual({ kind: "empty" });
+    expect(rows.finds).toEqual([]);
+    expect(rows.commits).toEqual([]);
+  });
+
+  it("writes nothing for a refused operation, and a new table continues from the row", () => {
+    const { rows, table } = tableOver();
+    const take = (nowMs: number) => bucket("tb_d_tb", 1, nowMs, 1, 60_000_000);
+    expect(table.increment([take(T0), take(T0)], T0).replies).toEqual([
+      tokens(true, T0_MICROS + 60e6),
+      tokens(false, T0_MICROS + 60e6),
+    ]);
+    table.writeUnwritten(T0 + 2_000);
+    expect(table.increment([take(T0 + 3_000)], T0 + 3_000)).toEqual({
+      replies: [tokens(false, T0_MICROS + 60e6)],
+      writeDueMs: undefined,
+    });
+    table.writeUnwritten(T0 + 5_000);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "tb_d_tb", count: T0_MICROS + 60e6, windowEnd: T0S + 60 }], alarmAtMs: alarmOf(T0S + 60) },
+    ]);
+    const again = new CounterTable(rows, OPTIONS);
+    expect(again.increment([take(T0 + 30_000)], T0 + 30_000).replies).toEqual([tokens(false, T0_MICROS + 60e6)]);
+    expect(again.increment([take(T0 + 60_000)], T0 + 60_000).replies).toEqual([tokens(true, T0_MICROS + 120e6)]);
+  });
+});
+
+describe("CounterTable: algorithms against their steps", () => {
+  // Fixed counters, sliding windows and token buckets of two names, the short ones (never stored) included, always
+  // in their current window, with the clock moving forward, writes and sweeps at random points, and restarts: after at
+  // least the idle lifetime without calls (the platform evicts no sooner), a new table over the same rows.
+  const FIXED_WINDOWS = [1, 60, 3600];
+  const SLIDING_WINDOWS = [3, 60, 600];
+  const SLIDING_LIMIT = 6;
+  const BUCKETS = [
+    { burst: 3, intervalMicros: 2_000_000 },
+    { burst: 2, intervalMicros: 5_000_000 },
+    { burst: 4, intervalMicros: 30_000_000 },
+  ];
+  const operation = fc.record({
+    name: fc.constantFrom("a", "b"),
+    kind: fc.constantFrom("fixed" as const, "sliding" as const, "bucket" as const),
+    variant: fc.nat(2),
+    hits: fc.nat(3),
+  });
+  type Spec = typeof operation extends fc.Arbitrary<infer T> ? T : never;
+  const step = fc.oneof(
+    fc.record({
+      kind: fc.constantFrom("increment" as const, "read" as const),
+      ops: fc.array(operation, { minLength: 1, maxLength: 4 }),
+      advanceMs: fc.nat(8_000),
+    }),
+    fc.record({ kind: fc.constantFrom("write" as const, "sweep" as const), advanceMs: fc.nat(8_000) }),
+    fc.record({ kind: fc.constant("restart" as const), advanceMs: fc.integer({ min: 10_000, max: 70_000 }) }),
+  );
+
+  /** The operation the limiter would send at `nowMs`. */
+  function build({ name, kind, variant, hits }: Spec, nowMs: number): CounterOperation {
+    const nowSeconds = nowMs / 1000;
+    if (kind === "fixed") {
+      const window = FIXED_WINDOWS[variant];
+      const start = Math.floor(nowSeconds / window) * window;
+      return op(`${name}_f${window}_${start}`, hits, start + window, window);
+    }
+    if (kind === "sliding") {
+      const window = SLIDING_WINDOWS[variant];
+      const start = Math.floor(nowSeconds / window) * window;
+      return slide(`${name}_s${window}_`, start, window, hits, SLIDING_LIMIT, 1 - (nowSeconds - start) / window);
+    }
+    const { burst, intervalMicros } = BUCKETS[variant];
+    return bucket(`${name}_b${variant}_tb`, hits, nowMs, burst, intervalMicros);
+  }
+
+  /** algorithms.ts applied to a plain map of counts and TATs: the replies the table must give. */
+  function modelReply(state: Map<string, number>, operation: CounterOperation, hits: number): CounterReply {
+    const { key, algorithm } = operation;
+    if (algorithm?.kind === "sliding_window") {
+      const previous = state.get(algorithm.previousKey) ?? 0;
+      const stepped = slidingWindowStep(previous, state.get(key) ?? 0, hits, algorithm);
+      state.set(key, stepped.current);
+      return { kind: "sliding_window", admitted: stepped.admitted, previous, current: stepped.current };
+    }
+    if (algorithm?.kind === "token_bucket") {
+      const stepped = tokenBucketStep(state.get(key), hits, algorithm);
+      if (stepped.admitted && hits > 0) state.set(key, stepped.tatMicros);
+      return { kind: "token_bucket", admitted: stepped.admitted, tatMicros: stepped.tatMicros };
+    }
+    const count = (state.get(key) ?? 0) + hits;
+    state.set(key, count);
+    return count;
+  }
+
+  it("replies as the steps applied to a map, across writes, sweeps and new tables over the same rows", () => {
+    fc.assert(
+      fc.property(
+        fc.array(step, { maxLength: 80, size: "max" }),
+        fc.integer({ min: 0, max: 3599 }),
+        (steps, startOffset) => {
+          const rows = new FakeRows();
+          const options = { ...OPTIONS, sweepBatch: 3 };
+          let table = new CounterTable(rows, options);
+          const state = new Map<string, number>();
+          let now = T0 + startOffset * 1000 + 123;
+          for (const s of steps) {
+            if (s.kind === "restart") {
+              table.writeUnwritten(now);
+              now += s.advanceMs;
+              table = new CounterTable(rows, options);
+              continue;
+            }
+            now += s.advanceMs;
+            if (s.kind === "write") table.writeUnwritten(now);
+            else if (s.kind === "sweep") table.sweep(now);
+            else if (s.kind === "increment" || s.kind === "read") {
+              const operations = s.ops.map((spec) => build(spec, now));
+              const counting = s.kind === "increment";
+              const expected = operations.map((o) => modelReply(state, o, counting ? o.hits : 0));
+              const replies = counting ? table.increment(operations, now).replies : table.read(operations, now);
+              expect(replies).toEqual(expected);
+            }
+          }
+          table.writeUnwritten(now);
+          for (const row of rows.rows.values()) {
+            // Short keys never reach storage; a stored TAT never passes its row's window end.
+            expect(row.key).not.toMatch(/^._(f1|s3|b1)_/);
+            if (row.key.endsWith("tb")) expect(row.count).toBeLessThanOrEqual(row.windowEnd * 1e6);
+          }
+          expect(rows.finds.filter((key) => /^._(f1|s3|b1)_/.test(key))).toEqual([]);
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 });

@@ -68,3 +68,10 @@ export function harness(
     },
   };
 }
+
+/** Loads one YAML text that must be valid. */
+export function loadConfigText(text: string): RateLimitConfig {
+  const result = loadConfig([{ name: "inline.yaml", text }], { mergeDomainConfig: false });
+  if (!result.ok) throw new Error(`config load failed: ${result.error.message}`);
+  return result.value;
+}

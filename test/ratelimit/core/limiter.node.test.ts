@@ -93,7 +93,15 @@ describe("stopCacheKeyIncrementWhenOverlimit (rule 13)", () => {
     expect(h.store.calls).toEqual([
       {
         method: "increment",
-        items: [{ key: "stop_key2_value2_1200", counterName: "stop_key2_value2_", hits: 0, windowEnd: 1260 }],
+        items: [
+          {
+            key: "stop_key2_value2_1200",
+            counterName: "stop_key2_value2_",
+            hits: 0,
+            windowEnd: 1260,
+            windowSeconds: 60,
+          },
+        ],
       },
     ]);
     expect(decision.response.statuses.map((s) => [s.code, s.limitRemaining])).toEqual([
@@ -299,6 +307,10 @@ describe("doLimit", () => {
             replaces: [],
             metricKey: "d.k",
             override: true,
+            quotaMode: false,
+            algorithm: "fixed_window",
+            windowSeconds: 0,
+            capacity: 1,
           },
         ],
         hits: [1, 1],

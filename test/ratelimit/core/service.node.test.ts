@@ -88,7 +88,15 @@ describe("shouldRateLimit: decisions", () => {
     expect(h.store.calls).toEqual([
       {
         method: "increment",
-        items: [{ key: "test-domain_key2_x_1200", counterName: "test-domain_key2_x_", hits: 1, windowEnd: 1260 }],
+        items: [
+          {
+            key: "test-domain_key2_x_1200",
+            counterName: "test-domain_key2_x_",
+            hits: 1,
+            windowEnd: 1260,
+            windowSeconds: 60,
+          },
+        ],
       },
     ]);
   });
@@ -435,6 +443,7 @@ describe("shouldRateLimit: store calls", () => {
       counterName: "prefix:test-domain_key2_x_",
       hits: 1,
       windowEnd: 1260,
+      windowSeconds: 60,
     });
   });
 

@@ -1,10 +1,10 @@
 // The CounterStore the core uses, over RateLimitCounter Durable Objects: one per rate-limit key (per_key, the
 // default) or COUNTER_OBJECT_SHARDS shards each holding many keys (sharded). Operations for the same object travel in
-// one RPC, and the objects of one request are reached in parallel.
+// one RPC, and the objects of one request are reached in parallel. Both windows of a sliding window share the counter
+// name, so one object holds both.
 import { shardName } from "../../core/counter-shards";
 import type { CounterOperation } from "../../core/counter-table";
-import type { CounterIncrement, CounterStore } from "../../core/types";
-import { windowSeconds } from "../../core/units";
+import type { CounterIncrement, CounterReply, CounterStore } from "../../core/types";
 import { ObjectAdmission } from "./admission";
 import type { RateLimitCounter } from "../../../../durable-objects/rate-limit-counter";
 
@@ -37,7 +37,8 @@ function groupByObject(items: CounterIncrement[], objectOf: (item: CounterIncrem
       key: item.key,
       hits: item.hits,
       windowEnd: item.windowEnd,
-      windowSeconds: windowSeconds(item),
+      windowSeconds: item.windowSeconds,
+      ...(item.algorithm && { algorithm: item.algorithm }),
     });
   });
   return [...groups.entries()];
@@ -54,15 +55,15 @@ export function durableObjectStore(namespace: Namespace, layout: CounterObjectLa
       : undefined;
   const perObject = async (
     items: CounterIncrement[],
-    call: (object: DurableObjectStub<RateLimitCounter>, operations: CounterOperation[]) => Promise<number[]>,
-  ): Promise<number[]> => {
-    const results = new Array<number>(items.length);
+    call: (object: DurableObjectStub<RateLimitCounter>, operations: CounterOperation[]) => Promise<CounterReply[]>,
+  ): Promise<CounterReply[]> => {
+    const results = new Array<CounterReply>(items.length);
     const groups = groupByObject(items, objectOf);
     await admission?.admit(groups.map(([name]) => name));
     await Promise.all(
       groups.map(async ([name, group]) => {
-        const counts = await call(namespace.getByName(name), group.operations);
-        group.positions.forEach((position, i) => (results[position] = counts[i]));
+        const replies = await call(namespace.getByName(name), group.operations);
+        group.positions.forEach((position, i) => (results[position] = replies[i]));
       }),
     );
     return results;

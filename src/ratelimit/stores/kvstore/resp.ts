@@ -124,7 +124,12 @@ function integer(text: string): number {
   return Number(text);
 }
 
-/** The key a counting command works on (its first argument), for routing in a cluster. */
+/**
+ * The key a counting command works on, for routing in a cluster: its first argument, or for a script call (EVAL and
+ * EVALSHA name the script, then the number of keys, then the keys) its first key.
+ */
 export function commandKey(command: Command): string | undefined {
+  const name = String(command[0]).toUpperCase();
+  if (name === "EVAL" || name === "EVALSHA") return Number(command[2]) > 0 ? String(command[3]) : undefined;
   return command.length > 1 ? String(command[1]) : undefined;
 }

@@ -1,14 +1,32 @@
-// The CounterStore over the key-value store, counting as the reference does: per request one pipeline of
-// INCRBY key hits + EXPIRE key (window + jitter) for every counter, all in one round trip; reads are GETs. Counters of
-// per-second limits go to the per-second store when there is one. Calls go to a pool member (a Durable Object
-// holding a connection); with a pool size of 0 each call opens its own connection instead.
-import type { CounterIncrement, CounterStore } from "../../core/types";
-import { windowSeconds } from "../../core/units";
+// The CounterStore over the key-value store. Fixed windows count as the reference does: per request one pipeline of
+// INCRBY key hits + EXPIRE key (window + jitter) for every counter, all in one round trip; reads are GETs. A
+// sliding-window or token-bucket operation is one call of its Lua script (scripts.ts) in the same pipeline, read,
+// check and write in one atomic step: EVALSHA, and EVAL for the items the server answers NOSCRIPT (its script cache
+// was flushed, or a failover or a new cluster node), once, in a second round trip. Reads run the scripts with 0 hits.
+// Counters of per-second limits go to the per-second store when there is one. Calls go to a pool member (a Durable
+// Object holding a connection); with a pool size of 0 each call opens its own connection instead.
+//
+// Key names: fixed counters and token buckets use the cache key as it is. A sliding window's two keys (its current
+// and previous windows) are stored as `{<counter name>}<window start>`, the counter name as a hash tag, so that a
+// cluster keeps both in one slot (a script may only touch keys of one slot); always, not only in a cluster, so that
+// names do not depend on the topology. (A counter name starting with `}`, possible only with an empty
+// CACHE_KEY_PREFIX and a domain starting with `}`, leaves the tag empty: in a cluster the script then fails with
+// CROSSSLOT.) A sliding window's current key expires after its life (two windows) plus jitter, a token bucket's
+// after its TAT plus jitter; a refused operation writes nothing.
+import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore } from "../../core/types";
 import type { KvstoreConnection } from "../../../../durable-objects/kvstore-connection";
 import { KvstoreError, kvstoreTimeout } from "./connection";
 import { createMember, toWire, type WireReply } from "./member";
 import type { KvstoreOptions, KvstorePoolOptions } from "./options";
 import type { Command } from "./resp";
+import {
+  type ScriptRef,
+  scriptShas,
+  slidingWindowCommand,
+  SLIDING_WINDOW_SCRIPT,
+  TOKEN_BUCKET_SCRIPT,
+  tokenBucketCommand,
+} from "./scripts";
 
 type Namespace = DurableObjectNamespace<KvstoreConnection>;
 
@@ -53,13 +71,46 @@ async function runOnPool(namespace: Namespace, pool: KvstorePoolOptions, command
   return answer.replies;
 }
 
+const errorOf = (reply: WireReply | undefined): string | undefined =>
+  reply !== null && typeof reply === "object" && "error" in reply ? reply.error : undefined;
+
 function integerReply(reply: WireReply | undefined, command: string): number {
   if (typeof reply === "number") return reply;
-  if (reply !== null && typeof reply === "object" && "error" in reply) throw new KvstoreError(reply.error);
+  const error = errorOf(reply);
+  if (error !== undefined) throw new KvstoreError(error);
   if (reply === null && command === "GET") return 0;
   if (typeof reply === "string" && /^-?\d+$/.test(reply)) return Number(reply);
   throw new KvstoreError(`kvstore: unexpected reply to ${command}: ${JSON.stringify(reply)}`);
 }
+
+/** A script's reply: an array of `length` integers, the first 0 or 1 (admitted). */
+function scriptReply(reply: WireReply | undefined, length: number): number[] {
+  const error = errorOf(reply);
+  if (error !== undefined) throw new KvstoreError(error);
+  if (
+    !Array.isArray(reply) ||
+    reply.length !== length ||
+    !reply.every((value): value is number => typeof value === "number") ||
+    (reply[0] !== 0 && reply[0] !== 1)
+  )
+    throw new KvstoreError(`kvstore: unexpected reply to a rate limit script: ${JSON.stringify(reply)}`);
+  return reply;
+}
+
+function algorithmReply(item: CounterIncrement, reply: WireReply | undefined): AlgorithmReply {
+  if (item.algorithm!.kind === "sliding_window") {
+    const [admitted, previous, current] = scriptReply(reply, 3);
+    return { kind: "sliding_window", admitted: admitted === 1, previous, current };
+  }
+  const [admitted, tatMicros] = scriptReply(reply, 2);
+  return { kind: "token_bucket", admitted: admitted === 1, tatMicros };
+}
+
+/** The scripts named by their text, for a server that does not hold them. */
+const BY_TEXT = { slidingWindow: { text: SLIDING_WINDOW_SCRIPT }, tokenBucket: { text: TOKEN_BUCKET_SCRIPT } };
+
+/** The server does not hold the script (yet): nothing was run, so the call may be sent again as EVAL. */
+const isNoScript = (reply: WireReply | undefined) => errorOf(reply)?.startsWith("NOSCRIPT") ?? false;
 
 export interface KvstoreCounterStore extends CounterStore {
   /** True when every pool (main, and the per-second one) holds at least one open connection or can open one. */
@@ -76,7 +127,7 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
   ): Promise<WireReply[][]> {
     const groups = new Map<KvstorePoolOptions, number[]>();
     items.forEach((item, position) => {
-      const pool = options.perSecond && windowSeconds(item) === 1 ? options.perSecond : options.main;
+      const pool = options.perSecond && item.windowSeconds === 1 ? options.perSecond : options.main;
       groups.set(pool, [...(groups.get(pool) ?? []), position]);
     });
     const results = new Array<WireReply[]>(items.length);
@@ -96,22 +147,62 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
 
   const jitter = () => (options.jitterMaxSeconds > 0 ? Math.floor(Math.random() * options.jitterMaxSeconds) : 0);
 
+  /** Each item's commands: a fixed counter's INCRBY and EXPIRE (GET to read), or one script call. */
+  function itemCommands(
+    item: CounterIncrement,
+    counting: boolean,
+    scripts: { slidingWindow: ScriptRef; tokenBucket: ScriptRef },
+  ): Command[] {
+    const hits = counting ? item.hits : 0;
+    const { algorithm } = item;
+    if (algorithm?.kind === "sliding_window")
+      return [
+        slidingWindowCommand(
+          scripts.slidingWindow,
+          item.counterName,
+          item.key,
+          hits,
+          algorithm,
+          item.windowSeconds + jitter(),
+        ),
+      ];
+    if (algorithm?.kind === "token_bucket")
+      return [tokenBucketCommand(scripts.tokenBucket, item.key, hits, algorithm, jitter() * 1000)];
+    if (!counting) return [["GET", item.key]];
+    return [
+      ["INCRBY", item.key, hits],
+      ["EXPIRE", item.key, item.windowSeconds + jitter()],
+    ];
+  }
+
+  /** One pipeline per pool; the script calls the server did not know go again as EVAL, once. */
+  async function run(items: CounterIncrement[], counting: boolean): Promise<CounterReply[]> {
+    const shas = await scriptShas();
+    const bySha = { slidingWindow: { sha: shas.slidingWindow }, tokenBucket: { sha: shas.tokenBucket } };
+    const replies = await perPool(items, (item) => itemCommands(item, counting, bySha));
+    const unknown = items.flatMap((item, position) =>
+      item.algorithm && isNoScript(replies[position][0]) ? [position] : [],
+    );
+    if (unknown.length > 0) {
+      const again = await perPool(
+        unknown.map((position) => items[position]),
+        (item) => itemCommands(item, counting, BY_TEXT),
+      );
+      unknown.forEach((position, i) => (replies[position] = again[i]));
+    }
+    return items.map((item, position) => {
+      const [first, second] = replies[position];
+      if (item.algorithm) return algorithmReply(item, first);
+      if (!counting) return integerReply(first, "GET");
+      const count = integerReply(first, "INCRBY");
+      integerReply(second, "EXPIRE");
+      return count;
+    });
+  }
+
   return {
-    async increment(items) {
-      const replies = await perPool(items, (item) => [
-        ["INCRBY", item.key, item.hits],
-        ["EXPIRE", item.key, windowSeconds(item) + jitter()],
-      ]);
-      return replies.map(([incremented, expired]) => {
-        const count = integerReply(incremented, "INCRBY");
-        integerReply(expired, "EXPIRE");
-        return count;
-      });
-    },
-    async get(items) {
-      const replies = await perPool(items, (item) => [["GET", item.key]]);
-      return replies.map(([value]) => integerReply(value, "GET"));
-    },
+    increment: (items) => run(items, true),
+    get: (items) => run(items, false),
     async healthy() {
       const states = await Promise.all(
         pools.map(async (pool) => {

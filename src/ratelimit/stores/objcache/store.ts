@@ -5,7 +5,6 @@
 import { logError } from "../../../shared/log";
 import { SettingsError } from "../../../shared/settings";
 import type { CounterIncrement, CounterStore } from "../../core/types";
-import { windowSeconds } from "../../core/units";
 import type { CounterStoreSettings } from "../../settings";
 import { type Address, formatAddress, parseHostPort } from "../socket";
 import { MemcacheConnection, ObjcacheError } from "./connection";
@@ -106,8 +105,14 @@ class Session {
   }
 }
 
-function checkKeys(items: readonly CounterIncrement[]): void {
+/**
+ * Checks what memcached can count. It has no atomic read-check-write, so the configuration refuses the sliding-window
+ * and token-bucket algorithms with this store; an algorithm operation reaching it is a bug, not a request to degrade.
+ */
+function checkItems(items: readonly CounterIncrement[]): void {
   for (const item of items) {
+    if (item.algorithm)
+      throw new Error(`objcache: the ${item.algorithm.kind} algorithm is not supported by BACKEND_TYPE=memcache`);
     const problem = keyProblem(item.key);
     if (problem) throw new ObjcacheError(problem);
   }
@@ -152,7 +157,7 @@ async function incrementAll(
     else
       hitsByKey.set(item.key, {
         hits: item.hits,
-        ttl: windowSeconds(item) + (jitterMax > 0 ? Math.floor(Math.random() * jitterMax) : 0),
+        ttl: item.windowSeconds + (jitterMax > 0 ? Math.floor(Math.random() * jitterMax) : 0),
       });
   }
   const byNode = new Map<Address, string[]>();
@@ -200,7 +205,7 @@ async function incrementAll(
 export function objcacheCounterStore(options: ObjcacheOptions, defer: (work: Promise<unknown>) => void): CounterStore {
   return {
     async increment(items) {
-      checkKeys(items);
+      checkItems(items);
       const nodes = await nodesOf(options);
       const session = new Session(options);
       let current: Map<string, number>;
@@ -228,7 +233,7 @@ export function objcacheCounterStore(options: ObjcacheOptions, defer: (work: Pro
       return counts;
     },
     async get(items) {
-      checkKeys(items);
+      checkItems(items);
       const nodes = await nodesOf(options);
       const session = new Session(options);
       try {

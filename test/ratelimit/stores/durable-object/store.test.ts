@@ -1,11 +1,14 @@
 // POST /json with the Durable Object store in its sharded layout (COUNTER_OBJECT_LAYOUT=sharded): the same decisions
 // as the per-key layout (routes/http.test.ts), each counter in the shard object shardName(counterName, shards) and no
-// per-key object made for it; exact admission under concurrency on both layouts, the same decisions on both, and the
-// layout settings refused by name when malformed.
+// per-key object made for it; exact admission under concurrency on both layouts (fixed window, and the sliding-window
+// and token-bucket algorithms through the store itself), the same decisions on both, and the layout settings refused
+// by name when malformed.
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
+import type { AlgorithmReply, CounterIncrement } from "../../../../src/ratelimit/core/types";
+import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { DECISION_CONFIG, decisionSuite, NOW } from "../../decision-suite";
 import { eventually, workerWith, type Answer } from "../../store-helpers";
@@ -94,6 +97,79 @@ describe.each(layouts)("the %s layout under concurrency", (_name, layout) => {
     const counts: Record<number, number> = {};
     for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
     expect(counts).toEqual({ 200: 100, 429: 200 });
+  }, 60_000);
+});
+
+describe.each([
+  ["per_key", durableObjectStore(env.RATE_LIMIT_COUNTER, { kind: "per_key", activeLimit: 0, writeBehindMs: 2_000 })],
+  ["sharded", durableObjectStore(env.RATE_LIMIT_COUNTER, { kind: "sharded", shards: SHARDS })],
+] as const)("the algorithms on the %s layout under concurrency", (layout, store) => {
+  const WINDOW = 60;
+  // NOW is 30 s into its minute: the previous minute weighs 0.5.
+  const START = Math.floor(NOW / 1000 / WINDOW) * WINDOW;
+
+  const slide = (
+    counterName: string,
+    start: number,
+    hits: number,
+    limit: number,
+    weight: number,
+  ): CounterIncrement => ({
+    key: `${counterName}${start}`,
+    counterName,
+    hits,
+    windowEnd: start + 2 * WINDOW,
+    windowSeconds: 2 * WINDOW,
+    algorithm: {
+      kind: "sliding_window",
+      previousKey: `${counterName}${start - WINDOW}`,
+      limit,
+      previousWeight: weight,
+    },
+  });
+  /** 600 concurrent single-hit calls of `item`; their replies. */
+  const race = async (item: CounterIncrement) =>
+    (await Promise.all(Array.from({ length: 600 }, () => store.increment([item])))).map(
+      ([reply]) => reply as AlgorithmReply,
+    );
+  const admitted = (replies: AlgorithmReply[]) => replies.filter((reply) => reply.admitted);
+
+  it("admits exactly 100 of 600 sliding-window hits limited to 100, each seeing its own count", async () => {
+    const name = `alg_${layout}_sw_`;
+    const replies = await race(slide(name, START, 1, 100, 0.5));
+    const counts = admitted(replies).map((reply) => (reply.kind === "sliding_window" ? reply.current : -1));
+    expect(counts.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    // A read is the step with 0 hits: at the limit, not over it.
+    expect(await store.get([slide(name, START, 1, 100, 0.5)])).toEqual([
+      { kind: "sliding_window", admitted: true, previous: 0, current: 100 },
+    ]);
+  }, 60_000);
+
+  it("admits exactly the weighted remainder when the previous window holds 10", async () => {
+    const name = `alg_${layout}_swprev_`;
+    expect(await store.increment([slide(name, START - WINDOW, 10, 100, 0)])).toEqual([
+      { kind: "sliding_window", admitted: true, previous: 0, current: 10 },
+    ]);
+    // floor(10 × 0.55) = 5 of the 100 are taken by the previous window.
+    const replies = await race(slide(name, START, 1, 100, 0.55));
+    expect(admitted(replies)).toHaveLength(95);
+    expect(replies.every((reply) => reply.kind === "sliding_window" && reply.previous === 10)).toBe(true);
+  }, 60_000);
+
+  it("admits exactly 100 of 600 token-bucket hits with a burst of 100", async () => {
+    const nowMicros = NOW * 1000;
+    const interval = 36_000_000;
+    const replies = await race({
+      key: `alg_${layout}_tb_tb`,
+      counterName: `alg_${layout}_tb_`,
+      hits: 1,
+      windowEnd: Math.ceil((nowMicros + 100 * interval) / 1e6),
+      windowSeconds: 3600,
+      algorithm: { kind: "token_bucket", burst: 100, emissionIntervalMicros: interval, nowMicros },
+    });
+    const tats = admitted(replies).map((reply) => (reply.kind === "token_bucket" ? reply.tatMicros : -1));
+    expect(tats.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => nowMicros + (i + 1) * interval));
+    expect(replies.filter((reply) => !reply.admitted)).toHaveLength(500);
   }, 60_000);
 });
 

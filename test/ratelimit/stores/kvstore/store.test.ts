@@ -1,9 +1,28 @@
 // POST /json with BACKEND_TYPE=redis against a real redis-server (started by test/global-setup.ts): the same
 // decisions as the Durable Object store, the reference's INCRBY + EXPIRE with the window plus jitter, the per-second
 // store, AUTH in both forms, the reference's REDIS_* names, errors that name the store's problem, the health check
-// and the settings a Worker cannot honour.
+// and the settings a Worker cannot honour. Then the store itself with the sliding-window and token-bucket algorithms:
+// exact under concurrency, the steps of core/algorithms.ts to the last double (a property against the in-memory
+// store), the keys' names and expiries, nothing written when refused, and the EVAL fallback once the server forgot the
+// scripts.
 import { env } from "cloudflare:workers";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type {
+  AlgorithmReply,
+  CounterIncrement,
+  SlidingWindowOperation,
+  TokenBucketOperation,
+} from "../../../../src/ratelimit/core/types";
+import { counterStoreSettings } from "../../../../src/ratelimit/settings";
+import { kvstoreOptions } from "../../../../src/ratelimit/stores/kvstore/options";
+import {
+  scriptShas,
+  SLIDING_WINDOW_SCRIPT,
+  TOKEN_BUCKET_SCRIPT,
+} from "../../../../src/ratelimit/stores/kvstore/scripts";
+import { kvstoreCounterStore } from "../../../../src/ratelimit/stores/kvstore/store";
+import { MemoryStore } from "../../core/memory-store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { DECISION_CONFIG, decisionSuite, NOW } from "../../decision-suite";
 import { redis, workerWith } from "../../store-helpers";
@@ -281,4 +300,287 @@ describe("store errors and health", () => {
     expect(answer.body).toContain(message);
     expect(answer.body).toMatch(/^ratelimit settings are invalid: /);
   });
+});
+
+/** The store itself, over the suite's Redis, with these settings. */
+const storeWith = (vars: Record<string, string> = {}) =>
+  kvstoreCounterStore(
+    env.KVSTORE_CONNECTION,
+    kvstoreOptions(counterStoreSettings({ ...env, BACKEND_TYPE: "redis", KVSTORE_URL: URL, ...vars })),
+  );
+
+const WINDOW = 60;
+
+/** A sliding-window item on the window starting at `start`, as the limiter builds it. */
+function slide(counterName: string, start: number, hits: number, limit: number, weight: number): CounterIncrement {
+  const algorithm: SlidingWindowOperation = {
+    kind: "sliding_window",
+    previousKey: `${counterName}${start - WINDOW}`,
+    limit,
+    previousWeight: weight,
+  };
+  return {
+    key: `${counterName}${start}`,
+    counterName,
+    hits,
+    windowEnd: start + 2 * WINDOW,
+    windowSeconds: 2 * WINDOW,
+    algorithm,
+  };
+}
+
+/** A token-bucket item at `nowMicros`, as the limiter builds it. */
+function take(
+  counterName: string,
+  hits: number,
+  nowMicros: number,
+  burst: number,
+  emissionIntervalMicros: number,
+): CounterIncrement {
+  const algorithm: TokenBucketOperation = { kind: "token_bucket", burst, emissionIntervalMicros, nowMicros };
+  return {
+    key: `${counterName}tb`,
+    counterName,
+    hits,
+    windowEnd: Math.ceil((nowMicros + burst * emissionIntervalMicros) / 1e6),
+    windowSeconds: Math.ceil((burst * emissionIntervalMicros) / 1e6),
+    algorithm,
+  };
+}
+
+const START = 1893456000;
+const NOW_MICROS = NOW * 1000;
+
+describe("the algorithms", () => {
+  const store = storeWith({ EXPIRATION_JITTER_MAX_SECONDS: "0" });
+
+  it.each([
+    ["sliding window", slide("alg_race_sw_", START, 1, 100, 0.5)],
+    ["token bucket", take("alg_race_", 1, NOW_MICROS, 100, 36_000_000)],
+  ])(
+    "admit exactly 100 of 600 concurrent single hits (%s)",
+    async (_name, item) => {
+      const replies = await Promise.all(Array.from({ length: 600 }, () => store.increment([item])));
+      const admitted = replies.filter(([reply]) => (reply as AlgorithmReply).admitted);
+      expect([admitted.length, replies.length - admitted.length]).toEqual([100, 500]);
+    },
+    60_000,
+  );
+
+  it("weigh the previous window to the last double, and store both windows under the counter name's hash tag", async () => {
+    const name = "alg_weight_";
+    await redis(env.TEST_REDIS_PORT, [["SET", `{${name}}${START - WINDOW}`, "100"]]);
+    // 100 × 0.29 is 28.999999999999996 in doubles: 28 of the limit are taken, not 29.
+    expect(await store.increment([slide(name, START, 100, 128, 0.29), slide(name, START, 1, 128, 0.29)])).toEqual([
+      { kind: "sliding_window", admitted: true, previous: 100, current: 100 },
+      { kind: "sliding_window", admitted: false, previous: 100, current: 100 },
+    ]);
+    expect(await store.get([slide(name, START, 1, 128, 0.05)])).toEqual([
+      { kind: "sliding_window", admitted: true, previous: 100, current: 100 },
+    ]);
+    // The current window expires after its life of two windows (no jitter here).
+    const [value, ttl] = await redis(env.TEST_REDIS_PORT, [
+      ["GET", `{${name}}${START}`],
+      ["TTL", `{${name}}${START}`],
+    ]);
+    expect(value).toBe("100");
+    expect([2 * WINDOW - 1, 2 * WINDOW]).toContain(ttl);
+  });
+
+  it("refill the token bucket one token per emission interval of the caller's clock", async () => {
+    const name = "alg_refill_";
+    const at = (hits: number, offsetMicros: number) => take(name, hits, NOW_MICROS + offsetMicros, 3, 20_000_000);
+    expect(await store.increment([at(2, 0), at(1, 0), at(1, 0)])).toEqual([
+      { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 40e6 },
+      { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 60e6 },
+      { kind: "token_bucket", admitted: false, tatMicros: NOW_MICROS + 60e6 },
+    ]);
+    expect(await store.increment([at(1, 19_999_999)])).toEqual([
+      { kind: "token_bucket", admitted: false, tatMicros: NOW_MICROS + 60e6 },
+    ]);
+    expect(await store.increment([at(1, 20_000_000)])).toEqual([
+      { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 80e6 },
+    ]);
+    expect(await store.get([at(1, 200_000_000)])).toEqual([
+      { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 200e6 },
+    ]);
+    // The TAT is stored whole; the key expires at it (60 s after the caller's clock; no jitter here).
+    const [value, pttl] = (await redis(env.TEST_REDIS_PORT, [
+      ["GET", `${name}tb`],
+      ["PTTL", `${name}tb`],
+    ])) as [string, number];
+    expect(value).toBe(String(NOW_MICROS + 80e6));
+    expect(pttl).toBeGreaterThan(59_000);
+    expect(pttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it("write nothing for a refused or read-only operation", async () => {
+    expect(
+      await store.increment([slide("alg_refused_", START, 4, 3, 1), take("alg_refused_", 4, NOW_MICROS, 3, 1_000_000)]),
+    ).toEqual([
+      { kind: "sliding_window", admitted: false, previous: 0, current: 0 },
+      { kind: "token_bucket", admitted: false, tatMicros: NOW_MICROS },
+    ]);
+    await store.get([slide("alg_read_", START, 1, 3, 1), take("alg_read_", 1, NOW_MICROS, 3, 1_000_000)]);
+    expect(
+      await redis(env.TEST_REDIS_PORT, [
+        ["EXISTS", `{alg_refused_}${START}`, "alg_refused_tb", `{alg_read_}${START}`, "alg_read_tb"],
+      ]),
+    ).toEqual([0]);
+  });
+
+  it("add jitter to both expiries", async () => {
+    const jittered = storeWith({ EXPIRATION_JITTER_MAX_SECONDS: "20" });
+    await jittered.increment([slide("alg_jitter_", START, 1, 3, 1), take("alg_jitter_", 1, NOW_MICROS, 3, 10_000_000)]);
+    const [slidingTtl, bucketPttl] = (await redis(env.TEST_REDIS_PORT, [
+      ["TTL", `{alg_jitter_}${START}`],
+      ["PTTL", "alg_jitter_tb"],
+    ])) as number[];
+    expect(slidingTtl).toBeGreaterThanOrEqual(2 * WINDOW - 1);
+    expect(slidingTtl).toBeLessThan(2 * WINDOW + 20);
+    expect(bucketPttl).toBeGreaterThan(9_000);
+    expect(bucketPttl).toBeLessThanOrEqual(10_000 + 19_000);
+  });
+
+  it("go with the fixed counters of the request, and only per-second fixed counters to the per-second store", async () => {
+    const split = storeWith({
+      KVSTORE_PERSECOND: "true",
+      KVSTORE_PERSECOND_URL: `127.0.0.1:${env.TEST_REDIS_PERSECOND_PORT}`,
+    });
+    const second = {
+      key: `alg_split_s_${NOW / 1000}`,
+      counterName: "alg_split_s_",
+      hits: 2,
+      windowEnd: NOW / 1000 + 1,
+      windowSeconds: 1,
+    };
+    const hour = {
+      key: `alg_split_h_${START}`,
+      counterName: "alg_split_h_",
+      hits: 1,
+      windowEnd: START + 3600,
+      windowSeconds: 3600,
+    };
+    expect(
+      await split.increment([
+        second,
+        slide("alg_split_", START, 1, 3, 1),
+        hour,
+        take("alg_split_", 1, NOW_MICROS, 3, 1_000_000),
+        second,
+      ]),
+    ).toEqual([
+      2,
+      { kind: "sliding_window", admitted: true, previous: 0, current: 1 },
+      1,
+      { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 1_000_000 },
+      4,
+    ]);
+    const keys = [second.key, `{alg_split_}${START}`, hour.key, "alg_split_tb"];
+    expect(await redis(env.TEST_REDIS_PERSECOND_PORT, [["EXISTS", ...keys]])).toEqual([1]);
+    expect(await redis(env.TEST_REDIS_PORT, [["EXISTS", ...keys]])).toEqual([3]);
+  });
+
+  it("call the scripts by SHA-1, and by their text once the server forgot them (SCRIPT FLUSH)", async () => {
+    const shas = await scriptShas();
+    expect(
+      await redis(env.TEST_REDIS_PORT, [
+        ["SCRIPT", "LOAD", SLIDING_WINDOW_SCRIPT],
+        ["SCRIPT", "LOAD", TOKEN_BUCKET_SCRIPT],
+        ["SCRIPT", "FLUSH"],
+        ["SCRIPT", "EXISTS", shas.slidingWindow, shas.tokenBucket],
+      ]),
+    ).toEqual([shas.slidingWindow, shas.tokenBucket, "OK", [0, 0]]);
+    const name = "alg_flushed_";
+    const fixed = {
+      key: `${name}f_${START}`,
+      counterName: `${name}f_`,
+      hits: 1,
+      windowEnd: START + 60,
+      windowSeconds: 60,
+    };
+    expect(
+      await store.increment([
+        slide(name, START, 1, 3, 1),
+        fixed,
+        take(name, 1, NOW_MICROS, 3, 1_000_000),
+        slide(name, START, 1, 3, 1),
+      ]),
+    ).toEqual([
+      { kind: "sliding_window", admitted: true, previous: 0, current: 1 },
+      1,
+      { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 1_000_000 },
+      { kind: "sliding_window", admitted: true, previous: 0, current: 2 },
+    ]);
+    // The fixed counter was counted once; the EVALs left both scripts cached for the next EVALSHA.
+    expect(
+      await redis(env.TEST_REDIS_PORT, [
+        ["GET", fixed.key],
+        ["SCRIPT", "EXISTS", shas.slidingWindow, shas.tokenBucket],
+      ]),
+    ).toEqual(["1", [1, 1]]);
+    expect(await store.get([slide(name, START, 0, 3, 1)])).toEqual([
+      { kind: "sliding_window", admitted: true, previous: 0, current: 2 },
+    ]);
+  });
+
+  it("reply as the steps of core/algorithms.ts do, for any sequence of requests", async () => {
+    const item = fc.oneof(
+      fc.record({
+        kind: fc.constant("fixed" as const),
+        name: fc.constantFrom("a", "b"),
+        hits: fc.nat(3),
+      }),
+      fc.record({
+        kind: fc.constant("sliding" as const),
+        name: fc.constantFrom("a", "b"),
+        window: fc.integer({ min: 1, max: 3 }),
+        hits: fc.nat(4),
+        limit: fc.integer({ min: 0, max: 8 }),
+        weight: fc.double({ min: 0, max: 1, noNaN: true }),
+      }),
+      fc.record({
+        kind: fc.constant("bucket" as const),
+        name: fc.constantFrom("a", "b"),
+        hits: fc.nat(4),
+        burst: fc.integer({ min: 1, max: 5 }),
+        interval: fc.constantFrom(1, 999_999, 7_000_000, 30_000_000),
+      }),
+    );
+    const request = fc.record({
+      counting: fc.boolean(),
+      items: fc.array(item, { minLength: 1, maxLength: 4 }),
+      advanceMicros: fc.oneof(fc.constant(0), fc.nat(1_000_000), fc.nat(40_000_000)),
+    });
+    // The default jitter (300 s) keeps every key well past the property's run, whatever TAT the clock gives it.
+    const jittered = storeWith();
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(request, { minLength: 1, maxLength: 16, size: "max" }), async (requests) => {
+        const prefix = `alg_prop${run++}_`;
+        const model = new MemoryStore();
+        let nowMicros = NOW_MICROS + 123_457;
+        for (const { counting, items, advanceMicros } of requests) {
+          nowMicros += advanceMicros;
+          const built = items.map((spec): CounterIncrement => {
+            const counterName = `${prefix}${spec.kind}_${spec.name}_`;
+            if (spec.kind === "fixed")
+              return {
+                key: `${counterName}${START}`,
+                counterName,
+                hits: spec.hits,
+                windowEnd: START + 60,
+                windowSeconds: 60,
+              };
+            if (spec.kind === "sliding")
+              return slide(counterName, START + spec.window * WINDOW, spec.hits, spec.limit, spec.weight);
+            return take(counterName, spec.hits, nowMicros, spec.burst, spec.interval);
+          });
+          const expected = counting ? await model.increment(built) : await model.get(built);
+          expect(counting ? await jittered.increment(built) : await jittered.get(built)).toEqual(expected);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  }, 120_000);
 });

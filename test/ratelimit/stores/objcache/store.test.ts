@@ -1,9 +1,12 @@
 // POST /json with BACKEND_TYPE=memcache against two real memcached nodes (started by test/global-setup.ts): decisions
 // from the values read plus the request's hits, increments landing after the answer, the same node for a key on
-// every instance, SRV discovery through DNS over HTTPS, and the keys memcached cannot hold refused by name.
+// every instance, SRV discovery through DNS over HTTPS, the keys memcached cannot hold refused by name, and the
+// algorithms it cannot apply atomically refused by the store itself.
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { crc32 } from "../../../../src/ratelimit/stores/objcache/hashing";
+import { objcacheCounterStore } from "../../../../src/ratelimit/stores/objcache/store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { eventually, memcached, workerWith } from "../../store-helpers";
 
@@ -172,6 +175,31 @@ describe("the object cache", () => {
     expect(answer.body).toBe(
       `rate limit counter store error: objcache: cache key ${JSON.stringify(`mc_mc_client_${value}_${HOUR_START}`)} holds whitespace or a control character, which memcached keys cannot (descriptor keys and values must not contain them)`,
     );
+  });
+
+  it("throws on a sliding-window or token-bucket operation, which the configuration never lets reach it", async () => {
+    const store = objcacheCounterStore(
+      { nodes: [{ host: "127.0.0.1", port: Number(NODES[0]) }], tls: false, timeoutMs: 1000, jitterMaxSeconds: 0 },
+      () => {},
+    );
+    const base = { counterName: "mc_guard_", hits: 1, windowEnd: HOUR_START + 120, windowSeconds: 120 };
+    const sliding: CounterIncrement = {
+      ...base,
+      key: `mc_guard_${HOUR_START}`,
+      algorithm: { kind: "sliding_window", previousKey: `mc_guard_${HOUR_START - 60}`, limit: 3, previousWeight: 0.5 },
+    };
+    const bucket: CounterIncrement = {
+      ...base,
+      key: "mc_guard_tb",
+      algorithm: { kind: "token_bucket", burst: 3, emissionIntervalMicros: 1_000_000, nowMicros: NOW * 1000 },
+    };
+    await expect(store.increment([sliding])).rejects.toThrow(
+      "objcache: the sliding_window algorithm is not supported by BACKEND_TYPE=memcache",
+    );
+    await expect(store.get([bucket])).rejects.toThrow(
+      "objcache: the token_bucket algorithm is not supported by BACKEND_TYPE=memcache",
+    );
+    expect(await valueOf(`mc_guard_${HOUR_START}`)).toBeUndefined();
   });
 
   it("answers 500 naming the node when it cannot be reached", async () => {

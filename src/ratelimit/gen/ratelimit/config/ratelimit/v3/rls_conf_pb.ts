@@ -8,13 +8,16 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { RateLimitAlgorithm } from "../../../../edge_control_plane/ratelimit/v1/algorithm_pb";
+import { file_edge_control_plane_ratelimit_v1_algorithm } from "../../../../edge_control_plane/ratelimit/v1/algorithm_pb";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file ratelimit/config/ratelimit/v3/rls_conf.proto.
  */
 export const file_ratelimit_config_ratelimit_v3_rls_conf: GenFile = /*@__PURE__*/
-  fileDesc("CixyYXRlbGltaXQvY29uZmlnL3JhdGVsaW1pdC92My9ybHNfY29uZi5wcm90bxIdcmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMieAoPUmF0ZUxpbWl0Q29uZmlnEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEkcKC2Rlc2NyaXB0b3JzGAMgAygLMjIucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0RGVzY3JpcHRvciKAAgoTUmF0ZUxpbWl0RGVzY3JpcHRvchILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSQgoKcmF0ZV9saW1pdBgDIAEoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeRJHCgtkZXNjcmlwdG9ycxgEIAMoCzIyLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdERlc2NyaXB0b3ISEwoLc2hhZG93X21vZGUYBSABKAgSFwoPZGV0YWlsZWRfbWV0cmljGAYgASgIEhIKCnF1b3RhX21vZGUYByABKAgizAEKD1JhdGVMaW1pdFBvbGljeRI6CgR1bml0GAEgASgOMiwucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0VW5pdBIZChFyZXF1ZXN0c19wZXJfdW5pdBgCIAEoDRIRCgl1bmxpbWl0ZWQYAyABKAgSDAoEbmFtZRgEIAEoCRJBCghyZXBsYWNlcxgFIAMoCzIvLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFJlcGxhY2UiIAoQUmF0ZUxpbWl0UmVwbGFjZRIMCgRuYW1lGAEgASgJKmYKDVJhdGVMaW1pdFVuaXQSCwoHVU5LTk9XThAAEgoKBlNFQ09ORBABEgoKBk1JTlVURRACEggKBEhPVVIQAxIHCgNEQVkQBBIJCgVNT05USBAFEggKBFlFQVIQBhIICgRXRUVLEAdiBnByb3RvMw");
+  fileDesc("CixyYXRlbGltaXQvY29uZmlnL3JhdGVsaW1pdC92My9ybHNfY29uZi5wcm90bxIdcmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMieAoPUmF0ZUxpbWl0Q29uZmlnEgwKBG5hbWUYASABKAkSDgoGZG9tYWluGAIgASgJEkcKC2Rlc2NyaXB0b3JzGAMgAygLMjIucmF0ZWxpbWl0LmNvbmZpZy5yYXRlbGltaXQudjMuUmF0ZUxpbWl0RGVzY3JpcHRvciKrAgoTUmF0ZUxpbWl0RGVzY3JpcHRvchILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAkSQgoKcmF0ZV9saW1pdBgDIAEoCzIuLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFBvbGljeRJHCgtkZXNjcmlwdG9ycxgEIAMoCzIyLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdERlc2NyaXB0b3ISEwoLc2hhZG93X21vZGUYBSABKAgSFwoPZGV0YWlsZWRfbWV0cmljGAYgASgIEhIKCnF1b3RhX21vZGUYByABKAgSKQoIbWV0YWRhdGEYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IpQCCg9SYXRlTGltaXRQb2xpY3kSOgoEdW5pdBgBIAEoDjIsLnJhdGVsaW1pdC5jb25maWcucmF0ZWxpbWl0LnYzLlJhdGVMaW1pdFVuaXQSGQoRcmVxdWVzdHNfcGVyX3VuaXQYAiABKA0SEQoJdW5saW1pdGVkGAMgASgIEgwKBG5hbWUYBCABKAkSQQoIcmVwbGFjZXMYBSADKAsyLy5yYXRlbGltaXQuY29uZmlnLnJhdGVsaW1pdC52My5SYXRlTGltaXRSZXBsYWNlEkYKCWFsZ29yaXRobRhkIAEoCzIzLmVkZ2VfY29udHJvbF9wbGFuZS5yYXRlbGltaXQudjEuUmF0ZUxpbWl0QWxnb3JpdGhtIiAKEFJhdGVMaW1pdFJlcGxhY2USDAoEbmFtZRgBIAEoCSpmCg1SYXRlTGltaXRVbml0EgsKB1VOS05PV04QABIKCgZTRUNPTkQQARIKCgZNSU5VVEUQAhIICgRIT1VSEAMSBwoDREFZEAQSCQoFTU9OVEgQBRIICgRZRUFSEAYSCAoEV0VFSxAHYgZwcm90bzM", [file_edge_control_plane_ratelimit_v1_algorithm, file_google_protobuf_struct]);
 
 /**
  * @generated from message ratelimit.config.ratelimit.v3.RateLimitConfig
@@ -83,6 +86,13 @@ export type RateLimitDescriptor = Message<"ratelimit.config.ratelimit.v3.RateLim
    * @generated from field: bool quota_mode = 7;
    */
   quotaMode: boolean;
+
+  /**
+   * Upstream's newest: merged into the response's dynamic metadata when the descriptor passes.
+   *
+   * @generated from field: google.protobuf.Struct metadata = 8;
+   */
+  metadata?: JsonObject | undefined;
 };
 
 /**
@@ -120,6 +130,13 @@ export type RateLimitPolicy = Message<"ratelimit.config.ratelimit.v3.RateLimitPo
    * @generated from field: repeated ratelimit.config.ratelimit.v3.RateLimitReplace replaces = 5;
    */
   replaces: RateLimitReplace[];
+
+  /**
+   * Not upstream's: this project's algorithms (edge_control_plane/ratelimit/v1/algorithm.proto).
+   *
+   * @generated from field: edge_control_plane.ratelimit.v1.RateLimitAlgorithm algorithm = 100;
+   */
+  algorithm?: RateLimitAlgorithm | undefined;
 };
 
 /**

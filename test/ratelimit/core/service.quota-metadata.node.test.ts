@@ -1,0 +1,147 @@
+// Upstream's newest decision rules over the in-memory store: quota mode (per rule and QUOTA_MODE) and the response's
+// dynamic metadata (RESPONSE_DYNAMIC_METADATA).
+import { describe, expect, it } from "vitest";
+import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
+import { descriptor, harness, loadFixtures, request } from "./helpers";
+
+const quota = loadFixtures(["quota.yaml"]);
+const meta = loadFixtures(["metadata.yaml"]);
+const HEADERS = { limit: "RateLimit-Limit", remaining: "RateLimit-Remaining", reset: "RateLimit-Reset" };
+
+/** Runs a request twice on a fresh store (every limit of quota.yaml is 1 a minute, but `wide`: 5) and returns the second. */
+async function secondOf(pairs: [string, string][][], settings = {}) {
+  const h = harness(quota, settings);
+  await h.run(request("quota", pairs));
+  return (await h.run(request("quota", pairs))).response;
+}
+
+describe("quota mode", () => {
+  it("fails the request when its only quota descriptor is over", async () => {
+    const response = await secondOf([[["plan", "a"]]]);
+    expect(response.overallCode).toBe("OVER_LIMIT");
+    expect(response.statuses.map((s) => s.code)).toEqual(["OVER_LIMIT"]);
+  });
+
+  it("passes while another quota descriptor is under, keeping the over one's status", async () => {
+    const h = harness(quota);
+    await h.run(request("quota", [[["plan", "b"]]]));
+    const { response } = await h.run(request("quota", [[["plan", "b"]], [["addon", "b"]]]));
+    expect(response.overallCode).toBe("OK");
+    expect(response.statuses).toEqual([
+      {
+        code: "OVER_LIMIT",
+        currentLimit: { requestsPerUnit: 1, unit: "MINUTE" },
+        limitRemaining: 0,
+        durationUntilResetSeconds: 26,
+      },
+      {
+        code: "OK",
+        currentLimit: { requestsPerUnit: 1, unit: "MINUTE" },
+        limitRemaining: 0,
+        durationUntilResetSeconds: 26,
+      },
+    ]);
+  });
+
+  it("fails when every quota descriptor is over", async () => {
+    const response = await secondOf([[["plan", "c"]], [["addon", "c"]]]);
+    expect(response.overallCode).toBe("OVER_LIMIT");
+  });
+
+  it("fails when a descriptor that is not a quota is over, whatever the quotas say", async () => {
+    const h = harness(quota);
+    await h.run(request("quota", [[["api", "d"]]]));
+    const { response } = await h.run(request("quota", [[["api", "d"]], [["addon", "d"]]]));
+    expect(response.overallCode).toBe("OVER_LIMIT");
+    expect(response.statuses.map((s) => s.code)).toEqual(["OVER_LIMIT", "OK"]);
+  });
+
+  it("fails with an over quota and a passing descriptor that is not a quota (every quota failed)", async () => {
+    const h = harness(quota);
+    await h.run(request("quota", [[["plan", "e"]]]));
+    const { response } = await h.run(request("quota", [[["plan", "e"]], [["wide", "e"]]]));
+    expect(response.overallCode).toBe("OVER_LIMIT");
+  });
+
+  it("QUOTA_MODE makes every descriptor but unlimited ones a quota, even one without a rule", async () => {
+    const pairs: [string, string][][] = [[["api", "f"]], [["unknown", "f"]]];
+    expect((await secondOf(pairs, { quotaMode: true })).overallCode).toBe("OK");
+    expect((await secondOf(pairs, { quotaMode: false })).overallCode).toBe("OVER_LIMIT");
+    // An unlimited descriptor is no quota, so the over one is the only quota, and fails the request.
+    expect((await secondOf([[["api", "g"]], [["free", "g"]]], { quotaMode: true })).overallCode).toBe("OVER_LIMIT");
+  });
+
+  it("lets global shadow mode win over a failed quota", async () => {
+    const response = await secondOf([[["plan", "h"]]], { shadowMode: true });
+    expect(response.overallCode).toBe("OK");
+    expect(response.statuses[0].code).toBe("OVER_LIMIT");
+  });
+
+  it("does not let an over quota take the headers from an over descriptor that is not a quota", async () => {
+    const h = harness(quota, { responseHeaders: HEADERS });
+    for (let i = 0; i < 5; i++) await h.run(request("quota", [[["wide", "i"]]]));
+    await h.run(request("quota", [[["plan", "i"]]]));
+    const { response } = await h.run(request("quota", [[["wide", "i"]], [["plan", "i"]]]));
+    expect(response.statuses.map((s) => s.code)).toEqual(["OVER_LIMIT", "OVER_LIMIT"]);
+    expect(response.responseHeadersToAdd).toEqual([
+      { key: "RateLimit-Limit", value: "5" },
+      { key: "RateLimit-Remaining", value: "0" },
+      { key: "RateLimit-Reset", value: "26" },
+    ]);
+  });
+});
+
+describe("dynamic metadata", () => {
+  it("is absent unless enabled", async () => {
+    const { response } = await harness(meta).run(request("meta", [[["user", "u"]]]));
+    expect(response.dynamicMetadata).toBeUndefined();
+  });
+
+  it("describes the request and merges the passing rules' metadata, the first value winning", async () => {
+    const req: RateLimitRequest = {
+      domain: "meta",
+      descriptors: [
+        descriptor(["user", "u1"]),
+        { ...descriptor(["team", "t1"], ["x", ""]), hitsAddend: 0 },
+        descriptor(["team", "t2"]),
+        { ...descriptor(["blocked", "b"]), limit: { requestsPerUnit: 7, unit: "HOUR" } },
+        descriptor(["open", "o"]),
+        descriptor(["unknown", "n"]),
+      ],
+      hitsAddend: 1,
+    };
+    const { response } = await harness(meta, { dynamicMetadata: true }).run(req);
+    expect(response.dynamicMetadata).toEqual({
+      domain: "meta",
+      descriptors: [
+        { entries: ["user=u1"] },
+        { entries: ["team=t1", "x="], hitsAddend: 0 },
+        { entries: ["team=t2"] },
+        { entries: ["blocked=b"], limit: "requests_per_unit:7 unit:HOUR" },
+        { entries: ["open=o"] },
+        { entries: ["unknown=n"] },
+      ],
+      hitsAddend: 1,
+      metadata: {
+        tier: "gold",
+        limits: { daily: 100, monthly: 5 },
+        tags: ["a", "b"],
+        ratio: 0.5,
+        free: true,
+        nothing: null,
+        open: true,
+      },
+    });
+  });
+
+  it("leaves out the metadata of descriptors that did not pass, and the request's hits when 0", async () => {
+    const h = harness(meta, { dynamicMetadata: true });
+    await h.run(request("meta", [[["team", "t3"]]]));
+    const { response } = await h.run(request("meta", [[["team", "t3"]], [["blocked", "b"]]]));
+    expect(response.statuses.map((s) => s.code)).toEqual(["OVER_LIMIT", "OVER_LIMIT"]);
+    expect(response.dynamicMetadata).toEqual({
+      domain: "meta",
+      descriptors: [{ entries: ["team=t3"] }, { entries: ["blocked=b"] }],
+    });
+  });
+});
