@@ -332,7 +332,7 @@ describe("the params allow-list against haproxy -c", () => {
     // One backend per form (some forms exclude each other), each with one server carrying the form's server params.
     const entries = [...forms.values()];
     const installation: Installation = {
-      projects: [{ id: 1, label: "forms", fullname: null, version: 0 }],
+      projects: [{ id: 1, label: "forms", fullname: null, version: 0, revision: 0 }],
       backends: entries.map((form, i) => ({
         id: i + 1,
         projectId: 1,

@@ -18,6 +18,8 @@ export const haproxyVersions = sqliteTable("haproxy_versions", {
   error: text("error"),
   /** The job run that generated it. */
   jobRunId: integer("job_run_id"),
+  /** Set when the version re-ships an older one (POST /admin/haproxy/versions/{version}/activate): that version. */
+  restoredFrom: integer("restored_from"),
   /** Certificate files of the bundle: [{file, name}] (the PEMs stay in `certificates`). */
   certificateFiles: text("certificate_files", { mode: "json" })
     .$type<{ file: string; name: string }[]>()

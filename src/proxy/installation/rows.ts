@@ -6,6 +6,8 @@ export interface ProjectRow {
   label: string;
   fullname: string | null;
   version: number;
+  /** Bumped by every write to anything of the project: its ETag. */
+  revision: number;
 }
 
 export interface HostRow {

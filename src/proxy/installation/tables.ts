@@ -40,6 +40,11 @@ export const projects = sqliteTable("projects", {
   label: text("label").notNull().unique(),
   fullname: text("fullname"),
   version: version(),
+  /**
+   * Bumped by every write that changes anything of the project (its row, backends, containers, domains or links), in
+   * the write's own batch: the project's ETag, and what If-Match compares.
+   */
+  revision: integer("revision").notNull().default(0),
 });
 
 /** Machines that run containers; `hostname` prefixes HAProxy server names. */

@@ -8,6 +8,8 @@ export const sshProxyVersions = sqliteTable("ssh_proxy_versions", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   digest: text("digest").notNull(),
   jobRunId: integer("job_run_id"),
+  /** Set when the version re-ships an older one (POST /admin/sshproxy/versions/{version}/activate): that version. */
+  restoredFrom: integer("restored_from"),
   accounts: text("accounts").notNull(),
   yaml: text("yaml").notNull(),
   warnings: text("warnings", { mode: "json" })

@@ -58,8 +58,8 @@ const v = 0;
 function installation(): Installation {
   return {
     projects: [
-      { id: 2, label: "alpha", fullname: null, version: v },
-      { id: 1, label: "beta", fullname: null, version: v },
+      { id: 2, label: "alpha", fullname: null, version: v, revision: 0 },
+      { id: 1, label: "beta", fullname: null, version: v, revision: 0 },
     ],
     backends: [
       {
