@@ -469,6 +469,8 @@ export const counterStoreSettings: (env: object) => CounterStoreSettings = setti
 export interface ConfigLoadSettings extends RateLimitSettings {
   /** Set when the counter store counts fixed windows only (the object cache): names the setting that chose it. */
   fixedWindowOnly?: string;
+  /** The service's settings object itself, which per-isolate state (the statistics) is keyed by. */
+  service: RateLimitSettings;
 }
 
 /**
@@ -483,5 +485,6 @@ export const configLoadSettings = perIsolate("ratelimit config-load settings", (
   } catch {
     backend = undefined;
   }
-  return { ...rateLimitSettings(env), fixedWindowOnly: backend === "memcache" ? "BACKEND_TYPE=memcache" : undefined };
+  const service = rateLimitSettings(env);
+  return { ...service, service, fixedWindowOnly: backend === "memcache" ? "BACKEND_TYPE=memcache" : undefined };
 });

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import protobuf from "protobufjs";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { PROTO_ROOT } from "../../grpc-gateway/proto.mjs";
 import { gatewaySettings } from "../../grpc-gateway/settings.mjs";
 import {
   backoffDelayMs,
@@ -13,10 +14,14 @@ import {
   workerApplier,
 } from "../../grpc-gateway/xds-client.mjs";
 import { xdsConfigsToFiles } from "../../src/ratelimit/config/xds";
+import { getLimit, loadConfig } from "../../src/ratelimit/core/config";
 
 const TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
-const rateLimitConfigType = protobuf
-  .loadSync(path.join(import.meta.dirname, "..", "..", "proto", "ratelimit/config/ratelimit/v3/rls_conf.proto"))
+// Imports resolve from proto/, as protoc's include path does (rls_conf.proto imports our algorithm extension).
+const protoRoot = new protobuf.Root();
+protoRoot.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target));
+const rateLimitConfigType = protoRoot
+  .loadSync("ratelimit/config/ratelimit/v3/rls_conf.proto")
   .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
 
 /** google.protobuf.Any as @grpc/proto-loader gives it, holding this RateLimitConfig. */
@@ -124,6 +129,53 @@ describe("decodeRateLimitConfigs", () => {
     const files = xdsConfigsToFiles(decoded.configs);
     expect(files.ok && files.value.map((file) => file.name)).toEqual(["a", "shop-config"]);
     expect(files.ok && files.value[0].text).toBe("domain: a\ndescriptors: []\n");
+  });
+
+  it("decodes quota_mode, metadata (a Struct) and the algorithm extension into what the Worker loads", () => {
+    const newest = {
+      name: "newest-config",
+      domain: "newest",
+      descriptors: [
+        {
+          key: "plan",
+          quotaMode: true,
+          metadata: {
+            fields: {
+              tier: { stringValue: "gold" },
+              limits: { structValue: { fields: { daily: { numberValue: 100 } } } },
+              tags: { listValue: { values: [{ stringValue: "a" }, { stringValue: "b" }] } },
+              ratio: { numberValue: 0.5 },
+              free: { boolValue: true },
+              nothing: { nullValue: "NULL_VALUE" },
+            },
+          },
+          rateLimit: { unit: "MINUTE", requestsPerUnit: 1 },
+        },
+        {
+          key: "sliding",
+          rateLimit: { unit: "SECOND", requestsPerUnit: 10, algorithm: { kind: "SLIDING_WINDOW", unitMultiplier: 2 } },
+        },
+        {
+          key: "bucket",
+          rateLimit: { unit: "MINUTE", requestsPerUnit: 5, algorithm: { kind: "TOKEN_BUCKET", burst: 20 } },
+        },
+      ],
+    };
+    const metadata = { tier: "gold", limits: { daily: 100 }, tags: ["a", "b"], ratio: 0.5, free: true, nothing: null };
+    const decoded = decodeRateLimitConfigs([anyOf(newest)]);
+    expect(decoded).toEqual({
+      ok: true,
+      configs: [{ ...newest, descriptors: [{ ...newest.descriptors[0], metadata }, ...newest.descriptors.slice(1)] }],
+    });
+    if (!decoded.ok) return;
+    const files = xdsConfigsToFiles(decoded.configs);
+    if (!files.ok) throw new Error(files.error);
+    const loaded = loadConfig(files.value, { mergeDomainConfig: false });
+    if (!loaded.ok) throw new Error(loaded.error.message);
+    const limitOf = (key: string) => getLimit(loaded.value, "newest", { entries: [{ key, value: "x" }] });
+    expect(limitOf("plan")).toMatchObject({ quotaMode: true, metadata, algorithm: "fixed_window", windowSeconds: 60 });
+    expect(limitOf("sliding")).toMatchObject({ algorithm: "sliding_window", windowSeconds: 2, capacity: 10 });
+    expect(limitOf("bucket")).toMatchObject({ algorithm: "token_bucket", windowSeconds: 60, capacity: 20 });
   });
 
   it("accepts an empty snapshot", () => {

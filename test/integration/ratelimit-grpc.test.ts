@@ -1,6 +1,7 @@
 // Real HTTP/2 gRPC through the Node gateway to a real `wrangler dev`, with @grpc/grpc-js and proto/: decisions
-// equal to POST /json's, the health check, TLS (with reload) and mutual TLS, a unix socket, error codes, deadlines,
-// connection age, SIGTERM and the command-line client. A stand-in upstream plays a slow or failing Worker.
+// equal to POST /json's, dynamic metadata as a Struct, the health check, TLS (with reload) and mutual TLS, a unix
+// socket, error codes, deadlines, connection age, SIGTERM and the command-line client. A stand-in upstream plays a
+// slow or failing Worker.
 import grpc from "@grpc/grpc-js";
 import { execFile } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -222,6 +223,109 @@ describe("ShouldRateLimit through the gateway", () => {
       code: grpc.status.INVALID_ARGUMENT,
       details: "the request has 10000 descriptors, more than 64 (the limit set by RATELIMIT_MAX_DESCRIPTORS)",
     });
+  });
+});
+
+const METADATA_CONFIG = `domain: grpc-meta
+descriptors:
+  - key: tagged
+    metadata:
+      tier: gold
+      limits:
+        daily: 100
+      tags: [a, b]
+      ratio: 0.5
+      free: true
+      nothing: ~
+    rate_limit:
+      unit: day
+      requests_per_unit: 5
+  - key: unlimited
+    metadata:
+      open: true
+    rate_limit:
+      unlimited: true
+  - key: client
+    rate_limit:
+      unit: day
+      requests_per_unit: 3
+`;
+
+/** A google.protobuf.Value as grpc-js decodes it ({stringValue: ...}), in its proto3 JSON form. */
+function valueJson(value: Record<string, any>): unknown {
+  if ("structValue" in value) return structJson(value.structValue);
+  if ("listValue" in value) return (value.listValue.values ?? []).map(valueJson);
+  if ("stringValue" in value) return value.stringValue;
+  if ("numberValue" in value) return value.numberValue;
+  if ("boolValue" in value) return value.boolValue;
+  return null;
+}
+
+/** A google.protobuf.Struct as grpc-js decodes it ({fields: {...}}), as the plain object proto3 JSON makes of it. */
+function structJson(struct: { fields?: Record<string, Record<string, any>> }): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(struct.fields ?? {}).map(([key, value]) => [key, valueJson(value)]));
+}
+
+describe("RESPONSE_DYNAMIC_METADATA", () => {
+  it("answers dynamic_metadata as a google.protobuf.Struct equal to what POST /json answers", async () => {
+    const described = await startWranglerDev(
+      { RATELIMIT_ADMIN_TOKEN: ADMIN_TOKEN, RESPONSE_DYNAMIC_METADATA: "true" },
+      { name: "wrangler dev (dynamic metadata)" },
+    );
+    try {
+      const put = await fetch(`${described.url}/rlconfig/files`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ files: { "grpc-meta.yaml": METADATA_CONFIG } }),
+      });
+      expect(put.status).toBe(200);
+      const gateway = track(
+        await startGateway({ RATELIMIT_UPSTREAM_URL: described.url, GRPC_PORT: String(await freePort()) }),
+      );
+      const client = track(rateLimitClient(gateway.target));
+      // UInt64Value is {value} in a decoded message and a bare number in proto3 JSON.
+      const request = (wrap: (n: number) => unknown) => ({
+        domain: "grpc-meta",
+        hitsAddend: 1,
+        descriptors: [
+          descriptor(["tagged", "t"]),
+          { entries: [{ key: "unlimited", value: "u" }], hitsAddend: wrap(0) },
+          { entries: [{ key: "client", value: "c" }], limit: { requestsPerUnit: 10, unit: "DAY" } },
+        ],
+      });
+      const viaGrpc = await client.shouldRateLimit(request((n) => ({ value: String(n) })));
+      const viaJson = await fetch(`${described.url}/json`, {
+        method: "POST",
+        body: JSON.stringify(request((n) => n)),
+      });
+      const json = (await viaJson.json()) as { dynamicMetadata: unknown };
+      if (!viaGrpc.ok) throw new Error(`ShouldRateLimit failed: ${viaGrpc.details}`);
+      const struct = viaGrpc.value.dynamicMetadata as { fields: Record<string, Record<string, any>> };
+      // A Struct on the wire: each field a google.protobuf.Value.
+      expect(struct.fields.domain).toEqual({ stringValue: "grpc-meta" });
+      expect(struct.fields.hitsAddend).toEqual({ numberValue: 1 });
+      expect(structJson(struct)).toEqual(json.dynamicMetadata);
+      expect(json.dynamicMetadata).toEqual({
+        domain: "grpc-meta",
+        descriptors: [
+          { entries: ["tagged=t"] },
+          { entries: ["unlimited=u"], hitsAddend: 0 },
+          { entries: ["client=c"], limit: "requests_per_unit:10 unit:DAY" },
+        ],
+        hitsAddend: 1,
+        metadata: {
+          tier: "gold",
+          limits: { daily: 100 },
+          tags: ["a", "b"],
+          ratio: 0.5,
+          free: true,
+          nothing: null,
+          open: true,
+        },
+      });
+    } finally {
+      await described.stop();
+    }
   });
 });
 

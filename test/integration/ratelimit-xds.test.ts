@@ -25,6 +25,7 @@ beforeAll(async () => {
     RATELIMIT_ADMIN_TOKEN: TOKEN,
     CONFIG_TYPE: "GRPC_XDS_SOTW",
     STATS_FLUSH_INTERVAL: "0",
+    RESPONSE_DYNAMIC_METADATA: "true",
   });
   certDir = mkdtempSync(path.join(tmpdir(), "xds-certs-"));
   certs = makeCertificates(certDir);
@@ -254,6 +255,107 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     expect(await limitOf("mesh", "/login")).toBe(9);
     // The snapshot is the whole set: "other" went with v2, so its domain is unknown now (OK without a limit).
     expect(await limitOf("other", "/")).toBeUndefined();
+  });
+
+  it("takes quota_mode, metadata and the algorithm extension from a snapshot, and decides by them", async () => {
+    const server = await managementServer();
+    server.push("newest-1", [
+      {
+        name: "newest-limits",
+        domain: "newest",
+        descriptors: [
+          {
+            key: "plan",
+            quotaMode: true,
+            metadata: {
+              fields: {
+                tier: { stringValue: "gold" },
+                limits: { structValue: { fields: { daily: { numberValue: 100 } } } },
+                tags: { listValue: { values: [{ stringValue: "a" }] } },
+              },
+            },
+            rateLimit: { unit: "HOUR", requestsPerUnit: 1 },
+          },
+          { key: "addon", quotaMode: true, rateLimit: { unit: "HOUR", requestsPerUnit: 1 } },
+          {
+            key: "bucket",
+            rateLimit: { unit: "HOUR", requestsPerUnit: 1, algorithm: { kind: "TOKEN_BUCKET", burst: 3 } },
+          },
+          {
+            key: "sliding",
+            rateLimit: {
+              unit: "MINUTE",
+              requestsPerUnit: 2,
+              algorithm: { kind: "SLIDING_WINDOW", unitMultiplier: 60 },
+            },
+          },
+        ],
+      },
+    ]);
+    await startXdsGateway(server.port);
+    // The snapshot goes out on the subscription: its answer is an ACK of the version (a NACK would carry the error).
+    const answer = await server.waitFor((seen) => seen.request.responseNonce !== undefined);
+    expect([answer.request.versionInfo, answer.request.errorDetail]).toEqual(["newest-1", undefined]);
+    const files = await (
+      await fetch(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+    ).json();
+    expect(files).toMatchObject({ domains: ["newest"] });
+    const dump = await (
+      await fetch(`${worker.url}/rlconfig`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(dump).toBe(
+      "newest.plan: unit=HOUR requests_per_unit=1, shadow_mode: false, quota_mode: true\n" +
+        "newest.addon: unit=HOUR requests_per_unit=1, shadow_mode: false, quota_mode: true\n" +
+        "newest.bucket: unit=HOUR requests_per_unit=1, shadow_mode: false, quota_mode: false, " +
+        "algorithm: token_bucket, burst: 3\n" +
+        "newest.sliding: unit=MINUTE requests_per_unit=2, shadow_mode: false, quota_mode: false, " +
+        "algorithm: sliding_window, unit_multiplier: 60\n",
+    );
+
+    const post = async (descriptors: [string, string][]) => {
+      const response = await fetch(`${worker.url}/json`, {
+        method: "POST",
+        body: JSON.stringify({
+          domain: "newest",
+          descriptors: descriptors.map(([key, value]) => ({ entries: [{ key, value }] })),
+        }),
+      });
+      const body = (await response.json()) as {
+        overallCode: string;
+        statuses: { code: string }[];
+        dynamicMetadata: unknown;
+      };
+      return { status: response.status, body };
+    };
+    // Quota mode: plan over alone fails the request; beside addon, a quota still under, it passes.
+    const first = await post([["plan", "q"]]);
+    expect(first.body.dynamicMetadata).toEqual({
+      domain: "newest",
+      descriptors: [{ entries: ["plan=q"] }],
+      metadata: { tier: "gold", limits: { daily: 100 }, tags: ["a"] },
+    });
+    expect((await post([["plan", "q"]])).status).toBe(429);
+    const both = await post([
+      ["plan", "q"],
+      ["addon", "q"],
+    ]);
+    expect([both.status, both.body.overallCode, both.body.statuses.map((s) => s.code)]).toEqual([
+      200,
+      "OK",
+      ["OVER_LIMIT", "OK"],
+    ]);
+    // The over descriptor's metadata is left out.
+    expect(both.body.dynamicMetadata).toEqual({
+      domain: "newest",
+      descriptors: [{ entries: ["plan=q"] }, { entries: ["addon=q"] }],
+    });
+    // A token bucket of 3 refilling one an hour, and a sliding hour of 2: no refill or slide within the test.
+    const bucket = [];
+    for (let i = 0; i < 4; i++) bucket.push((await post([["bucket", "b"]])).status);
+    expect(bucket).toEqual([200, 200, 200, 429]);
+    const sliding = [];
+    for (let i = 0; i < 3; i++) sliding.push((await post([["sliding", "s"]])).status);
+    expect(sliding).toEqual([200, 200, 429]);
   });
 
   it("speaks TLS to the management server, with a client certificate and the server name override", async () => {

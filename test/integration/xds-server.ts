@@ -18,8 +18,12 @@ const ads = (
     }),
   ) as any
 ).envoy.service.discovery.v3;
-const rateLimitConfigType = protobuf
-  .loadSync(path.join(protoRoot, "ratelimit/config/ratelimit/v3/rls_conf.proto"))
+// Imports resolve from proto/, as protoc's include path does (rls_conf.proto imports our algorithm extension).
+const rateLimitConfigRoot = new protobuf.Root();
+rateLimitConfigRoot.resolvePath = (_origin, target) =>
+  path.isAbsolute(target) ? target : path.join(protoRoot, target);
+const rateLimitConfigType = rateLimitConfigRoot
+  .loadSync("ratelimit/config/ratelimit/v3/rls_conf.proto")
   .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
 
 export const TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";

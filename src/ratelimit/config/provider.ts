@@ -70,7 +70,7 @@ function compileLoaded(
   previous: LoadedConfig | undefined,
 ): LoadedConfig {
   const compiled = compileConfig(files, settings);
-  recordConfigLoad(settings, compiled.ok);
+  recordConfigLoad(settings.service, compiled.ok);
   if (!compiled.ok) {
     logError("ratelimit: error loading new configuration", { message: compiled.error.message });
     // With nothing to keep, requests fail clearly ("no rate limit configuration loaded").

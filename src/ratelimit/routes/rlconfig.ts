@@ -205,14 +205,14 @@ async function putConfigFiles(c: Context<RateLimitEnv>) {
   if (!described.ok) {
     // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
     if (described.xds) {
-      recordConfigLoad(settings, false);
+      recordConfigLoad(settings.service, false);
       flushAfter(c);
     }
     throw new HttpError(400, described.error);
   }
   const { files } = described;
   const compiled = compileConfig(files, settings);
-  recordConfigLoad(settings, compiled.ok);
+  recordConfigLoad(settings.service, compiled.ok);
   flushAfter(c);
   if (!compiled.ok) throw new HttpError(400, compiled.error.message);
   const version = await replaceConfigFiles(database(c.env.DB), files);

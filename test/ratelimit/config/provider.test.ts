@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { CONFIG_CHECK_INTERVAL_MS, currentConfig } from "../../../src/ratelimit/config/provider";
-import { rateLimitSettings } from "../../../src/ratelimit/settings";
+import { configLoadSettings } from "../../../src/ratelimit/settings";
 import { database } from "../../../src/shared/db";
 
 /** A D1 binding whose queries wait while the gate is closed: a read that is "in flight" for as long as we like. */
@@ -32,7 +32,7 @@ const waited = (ms: number) =>
 
 describe("the isolate's configuration view", () => {
   it("lets requests use the current view while another request re-reads it, and re-reads once that is overdue", async () => {
-    const settings = rateLimitSettings({ ...env });
+    const settings = configLoadSettings({ ...env });
     const d1 = gatedD1(env.DB);
     const first = await currentConfig(d1.db, settings, 0);
     expect(first.config?.domains.length).toBeGreaterThan(0);
@@ -65,7 +65,7 @@ describe("the isolate's configuration view", () => {
   });
 
   it("compiles a set once when several requests of a cold isolate read it together", async () => {
-    const settings = rateLimitSettings({ ...env });
+    const settings = configLoadSettings({ ...env });
     const d1 = gatedD1(env.DB);
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     d1.close();

@@ -129,9 +129,22 @@ describe("PUT /rlconfig/files with RateLimitConfig resources", () => {
     ["a missing name", { configs: [{ domain: "x" }] }, "configs[0]: a RateLimitConfig needs a name"],
     ["a duplicate name", { configs: [ORDERS, { ...CART, name: "orders" }] }, "orders: two configs have this name"],
     [
-      "quota_mode",
-      { configs: [{ name: "q", domain: "q", descriptors: [{ key: "k", quotaMode: true }] }] },
-      "q: descriptor 'k': quota_mode is not supported by this service",
+      "an algorithm field refused by the YAML validation",
+      {
+        configs: [
+          {
+            name: "q",
+            domain: "q",
+            descriptors: [
+              {
+                key: "k",
+                rateLimit: { unit: "SECOND", requestsPerUnit: 1, algorithm: { kind: "FIXED_WINDOW", burst: 3 } },
+              },
+            ],
+          },
+        ],
+      },
+      "q: rate_limit.burst is only for algorithm token_bucket, not fixed_window",
     ],
   ])("refuses a resource with %s (400), keeping the previous set", async (_label, body, error) => {
     expect((await putConfigs({ configs: [ORDERS] })).status).toBe(200);

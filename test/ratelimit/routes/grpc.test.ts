@@ -44,6 +44,22 @@ descriptors:
     rate_limit:
       unit: day
       requests_per_unit: 0
+  - key: tagged
+    metadata:
+      tier: gold
+      limits:
+        daily: 100
+      tags: [a, b]
+      ratio: 0.5
+      nothing: ~
+    rate_limit:
+      unit: hour
+      requests_per_unit: 5
+  - key: bucket
+    rate_limit:
+      algorithm: token_bucket
+      unit: second
+      requests_per_unit: 10
 `;
 
 // 2030-01-01T00:00:30Z: 30 s into a minute, 30 s into an hour.
@@ -280,6 +296,94 @@ describe("ShouldRateLimit on the Worker", () => {
   });
 });
 
+describe("the newest response fields on every path", () => {
+  const vars = { RESPONSE_DYNAMIC_METADATA: "true" };
+  const request = (who: string): RequestInit_ => ({
+    domain: "grpc",
+    hitsAddend: 2,
+    descriptors: [
+      descriptor(["tagged", who]),
+      { entries: [{ key: "unlimited", value: "u" }], hitsAddend: 0n },
+      { entries: [{ key: "client", value: who }], limit: { requestsPerUnit: 10, unit: RateLimitUnit.DAY } },
+    ],
+  });
+
+  /** The answer over `path` with RESPONSE_DYNAMIC_METADATA, in proto3 JSON. */
+  async function withMetadataVia(path: string, who: string): Promise<unknown> {
+    const fetchWithVars = workerFetch(vars);
+    if (path === "/json") {
+      const body = JSON.stringify(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request(who))));
+      return (await fetchWithVars("http://example.com/json", { method: "POST", body })).json();
+    }
+    if (path === "raw application/proto") {
+      const response = await fetchWithVars(`http://example.com${PATH}`, {
+        method: "POST",
+        headers: { "content-type": "application/proto" },
+        body: toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request(who))),
+      });
+      return toJson(
+        RateLimitResponseSchema,
+        fromBinary(RateLimitResponseSchema, new Uint8Array(await response.arrayBuffer())),
+      );
+    }
+    return toJson(RateLimitResponseSchema, await clients(vars)[path].shouldRateLimit(request(who)));
+  }
+
+  it.each(PATHS)("answers dynamicMetadata as a Struct equal to what /json answers, over %s", async (path) => {
+    const viaPath = await withMetadataVia(path, `metadata-${path}`);
+    const viaJson = await withMetadataVia("/json", `metadata-json-${path}`);
+    const forWho = (who: string) => ({
+      domain: "grpc",
+      descriptors: [
+        { entries: [`tagged=${who}`] },
+        { entries: ["unlimited=u"], hitsAddend: 0 },
+        { entries: [`client=${who}`], limit: "requests_per_unit:10 unit:DAY" },
+      ],
+      hitsAddend: 2,
+      metadata: { tier: "gold", limits: { daily: 100 }, tags: ["a", "b"], ratio: 0.5, nothing: null },
+    });
+    expect(viaJson).toMatchObject({ dynamicMetadata: forWho(`metadata-json-${path}`) });
+    expect(viaPath).toEqual({ ...(viaJson as object), dynamicMetadata: forWho(`metadata-${path}`) });
+    expect(viaPath).toMatchObject({
+      overallCode: "OK",
+      statuses: [
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
+          limitRemaining: 3,
+          durationUntilReset: "3570s",
+        },
+        { code: "OK", limitRemaining: 4294967295 },
+        {
+          code: "OK",
+          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
+          limitRemaining: 8,
+          durationUntilReset: "86370s",
+        },
+      ],
+    });
+  });
+
+  it("answers a token bucket's fractional durationUntilReset over Connect as /json does", async () => {
+    const bucket = (who: string) => ({ domain: "grpc", descriptors: [descriptor(["bucket", who])] });
+    const message = await transports["Connect binary"].shouldRateLimit(bucket("fraction-connect"));
+    // 10 a second: the token taken comes back 0.1 s later.
+    expect(message.statuses[0].durationUntilReset).toMatchObject({ seconds: 0n, nanos: 100_000_000 });
+    const status = {
+      code: "OK",
+      currentLimit: { requestsPerUnit: 10, unit: "SECOND" },
+      limitRemaining: 9,
+      durationUntilReset: "0.100s",
+    };
+    expect(toJson(RateLimitResponseSchema, message)).toEqual({ overallCode: "OK", statuses: [status] });
+    expect(await decideVia("Connect JSON", bucket("fraction-connect-json"))).toEqual({
+      overallCode: "OK",
+      statuses: [status],
+    });
+    expect((await rateLimit(bucket("fraction-json"))).body).toEqual({ overallCode: "OK", statuses: [status] });
+  });
+});
+
 describe("the bare binary call (the gateway's and the reverse bridge's)", () => {
   /** The same call with `content-encoding: identity`, which the Connect router answers instead of the fast path. */
   async function bothWays(body: Uint8Array, headers: Record<string, string> = {}) {
@@ -459,6 +563,9 @@ describe("ShouldRateLimit errors", () => {
     expect(grpc.status).toBe(415);
     const get = await call(PATH);
     expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    expect(get.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await get.text()).toBe(`method GET is not allowed on ${PATH}; allowed: POST`);
   });
 
   it("answers UNKNOWN with the reference's message when no configuration is loaded", async () => {

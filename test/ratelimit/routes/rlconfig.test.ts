@@ -14,6 +14,10 @@ const GOOD =
 const OTHER =
   "domain: admin-b\ndescriptors:\n  - key: k\n    value: v\n    shadow_mode: true\n    rate_limit:\n      unit: minute\n      requests_per_unit: 1\n";
 const BAD = "domain: admin-c\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: foo\n      requests_per_unit: 5\n";
+/** A file of domain `domain` whose one rule, on key k, has these extra `rate_limit` fields. */
+const withFields = (domain: string, ...fields: string[]) =>
+  `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: second\n      requests_per_unit: 10\n` +
+  fields.map((field) => `      ${field}\n`).join("");
 
 /** Calls the Worker with extra or changed variables (settings are parsed per env object). */
 function callWithEnv(vars: Record<string, unknown>, path: string, init: RequestInit = {}) {
@@ -114,13 +118,73 @@ describe("the configuration set", () => {
   });
 
   it("prints the loaded configuration in the reference's debug format", async () => {
-    await putConfig({ "a.yaml": GOOD, "b.yaml": OTHER });
+    const quota =
+      "domain: admin-q\ndescriptors:\n  - key: k\n    quota_mode: true\n    rate_limit:\n      unit: second\n" +
+      "      requests_per_unit: 10\n      algorithm: sliding_window\n";
+    await putConfig({ "a.yaml": GOOD, "b.yaml": OTHER, "q.yaml": quota });
     const response = await call("/rlconfig", { headers: RATELIMIT_ADMIN });
     expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(await response.text()).toBe(
-      "admin-a.k: unit=HOUR requests_per_unit=5, shadow_mode: false\n" +
-        "admin-b.k_v: unit=MINUTE requests_per_unit=1, shadow_mode: true\n",
+      "admin-a.k: unit=HOUR requests_per_unit=5, shadow_mode: false, quota_mode: false\n" +
+        "admin-b.k_v: unit=MINUTE requests_per_unit=1, shadow_mode: true, quota_mode: false\n" +
+        "admin-q.k: unit=SECOND requests_per_unit=10, shadow_mode: false, quota_mode: true, " +
+        "algorithm: sliding_window\n",
     );
+  });
+
+  it.each([
+    [
+      "an unknown algorithm",
+      ["algorithm: leaky_bucket"],
+      "rate_limit.algorithm 'leaky_bucket' is not one of fixed_window, sliding_window, token_bucket",
+    ],
+    [
+      "burst on a window algorithm",
+      ["algorithm: sliding_window", "burst: 5"],
+      "rate_limit.burst is only for algorithm token_bucket, not sliding_window",
+    ],
+    [
+      "a unit_multiplier below 1",
+      ["unit_multiplier: 0"],
+      "rate_limit.unit_multiplier must be an integer from 1 to 1000000, but found '0'",
+    ],
+    [
+      "a fractional burst",
+      ["algorithm: token_bucket", "burst: 2.5"],
+      "rate_limit.burst must be an integer from 1 to 4294967295, but found '2.5'",
+    ],
+  ])("refuses %s with 400 naming the field and keeps the previous set", async (_label, fields, message) => {
+    await putConfig({ "a.yaml": GOOD });
+    const refused = await putConfig({ "a.yaml": GOOD, "algo.yaml": withFields("admin-algo", ...fields) });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toBe(`algo.yaml: ${message}`);
+    const current = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { files: object };
+    expect(current.files).toEqual({ "a.yaml": GOOD });
+    const answer = await rateLimit({ domain: "admin-algo", descriptors: [descriptor(["k", "x"])] });
+    expect(answer.body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
+  });
+
+  it("refuses an algorithm the memcache store cannot count atomically, naming the rule", async () => {
+    await putConfig({ "a.yaml": GOOD });
+    const memcache = { BACKEND_TYPE: "memcache", MEMCACHE_HOST_PORT: "127.0.0.1:11211" };
+    const put = (files: Record<string, string>, vars: Record<string, string> = memcache) =>
+      callWithEnv(vars, "/rlconfig/files", {
+        method: "PUT",
+        headers: RATELIMIT_ADMIN,
+        body: JSON.stringify({ files }),
+      });
+    const sliding = withFields("admin-mc", "algorithm: sliding_window");
+    const refused = await put({ "mc.yaml": sliding });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toBe(
+      "mc.yaml: rule 'admin-mc.k' uses algorithm sliding_window, which the counter store chosen by " +
+        "BACKEND_TYPE=memcache cannot count atomically (only fixed_window)",
+    );
+    const current = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { files: object };
+    expect(current.files).toEqual({ "a.yaml": GOOD });
+    // A longer fixed window is still one counter per window there; the default store takes the sliding window.
+    expect((await put({ "mc.yaml": withFields("admin-mc", "unit_multiplier: 3") })).status).toBe(200);
+    expect((await put({ "mc.yaml": sliding }, {})).status).toBe(200);
   });
 
   it("returns to the bundled files on DELETE", async () => {
