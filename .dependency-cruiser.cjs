@@ -39,7 +39,7 @@ module.exports = {
       name: "pure-generators-take-data",
       comment: "The HAProxy and SSH proxy generators and certificate selection take rows, never a database handle.",
       severity: "error",
-      from: { path: "^src/proxy/(haproxy/config|sshproxy/config|pki/(der|x509|selection))\\.ts$" },
+      from: { path: "^src/proxy/(haproxy/config|sshproxy/config|pki/(der|x509|selection|renewal))\\.ts$" },
       to: { path: "(drizzle-orm|^src/shared/db\\.ts$|/tables\\.ts$|^src/jobs/)", reachable: true },
     },
     {
@@ -49,9 +49,16 @@ module.exports = {
       to: { path: "^src/proxy/(routes|haproxy|sshproxy|pki)/|^src/proxy/jobs\\.ts$|^src/jobs/" },
     },
     {
+      name: "proxy-audit-is-a-leaf",
+      comment: "The audit log's repository needs nothing of the proxy but its own table: the writes hand it entries.",
+      severity: "error",
+      from: { path: "^src/proxy/audit/" },
+      to: { path: "^src/proxy/(?!audit/)" },
+    },
+    {
       name: "proxy-engines-below-routes-and-jobs",
       severity: "error",
-      from: { path: "^src/proxy/(haproxy|sshproxy|pki)/" },
+      from: { path: "^src/proxy/(haproxy|sshproxy|pki|monitoring)/" },
       to: { path: "^src/proxy/routes/|^src/proxy/jobs\\.ts$" },
     },
     {

@@ -2,13 +2,14 @@
 // `npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD`: the control plane's agent on a load balancer host.
 // PUT /v1/config (Authorization: Bearer $HAPROXY_AGENT_TOKEN) takes a bundle from /admin/gensynchaprx or a slave sync,
 // writes it beside the live configuration in DIR, runs `haproxy -c`, swaps it in and runs CMD (the reload).
-// GET /v1/status (same token) tells the version it runs; GET /healthz answers "ok". Options: see usage below.
+// POST /v1/check (same token) runs `haproxy -c` on a bundle without applying it; GET /v1/status (same token, read
+// only) tells the version it runs and the digest of the files on disk; GET /healthz answers "ok". Options: see usage.
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { timingSafeEqual } from "node:crypto";
 import { parseArgs } from "node:util";
-import { ApplyError, createApplier, parseBundle } from "./apply.mjs";
+import { ApplyError, createApplier, parseBundle, parseCheck } from "./apply.mjs";
 
 const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD [options]
   --config-dir DIR     directory of haproxy.cfg, the maps and certs/ (haproxy runs with -f DIR/haproxy.cfg)
@@ -124,6 +125,16 @@ function readBody(request) {
   });
 }
 
+/** @param {import("node:http").IncomingMessage} request @returns {Promise<unknown>} */
+async function readJson(request) {
+  const text = await readBody(request);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApplyError(400, "the body is not JSON");
+  }
+}
+
 /** @type {import("node:http").RequestListener} */
 async function handle(request, response) {
   const url = new URL(request.url ?? "/", "http://agent");
@@ -133,23 +144,16 @@ async function handle(request, response) {
       response.end("ok");
       return;
     }
-    if (url.pathname !== "/v1/config" && url.pathname !== "/v1/status")
-      return reply(response, 404, { error: "not found" });
+    const routes = { "/v1/config": "PUT", "/v1/check": "POST", "/v1/status": "GET" };
+    const method = routes[/** @type {keyof typeof routes} */ (url.pathname)];
+    if (!method) return reply(response, 404, { error: "not found" });
     if (!authorized(request.headers.authorization))
       return reply(response, 401, { error: "a valid bearer token is required" });
-    if (url.pathname === "/v1/status" && request.method === "GET")
-      return reply(response, 200, (await applier.readState()) ?? { version: null });
-    if (url.pathname === "/v1/config" && request.method === "PUT") {
-      let body;
-      try {
-        body = JSON.parse(await readBody(request));
-      } catch (error) {
-        if (error instanceof ApplyError) throw error;
-        throw new ApplyError(400, "the body is not JSON");
-      }
-      return reply(response, 200, await applier.apply(parseBundle(body)));
-    }
-    return reply(response, 405, { error: "method not allowed" });
+    if (request.method !== method) return reply(response, 405, { error: "method not allowed" });
+    if (url.pathname === "/v1/status") return reply(response, 200, await applier.status());
+    const body = await readJson(request);
+    if (url.pathname === "/v1/check") return reply(response, 200, await applier.check(parseCheck(body).files));
+    return reply(response, 200, await applier.apply(parseBundle(body)));
   } catch (error) {
     if (error instanceof ApplyError) return reply(response, error.status, { error: error.message, ...error.extra });
     log("error", "haproxy-agent: unexpected error", { error: error instanceof Error ? error.stack : String(error) });

@@ -1,8 +1,9 @@
 // The agent's work on a load balancer: write a bundle beside the live configuration, check it with `haproxy -c`,
-// swap it in and reload; put the previous files back when the reload fails. One bundle at a time.
+// swap it in and reload; put the previous files back when the reload fails. One bundle at a time. Also: check a
+// bundle without applying it, and tell what is on disk (its digest recomputed, so that hand edits show).
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /** What a bundle may contain: the configuration, the four maps, the fallback certificate and certificates. */
@@ -19,6 +20,8 @@ const MANAGED = [
   "certs",
 ];
 const STATE_FILE = ".agent-state.json";
+/** The last failed apply, until a later one succeeds. */
+const ERROR_FILE = ".agent-error.json";
 const MAX_OUTPUT = 4000;
 
 /** A refusal with the HTTP status the agent answers. */
@@ -47,19 +50,16 @@ export function bundleDigest(files) {
 /**
  * @typedef {{ version: number, digest: string, onlyIfNewer: boolean, files: Record<string, string> }} Bundle
  * @typedef {{ version: number, digest: string, appliedAt: string }} AgentState
+ * @typedef {{ at: string, version: number, message: string }} AgentError
  */
 
 /**
- * Checks the shape of a pushed bundle.
- * @param {unknown} body
- * @returns {Bundle}
+ * Checks the files of a pushed bundle (names, text, haproxy.cfg present) against their digest.
+ * @param {Record<string, unknown>} value
+ * @returns {{ digest: string, files: Record<string, string> }}
  */
-export function parseBundle(body) {
-  const value = /** @type {Record<string, unknown>} */ (body);
-  if (!value || typeof value !== "object") throw new ApplyError(400, "the body must be a JSON object");
-  const { version, digest, onlyIfNewer, files } = value;
-  if (!Number.isSafeInteger(version) || /** @type {number} */ (version) < 1)
-    throw new ApplyError(400, "version must be a positive integer");
+function parseFiles(value) {
+  const { digest, files } = value;
   if (typeof digest !== "string") throw new ApplyError(400, "digest must be a string");
   if (!files || typeof files !== "object" || Array.isArray(files)) throw new ApplyError(400, "files must be an object");
   for (const [name, content] of Object.entries(files)) {
@@ -70,7 +70,35 @@ export function parseBundle(body) {
   if (!("haproxy.cfg" in typedFiles)) throw new ApplyError(400, "files: haproxy.cfg is missing");
   if (bundleDigest(typedFiles) !== digest)
     throw new ApplyError(400, "the files do not match the digest (truncated upload?)");
-  return { version: /** @type {number} */ (version), digest, onlyIfNewer: onlyIfNewer === true, files: typedFiles };
+  return { digest, files: typedFiles };
+}
+
+/** @param {unknown} body @returns {Record<string, unknown>} */
+function jsonObject(body) {
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new ApplyError(400, "the body must be a JSON object");
+  return /** @type {Record<string, unknown>} */ (body);
+}
+
+/**
+ * Checks the shape of a pushed bundle.
+ * @param {unknown} body
+ * @returns {Bundle}
+ */
+export function parseBundle(body) {
+  const value = jsonObject(body);
+  const { version, onlyIfNewer } = value;
+  if (!Number.isSafeInteger(version) || /** @type {number} */ (version) < 1)
+    throw new ApplyError(400, "version must be a positive integer");
+  return { version: /** @type {number} */ (version), onlyIfNewer: onlyIfNewer === true, ...parseFiles(value) };
+}
+
+/**
+ * Checks the shape of a bundle sent to be checked only (POST /v1/check): files and digest, no version.
+ * @param {unknown} body
+ */
+export function parseCheck(body) {
+  return parseFiles(jsonObject(body));
 }
 
 /** Where programs are looked up when the agent itself runs without PATH. */
@@ -135,12 +163,83 @@ export function createApplier(options) {
   /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
 
-  /** @returns {Promise<AgentState | undefined>} */
-  async function readState() {
+  /** @param {string} file @returns {Promise<any>} */
+  async function readJson(file) {
     try {
-      return JSON.parse(await readFile(path.join(configDir, STATE_FILE), "utf8"));
+      return JSON.parse(await readFile(path.join(configDir, file), "utf8"));
     } catch {
       return undefined;
+    }
+  }
+
+  /** @returns {Promise<AgentState | undefined>} */
+  const readState = () => readJson(STATE_FILE);
+
+  /**
+   * The managed files as they are on disk now, by bundle path (what a bundle would have to hold to equal them).
+   * @returns {Promise<Record<string, string>>}
+   */
+  async function readLiveFiles() {
+    /** @type {Record<string, string>} */
+    const files = {};
+    /** @param {string} name */
+    const take = async (name) => {
+      try {
+        files[name] = await readFile(path.join(configDir, name), "utf8");
+      } catch (error) {
+        if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
+      }
+    };
+    for (const entry of MANAGED) if (entry !== "certs") await take(entry);
+    /** @type {string[]} */
+    let certificates = [];
+    try {
+      certificates = await readdir(path.join(configDir, "certs"));
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
+    }
+    for (const name of certificates.sort()) await take(`certs/${name}`);
+    return files;
+  }
+
+  /** The digest of the files on disk, or null when there is no haproxy.cfg (nothing was ever applied). */
+  async function liveDigest() {
+    const files = await readLiveFiles();
+    return "haproxy.cfg" in files ? bundleDigest(files) : null;
+  }
+
+  /**
+   * What GET /v1/status answers: the version last applied and its digest as recorded then, the digest of the files
+   * on disk now (they differ when someone edited them by hand), and the last failed apply since the last success.
+   */
+  async function status() {
+    const [state, error, diskDigest] = await Promise.all([readState(), readJson(ERROR_FILE), liveDigest()]);
+    return {
+      version: state?.version ?? null,
+      digest: state?.digest ?? null,
+      appliedAt: state?.appliedAt ?? null,
+      diskDigest,
+      lastError: /** @type {AgentError | undefined} */ (error) ?? null,
+    };
+  }
+
+  /**
+   * `haproxy -c` on a bundle in a scratch directory, nothing applied: valid, or the check's output.
+   * @param {Record<string, string>} files
+   * @returns {Promise<{ valid: true } | { valid: false, error: string }>}
+   */
+  async function check(files) {
+    const scratch = path.join(configDir, `.check-${randomBytes(4).toString("hex")}`);
+    await mkdir(path.join(scratch, "certs"), { recursive: true, mode: 0o700 });
+    try {
+      for (const [name, content] of Object.entries(files)) {
+        await writeFile(path.join(scratch, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
+      }
+      const result = await run(haproxy, ["-c", "-f", path.join(scratch, "haproxy.cfg")], timeoutMs, env);
+      if (result.code === 0) return { valid: true };
+      return { valid: false, error: `haproxy -c failed (exit ${result.code}): ${tail(result.output)}` };
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
     }
   }
 
@@ -152,10 +251,11 @@ export function createApplier(options) {
         version: state.version,
       });
     }
-    if (state && state.digest === bundle.digest) {
+    // Compared with what is on disk, not with what was recorded: a push repairs files edited by hand.
+    if (state && (await liveDigest()) === bundle.digest) {
       await writeFile(
         path.join(configDir, STATE_FILE),
-        JSON.stringify({ ...state, version: Math.max(state.version, bundle.version) }),
+        JSON.stringify({ ...state, digest: bundle.digest, version: Math.max(state.version, bundle.version) }),
       );
       log("info", "haproxy-agent: bundle unchanged, no reload", { version: bundle.version });
       return { outcome: "unchanged", version: bundle.version };
@@ -216,15 +316,38 @@ export function createApplier(options) {
     }
   }
 
+  /**
+   * Remembers a failed apply for GET /v1/status; a later success forgets it. A stale version (409) is no failure.
+   * @param {Bundle} bundle @param {unknown} error
+   */
+  async function recordFailure(bundle, error) {
+    if (error instanceof ApplyError && error.status === 409) return;
+    const message = error instanceof ApplyError ? error.message : "unexpected error (see the agent's log)";
+    /** @type {AgentError} */
+    const record = { at: new Date().toISOString(), version: bundle.version, message };
+    await writeFile(path.join(configDir, ERROR_FILE), JSON.stringify(record)).catch(() => undefined);
+  }
+
   return {
     readState,
+    status,
+    check,
     /**
      * Applies bundles one after the other, in arrival order.
      * @param {Bundle} bundle
      * @returns {Promise<{ outcome: string, version: number }>}
      */
     apply(bundle) {
-      const result = queue.then(() => applyNow(bundle));
+      const result = queue.then(async () => {
+        try {
+          const outcome = await applyNow(bundle);
+          await rm(path.join(configDir, ERROR_FILE), { force: true });
+          return outcome;
+        } catch (error) {
+          await recordFailure(bundle, error);
+          throw error;
+        }
+      });
       queue = result.catch(() => undefined);
       return result;
     },

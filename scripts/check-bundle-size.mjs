@@ -10,10 +10,12 @@ import { root, wranglerEnv } from "../test/support/servers.mjs";
 
 // Far below the platform's limits (3 MB gzip on the free plan, 10 MB paid): the budget keeps cold starts (the whole
 // script is parsed and its top level run) and deploys small, and makes every dependency added felt. The target is
-// 256 KiB, which the Worker does not meet yet (405 KiB minified: docs/benchmarks.md "Bundle size" says what weighs
-// and what it would take); until it does, the ceiling stops it growing: above it the check fails.
+// 256 KiB, which the Worker does not meet yet (about 425 KiB minified: docs/benchmarks.md "Bundle size" says what
+// weighs and what it would take); until it does, the ceiling stops it growing unnoticed: above it the check fails, and
+// raising it is a decision recorded here (420 → 440 KiB with issues 20 and 21: rate-limit algorithms, the proxy's
+// preview, rollback, status, metrics, audit log and ARI, about 20 KiB together).
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 420 * 1024;
+const LIMIT_BYTES = 440 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));

@@ -2,8 +2,9 @@
 // `npm test`: type check, then every suite (the pure core in plain Node, the rest inside the Workers runtime),
 // and the integration suite against a real `wrangler dev`, ending with the line "N passed, M failed".
 // Each type check counts as one test. First it makes sure of the system programs the suites start (redis,
-// memcached, haproxy, pebble, openssl, chromium, promtool): it installs the missing ones with apt-get when it may (root, or
-// sudo without a password), else stops at once naming them and the apt-get line.
+// memcached, haproxy, openssl, chromium, promtool, dpkg-deb): it installs the missing ones with apt-get when it may (root,
+// or sudo without a password), else stops at once naming them and the apt-get line; then it fetches the pinned pebble
+// (Debian trixie's 2.6.0, test/support/pebble.mjs) into node_modules/.cache once, or stops saying why it could not.
 // `npm run test:fast` (--fast): the plain Node and Workers unit suites only, without the suites that need a server
 // (TEST_NO_SERVERS: test/global-setup.ts starts none and test/vitest.workers.config.ts leaves their files out),
 // no type checks and no system program: the inner loop.
@@ -12,6 +13,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { aptInstallLine, missingBinaries, SYSTEM_PACKAGES, wranglerEnv } from "../test/support/servers.mjs";
+import { ensurePebble } from "../test/support/pebble.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 const fast = process.argv.includes("--fast");
@@ -90,9 +92,23 @@ async function ensureSystemPrograms() {
   finish();
 }
 
+/** Fetches and unpacks the pinned pebble (apt's lacks ACME Renewal Information) unless cached; else says why, stops. */
+async function ensurePinnedPebble() {
+  try {
+    await ensurePebble();
+  } catch (error) {
+    console.error(`npm test: ${error instanceof Error ? error.message : error}`);
+    failed++;
+    finish();
+  }
+}
+
 run(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
 // First, so that a machine without them stops in seconds rather than after the type checks.
-if (!fast) await ensureSystemPrograms();
+if (!fast) {
+  await ensureSystemPrograms();
+  await ensurePinnedPebble();
+}
 
 // The Worker's TypeScript, then the Node programs beside it (plain ESM checked through their JSDoc types).
 if (!fast) {

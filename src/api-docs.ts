@@ -22,6 +22,8 @@ const TAGS_BY_SERVICE: Record<string, Record<string, string>> = {
     backends: "Backends of a project, and the blue/green switch of their containers",
     admin: "Administrator only: projects, hosts, API users, console/SSH users, SSH permissions",
     jobs: "The HAProxy, SSH proxy and certificate jobs, their history, the generated versions and the certificates",
+    operations:
+      "Administrator only: previews of the next configuration, rollback to a stored version, the load balancers' drift, metrics",
   },
   [NEWS]: { news: "Sign-up, sign-in, users, articles about Australian companies and the search" },
   [RATELIMIT]: {

@@ -28,6 +28,7 @@ declare namespace Cloudflare {
     JWT_SECRET?: string;
     RATELIMIT_ADMIN_TOKEN?: string;
     HAPROXY_AGENT_TOKEN?: string;
+    PROXY_METRICS_TOKEN?: string;
     ACME_DIRECTORY_URL?: string;
     // The other settings (src/*/settings.ts) are read through their schemas from the env as a whole, by name.
   }

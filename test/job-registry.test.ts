@@ -72,19 +72,20 @@ describe("master-only jobs and the instance role", () => {
     return { queued, runs: await runsAfter(before) };
   }
 
-  it("on a slave, the daily cron queues housekeeping and no certificate job, and records no run for it", async () => {
+  it("on a slave, the daily cron queues housekeeping and no proxy job, and records no run for them", async () => {
     expect(await dailyCron(asInstance({ INSTANCE_ROLE: "slave" }))).toEqual({
       queued: ["housekeeping"],
       runs: [["housekeeping", "queued"]],
     });
   });
 
-  it("on the master, the daily cron queues housekeeping and the certificate job", async () => {
+  it("on the master, the daily cron queues housekeeping, the certificate job and the audit log's pruning", async () => {
     expect(await dailyCron(asInstance({ INSTANCE_ROLE: "master" }))).toEqual({
-      queued: ["housekeeping", "certificates"],
+      queued: ["housekeeping", "certificates", "audit-prune"],
       runs: [
         ["housekeeping", "queued"],
         ["certificates", "queued"],
+        ["audit-prune", "queued"],
       ],
     });
   });
@@ -98,6 +99,7 @@ describe("master-only jobs and the instance role", () => {
 
   for (const body of [
     { kind: "certificates" },
+    { kind: "audit-prune" },
     { kind: "gensynchaprx" },
     { kind: "writesshprx" },
     { kind: "haproxy-slave-sync", parentRunId: 1, version: 1, agentUrl: "http://slave.test:9400" },

@@ -102,6 +102,7 @@ describe("GET /openapi.json", () => {
       "POST /admin/users",
       "GET /admin/users",
       "PUT /admin/containers/{projectLabel}/{containerLabel}/permissions",
+      "GET /admin/audit",
       "GET /admin/gensynchaprx",
       "GET /admin/writesshprx",
       "GET /maintenance/start",
@@ -112,9 +113,17 @@ describe("GET /openapi.json", () => {
       "GET /admin/haproxy/versions",
       "GET /admin/haproxy/versions/{version}",
       "GET /admin/sshproxy",
+      "GET /admin/sshproxy/versions",
+      "GET /admin/sshproxy/versions/{version}",
       "GET /admin/certificates",
       "PUT /admin/certificates/{name}",
       "DELETE /admin/certificates/{name}",
+      "GET /admin/haproxy/preview",
+      "GET /admin/haproxy/status",
+      "POST /admin/haproxy/versions/{version}/activate",
+      "GET /admin/sshproxy/preview",
+      "POST /admin/sshproxy/versions/{version}/activate",
+      "GET /admin/metrics",
     ]);
   });
 
@@ -123,12 +132,15 @@ describe("GET /openapi.json", () => {
     const schemes = document.components.securitySchemes;
     expect(Object.keys(schemes)).toEqual([
       "user_auth",
+      "proxy_metrics_token",
       "news_master_key",
       "news_token",
       "news_login",
       "ratelimitAdminToken",
     ]);
     expect(schemes.user_auth).toMatchObject({ type: "http", scheme: "basic" });
+    expect(schemes.proxy_metrics_token).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(document.paths["/admin/metrics"].get.security).toEqual([{ user_auth: [] }, { proxy_metrics_token: [] }]);
     expect(schemes.news_token).toMatchObject({ type: "http", scheme: "bearer", bearerFormat: "JWT" });
     expect(schemes.ratelimitAdminToken).toMatchObject({ type: "http", scheme: "bearer" });
     const unsecured = Object.entries(document.paths).flatMap(([path, methods]) =>

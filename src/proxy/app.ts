@@ -8,6 +8,7 @@ import { registerBackendRoutes } from "./routes/backends";
 import { registerContainerRoutes } from "./routes/containers";
 import { registerDomainRoutes } from "./routes/domains";
 import { registerJobRoutes } from "./routes/jobs";
+import { registerOperationsRoutes } from "./routes/operations";
 import { registerProjectRoutes } from "./routes/projects";
 import { registerTestRoutes } from "./routes/test";
 
@@ -29,3 +30,4 @@ registerContainerRoutes(proxyApp);
 registerBackendRoutes(proxyApp);
 registerAdminRoutes(proxyApp);
 registerJobRoutes(proxyApp);
+registerOperationsRoutes(proxyApp);

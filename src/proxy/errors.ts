@@ -48,6 +48,14 @@ export class Forbidden extends HttpError {
   }
 }
 
+/** A write whose If-Match names no current entity tag of the project it would change: nothing was written. */
+export class PreconditionFailed extends HttpError {
+  override name = "PreconditionFailed";
+  constructor(message: string, currentETag?: string) {
+    super(412, message, currentETag === undefined ? {} : { ETag: currentETag });
+  }
+}
+
 export const invalidProject = (label: string) =>
   new NotFound(`Invalid project: label ${label} not existing or access denied`);
 export const invalidBackend = (label: string) =>

@@ -1,4 +1,4 @@
-// The proxy's jobs: their definitions (every kind spelled here once; all four are master-only), their locks
+// The proxy's jobs: their definitions (every kind spelled here once; all five are master-only), their locks
 // (gensynchaprx and writesshprx share one, the certificate maintenance has its own), the locked runners the queue and
 // the API call, the runs as the API shows them (GET /admin/jobs), and the start of the detached jobs: take the lock at
 // once, then queue the run with the lock's holder.
@@ -10,13 +10,14 @@ import { acquireLock, releaseLock, withLock, type LockScope } from "../jobs/lock
 import { database, type Database } from "../shared/db";
 import { HttpError } from "../shared/http/errors";
 import { logError } from "../shared/log";
+import { pruneAuditLog } from "./audit/log";
 import { NotFound } from "./errors";
-import { GENSYNC_FAILED, generateAndApply, genSyncFailureFor, syncSlave } from "./haproxy/sync";
+import { GENSYNC_FAILED, generateAndApply, genSyncFailureFor, restoreVersion, syncSlave } from "./haproxy/sync";
 import type { Caller } from "./installation/api-users";
 import { acmeIssuer, maintainCertificates } from "./pki/maintenance";
 import { proxySettings } from "./settings";
 import { SettingsError } from "../shared/settings";
-import { writeSshProxyConfiguration } from "./sshproxy/versions";
+import { restoreSshProxyVersion, writeSshProxyConfiguration } from "./sshproxy/versions";
 
 export const CONFIG_LOCK = "haproxy-and-ssh-proxy";
 export const MAINTENANCE_LOCK = "certificate-maintenance";
@@ -85,10 +86,30 @@ export const certificatesJob = defineJob({
   refusal: masterOnly,
 });
 
-export const proxyJobs: readonly AnyJobDefinition[] = [genSyncJob, slaveSyncJob, sshProxyJob, certificatesJob];
+/** Remove the audit entries older than PROXY_AUDIT_RETENTION_DAYS (the daily cron). */
+export const auditPruneJob = defineJob({
+  kind: "audit-prune",
+  fields: {},
+  async run(env, _message, now) {
+    const days = proxySettings(env).PROXY_AUDIT_RETENTION_DAYS;
+    return { warnings: await pruneAuditLog(database(env.DB), { now, days }) };
+  },
+  refusal: masterOnly,
+});
 
-/** What the daily cron queues for the proxy: the certificate maintenance. */
-export const dailyProxyRequests = (): JobRequest<typeof certificatesJob>[] => [{ kind: certificatesJob.kind }];
+export const proxyJobs: readonly AnyJobDefinition[] = [
+  genSyncJob,
+  slaveSyncJob,
+  sshProxyJob,
+  certificatesJob,
+  auditPruneJob,
+];
+
+/** What the daily cron queues for the proxy: the certificate maintenance and the audit log's pruning. */
+export const dailyProxyRequests = (): JobRequest<typeof certificatesJob | typeof auditPruneJob>[] => [
+  { kind: certificatesJob.kind },
+  { kind: auditPruneJob.kind },
+];
 
 const queueSlaveSyncs = (env: Env, parentRunId: number) => (syncs: { version: number; agentUrl: string }[]) =>
   enqueueJobs(
@@ -99,7 +120,13 @@ const queueSlaveSyncs = (env: Env, parentRunId: number) => (syncs: { version: nu
 
 // ---- runs ----
 
-export const PROXY_JOB_KINDS = [genSyncJob.kind, slaveSyncJob.kind, sshProxyJob.kind, certificatesJob.kind] as const;
+export const PROXY_JOB_KINDS = [
+  genSyncJob.kind,
+  slaveSyncJob.kind,
+  sshProxyJob.kind,
+  certificatesJob.kind,
+  auditPruneJob.kind,
+] as const;
 export type ProxyJobKind = (typeof PROXY_JOB_KINDS)[number];
 
 type JobRunRow = NonNullable<Awaited<ReturnType<typeof getJobRun>>>;
@@ -157,19 +184,44 @@ export async function runGenSyncFromApi(
   env: Env,
   input: { caller: Caller; now: Date },
 ): Promise<{ runId: number; warnings: string[] }> {
+  return runHaproxyFromApi(env, { ...input, trigger: `api (${input.caller.username})` }, (runId) =>
+    generateAndApply(env, { runId, now: input.now, queueSlaveSyncs: queueSlaveSyncs(env, runId) }),
+  );
+}
+
+/**
+ * POST /admin/haproxy/versions/{version}/activate: re-ships a stored version as a new one, as gensynchaprx ships a
+ * generated one (its lock, its run, its answers).
+ */
+export async function runHaproxyRestoreFromApi(
+  env: Env,
+  input: { caller: Caller; now: Date; version: number },
+): Promise<{ runId: number; version: number; warnings: string[] }> {
+  const trigger = `api (${input.caller.username}): activate version ${input.version}`;
+  return runHaproxyFromApi(env, { ...input, trigger }, (runId) =>
+    restoreVersion(env, {
+      runId,
+      now: input.now,
+      version: input.version,
+      queueSlaveSyncs: queueSlaveSyncs(env, runId),
+    }),
+  );
+}
+
+/** Under the shared lock (423 when held), recorded as a gensynchaprx run; see runGenSyncFromApi. */
+async function runHaproxyFromApi<T extends { warnings: string[] }>(
+  env: Env,
+  input: { caller: Caller; now: Date; trigger: string },
+  work: (runId: number) => Promise<T>,
+): Promise<T & { runId: number }> {
   const holder = crypto.randomUUID();
   return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
     const db = database(env.DB);
-    const trigger = `api (${input.caller.username})`;
-    const runId = await startJobRun(db, { kind: genSyncJob.kind, trigger, now: input.now });
+    const runId = await startJobRun(db, { kind: genSyncJob.kind, trigger: input.trigger, now: input.now });
     try {
-      const { warnings } = await generateAndApply(env, {
-        runId,
-        now: input.now,
-        queueSlaveSyncs: queueSlaveSyncs(env, runId),
-      });
-      await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings });
-      return { runId, warnings };
+      const result = await work(runId);
+      await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: result.warnings });
+      return { ...result, runId };
     } catch (error) {
       // Every failure answers the spec's 500 message; an unexpected one is logged and its text stays out of the answer.
       if (!(error instanceof HttpError)) logError("proxy: gensynchaprx failed", error);
@@ -219,6 +271,37 @@ export async function runSshProxyJob(
   });
 }
 
+/**
+ * POST /admin/sshproxy/versions/{version}/activate: under the lock writesshprx takes (423 when held), stores an
+ * older version again as the one in force, recorded as a writesshprx run.
+ */
+export async function runSshProxyRestoreFromApi(
+  env: Env,
+  input: { caller: Caller; now: Date; version: number },
+): Promise<{ runId: number; version: number; warnings: string[] }> {
+  const holder = crypto.randomUUID();
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: sshProxyJob.kind }, async () => {
+    const db = database(env.DB);
+    const trigger = `api (${input.caller.username}): activate version ${input.version}`;
+    const runId = await startJobRun(db, { kind: sshProxyJob.kind, trigger, now: input.now });
+    try {
+      const restored = await restoreSshProxyVersion(db, {
+        runId,
+        version: input.version,
+        kept: proxySettings(env).SSH_PROXY_VERSIONS_KEPT,
+        now: input.now,
+      });
+      await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: restored.warnings });
+      return { ...restored, runId };
+    } catch (error) {
+      if (!(error instanceof HttpError)) logError("proxy: SSH proxy activation failed", error);
+      const message = error instanceof HttpError ? error.message : "internal error (see the logs)";
+      await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: message });
+      throw error;
+    }
+  });
+}
+
 /** The queued certificate job: under the maintenance lock (its API call's, or a fresh one). */
 export async function runCertificateJob(env: Env, input: { runId: number; lockHolder?: string }): Promise<JobOutcome> {
   const db = database(env.DB);
@@ -229,6 +312,7 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
       settings,
       issuer: acmeIssuer(db, settings),
       now: () => new Date(),
+      random: Math.random,
       keepLock: () => acquireJobLock(env, MAINTENANCE_LOCK, lock),
       queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
     });

@@ -5,6 +5,7 @@ import {
   envDurationMs,
   envEnum,
   envInteger,
+  envNumber,
   envOptionalString,
   envSecret,
   envString,
@@ -67,6 +68,9 @@ export const ProxySettings = z.object({
       "PROXY_ADMIN_PASSWORD, no administrator exists.",
   ),
   PROXY_ADMIN_PASSWORD: envSecret().describe("The bootstrap administrator's password."),
+  PROXY_METRICS_TOKEN: envSecret().describe(oneLine`
+    Bearer token (\`Authorization: Bearer <token>\`) with which a Prometheus server may read GET /admin/metrics, and
+    nothing else; the administrator's Basic credentials read it too. Unset, only the administrator can.`),
   PROXY_AUTH_CACHE_TTL: envDurationMs("60s").describe(oneLine`
     How long an isolate (one instance of the Worker, serving many requests) remembers that an API user's password
     passed the PBKDF2 check, which costs about 28 ms. A password change or a deleted user ends it at once. \`0\` checks
@@ -100,6 +104,10 @@ export const ProxySettings = z.object({
   PROXY_MAX_BODY_BYTES: envInteger(1024 * 1024, 1).describe(
     "Largest request body, in bytes, any route of this API reads; a larger one answers 413 before it is parsed.",
   ),
+  PROXY_AUDIT_RETENTION_DAYS: envNumber(90, (days) => days.int().min(1).max(3650)).meta({ kind: "integer" })
+    .describe(oneLine`
+      Days an entry of the audit log (GET /admin/audit) is kept: the daily \`audit-prune\` job removes older ones, at
+      most 50,000 per run.`),
 
   // ---- configuration jobs ----
 
@@ -159,11 +167,11 @@ export const ProxySettings = z.object({
   ACME_EMAIL: z
     .preprocess(unsetIfEmpty, z.email({ message: "must be an e-mail address" }).optional())
     .meta({ kind: "string", description: "Contact e-mail address of the ACME account." }),
-  CERT_RENEW_DAYS: envInteger(30, 1).describe(
-    "A certificate from the public CA is renewed when it ends within this many days.",
-  ),
   CERT_WARN_DAYS: envInteger(14, 1).describe(
-    "Certificates in use that end within this many days are named in the certificate job's warnings.",
+    oneLine`
+      Certificates in use that end within this many days are named in the certificate job's warnings; a certificate
+      from the public CA only once a sixth of its lifetime remains, if that comes later (its renewal is due at a
+      third, so it names one whose renewal keeps failing).`,
   ),
 });
 export type ProxySettings = z.output<typeof ProxySettings>;

@@ -1,7 +1,12 @@
 // The environment the HAProxy agent gives `haproxy -c` and the reload command: PATH and nothing else, so that HAProxy's
-// `${NAME}` expansion in a pushed configuration cannot read the agent's token or any other variable.
-import { describe, expect, it } from "vitest";
-import { childEnvironment } from "../../haproxy-agent/apply.mjs";
+// `${NAME}` expansion in a pushed configuration cannot read the agent's token or any other variable. And, with stand-ins
+// for haproxy and the reload, what its status tells (the digest recomputed from the disk, the last failure) and the
+// check that applies nothing.
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bundleDigest, childEnvironment, createApplier, parseCheck } from "../../haproxy-agent/apply.mjs";
 
 describe("childEnvironment", () => {
   it("keeps the agent's PATH and drops everything else, the token first", () => {
@@ -20,5 +25,120 @@ describe("childEnvironment", () => {
     const system = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
     expect(childEnvironment({ HAPROXY_AGENT_TOKEN: "agent-token" })).toEqual(system);
     expect(childEnvironment({ PATH: "" })).toEqual(system);
+  });
+});
+
+describe("the applier's status and check", () => {
+  const quiet = () => {};
+  const files = (marker: string) => ({
+    "haproxy.cfg": `global\n# ${marker}\n`,
+    "domain2backend.map": "a.example bk_default\n",
+    "fallback.pem": "fallback\n",
+    "certs/site.pem": "site\n",
+  });
+  const bundle = (version: number, content: Record<string, string>) => ({
+    version,
+    digest: bundleDigest(content),
+    onlyIfNewer: false,
+    files: content,
+  });
+  /** An applier on a fresh directory; `haproxy` and `reloadCmd` stand in for the real programs. */
+  function applier(options: { haproxy?: string; reloadCmd?: string } = {}) {
+    const configDir = mkdtempSync(path.join(tmpdir(), "agent-apply-"));
+    dirs.push(configDir);
+    const created = createApplier({
+      configDir,
+      reloadCmd: options.reloadCmd ?? "true",
+      haproxy: options.haproxy ?? "true",
+      timeoutMs: 10_000,
+      log: quiet,
+    });
+    return { configDir, ...created };
+  }
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("reports nothing before the first apply, then the version and the digest recomputed from the disk", async () => {
+    const agent = applier();
+    expect(await agent.status()).toEqual({
+      version: null,
+      digest: null,
+      appliedAt: null,
+      diskDigest: null,
+      lastError: null,
+    });
+    const first = bundle(4, files("one"));
+    expect(await agent.apply(first)).toEqual({ outcome: "applied", version: 4 });
+    expect(await agent.status()).toEqual({
+      version: 4,
+      digest: first.digest,
+      appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      diskDigest: first.digest,
+      lastError: null,
+    });
+  });
+
+  it("shows a file edited by hand, and the next push of the same bundle repairs it", async () => {
+    const agent = applier();
+    const first = bundle(1, files("one"));
+    await agent.apply(first);
+    appendFileSync(path.join(agent.configDir, "domain2backend.map"), "b.example bk_default\n");
+    const edited = await agent.status();
+    expect(edited.digest).toBe(first.digest);
+    expect(edited.diskDigest).toBe(
+      bundleDigest({ ...files("one"), "domain2backend.map": "a.example bk_default\nb.example bk_default\n" }),
+    );
+    // A certificate added by hand counts too.
+    writeFileSync(path.join(agent.configDir, "certs", "extra.pem"), "x\n");
+    expect((await agent.status()).diskDigest).not.toBe(edited.diskDigest);
+
+    expect(await agent.apply(bundle(2, files("one")))).toEqual({ outcome: "applied", version: 2 });
+    expect(readFileSync(path.join(agent.configDir, "domain2backend.map"), "utf8")).toBe("a.example bk_default\n");
+    expect(existsSync(path.join(agent.configDir, "certs", "extra.pem"))).toBe(false);
+    expect(await agent.status()).toMatchObject({ version: 2, digest: first.digest, diskDigest: first.digest });
+  });
+
+  it("remembers the last failed apply until one succeeds", async () => {
+    const failing = applier({ reloadCmd: "exit 3" });
+    await expect(failing.apply(bundle(1, files("one")))).rejects.toThrow(/^reload failed \(exit 3\)/);
+    expect((await failing.status()).lastError).toEqual({
+      at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      version: 1,
+      message: "reload failed (exit 3): Command failed: /bin/sh -c exit 3; the previous configuration was restored",
+    });
+
+    const agent = applier();
+    const stateFile = path.join(agent.configDir, ".agent-error.json");
+    writeFileSync(stateFile, JSON.stringify({ at: "2030-01-01T00:00:00.000Z", version: 1, message: "old" }));
+    await agent.apply(bundle(2, files("two")));
+    expect((await agent.status()).lastError).toBeNull();
+  });
+
+  it("checks a bundle in a scratch directory without touching the live files", async () => {
+    const agent = applier();
+    await agent.apply(bundle(1, files("live")));
+    expect(await agent.check(files("other"))).toEqual({ valid: true });
+    expect(readFileSync(path.join(agent.configDir, "haproxy.cfg"), "utf8")).toBe(files("live")["haproxy.cfg"]);
+    expect(readdirSync(agent.configDir).filter((name) => name.startsWith(".check-"))).toEqual([]);
+
+    const refusing = applier({ haproxy: "false" });
+    expect(await refusing.check(files("other"))).toEqual({
+      valid: false,
+      error: expect.stringMatching(/^haproxy -c failed \(exit 1\): Command failed: false -c -f /),
+    });
+    expect(existsSync(path.join(refusing.configDir, "haproxy.cfg"))).toBe(false);
+  });
+
+  it("takes a check's files and digest without a version", () => {
+    expect(parseCheck({ digest: bundleDigest(files("x")), files: files("x") })).toEqual({
+      digest: bundleDigest(files("x")),
+      files: files("x"),
+    });
+    expect(() => parseCheck({ digest: "sha256:0", files: files("x") })).toThrow(
+      "the files do not match the digest (truncated upload?)",
+    );
+    expect(() => parseCheck([])).toThrow("the body must be a JSON object");
   });
 });

@@ -1,8 +1,9 @@
 // The HAProxy agent on its own, over HTTP with a real `haproxy -c`: its token, the bundle checks (paths, digest),
 // the refusal of a configuration haproxy rejects, an unchanged bundle, stale versions for slaves, the restore
-// of the previous files when the reload fails, and the environment haproxy and the reload command get (PATH only).
+// of the previous files when the reload fails, the check that applies nothing, the status that shows files edited by
+// hand, and the environment haproxy and the reload command get (PATH only).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleDigest } from "../../src/proxy/haproxy/config";
@@ -71,6 +72,20 @@ async function push(url: string, body: unknown, token = AGENT_TOKEN) {
     method: "PUT",
     headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const status = async (url: string) =>
+  (await fetch(`${url}/v1/status`, { headers: { Authorization: `Bearer ${AGENT_TOKEN}` } })).json() as Promise<
+    Record<string, unknown>
+  >;
+
+async function check(url: string, files: Record<string, string>, token = AGENT_TOKEN) {
+  const response = await fetch(`${url}/v1/check`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ digest: await bundleDigest(files), files }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -173,6 +188,72 @@ describe("haproxy-agent", () => {
       status: 200,
       body: { outcome: "applied" },
     });
+  });
+
+  it("checks a bundle with haproxy -c without applying it", async () => {
+    const agent = await startTestAgent();
+    await push(agent.url, await bundle(1, goodFiles("live")));
+    expect(await check(agent.url, goodFiles("other"))).toEqual({ status: 200, body: { valid: true } });
+    const broken = await check(agent.url, { ...goodFiles("x"), "haproxy.cfg": `${CONFIG("x")}backend x\n    nope\n` });
+    expect(broken.status).toBe(200);
+    expect(broken.body.valid).toBe(false);
+    expect(broken.body.error).toMatch(/^haproxy -c failed \(exit 1\): \[ALERT\].*unknown keyword 'nope'/s);
+    // Nothing applied, nothing reloaded, no scratch directory left behind.
+    expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("live"));
+    expect(agent.reloads()).toBe(1);
+    expect(readdirSync(agent.dir).filter((name) => name.startsWith(".check-"))).toEqual([]);
+    expect((await check(agent.url, goodFiles("x"), "wrong")).status).toBe(401);
+    const getCheck = await fetch(`${agent.url}/v1/check`, { headers: { Authorization: `Bearer ${AGENT_TOKEN}` } });
+    expect(getCheck.status).toBe(405);
+  });
+
+  it("tells in its status what is on its disk: a file edited by hand shows, and the next push repairs it", async () => {
+    const agent = await startTestAgent();
+    expect(await status(agent.url)).toEqual({
+      version: null,
+      digest: null,
+      appliedAt: null,
+      diskDigest: null,
+      lastError: null,
+    });
+    const first = await bundle(5, goodFiles("one"));
+    await push(agent.url, first);
+    expect(await status(agent.url)).toEqual({
+      version: 5,
+      digest: first.digest,
+      appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      diskDigest: first.digest,
+      lastError: null,
+    });
+
+    appendFileSync(path.join(agent.dir, "haproxy.cfg"), "# edited by hand\n");
+    const edited = await status(agent.url);
+    expect(edited).toMatchObject({ version: 5, digest: first.digest });
+    expect(edited.diskDigest).toBe(
+      await bundleDigest({ ...goodFiles("one"), "haproxy.cfg": `${CONFIG("one")}# edited by hand\n` }),
+    );
+
+    // The same bundle again is not "unchanged" any more: it is applied, and the disk is the bundle again.
+    expect(await push(agent.url, await bundle(6, goodFiles("one")))).toEqual({
+      status: 200,
+      body: { outcome: "applied", version: 6 },
+    });
+    expect(await status(agent.url)).toMatchObject({ version: 6, digest: first.digest, diskDigest: first.digest });
+    expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("one"));
+  });
+
+  it("keeps the last failed apply in its status until one succeeds", async () => {
+    const agent = await startTestAgent();
+    await push(agent.url, await bundle(1, goodFiles("live")));
+    const broken = await push(agent.url, await bundle(2, { ...goodFiles("b"), "haproxy.cfg": `${CONFIG("b")}nope\n` }));
+    expect(broken.status).toBe(422);
+    expect((await status(agent.url)).lastError).toEqual({
+      at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      version: 2,
+      message: broken.body.error,
+    });
+    await push(agent.url, await bundle(3, goodFiles("fixed")));
+    expect(await status(agent.url)).toMatchObject({ version: 3, lastError: null });
   });
 
   it("puts the previous files back when the reload fails", async () => {

@@ -1,7 +1,16 @@
-// Certificate maintenance end to end against a local pebble ACME server: /maintenance/start obtains certificates over
-// HTTP-01 (pebble connects to haproxy, which forwards the challenge path to the Worker), stores them, runs a
-// gensynchaprx, and haproxy then serves them. A domain pebble cannot validate fails once and is not tried again the
-// same day.
+// Certificate maintenance end to end against a local pebble ACME server issuing short-lived (6-day) certificates:
+// /maintenance/start obtains certificates over HTTP-01 (pebble connects to haproxy, which forwards the challenge path
+// to the Worker), stores them, runs a gensynchaprx, and haproxy then serves them. A domain pebble cannot validate
+// fails once and is not tried again the same day. Renewal follows pebble's ACME Renewal Information (RFC 9773): a
+// certificate whose window has begun is renewed, naming the old one in `replaces`, one whose window has not is not,
+// and the CA is not asked again before its Retry-After.
+//
+// pebble is Debian trixie's 2.6.0 (../support/pebble.mjs), which serves `renewalInfo` and checks `replaces`. Its window
+// for a certificate is fixed by the certificate (a third of the lifetime before its end, give or take a day: the
+// second half of a 6-day certificate, less the last day), except for a revoked certificate, whose window began an
+// hour ago: so the test revokes a certificate (signed with its own key, as its holder may) to open its window, as a CA
+// does when it asks for early renewal. The CA's side is read from pebble's log: the renewalInfo requests, and which
+// order replaces which (naming orders, whose issued serials it logs too).
 //
 // Trust: pebble serves its ACME directory over HTTPS with a certificate from a CA made here; wrangler dev's outbound
 // fetch trusts the PEM bundle in NODE_EXTRA_CA_CERTS (miniflare passes it to workerd), so the Worker talks to pebble
@@ -9,10 +18,12 @@
 import { TRUST_FILE } from "./proxy-pebble-trust";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createSocket, type Socket } from "node:dgram";
+import { createPrivateKey, createPublicKey, sign } from "node:crypto";
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { Agent as HttpsAgent, get as httpsGet, request as httpsRequest } from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
+import { request as httpsRequest } from "node:https";
 import path from "node:path";
-import type { TLSSocket } from "node:tls";
+import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ADMIN_PASSWORD,
@@ -28,11 +39,14 @@ import {
   viaHaproxy,
   type Agent,
 } from "./proxy-helpers";
+import { ensurePebble } from "../support/pebble.mjs";
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let work: string;
 let pebble: ChildProcess;
 let pebbleOutput = "";
+/** The path of pebble's renewalInfo resource, as its directory names it. */
+let renewalInfoPath: string;
 let dns: Socket;
 let server: DevServer;
 let master: Agent;
@@ -40,9 +54,18 @@ let relay: Awaited<ReturnType<typeof startRelay>>;
 let backend: Awaited<ReturnType<typeof startBackendServer>>;
 let httpPort: number;
 let httpsPort: number;
+let pebblePort: number;
 let managementPort: number;
 const DOMAIN = "shop.pebble.test";
+/** A second certificate, whose renewal window has not begun. */
+const CALM = "calm.pebble.test";
 const BROKEN = "broken.pebble.test";
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+/** pebble's certificateValidityPeriod (seconds): the 6-day certificates public CAs begin to issue. */
+const VALIDITY_SECONDS = 6 * 86_400;
+/** notAfter - notBefore of pebble's certificates: it ends them a second before the period is over. */
+const PEBBLE_LIFETIME_MS = VALIDITY_SECONDS * 1000 - 1000;
 
 /** A DNS server for pebble's validation: A 127.0.0.1 for every name, NXDOMAIN for broken.*, no AAAA records. */
 function startDns(port: number): Promise<Socket> {
@@ -81,8 +104,8 @@ function openssl(args: string[]) {
 
 beforeAll(async () => {
   requireBinary("haproxy");
-  requireBinary("pebble");
   requireBinary("openssl");
+  const pebbleBinary = await ensurePebble();
   work = tempDir("pebble");
 
   // The CA wrangler dev trusts, and pebble's listener certificate from it.
@@ -139,7 +162,7 @@ beforeAll(async () => {
   httpPort = await freePort();
   httpsPort = await freePort();
   const dnsPort = await freePort();
-  const pebblePort = await freePort();
+  pebblePort = await freePort();
   managementPort = await freePort();
   dns = await startDns(dnsPort);
   const config = {
@@ -153,10 +176,11 @@ beforeAll(async () => {
       tlsPort: await freePort(),
       ocspResponderURL: "",
       externalAccountBindingRequired: false,
+      certificateValidityPeriod: VALIDITY_SECONDS,
     },
   };
   writeFileSync(path.join(work, "pebble.json"), JSON.stringify(config));
-  pebble = spawn("pebble", ["-config", path.join(work, "pebble.json"), "-dnsserver", `127.0.0.1:${dnsPort}`], {
+  pebble = spawn(pebbleBinary, ["-config", path.join(work, "pebble.json"), "-dnsserver", `127.0.0.1:${dnsPort}`], {
     env: { ...process.env, PEBBLE_VA_NOSLEEP: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -167,6 +191,9 @@ beforeAll(async () => {
     async () => (pebbleOutput.includes("Listening on") ? true : undefined),
     20_000,
   );
+  const { renewalInfo } = await pebbleDirectory();
+  if (typeof renewalInfo !== "string") throw new Error(`${pebbleBinary} offers no renewalInfo: it predates ARI`);
+  renewalInfoPath = new URL(renewalInfo).pathname;
 
   backend = await startBackendServer("shop", "127.0.0.1");
   relay = await startRelay();
@@ -204,7 +231,7 @@ beforeAll(async () => {
     backendContainers: [{ containerId: container }],
   });
   await call("/domains/massupdate", "POST", {
-    domainOperations: [DOMAIN, BROKEN].map((domainName) => ({
+    domainOperations: [DOMAIN, CALM, BROKEN].map((domainName) => ({
       operation: "CREATE",
       domainName,
       projectLabel: "acme",
@@ -229,25 +256,118 @@ afterAll(async () => {
   delete process.env.NODE_EXTRA_CA_CERTS;
 });
 
-/** pebble's root certificate (it makes a new one at every start). */
-function pebbleRoot(): Promise<string> {
+/** A request to pebble's ACME or management listener (HTTPS with a certificate of the CA made here). */
+function pebbleRequest(
+  port: number,
+  pathName: string,
+  init: { method?: string; body?: string } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const ca = readFileSync(path.join(work, "ca.pem"));
-    httpsGet(
+    const request = httpsRequest(
       {
         host: "127.0.0.1",
-        port: managementPort,
-        path: "/roots/0",
-        ca,
+        port,
+        path: pathName,
+        method: init.method ?? "GET",
+        headers: init.body === undefined ? {} : { "Content-Type": "application/jose+json" },
+        ca: readFileSync(path.join(work, "ca.pem")),
         servername: "localhost",
-        agent: new HttpsAgent({ ca }),
+        agent: false,
       },
       (response) => {
         let body = "";
         response.on("data", (chunk) => (body += chunk));
-        response.on("end", () => resolve(body));
+        response.on("end", () => resolve({ status: response.statusCode!, headers: response.headers, body }));
       },
-    ).on("error", reject);
+    );
+    request.on("error", reject);
+    request.end(init.body);
+  });
+}
+
+/** pebble's root certificate (it makes a new one at every start). */
+const pebbleRoot = async () => (await pebbleRequest(managementPort, "/roots/0")).body;
+
+const pebbleDirectory = async () =>
+  JSON.parse((await pebbleRequest(pebblePort, "/dir")).body) as Record<string, unknown> & {
+    newNonce: string;
+    revokeCert: string;
+  };
+
+const base64url = (value: string | Buffer) => Buffer.from(value).toString("base64url");
+
+/**
+ * Revokes a certificate at pebble (RFC 8555 §7.6) by a JWS signed with the certificate's own key, both read from the
+ * PEM file haproxy serves (the chain, then the key). pebble refuses a share of good nonces: a refused one is retried
+ * with the nonce it sent back.
+ */
+async function revoke(bundle: string): Promise<void> {
+  const certificate = /-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/.exec(bundle)![1];
+  const key = createPrivateKey(
+    /-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]+-----END [A-Z ]*PRIVATE KEY-----/.exec(bundle)![0],
+  );
+  const directory = await pebbleDirectory();
+  const payload = base64url(
+    JSON.stringify({ certificate: Buffer.from(certificate.replace(/\s/g, ""), "base64").toString("base64url") }),
+  );
+  let nonce = (await pebbleRequest(pebblePort, new URL(directory.newNonce).pathname, { method: "HEAD" })).headers[
+    "replay-nonce"
+  ];
+  const jwk = createPublicKey(key).export({ format: "jwk" });
+  for (let attempt = 1; ; attempt++) {
+    const header = base64url(JSON.stringify({ alg: "ES256", jwk, nonce, url: directory.revokeCert }));
+    const signature = sign("sha256", Buffer.from(`${header}.${payload}`), { key, dsaEncoding: "ieee-p1363" });
+    const answer = await pebbleRequest(pebblePort, new URL(directory.revokeCert).pathname, {
+      method: "POST",
+      body: JSON.stringify({ protected: header, payload, signature: base64url(signature) }),
+    });
+    if (answer.status === 200) return;
+    if (attempt >= 5 || !answer.body.includes("urn:ietf:params:acme:error:badNonce"))
+      throw new Error(`pebble refused the revocation: HTTP ${answer.status} ${answer.body}`);
+    nonce = answer.headers["replay-nonce"];
+  }
+}
+
+const serialHex = (serial: string) => serial.toLowerCase().replace(/^0+(?=.)/, "");
+
+/**
+ * What pebble's log tells from offset `from` on: how many renewalInfo requests it had, the serials it issued (in
+ * order), and for each order that replaced another (its `replaces`), the new serial and the replaced one.
+ */
+function pebbleLog(from: number) {
+  const issuedBy = new Map(
+    [...pebbleOutput.matchAll(/Issued certificate serial ([0-9a-f]+) for order (\S+)/g)].map(([, serial, order]) => [
+      order,
+      serialHex(serial),
+    ]),
+  );
+  const since = pebbleOutput.slice(from);
+  return {
+    renewalInfoRequests: since.split("\n").filter((line) => line.includes(`GET ${renewalInfoPath}/ -> calling handler`))
+      .length,
+    issued: [...since.matchAll(/Issued certificate serial ([0-9a-f]+) for order/g)].map(([, serial]) =>
+      serialHex(serial),
+    ),
+    replacements: [...since.matchAll(/ARI: order "([^"]+)" is a replacement of "([^"]+)"/g)].map(([, order, old]) => ({
+      issued: issuedBy.get(order),
+      replaced: issuedBy.get(old),
+    })),
+  };
+}
+
+/** The serial (lower-case hex, no leading zeros) /admin/certificates lists for a domain's ACME certificate. */
+const listedSerial = (listed: { name: string; serialNumber: string }[], domainName: string) =>
+  serialHex(listed.find((c) => c.name === `acme_${domainName}`)!.serialNumber);
+
+/** The serial number (lower-case hex, no leading zeros) of the certificate haproxy serves for a name, or undefined. */
+function servedSerial(servername: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ host: "127.0.0.1", port: httpsPort, servername, rejectUnauthorized: false }, () => {
+      const serial = socket.getPeerCertificate().serialNumber;
+      socket.end();
+      resolve(serial && serialHex(serial));
+    });
+    socket.on("error", () => resolve(undefined));
   });
 }
 
@@ -264,9 +384,12 @@ describe("certificates from a local ACME server", () => {
     const obtained = run.warnings.find((w: string) => w.startsWith(`INFO: Certificate acme_${DOMAIN} obtained from `));
     expect(obtained).toMatch(
       new RegExp(
-        `^INFO: Certificate acme_${DOMAIN} obtained from CN=Pebble Intermediate CA [0-9a-f]+, valid until \\d{4}-`,
+        `^INFO: Certificate acme_${DOMAIN} obtained from CN=Pebble Intermediate CA [0-9a-f]+, valid until \\d{4}-[^;]+$`,
       ),
     );
+    expect(
+      run.warnings.filter((w: string) => w.startsWith(`INFO: Certificate acme_${CALM} obtained from `)),
+    ).toHaveLength(1);
     expect(run.warnings.find((w: string) => w.includes(BROKEN))).toMatch(
       new RegExp(`^WARN: no certificate for ${BROKEN}: .+; next attempt on \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z$`),
     );
@@ -279,10 +402,14 @@ describe("certificates from a local ACME server", () => {
     });
 
     const listed = (await api(server.url, "/admin/certificates")).body;
-    expect(listed.find((c: { name: string }) => c.name === `acme_${DOMAIN}`)).toMatchObject({
-      source: "acme",
-      domainNames: [DOMAIN],
-      file: `certs/acme_${DOMAIN}.pem`,
+    const stored = listed.find((c: { name: string }) => c.name === `acme_${DOMAIN}`);
+    expect(stored).toMatchObject({ source: "acme", domainNames: [DOMAIN], file: `certs/acme_${DOMAIN}.pem` });
+    expect(Date.parse(stored.notAfter) - Date.parse(stored.notBefore)).toBe(PEBBLE_LIFETIME_MS);
+    // Nothing was asked about before a certificate existed, and no order replaced another.
+    expect(pebbleLog(0)).toEqual({
+      renewalInfoRequests: 0,
+      issued: [listedSerial(listed, CALM), listedSerial(listed, DOMAIN)],
+      replacements: [],
     });
     const active = (await api(server.url, "/admin/haproxy")).body;
     expect(active.files["domain2cert.map"]).toContain(`${DOMAIN} certs/acme_${DOMAIN}.pem\n`);
@@ -332,7 +459,54 @@ describe("certificates from a local ACME server", () => {
     expect(answer).toEqual({ status: 200, body: "shop /basket", authorized: true, names: `DNS:${DOMAIN}` });
   });
 
-  it("does not try a failed domain again the same day, nor renew a fresh certificate", async () => {
+  it("renews the certificate whose ARI window has begun, naming it in `replaces`, and not the one whose window has not", async () => {
+    const before = (await api(server.url, "/admin/certificates")).body;
+    // Revoked, the shop's certificate gets a window that has begun; the calm one's begins half way through its life.
+    await revoke(readFileSync(path.join(master.configDir, "certs", `acme_${DOMAIN}.pem`), "utf8"));
+    const logFrom = pebbleOutput.length;
+    const startedAt = Date.now();
+    const started = await api(server.url, "/maintenance/start");
+    const run = await jobEnded(server.url, Number(started.headers.get("X-Job-Id")), 120_000);
+    const endedAt = Date.now();
+    expect(run.state).toBe("succeeded");
+    const renewed = new RegExp(
+      `^INFO: Certificate acme_${DOMAIN} obtained from CN=Pebble Intermediate CA [0-9a-f]+, valid until \\S+; renewed in the CA's renewal window (\\S+) to (\\S+)$`,
+    );
+    expect(run.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^WARN: no new attempt for ${BROKEN} before \\d{4}-\\d\\d-\\d\\dT00:00:00\\.000Z: the last one failed \\(`,
+        ),
+      ),
+      expect.stringMatching(renewed),
+      expect.stringMatching(/^INFO: certificates changed: HAProxy configuration job \d+ queued$/),
+    ]);
+    // pebble's window for a revoked certificate: half an hour, from an hour before it was asked.
+    const [, windowStart, windowEnd] = renewed.exec(run.warnings[1])!;
+    expect(Date.parse(windowEnd) - Date.parse(windowStart)).toBe(30 * MINUTE);
+    expect(Date.parse(windowStart)).toBeGreaterThanOrEqual(startedAt - HOUR);
+    expect(Date.parse(windowStart)).toBeLessThanOrEqual(endedAt - HOUR);
+    const queued = Number(/job (\d+) queued$/.exec(run.warnings.at(-1))![1]);
+    expect(await jobEnded(server.url, queued)).toMatchObject({ kind: "gensynchaprx", state: "succeeded" });
+
+    // Both certificates were asked about (pebble knew them by their IDs); only the shop's was ordered again, and the
+    // order named the revoked certificate in `replaces`.
+    const listed = (await api(server.url, "/admin/certificates")).body;
+    expect(listedSerial(listed, DOMAIN)).not.toBe(listedSerial(before, DOMAIN));
+    expect(listedSerial(listed, CALM)).toBe(listedSerial(before, CALM));
+    expect(pebbleLog(logFrom)).toEqual({
+      renewalInfoRequests: 2,
+      issued: [listedSerial(listed, DOMAIN)],
+      replacements: [{ issued: listedSerial(listed, DOMAIN), replaced: listedSerial(before, DOMAIN) }],
+    });
+    // haproxy serves the renewed certificate.
+    await until("haproxy to serve the renewed certificate", async () =>
+      (await servedSerial(DOMAIN)) === listedSerial(listed, DOMAIN) ? true : undefined,
+    );
+  });
+
+  it("does not try a failed domain again the same day, nor renew a fresh certificate, nor ask before Retry-After", async () => {
+    const logFrom = pebbleOutput.length;
     const started = await api(server.url, "/maintenance/start");
     const run = await jobEnded(server.url, Number(started.headers.get("X-Job-Id")), 60_000);
     expect(run.state).toBe("succeeded");
@@ -343,5 +517,8 @@ describe("certificates from a local ACME server", () => {
         ),
       ),
     ]);
+    // pebble's Retry-After (6 hours) for the calm certificate has not passed; the renewed one is new to the Worker,
+    // and its window (pebble's for a certificate not revoked) has not begun.
+    expect(pebbleLog(logFrom)).toEqual({ renewalInfoRequests: 1, issued: [], replacements: [] });
   });
 });

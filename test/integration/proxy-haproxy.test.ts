@@ -3,9 +3,11 @@
 // passes `haproxy -c`, requests are routed by Host, redirects answer with the right Location, https works with a
 // provided certificate, and a configuration haproxy refuses leaves the old one serving while the API answers 500.
 // The params allow-list against the real haproxy: every allowed form passes `haproxy -c`, and the tokeniser reads
-// the directive word of any line as haproxy does.
+// the directive word of any line as haproxy does. The operations against the real agents: the preview checked by
+// the master's haproxy, a rollback that puts an older haproxy.cfg back byte for byte, the status that flags a file
+// edited by hand on an agent's disk, and the metrics page as promtool reads it.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import fc from "fast-check";
@@ -34,6 +36,7 @@ import {
 } from "./proxy-helpers";
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
+const METRICS_TOKEN = "integration-metrics-token";
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
 
 let server: DevServer;
@@ -85,6 +88,7 @@ beforeAll(async () => {
     HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive",
     // The containers listen on this machine's loopback, which a real installation refuses.
     PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104, ::1/128",
+    PROXY_METRICS_TOKEN: METRICS_TOKEN,
   });
   relay.setTarget(server.port);
 
@@ -303,6 +307,125 @@ describe("gensynchaprx with a real haproxy", () => {
     expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "" })).status).toBe(200);
     expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
     expect((await api(server.url, "/admin/haproxy")).body.version).toBe(firstVersion + 2);
+  });
+});
+
+describe("operations against the real agents", () => {
+  type Status = { role: string; agentUrl: string; state: string; inSync: boolean; version: number; digest: string };
+  const statuses = async () => (await api(server.url, "/admin/haproxy/status")).body as Status[];
+  /** Waits until every load balancer runs the version in force (the slave follows through the queue). */
+  const allInSync = () =>
+    until("every load balancer to run the version in force", async () => {
+      const all = await statuses();
+      return all.every((status) => status.inSync) ? all : undefined;
+    });
+
+  it("previews with the master's haproxy -c, applying nothing", async () => {
+    const before = (await api(server.url, "/admin/haproxy")).body;
+    const preview = await api(server.url, "/admin/haproxy/preview");
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ version: before.version, valid: true, validation: null, diff: "" });
+
+    expect(
+      (await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" })).status,
+    ).toBe(200);
+    try {
+      const refused = (await api(server.url, "/admin/haproxy/preview")).body;
+      expect(refused.valid).toBe(false);
+      expect(refused.validation).toMatch(/^haproxy -c failed \(exit 1\): /);
+      expect(refused.validation).toContain("unknown keyword 'bogus-directive' in 'backend' section");
+      expect(refused.diff).toContain("\n+    bogus-directive on\n");
+    } finally {
+      expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "" })).status).toBe(200);
+    }
+    expect((await api(server.url, "/admin/haproxy")).body).toEqual(before);
+    expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).toBe(before.files["haproxy.cfg"]);
+  });
+
+  it("activate puts an older haproxy.cfg back byte for byte, as a new version the slave takes too", async () => {
+    const old = (await api(server.url, "/admin/haproxy")).body;
+    expect((await api(server.url, "/backends/e2e", "POST", { label: "www", params: "balance first" })).status).toBe(
+      200,
+    );
+    expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
+    const changed = (await api(server.url, "/admin/haproxy")).body;
+    expect(changed.files["haproxy.cfg"]).not.toBe(old.files["haproxy.cfg"]);
+    expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).toBe(changed.files["haproxy.cfg"]);
+
+    const response = await api(server.url, `/admin/haproxy/versions/${old.version}/activate`, "POST");
+    expect(response.status).toBe(200);
+    const restored = response.body.payload.value;
+    expect(restored).toBe(changed.version + 1);
+    expect(response.body.warnings[0]).toBe(`INFO: version ${restored} restores version ${old.version}`);
+    expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).toBe(old.files["haproxy.cfg"]);
+    const active = (await api(server.url, "/admin/haproxy")).body;
+    expect(active).toMatchObject({ version: restored, restoredFrom: old.version, digest: old.digest });
+    expect(active.files).toEqual(old.files);
+    // haproxy reloaded with it and still routes.
+    expect(await viaHaproxy(httpPort, "api.e2e.example", "/back")).toMatchObject({ status: 200, body: "api1 /back" });
+
+    // The slave's sync, queued by the activation's run.
+    expect(await jobEnded(server.url, Number(response.headers.get("X-Job-Id")) + 1)).toMatchObject({
+      kind: "haproxy-slave-sync",
+      state: "succeeded",
+      warnings: [`INFO: slave ${slave.url} synced to version ${restored}`],
+    });
+    const synced = await allInSync();
+    expect(synced.map((status) => [status.role, status.version, status.digest])).toEqual([
+      ["master", restored, old.digest],
+      ["slave", restored, old.digest],
+    ]);
+    expect(readFileSync(path.join(slave.configDir, "haproxy.cfg"), "utf8")).toBe(old.files["haproxy.cfg"]);
+
+    expect((await api(server.url, `/admin/haproxy/versions/${restored + 1}/activate`, "POST")).status).toBe(404);
+    expect(
+      (await api(server.url, "/backends/e2e", "POST", { label: "www", params: "balance roundrobin" })).status,
+    ).toBe(200);
+  });
+
+  it("status flags a file edited by hand on an agent's disk; metrics show it and pass promtool", async () => {
+    const generated = await api(server.url, "/admin/gensynchaprx");
+    expect(generated.status).toBe(200);
+    const inForce = (await api(server.url, "/admin/haproxy")).body;
+    // Its slave sync has run: nothing else writes the slave's files while the test edits them.
+    await jobEnded(server.url, Number(generated.headers.get("X-Job-Id")) + 1);
+    await allInSync();
+
+    appendFileSync(path.join(slave.configDir, "domain2backend.map"), "edited.example bk_default\n");
+    const [masterStatus, slaveStatus] = await statuses();
+    expect(masterStatus).toMatchObject({ role: "master", state: "in-sync", inSync: true, digest: inForce.digest });
+    expect(slaveStatus).toMatchObject({
+      role: "slave",
+      agentUrl: slave.url,
+      state: "modified",
+      inSync: false,
+      version: inForce.version,
+      expectedVersion: inForce.version,
+      expectedDigest: inForce.digest,
+      lastError: null,
+    });
+    expect(slaveStatus.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(slaveStatus.digest).not.toBe(inForce.digest);
+
+    const metrics = await fetch(`${server.url}/admin/metrics`, {
+      headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toContain(`proxy_haproxy_load_balancer_in_sync{agent="${master.url}",role="master"} 1\n`);
+    expect(text).toContain(`proxy_haproxy_load_balancer_in_sync{agent="${slave.url}",role="slave"} 0\n`);
+    expect(text).toContain(`proxy_haproxy_version_in_force ${inForce.version}\n`);
+    expect(text).toMatch(
+      /^proxy_certificate_not_after_timestamp_seconds\{name="example-org",source="provided"\} \d+$/m,
+    );
+    const checked = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({ status: 0, output: "" });
+    expect((await fetch(`${server.url}/admin/metrics`)).status).toBe(401);
+
+    // The next generation repairs the slave: the same bundle is applied again over the edited file.
+    expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
+    await allInSync();
+    expect(readFileSync(path.join(slave.configDir, "domain2backend.map"), "utf8")).not.toContain("edited.example");
   });
 });
 

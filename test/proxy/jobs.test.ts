@@ -661,7 +661,7 @@ describe("maintenance job and the daily cron", () => {
     await locks().release(MAINTENANCE_LOCK, message.lockHolder);
   });
 
-  it("the daily cron queues the certificate job next to housekeeping", async () => {
+  it("the daily cron queues the certificate job and the audit log's pruning next to housekeeping", async () => {
     const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
     const sendBatch = vi.spyOn(env.JOBS, "sendBatch").mockResolvedValue(undefined as never);
     const ctx = createExecutionContext();
@@ -669,7 +669,10 @@ describe("maintenance job and the daily cron", () => {
     await waitOnExecutionContext(ctx);
     expect(send.mock.calls.map(([message]) => (message as { kind: string }).kind)).toEqual(["housekeeping"]);
     const batch = [...sendBatch.mock.calls[0][0]];
-    expect(batch).toEqual([{ body: { kind: "certificates", runId: expect.any(Number) } }]);
+    expect(batch).toEqual([
+      { body: { kind: "certificates", runId: expect.any(Number) } },
+      { body: { kind: "audit-prune", runId: expect.any(Number) } },
+    ]);
     const runId = (batch[0].body as { runId: number }).runId;
     expect(await getJobRun(db(), runId)).toMatchObject({ kind: "certificates", state: "queued", trigger: "5 0 * * *" });
   });

@@ -95,8 +95,9 @@ export function canConnect(port) {
 
 /**
  * Every system program the suites run, with the Debian/Ubuntu package that installs it: the key-value store suites'
- * redis and memcached, the proxy jobs' haproxy and pebble (ACME), openssl for their test CAs, chromium for the
- * browser test. `npm test` (scripts/test.mjs) installs the missing ones before the suites start.
+ * redis and memcached, the proxy jobs' haproxy, openssl for their test CAs, dpkg-deb to unpack the pinned pebble
+ * (./pebble.mjs: apt's is too old), chromium for the browser test, promtool for the metrics page. `npm test`
+ * (scripts/test.mjs) installs the missing ones before the suites start.
  * @type {Readonly<Record<string, string>>}
  */
 export const SYSTEM_PACKAGES = {
@@ -105,7 +106,7 @@ export const SYSTEM_PACKAGES = {
   "redis-cli": "redis-tools",
   memcached: "memcached",
   haproxy: "haproxy",
-  pebble: "pebble",
+  "dpkg-deb": "dpkg",
   openssl: "openssl",
   chromium: "chromium",
   promtool: "prometheus",

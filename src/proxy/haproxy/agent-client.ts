@@ -1,5 +1,6 @@
-// Pushes a generated bundle to a load balancer's agent (haproxy-agent/): PUT /v1/config with a bearer token. The
-// agent writes it beside the live configuration, runs `haproxy -c`, swaps it in and reloads; this reads its answer.
+// Talks to a load balancer's agent (haproxy-agent/) with a bearer token: PUT /v1/config pushes a bundle (the agent
+// writes it beside the live configuration, runs `haproxy -c`, swaps it in and reloads), POST /v1/check has it run
+// `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk.
 
 export interface AgentPush {
   agentUrl: string;
@@ -31,39 +32,116 @@ export class AgentError extends Error {
 
 const MAX_DETAIL = 2000;
 
-export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promise<AgentResult> {
+/** One request to an agent; an agent that does not answer in time (or at all) is an AgentError "unreachable". */
+async function callAgent(
+  fetcher: typeof fetch,
+  call: { agentUrl: string; token: string; timeoutMs: number; method: string; path: string; body?: unknown },
+): Promise<{ status: number; body: Record<string, unknown> }> {
   let response: Response;
+  let text: string;
   try {
-    response = await fetcher(`${push.agentUrl}/v1/config`, {
-      method: "PUT",
-      headers: { Authorization: `Bearer ${push.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({
-        version: push.version,
-        digest: push.digest,
-        onlyIfNewer: push.onlyIfNewer,
-        files: push.files,
-      }),
-      signal: AbortSignal.timeout(push.timeoutMs),
+    response = await fetcher(`${call.agentUrl}${call.path}`, {
+      method: call.method,
+      headers: {
+        Authorization: `Bearer ${call.token}`,
+        ...(call.body === undefined ? {} : { "Content-Type": "application/json" }),
+      },
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+      signal: AbortSignal.timeout(call.timeoutMs),
     });
+    text = await response.text();
   } catch (error) {
     const reason =
       error instanceof Error && error.name === "TimeoutError"
-        ? `no answer within ${push.timeoutMs} ms`
+        ? `no answer within ${call.timeoutMs} ms`
         : String(error instanceof Error ? error.message : error);
-    throw new AgentError(`agent ${push.agentUrl} is unreachable: ${reason}`, "unreachable");
+    throw new AgentError(`agent ${call.agentUrl} is unreachable: ${reason}`, "unreachable");
   }
-  const text = await response.text();
-  let body: { outcome?: string; version?: number; error?: string } = {};
+  let body: Record<string, unknown>;
   try {
-    body = JSON.parse(text);
+    const parsed: unknown = JSON.parse(text);
+    body = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   } catch {
     body = { error: text.slice(0, MAX_DETAIL) };
   }
-  if (response.status === 200 && (body.outcome === "applied" || body.outcome === "unchanged")) {
+  return { status: response.status, body };
+}
+
+const errorOf = (status: number, body: Record<string, unknown>) =>
+  (typeof body.error === "string" ? body.error : `HTTP ${status}`).slice(0, MAX_DETAIL);
+
+export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promise<AgentResult> {
+  const { status, body } = await callAgent(fetcher, {
+    ...push,
+    method: "PUT",
+    path: "/v1/config",
+    body: { version: push.version, digest: push.digest, onlyIfNewer: push.onlyIfNewer, files: push.files },
+  });
+  if (status === 200 && (body.outcome === "applied" || body.outcome === "unchanged")) {
     return { outcome: body.outcome, version: push.version };
   }
-  if (response.status === 409 && typeof body.version === "number") return { outcome: "stale", version: body.version };
-  const detail = (body.error ?? `HTTP ${response.status}`).slice(0, MAX_DETAIL);
-  const refusal = `agent ${push.agentUrl} refused version ${push.version} (HTTP ${response.status}): ${detail}`;
+  if (status === 409 && typeof body.version === "number") return { outcome: "stale", version: body.version };
+  const refusal = `agent ${push.agentUrl} refused version ${push.version} (HTTP ${status}): ${errorOf(status, body)}`;
   throw new AgentError(refusal, "refused");
+}
+
+/** The agent's `haproxy -c` verdict on a bundle it does not apply; `error` quotes haproxy (administrator only). */
+export type AgentCheck = { valid: true } | { valid: false; error: string };
+
+export async function checkWithAgent(
+  fetcher: typeof fetch,
+  check: Pick<AgentPush, "agentUrl" | "token" | "timeoutMs" | "digest" | "files">,
+): Promise<AgentCheck> {
+  const { status, body } = await callAgent(fetcher, {
+    ...check,
+    method: "POST",
+    path: "/v1/check",
+    body: { digest: check.digest, files: check.files },
+  });
+  if (status === 200 && body.valid === true) return { valid: true };
+  if (status === 200 && body.valid === false) return { valid: false, error: errorOf(status, body) };
+  throw new AgentError(
+    `agent ${check.agentUrl} refused the check (HTTP ${status}): ${errorOf(status, body)}`,
+    "refused",
+  );
+}
+
+/** What an agent reports (GET /v1/status): `diskDigest` is recomputed from its files, so hand edits show. */
+export interface AgentStatus {
+  version: number | null;
+  /** The digest recorded when the version was applied. */
+  digest: string | null;
+  diskDigest: string | null;
+  appliedAt: string | null;
+  lastError: { at: string; version: number; message: string } | null;
+}
+
+const text = (value: unknown) => (typeof value === "string" ? value : null);
+
+export async function agentStatus(
+  fetcher: typeof fetch,
+  agent: Pick<AgentPush, "agentUrl" | "token" | "timeoutMs">,
+): Promise<AgentStatus> {
+  const { status, body } = await callAgent(fetcher, { ...agent, method: "GET", path: "/v1/status" });
+  if (status !== 200) {
+    throw new AgentError(
+      `agent ${agent.agentUrl} refused the status (HTTP ${status}): ${errorOf(status, body)}`,
+      "refused",
+    );
+  }
+  const lastError = body.lastError as Record<string, unknown> | null | undefined;
+  return {
+    version: typeof body.version === "number" ? body.version : null,
+    digest: text(body.digest),
+    diskDigest: text(body.diskDigest),
+    appliedAt: text(body.appliedAt),
+    lastError:
+      lastError && typeof lastError === "object"
+        ? {
+            at: String(lastError.at),
+            version: Number(lastError.version),
+            message: String(lastError.message).slice(0, MAX_DETAIL),
+          }
+        : null,
+  };
 }

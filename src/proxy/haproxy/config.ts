@@ -29,6 +29,19 @@ export interface HaproxyBundle {
   /** The certificate files (chain and key), each from a certificate row. */
   certificates: { file: string; row: CertificateRow }[];
   warnings: string[];
+  /** The backends written without part of what was asked (params, servers, a certificate): also among the warnings. */
+  problems: BundleProblem[];
+}
+
+export interface BundleProblem {
+  project: string;
+  backend: string;
+  /**
+   * params: the backend's params were refused and left out; server-params: a server's params were; server-address:
+   * a server was left out for its address; certificate: a domain asks for a certificate none covers (http only).
+   */
+  kind: "params" | "server-params" | "server-address" | "certificate";
+  message: string;
 }
 
 /** A bundle that must not reach a load balancer: the message says why. */
@@ -54,12 +67,12 @@ function backendParams(
   params: string | null,
   where: string,
   vet: (params: string | null) => ReturnType<typeof vetBackendParams>,
-  warnings: string[],
+  report: (message: string) => void,
 ) {
   const vetted = vet(params);
   if (vetted.ok) return vetted.value;
   const { line, reason } = vetted.error;
-  warnings.push(`WARN: ${where}: params line ${line} refused (${reason}); the backend is written without its params`);
+  report(`${where}: params line ${line} refused (${reason}); the backend is written without its params`);
   return { lines: [], maintenance: (params ?? "").split(/\r?\n/).some((text) => text.trim() === "_maintenance") };
 }
 
@@ -122,6 +135,11 @@ export function generateHaproxyBundle(
   settings: HaproxySettings,
 ): HaproxyBundle {
   const warnings: string[] = [];
+  const problems: BundleProblem[] = [];
+  const problem = (project: string, backend: string, kind: BundleProblem["kind"]) => (message: string) => {
+    warnings.push(`WARN: ${message}`);
+    problems.push({ project, backend, kind, message });
+  };
   const vetBackend = onceEach((params) => vetBackendParams(params, settings.paramsExtraDirectives));
   const vetServer = onceEach(vetServerParams);
   const projectLabel = new Map(installation.projects.map((row) => [row.id, row.label]));
@@ -189,7 +207,12 @@ export function generateHaproxyBundle(
         }
         continue;
       }
-      const { lines, maintenance } = backendParams(backend.params, where, vetBackend, warnings);
+      const { lines, maintenance } = backendParams(
+        backend.params,
+        where,
+        vetBackend,
+        problem(project, backend.label, "params"),
+      );
       const section = [`# project ${project}: backend ${backend.label}`, `backend ${fqLabel}`];
       if (maintenance) {
         section.push("    # _maintenance: every request gets the maintenance page");
@@ -207,14 +230,22 @@ export function generateHaproxyBundle(
           // Stored before addresses were vetted (or written past the API): HAProxy must not connect there.
           const address = vetContainerAddress(container.ipv6, settings.addressExceptions);
           if (!address.ok) {
-            warnings.push(`WARN: ${where}: server ${name} is left out: its address ${container.ipv6} ${address.error}`);
+            problem(
+              project,
+              backend.label,
+              "server-address",
+            )(`${where}: server ${name} is left out: its address ${container.ipv6} ${address.error}`);
             return [];
           }
           const vetted = vetServer(reference.params);
           if (!vetted.ok) {
             const { line, reason } = vetted.error;
-            warnings.push(
-              `WARN: ${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`,
+            problem(
+              project,
+              backend.label,
+              "server-params",
+            )(
+              `${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`,
             );
           }
           const params = vetted.ok ? vetted.value : "";
@@ -227,6 +258,16 @@ export function generateHaproxyBundle(
       for (const domain of backendDomains) routed.push(`${domain.domainName} ${fqLabel}`);
     }
     if (routed.length > 0) routing.push(`# ${project}: ${backend.label}`, ...routed);
+    // Not a warning of the generation: a certificate the CA has not issued yet is the usual state of a new domain.
+    for (const domain of backendDomains) {
+      if (certificateOf.has(domain.domainName) || !(domain.publicCaCertificate || domain.certProvided)) continue;
+      problems.push({
+        project,
+        backend: backend.label,
+        kind: "certificate",
+        message: `${domain.domainName} (${where}) asks for a ${domain.certProvided ? "provided" : "public CA"} certificate, but none covers it: it is served over http only`,
+      });
+    }
   }
 
   const certificateMap = installation.domains
@@ -297,6 +338,7 @@ export function generateHaproxyBundle(
     files,
     certificates: [fallback, ...used].map((row) => ({ file: certificateFile(row), row })),
     warnings,
+    problems,
   };
 }
 

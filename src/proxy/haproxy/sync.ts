@@ -1,19 +1,23 @@
 // gensynchaprx's engine: generate the HAProxy bundle from D1, check it, store it as a numbered version, have the
-// master's agent validate and apply it, then queue one slave sync per slave agent; and the slave sync itself.
-import { eq, inArray } from "drizzle-orm";
+// master's agent validate and apply it, then queue one slave sync per slave agent; the re-shipping of a stored
+// version as a new one (rollback); and the slave sync itself.
 import { appendJobWarnings } from "../../jobs/history";
-import { database } from "../../shared/db";
+import { database, type Database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import type { Caller } from "../installation/api-users";
 import { loadInstallation } from "../installation/load";
 import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
-import { combinedPem } from "../pki/selection";
-import { certificates } from "../pki/tables";
 import { proxySettings, type ProxySettings } from "../settings";
 import { AgentError, pushToAgent } from "./agent-client";
 import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type HaproxySettings } from "./config";
-import { haproxyVersionFiles, haproxyVersions } from "./tables";
-import { activateVersion, rejectVersion, storeVersion } from "./versions";
+import {
+  activateVersion,
+  bundleOfVersion,
+  findVersion,
+  rejectVersion,
+  storeVersion,
+  versionNotFound,
+} from "./versions";
 
 export const GENSYNC_FAILED = "Unable to reload and sync of HAProxy: ";
 
@@ -110,8 +114,28 @@ export async function generateAndApply(
     certificateFiles: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
     now: input.now,
   });
-  const warnings = [...bundle.warnings];
+  return {
+    version,
+    warnings: [...bundle.warnings, ...(await shipVersion(db, settings, { ...input, version, digest, files }))],
+  };
+}
 
+/**
+ * Has the master's agent validate and apply a stored pending version, makes it the active one and queues the slave
+ * syncs; answers the warnings. Throws GenSyncFailed (the version is then rejected) when the agent refuses it.
+ */
+async function shipVersion(
+  db: Database,
+  settings: ProxySettings,
+  input: {
+    version: number;
+    digest: string;
+    files: Record<string, string>;
+    queueSlaveSyncs: (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+  },
+): Promise<string[]> {
+  const { version, digest, files } = input;
+  const warnings: string[] = [];
   if (settings.HAPROXY_AGENT_URL) {
     if (!settings.HAPROXY_AGENT_TOKEN) {
       await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
@@ -143,7 +167,47 @@ export async function generateAndApply(
   slaves.forEach((agentUrl, index) =>
     warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`),
   );
-  return { version, warnings };
+  return warnings;
+}
+
+// ---- rollback ----
+
+/**
+ * POST /admin/haproxy/versions/{version}/activate: stores a stored version's text files again as a NEW version that
+ * notes where it came from, with the certificates of the same names as they are now, and ships it like a generated
+ * one (the master's agent checks it, the slaves follow: a new number, so they take it as newer).
+ */
+export async function restoreVersion(
+  env: Env,
+  input: {
+    runId: number;
+    now: Date;
+    version: number;
+    queueSlaveSyncs: (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+  },
+): Promise<AppliedVersion> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  const stored = await findVersion(db, input.version);
+  if (!stored) throw versionNotFound(input.version);
+  const { files, missing } = await bundleOfVersion(db, stored.row, stored.files);
+  if (missing.length > 0) {
+    throw new GenSyncFailed(
+      `version ${input.version} cannot be restored: its certificate${missing.length > 1 ? "s" : ""} ${missing.join(", ")} no longer exist${missing.length > 1 ? "" : "s"}`,
+      "a certificate of that version no longer exists",
+    );
+  }
+  const digest = await bundleDigest(files);
+  const version = await storeVersion(db, {
+    digest,
+    jobRunId: input.runId,
+    files: stored.files,
+    certificateFiles: stored.row.certificateFiles,
+    now: input.now,
+    restoredFrom: input.version,
+  });
+  const shipped = await shipVersion(db, settings, { ...input, version, digest, files });
+  return { version, warnings: [`INFO: version ${version} restores version ${input.version}`, ...shipped] };
 }
 
 // ---- slave sync ----
@@ -166,26 +230,10 @@ export async function syncSlave(
   const superseded = (why: string) =>
     report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
 
-  const [row] = await db.select().from(haproxyVersions).where(eq(haproxyVersions.id, input.version)).limit(1);
-  if (!row || row.status !== "active") return superseded("it is no longer the active version");
-  const [fileRows, certificateRows] = await db.batch([
-    db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id)),
-    db
-      .select()
-      .from(certificates)
-      .where(
-        inArray(
-          certificates.name,
-          row.certificateFiles.map((file) => file.name),
-        ),
-      ),
-  ]);
-  const files: Record<string, string> = Object.fromEntries(fileRows.map((file) => [file.name, file.content]));
-  const byName = new Map(certificateRows.map((certificate) => [certificate.name, certificate]));
-  for (const { file, name } of row.certificateFiles) {
-    const certificate = byName.get(name);
-    if (certificate) files[file] = combinedPem(certificate);
-  }
+  const stored = await findVersion(db, input.version);
+  if (!stored || stored.row.status !== "active") return superseded("it is no longer the active version");
+  const { row } = stored;
+  const { files } = await bundleOfVersion(db, row, stored.files);
   if ((await bundleDigest(files)) !== row.digest)
     return superseded("its certificates changed since; the next gensynchaprx ships them");
 

@@ -1,8 +1,10 @@
 // The stored HAProxy versions: each generated bundle's text files and certificate list, numbered, with its status
-// (pending, active, previous, rejected); the number kept is bounded.
+// (pending, active, previous, rejected) and the version it restores, if any; the number kept is bounded.
 import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { NotFound } from "../errors";
+import { combinedPem } from "../pki/selection";
+import { certificates } from "../pki/tables";
 import { haproxyVersionFiles, haproxyVersions } from "./tables";
 
 type VersionRow = typeof haproxyVersions.$inferSelect;
@@ -13,6 +15,7 @@ const versionSummary = (row: VersionRow) => ({
   status: row.status,
   error: row.error,
   jobId: row.jobRunId,
+  restoredFrom: row.restoredFrom,
   createdAt: row.createdAt.toISOString(),
 });
 
@@ -25,6 +28,8 @@ export async function storeVersion(
     files: Record<string, string>;
     certificateFiles: { file: string; name: string }[];
     now: Date;
+    /** The stored version this one re-ships (POST /admin/haproxy/versions/{version}/activate). */
+    restoredFrom?: number;
   },
 ): Promise<number> {
   // Inside the batch (one transaction, under the job lock) the newest id is the version just inserted.
@@ -34,6 +39,7 @@ export async function storeVersion(
       digest: input.digest,
       status: "pending",
       jobRunId: input.jobRunId,
+      restoredFrom: input.restoredFrom ?? null,
       certificateFiles: input.certificateFiles,
       createdAt: input.now,
     }),
@@ -75,23 +81,44 @@ export async function listVersions(db: Database) {
   return rows.map(versionSummary);
 }
 
-/** A version with its text files and the certificates it ships (names and files, never keys). */
-export async function getVersion(db: Database, version?: number) {
+/** The active version (or a given one) with its text files; undefined when there is none. */
+export async function findVersion(db: Database, version?: number) {
   const [row] = await db
     .select()
     .from(haproxyVersions)
     .where(version === undefined ? eq(haproxyVersions.status, "active") : eq(haproxyVersions.id, version))
     .orderBy(desc(haproxyVersions.id))
     .limit(1);
-  if (!row) {
-    throw new NotFound(
-      version === undefined ? "No HAProxy configuration is active yet" : `Invalid version: ${version} not existing`,
-    );
-  }
+  if (!row) return undefined;
   const files = await db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id));
-  return {
-    ...versionSummary(row),
-    files: Object.fromEntries(files.map((file) => [file.name, file.content])),
-    certificates: row.certificateFiles,
-  };
+  return { row, files: Object.fromEntries(files.map((file) => [file.name, file.content])) };
+}
+
+export const versionNotFound = (version: number | string) => new NotFound(`Invalid version: ${version} not existing`);
+
+/** A version with its text files and the certificates it ships (names and files, never keys). */
+export async function getVersion(db: Database, version?: number) {
+  const found = await findVersion(db, version);
+  if (!found) {
+    throw version === undefined ? new NotFound("No HAProxy configuration is active yet") : versionNotFound(version);
+  }
+  return { ...versionSummary(found.row), files: found.files, certificates: found.row.certificateFiles };
+}
+
+/**
+ * Every file of a stored version as an agent gets it: its text files and its certificates as they are stored now
+ * (a renewed certificate ships renewed). `missing` names the certificates that no longer exist.
+ */
+export async function bundleOfVersion(db: Database, row: VersionRow, textFiles: Record<string, string>) {
+  const names = row.certificateFiles.map((file) => file.name);
+  const rows = names.length === 0 ? [] : await db.select().from(certificates).where(inArray(certificates.name, names));
+  const byName = new Map(rows.map((certificate) => [certificate.name, certificate]));
+  const files: Record<string, string> = { ...textFiles };
+  const missing: string[] = [];
+  for (const { file, name } of row.certificateFiles) {
+    const certificate = byName.get(name);
+    if (certificate) files[file] = combinedPem(certificate);
+    else missing.push(name);
+  }
+  return { files, missing };
 }

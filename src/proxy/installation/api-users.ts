@@ -6,6 +6,7 @@ import { constantTimeEqualText, hashPassword, verifyPassword } from "../../share
 import { NotFound } from "../errors";
 import { anyPatternMatchesLabel } from "./project-patterns";
 import { apiUsers } from "./tables";
+import { commitWrite, DELETED_A_ROW, tableRow, type WriteControl } from "./writes";
 
 /** Who is calling: an API user limited to its project patterns, or the administrator. */
 export interface Caller {
@@ -115,7 +116,9 @@ export async function createApiUser(
   return row;
 }
 
-const apiUserView = (row: typeof apiUsers.$inferSelect) => ({
+const apiUserView = (
+  row: Pick<typeof apiUsers.$inferSelect, "username" | "email" | "projectPatterns" | "version">,
+) => ({
   username: row.username,
   email: row.email,
   projectPatterns: row.projectPatterns,
@@ -126,27 +129,38 @@ const apiUserView = (row: typeof apiUsers.$inferSelect) => ({
 export async function upsertApiUser(
   db: Database,
   input: { username: string; password: string; email?: string | null; projectPatterns: string[] },
+  control: WriteControl = {},
 ) {
+  const existing = await findApiUser(db, input.username);
   const passwordHash = await hashPassword(input.password);
-  const [row] = await db
-    .insert(apiUsers)
-    .values({
-      username: input.username,
-      passwordHash,
-      email: input.email ?? null,
-      projectPatterns: input.projectPatterns,
-    })
-    .onConflictDoUpdate({
-      target: apiUsers.username,
-      set: {
-        passwordHash,
-        email: input.email ?? null,
-        projectPatterns: input.projectPatterns,
-        version: sql`${apiUsers.version} + 1`,
+  const fields = { email: input.email ?? null, projectPatterns: input.projectPatterns };
+  const { rows } = await commitWrite(db, control, {
+    what: "Unable to process API user update",
+    projects: [],
+    statements: [
+      db
+        .insert(apiUsers)
+        .values({ username: input.username, passwordHash, ...fields })
+        .onConflictDoUpdate({
+          target: apiUsers.username,
+          set: { passwordHash, ...fields, version: sql`${apiUsers.version} + 1` },
+        })
+        .returning(),
+    ],
+    // The patterns say what the user may reach; the password (and its hash) never goes into the log.
+    changes: [
+      {
+        projectLabel: null,
+        summary: {
+          action: existing ? "update" : "create",
+          username: input.username,
+          projectPatterns: input.projectPatterns,
+        },
       },
-    })
-    .returning();
-  return apiUserView(row);
+    ],
+  });
+  if (rows) return apiUserView(tableRow(apiUsers, rows[0][0]));
+  return apiUserView({ username: input.username, ...fields, version: existing ? existing.version + 1 : 0 });
 }
 
 export async function listApiUsers(db: Database) {
@@ -154,7 +168,15 @@ export async function listApiUsers(db: Database) {
   return rows.map(apiUserView);
 }
 
-export async function deleteApiUser(db: Database, username: string): Promise<void> {
-  const deleted = await db.delete(apiUsers).where(eq(apiUsers.username, username)).returning({ id: apiUsers.id });
-  if (deleted.length === 0) throw new NotFound(`Invalid API user: username ${username} not existing`);
+export async function deleteApiUser(db: Database, username: string, control: WriteControl = {}): Promise<void> {
+  const missing = () => new NotFound(`Invalid API user: username ${username} not existing`);
+  const existing = await findApiUser(db, username);
+  if (!existing) throw missing();
+  const { rows } = await commitWrite(db, control, {
+    what: "Unable to process API user delete",
+    projects: [],
+    statements: [db.delete(apiUsers).where(eq(apiUsers.id, existing.id)).returning({ id: apiUsers.id })],
+    changes: [{ projectLabel: null, summary: { username }, onlyIf: DELETED_A_ROW }],
+  });
+  if (rows && rows[0].length === 0) throw missing();
 }

@@ -4,7 +4,6 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import {
-  commit,
   deleteBackendContainers,
   deleteDomains,
   inJsonList,
@@ -21,6 +20,7 @@ import { describeProblem, vetBackendParams, vetServerParams } from "./params/ind
 import type { BackendRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";
 import { backendContainers, backends, containers, domains } from "./tables";
+import { commitWrite, listed, nextId, type WriteControl } from "./writes";
 
 type Reference = { containerId: number; params: string | null };
 
@@ -116,16 +116,27 @@ function replaceReferences(backendId: SQL, current: (typeof backendContainers.$i
   return statements;
 }
 
+/** The ids added to and removed from a list, for the audit log. */
+function listChange<T extends string | number>(before: readonly T[], after: readonly T[]) {
+  const kept = new Set(before);
+  const wanted = new Set(after);
+  return {
+    added: listed(after.filter((item) => !kept.has(item))),
+    removed: listed(before.filter((i) => !wanted.has(i))),
+  };
+}
+
 /**
- * Creates the backend, or updates the one with the same label (only the fields given); returns its id.
- * Everything is validated first and written in one D1 batch.
+ * Creates the backend, or updates the one with the same label (only the fields given); returns its id and the
+ * project's new ETag. Everything is validated first and written in one D1 batch.
  */
 export async function upsertBackend(
   db: Database,
   project: ProjectRow,
   input: BackendInput,
   options: BackendOptions,
-): Promise<number> {
+  control: WriteControl = {},
+): Promise<{ id: number; etag: string }> {
   checkParams(input, options);
   const [existing] = await db
     .select()
@@ -139,6 +150,7 @@ export async function upsertBackend(
     containerId: r.containerId,
     params: r.params ?? null,
   }));
+  const fields = (["fullname", "port", "params"] as const).filter((field) => input[field] != null);
 
   if (!existing) {
     // The new backend's id is unknown until the batch runs: later statements find it by its unique label.
@@ -157,8 +169,32 @@ export async function upsertBackend(
       ...(wantedDomains?.length ? [insertDomains(wantedDomains, newBackendId)] : []),
       ...(wantedReferences?.length ? replaceReferences(newBackendId, [], wantedReferences) : []),
     ];
-    const [inserted] = await commit(db, statements, "Unable to process backend create");
-    return inserted[0].id as number;
+    const summary = {
+      action: "create",
+      backendLabel: input.label,
+      backendId: newBackendId,
+      fields,
+      ...(wantedDomains && {
+        domains: listChange(
+          [],
+          wantedDomains.map((domain) => domain.domainName),
+        ),
+      }),
+      ...(wantedReferences && {
+        containers: listChange(
+          [],
+          wantedReferences.map((r) => r.containerId),
+        ),
+      }),
+    };
+    const { rows, etags } = await commitWrite(db, control, {
+      what: "Unable to process backend create",
+      projects: [project],
+      statements,
+      changes: [{ projectLabel: project.label, summary }],
+    });
+    const id = rows ? (rows[0][0].id as number) : await nextId(db, "backends");
+    return { id, etag: etags.get(project.id)! };
   }
 
   const [currentDomains, currentReferences] = await db.batch([
@@ -190,12 +226,41 @@ export async function upsertBackend(
     if (inserts.length) statements.push(insertDomains(inserts, sql`${existing.id}`));
   }
   if (wantedReferences) statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wantedReferences));
-  await commit(db, statements, "Unable to process backend update");
-  return existing.id;
+  const summary = {
+    action: "update",
+    backendLabel: existing.label,
+    backendId: existing.id,
+    fields,
+    ...(wantedDomains && {
+      domains: listChange(
+        currentDomains.map((row) => row.domainName),
+        wantedDomains.map((domain) => domain.domainName),
+      ),
+    }),
+    ...(wantedReferences && {
+      containers: listChange(
+        currentReferences.map((row) => row.containerId),
+        wantedReferences.map((reference) => reference.containerId),
+      ),
+    }),
+  };
+  const { etags } = await commitWrite(db, control, {
+    what: "Unable to process backend update",
+    projects: [project],
+    statements,
+    changes: [{ projectLabel: project.label, summary }],
+  });
+  return { id: existing.id, etag: etags.get(project.id)! };
 }
 
 /** Makes `backend` use the containers (with their params) of `target`, for blue/green switches. */
-export async function setContainersOf(db: Database, backend: BackendRow, target: BackendRow): Promise<void> {
+export async function setContainersOf(
+  db: Database,
+  project: ProjectRow,
+  backend: BackendRow,
+  target: BackendRow,
+  control: WriteControl = {},
+): Promise<{ etag: string }> {
   const [targetReferences, currentReferences] = await db.batch([
     db.select().from(backendContainers).where(eq(backendContainers.backendId, target.id)),
     db.select().from(backendContainers).where(eq(backendContainers.backendId, backend.id)),
@@ -217,6 +282,21 @@ export async function setContainersOf(db: Database, backend: BackendRow, target:
     }
   }
   const wanted = targetReferences.map((row) => ({ containerId: row.containerId, params: row.params }));
-  const statements = replaceReferences(sql`${backend.id}`, currentReferences, wanted);
-  await commit(db, statements, "Unable to process backend container update");
+  const summary = {
+    backendLabel: backend.label,
+    backendId: backend.id,
+    targetBackendLabel: target.label,
+    targetBackendId: target.id,
+    containers: listChange(
+      currentReferences.map((row) => row.containerId),
+      wanted.map((reference) => reference.containerId),
+    ),
+  };
+  const { etags } = await commitWrite(db, control, {
+    what: "Unable to process backend container update",
+    projects: [project],
+    statements: replaceReferences(sql`${backend.id}`, currentReferences, wanted),
+    changes: [{ projectLabel: project.label, summary }],
+  });
+  return { etag: etags.get(project.id)! };
 }

@@ -3,13 +3,14 @@ import { and, eq, sql } from "drizzle-orm";
 import { isConstraintFailure, type Database } from "../../shared/db";
 import { vetContainerAddress, type Ipv6Network } from "./addresses";
 import { HttpError } from "../../shared/http/errors";
-import { commit, inJsonList, type Statement } from "./bulk";
+import { inJsonList, type Statement } from "./bulk";
 import { CannotProcess, Conflict, NotFound } from "../errors";
 import { loadProjectTree } from "./projects";
 import type { ProjectRow } from "./rows";
 import type { ContainerInput, PermissionGrants } from "./inputs";
 import { containerPermissions, containers, hosts, users } from "./tables";
-import { sshProxyUsername } from "./views";
+import { byText, containerView, sshProxyUsername } from "./views";
+import { commitWrite, listed, nextId, type WriteControl } from "./writes";
 
 /** Linux refuses longer user names, and every permission becomes an account on the SSH proxy. */
 const MAX_ACCOUNT_NAME = 32;
@@ -36,16 +37,33 @@ export function storableAddress(ipv6: string, exceptions: readonly Ipv6Network[]
   return checked.value;
 }
 
+/** The answer to a unique index refusing the write: the index is the check, with no race between check and write. */
+function containerConflict(input: ContainerInput) {
+  return (error: unknown) => {
+    if (isConstraintFailure(error, "containers.ipv6")) {
+      return new Conflict(`Invalid container: address ${input.ipv6} is already used by another container`);
+    }
+    if (isConstraintFailure(error, "containers.project_id, containers.label")) {
+      return new CannotProcess(
+        "Unable to process container create: a concurrent change conflicted with this request, nothing was changed",
+      );
+    }
+    return undefined;
+  };
+}
+
 /**
- * Creates the container, or updates the one with the same label in the project (only the fields given).
- * Returns its id. A non-empty containerPermissions list and a refused address are refused before anything is written.
+ * Creates the container, or updates the one with the same label in the project (only the fields given). Returns its
+ * id and the project's new ETag. A non-empty containerPermissions list and a refused address are refused before
+ * anything is written.
  */
 export async function upsertContainer(
   db: Database,
   project: ProjectRow,
   input: ContainerInput,
   addressExceptions: readonly Ipv6Network[] = [],
-): Promise<number> {
+  control: WriteControl = {},
+): Promise<{ id: number; etag: string }> {
   if (input.containerPermissions && input.containerPermissions.length > 0) {
     throw new CannotProcess("Changing container permissions is currently disabled for security reasons");
   }
@@ -56,56 +74,79 @@ export async function upsertContainer(
     .where(and(eq(containers.projectId, project.id), eq(containers.label, input.label)))
     .limit(1);
   const hostId = await resolveHost(db, input);
+  const fields = (["fullname", "ipv6"] as const).filter((field) => input[field] != null);
+  const changed = {
+    fields: hostId === undefined ? fields : [...fields, "host"],
+    ...(hostId !== undefined && { hostId }),
+    ...(input.ipv6 != null && { ipv6: input.ipv6 }),
+  };
 
-  try {
-    if (!existing) {
-      if (hostId === undefined) throw new CannotProcess("Invalid host: no hostname or host id available in input");
-      if (input.ipv6 == null) throw new CannotProcess("Invalid container: no ipv6 address available in input");
-      const [row] = await db
-        .insert(containers)
-        .values({
-          projectId: project.id,
-          label: input.label,
-          fullname: input.fullname ?? null,
-          hostId,
-          ipv6: input.ipv6,
-        })
-        .returning({ id: containers.id });
-      return row.id;
-    }
-    await db
-      .update(containers)
-      .set({
-        ...(input.fullname != null && { fullname: input.fullname }),
-        ...(input.ipv6 != null && { ipv6: input.ipv6 }),
-        ...(hostId !== undefined && { hostId }),
-        version: sql`${containers.version} + 1`,
-      })
-      .where(eq(containers.id, existing.id));
-    return existing.id;
-  } catch (error) {
-    // The unique index is the check: no extra read, and no race between a check and the write.
-    if (isConstraintFailure(error, "containers.ipv6")) {
-      throw new Conflict(`Invalid container: address ${input.ipv6} is already used by another container`);
-    }
-    if (isConstraintFailure(error, "containers.project_id, containers.label")) {
-      throw new CannotProcess(
-        "Unable to process container create: a concurrent change conflicted with this request, nothing was changed",
-      );
-    }
-    throw error;
+  if (!existing) {
+    if (hostId === undefined) throw new CannotProcess("Invalid host: no hostname or host id available in input");
+    if (input.ipv6 == null) throw new CannotProcess("Invalid container: no ipv6 address available in input");
+    const newId = sql`(select id from containers where project_id = ${project.id} and label = ${input.label})`;
+    const { rows, etags } = await commitWrite(db, control, {
+      what: "Unable to process container create",
+      projects: [project],
+      statements: [
+        db
+          .insert(containers)
+          .values({
+            projectId: project.id,
+            label: input.label,
+            fullname: input.fullname ?? null,
+            hostId,
+            ipv6: input.ipv6,
+          })
+          .returning({ id: containers.id }),
+      ],
+      changes: [
+        {
+          projectLabel: project.label,
+          summary: { action: "create", containerLabel: input.label, containerId: newId, ...changed },
+        },
+      ],
+      conflict: containerConflict(input),
+    });
+    const id = rows ? (rows[0][0].id as number) : await nextId(db, "containers");
+    return { id, etag: etags.get(project.id)! };
   }
+  const { etags } = await commitWrite(db, control, {
+    what: "Unable to process container update",
+    projects: [project],
+    statements: [
+      db
+        .update(containers)
+        .set({
+          ...(input.fullname != null && { fullname: input.fullname }),
+          ...(input.ipv6 != null && { ipv6: input.ipv6 }),
+          ...(hostId !== undefined && { hostId }),
+          version: sql`${containers.version} + 1`,
+        })
+        .where(eq(containers.id, existing.id)),
+    ],
+    changes: [
+      {
+        projectLabel: project.label,
+        summary: { action: "update", containerLabel: existing.label, containerId: existing.id, ...changed },
+      },
+    ],
+    conflict: containerConflict(input),
+  });
+  return { id: existing.id, etag: etags.get(project.id)! };
 }
 
 /**
  * Replaces the container's SSH permissions with `grants` (administrator only): grants already present stay
- * as they are, the others are added, and permissions not listed are removed. Returns the container view.
+ * as they are, the others are added, and permissions not listed are removed. Returns the container view (after a dry
+ * run: the one the write would give) and the project's new ETag.
  */
 export async function setContainerPermissions(
   db: Database,
   project: ProjectRow,
   containerLabel: string,
   grants: PermissionGrants,
+  control: WriteControl = {},
 ) {
   const [container] = await db
     .select()
@@ -129,7 +170,7 @@ export async function setContainerPermissions(
 
   const emails = [...new Set(grants.map((grant) => grant.userEmail))];
   const [userRows, currentRows] = await db.batch([
-    db.select({ id: users.id, email: users.email }).from(users).where(inJsonList(users.email, emails)),
+    db.select().from(users).where(inJsonList(users.email, emails)),
     db.select().from(containerPermissions).where(eq(containerPermissions.containerId, container.id)),
   ]);
   const userIdByEmail = new Map(userRows.map((row) => [row.email, row.id]));
@@ -138,29 +179,54 @@ export async function setContainerPermissions(
 
   const emailById = new Map(userRows.map((row) => [row.id, row.email]));
   const keep = new Set<string>();
-  const removals: number[] = [];
+  const removals: (typeof currentRows)[number][] = [];
   for (const row of currentRows) {
     const key = `${emailById.get(row.userId)}\n${row.permission}`;
     if (wanted.has(key)) keep.add(key);
-    else removals.push(row.id);
+    else removals.push(row);
   }
-  const additions = [...wanted].filter(([key]) => !keep.has(key)).map(([, grant]) => grant);
+  const additions = [...wanted]
+    .filter(([key]) => !keep.has(key))
+    .map(([, grant]) => ({ userId: userIdByEmail.get(grant.userEmail)!, permission: grant.permission }));
 
   const statements: Statement[] = [];
-  if (removals.length)
-    statements.push(db.delete(containerPermissions).where(inJsonList(containerPermissions.id, removals)));
+  if (removals.length) {
+    const ids = removals.map((row) => row.id);
+    statements.push(db.delete(containerPermissions).where(inJsonList(containerPermissions.id, ids)));
+  }
   if (additions.length) {
-    const rows = additions.map((grant) => ({
-      userId: userIdByEmail.get(grant.userEmail)!,
-      permission: grant.permission,
-    }));
     statements.push(
       sql`
         insert into container_permissions (container_id, user_id, permission)
-        select ${container.id}, o.value ->> 'userId', o.value ->> 'permission' from json_each(${JSON.stringify(rows)}) as o`,
+        select ${container.id}, o.value ->> 'userId', o.value ->> 'permission' from json_each(${JSON.stringify(additions)}) as o`,
     );
   }
-  await commit(db, statements, "Unable to process permission update");
-  const tree = await loadProjectTree(db, project);
-  return tree.containers.find((view) => view.label === container.label)!;
+  const grantOf = (row: { userId: number; permission: string }) => ({ userId: row.userId, permission: row.permission });
+  const summary = {
+    containerLabel: container.label,
+    containerId: container.id,
+    added: listed(additions.map(grantOf)),
+    removed: listed(removals.map(grantOf)),
+  };
+  const { etags } = await commitWrite(db, control, {
+    what: "Unable to process permission update",
+    projects: [project],
+    statements,
+    changes: [{ projectLabel: project.label, summary }],
+  });
+  const etag = etags.get(project.id)!;
+  if (!control.dryRun) {
+    const tree = await loadProjectTree(db, project);
+    return { container: tree.containers.find((view) => view.label === container.label)!, etag };
+  }
+  // The view the write would give: kept grants as they are, new ones at version 0, sorted as the tree sorts them.
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, container.hostId)).limit(1);
+  const userById = new Map(userRows.map((row) => [row.id, row]));
+  const granted = [
+    ...currentRows.filter((row) => !removals.includes(row)),
+    ...additions.map((row) => ({ id: 0, containerId: container.id, ...row, version: 0 })),
+  ]
+    .map((permission) => ({ permission, user: userById.get(permission.userId)! }))
+    .sort((a, b) => byText(a.user.email, b.user.email) || byText(a.permission.permission, b.permission.permission));
+  return { container: containerView(project.label, container, host, granted), etag };
 }

@@ -2,21 +2,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
-import {
-  commit,
-  deleteDomains,
-  inJsonList,
-  insertDomains,
-  updateDomains,
-  type DomainFields,
-  type Statement,
-} from "./bulk";
+import { deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
 import { CannotProcess, invalidBackend, invalidProject } from "../errors";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import type { ProjectRow } from "./rows";
 import type { DomainOperation, MassDomainUpdate } from "./inputs";
 import { backends, domains, projects } from "./tables";
 import { byText, domainView } from "./views";
+import { commitWrite, listed, type WriteControl } from "./writes";
 
 /**
  * Which of the names a provided (not public CA) certificate covers now: there enableSSL sets certProvided instead of
@@ -47,15 +40,17 @@ interface ResolvedOperation {
 }
 
 /**
- * Applies the operations of one mass update and returns its warnings. Everything is checked before anything
- * is written; the writes then go in one D1 batch, so a refused request changes nothing.
+ * Applies the operations of one mass update and returns its warnings, and the new ETag of the project when it changed
+ * only one. Everything is checked before anything is written; the writes then go in one D1 batch, so a refused request
+ * changes nothing. Each project it changes has its revision bumped and checked against If-Match.
  */
 export async function massUpdateDomains(
   db: Database,
   caller: Caller,
   input: MassDomainUpdate,
   providedCertificates: ProvidedCertificateLookup,
-): Promise<string[]> {
+  control: WriteControl = {},
+): Promise<{ warnings: string[]; etag: string | undefined }> {
   const operations = input.domainOperations;
   const fullSync = input.fullSync === true;
   const seen = new Set<string>();
@@ -124,11 +119,15 @@ export async function massUpdateDomains(
   const inserts: (DomainFields & { backendId: number })[] = [];
   const updates: (DomainFields & { id: number; backendId: number })[] = [];
   const deletions: number[] = [];
-  for (const { operation, backendId } of resolved) {
+  const changes = new ChangeSummaries(operations);
+  for (const { operation, project, backendId } of resolved) {
     const existing = existingByName.get(operation.domainName);
     if (operation.operation === "DELETE") {
       // Only a domain of the named backend is deleted; anything else is left alone, as in the original.
-      if (existing && existing.backendId === backendId) deletions.push(existing.id);
+      if (existing && existing.backendId === backendId) {
+        deletions.push(existing.id);
+        changes.add(project.label, "deleted", operation.domainName);
+      }
       continue;
     }
     const ssl = operation.enableSSL === true;
@@ -138,8 +137,17 @@ export async function massUpdateDomains(
       certProvided: ssl && provided.has(operation.domainName),
       redirectToUrl: operation.redirectToUrl ?? null,
     };
-    if (existing) updates.push({ ...fields, id: existing.id, backendId });
-    else inserts.push({ ...fields, backendId });
+    if (existing) {
+      updates.push({ ...fields, id: existing.id, backendId });
+      if (existing.projectLabel === project.label) changes.add(project.label, "updated", operation.domainName);
+      else {
+        changes.add(project.label, "movedIn", operation.domainName);
+        changes.add(existing.projectLabel, "movedOut", operation.domainName);
+      }
+    } else {
+      inserts.push({ ...fields, backendId });
+      changes.add(project.label, "created", operation.domainName);
+    }
   }
 
   const statements: Statement[] = [];
@@ -148,17 +156,67 @@ export async function massUpdateDomains(
   if (inserts.length) statements.push(insertDomains(inserts));
   if (fullSync) {
     const project = resolved[0].project;
-    statements.push(
-      db
-        .delete(domains)
-        .where(
-          and(
-            sql`${domains.backendId} in (select ${backends.id} from ${backends} where ${backends.projectId} = ${project.id})`,
-            sql`${domains.domainName} not in (select value from json_each(${JSON.stringify(names)}))`,
-          ),
-        ),
+    const othersOfProject = and(
+      sql`${domains.backendId} in (select ${backends.id} from ${backends} where ${backends.projectId} = ${project.id})`,
+      sql`${domains.domainName} not in (select value from json_each(${JSON.stringify(names)}))`,
     );
+    const others = await db.select({ domainName: domains.domainName }).from(domains).where(othersOfProject);
+    for (const other of others.sort((a, b) => byText(a.domainName, b.domainName)))
+      changes.add(project.label, "removedByFullSync", other.domainName);
+    statements.push(db.delete(domains).where(othersOfProject));
   }
-  await commit(db, statements, "Unable to process mass update");
-  return [];
+
+  // Every project named by an operation, and every project a domain moves out of, changes.
+  const touched = new Map(resolved.map(({ project }) => [project.label, project]));
+  const sources = changes.labels().filter((label) => !touched.has(label));
+  if (sources.length) {
+    for (const row of await db.select().from(projects).where(inJsonList(projects.label, sources)))
+      touched.set(row.label, row);
+  }
+  const touchedProjects = [...touched.values()].sort((a, b) => byText(a.label, b.label));
+  const { etags } = await commitWrite(db, control, {
+    what: "Unable to process mass update",
+    projects: touchedProjects,
+    statements,
+    // An empty request changes no project, and is recorded once all the same.
+    changes: touchedProjects.length
+      ? touchedProjects.map((project) => ({
+          projectLabel: project.label,
+          summary: { fullSync, ...changes.of(project.label) },
+        }))
+      : [{ projectLabel: null, summary: { fullSync, operations: 0 } }],
+  });
+  const etag = touchedProjects.length === 1 ? etags.get(touchedProjects[0].id) : undefined;
+  return { warnings: [], etag };
+}
+
+type DomainChange = "created" | "updated" | "deleted" | "movedIn" | "movedOut" | "removedByFullSync";
+
+/** The audit summary of a mass update, per project: how many operations named it, and the names by kind of change. */
+class ChangeSummaries {
+  private readonly byProject = new Map<string, Partial<Record<DomainChange, string[]>>>();
+  private readonly operationCount = new Map<string, number>();
+
+  constructor(operations: readonly DomainOperation[]) {
+    for (const { projectLabel } of operations)
+      this.operationCount.set(projectLabel, (this.operationCount.get(projectLabel) ?? 0) + 1);
+  }
+
+  add(projectLabel: string, change: DomainChange, domainName: string): void {
+    const changes = this.byProject.get(projectLabel) ?? {};
+    (changes[change] ??= []).push(domainName);
+    this.byProject.set(projectLabel, changes);
+  }
+
+  labels(): string[] {
+    return [...this.byProject.keys()];
+  }
+
+  of(projectLabel: string) {
+    const changes = Object.entries(this.byProject.get(projectLabel) ?? {}).map(([change, names]) => [
+      change,
+      listed(names),
+    ]);
+    return { operations: this.operationCount.get(projectLabel) ?? 0, ...Object.fromEntries(changes) };
+  }
 }

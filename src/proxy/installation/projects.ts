@@ -14,8 +14,10 @@ import {
   projects,
   users,
 } from "./tables";
+import { projectETag } from "./revisions";
 import type { ProjectRow } from "./rows";
 import { backendView, byText, containerView, projectViewOf, type ProjectView } from "./views";
+import { commitWrite, DELETED_A_ROW, nextId, tableRow, type WriteControl } from "./writes";
 
 /** Labels of the projects the caller may see, sorted. */
 export async function listProjectLabels(db: Database, caller: Caller): Promise<string[]> {
@@ -43,6 +45,11 @@ export async function resolveProject(db: Database, caller: Caller, label: string
  * configuration jobs read the installation this way.
  */
 export async function loadProjectTrees(db: Database, projectId?: number): Promise<ProjectView[]> {
+  return (await loadTrees(db, projectId)).views;
+}
+
+/** The trees with the project rows they were read with (same round trip: the revision matches the tree). */
+async function loadTrees(db: Database, projectId?: number): Promise<{ rows: ProjectRow[]; views: ProjectView[] }> {
   // Single-table selects only: in a D1 batch, rows come back as objects, so joined columns of the same name
   // (id, version, ipv6) would overwrite each other. The tree is assembled here instead.
   const all = projectId === undefined;
@@ -113,7 +120,7 @@ export async function loadProjectTrees(db: Database, projectId?: number): Promis
     (container) => container.projectId,
   );
 
-  return projectRows.map((project) =>
+  const views = projectRows.map((project) =>
     projectViewOf(
       project.label,
       project.fullname,
@@ -126,6 +133,7 @@ export async function loadProjectTrees(db: Database, projectId?: number): Promis
       ),
     ),
   );
+  return { rows: projectRows, views };
 }
 
 function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
@@ -140,26 +148,72 @@ function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
 }
 
 export async function loadProjectTree(db: Database, project: ProjectRow): Promise<ProjectView> {
-  const [tree] = await loadProjectTrees(db, project.id);
-  if (!tree) throw invalidProject(project.label);
-  return tree;
+  return (await loadProjectState(db, project)).tree;
+}
+
+/** The project's tree and its ETag, read together. */
+export async function loadProjectState(
+  db: Database,
+  project: ProjectRow,
+): Promise<{ tree: ProjectView; etag: string }> {
+  const { rows, views } = await loadTrees(db, project.id);
+  if (!views[0]) throw invalidProject(project.label);
+  return { tree: views[0], etag: projectETag(rows[0]) };
 }
 
 // ---- administration ----
 
 const projectSummary = (row: ProjectRow) => ({ label: row.label, fullname: row.fullname, version: row.version });
 
-/** Creates the project, or updates its fullname (when given) if the label exists. */
-export async function upsertProject(db: Database, input: ProjectInput) {
-  const [row] = await db
-    .insert(projects)
-    .values({ label: input.label, fullname: input.fullname ?? null })
-    .onConflictDoUpdate({
-      target: projects.label,
-      set: { fullname: sql`coalesce(excluded.fullname, ${projects.fullname})`, version: sql`${projects.version} + 1` },
-    })
-    .returning();
-  return projectSummary(row);
+/**
+ * Creates the project, or updates its fullname (when given) if the label exists. Returns the project (after a dry run:
+ * as the write would leave it) and its new ETag.
+ */
+export async function upsertProject(db: Database, input: ProjectInput, control: WriteControl = {}) {
+  const [existing] = await db.select().from(projects).where(eq(projects.label, input.label)).limit(1);
+  const summary = {
+    action: existing ? "update" : "create",
+    projectId: existing ? existing.id : sql`(select id from ${projects} where ${projects.label} = ${input.label})`,
+    fields: input.fullname == null ? [] : ["fullname"],
+  };
+  const { rows } = await commitWrite(db, control, {
+    what: "Unable to process project update",
+    // An update bumps the revision before (checked against If-Match); a project created meanwhile has it bumped here.
+    projects: existing ? [existing] : [],
+    preconditions: [{ label: input.label, project: existing }],
+    statements: [
+      db
+        .insert(projects)
+        .values({ label: input.label, fullname: input.fullname ?? null })
+        .onConflictDoUpdate({
+          target: projects.label,
+          set: {
+            fullname: sql`coalesce(excluded.fullname, ${projects.fullname})`,
+            version: sql`${projects.version} + 1`,
+            ...(existing ? {} : { revision: sql`${projects.revision} + 1` }),
+          },
+        })
+        .returning(),
+    ],
+    changes: [{ projectLabel: input.label, summary }],
+  });
+  const row: ProjectRow = rows
+    ? tableRow(projects, rows[0][0])
+    : existing
+      ? {
+          ...existing,
+          fullname: input.fullname ?? existing.fullname,
+          version: existing.version + 1,
+          revision: existing.revision + 1,
+        }
+      : {
+          id: await nextId(db, "projects"),
+          label: input.label,
+          fullname: input.fullname ?? null,
+          version: 0,
+          revision: 0,
+        };
+  return { project: projectSummary(row), etag: projectETag(row) };
 }
 
 export async function listProjects(db: Database) {
@@ -168,7 +222,15 @@ export async function listProjects(db: Database) {
 }
 
 /** Deletes the project with its backends, containers, domains and permissions (foreign keys cascade). */
-export async function deleteProject(db: Database, label: string): Promise<void> {
-  const deleted = await db.delete(projects).where(eq(projects.label, label)).returning({ id: projects.id });
-  if (deleted.length === 0) throw new NotFound(`Invalid project: label ${label} not existing`);
+export async function deleteProject(db: Database, label: string, control: WriteControl = {}): Promise<void> {
+  const [existing] = await db.select().from(projects).where(eq(projects.label, label)).limit(1);
+  const missing = () => new NotFound(`Invalid project: label ${label} not existing`);
+  if (!existing) throw missing();
+  const { rows } = await commitWrite(db, control, {
+    what: "Unable to process project delete",
+    projects: [existing],
+    statements: [db.delete(projects).where(eq(projects.id, existing.id)).returning({ id: projects.id })],
+    changes: [{ projectLabel: label, summary: { projectId: existing.id }, onlyIf: DELETED_A_ROW }],
+  });
+  if (rows && rows[0].length === 0) throw missing();
 }

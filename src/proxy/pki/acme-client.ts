@@ -1,8 +1,11 @@
 // An ACME (RFC 8555) client for the certificate job: account, order, HTTP-01 challenges answered by this Worker,
-// finalize with a P-256 CSR, download of the chain. JWS through jose; the transport (fetch), the waits and the
-// challenge store are passed in, so that tests and the job decide where they go.
+// finalize with a P-256 CSR, download of the chain, and the renewal information of a certificate (RFC 9773). JWS
+// through jose; the transport (fetch), the waits and the challenge store are passed in, so that tests and the job
+// decide where they go. Whatever the CA answers is read up to a bound.
 import { calculateJwkThumbprint, FlattenedSign, importJWK, type JWK } from "jose";
 import { toBase64Url } from "../../shared/bytes";
+import { concatBytes } from "./der";
+import { MAX_RENEWAL_INFO_BYTES } from "./renewal";
 import { buildCsr, generateCertificateKey, privateKeyPem } from "./x509";
 
 export interface ChallengeStore {
@@ -28,6 +31,12 @@ export interface IssuedCertificate {
   privateKeyPem: string;
 }
 
+/** A RenewalInfo answer as the CA sent it (its body is read by ./renewal.ts). */
+export interface RenewalInfoAnswer {
+  body: string;
+  retryAfter: string | null;
+}
+
 /** A problem document from the CA (RFC 7807), or a protocol failure of ours. */
 export class AcmeError extends Error {
   override name = "AcmeError";
@@ -44,6 +53,8 @@ interface Directory {
   newNonce: string;
   newAccount: string;
   newOrder: string;
+  /** Present when the CA offers ACME Renewal Information (RFC 9773 §3). */
+  renewalInfo?: string;
 }
 
 interface Order {
@@ -67,9 +78,16 @@ interface Authorization {
 }
 
 const BAD_NONCE = "urn:ietf:params:acme:error:badNonce";
+/** The certificate named in `replaces` was replaced already (RFC 9773 §5): the order is made again without it. */
+const ALREADY_REPLACED = "urn:ietf:params:acme:error:alreadyReplaced";
+/** HTTP Conflict: what pebble 2.6 (as `malformed`) answers for a certificate replaced already. */
+const CONFLICT = 409;
 const NONCE_RETRIES = 5;
 /** Polls of a pending authorization or order before giving up (each waits Retry-After, 1 to 10 s). */
 const MAX_POLLS = 30;
+/** Directory, account, order and authorization objects of one domain are a few kilobytes. */
+const MAX_JSON_BYTES = 65_536;
+const MAX_CHAIN_BYTES = 262_144;
 
 /** Creates a fresh ES256 account key. */
 export async function generateAccountKey(): Promise<JsonWebKey> {
@@ -82,25 +100,49 @@ export async function generateAccountKey(): Promise<JsonWebKey> {
 
 const publicJwkOf = (jwk: JsonWebKey): JWK => ({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y });
 
+const isHttpUrl = (value: unknown): value is string => {
+  if (typeof value !== "string") return false;
+  try {
+    return ["https:", "http:"].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+};
+
 export class AcmeClient {
-  private directoryCache?: Directory;
+  /** Loaded once per client (one job run): a failure stands for the run rather than being asked again per use. */
+  private directoryLoad?: Promise<Directory>;
+  private account?: AcmeAccountKey;
   private nonce?: string;
   private signingKey?: CryptoKey | Uint8Array;
 
   constructor(
     private readonly directoryUrl: string,
-    private readonly account: AcmeAccountKey,
     private readonly deps: AcmeDependencies,
   ) {}
 
-  private async directory(): Promise<Directory> {
-    if (this.directoryCache) return this.directoryCache;
+  private directory(): Promise<Directory> {
+    return (this.directoryLoad ??= this.loadDirectory());
+  }
+
+  private async loadDirectory(): Promise<Directory> {
     const response = await this.deps.fetch(this.directoryUrl, { headers: { Accept: "application/json" } });
-    if (!response.ok) throw new AcmeError(`ACME directory ${this.directoryUrl} answered HTTP ${response.status}`);
-    const body = (await response.json()) as Partial<Directory>;
-    if (!body.newNonce || !body.newAccount || !body.newOrder)
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new AcmeError(`ACME directory ${this.directoryUrl} answered HTTP ${response.status}`);
+    }
+    const body = await readJson<Partial<Record<keyof Directory, unknown>>>(
+      response,
+      `ACME directory ${this.directoryUrl}`,
+    );
+    if (!isHttpUrl(body.newNonce) || !isHttpUrl(body.newAccount) || !isHttpUrl(body.newOrder))
       throw new AcmeError(`ACME directory ${this.directoryUrl} is incomplete`);
-    return (this.directoryCache = body as Directory);
+    return {
+      newNonce: body.newNonce,
+      newAccount: body.newAccount,
+      newOrder: body.newOrder,
+      ...(isHttpUrl(body.renewalInfo) ? { renewalInfo: body.renewalInfo } : {}),
+    };
   }
 
   private async freshNonce(): Promise<string> {
@@ -117,14 +159,16 @@ export class AcmeClient {
 
   /** A signed POST (payload undefined = POST-as-GET); retries a rejected nonce with the one the CA sent back. */
   private async post(url: string, payload: unknown, accept = "application/json"): Promise<Response> {
-    this.signingKey ??= await importJWK(this.account.privateJwk as JWK, "ES256");
+    const account = this.account;
+    if (!account) throw new AcmeError("no ACME account: ensureAccount comes first");
+    this.signingKey ??= await importJWK(account.privateJwk as JWK, "ES256");
     const body = payload === undefined ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(payload));
     for (let attempt = 1; ; attempt++) {
       const header = {
         alg: "ES256",
         nonce: await this.freshNonce(),
         url,
-        ...(this.account.accountUrl ? { kid: this.account.accountUrl } : { jwk: publicJwkOf(this.account.privateJwk) }),
+        ...(account.accountUrl ? { kid: account.accountUrl } : { jwk: publicJwkOf(account.privateJwk) }),
       };
       const jws = await new FlattenedSign(body).setProtectedHeader(header).sign(this.signingKey);
       const response = await this.deps.fetch(url, {
@@ -140,23 +184,45 @@ export class AcmeClient {
     }
   }
 
-  /** Registers the account (or finds it again by its key); returns its URL. */
-  async ensureAccount(email: string | undefined): Promise<string> {
-    if (this.account.accountUrl) return this.account.accountUrl;
+  /** Registers the account (or finds it again by its key) and signs with it from now on; returns its URL. */
+  async ensureAccount(account: AcmeAccountKey, email: string | undefined): Promise<string> {
+    this.account = account;
+    this.signingKey = undefined;
+    if (account.accountUrl) return account.accountUrl;
     const response = await this.post((await this.directory()).newAccount, {
       termsOfServiceAgreed: true,
       ...(email ? { contact: [`mailto:${email}`] } : {}),
     });
+    await response.body?.cancel();
     const location = response.headers.get("Location");
     if (!location) throw new AcmeError("the CA created the account without telling its URL");
-    this.account.accountUrl = location;
+    account.accountUrl = location;
     return location;
+  }
+
+  /**
+   * The CA's RenewalInfo for a certificate ID (RFC 9773 §4.1, an unauthenticated GET), or undefined when the CA
+   * offers none. Throws AcmeError when the CA answers anything but 200 or more than a RenewalInfo's worth of bytes.
+   */
+  async renewalInfo(certificateId: string): Promise<RenewalInfoAnswer | undefined> {
+    const base = (await this.directory()).renewalInfo;
+    if (!base) return undefined;
+    const url = `${base.replace(/\/+$/, "")}/${certificateId}`;
+    const response = await this.deps.fetch(url, { headers: { Accept: "application/json" } });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new AcmeError(`renewal information ${url} answered HTTP ${response.status}`, undefined, response.status);
+    }
+    return {
+      body: await readText(response, MAX_RENEWAL_INFO_BYTES, `renewal information ${url}`),
+      retryAfter: response.headers.get("Retry-After"),
+    };
   }
 
   private async poll<T extends { status: string }>(url: string, done: (value: T) => boolean): Promise<T> {
     for (let poll = 0; ; poll++) {
       const response = await this.post(url, undefined);
-      const value = (await response.json()) as T;
+      const value = await readJson<T>(response, url);
       if (done(value) || poll >= MAX_POLLS) return value;
       const retryAfter = Number(response.headers.get("Retry-After"));
       await this.deps.sleep(
@@ -165,19 +231,35 @@ export class AcmeClient {
     }
   }
 
-  /** Orders a certificate for one domain with HTTP-01 and returns the chain and its new private key. */
-  async obtainCertificate(domainName: string): Promise<IssuedCertificate> {
+  /**
+   * Orders a certificate for one domain with HTTP-01 and returns the chain and its new private key. `replaces` names
+   * the certificate it renews (its ARI certificate ID; only for a CA that offers renewal information).
+   */
+  async obtainCertificate(domainName: string, replaces?: string): Promise<IssuedCertificate> {
     const directory = await this.directory();
-    const created = await this.post(directory.newOrder, { identifiers: [{ type: "dns", value: domainName }] });
+    const identifiers = [{ type: "dns", value: domainName }];
+    let created: Response;
+    try {
+      created = await this.post(directory.newOrder, replaces ? { identifiers, replaces } : { identifiers });
+    } catch (error) {
+      const replacedAlready =
+        error instanceof AcmeError && (error.type === ALREADY_REPLACED || error.status === CONFLICT);
+      if (!replaces || !replacedAlready) throw error;
+      created = await this.post(directory.newOrder, { identifiers });
+    }
     const orderUrl = created.headers.get("Location");
-    let order = (await created.json()) as Order;
+    let order = await readJson<Order>(created, directory.newOrder);
     if (!orderUrl) throw new AcmeError("the CA created the order without telling its URL");
 
-    const thumbprint = await calculateJwkThumbprint(publicJwkOf(this.account.privateJwk), "sha256");
+    // post() above refused to run without the account.
+    const thumbprint = await calculateJwkThumbprint(publicJwkOf(this.account!.privateJwk), "sha256");
     const tokens: string[] = [];
     try {
       for (const authorizationUrl of order.authorizations) {
-        const authorization = (await (await this.post(authorizationUrl, undefined)).json()) as Authorization;
+        const authorization = await readJson<Authorization>(
+          await this.post(authorizationUrl, undefined),
+          authorizationUrl,
+        );
         if (authorization.status === "valid") continue;
         const challenge = authorization.challenges.find((candidate) => candidate.type === "http-01");
         if (!challenge) throw new AcmeError(`the CA offers no http-01 challenge for ${authorization.identifier.value}`);
@@ -187,7 +269,7 @@ export class AcmeClient {
           domainName,
         });
         tokens.push(challenge.token);
-        await this.post(challenge.url, {});
+        await (await this.post(challenge.url, {})).body?.cancel();
         const result = await this.poll<Authorization>(authorizationUrl, (value) => value.status !== "pending");
         if (result.status !== "valid") {
           const failed = result.challenges.find((candidate) => candidate.type === "http-01");
@@ -203,7 +285,7 @@ export class AcmeClient {
 
     const keys = await generateCertificateKey();
     const csr = await buildCsr(keys, [domainName]);
-    order = (await (await this.post(order.finalize, { csr: toBase64Url(csr) })).json()) as Order;
+    order = await readJson<Order>(await this.post(order.finalize, { csr: toBase64Url(csr) }), order.finalize);
     if (order.status !== "valid")
       order = await this.poll<Order>(orderUrl, (value) => value.status !== "processing" && value.status !== "ready");
     if (order.status !== "valid" || !order.certificate) {
@@ -211,16 +293,59 @@ export class AcmeClient {
         `order for ${domainName} is ${order.status}: ${order.error?.detail ?? "no certificate issued"}`,
       );
     }
-    const chain = await (await this.post(order.certificate, undefined, "application/pem-certificate-chain")).text();
+    const chain = await readText(
+      await this.post(order.certificate, undefined, "application/pem-certificate-chain"),
+      MAX_CHAIN_BYTES,
+      order.certificate,
+    );
     return { certificatePem: chain, privateKeyPem: await privateKeyPem(keys.privateKey) };
   }
 }
 
-async function readProblem(response: Response): Promise<{ type?: string; detail?: string }> {
-  const text = await response.text();
+/** The body as text, refused (unread past the bound) when longer than `limit` bytes. */
+async function readText(response: Response, limit: number, what: string): Promise<string> {
+  const declared = Number(response.headers.get("Content-Length"));
+  if (Number.isFinite(declared) && declared > limit) {
+    await response.body?.cancel();
+    throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.length;
+    if (length > limit) {
+      await reader.cancel();
+      throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(concatBytes(...chunks));
+}
+
+async function readJson<T>(response: Response, what: string): Promise<T> {
+  const text = await readText(response, MAX_JSON_BYTES, what);
   try {
-    const body = JSON.parse(text) as { type?: string; detail?: string };
-    return { type: body.type, detail: body.detail };
+    return JSON.parse(text) as T;
+  } catch {
+    throw new AcmeError(`${what}: the answer is not JSON`);
+  }
+}
+
+async function readProblem(response: Response): Promise<{ type?: string; detail?: string }> {
+  let text: string;
+  try {
+    text = await readText(response, MAX_JSON_BYTES, "problem document");
+  } catch {
+    return { detail: `HTTP ${response.status} with an overlong body` };
+  }
+  try {
+    const body = JSON.parse(text) as { type?: unknown; detail?: unknown };
+    const field = (value: unknown) => (typeof value === "string" ? value.slice(0, 500) : undefined);
+    return { type: field(body?.type), detail: field(body?.detail) };
   } catch {
     return { detail: `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ""}` };
   }

@@ -6,6 +6,7 @@ import type { Database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { NotFound } from "../errors";
 import type { ProvidedCertificateLookup } from "../installation/domains";
+import { commitWrite, DELETED_A_ROW, listed, tableRow, type WriteControl } from "../installation/writes";
 import type { CertificateRow } from "./rows";
 import { acmeCertificateName, FALLBACK_CERTIFICATE_NAME } from "./selection";
 import { certificates } from "./tables";
@@ -44,6 +45,7 @@ export const domainsWithProvidedCertificate: ProvidedCertificateLookup = async (
 export async function putProvidedCertificate(
   db: Database,
   input: { name: string; certificatePem: string; privateKeyPem: string; now: Date },
+  control: WriteControl = {},
 ): Promise<CertificateRow> {
   let info;
   try {
@@ -58,15 +60,37 @@ export async function putProvidedCertificate(
   if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
   if (info.notAfter <= input.now)
     throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
-  return replaceCertificate(db, { ...input, source: "provided", info });
+  // Written with its audit entry (the certificate's name and details, never its key) in one batch, or a dry run.
+  const values = certificateValues({ ...input, source: "provided", info });
+  const summary = {
+    name: input.name,
+    domainNames: listed(info.domainNames),
+    serialNumber: info.serialNumber,
+    notAfter: info.notAfter.toISOString(),
+  };
+  const { rows } = await commitWrite(db, control, {
+    what: "Unable to process certificate upload",
+    projects: [],
+    statements: [
+      db.insert(certificates).values(values).onConflictDoUpdate({ target: certificates.name, set: values }).returning(),
+    ],
+    changes: [{ projectLabel: null, summary }],
+  });
+  return rows ? tableRow(certificates, rows[0][0]) : { id: 0, ...values };
 }
 
-export async function deleteProvidedCertificate(db: Database, name: string): Promise<void> {
-  const deleted = await db
-    .delete(certificates)
-    .where(and(eq(certificates.name, name), eq(certificates.source, "provided")))
-    .returning({ id: certificates.id });
-  if (deleted.length === 0) throw new NotFound(`Invalid certificate: name ${name} not existing`);
+export async function deleteProvidedCertificate(db: Database, name: string, control: WriteControl = {}): Promise<void> {
+  const provided = and(eq(certificates.name, name), eq(certificates.source, "provided"));
+  const missing = () => new NotFound(`Invalid certificate: name ${name} not existing`);
+  const [existing] = await db.select({ id: certificates.id }).from(certificates).where(provided).limit(1);
+  if (!existing) throw missing();
+  const { rows } = await commitWrite(db, control, {
+    what: "Unable to process certificate delete",
+    projects: [],
+    statements: [db.delete(certificates).where(provided).returning({ id: certificates.id })],
+    changes: [{ projectLabel: null, summary: { name }, onlyIf: DELETED_A_ROW }],
+  });
+  if (rows && rows[0].length === 0) throw missing();
 }
 
 /** Stores a certificate the ACME CA issued for a domain, replacing the previous one of that domain. */

@@ -1,26 +1,42 @@
 // The certificate maintenance job (/maintenance/start and the daily cron): drop expired certificates and those no
-// domain asks for any more, obtain missing or ending public CA certificates over ACME (HTTP-01, answered by this
-// Worker), name the certificates that end soon, and queue a gensynchaprx when anything changed. A domain whose last
-// attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
+// domain asks for any more, obtain missing public CA certificates over ACME (HTTP-01, answered by this Worker), renew
+// those whose time came (the CA's renewal window when it offers ACME Renewal Information, else when a third of the
+// lifetime remains), name the certificates that end soon, and queue a gensynchaprx when anything changed. A domain
+// whose last attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { AcmeClient, generateAccountKey, type IssuedCertificate } from "./acme-client";
+import { AcmeClient, generateAccountKey, type IssuedCertificate, type RenewalInfoAnswer } from "./acme-client";
 import { listCertificates, putAcmeCertificate } from "./certificates";
+import {
+  acmeWarningPoint,
+  ariCertificateId,
+  nextPollAt,
+  oneThirdLeft,
+  readRenewalInfo,
+  renewalPoint,
+  sameWindow,
+  type RenewalWindow,
+} from "./renewal";
 import type { CertificateRow } from "./rows";
 import { acmeCertificateName, selectCertificates } from "./selection";
 import type { ProxySettings } from "../settings";
 import { domains } from "../installation/tables";
-import { acmeAccounts, acmeChallenges, certificateAttempts, certificates } from "./tables";
+import { acmeAccounts, acmeChallenges, certificateAttempts, certificateRenewalWindows, certificates } from "./tables";
+import { readCertificatePem } from "./x509";
 
 const DAY_MS = 86_400_000;
 
 /** Obtains certificates; prepare() runs once before the first order (directory, account). */
 export interface CertificateIssuer {
   prepare(): Promise<void>;
-  obtain(domainName: string): Promise<IssuedCertificate>;
+  /** `replaces`: the ARI certificate ID of the certificate this one renews (RFC 9773 §5). */
+  obtain(domainName: string, replaces?: string): Promise<IssuedCertificate>;
+  /** The CA's RenewalInfo for an ARI certificate ID, or undefined when it offers none; throws when it fails. */
+  renewalInfo(certificateId: string): Promise<RenewalInfoAnswer | undefined>;
 }
 
 type AttemptRow = typeof certificateAttempts.$inferSelect;
+type WindowRow = typeof certificateRenewalWindows.$inferSelect;
 
 const utcDay = (date: Date) => Math.floor(date.getTime() / DAY_MS);
 
@@ -40,9 +56,11 @@ function endingWarning(row: CertificateRow): string {
 }
 
 export interface MaintenanceDependencies {
-  settings: Pick<ProxySettings, "CERT_RENEW_DAYS" | "CERT_WARN_DAYS">;
+  settings: Pick<ProxySettings, "CERT_WARN_DAYS">;
   issuer: CertificateIssuer;
   now: () => Date;
+  /** Uniform in [0, 1): draws the renewal point in a CA's window. */
+  random: () => number;
   /** Called before each order, so that a long run keeps its lock. */
   keepLock: () => Promise<void>;
   /** Queues a gensynchaprx; returns its job run id. */
@@ -56,7 +74,7 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
   let changed = false;
 
   await db.delete(acmeChallenges).where(lt(acmeChallenges.createdAt, new Date(start.getTime() - DAY_MS)));
-  const [certificateRows, domainRows, attemptRows] = await db.batch([
+  const [certificateRows, domainRows, attemptRows, windowRows] = await db.batch([
     db.select().from(certificates),
     db
       .select({
@@ -66,6 +84,7 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
       })
       .from(domains),
     db.select().from(certificateAttempts),
+    db.select().from(certificateRenewalWindows),
   ]);
 
   // Expired certificates, and ACME certificates no domain asks for any more, go.
@@ -99,18 +118,24 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
 
   const attempts = new Map(attemptRows.map((row) => [row.domainName, row]));
   const acmeByName = new Map(certificateRows.filter((row) => !removed.includes(row)).map((row) => [row.name, row]));
-  const renewBefore = start.getTime() + deps.settings.CERT_RENEW_DAYS * DAY_MS;
-  const due = domainRows
+  const windows = new Map(windowRows.map((row) => [row.certificateId, row]));
+  const due: { domainName: string; renewal?: Renewal }[] = [];
+  const asking = domainRows
     .filter((domain) => domain.publicCaCertificate)
     .map((domain) => domain.domainName)
-    .filter((name) => {
-      const current = acmeByName.get(acmeCertificateName(name));
-      return !current || current.notAfter.getTime() < renewBefore;
-    })
     .sort();
+  for (const domainName of asking) {
+    const current = acmeByName.get(acmeCertificateName(domainName));
+    if (!current) {
+      due.push({ domainName });
+      continue;
+    }
+    const renewal = await renewalOf(db, deps, current, windows.get(current.id), warnings);
+    if (deps.now().getTime() >= renewal.at.getTime()) due.push({ domainName, renewal });
+  }
 
   let prepared = false;
-  for (const domainName of due) {
+  for (const { domainName, renewal } of due) {
     const attempt = attempts.get(domainName);
     const nextDay = nextAttemptDay(attempt);
     if (nextDay !== undefined && utcDay(start) < nextDay) {
@@ -144,14 +169,14 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
         set: { lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null },
       });
     try {
-      const issued = await deps.issuer.obtain(domainName);
+      const issued = await deps.issuer.obtain(domainName, renewal?.replaces);
       const row = await putAcmeCertificate(db, { domainName, ...issued, now: deps.now() });
       await db
         .update(certificateAttempts)
         .set({ outcome: "succeeded", consecutiveFailures: 0 })
         .where(eq(certificateAttempts.domainName, domainName));
       warnings.push(
-        `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}`,
+        `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}${renewalNote(renewal)}`,
       );
       changed = true;
     } catch (error) {
@@ -179,11 +204,108 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
   const remaining = await listCertificates(db);
   const { used } = selectCertificates(remaining, domainRows);
   const warnBefore = start.getTime() + deps.settings.CERT_WARN_DAYS * DAY_MS;
-  for (const row of used) if (row.notAfter.getTime() < warnBefore) warnings.push(endingWarning(row));
+  for (const row of used) {
+    const ending =
+      row.source === "acme"
+        ? start.getTime() > acmeWarningPoint(row, deps.settings.CERT_WARN_DAYS).getTime()
+        : row.notAfter.getTime() < warnBefore;
+    if (ending) warnings.push(endingWarning(row));
+  }
 
   if (changed)
     warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
   return warnings;
+}
+
+// ---- when a certificate is renewed ----
+
+interface Renewal {
+  /** The first run at or after this renews. */
+  at: Date;
+  /** The CA's window it was chosen in; without one, a third of the lifetime remains then. */
+  window?: RenewalWindow;
+  /** The certificate's ARI ID, sent as `replaces` in the new order when the CA gave a window. */
+  replaces?: string;
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 500);
+
+function renewalNote(renewal: Renewal | undefined): string {
+  if (!renewal) return "";
+  if (!renewal.window) return "; renewed with a third of its lifetime left";
+  const { start, end, explanationUrl } = renewal.window;
+  return `; renewed in the CA's renewal window ${start.toISOString()} to ${end.toISOString()}${explanationUrl ? ` (${explanationUrl})` : ""}`;
+}
+
+/** The CA's RenewalInfo for a certificate, read; undefined when the CA offers none. Throws when it cannot be used. */
+async function askRenewalInfo(
+  issuer: CertificateIssuer,
+  certificateId: string,
+  certificate: CertificateRow,
+): Promise<{ window: RenewalWindow; retryAfter: string | null } | undefined> {
+  const answer = await issuer.renewalInfo(certificateId);
+  return answer && { window: readRenewalInfo(answer.body, certificate), retryAfter: answer.retryAfter };
+}
+
+/**
+ * When an ACME certificate is renewed. When the CA offers ACME Renewal Information (RFC 9773), at the point drawn in
+ * its window; the CA is asked again only once its Retry-After has passed (the window is kept in
+ * certificate_renewal_windows meanwhile). Otherwise, and for a certificate ARI cannot name, when a third of its
+ * lifetime remains. An answer that fails or cannot be used leaves the window the CA gave before, or the lifetime rule.
+ */
+async function renewalOf(
+  db: Database,
+  deps: MaintenanceDependencies,
+  certificate: CertificateRow,
+  stored: WindowRow | undefined,
+  warnings: string[],
+): Promise<Renewal> {
+  const byLifetime: Renewal = { at: oneThirdLeft(certificate) };
+  let certificateId: string | undefined;
+  try {
+    certificateId = ariCertificateId(readCertificatePem(certificate.certificatePem));
+  } catch {
+    return byLifetime;
+  }
+  if (!certificateId) return byLifetime;
+  const known = stored?.ariCertificateId === certificateId ? stored : undefined;
+  const knownWindow = known && {
+    start: known.windowStart,
+    end: known.windowEnd,
+    ...(known.explanationUrl ? { explanationUrl: known.explanationUrl } : {}),
+  };
+  const now = deps.now();
+  if (known && knownWindow && now.getTime() < known.nextPollAt.getTime())
+    return { at: known.renewAt, window: knownWindow, replaces: certificateId };
+
+  let answer: Awaited<ReturnType<typeof askRenewalInfo>>;
+  try {
+    answer = await askRenewalInfo(deps.issuer, certificateId, certificate);
+  } catch (error) {
+    warnings.push(
+      `WARN: no renewal information for certificate ${certificate.name} from the CA: ${errorText(error)}; ${known ? "the window it gave before stands" : "it is renewed when a third of its lifetime remains"}`,
+    );
+    return known && knownWindow ? { at: known.renewAt, window: knownWindow, replaces: certificateId } : byLifetime;
+  }
+  if (!answer) return byLifetime;
+  const { window } = answer;
+  const renewAt =
+    known && knownWindow && sameWindow(knownWindow, window) ? known.renewAt : renewalPoint(window, deps.random());
+  const row = {
+    certificateId: certificate.id,
+    ariCertificateId: certificateId,
+    windowStart: window.start,
+    windowEnd: window.end,
+    renewAt,
+    nextPollAt: nextPollAt(answer.retryAfter, now),
+    explanationUrl: window.explanationUrl ?? null,
+    checkedAt: now,
+  };
+  await db
+    .insert(certificateRenewalWindows)
+    .values(row)
+    .onConflictDoUpdate({ target: certificateRenewalWindows.certificateId, set: row });
+  return { at: renewAt, window, replaces: certificateId };
 }
 
 // ---- the ACME issuer backed by D1 ----
@@ -193,7 +315,6 @@ export function acmeIssuer(
   db: Database,
   settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">,
 ): CertificateIssuer {
-  let client: AcmeClient | undefined;
   const dependencies = {
     fetch: (url: string, init?: RequestInit) => fetch(url, init),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
@@ -212,15 +333,15 @@ export function acmeIssuer(
       },
     },
   };
+  const directoryUrl = settings.ACME_DIRECTORY_URL;
+  const client = new AcmeClient(directoryUrl, dependencies);
   return {
     async prepare() {
-      const directoryUrl = settings.ACME_DIRECTORY_URL;
       const [stored] = await db.select().from(acmeAccounts).where(eq(acmeAccounts.directoryUrl, directoryUrl)).limit(1);
       const privateJwk = stored?.privateJwk ?? (await generateAccountKey());
       // newAccount with a known key answers the existing account (RFC 8555 7.3), so asking once per run also finds
       // the account again after the CA lost it (a test CA restarted) instead of failing every order.
-      client = new AcmeClient(directoryUrl, { privateJwk }, dependencies);
-      const accountUrl = await client.ensureAccount(settings.ACME_EMAIL);
+      const accountUrl = await client.ensureAccount({ privateJwk }, settings.ACME_EMAIL);
       if (!stored || stored.accountUrl !== accountUrl) {
         const values = { directoryUrl, email: settings.ACME_EMAIL ?? null, privateJwk, accountUrl };
         await db
@@ -229,10 +350,9 @@ export function acmeIssuer(
           .onConflictDoUpdate({ target: acmeAccounts.directoryUrl, set: { accountUrl, email: values.email } });
       }
     },
-    async obtain(domainName) {
-      if (!client) throw new Error("the ACME issuer was not prepared");
-      return client.obtainCertificate(domainName);
-    },
+    // Before prepare() the client has no account, and refuses to order.
+    obtain: (domainName, replaces) => client.obtainCertificate(domainName, replaces),
+    renewalInfo: (certificateId) => client.renewalInfo(certificateId),
   };
 }
 

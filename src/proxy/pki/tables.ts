@@ -33,6 +33,26 @@ export const certificates = sqliteTable(
   (table) => [index("certificates_not_after_idx").on(table.notAfter)],
 );
 
+/**
+ * The CA's renewal window of an ACME certificate (ACME Renewal Information, RFC 9773), with the point chosen in it
+ * and when the CA may be asked again. Removing the certificate removes it; a renewed certificate keeps its row id, so
+ * the row also names the ARI certificate ID it was given for, and a row for another ID is stale.
+ */
+export const certificateRenewalWindows = sqliteTable("certificate_renewal_windows", {
+  certificateId: integer("certificate_id")
+    .primaryKey()
+    .references(() => certificates.id, { onDelete: "cascade" }),
+  ariCertificateId: text("ari_certificate_id").notNull(),
+  windowStart: integer("window_start", { mode: "timestamp_ms" }).notNull(),
+  windowEnd: integer("window_end", { mode: "timestamp_ms" }).notNull(),
+  /** The point drawn in the window: the certificate is renewed by the first run at or after it. */
+  renewAt: integer("renew_at", { mode: "timestamp_ms" }).notNull(),
+  /** The CA's Retry-After, bounded: it is not asked about this certificate before then. */
+  nextPollAt: integer("next_poll_at", { mode: "timestamp_ms" }).notNull(),
+  explanationUrl: text("explanation_url"),
+  checkedAt: integer("checked_at", { mode: "timestamp_ms" }).notNull(),
+});
+
 /** The last ACME attempt per domain: keeps failing domains to one attempt a day (and less after repeated failures). */
 export const certificateAttempts = sqliteTable("certificate_attempts", {
   domainName: text("domain_name").primaryKey(),

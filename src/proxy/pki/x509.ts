@@ -9,6 +9,7 @@ const OID = {
   organizationalUnit: "2.5.4.11",
   country: "2.5.4.6",
   subjectAltName: "2.5.29.17",
+  authorityKeyIdentifier: "2.5.29.35",
   basicConstraints: "2.5.29.19",
   extensionRequest: "1.2.840.113549.1.9.14",
   ecdsaWithSha256: "1.2.840.10045.4.3.2",
@@ -52,6 +53,10 @@ export interface CertificateInfo {
   issuer: string;
   subject: string;
   serialNumber: string;
+  /** The serial number's DER content octets (a leading 0 byte included), as ACME Renewal Information names it. */
+  serialBytes: Uint8Array;
+  /** The keyIdentifier of the Authority Key Identifier extension, when the certificate has one. */
+  authorityKeyIdentifier?: Uint8Array;
   notBefore: Date;
   notAfter: Date;
   /** The SubjectPublicKeyInfo, DER. */
@@ -86,14 +91,24 @@ export function readCertificate(bytes: Uint8Array): CertificateInfo {
   const subject = readName(fields[index++]);
   const spki = der.expectTag(fields[index++], der.TAG.SEQUENCE, "subjectPublicKeyInfo");
   const names: string[] = [];
+  let authorityKeyIdentifier: Uint8Array | undefined;
   for (const field of fields.slice(index)) {
     if (field.tag !== der.contextTag(3, true)) continue;
     for (const extension of der.children(der.children(field)[0])) {
       const parts = der.children(extension);
-      if (der.readObjectIdentifier(parts[0]) !== OID.subjectAltName) continue;
-      const value = parts[parts.length - 1];
-      for (const generalName of der.children(der.parse(value.content))) {
-        if (generalName.tag === der.contextTag(2, false)) names.push(der.readString(generalName).toLowerCase());
+      const oid = der.readObjectIdentifier(parts[0]);
+      // Only the values read here are parsed: other extensions may use what this reader does not support.
+      const value = () => der.parse(parts[parts.length - 1].content);
+      if (oid === OID.subjectAltName) {
+        for (const generalName of der.children(value())) {
+          if (generalName.tag === der.contextTag(2, false)) names.push(der.readString(generalName).toLowerCase());
+        }
+      } else if (oid === OID.authorityKeyIdentifier) {
+        // AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING OPTIONAL, ... }
+        const keyIdentifier = der
+          .children(der.expectTag(value(), der.TAG.SEQUENCE, "authority key identifier"))
+          .find((part) => part.tag === der.contextTag(0, false));
+        if (keyIdentifier && keyIdentifier.content.length > 0) authorityKeyIdentifier = keyIdentifier.content;
       }
     }
   }
@@ -103,6 +118,8 @@ export function readCertificate(bytes: Uint8Array): CertificateInfo {
     issuer: issuer.text,
     subject: subject.text,
     serialNumber: toHex(serial.content).replace(/^00(?=.)/, ""),
+    serialBytes: serial.content,
+    ...(authorityKeyIdentifier ? { authorityKeyIdentifier } : {}),
     notBefore: der.readTime(validity[0]),
     notAfter: der.readTime(validity[1]),
     spki: spki.raw,
@@ -223,11 +240,23 @@ export async function buildCsr(keys: CryptoKeyPair, domainNames: string[]): Prom
   return der.sequence(info, ecdsaWithSha256(), der.bitString(await signEcdsa(keys.privateKey, info)));
 }
 
+const authorityKeyIdentifier = (keyIdentifier: Uint8Array) =>
+  der.sequence(
+    der.objectIdentifier(OID.authorityKeyIdentifier),
+    der.octetString(der.sequence(der.tlv(der.contextTag(0, false), keyIdentifier))),
+  );
+
 /**
  * A self-signed certificate: HAProxy's https frontend needs a default certificate even when no domain has one, and
- * serves it to clients asking for a name no certificate covers.
+ * serves it to clients asking for a name no certificate covers. `authorityKeyIdentifier` names an issuer key (a
+ * stand-in CA's certificates then carry what ACME Renewal Information identifies them by).
  */
-export async function selfSignedCertificate(input: { commonName: string; notBefore: Date; notAfter: Date }) {
+export async function selfSignedCertificate(input: {
+  commonName: string;
+  notBefore: Date;
+  notAfter: Date;
+  authorityKeyIdentifier?: Uint8Array;
+}) {
   const keys = await generateCertificateKey();
   const serial = crypto.getRandomValues(new Uint8Array(16));
   serial[0] &= 0x7f;
@@ -244,6 +273,7 @@ export async function selfSignedCertificate(input: { commonName: string; notBefo
       3,
       der.sequence(
         der.sequence(der.objectIdentifier(OID.basicConstraints), der.boolean(true), der.octetString(der.sequence())),
+        ...(input.authorityKeyIdentifier ? [authorityKeyIdentifier(input.authorityKeyIdentifier)] : []),
       ),
     ),
   );

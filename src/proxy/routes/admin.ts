@@ -1,6 +1,8 @@
-// Routes of the "admin" tag (administrator only): projects, hosts, API users, console/SSH users and SSH permissions.
+// Routes of the "admin" tag (administrator only): projects, hosts, API users, console/SSH users, SSH permissions and
+// the audit log.
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { database } from "../../shared/db";
+import { listAudit } from "../audit/log";
 import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
 import { deleteApiUser, listApiUsers, upsertApiUser } from "../installation/api-users";
@@ -13,7 +15,17 @@ import { proxySettings } from "../settings";
 import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
 import { adminErrors, basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
-import { ApiUser, Container, HostListItem, MessageResult, ProjectSummary, User } from "./schemas";
+import {
+  ApiUser,
+  AuditPage,
+  AuditQuery,
+  Container,
+  HostListItem,
+  MessageResult,
+  ProjectSummary,
+  User,
+} from "./schemas";
+import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
 
 /** Reading routes: the administrator, on either instance. */
 const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
@@ -29,8 +41,12 @@ const upsertProjectRoute = createRoute({
   tags: ["admin"],
   summary: "Creates a project, or updates the fullname of the project with that label",
   ...writing,
-  request: { body: jsonBody(ProjectInput) },
-  responses: { 200: json(ProjectSummary, "the project"), ...pick(400, 413, 401, 405), ...adminErrors },
+  request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(ProjectInput) },
+  responses: {
+    200: { ...json(ProjectSummary, "the project"), headers: etagHeader },
+    ...pick(400, 413, 401, 405, 412),
+    ...adminErrors,
+  },
 });
 
 const listProjectsRoute = createRoute({
@@ -50,8 +66,12 @@ const deleteProjectRoute = createRoute({
   tags: ["admin"],
   summary: "Deletes a project with its backends, containers, domains and permissions",
   ...writing,
-  request: { params: labelParams("label") },
-  responses: { 200: json(MessageResult, "payload `Deleted project <label>`"), ...pick(401, 404, 405), ...adminErrors },
+  request: { params: labelParams("label"), query: DryRunQuery, headers: IfMatchHeader },
+  responses: {
+    200: json(MessageResult, "payload `Deleted project <label>`"),
+    ...pick(400, 401, 404, 405, 412),
+    ...adminErrors,
+  },
 });
 
 const upsertHostRoute = createRoute({
@@ -61,7 +81,7 @@ const upsertHostRoute = createRoute({
   tags: ["admin"],
   summary: "Registers a host, or updates the ipv6 of the host with that name",
   ...writing,
-  request: { body: jsonBody(HostCreate) },
+  request: { query: DryRunQuery, body: jsonBody(HostCreate) },
   responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -82,7 +102,7 @@ const upsertApiUserRoute = createRoute({
   tags: ["admin"],
   summary: "Creates an API user, or replaces password, email and patterns of the user with that name",
   ...writing,
-  request: { body: jsonBody(ApiUserInput) },
+  request: { query: DryRunQuery, body: jsonBody(ApiUserInput) },
   responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -103,10 +123,10 @@ const deleteApiUserRoute = createRoute({
   tags: ["admin"],
   summary: "Deletes an API user",
   ...writing,
-  request: { params: labelParams("username") },
+  request: { params: labelParams("username"), query: DryRunQuery },
   responses: {
     200: json(MessageResult, "payload `Deleted API user <username>`"),
-    ...pick(401, 404, 405),
+    ...pick(400, 401, 404, 405),
     ...adminErrors,
   },
 });
@@ -118,7 +138,7 @@ const upsertUserRoute = createRoute({
   tags: ["admin"],
   summary: "Creates a console/SSH user, or updates the given fields of the user with that email",
   ...writing,
-  request: { body: jsonBody(UserInput) },
+  request: { query: DryRunQuery, body: jsonBody(UserInput) },
   responses: { 200: json(User, "the user"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -141,35 +161,57 @@ const permissionsRoute = createRoute({
   ...writing,
   request: {
     params: labelParams("projectLabel", "containerLabel"),
+    query: DryRunQuery,
+    headers: IfMatchHeader,
     body: jsonBody(PermissionGrants),
   },
   responses: {
-    200: json(Container, "the container with its permissions"),
-    ...pick(400, 413, 401, 404, 405, 500),
+    200: { ...json(Container, "the container with its permissions"), headers: etagHeader },
+    ...pick(400, 413, 401, 404, 405, 412, 500),
     ...adminErrors,
   },
+});
+
+const auditRoute = createRoute({
+  method: "get",
+  path: "/admin/audit",
+  operationId: "listAuditEntries",
+  tags: ["admin"],
+  summary: "The audit log: every accepted write (tenants' and administrators'), newest first",
+  description:
+    "Filters combine; a page holds `limit` entries (1 to 500, default 100) and, when more may follow, `nextBefore` " +
+    "to pass as `before`. Entries older than PROXY_AUDIT_RETENTION_DAYS are removed by a daily job. Refused writes " +
+    "and dry runs are never recorded.",
+  ...reading,
+  request: { query: AuditQuery },
+  responses: { 200: json(AuditPage, "entries, newest first"), ...pick(400, 401), ...adminErrors },
 });
 
 export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(
     app,
     upsertProjectRoute,
-    async (c) => jsonResponse(c, await upsertProject(database(c.env.DB), c.req.valid("json"))),
+    async (c) => {
+      const control = writeControl(c, { preconditions: true });
+      const { project, etag } = await upsertProject(database(c.env.DB), c.req.valid("json"), control);
+      c.header("ETag", etag);
+      return jsonResponse(c, project);
+    },
     withBodyLimit,
   );
   register(app, listProjectsRoute, async (c) => jsonResponse(c, await listProjects(database(c.env.DB))));
   register(app, deleteProjectRoute, async (c) => {
-    await deleteProject(database(c.env.DB), c.req.param("label")!);
+    await deleteProject(database(c.env.DB), c.req.param("label")!, writeControl(c, { preconditions: true }));
     return jsonResponse(c, deleted(`project ${c.req.param("label")}`));
   });
   register(
     app,
     upsertHostRoute,
-    async (c) =>
-      jsonResponse(
-        c,
-        await upsertHost(database(c.env.DB), c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS),
-      ),
+    async (c) => {
+      const control = writeControl(c, { preconditions: false });
+      const exceptions = proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS;
+      return jsonResponse(c, await upsertHost(database(c.env.DB), c.req.valid("json"), exceptions, control));
+    },
     withBodyLimit,
   );
   register(app, listHostsRoute, async (c) => jsonResponse(c, await listHosts(database(c.env.DB))));
@@ -178,23 +220,27 @@ export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
     upsertApiUserRoute,
     async (c) => {
       const input = c.req.valid("json");
+      const control = writeControl(c, { preconditions: false });
       // Such a user could never log in: that name is always checked against the administrator's password.
       if (input.username === proxySettings(c.env).PROXY_ADMIN_USERNAME) {
         throw new HttpError(400, "username: reserved for the administrator");
       }
-      return jsonResponse(c, await upsertApiUser(database(c.env.DB), input));
+      return jsonResponse(c, await upsertApiUser(database(c.env.DB), input, control));
     },
     withBodyLimit,
   );
   register(app, listApiUsersRoute, async (c) => jsonResponse(c, await listApiUsers(database(c.env.DB))));
   register(app, deleteApiUserRoute, async (c) => {
-    await deleteApiUser(database(c.env.DB), c.req.param("username")!);
+    await deleteApiUser(database(c.env.DB), c.req.param("username")!, writeControl(c, { preconditions: false }));
     return jsonResponse(c, deleted(`API user ${c.req.param("username")}`));
   });
   register(
     app,
     upsertUserRoute,
-    async (c) => jsonResponse(c, await upsertUser(database(c.env.DB), c.req.valid("json"))),
+    async (c) => {
+      const control = writeControl(c, { preconditions: false });
+      return jsonResponse(c, await upsertUser(database(c.env.DB), c.req.valid("json"), control));
+    },
     withBodyLimit,
   );
   register(app, listUsersRoute, async (c) => jsonResponse(c, await listUsers(database(c.env.DB))));
@@ -203,12 +249,26 @@ export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
     permissionsRoute,
     async (c) => {
       const db = database(c.env.DB);
+      const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-      return jsonResponse(
-        c,
-        await setContainerPermissions(db, project, c.req.param("containerLabel")!, c.req.valid("json")),
+      const containerLabel = c.req.param("containerLabel")!;
+      const { container, etag } = await setContainerPermissions(
+        db,
+        project,
+        containerLabel,
+        c.req.valid("json"),
+        control,
       );
+      c.header("ETag", etag);
+      return jsonResponse(c, container);
     },
     withBodyLimit,
   );
+  register(app, auditRoute, async (c) => {
+    const { since, ...query } = c.req.valid("query");
+    return jsonResponse(
+      c,
+      await listAudit(database(c.env.DB), { ...query, since: since === undefined ? undefined : new Date(since) }),
+    );
+  });
 }

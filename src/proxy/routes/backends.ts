@@ -10,6 +10,7 @@ import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult, MessageResult } from "./schemas";
+import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
 
 const upsertRoute = createRoute({
   method: "post",
@@ -19,8 +20,16 @@ const upsertRoute = createRoute({
   summary: "Creates a backend or updates the one with the same label in the project",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
-  request: { params: labelParams("projectLabel"), body: jsonBody(BackendInput) },
-  responses: { 200: json(IdResult, "payload {key: backendId, value: <id>}"), ...pick(400, 413, 401, 404, 405, 500) },
+  request: {
+    params: labelParams("projectLabel"),
+    query: DryRunQuery,
+    headers: IfMatchHeader,
+    body: jsonBody(BackendInput),
+  },
+  responses: {
+    200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },
+    ...pick(400, 413, 401, 404, 405, 412, 500),
+  },
 });
 
 const setContainersRoute = createRoute({
@@ -31,10 +40,14 @@ const setContainersRoute = createRoute({
   summary: "Replaces the containers of the backend with those (and their params) of the target backend",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
-  request: { params: labelParams("projectLabel", "backendLabel", "targetBackendLabel") },
+  request: {
+    params: labelParams("projectLabel", "backendLabel", "targetBackendLabel"),
+    query: DryRunQuery,
+    headers: IfMatchHeader,
+  },
   responses: {
-    200: json(MessageResult, "payload `Switched containers to backend <target>`"),
-    ...pick(401, 404, 405, 500),
+    200: { ...json(MessageResult, "payload `Switched containers to backend <target>`"), headers: etagHeader },
+    ...pick(400, 401, 404, 405, 412, 500),
   },
 });
 
@@ -44,19 +57,23 @@ export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
     upsertRoute,
     async (c) => {
       const db = database(c.env.DB);
+      const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
       const extraDirectives = proxySettings(c.env).HAPROXY_PARAMS_EXTRA_DIRECTIVES;
-      const id = await upsertBackend(db, project, c.req.valid("json"), { extraDirectives });
+      const { id, etag } = await upsertBackend(db, project, c.req.valid("json"), { extraDirectives }, control);
+      c.header("ETag", etag);
       return jsonResponse(c, serviceResult({ key: "backendId", value: id }));
     },
     withBodyLimit,
   );
   register(app, setContainersRoute, async (c) => {
     const db = database(c.env.DB);
+    const control = writeControl(c, { preconditions: true });
     const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
     const backend = await resolveBackend(db, project, c.req.param("backendLabel")!);
     const target = await resolveBackend(db, project, c.req.param("targetBackendLabel")!);
-    await setContainersOf(db, backend, target);
+    const { etag } = await setContainersOf(db, project, backend, target, control);
+    c.header("ETag", etag);
     return jsonResponse(c, serviceResult(`Switched containers to backend ${target.label}`));
   });
 }

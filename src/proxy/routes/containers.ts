@@ -10,6 +10,7 @@ import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult } from "./schemas";
+import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
 
 const upsertRoute = createRoute({
   method: "post",
@@ -19,10 +20,15 @@ const upsertRoute = createRoute({
   summary: "Creates a container or updates the one with the same label in the project",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
-  request: { params: labelParams("projectLabel"), body: jsonBody(ContainerInput) },
+  request: {
+    params: labelParams("projectLabel"),
+    query: DryRunQuery,
+    headers: IfMatchHeader,
+    body: jsonBody(ContainerInput),
+  },
   responses: {
-    200: json(IdResult, "payload {key: containerId, value: <id>}"),
-    ...pick(400, 401, 404, 405, 409, 413, 500),
+    200: { ...json(IdResult, "payload {key: containerId, value: <id>}"), headers: etagHeader },
+    ...pick(400, 401, 404, 405, 409, 412, 413, 500),
   },
 });
 
@@ -32,8 +38,11 @@ export function registerContainerRoutes(app: OpenAPIHono<ProxyEnv>): void {
     upsertRoute,
     async (c) => {
       const db = database(c.env.DB);
+      const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-      const id = await upsertContainer(db, project, c.req.valid("json"), proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS);
+      const exceptions = proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS;
+      const { id, etag } = await upsertContainer(db, project, c.req.valid("json"), exceptions, control);
+      c.header("ETag", etag);
       return jsonResponse(c, serviceResult({ key: "containerId", value: id }));
     },
     withBodyLimit,

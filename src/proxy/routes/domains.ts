@@ -13,6 +13,7 @@ import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse } from "./json";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { ListOfWarnings, MapOfDomains } from "./schemas";
+import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
 
 const ofProject = createRoute({
   method: "get",
@@ -47,11 +48,21 @@ const massUpdate = createRoute({
   description:
     "CREATE, UPDATE and REPLACE upsert by domain name across all projects (never moving a domain out of a project " +
     "the caller cannot access); DELETE removes a domain only from the named backend. With fullSync, only create " +
-    "and update operations of one project are allowed and every other domain of that project is removed.",
+    "and update operations of one project are allowed and every other domain of that project is removed. Every " +
+    "project an operation names, and every project a domain moves out of, changes: with If-Match, each one's " +
+    "current ETag must be listed (or `*`).",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
-  request: { body: jsonBody(MassDomainUpdate) },
-  responses: { 200: json(ListOfWarnings, "warnings"), ...pick(400, 413, 401, 404, 405, 500) },
+  request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(MassDomainUpdate) },
+  responses: {
+    200: {
+      ...json(ListOfWarnings, "warnings"),
+      headers: {
+        ETag: { ...etagHeader.ETag, description: "the project's ETag, when the request changed one project" },
+      },
+    },
+    ...pick(400, 413, 401, 404, 405, 412, 500),
+  },
 });
 
 export function registerDomainRoutes(app: OpenAPIHono<ProxyEnv>): void {
@@ -75,10 +86,12 @@ export function registerDomainRoutes(app: OpenAPIHono<ProxyEnv>): void {
       if (input.domainOperations.length > limit) {
         throw new HttpError(400, `domainOperations: at most ${limit} operations per request`);
       }
-      return jsonResponse(
-        c,
-        await massUpdateDomains(database(c.env.DB), c.get("caller"), input, domainsWithProvidedCertificate),
-      );
+      const control = writeControl(c, { preconditions: true });
+      const db = database(c.env.DB);
+      const caller = c.get("caller");
+      const { warnings, etag } = await massUpdateDomains(db, caller, input, domainsWithProvidedCertificate, control);
+      if (etag !== undefined) c.header("ETag", etag);
+      return jsonResponse(c, warnings);
     },
     withBodyLimit,
   );

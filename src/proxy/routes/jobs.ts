@@ -10,6 +10,7 @@ import { getVersion, listVersions } from "../haproxy/versions";
 import {
   certificatesJob,
   CONFIG_LOCK,
+  genSyncJob,
   getProxyJob,
   listProxyJobs,
   MAINTENANCE_LOCK,
@@ -20,7 +21,8 @@ import {
 import { deleteProvidedCertificate, listCertificates, putProvidedCertificate } from "../pki/certificates";
 import { certificateSummary, PROVIDED_NAME_PATTERN } from "../pki/selection";
 import { findChallenge } from "../pki/maintenance";
-import { getSshProxyVersion } from "../sshproxy/versions";
+import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
+import { recordAudit } from "../audit/log";
 import { deleted } from "./admin";
 import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse } from "./json";
@@ -45,7 +47,9 @@ import {
   ListOfWarnings,
   MessageResult,
   SshProxyVersion,
+  SshProxyVersionSummary,
 } from "./schemas";
+import { auditEntry, DryRunQuery, writeControl } from "./writes";
 
 /** Starting a job: any authenticated caller, on the master instance. */
 const starting = { security: basicAuth, middleware: [requireBasicAuth, requireMaster] };
@@ -55,7 +59,11 @@ const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdm
 const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
 
 const jobId = (c: Context, id: number) => c.header("X-Job-Id", String(id));
-const jobStarted = {
+/** A job the API started is an accepted write: the audit log names its kind and run (after the start succeeded). */
+const recordJobStart = (c: Context<ProxyEnv>, kind: string, runId: number) =>
+  recordAudit(database(c.env.DB), auditEntry(c, { projectLabel: null, summary: { kind, runId } }));
+/** The X-Job-Id header of an answer that started (or ran) a job. */
+export const jobStarted = {
   headers: { "X-Job-Id": { description: "the job run (GET /admin/jobs/{id})", schema: { type: "string" as const } } },
 };
 
@@ -175,6 +183,27 @@ const sshProxyRoute = createRoute({
   responses: { 200: json(SshProxyVersion, "the latest version"), ...pick(401, 404), ...adminErrors },
 });
 
+const sshProxyVersionsRoute = createRoute({
+  method: "get",
+  path: "/admin/sshproxy/versions",
+  operationId: "listSshProxyVersions",
+  tags: ["jobs"],
+  summary: "The stored SSH proxy versions, newest (the one in force) first (SSH_PROXY_VERSIONS_KEPT of them)",
+  ...reading,
+  responses: { 200: json(z.array(SshProxyVersionSummary), "versions"), ...pick(401), ...adminErrors },
+});
+
+const sshProxyVersionRoute = createRoute({
+  method: "get",
+  path: "/admin/sshproxy/versions/{version}",
+  operationId: "getSshProxyVersionByNumber",
+  tags: ["jobs"],
+  summary: "One stored SSH proxy version: accounts as JSON and as an sshpiperd YAML file",
+  ...reading,
+  request: { params: labelParams("version") },
+  responses: { 200: json(SshProxyVersion, "the version"), ...pick(401, 404), ...adminErrors },
+});
+
 const certificatesRoute = createRoute({
   method: "get",
   path: "/admin/certificates",
@@ -192,7 +221,7 @@ const putCertificateRoute = createRoute({
   tags: ["jobs"],
   summary: "Stores a provided certificate (chain and PKCS#8 key) under a name; the next gensynchaprx ships it",
   ...writing,
-  request: { params: labelParams("name"), body: jsonBody(CertificateInput) },
+  request: { params: labelParams("name"), query: DryRunQuery, body: jsonBody(CertificateInput) },
   responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -203,10 +232,10 @@ const deleteCertificateRoute = createRoute({
   tags: ["jobs"],
   summary: "Deletes a provided certificate",
   ...writing,
-  request: { params: labelParams("name") },
+  request: { params: labelParams("name"), query: DryRunQuery },
   responses: {
     200: json(MessageResult, "payload `Deleted certificate <name>`"),
-    ...pick(401, 404, 405),
+    ...pick(400, 401, 404, 405),
     ...adminErrors,
   },
 });
@@ -220,25 +249,28 @@ const certificateName = (name: string) => {
 export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, genSyncRoute, async (c) => {
     const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller"), now: new Date() });
+    await recordJobStart(c, genSyncJob.kind, runId);
     jobId(c, runId);
     return jsonResponse(c, warnings);
   });
   register(app, writeSshProxyRoute, async (c) => {
-    jobId(
-      c,
-      await startDetachedJob(c.env, { kind: sshProxyJob.kind, lock: CONFIG_LOCK, caller: c.get("caller").username }),
-    );
+    const runId = await startDetachedJob(c.env, {
+      kind: sshProxyJob.kind,
+      lock: CONFIG_LOCK,
+      caller: c.get("caller").username,
+    });
+    await recordJobStart(c, sshProxyJob.kind, runId);
+    jobId(c, runId);
     return jsonResponse(c, []);
   });
   register(app, maintenanceRoute, async (c) => {
-    jobId(
-      c,
-      await startDetachedJob(c.env, {
-        kind: certificatesJob.kind,
-        lock: MAINTENANCE_LOCK,
-        caller: c.get("caller").username,
-      }),
-    );
+    const runId = await startDetachedJob(c.env, {
+      kind: certificatesJob.kind,
+      lock: MAINTENANCE_LOCK,
+      caller: c.get("caller").username,
+    });
+    await recordJobStart(c, certificatesJob.kind, runId);
+    jobId(c, runId);
     return c.body(null, 200);
   });
   register(app, challengeRoute, async (c) => {
@@ -261,6 +293,13 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
     return jsonResponse(c, await getVersion(database(c.env.DB), version));
   });
   register(app, sshProxyRoute, async (c) => jsonResponse(c, await getSshProxyVersion(database(c.env.DB))));
+  register(app, sshProxyVersionsRoute, async (c) => jsonResponse(c, await listSshProxyVersions(database(c.env.DB))));
+  register(app, sshProxyVersionRoute, async (c) => {
+    const version = Number(c.req.param("version"));
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
+    return jsonResponse(c, await getSshProxyVersion(database(c.env.DB), version));
+  });
   register(app, certificatesRoute, async (c) =>
     jsonResponse(c, (await listCertificates(database(c.env.DB))).map(certificateSummary)),
   );
@@ -269,13 +308,15 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
     putCertificateRoute,
     async (c) => {
       const name = certificateName(c.req.param("name")!);
-      const row = await putProvidedCertificate(database(c.env.DB), { name, ...c.req.valid("json"), now: new Date() });
-      return jsonResponse(c, certificateSummary(row));
+      const input = { name, ...c.req.valid("json"), now: new Date() };
+      const control = writeControl(c, { preconditions: false });
+      return jsonResponse(c, certificateSummary(await putProvidedCertificate(database(c.env.DB), input, control)));
     },
     withBodyLimit,
   );
   register(app, deleteCertificateRoute, async (c) => {
-    await deleteProvidedCertificate(database(c.env.DB), c.req.param("name")!);
+    const control = writeControl(c, { preconditions: false });
+    await deleteProvidedCertificate(database(c.env.DB), c.req.param("name")!, control);
     return jsonResponse(c, deleted(`certificate ${c.req.param("name")}`));
   });
 }

@@ -20,6 +20,10 @@ const errors = {
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
   409: errorResponse("the address is already used by another container"),
+  412: {
+    ...errorResponse("If-Match names no current ETag of the project (or `*` and no such project); nothing changed"),
+    headers: { ETag: { description: "the project's current ETag", schema: { type: "string" as const } } },
+  },
   413: errorResponse("the body is larger than PROXY_MAX_BODY_BYTES"),
   423: errorResponse("the job (or the job sharing its lock) is already running"),
   500: errorResponse("the change could not be processed; nothing was written"),

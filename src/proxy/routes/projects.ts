@@ -2,7 +2,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
-import { listProjectLabels, loadProjectTree, resolveProject } from "../installation/projects";
+import { listProjectLabels, loadProjectState, resolveProject } from "../installation/projects";
 import { requireBasicAuth, type ProxyEnv } from "./auth";
 import { jsonResponse } from "./json";
 import { basicAuth, json, labelParams, pick } from "./openapi";
@@ -28,7 +28,20 @@ const getRoute = createRoute({
   security: basicAuth,
   middleware: [requireBasicAuth],
   request: { params: labelParams("projectLabel") },
-  responses: { 200: json(Project, "the project"), ...pick(401, 404) },
+  responses: {
+    200: {
+      ...json(Project, "the project"),
+      headers: {
+        ETag: {
+          description:
+            "changes whenever anything of the project changes (its backends, containers, domains, links); the " +
+            "project's writes take it in If-Match",
+          schema: { type: "string" as const },
+        },
+      },
+    },
+    ...pick(401, 404),
+  },
 });
 
 export function registerProjectRoutes(app: OpenAPIHono<ProxyEnv>): void {
@@ -36,6 +49,8 @@ export function registerProjectRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, getRoute, async (c) => {
     const db = database(c.env.DB);
     const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-    return jsonResponse(c, await loadProjectTree(db, project));
+    const { tree, etag } = await loadProjectState(db, project);
+    c.header("ETag", etag);
+    return jsonResponse(c, tree);
   });
 }

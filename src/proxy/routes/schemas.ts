@@ -134,6 +134,47 @@ export const JobListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
+// ---- audit log ----
+
+export const AuditQuery = z.object({
+  actor: z.string().min(1).max(200).optional().openapi({ description: "only this user name's writes" }),
+  project: z.string().min(1).max(100).optional().openapi({ description: "only writes that changed this project" }),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: "ISO 8601 date-time (`2025-01-31T00:00:00Z`): only entries recorded then or later" }),
+  before: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .openapi({ description: "only entries older than this id: the `nextBefore` of the previous page" }),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export const AuditEntry = z
+  .object({
+    id,
+    at: isoTime,
+    actor: z.string().openapi({ description: "the Basic-auth user name" }),
+    role: z.enum(["admin", "tenant"]),
+    method: z.string(),
+    path: z.string(),
+    status: z.number().int(),
+    projectLabel: z.string().optional().openapi({ description: "the project the write changed, when one" }),
+    summary: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: "what changed: ids and labels, never secrets, password hashes or keys" }),
+  })
+  .openapi("AuditEntry");
+
+export const AuditPage = z
+  .object({
+    entries: z.array(AuditEntry),
+    nextBefore: id.optional().openapi({ description: "pass as `before` for the next page; absent on the last one" }),
+  })
+  .openapi("AuditPage");
+
 export const HaproxyVersionSummary = z
   .object({
     version: id,
@@ -141,6 +182,7 @@ export const HaproxyVersionSummary = z
     status: z.enum(["pending", "active", "previous", "rejected"]),
     error: z.string().optional(),
     jobId: id.optional(),
+    restoredFrom: id.optional().openapi({ description: "the version this one re-ships (POST .../activate)" }),
     createdAt: isoTime,
   })
   .openapi("HaproxyVersionSummary");
@@ -164,17 +206,21 @@ export const SshAccount = z
   })
   .openapi("SshAccount");
 
-export const SshProxyVersion = z
+export const SshProxyVersionSummary = z
   .object({
     version: id,
     digest: z.string(),
     jobId: id.optional(),
+    restoredFrom: id.optional().openapi({ description: "the version this one stores again (POST .../activate)" }),
     createdAt: isoTime,
-    warnings: ListOfWarnings,
-    accounts: z.array(SshAccount),
-    yaml: z.string().openapi({ description: "the same accounts as an sshpiperd yaml plugin file" }),
   })
-  .openapi("SshProxyVersion");
+  .openapi("SshProxyVersionSummary");
+
+export const SshProxyVersion = SshProxyVersionSummary.extend({
+  warnings: ListOfWarnings,
+  accounts: z.array(SshAccount),
+  yaml: z.string().openapi({ description: "the same accounts as an sshpiperd yaml plugin file" }),
+}).openapi("SshProxyVersion");
 
 export const CertificateSummary = z
   .object({
@@ -195,3 +241,72 @@ export const CertificateInput = z
     privateKeyPem: z.string().min(1).max(20_000).openapi({ description: "its key as PKCS#8 PEM (BEGIN PRIVATE KEY)" }),
   })
   .openapi("CertificateInput");
+
+// ---- operations: previews, load balancer status ----
+
+const previewFields = {
+  version: id.nullable().openapi({ description: "the version in force the diff is against; null when none is" }),
+  digest: z.string().openapi({ description: "the previewed configuration's digest, as its version would have it" }),
+  changed: z.boolean().openapi({ description: "whether storing it would change the digest of the version in force" }),
+  diff: z.string().openapi({ description: "unified diff (as `diff -u`) from the version in force to the preview" }),
+  validation: z.string().nullable().openapi({ description: "why valid is false (haproxy's output) or null" }),
+};
+
+export const HaproxyProblem = z
+  .object({
+    project: z.string(),
+    backend: z.string().openapi({ description: "the backend's label" }),
+    kind: z.enum(["params", "server-params", "server-address", "certificate"]),
+    message: z.string(),
+  })
+  .openapi("HaproxyProblem");
+
+export const HaproxyPreview = z
+  .object({
+    ...previewFields,
+    files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg and the four maps" }),
+    certificates: z
+      .array(z.object({ file: z.string(), name: z.string() }))
+      .openapi({ description: "certificate files it would ship (keys stay in D1)" }),
+    valid: z.boolean().nullable().openapi({
+      description:
+        "the master agent's `haproxy -c` verdict (nothing applied); null when no agent is configured or it could not answer",
+    }),
+    problems: z.array(HaproxyProblem).openapi({
+      description: "backends written without their params, a server or its params, or a domain's certificate",
+    }),
+    warnings: ListOfWarnings,
+  })
+  .openapi("HaproxyPreview");
+
+export const SshProxyPreview = z
+  .object({
+    ...previewFields,
+    files: z
+      .record(z.string(), z.string())
+      .openapi({ description: "accounts.json (the accounts, indented) and sshpiperd.yaml" }),
+    valid: z.null().openapi({ description: "always null: no agent checks an SSH proxy configuration" }),
+    problems: ListOfWarnings.openapi({ description: "users without a key, accounts left out" }),
+  })
+  .openapi("SshProxyPreview");
+
+export const LoadBalancerStatus = z
+  .object({
+    role: z.enum(["master", "slave"]),
+    agentUrl: z.string().nullable(),
+    state: z.enum(["in-sync", "modified", "outdated", "unreachable", "not-configured"]).openapi({
+      description:
+        "modified: the files on disk differ from what the agent applied (edited by hand); outdated: it runs another version",
+    }),
+    inSync: z.boolean().openapi({ description: "the files on its disk are the version in force" }),
+    version: id.nullable().openapi({ description: "the version the agent last applied" }),
+    digest: z.string().nullable().openapi({ description: "digest of the files on its disk, recomputed when asked" }),
+    expectedVersion: id.nullable().openapi({ description: "the version in force" }),
+    expectedDigest: z.string().nullable(),
+    lastAppliedAt: isoTime.nullable(),
+    lastError: z.string().nullable().openapi({
+      description: "the agent's last failed apply since its last success, or why it could not be asked",
+    }),
+    lastErrorAt: isoTime.nullable(),
+  })
+  .openapi("LoadBalancerStatus");

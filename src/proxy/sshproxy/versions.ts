@@ -1,12 +1,30 @@
-// The stored SSH proxy versions: each generation's accounts (JSON) and sshpiperd file, the number kept bounded.
-import { desc, notInArray } from "drizzle-orm";
+// The stored SSH proxy versions: each generation's accounts (JSON) and sshpiperd file, the number kept bounded; the
+// newest is the one in force. Also the preview of the next generation and the re-storing of an older version.
+import { desc, eq, notInArray } from "drizzle-orm";
 import { sha256Hex } from "../../shared/bytes";
 import type { Database } from "../../shared/db";
+import { unifiedDiff } from "../../shared/unified-diff";
 import { NotFound } from "../errors";
 import type { Ipv6Network } from "../installation/addresses";
 import { loadSshInstallation } from "../installation/load";
 import { generateSshAccounts, sshpiperdYaml, type SshAccount, type SshProxyFiles } from "./config";
 import { sshProxyVersions } from "./tables";
+
+type SshVersionRow = typeof sshProxyVersions.$inferSelect;
+
+const digestOf = async (accountsJson: string, yaml: string) => `sha256:${await sha256Hex(`${accountsJson}\n${yaml}`)}`;
+
+/** Inserts a version and drops the oldest beyond the number kept; returns its number. */
+async function insertVersion(db: Database, values: typeof sshProxyVersions.$inferInsert, kept: number) {
+  const [row] = await db.insert(sshProxyVersions).values(values).returning({ id: sshProxyVersions.id });
+  const keep = db
+    .select({ id: sshProxyVersions.id })
+    .from(sshProxyVersions)
+    .orderBy(desc(sshProxyVersions.id))
+    .limit(kept);
+  await db.delete(sshProxyVersions).where(notInArray(sshProxyVersions.id, keep));
+  return row.id;
+}
 
 /** Generates and stores a version; returns its warnings. */
 export async function writeSshProxyConfiguration(
@@ -16,36 +34,120 @@ export async function writeSshProxyConfiguration(
   const { accounts, warnings } = generateSshAccounts(await loadSshInstallation(db), input.addressExceptions);
   const accountsJson = JSON.stringify(accounts);
   const yaml = sshpiperdYaml(accounts, input.files);
-  const [row] = await db
-    .insert(sshProxyVersions)
-    .values({
-      digest: `sha256:${await sha256Hex(`${accountsJson}\n${yaml}`)}`,
+  const version = await insertVersion(
+    db,
+    {
+      digest: await digestOf(accountsJson, yaml),
       jobRunId: input.runId,
       accounts: accountsJson,
       yaml,
       warnings,
       createdAt: input.now,
-    })
-    .returning({ id: sshProxyVersions.id });
-  const keep = db
-    .select({ id: sshProxyVersions.id })
-    .from(sshProxyVersions)
-    .orderBy(desc(sshProxyVersions.id))
-    .limit(input.kept);
-  await db.delete(sshProxyVersions).where(notInArray(sshProxyVersions.id, keep));
-  return { version: row.id, warnings: [`INFO: SSH proxy version ${row.id}: ${accounts.length} accounts`, ...warnings] };
+    },
+    input.kept,
+  );
+  return { version, warnings: [`INFO: SSH proxy version ${version}: ${accounts.length} accounts`, ...warnings] };
 }
 
-export async function getSshProxyVersion(db: Database) {
-  const [row] = await db.select().from(sshProxyVersions).orderBy(desc(sshProxyVersions.id)).limit(1);
-  if (!row) throw new NotFound("No SSH proxy configuration has been generated yet");
+const summary = (row: SshVersionRow) => ({
+  version: row.id,
+  digest: row.digest,
+  jobId: row.jobRunId,
+  restoredFrom: row.restoredFrom,
+  createdAt: row.createdAt.toISOString(),
+});
+
+async function findSshProxyVersion(db: Database, version?: number) {
+  const [row] = await db
+    .select()
+    .from(sshProxyVersions)
+    .where(version === undefined ? undefined : eq(sshProxyVersions.id, version))
+    .orderBy(desc(sshProxyVersions.id))
+    .limit(1);
+  return row;
+}
+
+/** The newest version (the one in force), or a given one. */
+export async function getSshProxyVersion(db: Database, version?: number) {
+  const row = await findSshProxyVersion(db, version);
+  if (!row) {
+    throw new NotFound(
+      version === undefined
+        ? "No SSH proxy configuration has been generated yet"
+        : `Invalid version: ${version} not existing`,
+    );
+  }
   return {
-    version: row.id,
-    digest: row.digest,
-    jobId: row.jobRunId,
-    createdAt: row.createdAt.toISOString(),
+    ...summary(row),
     warnings: row.warnings,
     accounts: JSON.parse(row.accounts) as SshAccount[],
     yaml: row.yaml,
+  };
+}
+
+export async function listSshProxyVersions(db: Database) {
+  const rows = await db.select().from(sshProxyVersions).orderBy(desc(sshProxyVersions.id));
+  return rows.map(summary);
+}
+
+export async function sshProxyVersionExists(db: Database, version: number): Promise<boolean> {
+  return (await findSshProxyVersion(db, version)) !== undefined;
+}
+
+/**
+ * POST /admin/sshproxy/versions/{version}/activate: stores an older version's accounts and file again as the newest
+ * version (the one in force), noting which version it restores.
+ */
+export async function restoreSshProxyVersion(
+  db: Database,
+  input: { runId: number; version: number; kept: number; now: Date },
+) {
+  const old = await findSshProxyVersion(db, input.version);
+  if (!old) throw new NotFound(`Invalid version: ${input.version} not existing`);
+  const version = await insertVersion(
+    db,
+    {
+      digest: old.digest,
+      jobRunId: input.runId,
+      restoredFrom: old.id,
+      accounts: old.accounts,
+      yaml: old.yaml,
+      warnings: old.warnings,
+      createdAt: input.now,
+    },
+    input.kept,
+  );
+  return { version, warnings: [`INFO: SSH proxy version ${version} restores version ${old.id}`] };
+}
+
+/** The files a preview shows and diffs: the accounts (indented, so that a diff names the lines) and the yaml. */
+const previewFiles = (accounts: unknown, yaml: string) => ({
+  "accounts.json": `${JSON.stringify(accounts, null, 2)}\n`,
+  "sshpiperd.yaml": yaml,
+});
+
+/**
+ * GET /admin/sshproxy/preview: what writesshprx would store now, with its diff against the version in force; nothing
+ * is stored. No agent checks an SSH proxy configuration: `valid` is always null.
+ */
+export async function previewSshProxy(
+  db: Database,
+  input: { files: SshProxyFiles; addressExceptions: readonly Ipv6Network[] },
+) {
+  const [installation, inForce] = await Promise.all([loadSshInstallation(db), findSshProxyVersion(db)]);
+  const { accounts, warnings } = generateSshAccounts(installation, input.addressExceptions);
+  const yaml = sshpiperdYaml(accounts, input.files);
+  const digest = await digestOf(JSON.stringify(accounts), yaml);
+  const files = previewFiles(accounts, yaml);
+  const before = inForce ? previewFiles(JSON.parse(inForce.accounts), inForce.yaml) : {};
+  return {
+    version: inForce?.id ?? null,
+    digest,
+    changed: digest !== inForce?.digest,
+    files,
+    diff: unifiedDiff(before, files),
+    valid: null,
+    validation: "no agent checks the SSH proxy configuration",
+    problems: warnings,
   };
 }

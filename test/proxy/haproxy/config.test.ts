@@ -455,6 +455,56 @@ describe("addresses stored before they were vetted", () => {
   });
 });
 
+describe("problems (what the preview lists)", () => {
+  it("names each backend written without its params, a server, a server's params or a domain's certificate", () => {
+    const data = installation();
+    data.backends[0].params = "bogus-directive on";
+    data.backendContainers[0].params = "check crt x.pem";
+    data.containers[1].ipv6 = "::1";
+    const bundle = generateHaproxyBundle(data, [fallback], settings);
+    const missing = (project: string, backend: string, domain: string, kind: string, where: string) => ({
+      project,
+      backend,
+      kind: "certificate",
+      message: `${domain} (backend ${where}) asks for a ${kind} certificate, but none covers it: it is served over http only`,
+    });
+    expect(bundle.problems).toEqual([
+      {
+        project: "alpha",
+        backend: "api",
+        kind: "params",
+        message:
+          'backend alpha_10_api: params line 1 refused ("bogus-directive" is not an allowed directive); the backend is written without its params',
+      },
+      {
+        project: "alpha",
+        backend: "api",
+        kind: "server-params",
+        message:
+          'backend alpha_10_api: params of server node1.example.net_alpha-web1 line 1 refused ("crt" would read a file); the server is written without them',
+      },
+      {
+        project: "alpha",
+        backend: "api",
+        kind: "server-address",
+        message:
+          "backend alpha_10_api: server node2.example.net_alpha-web2 is left out: its address ::1 is a loopback address",
+      },
+      missing("alpha", "api", "a.alpha.example", "public CA", "alpha_10_api"),
+      missing("beta", "shop", "shop.beta.example", "provided", "beta_20_shop"),
+    ]);
+    // Each is also a warning, but a certificate not issued yet: that is the usual state of a new domain.
+    for (const problem of bundle.problems.slice(0, 3)) expect(bundle.warnings).toContain(`WARN: ${problem.message}`);
+    expect(bundle.warnings.filter((warning) => warning.includes("certificate"))).toEqual([]);
+  });
+
+  it("has no certificate problem once a certificate covers the domain", () => {
+    const provided = certificate(3, "beta-shop", "provided", ["shop.beta.example"], "2035-01-01T00:00:00Z");
+    const bundle = generateHaproxyBundle(installation(), [fallback, provided], settings);
+    expect(bundle.problems.map((problem) => problem.message.split(" ")[0])).toEqual(["a.alpha.example"]);
+  });
+});
+
 describe("structural checks", () => {
   it("refuses bad redirect URLs", () => {
     const badUrl = installation();

@@ -1,91 +1,20 @@
-// Certificates: the maintenance job's work with a stand-in CA (issuance, renewal, the one-failure-per-day rule,
-// removals, the INFO/WARN lines about certificates that end soon), and provided certificates through the API.
+// Certificates: the maintenance job's work with a stand-in CA (issuance, renewal when a third of the lifetime remains,
+// the one-failure-per-day rule, removals, the INFO/WARN lines about certificates that end soon), and provided
+// certificates through the API. Renewal by the CA's ACME Renewal Information: maintenance-renewal.test.ts.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { IssuedCertificate } from "../../../src/proxy/pki/acme-client";
-import { maintainCertificates, nextAttemptDay, type CertificateIssuer } from "../../../src/proxy/pki/maintenance";
+import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
-import { database } from "../../../src/shared/db";
 import { asAdmin, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
 import otherEcCert from "../fixtures/other-ec.cert.pem?raw";
 import otherEcKey from "../fixtures/other-ec.key.pem?raw";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
+import { acmeRow, askForCertificates as askFor, attempt, DAY, db, fakeCa, run } from "./stand-in-ca";
 
-const DAY = 86_400_000;
-const db = () => database(env.DB);
-
-/** A stand-in CA: issues a certificate valid `validDays` from the clock, or fails for the names in `failing`. */
-function fakeCa(
-  clock: { now: Date },
-  options: { failing?: Set<string>; validDays?: number; prepareError?: Error } = {},
-) {
-  const obtained: string[] = [];
-  let prepared = 0;
-  const issuer: CertificateIssuer = {
-    async prepare() {
-      prepared++;
-      if (options.prepareError) throw options.prepareError;
-    },
-    async obtain(domainName): Promise<IssuedCertificate> {
-      obtained.push(domainName);
-      if (options.failing?.has(domainName))
-        throw new Error(`authorization of ${domainName} is invalid: connection refused`);
-      const notBefore = new Date(clock.now.getTime() - 60_000);
-      return selfSignedCertificate({
-        commonName: domainName,
-        notBefore,
-        notAfter: new Date(notBefore.getTime() + (options.validDays ?? 90) * DAY),
-      });
-    },
-  };
-  return { issuer, obtained, prepared: () => prepared };
-}
-
-function run(clock: { now: Date }, issuer: CertificateIssuer) {
-  const queued: number[] = [];
-  let lockKept = 0;
-  const warnings = maintainCertificates(db(), {
-    settings: { CERT_RENEW_DAYS: 30, CERT_WARN_DAYS: 14 },
-    issuer,
-    now: () => clock.now,
-    keepLock: async () => {
-      lockKept++;
-    },
-    queueGenSync: async () => {
-      queued.push(queued.length + 100);
-      return queued.length + 99;
-    },
-  });
-  return { warnings, queued, lockKept: () => lockKept };
-}
-
-async function askForCertificates(backend: string, names: string[], enableSSL = true) {
-  await expectJson(
-    asAdmin("/domains/massupdate", "POST", {
-      domainOperations: names.map((domainName) => ({
-        operation: "CREATE",
-        domainName,
-        projectLabel: "certs",
-        backendLabel: backend,
-        enableSSL,
-      })),
-    }),
-    200,
-  );
-}
-
-const attempt = async (domainName: string) =>
-  env.DB.prepare(
-    "select outcome, consecutive_failures as failures, last_error as error from certificate_attempts where domain_name = ?",
-  )
-    .bind(domainName)
-    .first();
-const acmeRow = async (domainName: string) =>
-  env.DB.prepare("select name, source, domain_names as names, not_after as notAfter from certificates where name = ?")
-    .bind(`acme_${domainName}`)
-    .first();
+const askForCertificates = (backend: string, names: string[], enableSSL = true) =>
+  askFor("certs", backend, names, enableSSL);
 
 beforeAll(async () => {
   await createProject("certs");
@@ -133,21 +62,25 @@ describe("obtaining and renewing", () => {
     expect(second.queued).toEqual([]);
   });
 
-  it("renews a certificate that ends within CERT_RENEW_DAYS", async () => {
+  it("renews a certificate when a third of its lifetime remains (CA without renewal information)", async () => {
     await askForCertificates("renew", ["renew.example"]);
     const clock = { now: new Date("2026-12-01T10:00:00Z") };
     await run(clock, fakeCa(clock).issuer).warnings;
     const first = await acmeRow("renew.example");
 
-    clock.now = new Date("2027-01-29T10:00:00Z"); // 31 days left: not yet
+    clock.now = new Date("2027-01-30T09:58:00Z"); // 90 days from 09:59 on Dec 1: a minute before 30 days are left
     const early = fakeCa(clock);
     await run(clock, early.issuer).warnings;
     expect(early.obtained).not.toContain("renew.example");
 
-    clock.now = new Date("2027-01-31T10:00:00Z"); // 29 days left
+    clock.now = new Date("2027-01-30T09:59:00Z");
     const due = fakeCa(clock);
-    await run(clock, due.issuer).warnings;
-    expect(due.obtained).toContain("renew.example");
+    expect((await run(clock, due.issuer).warnings).filter((w) => w.includes("renew.example"))).toEqual([
+      "INFO: Certificate acme_renew.example obtained from CN=renew.example, valid until 2027-04-30T09:58:00.000Z; renewed with a third of its lifetime left",
+    ]);
+    expect(due.orders.filter((order) => order.domainName === "renew.example")).toEqual([
+      { domainName: "renew.example" },
+    ]);
     expect((await acmeRow("renew.example"))!.notAfter).toBeGreaterThan(first!.notAfter as number);
   });
 });

@@ -446,7 +446,7 @@ describe("enableSSL with a provided certificate", () => {
     const lookup = async (_db: unknown, names: string[]) =>
       new Set(names.filter((name) => name.endsWith(".covered.example")));
     const caller = { username: "admin", isAdmin: true, projectPatterns: [] };
-    const warnings = await massUpdateDomains(
+    const { warnings } = await massUpdateDomains(
       database(env.DB),
       caller,
       {

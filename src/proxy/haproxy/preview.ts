@@ -1,0 +1,122 @@
+// GET /admin/haproxy/preview: the bundle gensynchaprx would make from the data as it is now, with its diff against
+// the version in force and the master agent's `haproxy -c` verdict; nothing is stored and nothing is applied.
+import { HttpError } from "../../shared/http/errors";
+import { database } from "../../shared/db";
+import { unifiedDiff } from "../../shared/unified-diff";
+import { loadInstallation } from "../installation/load";
+import { listCertificates } from "../pki/certificates";
+import type { CertificateRow } from "../pki/rows";
+import { FALLBACK_CERTIFICATE_NAME } from "../pki/selection";
+import { readCertificatePem, selfSignedCertificate } from "../pki/x509";
+import { proxySettings } from "../settings";
+import { AgentError, checkWithAgent } from "./agent-client";
+import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type BundleProblem } from "./config";
+import { haproxySettingsOf } from "./sync";
+import { findVersion } from "./versions";
+
+export interface HaproxyPreview {
+  /** The version in force the diff is against; null when none is. */
+  version: number | null;
+  /** The previewed bundle's digest (certificates included), as its version would have it. */
+  digest: string;
+  /** Whether shipping it would change what the version in force ships (certificates included). */
+  changed: boolean;
+  /** haproxy.cfg and the maps. */
+  files: Record<string, string>;
+  certificates: { file: string; name: string }[];
+  /** Unified diff of the text files, from the version in force (or from nothing) to the preview. */
+  diff: string;
+  /** The master agent's `haproxy -c` verdict; null when no agent is configured or it could not answer. */
+  valid: boolean | null;
+  /** Why `valid` is false (haproxy's output) or null (why no agent checked); null when valid. */
+  validation: string | null;
+  problems: BundleProblem[];
+  warnings: string[];
+}
+
+// The global fetch is looked up at call time, so that tests intercepting outbound fetch see the check.
+const outbound: typeof fetch = (input, init) => fetch(input, init);
+
+/**
+ * The stored certificates, with a stand-in fallback certificate when none is stored yet (the first gensynchaprx makes
+ * and stores it): the preview stores nothing, and the text files do not depend on it.
+ */
+async function certificatesForPreview(rows: CertificateRow[], now: Date): Promise<CertificateRow[]> {
+  if (rows.some((row) => row.source === "fallback")) return rows;
+  const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
+  const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
+  const info = readCertificatePem(generated.certificatePem);
+  const fallback: CertificateRow = {
+    id: 0,
+    name: FALLBACK_CERTIFICATE_NAME,
+    source: "fallback",
+    domainNames: info.domainNames,
+    issuer: info.issuer,
+    serialNumber: info.serialNumber,
+    notBefore: info.notBefore,
+    notAfter: info.notAfter,
+    certificatePem: generated.certificatePem,
+    privateKeyPem: generated.privateKeyPem,
+    updatedAt: now,
+  };
+  return [...rows, fallback];
+}
+
+export async function previewHaproxy(env: Env, now: Date): Promise<HaproxyPreview> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  const [installation, stored, inForce] = await Promise.all([
+    loadInstallation(db),
+    listCertificates(db),
+    findVersion(db),
+  ]);
+  let bundle;
+  try {
+    bundle = generateHaproxyBundle(
+      installation,
+      await certificatesForPreview(stored, now),
+      haproxySettingsOf(settings),
+    );
+  } catch (error) {
+    if (error instanceof InvalidConfiguration) {
+      throw new HttpError(422, `The configuration cannot be generated: ${error.message}`);
+    }
+    throw error;
+  }
+  const files = bundleFiles(bundle);
+  const digest = await bundleDigest(files);
+
+  let valid: boolean | null = null;
+  let validation: string | null = null;
+  if (!settings.HAPROXY_AGENT_URL) validation = "HAPROXY_AGENT_URL is not set: no agent checked the bundle";
+  else if (!settings.HAPROXY_AGENT_TOKEN) validation = "HAPROXY_AGENT_TOKEN is not set: no agent checked the bundle";
+  else {
+    try {
+      const check = await checkWithAgent(outbound, {
+        agentUrl: settings.HAPROXY_AGENT_URL,
+        token: settings.HAPROXY_AGENT_TOKEN,
+        timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+        digest,
+        files,
+      });
+      valid = check.valid;
+      if (!check.valid) validation = check.error;
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error;
+      validation = error.message;
+    }
+  }
+
+  return {
+    version: inForce?.row.id ?? null,
+    digest,
+    changed: digest !== inForce?.row.digest,
+    files: bundle.files,
+    certificates: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
+    diff: unifiedDiff(inForce?.files ?? {}, bundle.files),
+    valid,
+    validation,
+    problems: bundle.problems,
+    warnings: bundle.warnings,
+  };
+}

@@ -1,0 +1,232 @@
+// Routes of the "operations" tag (administrator only): what the next generation would change (previews), rolling
+// back to a stored version (activate), whether each load balancer runs the version in force (status), and the
+// Prometheus metrics, which a bearer token from PROXY_METRICS_TOKEN may also read.
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { database } from "../../shared/db";
+import { parseBearer } from "../../shared/http/basic-auth";
+import { HttpError } from "../../shared/http/errors";
+import { register } from "../../shared/http/openapi";
+import { constantTimeEqualText } from "../../shared/passwords";
+import { recordAudit } from "../audit/log";
+import { REALM } from "../errors";
+import { previewHaproxy } from "../haproxy/preview";
+import { loadBalancerStatuses } from "../haproxy/status";
+import { findVersion, versionNotFound } from "../haproxy/versions";
+import { PROXY_JOB_KINDS, runHaproxyRestoreFromApi, runSshProxyRestoreFromApi } from "../jobs";
+import { collectMetrics, PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../monitoring/metrics";
+import { proxySettings } from "../settings";
+import { previewSshProxy, sshProxyVersionExists } from "../sshproxy/versions";
+import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { jobStarted } from "./jobs";
+import { jsonResponse, serviceResult } from "./json";
+import { adminErrors, basicAuth, errorResponse, json, labelParams, pick } from "./openapi";
+import { HaproxyPreview, IdResult, LoadBalancerStatus, SshProxyPreview } from "./schemas";
+
+/** Reading: the administrator, on either instance. */
+const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
+/** Changing what runs: the administrator, on the master instance. */
+const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
+
+const METRICS_SCHEME = "proxy_metrics_token";
+
+/** Keys sorted as everywhere in this API, but null kept: a preview's `valid` and a status's fields say "none" so. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  const entries = Object.entries(value).filter(([, field]) => field !== undefined);
+  return Object.fromEntries(
+    entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, field]) => [key, sortedKeys(field)]),
+  );
+}
+
+const jsonWithNulls = (c: Context, value: unknown) =>
+  c.body(JSON.stringify(sortedKeys(value)), 200, { "Content-Type": "application/json; charset=UTF-8" });
+
+/** A version number from the path; anything else is a version that does not exist. */
+function versionParam(c: Context): number {
+  const text = c.req.param("version")!;
+  const version = Number(text);
+  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(version)) throw versionNotFound(text);
+  return version;
+}
+
+/**
+ * GET /admin/metrics: the PROXY_METRICS_TOKEN bearer, or the administrator's Basic credentials (an API user's answer
+ * 403). A wrong or unconfigured bearer answers 401.
+ */
+const requireMetricsReader = createMiddleware<ProxyEnv>(async (c, next) => {
+  const bearer = parseBearer(c.req.header("Authorization"));
+  if (bearer === undefined) {
+    await requireBasicAuth(c, async () => {
+      await requireAdmin(c, next);
+    });
+    return;
+  }
+  const expected = proxySettings(c.env).PROXY_METRICS_TOKEN;
+  if (expected === undefined || !constantTimeEqualText(bearer, expected)) {
+    throw new HttpError(
+      401,
+      "Authentication required: the PROXY_METRICS_TOKEN bearer or the administrator's credentials",
+      {
+        "WWW-Authenticate": `${REALM}, Bearer realm="proxy"`,
+      },
+    );
+  }
+  await next();
+});
+
+const haproxyPreviewRoute = createRoute({
+  method: "get",
+  path: "/admin/haproxy/preview",
+  operationId: "previewHaproxy",
+  tags: ["operations"],
+  summary: "What gensynchaprx would generate now: its files, a diff against the version in force, the agent's check",
+  description:
+    "Nothing is stored or applied. `valid` is the master agent's `haproxy -c` on the bundle (POST /v1/check of the " +
+    "agent), null without HAPROXY_AGENT_URL. Null fields are kept.",
+  ...reading,
+  responses: {
+    200: json(HaproxyPreview, "the preview"),
+    ...pick(401),
+    ...adminErrors,
+    422: errorResponse("the data cannot make a configuration (gensynchaprx would refuse it): the payload says why"),
+  },
+});
+
+const haproxyStatusRoute = createRoute({
+  method: "get",
+  path: "/admin/haproxy/status",
+  operationId: "getLoadBalancerStatus",
+  tags: ["operations"],
+  summary: "Each load balancer (the master's agent, then each slave's): does it run the version in force?",
+  description:
+    "Asks each agent GET /v1/status (10 s at most each); the agent recomputes the digest of the files on its disk, " +
+    "so a file edited by hand shows as `modified`. Null fields are kept.",
+  ...reading,
+  responses: { 200: json(z.array(LoadBalancerStatus), "one entry per load balancer"), ...pick(401), ...adminErrors },
+});
+
+const haproxyActivateRoute = createRoute({
+  method: "post",
+  path: "/admin/haproxy/versions/{version}/activate",
+  operationId: "activateHaproxyVersion",
+  tags: ["operations"],
+  summary: "Rolls back: ships a stored version again as a new version (restoredFrom), validated and synced as usual",
+  description:
+    "Synchronous, under gensynchaprx's lock and recorded as a gensynchaprx run. The new version has the stored " +
+    "version's files and the certificates of the same names as they are now; the master's agent checks and applies " +
+    "it, then one sync per slave is queued. A failure answers 500 as gensynchaprx does, and the version in force stays.",
+  ...writing,
+  request: { params: labelParams("version") },
+  responses: {
+    200: { ...json(IdResult, "payload `{key: version, value: <the new version>}` and the warnings"), ...jobStarted },
+    ...pick(401, 404, 405, 423),
+    ...adminErrors,
+    500: errorResponse("`Unable to reload and sync of HAProxy: <cause>`; the version in force stays"),
+  },
+});
+
+const sshPreviewRoute = createRoute({
+  method: "get",
+  path: "/admin/sshproxy/preview",
+  operationId: "previewSshProxy",
+  tags: ["operations"],
+  summary: "What writesshprx would store now, with a diff against the version in force",
+  description: "Nothing is stored. Null fields are kept.",
+  ...reading,
+  responses: { 200: json(SshProxyPreview, "the preview"), ...pick(401), ...adminErrors },
+});
+
+const sshActivateRoute = createRoute({
+  method: "post",
+  path: "/admin/sshproxy/versions/{version}/activate",
+  operationId: "activateSshProxyVersion",
+  tags: ["operations"],
+  summary: "Rolls back: stores a stored SSH proxy version again as the newest one (restoredFrom)",
+  description: "Under writesshprx's lock, recorded as a writesshprx run.",
+  ...writing,
+  request: { params: labelParams("version") },
+  responses: {
+    200: { ...json(IdResult, "payload `{key: version, value: <the new version>}` and the warnings"), ...jobStarted },
+    ...pick(401, 404, 405, 423),
+    ...adminErrors,
+  },
+});
+
+const metricsRoute = createRoute({
+  method: "get",
+  path: "/admin/metrics",
+  operationId: "getProxyMetrics",
+  tags: ["operations"],
+  summary: "Prometheus metrics: certificate ends, the version in force, job outcomes, drift, counts",
+  description:
+    "Prometheus text format 0.0.4, every family a gauge (docs/proxy.md lists them). For the administrator or the " +
+    "PROXY_METRICS_TOKEN bearer. Each scrape asks every agent its status.",
+  security: [{ user_auth: [] }, { [METRICS_SCHEME]: [] }],
+  middleware: [requireMetricsReader],
+  responses: {
+    200: { description: "the metrics", content: { [PROMETHEUS_CONTENT_TYPE]: { schema: z.string() } } },
+    ...pick(401),
+    ...adminErrors,
+  },
+});
+
+export function registerOperationsRoutes(app: OpenAPIHono<ProxyEnv>): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", METRICS_SCHEME, {
+    type: "http",
+    scheme: "bearer",
+    description: "PROXY_METRICS_TOKEN: reads GET /admin/metrics only",
+  });
+
+  register(app, haproxyPreviewRoute, async (c) => jsonWithNulls(c, await previewHaproxy(c.env, new Date())));
+  register(app, haproxyStatusRoute, async (c) => jsonWithNulls(c, await loadBalancerStatuses(c.env, new Date())));
+  register(app, haproxyActivateRoute, async (c) => {
+    const version = versionParam(c);
+    if (!(await findVersion(database(c.env.DB), version))) throw versionNotFound(version);
+    const caller = c.get("caller");
+    const restored = await runHaproxyRestoreFromApi(c.env, { caller, now: new Date(), version });
+    await recordAudit(database(c.env.DB), {
+      actor: caller.username,
+      role: "admin",
+      method: c.req.method,
+      path: c.req.path,
+      status: 200,
+      summary: { haproxyVersion: restored.version, restoredFrom: version, jobRunId: restored.runId },
+    });
+    c.header("X-Job-Id", String(restored.runId));
+    return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
+  });
+  register(app, sshPreviewRoute, async (c) => {
+    const settings = proxySettings(c.env);
+    const preview = await previewSshProxy(database(c.env.DB), {
+      files: {
+        upstreamKeyFile: settings.SSH_PROXY_UPSTREAM_KEY_FILE,
+        knownHostsFile: settings.SSH_PROXY_KNOWN_HOSTS_FILE,
+      },
+      addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
+    });
+    return jsonWithNulls(c, preview);
+  });
+  register(app, sshActivateRoute, async (c) => {
+    const version = versionParam(c);
+    if (!(await sshProxyVersionExists(database(c.env.DB), version))) throw versionNotFound(version);
+    const caller = c.get("caller");
+    const restored = await runSshProxyRestoreFromApi(c.env, { caller, now: new Date(), version });
+    await recordAudit(database(c.env.DB), {
+      actor: caller.username,
+      role: "admin",
+      method: c.req.method,
+      path: c.req.path,
+      status: 200,
+      summary: { sshProxyVersion: restored.version, restoredFrom: version, jobRunId: restored.runId },
+    });
+    c.header("X-Job-Id", String(restored.runId));
+    return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
+  });
+  register(app, metricsRoute, async (c) => {
+    const metrics = await collectMetrics(c.env, { now: new Date(), jobKinds: PROXY_JOB_KINDS });
+    return c.body(renderMetrics(metrics), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE });
+  });
+}
