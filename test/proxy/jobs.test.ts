@@ -14,7 +14,6 @@ import worker from "../../src/index";
 import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
-import { database } from "../../src/shared/db";
 import {
   ADMIN_AUTH,
   asAdmin,
@@ -26,21 +25,10 @@ import {
   errorBody,
   expectJson,
 } from "./fixtures";
+import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
-const AGENT = "http://agent.test:9400";
 const SLAVE_1 = "http://slave-1.test:9400";
 const SLAVE_2 = "http://slave-2.test:9400";
-const KEY_ANNA = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";
-const KEY_BEN = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGJlbg== ben@desk";
-
-const db = () => database(env.DB);
-const locks = () => env.JOB_LOCK.get(env.JOB_LOCK.idFromName("proxy-jobs"));
-
-/** The test Worker's env with settings overridden (a fresh object, so settings are parsed again). */
-const withVars = (vars: Record<string, string> = {}) =>
-  ({ ...env, HAPROXY_AGENT_URL: "", SLAVE_AGENT_URLS: "", ...vars }) as unknown as Env;
-const agentEnv = (vars: Record<string, string> = {}) =>
-  withVars({ HAPROXY_AGENT_URL: AGENT, HAPROXY_AGENT_TOKEN: "agent-token", ...vars });
 
 async function callWith(workerEnv: Env, path: string, auth: string | null = ADMIN_AUTH): Promise<Response> {
   const headers: Record<string, string> = auth ? { Authorization: auth } : {};

@@ -173,6 +173,25 @@ const metricsRoute = createRoute({
   },
 });
 
+/** Records a rollback in the audit log and answers it as the job routes answer a run (its id in X-Job-Id). */
+async function restoredAnswer(
+  c: Context<ProxyEnv>,
+  versionKey: "haproxyVersion" | "sshProxyVersion",
+  restoredFrom: number,
+  restored: { version: number; runId: number; warnings: string[] },
+) {
+  await recordAudit(database(c.env.DB), {
+    actor: c.get("caller").username,
+    role: "admin",
+    method: c.req.method,
+    path: c.req.path,
+    status: 200,
+    summary: { [versionKey]: restored.version, restoredFrom, jobRunId: restored.runId },
+  });
+  c.header("X-Job-Id", String(restored.runId));
+  return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
+}
+
 export function registerOperationsRoutes(app: OpenAPIHono<ProxyEnv>): void {
   app.openAPIRegistry.registerComponent("securitySchemes", METRICS_SCHEME, {
     type: "http",
@@ -185,18 +204,8 @@ export function registerOperationsRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, haproxyActivateRoute, async (c) => {
     const version = versionParam(c);
     if (!(await findVersion(database(c.env.DB), version))) throw versionNotFound(version);
-    const caller = c.get("caller");
-    const restored = await runHaproxyRestoreFromApi(c.env, { caller, now: new Date(), version });
-    await recordAudit(database(c.env.DB), {
-      actor: caller.username,
-      role: "admin",
-      method: c.req.method,
-      path: c.req.path,
-      status: 200,
-      summary: { haproxyVersion: restored.version, restoredFrom: version, jobRunId: restored.runId },
-    });
-    c.header("X-Job-Id", String(restored.runId));
-    return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
+    const restored = await runHaproxyRestoreFromApi(c.env, { caller: c.get("caller"), now: new Date(), version });
+    return restoredAnswer(c, "haproxyVersion", version, restored);
   });
   register(app, sshPreviewRoute, async (c) => {
     const settings = proxySettings(c.env);
@@ -212,18 +221,8 @@ export function registerOperationsRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, sshActivateRoute, async (c) => {
     const version = versionParam(c);
     if (!(await sshProxyVersionExists(database(c.env.DB), version))) throw versionNotFound(version);
-    const caller = c.get("caller");
-    const restored = await runSshProxyRestoreFromApi(c.env, { caller, now: new Date(), version });
-    await recordAudit(database(c.env.DB), {
-      actor: caller.username,
-      role: "admin",
-      method: c.req.method,
-      path: c.req.path,
-      status: 200,
-      summary: { sshProxyVersion: restored.version, restoredFrom: version, jobRunId: restored.runId },
-    });
-    c.header("X-Job-Id", String(restored.runId));
-    return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
+    const restored = await runSshProxyRestoreFromApi(c.env, { caller: c.get("caller"), now: new Date(), version });
+    return restoredAnswer(c, "sshProxyVersion", version, restored);
   });
   register(app, metricsRoute, async (c) => {
     const metrics = await collectMetrics(c.env, { now: new Date(), jobKinds: PROXY_JOB_KINDS });
