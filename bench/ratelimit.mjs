@@ -32,6 +32,9 @@
 // to the aggregate every STATS_FLUSH_INTERVAL), two dev servers, each of those three warmed workloads run on both in
 // turn, 4 times (BENCH_ROUNDS), which side goes first alternating; prints the on/off throughput ratio per workload.
 // The target is 0.9 or more (statistics cost at most 10 %).
+// `--algorithms`: the rule algorithms (fixed_window, sliding_window, token_bucket) on one fresh per_key server: for
+// each, one hot key and 1000 cold keys (ratios to the floor, rows, commits and objects per 1000 decisions), then
+// CONCURRENT requests on one new key of its rule limited to LIMIT, which must admit exactly LIMIT (else exit 1).
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -109,6 +112,7 @@ async function storeVars(backend) {
 }
 
 const STATS = process.argv.includes("--stats");
+const ALGORITHMS = process.argv.includes("--algorithms");
 /** Each dev server's process group (wrangler and its workerd), by origin. */
 const processGroups = new Map();
 
@@ -131,6 +135,7 @@ function groupCpuMs(pgid) {
 
 async function main() {
   if (STATS) return compareStats();
+  if (ALGORITHMS) return compareAlgorithms();
   if (BACKEND === "durable-object") return compareLayouts();
   // Both servers up, each workload run on one then the other, so both sides see the same machine load.
   const sides = [
@@ -219,6 +224,27 @@ const CONCURRENT = 600;
 const LIMIT = 100;
 const LAYOUT_CONFIG = `${CONFIG}  - key: limited
     rate_limit:
+      unit: hour
+      requests_per_unit: ${LIMIT}
+  - key: sliding
+    rate_limit:
+      algorithm: sliding_window
+      unit: minute
+      requests_per_unit: 4000000000
+  - key: bucket
+    rate_limit:
+      algorithm: token_bucket
+      unit: second
+      requests_per_unit: 100000
+      burst: 1000000
+  - key: limited_sliding
+    rate_limit:
+      algorithm: sliding_window
+      unit: hour
+      requests_per_unit: ${LIMIT}
+  - key: limited_bucket
+    rate_limit:
+      algorithm: token_bucket
       unit: hour
       requests_per_unit: ${LIMIT}
 `;
@@ -330,9 +356,9 @@ async function newKeyLatency(url, prefix) {
   return { ...result, ratio: result.newP50 / result.warmP50 };
 }
 
-/** (f): CONCURRENT requests at once on one new key of `limited`; how many were admitted, refused, neither. */
-async function exactness(url, value) {
-  const body = keyBody(value, "limited");
+/** (f): CONCURRENT requests at once on one new key of `rule`; how many were admitted, refused, neither. */
+async function exactness(url, value, rule = "limited") {
+  const body = keyBody(value, rule);
   const statuses = await Promise.all(
     Array.from({ length: CONCURRENT }, () =>
       fetch(`${url}/json`, { method: "POST", body }).then(
@@ -615,6 +641,71 @@ async function compareStats() {
       `${t.title.padEnd(32)} ${t.off.toFixed(0).padStart(9)}   ${t.on.toFixed(0).padStart(8)}   ${(t.on / t.off).toFixed(2).padStart(6)}   ${cpuPerRequest("off").toFixed(0).padStart(14)}   ${cpuPerRequest("on").toFixed(0).padStart(4)}   ${(cpuPerRequest("on") / cpuPerRequest("off")).toFixed(2).padStart(6)}   ${String(t.bad).padStart(14)}   ${t.runs.off.join("/")} | ${t.runs.on.join("/")}`,
     );
   }
+}
+
+// `--algorithms`: the rule algorithms of issue 20 on a fresh per_key server, nothing warmed but the floor.
+
+/** Each algorithm's rule: one that never refuses (throughput) and one at LIMIT (exactness). */
+const ALGORITHM_RULES = [
+  { algorithm: "fixed_window", rule: "client", limited: "limited" },
+  { algorithm: "sliding_window", rule: "sliding", limited: "limited_sliding" },
+  { algorithm: "token_bucket", rule: "bucket", limited: "limited_bucket" },
+];
+
+/**
+ * Per algorithm: one hot key, then 1000 cold keys, each new to the server, with rows, commits and objects per 1000
+ * decisions from the counter objects' statistics; then CONCURRENT requests on one new key of the limited rule.
+ */
+async function compareAlgorithms() {
+  const server = await startFresh("ratelimit-algorithms", {});
+  const { url } = server;
+  const rows = [];
+  const exact = [];
+  try {
+    const floor = await run("(a) GET /test/ping (floor)", { url: `${url}/test/ping` });
+    let before = await counterStats(url);
+    for (const { algorithm, rule, limited } of ALGORITHM_RULES) {
+      for (const [workload, options] of [
+        ["hot key", { body: keyBody(`${algorithm}-hot`, rule) }],
+        ["1000 cold keys", coldKeys(algorithm, rule)],
+      ]) {
+        await refreshProxyConnection(server);
+        const result = await run(`${algorithm}, ${workload}`, { url: `${url}/json`, method: "POST", ...options });
+        const after = await settledCounterStats(url);
+        rows.push({ algorithm, workload, result, perThousand: perThousand(before, after, result.decisions) });
+        before = after;
+      }
+      exact.push({ algorithm, ...(await exactness(url, `${algorithm}-exact`, limited)) });
+    }
+    console.log(`\nalgorithms: ${CONNECTIONS} connections, ${DURATION} s per run; floor ${floor.rps.toFixed(0)} req/s`);
+    console.log(
+      "algorithm        workload          req/s   ratio   p50 ms   p99 ms   non-2xx   rows/1000   commits/1000   objects/1000",
+    );
+    for (const { algorithm, workload, result, perThousand: p } of rows) {
+      console.log(
+        `${algorithm.padEnd(16)} ${workload.padEnd(16)} ${result.rps.toFixed(0).padStart(6)}   ` +
+          `${(result.rps / floor.rps).toFixed(2).padStart(5)}   ${String(result.p50).padStart(6)}   ` +
+          `${String(result.p99).padStart(6)}   ${String(result.bad).padStart(7)}   ` +
+          `${fixed(p?.rows_written, 1).padStart(9)}   ${fixed(p?.commits, 1).padStart(12)}   ` +
+          `${fixed(p?.objects_started, 1).padStart(12)}`,
+      );
+    }
+    for (const e of exact) {
+      console.log(
+        `exactness, ${e.algorithm}: ${e.admitted} admitted, ${e.refused} refused of ${CONCURRENT}${e.other ? `, ${e.other}` : ""}`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+  if (exact.some((e) => !e.exact)) process.exitCode = 1;
+}
+
+/** 1000 keys of `rule` never seen before, cycled. */
+function coldKeys(prefix, rule) {
+  const bodies = Array.from({ length: KEYS }, (_, i) => keyBody(`${prefix}-cold-${i}`, rule));
+  let next = 0;
+  return { requests: [{ setupRequest: (request) => ({ ...request, body: bodies[next++ % KEYS] }) }] };
 }
 
 try {
