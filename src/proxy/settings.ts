@@ -167,6 +167,15 @@ export const ProxySettings = z.object({
   ACME_EMAIL: z
     .preprocess(unsetIfEmpty, z.email({ message: "must be an e-mail address" }).optional())
     .meta({ kind: "string", description: "Contact e-mail address of the ACME account." }),
+  ACME_RENEWAL_INFO_PER_RUN: envNumber(200, (s) => s.int().min(0).max(900))
+    .meta({ kind: "integer" })
+    .describe(
+      oneLine`
+      Most certificates whose renewal information (ACME ARI) the certificate job asks the CA for in one run, so that a
+      run's requests stay within a Worker's subrequest limit: never-asked ones first, then those whose Retry-After
+      passed longest ago; the others keep the window the CA gave before, or the one-third rule, until a later run.
+      \`0\`: never ask (every certificate follows the one-third rule).`,
+    ),
   CERT_WARN_DAYS: envInteger(14, 1).describe(
     oneLine`
       Certificates in use that end within this many days are named in the certificate job's warnings; a certificate

@@ -56,7 +56,7 @@ function endingWarning(row: CertificateRow): string {
 }
 
 export interface MaintenanceDependencies {
-  settings: Pick<ProxySettings, "CERT_WARN_DAYS">;
+  settings: Pick<ProxySettings, "CERT_WARN_DAYS" | "ACME_RENEWAL_INFO_PER_RUN">;
   issuer: CertificateIssuer;
   now: () => Date;
   /** Uniform in [0, 1): draws the renewal point in a CA's window. */
@@ -124,13 +124,19 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     .filter((domain) => domain.publicCaCertificate)
     .map((domain) => domain.domainName)
     .sort();
+  const askable = renewalInfoDue(
+    asking.flatMap((domainName) => acmeByName.get(acmeCertificateName(domainName)) ?? []),
+    windows,
+    start,
+    deps.settings.ACME_RENEWAL_INFO_PER_RUN,
+  );
   for (const domainName of asking) {
     const current = acmeByName.get(acmeCertificateName(domainName));
     if (!current) {
       due.push({ domainName });
       continue;
     }
-    const renewal = await renewalOf(db, deps, current, windows.get(current.id), warnings);
+    const renewal = await renewalOf(db, deps, current, windows.get(current.id), askable.has(current.id), warnings);
     if (deps.now().getTime() >= renewal.at.getTime()) due.push({ domainName, renewal });
   }
 
@@ -237,6 +243,38 @@ function renewalNote(renewal: Renewal | undefined): string {
   return `; renewed in the CA's renewal window ${start.toISOString()} to ${end.toISOString()}${explanationUrl ? ` (${explanationUrl})` : ""}`;
 }
 
+/** The ARI ID of a certificate, or undefined when ARI cannot name it (no Authority Key Identifier, unreadable). */
+function ariIdOf(certificate: CertificateRow): string | undefined {
+  try {
+    return ariCertificateId(readCertificatePem(certificate.certificatePem));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ids of the certificates whose renewal information may be asked for in this run, at most `limit`: those never
+ * asked about (for their current ARI ID) first, then those whose Retry-After passed longest ago. Certificates whose
+ * Retry-After has not passed are not asked anyway.
+ */
+function renewalInfoDue(
+  candidates: readonly CertificateRow[],
+  windows: ReadonlyMap<number, WindowRow>,
+  now: Date,
+  limit: number,
+): Set<number> {
+  const due: { id: number; pollAt: number }[] = [];
+  for (const certificate of candidates) {
+    const ariId = ariIdOf(certificate);
+    if (ariId === undefined) continue;
+    const stored = windows.get(certificate.id);
+    const pollAt = stored?.ariCertificateId === ariId ? stored.nextPollAt.getTime() : -Infinity;
+    if (pollAt <= now.getTime()) due.push({ id: certificate.id, pollAt });
+  }
+  due.sort((a, b) => a.pollAt - b.pollAt || a.id - b.id);
+  return new Set(due.slice(0, limit).map((entry) => entry.id));
+}
+
 /** The CA's RenewalInfo for a certificate, read; undefined when the CA offers none. Throws when it cannot be used. */
 async function askRenewalInfo(
   issuer: CertificateIssuer,
@@ -258,15 +296,11 @@ async function renewalOf(
   deps: MaintenanceDependencies,
   certificate: CertificateRow,
   stored: WindowRow | undefined,
+  mayAsk: boolean,
   warnings: string[],
 ): Promise<Renewal> {
   const byLifetime: Renewal = { at: oneThirdLeft(certificate) };
-  let certificateId: string | undefined;
-  try {
-    certificateId = ariCertificateId(readCertificatePem(certificate.certificatePem));
-  } catch {
-    return byLifetime;
-  }
+  const certificateId = ariIdOf(certificate);
   if (!certificateId) return byLifetime;
   const known = stored?.ariCertificateId === certificateId ? stored : undefined;
   const knownWindow = known && {
@@ -275,8 +309,9 @@ async function renewalOf(
     ...(known.explanationUrl ? { explanationUrl: known.explanationUrl } : {}),
   };
   const now = deps.now();
-  if (known && knownWindow && now.getTime() < known.nextPollAt.getTime())
+  if (known && knownWindow && (!mayAsk || now.getTime() < known.nextPollAt.getTime()))
     return { at: known.renewAt, window: knownWindow, replaces: certificateId };
+  if (!mayAsk) return byLifetime;
 
   let answer: Awaited<ReturnType<typeof askRenewalInfo>>;
   try {

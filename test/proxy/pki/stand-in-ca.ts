@@ -61,11 +61,11 @@ export function fakeCa(
 }
 
 /** One run of the job; `random` is what every draw of a renewal point gets. */
-export function run(clock: { now: Date }, issuer: CertificateIssuer, random = 0.5) {
+export function run(clock: { now: Date }, issuer: CertificateIssuer, random = 0.5, renewalInfoPerRun = 200) {
   const queued: number[] = [];
   let lockKept = 0;
   const warnings = maintainCertificates(db(), {
-    settings: { CERT_WARN_DAYS: 14 },
+    settings: { CERT_WARN_DAYS: 14, ACME_RENEWAL_INFO_PER_RUN: renewalInfoPerRun },
     issuer,
     now: () => clock.now,
     random: () => random,
