@@ -56,7 +56,7 @@ async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: numb
     {
       config: loaded.config,
       store: counterStoreOf(env).store,
-      settings: serviceSettingsOf(settings),
+      settings: serviceSettingsOf(settings.service),
       localCache: localCacheOf(env),
     },
     request,

@@ -466,11 +466,11 @@ export const counterStoreSettings: (env: object) => CounterStoreSettings = setti
 );
 
 /** What loading a configuration reads: the service's settings, and the counter store's limits on the algorithms. */
-export interface ConfigLoadSettings extends RateLimitSettings {
+export interface ConfigLoadSettings {
+  /** The service's settings (the object per-isolate state, such as the statistics, is keyed by). */
+  service: RateLimitSettings;
   /** Set when the counter store counts fixed windows only (the object cache): names the setting that chose it. */
   fixedWindowOnly?: string;
-  /** The service's settings object itself, which per-isolate state (the statistics) is keyed by. */
-  service: RateLimitSettings;
 }
 
 /**
@@ -485,6 +485,8 @@ export const configLoadSettings = perIsolate("ratelimit config-load settings", (
   } catch {
     backend = undefined;
   }
-  const service = rateLimitSettings(env);
-  return { ...service, service, fixedWindowOnly: backend === "memcache" ? "BACKEND_TYPE=memcache" : undefined };
+  return {
+    service: rateLimitSettings(env),
+    fixedWindowOnly: backend === "memcache" ? "BACKEND_TYPE=memcache" : undefined,
+  };
 });

@@ -7,7 +7,7 @@ import type { Database } from "../../shared/db";
 import { perIsolate } from "../../shared/isolate";
 import { logError, logInfo } from "../../shared/log";
 import { readConfigFiles, readConfigState, type ConfigSetState } from "./repo";
-import { configLimits, type ConfigLoadSettings } from "../settings";
+import { configLimits, type ConfigLoadSettings, type RateLimitSettings } from "../settings";
 import { recordConfigLoad } from "../stats/telemetry";
 
 /** How stale an isolate's view of the D1 state may get; the issue asks for every isolate within 2 s. */
@@ -25,7 +25,7 @@ export interface LoadedConfig {
 
 /** The bundled files the settings select: *.yaml directly in RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY of config/. */
 export function bundledFiles(
-  settings: ConfigLoadSettings,
+  settings: RateLimitSettings,
   bundle: Record<string, string> = bundledConfigFiles,
 ): ConfigFile[] {
   const directory = [settings.RUNTIME_SUBDIRECTORY, settings.RUNTIME_APPDIRECTORY]
@@ -42,12 +42,12 @@ export function bundledFiles(
 }
 
 /** Validates a set of files with the settings' merge rule and limits. */
-export function compileConfig(files: ConfigFile[], settings: ConfigLoadSettings) {
+export function compileConfig(files: ConfigFile[], { service, fixedWindowOnly }: ConfigLoadSettings) {
   return loadConfig(files, {
-    mergeDomainConfig: settings.MERGE_DOMAIN_CONFIG,
-    limits: configLimits(settings),
-    fixedWindowOnly: settings.fixedWindowOnly,
-    strictUpstream: settings.RATELIMIT_STRICT_UPSTREAM_CONFIG,
+    mergeDomainConfig: service.MERGE_DOMAIN_CONFIG,
+    limits: configLimits(service),
+    fixedWindowOnly,
+    strictUpstream: service.RATELIMIT_STRICT_UPSTREAM_CONFIG,
   });
 }
 
@@ -57,8 +57,10 @@ export function compileConfig(files: ConfigFile[], settings: ConfigLoadSettings)
  * the reference does before its first xDS config). A bundled set that fails to load keeps `previous`, if any.
  */
 export function loadBundled(settings: ConfigLoadSettings, version: number, previous?: LoadedConfig): LoadedConfig {
-  if (settings.CONFIG_TYPE === "GRPC_XDS_SOTW") return { config: undefined, source: "bundled", version, files: [] };
-  return compileLoaded(settings, bundledFiles(settings), "bundled", version, previous);
+  if (settings.service.CONFIG_TYPE === "GRPC_XDS_SOTW") {
+    return { config: undefined, source: "bundled", version, files: [] };
+  }
+  return compileLoaded(settings, bundledFiles(settings.service), "bundled", version, previous);
 }
 
 /** Compiles a set, counting the load; a set that fails keeps `previous` (the reference keeps its last good config). */

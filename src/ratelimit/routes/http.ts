@@ -72,7 +72,7 @@ async function shouldRateLimit(c: Context<RateLimitEnv>) {
 
 async function healthcheck(c: Context<RateLimitEnv>) {
   const settings = configLoadSettings(c.env);
-  if (settings.HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED) {
+  if (settings.service.HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED) {
     const loaded = await currentConfig(database(c.env.DB), settings, Date.now());
     if (!loaded.config || loaded.config.domains.length === 0) return c.body(null, 500);
   }

@@ -12,7 +12,7 @@ import { clearConfigFiles, replaceConfigFiles } from "../config/repo";
 import { xdsConfigsToFiles } from "../config/xds";
 import { dumpConfig, type ConfigFile } from "../core/config";
 import { jsonTextTooDeep, limitText, tooDeep } from "../core/limits";
-import { configLimits, configLoadSettings, type ConfigLoadSettings } from "../settings";
+import { configLimits, configLoadSettings, type RateLimitSettings } from "../settings";
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
 import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
 
@@ -131,7 +131,7 @@ const longNameError = (name: string) =>
  * The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. The number of
  * files is checked before any is read.
  */
-function configFilesOf(body: unknown, settings: ConfigLoadSettings): Described {
+function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
   const maxFiles = { max: settings.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
   const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
   if (typeof body === "object" && body !== null && "configs" in body) {
@@ -161,7 +161,7 @@ function configFilesOf(body: unknown, settings: ConfigLoadSettings): Described {
 type ConfigBody = { ok: true; body: unknown } | { ok: false; status: 400 | 413; error: string };
 
 /** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
-async function configBodyOf(request: Request, settings: ConfigLoadSettings): Promise<ConfigBody> {
+async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
   const limit = { maxBytes: settings.RATELIMIT_CONFIG_MAX_BODY_BYTES, setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES" };
   let text: string;
   try {
@@ -199,9 +199,9 @@ async function getConfigFiles(c: Context<RateLimitEnv>) {
 // grpc-gateway/ takes the text as the NACK's message).
 async function putConfigFiles(c: Context<RateLimitEnv>) {
   const settings = configLoadSettings(c.env);
-  const read = await configBodyOf(c.req.raw, settings);
+  const read = await configBodyOf(c.req.raw, settings.service);
   if (!read.ok) throw new HttpError(read.status, read.error);
-  const described = configFilesOf(read.body, settings);
+  const described = configFilesOf(read.body, settings.service);
   if (!described.ok) {
     // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
     if (described.xds) {
