@@ -410,6 +410,37 @@ export async function startWranglerDev(vars = {}, options = {}) {
     removeState();
     throw error;
   }
+  // A port freePort() found free may be taken before wrangler binds it (by another server starting, or as the
+  // ephemeral port of an outgoing connection): then wrangler exits at once, and a new pair of ports is tried.
+  for (let attempt = 1; ; attempt++) {
+    const started = await spawnWranglerDev({
+      projectDir,
+      state,
+      removeState,
+      configArgs,
+      vars,
+      extraArgs,
+      readyPath,
+      options,
+    });
+    if (started.ok) return started.server;
+    if (!started.portTaken || attempt === 3) {
+      removeState();
+      throw new Error(`${name}: wrangler dev did not answer ${readyPath}${started.exit}:\n${started.output}`);
+    }
+  }
+}
+
+/** What wrangler dev prints when its port (or its inspector's) is in use. */
+const PORT_TAKEN = /Address already in use/;
+
+/**
+ * One wrangler dev on fresh ports, waited for until `readyPath` answers (60 s at most).
+ * @param {{ projectDir: string, state: string, removeState: () => void, configArgs: string[],
+ *   vars: Record<string, string>, extraArgs: string[], readyPath: string, options: { inheritStderr?: boolean } }} how
+ * @returns {Promise<{ ok: true, server: { url: string, port: number, persistTo: string, pgid: number, stop: () => Promise<void> } } | { ok: false, portTaken: boolean, exit: string, output: string }>}
+ */
+async function spawnWranglerDev({ projectDir, state, removeState, configArgs, vars, extraArgs, readyPath, options }) {
   const port = await freePort();
   const inspectorPort = await freePort();
   const varArgs = Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
@@ -433,21 +464,33 @@ export async function startWranglerDev(vars = {}, options = {}) {
       ...varArgs,
       ...extraArgs,
     ],
-    { cwd: projectDir, env: wranglerEnv(), inheritStderr: options.inheritStderr, graceMs: 5000, cleanup: removeState },
+    // The state outlives an attempt that found its port taken (the next one uses it), not the server.
+    {
+      cwd: projectDir,
+      env: wranglerEnv(),
+      inheritStderr: options.inheritStderr,
+      graceMs: 5000,
+      cleanup: () => retrying || removeState(),
+    },
   );
+  let retrying = false;
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) break;
+    if (child.exitCode !== null || PORT_TAKEN.test(output())) break;
     try {
-      const response = await fetch(url + readyPath);
-      if (response.ok) return { url, port, persistTo: state, pgid, stop };
+      // Bounded: whatever holds a taken port may accept the connection and never answer.
+      const response = await fetch(url + readyPath, { signal: AbortSignal.timeout(5000) });
+      if (response.ok) return { ok: true, server: { url, port, persistTo: state, pgid, stop } };
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   const exit = child.exitCode === null ? "" : ` (exited with ${child.exitCode})`;
+  const text = output();
+  const portTaken = PORT_TAKEN.test(text);
+  retrying = portTaken;
   await stop();
-  throw new Error(`${name}: wrangler dev did not answer ${readyPath}${exit}:\n${output()}`);
+  return { ok: false, portTaken, exit, output: text };
 }
 
 /**
