@@ -4,10 +4,8 @@ import { HttpError } from "../../shared/http/errors";
 import { database } from "../../shared/db";
 import { unifiedDiff } from "../../shared/unified-diff";
 import { loadInstallation } from "../installation/load";
-import { listCertificates } from "../pki/certificates";
+import { listCertificates, newFallbackCertificate } from "../pki/certificates";
 import type { CertificateRow } from "../pki/rows";
-import { FALLBACK_CERTIFICATE_NAME } from "../pki/selection";
-import { readCertificatePem, selfSignedCertificate } from "../pki/x509";
 import { proxySettings } from "../settings";
 import { AgentError, checkWithAgent } from "./agent-client";
 import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type BundleProblem } from "./config";
@@ -43,23 +41,7 @@ const outbound: typeof fetch = (input, init) => fetch(input, init);
  */
 async function certificatesForPreview(rows: CertificateRow[], now: Date): Promise<CertificateRow[]> {
   if (rows.some((row) => row.source === "fallback")) return rows;
-  const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
-  const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
-  const info = readCertificatePem(generated.certificatePem);
-  const fallback: CertificateRow = {
-    id: 0,
-    name: FALLBACK_CERTIFICATE_NAME,
-    source: "fallback",
-    domainNames: info.domainNames,
-    issuer: info.issuer,
-    serialNumber: info.serialNumber,
-    notBefore: info.notBefore,
-    notAfter: info.notAfter,
-    certificatePem: generated.certificatePem,
-    privateKeyPem: generated.privateKeyPem,
-    updatedAt: now,
-  };
-  return [...rows, fallback];
+  return [...rows, { id: 0, ...(await newFallbackCertificate(now)) }];
 }
 
 export async function previewHaproxy(env: Env, now: Date): Promise<HaproxyPreview> {

@@ -147,13 +147,18 @@ async function replaceCertificate(
 export async function ensureFallbackCertificate(db: Database, now: Date): Promise<CertificateRow> {
   const existing = await findCertificate(db, FALLBACK_CERTIFICATE_NAME);
   if (existing) return existing;
-  const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
-  const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
-  const info = readCertificatePem(generated.certificatePem);
   // Two first runs at once keep whichever was stored first.
   await db
     .insert(certificates)
-    .values(certificateValues({ name: FALLBACK_CERTIFICATE_NAME, source: "fallback", info, ...generated, now }))
+    .values(await newFallbackCertificate(now))
     .onConflictDoNothing();
   return (await findCertificate(db, FALLBACK_CERTIFICATE_NAME))!;
+}
+
+/** A new fallback certificate (self-signed, ten years), not stored: ensureFallbackCertificate's, and a preview's. */
+export async function newFallbackCertificate(now: Date): Promise<Omit<CertificateRow, "id">> {
+  const notAfter = new Date(now.getTime() + 10 * 365 * 86_400_000);
+  const generated = await selfSignedCertificate({ commonName: "fallback.invalid", notBefore: now, notAfter });
+  const info = readCertificatePem(generated.certificatePem);
+  return certificateValues({ name: FALLBACK_CERTIFICATE_NAME, source: "fallback", info, ...generated, now });
 }

@@ -1,20 +1,30 @@
 // JSON output of the proxy API, as the original's JSON-B wrote it: object keys sorted, null fields omitted.
 import type { Context } from "hono";
 
-/** Sorts object keys (UTF-16 code unit order, like Java's String.compareTo) and drops null/undefined fields. */
-export function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
+/**
+ * Sorts object keys (UTF-16 code unit order, like Java's String.compareTo) and drops undefined fields, and null ones
+ * unless `keepNulls` (the operations' answers, whose null says "none": a preview's `valid`, a status's fields).
+ */
+export function canonical(value: unknown, keepNulls = false): unknown {
+  if (Array.isArray(value)) return value.map((item) => canonical(item, keepNulls));
   if (value === null || typeof value !== "object") return value;
   const result: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) {
     const field = (value as Record<string, unknown>)[key];
-    if (field !== null && field !== undefined) result[key] = canonical(field);
+    if (field !== undefined && (keepNulls || field !== null)) result[key] = canonical(field, keepNulls);
   }
   return result;
 }
 
-export function jsonResponse(c: Context, value: unknown, status: 200 | 201 = 200): Response {
-  return c.body(JSON.stringify(canonical(value)), status, { "Content-Type": "application/json; charset=UTF-8" });
+export function jsonResponse(
+  c: Context,
+  value: unknown,
+  status: 200 | 201 = 200,
+  { keepNulls = false } = {},
+): Response {
+  return c.body(JSON.stringify(canonical(value, keepNulls)), status, {
+    "Content-Type": "application/json; charset=UTF-8",
+  });
 }
 
 /** The spec's ServiceResult: the reply of the create-or-update endpoints. */

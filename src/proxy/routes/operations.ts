@@ -21,6 +21,7 @@ import { previewSshProxy, sshProxyVersionExists } from "../sshproxy/versions";
 import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jobStarted } from "./jobs";
 import { jsonResponse, serviceResult } from "./json";
+import { auditEntry } from "./writes";
 import { adminErrors, basicAuth, errorResponse, json, labelParams, pick } from "./openapi";
 import { HaproxyPreview, IdResult, LoadBalancerStatus, SshProxyPreview } from "./schemas";
 
@@ -32,17 +33,7 @@ const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdm
 const METRICS_SCHEME = "proxy_metrics_token";
 
 /** Keys sorted as everywhere in this API, but null kept: a preview's `valid` and a status's fields say "none" so. */
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (value === null || typeof value !== "object") return value;
-  const entries = Object.entries(value).filter(([, field]) => field !== undefined);
-  return Object.fromEntries(
-    entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, field]) => [key, sortedKeys(field)]),
-  );
-}
-
-const jsonWithNulls = (c: Context, value: unknown) =>
-  c.body(JSON.stringify(sortedKeys(value)), 200, { "Content-Type": "application/json; charset=UTF-8" });
+const jsonWithNulls = (c: Context, value: unknown) => jsonResponse(c, value, 200, { keepNulls: true });
 
 /** A version number from the path; anything else is a version that does not exist. */
 function versionParam(c: Context): number {
@@ -180,14 +171,8 @@ async function restoredAnswer(
   restoredFrom: number,
   restored: { version: number; runId: number; warnings: string[] },
 ) {
-  await recordAudit(database(c.env.DB), {
-    actor: c.get("caller").username,
-    role: "admin",
-    method: c.req.method,
-    path: c.req.path,
-    status: 200,
-    summary: { [versionKey]: restored.version, restoredFrom, jobRunId: restored.runId },
-  });
+  const summary = { [versionKey]: restored.version, restoredFrom, jobRunId: restored.runId };
+  await recordAudit(database(c.env.DB), auditEntry(c, { projectLabel: null, summary }));
   c.header("X-Job-Id", String(restored.runId));
   return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
 }

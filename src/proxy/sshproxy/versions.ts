@@ -14,15 +14,17 @@ type SshVersionRow = typeof sshProxyVersions.$inferSelect;
 
 const digestOf = async (accountsJson: string, yaml: string) => `sha256:${await sha256Hex(`${accountsJson}\n${yaml}`)}`;
 
-/** Inserts a version and drops the oldest beyond the number kept; returns its number. */
+/** Inserts a version and drops the oldest beyond the number kept, in one batch; returns its number. */
 async function insertVersion(db: Database, values: typeof sshProxyVersions.$inferInsert, kept: number) {
-  const [row] = await db.insert(sshProxyVersions).values(values).returning({ id: sshProxyVersions.id });
   const keep = db
     .select({ id: sshProxyVersions.id })
     .from(sshProxyVersions)
     .orderBy(desc(sshProxyVersions.id))
     .limit(kept);
-  await db.delete(sshProxyVersions).where(notInArray(sshProxyVersions.id, keep));
+  const [[row]] = await db.batch([
+    db.insert(sshProxyVersions).values(values).returning({ id: sshProxyVersions.id }),
+    db.delete(sshProxyVersions).where(notInArray(sshProxyVersions.id, keep)),
+  ]);
   return row.id;
 }
 

@@ -28,8 +28,6 @@ import {
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { logError } from "../../shared/log";
 import { PayloadTooLarge, readBodyBytes } from "../../shared/http/request-body";
-import { MethodNotAllowed } from "../../shared/http/unmatched-route";
-import { ratelimitErrorResponse } from "../errors";
 import { SettingsError } from "../../shared/settings";
 import { decide, storeErrorsArePublic } from "../runtime";
 import { DEFAULT_LIMITS } from "../core/limits";
@@ -241,7 +239,6 @@ async function viaRouter(handler: UniversalHandler, raw: Request, body: Uint8Arr
 function isBareBinaryCall(raw: Request): boolean {
   const version = raw.headers.get("connect-protocol-version");
   return (
-    raw.method === "POST" &&
     raw.headers.get("content-type") === "application/proto" &&
     !raw.headers.has("content-encoding") &&
     (version === null || version === "1")
@@ -293,23 +290,20 @@ async function answerBareBinaryCall(
 function refusal(handler: UniversalHandler, raw: Request, error: ConnectError, env: Env): Promise<Response> | Response {
   const contentType = raw.headers.get("content-type") ?? "";
   const grpcWeb = parseGrpcWebContentType(contentType);
-  if (raw.method === "POST" && grpcWeb && !grpcWeb.text) {
+  if (grpcWeb && !grpcWeb.text) {
     const trailer = setTrailerStatus(new Headers(), error);
     return new Response(encodeEnvelope(trailerFlag, trailerSerialize(trailer)), {
       status: 200,
       headers: { "content-type": grpcWeb.binary ? grpcWebProto : grpcWebJson },
     });
   }
-  if (raw.method === "POST" && contentTypeUnaryRegExp.test(contentType)) return connectErrorResponse(error);
+  if (contentTypeUnaryRegExp.test(contentType)) return connectErrorResponse(error);
   return viaRouter(handler, raw, new Uint8Array(0), env);
 }
 
-ratelimitGrpcApp.all(SHOULD_RATE_LIMIT_PATH, async (c) => {
+// Every protocol here posts: another method is answered by the root's 405 (with `Allow`), not by Connect's router.
+ratelimitGrpcApp.post(SHOULD_RATE_LIMIT_PATH, async (c) => {
   const raw = c.req.raw;
-  // Every protocol here posts; the Connect router's own 405 has neither a body nor `Allow`.
-  if (raw.method !== "POST") {
-    return ratelimitErrorResponse(new MethodNotAllowed(raw.method, SHOULD_RATE_LIMIT_PATH, ["POST"]), c);
-  }
   let handler = handlerFor(DEFAULT_LIMITS.RATELIMIT_MAX_REQUEST_BYTES);
   let body: Uint8Array;
   try {
