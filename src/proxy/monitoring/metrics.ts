@@ -29,31 +29,34 @@ export async function collectMetrics(
   input: { now: Date; jobKinds: readonly string[] },
 ): Promise<ProxyMetrics> {
   const db = database(env.DB);
-  const [certificateRows, [active], jobRows, [projectCount], [domainCount], [containerCount], statuses] =
+  // The database's part in one round trip, beside the agents' answers.
+  const [[certificateRows, [active], jobRows, [projectCount], [domainCount], [containerCount]], statuses] =
     await Promise.all([
-      db
-        .select({ name: certificates.name, source: certificates.source, notAfter: certificates.notAfter })
-        .from(certificates),
-      db
-        .select({ version: haproxyVersions.id, createdAt: haproxyVersions.createdAt, endedAt: jobRuns.endedAt })
-        .from(haproxyVersions)
-        .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
-        .where(eq(haproxyVersions.status, "active"))
-        .limit(1),
-      db
-        .select({ kind: jobRuns.kind, state: jobRuns.state, at: max(jobRuns.endedAt) })
-        .from(jobRuns)
-        .where(
-          and(
-            inArray(jobRuns.kind, [...input.jobKinds]),
-            inArray(jobRuns.state, ["succeeded", "failed"]),
-            isNotNull(jobRuns.endedAt),
-          ),
-        )
-        .groupBy(jobRuns.kind, jobRuns.state),
-      db.select({ value: count() }).from(projects),
-      db.select({ value: count() }).from(domains),
-      db.select({ value: count() }).from(containers),
+      db.batch([
+        db
+          .select({ name: certificates.name, source: certificates.source, notAfter: certificates.notAfter })
+          .from(certificates),
+        db
+          .select({ version: haproxyVersions.id, createdAt: haproxyVersions.createdAt, endedAt: jobRuns.endedAt })
+          .from(haproxyVersions)
+          .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
+          .where(eq(haproxyVersions.status, "active"))
+          .limit(1),
+        db
+          .select({ kind: jobRuns.kind, state: jobRuns.state, at: max(jobRuns.endedAt) })
+          .from(jobRuns)
+          .where(
+            and(
+              inArray(jobRuns.kind, [...input.jobKinds]),
+              inArray(jobRuns.state, ["succeeded", "failed"]),
+              isNotNull(jobRuns.endedAt),
+            ),
+          )
+          .groupBy(jobRuns.kind, jobRuns.state),
+        db.select({ value: count() }).from(projects),
+        db.select({ value: count() }).from(domains),
+        db.select({ value: count() }).from(containers),
+      ]),
       loadBalancerStatuses(env, input.now),
     ]);
   // max() over a timestamp column comes back as the stored number of milliseconds.

@@ -25,7 +25,7 @@ import type {
   RateLimit,
   RateLimitDescriptor,
 } from "./types";
-import { calculateReset, isKnownUnit, type KnownUnit, unitToDivider } from "./units";
+import { isKnownUnit, type KnownUnit, unitToDivider } from "./units";
 
 export interface LimiterSettings {
   /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
@@ -162,7 +162,8 @@ function usageOf(item: Item, reply: CounterReply | undefined, hits: number, now:
     // Read-only counters (stop-increment mode) did not get the hits; clamp instead of underflowing.
     before: Math.max(0, after - hits),
     after,
-    resetSeconds: calculateReset(item.unit, Math.floor(now), item.limit.windowSeconds / unitToDivider(item.unit)),
+    // The window's end, from the whole second (as the reference: 1..window).
+    resetSeconds: item.operation.windowEnd - Math.floor(now),
   };
 }
 
