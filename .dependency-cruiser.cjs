@@ -30,6 +30,14 @@ module.exports = {
       to: { path: `^src/${SERVICE}/`, pathNot: `^src/${SERVICE}/index\\.ts$` },
     },
     {
+      name: "zod-through-shared-zod",
+      comment:
+        "The Worker's z is src/shared/zod.ts, the members it uses (wrangler.toml [alias] gives libraries the same), so that zod's unused parts stay out of the bundle and a member missing from it fails typecheck.",
+      severity: "error",
+      from: { path: "^(src|durable-objects)/", pathNot: "^src/shared/zod-members\\.ts$" },
+      to: { path: "node_modules/zod/" },
+    },
+    {
       name: "src-sees-durable-objects-as-types-only",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/index\\.ts$" },

@@ -35,20 +35,18 @@
 // `--algorithms`: the rule algorithms (fixed_window, sliding_window, token_bucket) on one fresh per_key server: for
 // each, one hot key and 1000 cold keys (ratios to the floor, rows, commits and objects per 1000 decisions), then
 // CONCURRENT requests on one new key of its rule limited to LIMIT, which must admit exactly LIMIT (else exit 1).
-import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import autocannon from "autocannon";
 import {
   refreshProxyConnection,
-  root,
   startMemcached,
   startRedis,
   startWranglerDev,
   stopAll,
   stopAllOnSignals,
 } from "../test/support/servers.mjs";
+import { baselineWorktree } from "./worktree.mjs";
 
 stopAllOnSignals();
 
@@ -525,36 +523,6 @@ function printBeforeAfter(before, now) {
   console.log(`${"(f) 200/429 of 600".padEnd(32)} ${exact(before).padStart(14)} -> ${exact(now)}`);
 }
 
-/** A git worktree of BASELINE_REF in a temporary directory, with this checkout's node_modules; and its removal. */
-function baselineWorktree() {
-  const parent = mkdtempSync(path.join(tmpdir(), "ratelimit-baseline-"));
-  const dir = path.join(parent, "tree");
-  execFileSync("git", ["worktree", "add", "--detach", dir, BASELINE_REF], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  let removed = false;
-  const remove = () => {
-    if (removed) return;
-    removed = true;
-    try {
-      execFileSync("git", ["worktree", "remove", "--force", dir], {
-        cwd: root,
-        stdio: ["ignore", "ignore", "inherit"],
-      });
-    } catch (error) {
-      console.error(`git worktree remove --force ${dir} failed: ${error.message}`);
-    }
-    rmSync(parent, { recursive: true, force: true });
-  };
-  // On an interruption (stopAllOnSignals exits) or an error, the worktree goes too.
-  process.on("exit", remove);
-  symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"), "dir");
-  // The local settings (git-ignored) the dev server of this checkout reads, so both run with the same ones.
-  if (existsSync(path.join(root, ".dev.vars"))) copyFileSync(path.join(root, ".dev.vars"), path.join(dir, ".dev.vars"));
-  return { dir, remove };
-}
-
 async function compareLayouts() {
   let failed = false;
   const measured = {};
@@ -564,7 +532,7 @@ async function compareLayouts() {
     if (!printTargets(layout, measured[layout])) failed = true;
   }
   if (BASELINE_REF) {
-    const worktree = baselineWorktree();
+    const worktree = baselineWorktree(BASELINE_REF);
     try {
       const before = await measureLayout("baseline", {}, worktree.dir);
       printLayout(`before: rate limit service at ${BASELINE_REF} (per_key, its only layout)`, before);

@@ -2,7 +2,8 @@
 // the one OpenAPI document of every service's declared routes (each mounted OpenAPIHono's registry is copied into
 // this one) with its Swagger UI at /docs (api-docs.ts), and answers the index and unknown routes.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import packageJson from "../package.json";
+// Named imports, so that the bundle keeps these two fields of package.json and not the whole file.
+import { name as packageName, version as packageVersion } from "../package.json";
 import { docsPage, DOCS_PATH, DOCUMENT_PATH, documentConfig } from "./api-docs";
 import { newsApp, newsErrorResponse } from "./news/index";
 import { proxyApp, proxyErrorResponse } from "./proxy/index";
@@ -14,8 +15,8 @@ export const app = new OpenAPIHono<{ Bindings: Env }>();
 
 app.get("/", (c) =>
   c.json({
-    name: packageJson.name,
-    version: packageJson.version,
+    name: packageName,
+    version: packageVersion,
     services: [
       {
         name: "proxy-config-api",
@@ -28,7 +29,7 @@ app.get("/", (c) =>
 );
 
 // Before the services: the rate limit service's metrics route answers every other GET.
-app.doc31(DOCUMENT_PATH, documentConfig(packageJson.version));
+app.doc31(DOCUMENT_PATH, documentConfig(packageVersion));
 app.get(DOCS_PATH, docsPage);
 
 app.route("/", proxyApp);

@@ -2,9 +2,11 @@
 // the rate limit core among them): no Workers runtime, so any Workers import fails here.
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { workerAliases } from "./support/worker-aliases";
 
 export default defineConfig({
   root: path.join(import.meta.dirname, ".."),
+  resolve: { alias: workerAliases },
   test: {
     name: "core",
     environment: "node",

@@ -4,6 +4,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { noServers, serverSuites } from "./global-setup";
+import { workerAliases } from "./support/worker-aliases";
 
 const root = path.join(import.meta.dirname, "..");
 
@@ -11,6 +12,7 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
   return {
     root,
+    resolve: { alias: workerAliases },
     plugins: [
       // The function form reads the ports of the servers test/global-setup.ts started (TEST_* bindings).
       cloudflareTest(({ inject }) => ({

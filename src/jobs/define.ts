@@ -1,6 +1,6 @@
 // How a job kind is declared: its kind string (spelled here, once), the fields of its queue message, what it runs and
 // where it may not run. The platform (queue consumer, cron, enqueue) works from these definitions and knows no service.
-import { z } from "zod";
+import { z } from "../shared/zod";
 import type { QueuedRequest } from "./enqueue";
 
 export interface JobOutcome {

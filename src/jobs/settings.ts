@@ -1,5 +1,5 @@
 // Settings of the detached jobs (queue consumer and cron triggers).
-import { z } from "zod";
+import { z } from "../shared/zod";
 import { envInteger, settingsReader } from "../shared/settings";
 
 export const JobSettings = z.object({

@@ -1,5 +1,5 @@
 // Settings of the news API, read from the Worker's vars and secrets.
-import { z } from "zod";
+import { z } from "../shared/zod";
 import type { BodyLimit } from "../shared/http/request-body";
 import { envInteger, envSecret, envString, oneLine, settingsReader, SettingsError } from "../shared/settings";
 

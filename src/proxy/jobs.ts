@@ -2,7 +2,7 @@
 // (gensynchaprx and writesshprx share one, the certificate maintenance has its own), the locked runners the queue and
 // the API call, the runs as the API shows them (GET /admin/jobs), and the start of the detached jobs: take the lock at
 // once, then queue the run with the lock's holder.
-import { z } from "zod";
+import { z } from "../shared/zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../jobs/define";
 import { enqueueJob, enqueueJobs } from "../jobs/enqueue";
 import { finishJobRun, getJobRun, listJobRuns, startJobRun } from "../jobs/history";

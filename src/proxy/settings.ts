@@ -1,5 +1,5 @@
 // Settings of the proxy configuration API, read from the Worker's vars and secrets.
-import { z } from "zod";
+import { z } from "../shared/zod";
 import { parseIpv6Network } from "./installation/addresses";
 import {
   envDurationMs,

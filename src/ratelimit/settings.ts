@@ -1,6 +1,6 @@
 // Settings of the rate limit service, with the spec's names and defaults (the reference's envconfig names).
 // Parsed once per isolate; each field says what it does here, including where Workers change the meaning.
-import { z } from "zod";
+import { z } from "../shared/zod";
 import {
   envBoolean,
   envDurationMs,

@@ -2,7 +2,7 @@
 // isolate (memoised on the env object), failing with an error that names the variable but never its value. Each
 // field carries its documentation as zod metadata (kind and default from the env* helpers, meaning from the schema),
 // from which test/docs/settings.node.test.ts generates docs/settings.md.
-import { z } from "zod";
+import { z } from "./zod";
 import { perIsolate } from "./isolate";
 
 /** What a setting's value looks like, as docs/settings.md names it. */

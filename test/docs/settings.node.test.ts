@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { z } from "zod/v4";
 import { GatewaySettingsSchema } from "../../grpc-gateway/settings.mjs";
 import { JobSettings } from "../../src/jobs/settings";
 import { NewsSettings } from "../../src/news/settings";

@@ -1,7 +1,7 @@
 // Job definitions and the registry (pure, plain Node): a message is exactly its kind, run id and declared fields, and
 // a kind is defined once.
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { z } from "../../src/shared/zod";
 import { defineJob, JobEnvelope, jobRegistry } from "../../src/jobs/define";
 
 const run = async () => ({ warnings: [] });

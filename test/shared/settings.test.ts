@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import { z } from "../../src/shared/zod";
 import {
   envBoolean,
   envDurationMs,

@@ -1,6 +1,6 @@
 // The news-ingest job: one queued run per publisher (so one publisher's failure never blocks the others), and the
 // messages the half-hourly cron queues.
-import { z } from "zod";
+import { z } from "../../shared/zod";
 import { defineJob, type JobRequest } from "../../jobs/define";
 import { database } from "../../shared/db";
 import { newsSettings } from "../settings";

@@ -1,6 +1,6 @@
 // zod schemas of the news API's requests (field order is the order the generator reports failures in), and of its
 // answers for the OpenAPI document.
-import { z } from "zod";
+import { z } from "../../shared/zod";
 import { commaList, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
 
 export const EMAIL_PATTERN = /^\S+@\S+\.\S+$/;

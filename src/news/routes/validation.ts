@@ -1,7 +1,7 @@
 // Request bodies and validation for the news API. Bodies come as JSON or as form fields (curl -d); zod failures
 // become the rest generator's validation object {valid: false, name: <rule>, param, value, <rule>: <limit>, message}.
 import type { Context, MiddlewareHandler } from "hono";
-import { z } from "zod";
+import { z } from "../../shared/zod";
 import { decodeUtf8, InvalidUtf8, readBodyBytes } from "../../shared/http/request-body";
 import { NewsError, validationError, type ValidationFailure } from "../errors";
 import { newsBodyLimit } from "../settings";

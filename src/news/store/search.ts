@@ -1,7 +1,7 @@
 // GET /search, the original product endpoint: articles by topics and companies within a date window, wrapped in
 // {status, version, startTime, endTime, elapsedTime, parameters, warnings, companies, data} with warnings for
 // what the caller left out.
-import packageJson from "../../../package.json";
+import { version as packageVersion } from "../../../package.json";
 import type { Database } from "../../shared/db";
 import { listArticles, type ArticleView } from "./articles";
 import { companyView, findCompanies, type CompanyView } from "./companies";
@@ -99,7 +99,7 @@ export async function searchArticles(
     total,
     body: {
       status: 200,
-      version: packageJson.version,
+      version: packageVersion,
       startTime: new Date(started).toISOString(),
       endTime: new Date(ended).toISOString(),
       elapsedTime: (ended - started) / 1000,

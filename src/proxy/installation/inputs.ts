@@ -1,6 +1,6 @@
 // Zod schemas of the proxy API: request bodies (validated by the routes) and resources (documentation only).
 // The OpenAPI 3.1 document at /openapi.json is generated from these same schemas.
-import { z } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import { canonicalIpv6 } from "./addresses";
 import { LABEL_PATTERN, MAX_PATTERNS, patternProblem } from "./project-patterns";
 

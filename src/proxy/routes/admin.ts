@@ -1,6 +1,7 @@
 // Routes of the "admin" tag (administrator only): projects, hosts, API users, console/SSH users, SSH permissions and
 // the audit log.
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import { database } from "../../shared/db";
 import { listAudit } from "../audit/log";
 import { HttpError } from "../../shared/http/errors";

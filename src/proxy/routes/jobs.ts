@@ -1,6 +1,7 @@
 // Routes of the "jobs" tag: starting the configuration and certificate jobs (any authenticated caller, master only),
 // the ACME challenge answers, and (administrator only) the job history, the generated versions and the certificates.
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";

@@ -1,6 +1,6 @@
 // The proxy API's OpenAPI vocabulary: response shapes, the error responses routes pick from, path parameters, the
 // Basic-auth security requirement and the body limit every route with a JSON body passes to register().
-import { z } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import type { RegisterOptions } from "../../shared/http/openapi";
 import { REALM } from "../errors";
 import { proxySettings } from "../settings";

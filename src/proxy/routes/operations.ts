@@ -1,7 +1,8 @@
 // Routes of the "operations" tag (administrator only): what the next generation would change (previews), rolling
 // back to a stored version (activate), whether each load balancer runs the version in force (status), and the
 // Prometheus metrics, which a bearer token from PROXY_METRICS_TOKEN may also read.
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { database } from "../../shared/db";

@@ -1,6 +1,6 @@
 // Zod schemas of the resources the proxy API answers with (documentation only), beside the request bodies of
 // installation/inputs.ts. The OpenAPI 3.1 document at /openapi.json is generated from these same schemas.
-import { z } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import { id, ipv6, label, optional, permission, version } from "../installation/inputs";
 import { PROXY_JOB_KINDS } from "../jobs";
 

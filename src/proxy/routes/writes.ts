@@ -1,6 +1,6 @@
 // What the proxy's write routes share: the `dryRun` query flag, the If-Match header (parsed here, checked by the
 // repositories in the write's own batch), the ETag of the answer, and the audit entry of the request.
-import { z } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { HttpError } from "../../shared/http/errors";
 import { parseOrThrow } from "../../shared/http/validate";

@@ -1,6 +1,7 @@
 // The reference's HTTP server: POST /json (ShouldRateLimit in proto3 JSON) and /healthcheck. Both take any method, as
 // the reference's handlers do; the declarations document the method callers use.
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";

@@ -1,6 +1,7 @@
 // The configuration routes: /rlconfig (the reference's dump of the config in force) and /rlconfig/files (the files in
 // force; PUT replaces the runtime set with YAML files or an xDS snapshot, DELETE goes back to the bundled files).
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";

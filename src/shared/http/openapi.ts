@@ -1,7 +1,8 @@
 // Routes declared once: a `createRoute` declaration gives both the OpenAPI entry and the route (its middleware, its
 // validation and its handler). Bodies are validated with validate() rather than zod-openapi's own validator, so that a
 // JSON body is read whatever its Content-Type says (curl's -d sends form encoding) and within the service's limit.
-import { z, type createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { type createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { z } from "../zod";
 import type { Env, Handler, MiddlewareHandler } from "hono";
 import type { BodyLimit } from "./request-body";
 import { validate } from "./validate";

@@ -2,7 +2,7 @@
 // thrown as HttpError so each service's onError renders it in its own wire format.
 import type { Context, MiddlewareHandler, ValidationTargets } from "hono";
 import { validator } from "hono/validator";
-import { z } from "zod";
+import { z } from "../zod";
 import { HttpError } from "./errors";
 import { readJsonBodyWithin, type BodyLimit } from "./request-body";
 
