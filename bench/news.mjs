@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { root, startWranglerDev, stopAll, stopAllOnSignals, tempDir, wranglerSync } from "../test/support/servers.mjs";
+import { percentile } from "./samples.mjs";
 
 stopAllOnSignals();
 
@@ -217,11 +218,6 @@ async function timedGet(url, headers) {
   const ms = performance.now() - start;
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${body.slice(0, 300)}`);
   return { ms, total: Number(response.headers.get("X-Total-Count")), rows: JSON.parse(body).length };
-}
-
-function percentile(samples, p) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 const fmt = (ms) => ms.toFixed(2).padStart(8);

@@ -22,6 +22,7 @@ import {
   tempDir,
   wranglerSync,
 } from "../test/support/servers.mjs";
+import { mean, percentile } from "./samples.mjs";
 
 stopAllOnSignals();
 
@@ -98,9 +99,6 @@ function timedHaproxyCheck(configFile) {
   return ms;
 }
 
-const percentile = (samples, p) =>
-  [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.ceil((p / 100) * samples.length) - 1)];
-const mean = (samples) => samples.reduce((sum, x) => sum + x, 0) / samples.length;
 const fmt = (ms) => ms.toFixed(1).padStart(9);
 
 async function main() {

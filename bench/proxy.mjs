@@ -10,6 +10,7 @@
 // Env: BENCH_MASS_ROUNDS (default 20) and BENCH_GET_ROUNDS (default 40) set how many timed rounds each part runs.
 import path from "node:path";
 import { root, startWranglerDev, stopAll, stopAllOnSignals } from "../test/support/servers.mjs";
+import { percentile } from "./samples.mjs";
 
 stopAllOnSignals();
 
@@ -41,11 +42,6 @@ async function timed(fn) {
   const start = performance.now();
   await fn();
   return performance.now() - start;
-}
-
-function percentile(samples, p) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 const fmt = (ms) => ms.toFixed(1).padStart(8);

@@ -47,6 +47,7 @@ import {
   stopAllOnSignals,
 } from "../test/support/servers.mjs";
 import { baselineWorktree } from "./worktree.mjs";
+import { median, percentile } from "./samples.mjs";
 
 stopAllOnSignals();
 
@@ -320,9 +321,6 @@ async function startFresh(name, vars, projectDir) {
   return server;
 }
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 /** One POST /json, timed (ms) to the end of its body; throws unless 200. */
 async function timedDecision(url, body) {
   const start = performance.now();
@@ -343,13 +341,11 @@ async function newKeyLatency(url, prefix) {
     fresh.push(await timedDecision(url, keyBody(`${prefix}-${i}`)));
     warm.push(await timedDecision(url, warmBody));
   }
-  fresh.sort((a, b) => a - b);
-  warm.sort((a, b) => a - b);
   const result = {
-    newP50: quantile(fresh, 0.5),
-    newP90: quantile(fresh, 0.9),
-    warmP50: quantile(warm, 0.5),
-    warmP90: quantile(warm, 0.9),
+    newP50: percentile(fresh, 50),
+    newP90: percentile(fresh, 90),
+    warmP50: percentile(warm, 50),
+    warmP90: percentile(warm, 90),
   };
   return { ...result, ratio: result.newP50 / result.warmP50 };
 }

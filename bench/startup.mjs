@@ -15,6 +15,7 @@ import { unstable_readConfig } from "wrangler";
 import { buildWorkerBundle } from "../scripts/worker-bundle.mjs";
 import { root } from "../test/support/servers.mjs";
 import { baselineWorktree } from "./worktree.mjs";
+import { median } from "./samples.mjs";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const BASELINE_REF = process.env.BENCH_BASELINE_REF;
@@ -29,15 +30,15 @@ process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 function build(name, cwd) {
   const bundle = buildWorkerBundle({ cwd, outdir: path.join(scratch, name) });
   if (!bundle.ok) throw new Error(`${name}: ${bundle.output}`);
-  return { name, ...bundle };
+  return { name, ...bundle, contents: readFileSync(bundle.scriptPath, "utf8") };
 }
 
-/** One cold start of a script: a new workerd, ready, one request, stopped. Milliseconds. */
-async function coldStart(scriptPath) {
+/** One cold start of a script (read once, before the rounds): a new workerd, ready, one request, stopped. Milliseconds. */
+async function coldStart({ scriptPath, contents }) {
   const started = performance.now();
   const runtime = new Miniflare({
     // Given as contents so that Miniflare does not scan the module for imports (Node-side work, not the runtime's).
-    modules: [{ type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath, "utf8") }],
+    modules: [{ type: "ESModule", path: scriptPath, contents }],
     modulesRoot: path.dirname(scriptPath),
     compatibilityDate,
     compatibilityFlags,
@@ -54,18 +55,13 @@ async function coldStart(scriptPath) {
   }
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
 async function main() {
   const floorDir = path.join(scratch, "floor");
   mkdirSync(floorDir);
   const floorPath = path.join(floorDir, "index.js");
-  writeFileSync(floorPath, `export default { fetch() { return new Response("ok"); } };\n`);
-  const scripts = [{ name: "floor", scriptPath: floorPath }, build("now")];
+  const floorCode = `export default { fetch() { return new Response("ok"); } };\n`;
+  writeFileSync(floorPath, floorCode);
+  const scripts = [{ name: "floor", scriptPath: floorPath, contents: floorCode }, build("now")];
   if (BASELINE_REF) {
     const worktree = baselineWorktree(BASELINE_REF);
     try {
@@ -79,7 +75,7 @@ async function main() {
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < scripts.length; i++) {
       const script = scripts[(round + i) % scripts.length];
-      const sample = await coldStart(script.scriptPath);
+      const sample = await coldStart(script);
       samples.get(script.name).ready.push(sample.ready);
       samples.get(script.name).firstRequest.push(sample.firstRequest);
     }
