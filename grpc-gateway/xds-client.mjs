@@ -3,9 +3,7 @@
 // NACKed with the reason while the previous config stays. A broken stream is reopened after an exponential backoff.
 import grpc from "@grpc/grpc-js";
 import { readFileSync } from "node:fs";
-import path from "node:path";
-import protobuf from "protobufjs";
-import { loadProto, PROTO_ROOT } from "./proto.mjs";
+import { loadProto, loadProtoType, structToJson } from "./proto.mjs";
 
 /** @typedef {(level: string, message: string, fields?: object) => void} Log */
 /** @typedef {{ ok: true } | { ok: false, error: string }} ApplyResult */
@@ -13,37 +11,11 @@ import { loadProto, PROTO_ROOT } from "./proto.mjs";
 export const RATE_LIMIT_CONFIG_TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
 const INVALID_ARGUMENT = 3;
 
-/** The proto tree's root resolves imports from PROTO_ROOT, as protoc's include path does (Struct is built in). */
-const protoRoot = new protobuf.Root();
-protoRoot.resolvePath = (/** @type {string} */ _origin, /** @type {string} */ target) =>
-  path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target);
-const rateLimitConfigType = protoRoot
-  .loadSync("ratelimit/config/ratelimit/v3/rls_conf.proto")
-  .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
-
-/**
- * A google.protobuf.Value as protobufjs's toObject gives it ({stringValue: ...}), in its proto3 JSON form.
- * @param {any} value
- * @returns {unknown}
- */
-function valueToJson(value) {
-  if (value === null || value === undefined) return null;
-  if ("structValue" in value) return structToJson(value.structValue);
-  if ("listValue" in value) return (value.listValue.values ?? []).map(valueToJson);
-  if ("stringValue" in value) return value.stringValue;
-  if ("numberValue" in value) return value.numberValue;
-  if ("boolValue" in value) return value.boolValue;
-  return null;
-}
-
-/**
- * A google.protobuf.Struct from toObject ({fields: {...}}) as the plain object proto3 JSON makes of it.
- * @param {any} struct
- * @returns {Record<string, unknown>}
- */
-function structToJson(struct) {
-  return Object.fromEntries(Object.entries(struct?.fields ?? {}).map(([key, value]) => [key, valueToJson(value)]));
-}
+/** The resources' message type (rls_conf.proto imports our algorithm extension). */
+export const rateLimitConfigType = loadProtoType(
+  "ratelimit/config/ratelimit/v3/rls_conf.proto",
+  "ratelimit.config.ratelimit.v3.RateLimitConfig",
+);
 
 /**
  * Gives every descriptor's metadata its proto3 JSON form, down the tree.

@@ -224,20 +224,32 @@ export function createApplier(options) {
   }
 
   /**
+   * Writes the bundle's files into `dir` (created; the caller removes it) and runs `haproxy -c` on them: valid, or
+   * the check's output (its tail) and the error that quotes it.
+   * @param {string} dir @param {Record<string, string>} files
+   * @returns {Promise<{ valid: true } | { valid: false, output: string, error: string }>}
+   */
+  async function stageAndCheck(dir, files) {
+    await mkdir(path.join(dir, "certs"), { recursive: true, mode: 0o700 });
+    for (const [name, content] of Object.entries(files)) {
+      await writeFile(path.join(dir, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
+    }
+    const result = await run(haproxy, ["-c", "-f", path.join(dir, "haproxy.cfg")], timeoutMs, env);
+    if (result.code === 0) return { valid: true };
+    const output = tail(result.output);
+    return { valid: false, output, error: `haproxy -c failed (exit ${result.code}): ${output}` };
+  }
+
+  /**
    * `haproxy -c` on a bundle in a scratch directory, nothing applied: valid, or the check's output.
    * @param {Record<string, string>} files
    * @returns {Promise<{ valid: true } | { valid: false, error: string }>}
    */
   async function check(files) {
     const scratch = path.join(configDir, `.check-${randomBytes(4).toString("hex")}`);
-    await mkdir(path.join(scratch, "certs"), { recursive: true, mode: 0o700 });
     try {
-      for (const [name, content] of Object.entries(files)) {
-        await writeFile(path.join(scratch, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
-      }
-      const result = await run(haproxy, ["-c", "-f", path.join(scratch, "haproxy.cfg")], timeoutMs, env);
-      if (result.code === 0) return { valid: true };
-      return { valid: false, error: `haproxy -c failed (exit ${result.code}): ${tail(result.output)}` };
+      const result = await stageAndCheck(scratch, files);
+      return result.valid ? result : { valid: false, error: result.error };
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -262,18 +274,14 @@ export function createApplier(options) {
     }
 
     const staging = path.join(configDir, `.staging-${bundle.version}-${randomBytes(4).toString("hex")}`);
-    await mkdir(path.join(staging, "certs"), { recursive: true, mode: 0o700 });
     try {
-      for (const [name, content] of Object.entries(bundle.files)) {
-        await writeFile(path.join(staging, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
-      }
-      const check = await run(haproxy, ["-c", "-f", path.join(staging, "haproxy.cfg")], timeoutMs, env);
-      if (check.code !== 0) {
+      const checked = await stageAndCheck(staging, bundle.files);
+      if (!checked.valid) {
         log("error", "haproxy-agent: haproxy -c refused the bundle", {
           version: bundle.version,
-          output: tail(check.output),
+          output: checked.output,
         });
-        throw new ApplyError(422, `haproxy -c failed (exit ${check.code}): ${tail(check.output)}`);
+        throw new ApplyError(422, checked.error);
       }
 
       // Swap: the live entries go to .previous, the staged ones take their place.

@@ -52,7 +52,11 @@ const SERVERS: TestServer[] = [
     // The key-value store suites: plain servers (main and per-second), one with a password, one for the pool tests
     // (which pause it, so it is theirs alone).
     name: "redis",
-    suites: ["test/ratelimit/stores/kvstore/store.test.ts", "test/ratelimit/stores/kvstore/pool.test.ts"],
+    suites: [
+      "test/ratelimit/stores/kvstore/store.test.ts",
+      "test/ratelimit/stores/kvstore/pool.test.ts",
+      "test/ratelimit/stores/kvstore/per-second.test.ts",
+    ],
     async start() {
       const servers = await Promise.all([
         startRedis(),

@@ -60,3 +60,5 @@ export const invalidProject = (label: string) =>
   new NotFound(`Invalid project: label ${label} not existing or access denied`);
 export const invalidBackend = (label: string) =>
   new NotFound(`Invalid backend: label ${label} not existing or access denied`);
+/** A HAProxy or SSH proxy version number that names no stored version (or is no version number at all). */
+export const versionNotFound = (version: number | string) => new NotFound(`Invalid version: ${version} not existing`);

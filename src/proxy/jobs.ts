@@ -12,12 +12,19 @@ import { HttpError } from "../shared/http/errors";
 import { logError } from "../shared/log";
 import { pruneAuditLog } from "./audit/log";
 import { NotFound } from "./errors";
-import { GENSYNC_FAILED, generateAndApply, genSyncFailureFor, restoreVersion, syncSlave } from "./haproxy/sync";
+import {
+  GENSYNC_FAILED,
+  generateAndApply,
+  genSyncFailureFor,
+  restoreVersion,
+  syncSlave,
+  type QueueSlaveSyncs,
+} from "./haproxy/sync";
 import type { Caller } from "./installation/api-users";
 import { acmeIssuer, maintainCertificates } from "./pki/maintenance";
 import { proxySettings } from "./settings";
 import { SettingsError } from "../shared/settings";
-import { restoreSshProxyVersion, writeSshProxyConfiguration } from "./sshproxy/versions";
+import { restoreSshProxyVersion, sshProxySettingsOf, writeSshProxyConfiguration } from "./sshproxy/versions";
 
 export const CONFIG_LOCK = "haproxy-and-ssh-proxy";
 export const MAINTENANCE_LOCK = "certificate-maintenance";
@@ -111,12 +118,14 @@ export const dailyProxyRequests = (): JobRequest<typeof certificatesJob | typeof
   { kind: auditPruneJob.kind },
 ];
 
-const queueSlaveSyncs = (env: Env, parentRunId: number) => (syncs: { version: number; agentUrl: string }[]) =>
-  enqueueJobs(
-    env,
-    syncs.map((sync): JobRequest<typeof slaveSyncJob> => ({ kind: slaveSyncJob.kind, parentRunId, ...sync })),
-    `${genSyncJob.kind} run ${parentRunId}`,
-  );
+const queueSlaveSyncs =
+  (env: Env, parentRunId: number): QueueSlaveSyncs =>
+  (syncs) =>
+    enqueueJobs(
+      env,
+      syncs.map((sync): JobRequest<typeof slaveSyncJob> => ({ kind: slaveSyncJob.kind, parentRunId, ...sync })),
+      `${genSyncJob.kind} run ${parentRunId}`,
+    );
 
 // ---- runs ----
 
@@ -208,27 +217,53 @@ export async function runHaproxyRestoreFromApi(
   );
 }
 
-/** Under the shared lock (423 when held), recorded as a gensynchaprx run; see runGenSyncFromApi. */
-async function runHaproxyFromApi<T extends { warnings: string[] }>(
+/** Recorded as a gensynchaprx run; every failure answers the spec's 500 message (see runGenSyncFromApi). */
+function runHaproxyFromApi<T extends { warnings: string[] }>(
   env: Env,
   input: { caller: Caller; now: Date; trigger: string },
   work: (runId: number) => Promise<T>,
 ): Promise<T & { runId: number }> {
+  return runConfigJobFromApi(env, {
+    kind: genSyncJob.kind,
+    trigger: input.trigger,
+    now: input.now,
+    work: (_db, runId) => work(runId),
+    failed: (expected, _error, runId) => {
+      const failure = expected ?? new HttpError(500, `${GENSYNC_FAILED}internal error (see the logs)`);
+      return { recorded: failure.message, thrown: genSyncFailureFor(input.caller, failure, runId) };
+    },
+  });
+}
+
+/**
+ * An API call's run under the shared lock (423 when held), recorded as a run of `kind`: succeeded with the work's
+ * warnings, or failed with what `failed` records, which also says what the caller gets. `expected` is the failure
+ * when it is an HttpError; any other is logged, and its text stays out of the run and the answer.
+ */
+async function runConfigJobFromApi<T extends { warnings: string[] }>(
+  env: Env,
+  input: {
+    kind: typeof genSyncJob.kind | typeof sshProxyJob.kind;
+    trigger: string;
+    now: Date;
+    work: (db: Database, runId: number) => Promise<T>;
+    failed: (expected: HttpError | undefined, error: unknown, runId: number) => { recorded: string; thrown: unknown };
+  },
+): Promise<T & { runId: number }> {
   const holder = crypto.randomUUID();
-  return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
+  return withJobLock(env, CONFIG_LOCK, { holder, kind: input.kind }, async () => {
     const db = database(env.DB);
-    const runId = await startJobRun(db, { kind: genSyncJob.kind, trigger: input.trigger, now: input.now });
+    const runId = await startJobRun(db, { kind: input.kind, trigger: input.trigger, now: input.now });
     try {
-      const result = await work(runId);
+      const result = await input.work(db, runId);
       await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: result.warnings });
       return { ...result, runId };
     } catch (error) {
-      // Every failure answers the spec's 500 message; an unexpected one is logged and its text stays out of the answer.
-      if (!(error instanceof HttpError)) logError("proxy: gensynchaprx failed", error);
-      const failure =
-        error instanceof HttpError ? error : new HttpError(500, `${GENSYNC_FAILED}internal error (see the logs)`);
-      await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: failure.message });
-      throw genSyncFailureFor(input.caller, failure, runId);
+      const expected = error instanceof HttpError ? error : undefined;
+      if (!expected) logError(`proxy: ${input.kind} run ${runId} failed`, error);
+      const { recorded, thrown } = input.failed(expected, error, runId);
+      await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: recorded });
+      throw thrown;
     }
   });
 }
@@ -259,12 +294,8 @@ export async function runSshProxyJob(
   return withJobLock(env, CONFIG_LOCK, { holder, kind: sshProxyJob.kind }, async () => {
     const { warnings } = await writeSshProxyConfiguration(database(env.DB), {
       runId: input.runId,
-      files: {
-        upstreamKeyFile: settings.SSH_PROXY_UPSTREAM_KEY_FILE,
-        knownHostsFile: settings.SSH_PROXY_KNOWN_HOSTS_FILE,
-      },
+      ...sshProxySettingsOf(settings),
       kept: settings.SSH_PROXY_VERSIONS_KEPT,
-      addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
       now: input.now,
     });
     return { warnings };
@@ -279,26 +310,18 @@ export async function runSshProxyRestoreFromApi(
   env: Env,
   input: { caller: Caller; now: Date; version: number },
 ): Promise<{ runId: number; version: number; warnings: string[] }> {
-  const holder = crypto.randomUUID();
-  return withJobLock(env, CONFIG_LOCK, { holder, kind: sshProxyJob.kind }, async () => {
-    const db = database(env.DB);
-    const trigger = `api (${input.caller.username}): activate version ${input.version}`;
-    const runId = await startJobRun(db, { kind: sshProxyJob.kind, trigger, now: input.now });
-    try {
-      const restored = await restoreSshProxyVersion(db, {
+  return runConfigJobFromApi(env, {
+    kind: sshProxyJob.kind,
+    trigger: `api (${input.caller.username}): activate version ${input.version}`,
+    now: input.now,
+    work: (db, runId) =>
+      restoreSshProxyVersion(db, {
         runId,
         version: input.version,
         kept: proxySettings(env).SSH_PROXY_VERSIONS_KEPT,
         now: input.now,
-      });
-      await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: restored.warnings });
-      return { ...restored, runId };
-    } catch (error) {
-      if (!(error instanceof HttpError)) logError("proxy: SSH proxy activation failed", error);
-      const message = error instanceof HttpError ? error.message : "internal error (see the logs)";
-      await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: message });
-      throw error;
-    }
+      }),
+    failed: (expected, error) => ({ recorded: expected?.message ?? "internal error (see the logs)", thrown: error }),
   });
 }
 

@@ -1,4 +1,4 @@
-// Byte encodings every service uses: base64, base64url, hex, and SHA-256/MD5 digests as hex, written once.
+// Byte encodings every service uses: base64, base64url, hex, and SHA-1/SHA-256/MD5 digests as hex, written once.
 
 const encoder = new TextEncoder();
 
@@ -26,6 +26,11 @@ export const utf8ToBase64 = (text: string): string => toBase64(encoder.encode(te
 /** Lower-case hex, two digits per byte. */
 export const toHex = (bytes: Uint8Array): string =>
   Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+
+/** Hex SHA-1 of the UTF-8 bytes of a text (names such as a Redis script's; never for security). */
+export async function sha1Hex(text: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-1", encoder.encode(text))));
+}
 
 /** Hex SHA-256 of the UTF-8 bytes of a text. */
 export async function sha256Hex(text: string): Promise<string> {

@@ -39,16 +39,14 @@ export async function commitBatch(db: Database, statements: Statement[]): Promis
   return results.map((result) => result.results ?? []);
 }
 
-/** True when a D1 error (or one it wraps) is a constraint failure; with `columns`, that unique index's. */
-export function isConstraintFailure(error: unknown, columns?: string): boolean {
+/** True when the D1 error, or one it wraps (D1 nests the SQLite error as a cause), says `pattern`. */
+export function errorSays(error: unknown, pattern: string | RegExp): boolean {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (
-      columns === undefined
-        ? /constraint failed/i.test(current.message)
-        : current.message.includes(`UNIQUE constraint failed: ${columns}`)
-    ) {
-      return true;
-    }
+    if (typeof pattern === "string" ? current.message.includes(pattern) : pattern.test(current.message)) return true;
   }
   return false;
 }
+
+/** True when a D1 error (or one it wraps) is a constraint failure; with `columns`, that unique index's. */
+export const isConstraintFailure = (error: unknown, columns?: string): boolean =>
+  errorSays(error, columns === undefined ? /constraint failed/i : `UNIQUE constraint failed: ${columns}`);

@@ -2,32 +2,22 @@
 // resources, storing a snapshot in the Worker (against a local HTTP stub), and the xDS settings of gatewaySettings.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
-import protobuf from "protobufjs";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PROTO_ROOT } from "../../grpc-gateway/proto.mjs";
 import { gatewaySettings } from "../../grpc-gateway/settings.mjs";
 import {
   backoffDelayMs,
   decodeRateLimitConfigs,
   RATE_LIMIT_CONFIG_TYPE_URL,
+  rateLimitConfigType,
   workerApplier,
 } from "../../grpc-gateway/xds-client.mjs";
 import { xdsConfigsToFiles } from "../../src/ratelimit/config/xds";
 import { getLimit, loadConfig } from "../../src/ratelimit/core/config";
 
-const TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
-// Imports resolve from proto/, as protoc's include path does (rls_conf.proto imports our algorithm extension).
-const protoRoot = new protobuf.Root();
-protoRoot.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target));
-const rateLimitConfigType = protoRoot
-  .loadSync("ratelimit/config/ratelimit/v3/rls_conf.proto")
-  .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
-
 /** google.protobuf.Any as @grpc/proto-loader gives it, holding this RateLimitConfig. */
 function anyOf(config: Record<string, unknown>): { type_url: string; value: Buffer } {
   const value = Buffer.from(rateLimitConfigType.encode(rateLimitConfigType.fromObject(config)).finish());
-  return { type_url: TYPE_URL, value };
+  return { type_url: RATE_LIMIT_CONFIG_TYPE_URL, value };
 }
 
 describe("backoffDelayMs", () => {
@@ -86,7 +76,7 @@ describe("decodeRateLimitConfigs", () => {
   };
 
   it("exports the RateLimitConfig type URL", () => {
-    expect(RATE_LIMIT_CONFIG_TYPE_URL).toBe(TYPE_URL);
+    expect(RATE_LIMIT_CONFIG_TYPE_URL).toBe("type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig");
   });
 
   it("decodes each resource into proto3 JSON (camelCase, enums as names, unset fields left out), in order", () => {
@@ -186,18 +176,26 @@ describe("decodeRateLimitConfigs", () => {
     [
       "a resource of another type",
       [anyOf({ name: "a" }), { type_url: "type.googleapis.com/google.protobuf.Empty", value: Buffer.alloc(0) }],
-      `resource 1 has type type.googleapis.com/google.protobuf.Empty, expected ${TYPE_URL}`,
+      `resource 1 has type type.googleapis.com/google.protobuf.Empty, expected ${RATE_LIMIT_CONFIG_TYPE_URL}`,
     ],
-    ["a resource without a type", [{ value: Buffer.alloc(0) }], `resource 0 has type (none), expected ${TYPE_URL}`],
-    ["an empty type", [{ type_url: "", value: Buffer.alloc(0) }], `resource 0 has type (none), expected ${TYPE_URL}`],
+    [
+      "a resource without a type",
+      [{ value: Buffer.alloc(0) }],
+      `resource 0 has type (none), expected ${RATE_LIMIT_CONFIG_TYPE_URL}`,
+    ],
+    [
+      "an empty type",
+      [{ type_url: "", value: Buffer.alloc(0) }],
+      `resource 0 has type (none), expected ${RATE_LIMIT_CONFIG_TYPE_URL}`,
+    ],
     [
       "an invalid wire type",
-      [anyOf({ name: "a" }), { type_url: TYPE_URL, value: Buffer.from([0x4f]) }],
+      [anyOf({ name: "a" }), { type_url: RATE_LIMIT_CONFIG_TYPE_URL, value: Buffer.from([0x4f]) }],
       "resource 1 cannot be decoded: invalid wire type 7 at offset 1",
     ],
     [
       "a truncated field",
-      [{ type_url: TYPE_URL, value: Buffer.from([0x4a, 0x05, 0x61]) }],
+      [{ type_url: RATE_LIMIT_CONFIG_TYPE_URL, value: Buffer.from([0x4a, 0x05, 0x61]) }],
       "resource 0 cannot be decoded: index out of range: 2 + 5 > 3",
     ],
   ])("refuses %s", (_label, resources, error) => {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { structToJson } from "../../grpc-gateway/proto.mjs";
 import {
   clientEntry,
   gatewayRefusing,
@@ -251,21 +252,6 @@ descriptors:
       requests_per_unit: 3
 `;
 
-/** A google.protobuf.Value as grpc-js decodes it ({stringValue: ...}), in its proto3 JSON form. */
-function valueJson(value: Record<string, any>): unknown {
-  if ("structValue" in value) return structJson(value.structValue);
-  if ("listValue" in value) return (value.listValue.values ?? []).map(valueJson);
-  if ("stringValue" in value) return value.stringValue;
-  if ("numberValue" in value) return value.numberValue;
-  if ("boolValue" in value) return value.boolValue;
-  return null;
-}
-
-/** A google.protobuf.Struct as grpc-js decodes it ({fields: {...}}), as the plain object proto3 JSON makes of it. */
-function structJson(struct: { fields?: Record<string, Record<string, any>> }): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(struct.fields ?? {}).map(([key, value]) => [key, valueJson(value)]));
-}
-
 describe("RESPONSE_DYNAMIC_METADATA", () => {
   it("answers dynamic_metadata as a google.protobuf.Struct equal to what POST /json answers", async () => {
     const described = await startWranglerDev(
@@ -304,7 +290,7 @@ describe("RESPONSE_DYNAMIC_METADATA", () => {
       // A Struct on the wire: each field a google.protobuf.Value.
       expect(struct.fields.domain).toEqual({ stringValue: "grpc-meta" });
       expect(struct.fields.hitsAddend).toEqual({ numberValue: 1 });
-      expect(structJson(struct)).toEqual(json.dynamicMetadata);
+      expect(structToJson(struct)).toEqual(json.dynamicMetadata);
       expect(json.dynamicMetadata).toEqual({
         domain: "grpc-meta",
         descriptors: [

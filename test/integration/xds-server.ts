@@ -2,31 +2,14 @@
 // RateLimitConfig protos: it records every DiscoveryRequest (with the stream's metadata), sends the current
 // snapshot to a subscriber whose version differs, and pushes each new snapshot to every open stream.
 import grpc from "@grpc/grpc-js";
-import protoLoader from "@grpc/proto-loader";
 import { readFileSync } from "node:fs";
-import path from "node:path";
-import protobuf from "protobufjs";
+import { loadProto } from "../../grpc-gateway/proto.mjs";
+import { RATE_LIMIT_CONFIG_TYPE_URL, rateLimitConfigType } from "../../grpc-gateway/xds-client.mjs";
 
-const protoRoot = path.join(import.meta.dirname, "..", "..", "proto");
-const ads = (
-  grpc.loadPackageDefinition(
-    protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", {
-      includeDirs: [protoRoot],
-      enums: String,
-      longs: String,
-      defaults: false,
-    }),
-  ) as any
-).envoy.service.discovery.v3;
-// Imports resolve from proto/, as protoc's include path does (rls_conf.proto imports our algorithm extension).
-const rateLimitConfigRoot = new protobuf.Root();
-rateLimitConfigRoot.resolvePath = (_origin, target) =>
-  path.isAbsolute(target) ? target : path.join(protoRoot, target);
-const rateLimitConfigType = rateLimitConfigRoot
-  .loadSync("ratelimit/config/ratelimit/v3/rls_conf.proto")
-  .lookupType("ratelimit.config.ratelimit.v3.RateLimitConfig");
+const ads = loadProto("envoy/service/discovery/v3/ads.proto").envoy.service.discovery.v3;
 
-export const TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
+/** Under the name the xDS tests use. */
+export const TYPE_URL = RATE_LIMIT_CONFIG_TYPE_URL;
 
 export interface DiscoveryRequest {
   versionInfo?: string;

@@ -1,6 +1,7 @@
 // Talks to a load balancer's agent (haproxy-agent/) with a bearer token: PUT /v1/config pushes a bundle (the agent
 // writes it beside the live configuration, runs `haproxy -c`, swaps it in and reloads), POST /v1/check has it run
 // `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk.
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 
 export interface AgentPush {
   agentUrl: string;
@@ -32,7 +33,24 @@ export class AgentError extends Error {
 
 const MAX_DETAIL = 2000;
 
-/** One request to an agent; an agent that does not answer in time (or at all) is an AgentError "unreachable". */
+/**
+ * An agent's answers are a few hundred bytes; the longest quotes at most 4000 characters of haproxy's output
+ * (MAX_OUTPUT in haproxy-agent/apply.mjs). Whatever answers past this bound is not an agent to trust: it is not read.
+ */
+const MAX_ANSWER_BYTES = 65_536;
+
+const unreachable = (agentUrl: string, timeoutMs: number, error: unknown) => {
+  const reason =
+    error instanceof Error && error.name === "TimeoutError"
+      ? `no answer within ${timeoutMs} ms`
+      : String(error instanceof Error ? error.message : error);
+  return new AgentError(`agent ${agentUrl} is unreachable: ${reason}`, "unreachable");
+};
+
+/**
+ * One request to an agent; an agent that does not answer in time (or at all) is an AgentError "unreachable", an
+ * answer past MAX_ANSWER_BYTES or not UTF-8 one "refused".
+ */
 async function callAgent(
   fetcher: typeof fetch,
   call: { agentUrl: string; token: string; timeoutMs: number; method: string; path: string; body?: unknown },
@@ -49,13 +67,22 @@ async function callAgent(
       body: call.body === undefined ? undefined : JSON.stringify(call.body),
       signal: AbortSignal.timeout(call.timeoutMs),
     });
-    text = await response.text();
   } catch (error) {
-    const reason =
-      error instanceof Error && error.name === "TimeoutError"
-        ? `no answer within ${call.timeoutMs} ms`
-        : String(error instanceof Error ? error.message : error);
-    throw new AgentError(`agent ${call.agentUrl} is unreachable: ${reason}`, "unreachable");
+    throw unreachable(call.agentUrl, call.timeoutMs, error);
+  }
+  try {
+    text = await readBodyText(response, {
+      maxBytes: MAX_ANSWER_BYTES,
+      setting: "MAX_ANSWER_BYTES",
+      drainExcess: false,
+    });
+  } catch (error) {
+    if (!(error instanceof PayloadTooLarge || error instanceof InvalidUtf8)) {
+      throw unreachable(call.agentUrl, call.timeoutMs, error);
+    }
+    if (response.body && !response.body.locked) await response.body.cancel().catch(() => {});
+    const what = error instanceof PayloadTooLarge ? `more than ${MAX_ANSWER_BYTES} bytes` : "bytes that are not UTF-8";
+    throw new AgentError(`agent ${call.agentUrl} answered HTTP ${response.status} with ${what}`, "refused");
   }
   let body: Record<string, unknown>;
   try {

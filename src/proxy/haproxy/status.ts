@@ -1,9 +1,8 @@
 // GET /admin/haproxy/status: whether each load balancer (the master's agent, then each slave's) runs what the
 // database says is in force. Each agent recomputes the digest of the files on its disk, so hand edits show.
-import { database } from "../../shared/db";
 import { proxySettings } from "../settings";
 import { AgentError, agentStatus } from "./agent-client";
-import { findVersion } from "./versions";
+import type { VersionInForce } from "./versions";
 
 /**
  * in-sync: the files on disk are the version in force; modified: they differ from what the agent applied (edited
@@ -36,15 +35,34 @@ const STATUS_TIMEOUT_MS = 10_000;
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the calls.
 const outbound: typeof fetch = (input, init) => fetch(input, init);
 
-export async function loadBalancerStatuses(env: Env, now: Date): Promise<LoadBalancerStatus[]> {
+/**
+ * `inForce`: the version every load balancer should run (activeVersionDigest), null when there is none. A promise, so
+ * that the agents are asked while the database is read.
+ */
+export async function loadBalancerStatuses(
+  env: Env,
+  now: Date,
+  inForcePending: Promise<VersionInForce | null>,
+): Promise<LoadBalancerStatus[]> {
   const settings = proxySettings(env);
-  const inForce = await findVersion(database(env.DB));
-  const expected = { expectedVersion: inForce?.row.id ?? null, expectedDigest: inForce?.row.digest ?? null };
   const unknown = { version: null, digest: null, lastAppliedAt: null, inSync: false };
 
   const ask = async (role: "master" | "slave", agentUrl: string | undefined): Promise<LoadBalancerStatus> => {
     const missing = !agentUrl ? "HAPROXY_AGENT_URL" : !settings.HAPROXY_AGENT_TOKEN ? "HAPROXY_AGENT_TOKEN" : undefined;
-    if (missing) {
+    // Asked before the version in force is awaited, so that the agents and the database work at the same time.
+    const reporting = missing
+      ? undefined
+      : agentStatus(outbound, {
+          agentUrl: agentUrl!,
+          token: settings.HAPROXY_AGENT_TOKEN!,
+          timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, STATUS_TIMEOUT_MS),
+        }).catch((error: unknown) => {
+          if (error instanceof AgentError) return error;
+          throw error;
+        });
+    const inForce = await inForcePending;
+    const expected = { expectedVersion: inForce?.version ?? null, expectedDigest: inForce?.digest ?? null };
+    if (!reporting) {
       return {
         role,
         agentUrl: agentUrl ?? null,
@@ -55,42 +73,36 @@ export async function loadBalancerStatuses(env: Env, now: Date): Promise<LoadBal
         lastErrorAt: null,
       };
     }
-    try {
-      const reported = await agentStatus(outbound, {
-        agentUrl: agentUrl!,
-        token: settings.HAPROXY_AGENT_TOKEN!,
-        timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, STATUS_TIMEOUT_MS),
-      });
-      const inSync = inForce !== undefined && reported.diskDigest === inForce.row.digest;
-      const state: LoadBalancerState = inSync
-        ? "in-sync"
-        : reported.digest !== null && reported.diskDigest !== reported.digest
-          ? "modified"
-          : "outdated";
-      return {
-        role,
-        agentUrl: agentUrl!,
-        state,
-        inSync,
-        version: reported.version,
-        digest: reported.diskDigest,
-        ...expected,
-        lastAppliedAt: reported.appliedAt,
-        lastError: reported.lastError?.message ?? null,
-        lastErrorAt: reported.lastError?.at ?? null,
-      };
-    } catch (error) {
-      if (!(error instanceof AgentError)) throw error;
+    const reported = await reporting;
+    if (reported instanceof AgentError) {
       return {
         role,
         agentUrl: agentUrl!,
         state: "unreachable",
         ...unknown,
         ...expected,
-        lastError: error.message,
+        lastError: reported.message,
         lastErrorAt: now.toISOString(),
       };
     }
+    const inSync = inForce !== null && reported.diskDigest === inForce.digest;
+    const state: LoadBalancerState = inSync
+      ? "in-sync"
+      : reported.digest !== null && reported.diskDigest !== reported.digest
+        ? "modified"
+        : "outdated";
+    return {
+      role,
+      agentUrl: agentUrl!,
+      state,
+      inSync,
+      version: reported.version,
+      digest: reported.diskDigest,
+      ...expected,
+      lastAppliedAt: reported.appliedAt,
+      lastError: reported.lastError?.message ?? null,
+      lastErrorAt: reported.lastError?.at ?? null,
+    };
   };
 
   return Promise.all([

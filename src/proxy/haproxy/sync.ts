@@ -4,20 +4,17 @@
 import { appendJobWarnings } from "../../jobs/history";
 import { database, type Database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
+import { versionNotFound } from "../errors";
 import type { Caller } from "../installation/api-users";
 import { loadInstallation } from "../installation/load";
 import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
 import { proxySettings, type ProxySettings } from "../settings";
 import { AgentError, pushToAgent } from "./agent-client";
 import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type HaproxySettings } from "./config";
-import {
-  activateVersion,
-  bundleOfVersion,
-  findVersion,
-  rejectVersion,
-  storeVersion,
-  versionNotFound,
-} from "./versions";
+import { activateVersion, bundleOfVersion, findVersion, rejectVersion, storeVersion } from "./versions";
+
+/** Queues one sync per slave agent (proxy/jobs.ts knows the job); answers their run ids in order. */
+export type QueueSlaveSyncs = (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
 
 export const GENSYNC_FAILED = "Unable to reload and sync of HAProxy: ";
 
@@ -88,8 +85,7 @@ export async function generateAndApply(
   input: {
     runId: number;
     now: Date;
-    /** Queues one sync per slave agent (proxy/jobs.ts knows the job); answers their run ids in order. */
-    queueSlaveSyncs: (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+    queueSlaveSyncs: QueueSlaveSyncs;
   },
 ): Promise<AppliedVersion> {
   const db = database(env.DB);
@@ -131,7 +127,7 @@ async function shipVersion(
     version: number;
     digest: string;
     files: Record<string, string>;
-    queueSlaveSyncs: (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+    queueSlaveSyncs: QueueSlaveSyncs;
   },
 ): Promise<string[]> {
   const { version, digest, files } = input;
@@ -183,7 +179,7 @@ export async function restoreVersion(
     runId: number;
     now: Date;
     version: number;
-    queueSlaveSyncs: (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+    queueSlaveSyncs: QueueSlaveSyncs;
   },
 ): Promise<AppliedVersion> {
   const db = database(env.DB);

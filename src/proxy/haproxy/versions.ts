@@ -2,7 +2,7 @@
 // (pending, active, previous, rejected) and the version it restores, if any; the number kept is bounded.
 import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { NotFound } from "../errors";
+import { NotFound, versionNotFound } from "../errors";
 import { combinedPem } from "../pki/selection";
 import { certificates } from "../pki/tables";
 import { haproxyVersionFiles, haproxyVersions } from "./tables";
@@ -94,7 +94,32 @@ export async function findVersion(db: Database, version?: number) {
   return { row, files: Object.fromEntries(files.map((file) => [file.name, file.content])) };
 }
 
-export const versionNotFound = (version: number | string) => new NotFound(`Invalid version: ${version} not existing`);
+/** The number and digest of the version in force. */
+export interface VersionInForce {
+  version: number;
+  digest: string;
+}
+
+/** The version in force without its files (what the load balancers' status compares with), null when none is. */
+export async function activeVersionDigest(db: Database): Promise<VersionInForce | null> {
+  const [row] = await db
+    .select({ version: haproxyVersions.id, digest: haproxyVersions.digest })
+    .from(haproxyVersions)
+    .where(eq(haproxyVersions.status, "active"))
+    .orderBy(desc(haproxyVersions.id))
+    .limit(1);
+  return row ?? null;
+}
+
+/** Whether a stored version has this number (its row only, not its files). */
+export async function versionExists(db: Database, version: number): Promise<boolean> {
+  const [row] = await db
+    .select({ id: haproxyVersions.id })
+    .from(haproxyVersions)
+    .where(eq(haproxyVersions.id, version))
+    .limit(1);
+  return row !== undefined;
+}
 
 /** A version with its text files and the certificates it ships (names and files, never keys). */
 export async function getVersion(db: Database, version?: number) {

@@ -127,6 +127,32 @@ function listChange<T extends string | number>(before: readonly T[], after: read
 }
 
 /**
+ * The audit summary of a backend's create or update: the fields given, and how its domains and containers changed
+ * when the request replaces them (`wanted` given).
+ */
+function backendSummary(
+  change: { action: "create" | "update"; backendLabel: string; backendId: number | SQL; fields: readonly string[] },
+  current: { domains: readonly string[]; containers: readonly number[] },
+  wanted: { domains?: readonly { domainName: string }[]; references?: readonly { containerId: number }[] },
+) {
+  return {
+    ...change,
+    ...(wanted.domains && {
+      domains: listChange(
+        current.domains,
+        wanted.domains.map((domain) => domain.domainName),
+      ),
+    }),
+    ...(wanted.references && {
+      containers: listChange(
+        current.containers,
+        wanted.references.map((reference) => reference.containerId),
+      ),
+    }),
+  };
+}
+
+/**
  * Creates the backend, or updates the one with the same label (only the fields given); returns its id and the
  * project's new ETag. Everything is validated first and written in one D1 batch.
  */
@@ -169,24 +195,11 @@ export async function upsertBackend(
       ...(wantedDomains?.length ? [insertDomains(wantedDomains, newBackendId)] : []),
       ...(wantedReferences?.length ? replaceReferences(newBackendId, [], wantedReferences) : []),
     ];
-    const summary = {
-      action: "create",
-      backendLabel: input.label,
-      backendId: newBackendId,
-      fields,
-      ...(wantedDomains && {
-        domains: listChange(
-          [],
-          wantedDomains.map((domain) => domain.domainName),
-        ),
-      }),
-      ...(wantedReferences && {
-        containers: listChange(
-          [],
-          wantedReferences.map((r) => r.containerId),
-        ),
-      }),
-    };
+    const summary = backendSummary(
+      { action: "create", backendLabel: input.label, backendId: newBackendId, fields },
+      { domains: [], containers: [] },
+      { domains: wantedDomains, references: wantedReferences },
+    );
     const { rows, etags } = await commitWrite(db, control, {
       what: "Unable to process backend create",
       projects: [project],
@@ -226,24 +239,11 @@ export async function upsertBackend(
     if (inserts.length) statements.push(insertDomains(inserts, sql`${existing.id}`));
   }
   if (wantedReferences) statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wantedReferences));
-  const summary = {
-    action: "update",
-    backendLabel: existing.label,
-    backendId: existing.id,
-    fields,
-    ...(wantedDomains && {
-      domains: listChange(
-        currentDomains.map((row) => row.domainName),
-        wantedDomains.map((domain) => domain.domainName),
-      ),
-    }),
-    ...(wantedReferences && {
-      containers: listChange(
-        currentReferences.map((row) => row.containerId),
-        wantedReferences.map((reference) => reference.containerId),
-      ),
-    }),
-  };
+  const summary = backendSummary(
+    { action: "update", backendLabel: existing.label, backendId: existing.id, fields },
+    { domains: currentDomains.map((row) => row.domainName), containers: currentReferences.map((r) => r.containerId) },
+    { domains: wantedDomains, references: wantedReferences },
+  );
   const { etags } = await commitWrite(db, control, {
     what: "Unable to process backend update",
     projects: [project],

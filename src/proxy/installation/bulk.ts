@@ -1,30 +1,9 @@
-// Multi-row writes and lookups of the proxy API, and the one D1 batch each request commits.
+// Multi-row writes of the proxy API, for the one D1 batch each request commits (./writes.ts commitWrite).
 // Row lists travel as ONE JSON parameter read with json_each: one statement per kind of change whatever the
 // number of rows, which keeps D1's limits (100 bound parameters per statement, queries per invocation) away.
 import { sql, type SQL } from "drizzle-orm";
-import { commitBatch, isConstraintFailure, type Database, type Statement } from "../../shared/db";
-import { CannotProcess } from "../errors";
 
 export { inJsonList, type Statement } from "../../shared/db";
-
-/**
- * Commits the statements as one D1 batch: all or nothing. A constraint failure here means another request changed the
- * same rows since we validated. Returns each statement's rows.
- */
-export async function commit(
-  db: Database,
-  statements: Statement[],
-  what: string,
-): Promise<Record<string, unknown>[][]> {
-  try {
-    return await commitBatch(db, statements);
-  } catch (error) {
-    if (isConstraintFailure(error)) {
-      throw new CannotProcess(`${what}: a concurrent change conflicted with this request, nothing was changed`);
-    }
-    throw error;
-  }
-}
 
 /** A domain's stored fields, as the writes below take them. */
 export interface DomainFields {

@@ -9,7 +9,7 @@ import type { ProjectRow } from "./rows";
 import type { DomainOperation, MassDomainUpdate } from "./inputs";
 import { backends, domains, projects } from "./tables";
 import { byText, domainView } from "./views";
-import { commitWrite, listed, type WriteControl } from "./writes";
+import { commitWrite, listed, type ProjectRef, type WriteControl } from "./writes";
 
 /**
  * Which of the names a provided (not public CA) certificate covers now: there enableSSL sets certProvided instead of
@@ -71,24 +71,43 @@ export async function massUpdateDomains(
   for (const label of projectLabels) if (!mayAccessProject(caller, label)) throw invalidProject(label);
 
   const names = operations.map((operation) => operation.domainName);
-  const [projectRows, backendRows, existingRows] = await db.batch([
+  const [projectRows, backendRows, existingRows, othersOfProject] = await db.batch([
     db.select().from(projects).where(inJsonList(projects.label, projectLabels)),
     db
       .select({ id: backends.id, label: backends.label, projectId: backends.projectId })
       .from(backends)
       .innerJoin(projects, eq(backends.projectId, projects.id))
       .where(inJsonList(projects.label, projectLabels)),
+    // With its project, which a domain moved out of changes too. No two columns may share a name here (so the
+    // project's id is read off the backend): D1's batch answers rows keyed by column name.
     db
       .select({
         id: domains.id,
         domainName: domains.domainName,
         backendId: domains.backendId,
+        projectId: backends.projectId,
         projectLabel: projects.label,
+        projectRevision: projects.revision,
       })
       .from(domains)
       .innerJoin(backends, eq(domains.backendId, backends.id))
       .innerJoin(projects, eq(backends.projectId, projects.id))
       .where(inJsonList(domains.domainName, names)),
+    // A full synchronization removes the project's domains it does not name: these, by id, so that the audit entry
+    // lists exactly what is deleted.
+    db
+      .select({ id: domains.id, domainName: domains.domainName })
+      .from(domains)
+      .innerJoin(backends, eq(domains.backendId, backends.id))
+      .innerJoin(projects, eq(backends.projectId, projects.id))
+      .where(
+        fullSync
+          ? and(
+              eq(projects.label, projectLabels[0]),
+              sql`${domains.domainName} not in (select value from json_each(${JSON.stringify(names)}))`,
+            )
+          : sql`0`,
+      ),
   ]);
   const projectByLabel = new Map(projectRows.map((row) => [row.label, row]));
   const backendIdByKey = new Map(backendRows.map((row) => [`${row.projectId}/${row.label}`, row.id]));
@@ -154,24 +173,18 @@ export async function massUpdateDomains(
   if (deletions.length) statements.push(deleteDomains(deletions));
   if (updates.length) statements.push(updateDomains(updates));
   if (inserts.length) statements.push(insertDomains(inserts));
-  if (fullSync) {
-    const project = resolved[0].project;
-    const othersOfProject = and(
-      sql`${domains.backendId} in (select ${backends.id} from ${backends} where ${backends.projectId} = ${project.id})`,
-      sql`${domains.domainName} not in (select value from json_each(${JSON.stringify(names)}))`,
-    );
-    const others = await db.select({ domainName: domains.domainName }).from(domains).where(othersOfProject);
-    for (const other of others.sort((a, b) => byText(a.domainName, b.domainName)))
-      changes.add(project.label, "removedByFullSync", other.domainName);
-    statements.push(db.delete(domains).where(othersOfProject));
+  if (othersOfProject.length) {
+    const label = resolved[0].project.label;
+    for (const other of [...othersOfProject].sort((a, b) => byText(a.domainName, b.domainName)))
+      changes.add(label, "removedByFullSync", other.domainName);
+    statements.push(deleteDomains(othersOfProject.map((other) => other.id)));
   }
 
   // Every project named by an operation, and every project a domain moves out of, changes.
-  const touched = new Map(resolved.map(({ project }) => [project.label, project]));
-  const sources = changes.labels().filter((label) => !touched.has(label));
-  if (sources.length) {
-    for (const row of await db.select().from(projects).where(inJsonList(projects.label, sources)))
-      touched.set(row.label, row);
+  const touched = new Map<string, ProjectRef>(resolved.map(({ project }) => [project.label, project]));
+  const changed = new Set(changes.labels());
+  for (const { projectId: id, projectLabel: label, projectRevision: revision } of existingRows) {
+    if (changed.has(label) && !touched.has(label)) touched.set(label, { id, label, revision });
   }
   const touchedProjects = [...touched.values()].sort((a, b) => byText(a.label, b.label));
   const { etags } = await commitWrite(db, control, {

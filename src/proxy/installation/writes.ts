@@ -2,7 +2,14 @@
 // (guarded by If-Match: 412 when stale), the write's own statements and its audit entries. A dry run sends the same
 // batch ended by a statement that always fails, so that D1 checks every constraint and guard, then rolls it all back.
 import { getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
-import { commitBatch, inJsonList, isConstraintFailure, type Database, type Statement } from "../../shared/db";
+import {
+  commitBatch,
+  errorSays,
+  inJsonList,
+  isConstraintFailure,
+  type Database,
+  type Statement,
+} from "../../shared/db";
 import type { HttpError } from "../../shared/http/errors";
 import { CannotProcess, PreconditionFailed } from "../errors";
 import {
@@ -68,14 +75,6 @@ export interface WriteResult {
 const DRY_RUN_END = sql`insert into projects (label) values (null)`;
 const DRY_RUN_END_FAILURE = "NOT NULL constraint failed: projects.label";
 
-/** True when the D1 error (or one it wraps) says `text`. */
-function failedWith(error: unknown, text: string): boolean {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (current.message.includes(text)) return true;
-  }
-  return false;
-}
-
 /** The 412 for the first project whose precondition fails (missing, or its current tag not listed), if any. */
 function failedPrecondition(
   ifMatch: IfMatch | undefined,
@@ -135,11 +134,11 @@ export async function commitWrite(db: Database, control: WriteControl, plan: Wri
       etags: new Map(bumped.map((row) => [row.id, projectETag(row)])),
     };
   } catch (error) {
-    if (control.dryRun && failedWith(error, DRY_RUN_END_FAILURE)) {
+    if (control.dryRun && errorSays(error, DRY_RUN_END_FAILURE)) {
       const next = plan.projects.map((project) => ({ id: project.id, revision: project.revision + 1 }));
       return { rows: undefined, etags: new Map(next.map((project) => [project.id, projectETag(project)])) };
     }
-    if (failedWith(error, STALE_REVISION)) throw await stalePrecondition(db, control.ifMatch, plan.projects);
+    if (errorSays(error, STALE_REVISION)) throw await stalePrecondition(db, control.ifMatch, plan.projects);
     const explained = plan.conflict?.(error);
     if (explained) throw explained;
     if (isConstraintFailure(error)) {

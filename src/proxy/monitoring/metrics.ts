@@ -29,35 +29,46 @@ export async function collectMetrics(
   input: { now: Date; jobKinds: readonly string[] },
 ): Promise<ProxyMetrics> {
   const db = database(env.DB);
-  // The database's part in one round trip, beside the agents' answers.
+  // The database's part in one round trip, while the agents are asked (they are judged against the version in force
+  // it reads once both have answered).
+  const reading = db.batch([
+    db
+      .select({ name: certificates.name, source: certificates.source, notAfter: certificates.notAfter })
+      .from(certificates),
+    db
+      .select({
+        version: haproxyVersions.id,
+        digest: haproxyVersions.digest,
+        createdAt: haproxyVersions.createdAt,
+        endedAt: jobRuns.endedAt,
+      })
+      .from(haproxyVersions)
+      .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
+      .where(eq(haproxyVersions.status, "active"))
+      .limit(1),
+    db
+      .select({ kind: jobRuns.kind, state: jobRuns.state, at: max(jobRuns.endedAt) })
+      .from(jobRuns)
+      .where(
+        and(
+          inArray(jobRuns.kind, [...input.jobKinds]),
+          inArray(jobRuns.state, ["succeeded", "failed"]),
+          isNotNull(jobRuns.endedAt),
+        ),
+      )
+      .groupBy(jobRuns.kind, jobRuns.state),
+    db.select({ value: count() }).from(projects),
+    db.select({ value: count() }).from(domains),
+    db.select({ value: count() }).from(containers),
+  ]);
   const [[certificateRows, [active], jobRows, [projectCount], [domainCount], [containerCount]], statuses] =
     await Promise.all([
-      db.batch([
-        db
-          .select({ name: certificates.name, source: certificates.source, notAfter: certificates.notAfter })
-          .from(certificates),
-        db
-          .select({ version: haproxyVersions.id, createdAt: haproxyVersions.createdAt, endedAt: jobRuns.endedAt })
-          .from(haproxyVersions)
-          .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
-          .where(eq(haproxyVersions.status, "active"))
-          .limit(1),
-        db
-          .select({ kind: jobRuns.kind, state: jobRuns.state, at: max(jobRuns.endedAt) })
-          .from(jobRuns)
-          .where(
-            and(
-              inArray(jobRuns.kind, [...input.jobKinds]),
-              inArray(jobRuns.state, ["succeeded", "failed"]),
-              isNotNull(jobRuns.endedAt),
-            ),
-          )
-          .groupBy(jobRuns.kind, jobRuns.state),
-        db.select({ value: count() }).from(projects),
-        db.select({ value: count() }).from(domains),
-        db.select({ value: count() }).from(containers),
-      ]),
-      loadBalancerStatuses(env, input.now),
+      reading,
+      loadBalancerStatuses(
+        env,
+        input.now,
+        reading.then(([, [active]]) => (active ? { version: active.version, digest: active.digest } : null)),
+      ),
     ]);
   // max() over a timestamp column comes back as the stored number of milliseconds.
   const lastAt = (kind: string, state: string) => {

@@ -4,8 +4,8 @@
 // decide where they go. Whatever the CA answers is read up to a bound.
 import { calculateJwkThumbprint, FlattenedSign, importJWK, type JWK } from "jose";
 import { toBase64Url } from "../../shared/bytes";
-import { concatBytes } from "./der";
-import { MAX_RENEWAL_INFO_BYTES } from "./renewal";
+import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { isHttpUrl, MAX_RENEWAL_INFO_BYTES } from "./renewal";
 import { buildCsr, generateCertificateKey, privateKeyPem } from "./x509";
 
 export interface ChallengeStore {
@@ -99,15 +99,6 @@ export async function generateAccountKey(): Promise<JsonWebKey> {
 }
 
 const publicJwkOf = (jwk: JsonWebKey): JWK => ({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y });
-
-const isHttpUrl = (value: unknown): value is string => {
-  if (typeof value !== "string") return false;
-  try {
-    return ["https:", "http:"].includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-};
 
 export class AcmeClient {
   /** Loaded once per client (one job run): a failure stands for the run rather than being asked again per use. */
@@ -302,28 +293,19 @@ export class AcmeClient {
   }
 }
 
-/** The body as text, refused (unread past the bound) when longer than `limit` bytes. */
+/** The body as UTF-8 text, refused (unread past the bound) when longer than `limit` bytes. */
 async function readText(response: Response, limit: number, what: string): Promise<string> {
-  const declared = Number(response.headers.get("Content-Length"));
-  if (Number.isFinite(declared) && declared > limit) {
-    await response.body?.cancel();
-    throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.length;
-    if (length > limit) {
-      await reader.cancel();
+  try {
+    return await readBodyText(response, { maxBytes: limit, setting: "the ACME client", drainExcess: false });
+  } catch (error) {
+    if (error instanceof PayloadTooLarge) {
+      // Refused by its Content-Length, the body is left unread (a streamed one was cancelled): released at once.
+      if (response.body && !response.body.locked) await response.body.cancel().catch(() => {});
       throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
     }
-    chunks.push(value);
+    if (error instanceof InvalidUtf8) throw new AcmeError(`${what}: the answer is not valid UTF-8`);
+    throw error;
   }
-  return new TextDecoder().decode(concatBytes(...chunks));
 }
 
 async function readJson<T>(response: Response, what: string): Promise<T> {

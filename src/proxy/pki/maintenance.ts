@@ -124,20 +124,34 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     .filter((domain) => domain.publicCaCertificate)
     .map((domain) => domain.domainName)
     .sort();
-  const askable = renewalInfoDue(
-    asking.flatMap((domainName) => acmeByName.get(acmeCertificateName(domainName)) ?? []),
-    windows,
-    start,
-    deps.settings.ACME_RENEWAL_INFO_PER_RUN,
-  );
+  const candidates = asking.flatMap((domainName) => acmeByName.get(acmeCertificateName(domainName)) ?? []);
+  // Reading a certificate's DER for its ARI ID costs: once per certificate and run.
+  const ariIds = new Map(candidates.map((certificate) => [certificate.id, ariIdOf(certificate)]));
+  const askable = renewalInfoDue(candidates, ariIds, windows, start, deps.settings.ACME_RENEWAL_INFO_PER_RUN);
+  const answered: WindowRow[] = [];
   for (const domainName of asking) {
     const current = acmeByName.get(acmeCertificateName(domainName));
     if (!current) {
       due.push({ domainName });
       continue;
     }
-    const renewal = await renewalOf(db, deps, current, windows.get(current.id), askable.has(current.id), warnings);
+    const { renewal, window } = await renewalOf(deps, current, ariIds.get(current.id), {
+      stored: windows.get(current.id),
+      mayAsk: askable.has(current.id),
+      warnings,
+    });
+    if (window) answered.push(window);
     if (deps.now().getTime() >= renewal.at.getTime()) due.push({ domainName, renewal });
+  }
+  // The CA's answers, kept for the next runs, in one round trip before the orders start.
+  if (answered.length > 0) {
+    const [first, ...rest] = answered.map((row) =>
+      db
+        .insert(certificateRenewalWindows)
+        .values(row)
+        .onConflictDoUpdate({ target: certificateRenewalWindows.certificateId, set: row }),
+    );
+    await db.batch([first, ...rest]);
   }
 
   let prepared = false;
@@ -259,13 +273,14 @@ function ariIdOf(certificate: CertificateRow): string | undefined {
  */
 function renewalInfoDue(
   candidates: readonly CertificateRow[],
+  ariIds: ReadonlyMap<number, string | undefined>,
   windows: ReadonlyMap<number, WindowRow>,
   now: Date,
   limit: number,
 ): Set<number> {
   const due: { id: number; pollAt: number }[] = [];
   for (const certificate of candidates) {
-    const ariId = ariIdOf(certificate);
+    const ariId = ariIds.get(certificate.id);
     if (ariId === undefined) continue;
     const stored = windows.get(certificate.id);
     const pollAt = stored?.ariCertificateId === ariId ? stored.nextPollAt.getTime() : -Infinity;
@@ -288,19 +303,18 @@ async function askRenewalInfo(
 /**
  * When an ACME certificate is renewed. When the CA offers ACME Renewal Information (RFC 9773), at the point drawn in
  * its window; the CA is asked again only once its Retry-After has passed (the window is kept in
- * certificate_renewal_windows meanwhile). Otherwise, and for a certificate ARI cannot name, when a third of its
- * lifetime remains. An answer that fails or cannot be used leaves the window the CA gave before, or the lifetime rule.
+ * certificate_renewal_windows meanwhile: `window` is the row to store after a new answer). Otherwise, and for a
+ * certificate ARI cannot name (no `certificateId`), when a third of its lifetime remains. An answer that fails or
+ * cannot be used leaves the window the CA gave before, or the lifetime rule.
  */
 async function renewalOf(
-  db: Database,
   deps: MaintenanceDependencies,
   certificate: CertificateRow,
-  stored: WindowRow | undefined,
-  mayAsk: boolean,
-  warnings: string[],
-): Promise<Renewal> {
-  const byLifetime: Renewal = { at: oneThirdLeft(certificate) };
-  const certificateId = ariIdOf(certificate);
+  certificateId: string | undefined,
+  context: { stored: WindowRow | undefined; mayAsk: boolean; warnings: string[] },
+): Promise<{ renewal: Renewal; window?: WindowRow }> {
+  const { stored, mayAsk, warnings } = context;
+  const byLifetime = { renewal: { at: oneThirdLeft(certificate) } };
   if (!certificateId) return byLifetime;
   const known = stored?.ariCertificateId === certificateId ? stored : undefined;
   const knownWindow = known && {
@@ -310,7 +324,7 @@ async function renewalOf(
   };
   const now = deps.now();
   if (known && knownWindow && (!mayAsk || now.getTime() < known.nextPollAt.getTime()))
-    return { at: known.renewAt, window: knownWindow, replaces: certificateId };
+    return { renewal: { at: known.renewAt, window: knownWindow, replaces: certificateId } };
   if (!mayAsk) return byLifetime;
 
   let answer: Awaited<ReturnType<typeof askRenewalInfo>>;
@@ -320,13 +334,15 @@ async function renewalOf(
     warnings.push(
       `WARN: no renewal information for certificate ${certificate.name} from the CA: ${errorText(error)}; ${known ? "the window it gave before stands" : "it is renewed when a third of its lifetime remains"}`,
     );
-    return known && knownWindow ? { at: known.renewAt, window: knownWindow, replaces: certificateId } : byLifetime;
+    return known && knownWindow
+      ? { renewal: { at: known.renewAt, window: knownWindow, replaces: certificateId } }
+      : byLifetime;
   }
   if (!answer) return byLifetime;
   const { window } = answer;
   const renewAt =
     known && knownWindow && sameWindow(knownWindow, window) ? known.renewAt : renewalPoint(window, deps.random());
-  const row = {
+  const row: WindowRow = {
     certificateId: certificate.id,
     ariCertificateId: certificateId,
     windowStart: window.start,
@@ -336,11 +352,7 @@ async function renewalOf(
     explanationUrl: window.explanationUrl ?? null,
     checkedAt: now,
   };
-  await db
-    .insert(certificateRenewalWindows)
-    .values(row)
-    .onConflictDoUpdate({ target: certificateRenewalWindows.certificateId, set: row });
-  return { at: renewAt, window, replaces: certificateId };
+  return { renewal: { at: renewAt, window, replaces: certificateId }, window: row };
 }
 
 // ---- the ACME issuer backed by D1 ----

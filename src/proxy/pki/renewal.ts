@@ -52,15 +52,13 @@ function timestamp(value: unknown, what: string): Date {
   return date;
 }
 
-function explanationUrl(value: unknown): string | undefined {
-  if (typeof value !== "string" || value.length > MAX_EXPLANATION_URL_LENGTH) return undefined;
-  try {
-    const url = new URL(value);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
+/** Whether a value the CA sent is an http(s) URL (the directory's endpoints, a window's explanation). */
+export function isHttpUrl(value: unknown): value is string {
+  return typeof value === "string" && URL.canParse(value) && ["https:", "http:"].includes(new URL(value).protocol);
 }
+
+const explanationUrl = (value: unknown): string | undefined =>
+  isHttpUrl(value) && value.length <= MAX_EXPLANATION_URL_LENGTH ? new URL(value).href : undefined;
 
 /**
  * Reads the body of a RenewalInfo answer (the CA's JSON, untrusted): `suggestedWindow.start` before `.end`, both RFC

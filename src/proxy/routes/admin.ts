@@ -13,9 +13,9 @@ import { ApiUserInput, HostCreate, PermissionGrants, ProjectInput, UserInput } f
 import { deleteProject, listProjects, resolveProject, upsertProject } from "../installation/projects";
 import { listUsers, upsertUser } from "../installation/users";
 import { proxySettings } from "../settings";
-import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import type { ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
-import { adminErrors, basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
+import { adminErrors, json, jsonBody, labelParams, pick, reading, withBodyLimit, writing } from "./openapi";
 import {
   ApiUser,
   AuditPage,
@@ -27,11 +27,6 @@ import {
   User,
 } from "./schemas";
 import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
-
-/** Reading routes: the administrator, on either instance. */
-const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
-/** Writing routes: the administrator, on the master instance. */
-const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
 
 export const deleted = (what: string) => serviceResult(`Deleted ${what}`);
 

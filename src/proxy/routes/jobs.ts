@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
-import { NotFound } from "../errors";
+import { NotFound, versionNotFound } from "../errors";
 import { getVersion, listVersions } from "../haproxy/versions";
 import {
   certificatesJob,
@@ -25,7 +25,7 @@ import { findChallenge } from "../pki/maintenance";
 import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
 import { recordAudit } from "../audit/log";
 import { deleted } from "./admin";
-import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse } from "./json";
 import {
   adminErrors,
@@ -35,8 +35,10 @@ import {
   jsonBody,
   labelParams,
   pick,
+  reading,
   text,
   withBodyLimit,
+  writing,
 } from "./openapi";
 import {
   CertificateInput,
@@ -54,15 +56,27 @@ import { auditEntry, DryRunQuery, writeControl } from "./writes";
 
 /** Starting a job: any authenticated caller, on the master instance. */
 const starting = { security: basicAuth, middleware: [requireBasicAuth, requireMaster] };
-/** Reading the history and versions: the administrator, on either instance. */
-const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
-/** Changing the certificates: the administrator, on the master instance. */
-const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
 
-const jobId = (c: Context, id: number) => c.header("X-Job-Id", String(id));
-/** A job the API started is an accepted write: the audit log names its kind and run (after the start succeeded). */
-const recordJobStart = (c: Context<ProxyEnv>, kind: string, runId: number) =>
-  recordAudit(database(c.env.DB), auditEntry(c, { projectLabel: null, summary: { kind, runId } }));
+/**
+ * A job the API started (or ran) is an accepted write: the audit log records `summary` (by default its kind and run),
+ * after the start succeeded, and the answer names the run in X-Job-Id.
+ */
+export async function recordJobStart(
+  c: Context<ProxyEnv>,
+  runId: number,
+  summary: Record<string, unknown>,
+): Promise<void> {
+  await recordAudit(database(c.env.DB), auditEntry(c, { projectLabel: null, summary }));
+  c.header("X-Job-Id", String(runId));
+}
+
+/** The version number in the path; anything else ("0", "1e3", "0x10", " 7") is a version that does not exist. */
+export function versionParam(c: Context): number {
+  const text = c.req.param("version")!;
+  const version = Number(text);
+  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(version)) throw versionNotFound(text);
+  return version;
+}
 /** The X-Job-Id header of an answer that started (or ran) a job. */
 export const jobStarted = {
   headers: { "X-Job-Id": { description: "the job run (GET /admin/jobs/{id})", schema: { type: "string" as const } } },
@@ -250,8 +264,7 @@ const certificateName = (name: string) => {
 export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, genSyncRoute, async (c) => {
     const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller"), now: new Date() });
-    await recordJobStart(c, genSyncJob.kind, runId);
-    jobId(c, runId);
+    await recordJobStart(c, runId, { kind: genSyncJob.kind, runId });
     return jsonResponse(c, warnings);
   });
   register(app, writeSshProxyRoute, async (c) => {
@@ -260,8 +273,7 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
       lock: CONFIG_LOCK,
       caller: c.get("caller").username,
     });
-    await recordJobStart(c, sshProxyJob.kind, runId);
-    jobId(c, runId);
+    await recordJobStart(c, runId, { kind: sshProxyJob.kind, runId });
     return jsonResponse(c, []);
   });
   register(app, maintenanceRoute, async (c) => {
@@ -270,8 +282,7 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
       lock: MAINTENANCE_LOCK,
       caller: c.get("caller").username,
     });
-    await recordJobStart(c, certificatesJob.kind, runId);
-    jobId(c, runId);
+    await recordJobStart(c, runId, { kind: certificatesJob.kind, runId });
     return c.body(null, 200);
   });
   register(app, challengeRoute, async (c) => {
@@ -287,20 +298,14 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   );
   register(app, activeHaproxyRoute, async (c) => jsonResponse(c, await getVersion(database(c.env.DB))));
   register(app, haproxyVersionsRoute, async (c) => jsonResponse(c, await listVersions(database(c.env.DB))));
-  register(app, haproxyVersionRoute, async (c) => {
-    const version = Number(c.req.param("version"));
-    if (!Number.isSafeInteger(version) || version < 1)
-      throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
-    return jsonResponse(c, await getVersion(database(c.env.DB), version));
-  });
+  register(app, haproxyVersionRoute, async (c) =>
+    jsonResponse(c, await getVersion(database(c.env.DB), versionParam(c))),
+  );
   register(app, sshProxyRoute, async (c) => jsonResponse(c, await getSshProxyVersion(database(c.env.DB))));
   register(app, sshProxyVersionsRoute, async (c) => jsonResponse(c, await listSshProxyVersions(database(c.env.DB))));
-  register(app, sshProxyVersionRoute, async (c) => {
-    const version = Number(c.req.param("version"));
-    if (!Number.isSafeInteger(version) || version < 1)
-      throw new NotFound(`Invalid version: ${c.req.param("version")} not existing`);
-    return jsonResponse(c, await getSshProxyVersion(database(c.env.DB), version));
-  });
+  register(app, sshProxyVersionRoute, async (c) =>
+    jsonResponse(c, await getSshProxyVersion(database(c.env.DB), versionParam(c))),
+  );
   register(app, certificatesRoute, async (c) =>
     jsonResponse(c, (await listCertificates(database(c.env.DB))).map(certificateSummary)),
   );

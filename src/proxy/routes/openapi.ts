@@ -4,6 +4,7 @@ import { z } from "../../shared/zod";
 import type { RegisterOptions } from "../../shared/http/openapi";
 import { REALM } from "../errors";
 import { proxySettings } from "../settings";
+import { requireAdmin, requireBasicAuth, requireMaster } from "./auth";
 import { MessageResult } from "./schemas";
 
 export const json = (schema: z.ZodType, description: string) => ({
@@ -43,6 +44,11 @@ export const text = (description: string) => ({ description, content: { "text/pl
 
 /** Every route but the availability check and the ACME challenge answers asks for HTTP Basic credentials. */
 export const basicAuth = [{ user_auth: [] }];
+
+/** Reading routes of the administrator, on either instance. */
+export const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
+/** Routes that change something, for the administrator, on the master instance (a slave answers 405). */
+export const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
 
 /** JSON bodies are read whatever their Content-Type says, up to PROXY_MAX_BODY_BYTES. */
 export const withBodyLimit: RegisterOptions = {

@@ -10,39 +10,24 @@ import { parseBearer } from "../../shared/http/basic-auth";
 import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
 import { constantTimeEqualText } from "../../shared/passwords";
-import { recordAudit } from "../audit/log";
-import { REALM } from "../errors";
+import { REALM, versionNotFound } from "../errors";
 import { previewHaproxy } from "../haproxy/preview";
 import { loadBalancerStatuses } from "../haproxy/status";
-import { findVersion, versionNotFound } from "../haproxy/versions";
+import { activeVersionDigest, versionExists } from "../haproxy/versions";
 import { PROXY_JOB_KINDS, runHaproxyRestoreFromApi, runSshProxyRestoreFromApi } from "../jobs";
 import { collectMetrics, PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../monitoring/metrics";
 import { proxySettings } from "../settings";
-import { previewSshProxy, sshProxyVersionExists } from "../sshproxy/versions";
-import { requireAdmin, requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
-import { jobStarted } from "./jobs";
+import { previewSshProxy, sshProxySettingsOf, sshProxyVersionExists } from "../sshproxy/versions";
+import { requireAdmin, requireBasicAuth, type ProxyEnv } from "./auth";
+import { jobStarted, recordJobStart, versionParam } from "./jobs";
 import { jsonResponse, serviceResult } from "./json";
-import { auditEntry } from "./writes";
-import { adminErrors, basicAuth, errorResponse, json, labelParams, pick } from "./openapi";
+import { adminErrors, errorResponse, json, labelParams, pick, reading, writing } from "./openapi";
 import { HaproxyPreview, IdResult, LoadBalancerStatus, SshProxyPreview } from "./schemas";
-
-/** Reading: the administrator, on either instance. */
-const reading = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin] };
-/** Changing what runs: the administrator, on the master instance. */
-const writing = { security: basicAuth, middleware: [requireBasicAuth, requireAdmin, requireMaster] };
 
 const METRICS_SCHEME = "proxy_metrics_token";
 
 /** Keys sorted as everywhere in this API, but null kept: a preview's `valid` and a status's fields say "none" so. */
 const jsonWithNulls = (c: Context, value: unknown) => jsonResponse(c, value, 200, { keepNulls: true });
-
-/** A version number from the path; anything else is a version that does not exist. */
-function versionParam(c: Context): number {
-  const text = c.req.param("version")!;
-  const version = Number(text);
-  if (!/^[1-9][0-9]{0,15}$/.test(text) || !Number.isSafeInteger(version)) throw versionNotFound(text);
-  return version;
-}
 
 /**
  * GET /admin/metrics: the PROXY_METRICS_TOKEN bearer, or the administrator's Basic credentials (an API user's answer
@@ -172,9 +157,11 @@ async function restoredAnswer(
   restoredFrom: number,
   restored: { version: number; runId: number; warnings: string[] },
 ) {
-  const summary = { [versionKey]: restored.version, restoredFrom, jobRunId: restored.runId };
-  await recordAudit(database(c.env.DB), auditEntry(c, { projectLabel: null, summary }));
-  c.header("X-Job-Id", String(restored.runId));
+  await recordJobStart(c, restored.runId, {
+    [versionKey]: restored.version,
+    restoredFrom,
+    jobRunId: restored.runId,
+  });
   return jsonResponse(c, serviceResult({ key: "version", value: restored.version }, restored.warnings));
 }
 
@@ -186,22 +173,18 @@ export function registerOperationsRoutes(app: OpenAPIHono<ProxyEnv>): void {
   });
 
   register(app, haproxyPreviewRoute, async (c) => jsonWithNulls(c, await previewHaproxy(c.env, new Date())));
-  register(app, haproxyStatusRoute, async (c) => jsonWithNulls(c, await loadBalancerStatuses(c.env, new Date())));
+  register(app, haproxyStatusRoute, async (c) => {
+    const inForce = activeVersionDigest(database(c.env.DB));
+    return jsonWithNulls(c, await loadBalancerStatuses(c.env, new Date(), inForce));
+  });
   register(app, haproxyActivateRoute, async (c) => {
     const version = versionParam(c);
-    if (!(await findVersion(database(c.env.DB), version))) throw versionNotFound(version);
+    if (!(await versionExists(database(c.env.DB), version))) throw versionNotFound(version);
     const restored = await runHaproxyRestoreFromApi(c.env, { caller: c.get("caller"), now: new Date(), version });
     return restoredAnswer(c, "haproxyVersion", version, restored);
   });
   register(app, sshPreviewRoute, async (c) => {
-    const settings = proxySettings(c.env);
-    const preview = await previewSshProxy(database(c.env.DB), {
-      files: {
-        upstreamKeyFile: settings.SSH_PROXY_UPSTREAM_KEY_FILE,
-        knownHostsFile: settings.SSH_PROXY_KNOWN_HOSTS_FILE,
-      },
-      addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
-    });
+    const preview = await previewSshProxy(database(c.env.DB), sshProxySettingsOf(proxySettings(c.env)));
     return jsonWithNulls(c, preview);
   });
   register(app, sshActivateRoute, async (c) => {

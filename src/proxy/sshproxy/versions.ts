@@ -4,9 +4,10 @@ import { desc, eq, notInArray } from "drizzle-orm";
 import { sha256Hex } from "../../shared/bytes";
 import type { Database } from "../../shared/db";
 import { unifiedDiff } from "../../shared/unified-diff";
-import { NotFound } from "../errors";
+import { NotFound, versionNotFound } from "../errors";
 import type { Ipv6Network } from "../installation/addresses";
 import { loadSshInstallation } from "../installation/load";
+import type { ProxySettings } from "../settings";
 import { generateSshAccounts, sshpiperdYaml, type SshAccount, type SshProxyFiles } from "./config";
 import { sshProxyVersions } from "./tables";
 
@@ -27,6 +28,15 @@ async function insertVersion(db: Database, values: typeof sshProxyVersions.$infe
   ]);
   return row.id;
 }
+
+/** What writesshprx and its preview take from the proxy's settings. */
+export const sshProxySettingsOf = (settings: ProxySettings) => ({
+  files: {
+    upstreamKeyFile: settings.SSH_PROXY_UPSTREAM_KEY_FILE,
+    knownHostsFile: settings.SSH_PROXY_KNOWN_HOSTS_FILE,
+  } satisfies SshProxyFiles,
+  addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
+});
 
 /** Generates and stores a version; returns its warnings. */
 export async function writeSshProxyConfiguration(
@@ -73,11 +83,9 @@ async function findSshProxyVersion(db: Database, version?: number) {
 export async function getSshProxyVersion(db: Database, version?: number) {
   const row = await findSshProxyVersion(db, version);
   if (!row) {
-    throw new NotFound(
-      version === undefined
-        ? "No SSH proxy configuration has been generated yet"
-        : `Invalid version: ${version} not existing`,
-    );
+    throw version === undefined
+      ? new NotFound("No SSH proxy configuration has been generated yet")
+      : versionNotFound(version);
   }
   return {
     ...summary(row),
@@ -92,8 +100,14 @@ export async function listSshProxyVersions(db: Database) {
   return rows.map(summary);
 }
 
+/** Whether a stored version has this number (its id only, not its accounts and file). */
 export async function sshProxyVersionExists(db: Database, version: number): Promise<boolean> {
-  return (await findSshProxyVersion(db, version)) !== undefined;
+  const [row] = await db
+    .select({ id: sshProxyVersions.id })
+    .from(sshProxyVersions)
+    .where(eq(sshProxyVersions.id, version))
+    .limit(1);
+  return row !== undefined;
 }
 
 /**
@@ -105,7 +119,7 @@ export async function restoreSshProxyVersion(
   input: { runId: number; version: number; kept: number; now: Date },
 ) {
   const old = await findSshProxyVersion(db, input.version);
-  if (!old) throw new NotFound(`Invalid version: ${input.version} not existing`);
+  if (!old) throw versionNotFound(input.version);
   const version = await insertVersion(
     db,
     {

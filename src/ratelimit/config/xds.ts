@@ -4,13 +4,13 @@
 // with the resource's name where a file's name stands in the messages.
 
 import { stringify } from "yaml";
+import { ALGORITHMS } from "../core/algorithms";
 import type { ConfigFile } from "../core/config";
 import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "../core/limits";
 import { err, ok, type Result } from "../core/result";
 import { decodeJson } from "../../shared/proto-json";
 import { unitFromNumber } from "../core/units";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { RateLimitAlgorithm_Kind } from "../gen/edge_control_plane/ratelimit/v1/algorithm_pb";
 import {
   RateLimitConfigSchema,
   type RateLimitDescriptor,
@@ -39,13 +39,6 @@ interface YamlDescriptor {
   metadata?: JsonObject;
 }
 
-/** The YAML names of this project's algorithms, by the extension's enum number. */
-const ALGORITHM_NAMES: Record<RateLimitAlgorithm_Kind, string> = {
-  [RateLimitAlgorithm_Kind.FIXED_WINDOW]: "fixed_window",
-  [RateLimitAlgorithm_Kind.SLIDING_WINDOW]: "sliding_window",
-  [RateLimitAlgorithm_Kind.TOKEN_BUCKET]: "token_bucket",
-};
-
 /** Thrown while a decoded resource becomes YAML; caught below and turned into the resource's error. */
 class Refusal extends Error {}
 
@@ -61,7 +54,8 @@ function toYamlPolicy(policy: RateLimitPolicy, path: string): YamlPolicy {
   if (policy.replaces.length > 0) out.replaces = policy.replaces.map(({ name }) => ({ name }));
   const algorithm = policy.algorithm;
   if (algorithm !== undefined) {
-    const name = ALGORITHM_NAMES[algorithm.kind];
+    // ALGORITHMS lists the YAML names in the extension's enum order, so the enum number indexes it.
+    const name = ALGORITHMS[algorithm.kind];
     if (name === undefined) {
       throw new Refusal(
         `${path}.algorithm.kind: ${algorithm.kind} is not a value of enum edge_control_plane.ratelimit.v1.RateLimitAlgorithm.Kind`,

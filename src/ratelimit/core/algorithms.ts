@@ -6,10 +6,11 @@ import type { AlgorithmReply, SlidingWindowOperation, TokenBucketOperation } fro
 
 export type Algorithm = "fixed_window" | "sliding_window" | "token_bucket";
 
+/** In the order of the xDS extension's enum (RateLimitAlgorithm.Kind): config/xds.ts indexes it by the number. */
 export const ALGORITHMS: readonly Algorithm[] = ["fixed_window", "sliding_window", "token_bucket"];
 
 /** The previous window's weighted count: floor(previous × weight), as Upstash and the Lua script compute it. */
-export const weightedPrevious = (previous: number, weight: number): number => Math.floor(previous * weight);
+const weightedPrevious = (previous: number, weight: number): number => Math.floor(previous * weight);
 
 /**
  * One sliding-window step on stored counts: adds the hits to the current window when the estimate with them stays
@@ -26,7 +27,7 @@ export function slidingWindowStep(
 }
 
 /** Tokens in use at `nowMicros` for a bucket whose TAT is `tatMicros`: whole tokens, rounded up. */
-export function tokensInUse(tatMicros: number, nowMicros: number, emissionIntervalMicros: number): number {
+function tokensInUse(tatMicros: number, nowMicros: number, emissionIntervalMicros: number): number {
   return tatMicros <= nowMicros ? 0 : Math.ceil((tatMicros - nowMicros) / emissionIntervalMicros);
 }
 
@@ -45,7 +46,7 @@ export function tokenBucketStep(
 }
 
 /** A reply read by the limiter: usage before and after this request's hits, and what the status reports. */
-export interface AlgorithmJudgement {
+interface AlgorithmJudgement {
   /** Usage before the hits: the estimate (sliding window) or the tokens in use (token bucket). */
   before: number;
   /** `before + hits`: over the capacity exactly when the store refused the hits. */

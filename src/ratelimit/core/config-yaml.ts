@@ -16,6 +16,7 @@ import {
   type Node as YamlNode,
 } from "yaml";
 import { tooDeep, type ConfigLimits } from "./limits";
+import type { StructObject, StructValue } from "./types";
 
 // ─── YAML reading ───────────────────────────────────────────────────────────────────────────────
 
@@ -260,10 +261,6 @@ export interface YamlNumber {
   text: string;
 }
 
-/** A metadata value after conversion: what a google.protobuf.Struct can hold. */
-export type MetadataValue = null | boolean | number | string | MetadataValue[] | { [key: string]: MetadataValue };
-export type Metadata = { [key: string]: MetadataValue };
-
 export interface YamlDescriptor {
   key: string;
   value: string;
@@ -275,7 +272,7 @@ export interface YamlDescriptor {
   shareThreshold: boolean;
   quotaMode: boolean;
   /** The converted metadata, or why it cannot be a Struct (refused when the descriptor is built, as upstream does). */
-  metadata?: { ok: true; value: Metadata } | { ok: false; problem: string };
+  metadata?: { ok: true; value: StructObject } | { ok: false; problem: string };
 }
 
 export interface YamlRoot {
@@ -415,7 +412,7 @@ class Decoder {
       return undefined;
     }
     try {
-      return { ok: true, value: metadataValue(node) as Metadata };
+      return { ok: true, value: metadataValue(node) as StructObject };
     } catch (e) {
       if (!(e instanceof MetadataFailure)) throw e;
       return { ok: false, problem: `error parsing metadata: ${e.message}` };
@@ -447,7 +444,7 @@ function metadataText(text: string): string {
 class MetadataFailure extends Error {}
 
 /** One metadata value as a Struct value: scalars as themselves, lists and maps converted inside. */
-function metadataValue(node: YNode): MetadataValue {
+function metadataValue(node: YNode): StructValue {
   switch (node.kind) {
     case "scalar":
       if (node.tag === "str") return metadataText(String(node.value));
@@ -460,7 +457,7 @@ function metadataValue(node: YNode): MetadataValue {
       return node.items.map(metadataValue);
     case "map": {
       // fromEntries defines own properties, so a key such as `__proto__` stays a key; a repeated key's last value wins.
-      const entries = node.pairs.map(({ key, value }): [string, MetadataValue] => {
+      const entries = node.pairs.map(({ key, value }): [string, StructValue] => {
         // yaml.v2 puts the text of a scalar key into a string key; a collection cannot be one.
         if (key.kind !== "scalar") throw new MetadataFailure(`proto: invalid key: ${goFormat(key)}`);
         return [metadataText(key.text), metadataValue(value)];

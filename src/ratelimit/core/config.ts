@@ -6,7 +6,6 @@ import {
   type AliasBudget,
   ConfigFailure,
   fileToYaml,
-  type Metadata,
   type YamlDescriptor,
   type YamlNumber,
   type YamlRateLimit,
@@ -15,8 +14,8 @@ import {
 import { DEFAULT_CONFIG_LIMITS, limitText, utf8Length, type ConfigLimits } from "./limits";
 import { err, ok, type Result } from "./result";
 import { composeMetricKey, type MatchedLevel, type MatchKind, overrideMetricKey } from "./stats";
-import type { RateLimitDescriptor, Unit } from "./types";
-import { isKnownUnit, parseUnit, unitToDivider } from "./units";
+import type { RateLimitDescriptor, StructObject, Unit } from "./types";
+import { isKnownUnit, type KnownUnit, parseUnit, unitToDivider } from "./units";
 
 // ─── Public model ───────────────────────────────────────────────────────────────────────────────
 
@@ -34,7 +33,7 @@ export interface ConfiguredRule {
   /** quota_mode of the descriptor: its OVER_LIMIT fails the request only with every other quota descriptor's. */
   quotaMode: boolean;
   /** The descriptor's metadata, merged into the response's dynamic metadata when the descriptor passes. */
-  metadata?: Metadata;
+  metadata?: StructObject;
   /** Config path of the rule, e.g. `domain.key_value.subkey`: the default metric key and the dump key. */
   fullKey: string;
   algorithm: Algorithm;
@@ -42,6 +41,12 @@ export interface ConfiguredRule {
   unitMultiplier: number;
   /** token_bucket: the bucket size; requests_per_unit otherwise. */
   burst: number;
+  /** unit × unit_multiplier in seconds; 0 for an unlimited rule. */
+  windowSeconds: number;
+  /** The most the counter admits at once: requests_per_unit, or a token bucket's burst. */
+  capacity: number;
+  /** token_bucket: whole microseconds one token takes to come back (at least 1); 0 otherwise. */
+  emissionIntervalMicros: number;
 }
 
 /** One YAML descriptor after validation. */
@@ -67,7 +72,7 @@ export interface DescriptorLevel {
 }
 
 /** A wildcard composite key, split at its stars: each `*` matches any run of characters, both ends anchored. */
-export interface Wildcard {
+interface Wildcard {
   composite: string;
   segments: string[];
 }
@@ -119,12 +124,16 @@ export interface MatchedLimit {
   /** True when the limit came from the request's own override rather than the config. */
   override: boolean;
   quotaMode: boolean;
-  metadata?: Metadata;
+  metadata?: StructObject;
   algorithm: Algorithm;
   /** The window (or a token bucket's refill period) in seconds: unit × unit_multiplier. */
   windowSeconds: number;
+  /** unit_multiplier: `windowSeconds` is this many units. */
+  unitMultiplier: number;
   /** The most the counter admits at once: requests_per_unit, or a token bucket's burst. */
   capacity: number;
+  /** token_bucket: whole microseconds one token takes to come back (at least 1); 0 otherwise. */
+  emissionIntervalMicros: number;
 }
 
 // ─── Building the tree ──────────────────────────────────────────────────────────────────────────
@@ -133,9 +142,17 @@ function newLevel(): DescriptorLevel {
   return { children: new Map(), ordered: [], wildcards: [] };
 }
 
-/** The most units one window may span, and the largest bucket: bounds that keep every window and TAT exact. */
-export const MAX_UNIT_MULTIPLIER = 1_000_000;
-export const MAX_BURST = 4_294_967_295;
+/** The most units one window may span, and the largest bucket (a uint32, as requests_per_unit). */
+const MAX_UNIT_MULTIPLIER = 1_000_000;
+const MAX_BURST = 4_294_967_295;
+
+/**
+ * The longest window, and the longest a token bucket may take to refill from empty (burst × window ÷
+ * requests_per_unit): 100 years of 365 days. Every window then ends (at most two windows after now, for a sliding
+ * window) far within what a Date holds (8.64e15 ms), and every TAT (now plus at most the refill time and half a µs per
+ * token of rounding, in µs) stays an exact integer, below 2^53 µs, until the year 2155.
+ */
+const MAX_SPAN_SECONDS = 100 * unitToDivider("YEAR");
 
 /** An integer of our own keys, within 1..max, or the refusal naming the field. */
 function ownInteger(field: string, given: YamlNumber | undefined, fallback: number, max: number): number {
@@ -147,8 +164,21 @@ function ownInteger(field: string, given: YamlNumber | undefined, fallback: numb
   return n;
 }
 
-/** The algorithm fields of a rule, checked (these keys are ours: the reference has only fixed windows). */
-function buildAlgorithm(config: YamlRateLimit): Pick<ConfiguredRule, "algorithm" | "unitMultiplier" | "burst"> {
+/** The emission interval of a token bucket refilling `requestsPerUnit` tokens per window, in whole µs (at least 1). */
+const emissionIntervalOf = (windowSeconds: number, requestsPerUnit: number): number =>
+  Math.max(1, Math.round((windowSeconds * 1_000_000) / requestsPerUnit));
+
+/**
+ * The algorithm fields of a rule, checked (these keys are ours: the reference has only fixed windows), and what they
+ * derive: the window, the capacity and a token bucket's emission interval. `unit` is undefined for an unlimited rule.
+ */
+function buildAlgorithm(
+  config: YamlRateLimit,
+  unit: KnownUnit | undefined,
+): Pick<
+  ConfiguredRule,
+  "algorithm" | "unitMultiplier" | "burst" | "windowSeconds" | "capacity" | "emissionIntervalMicros"
+> {
   const algorithm = (config.algorithm === "" ? "fixed_window" : config.algorithm) as Algorithm;
   if (!ALGORITHMS.includes(algorithm)) {
     throw new ConfigFailure(`rate_limit.algorithm '${config.algorithm}' is not one of ${ALGORITHMS.join(", ")}`);
@@ -161,7 +191,26 @@ function buildAlgorithm(config: YamlRateLimit): Pick<ConfiguredRule, "algorithm"
     throw new ConfigFailure("rate_limit.requests_per_unit must be at least 1 for algorithm token_bucket");
   }
   const burst = ownInteger("burst", config.burst, config.requestsPerUnit, MAX_BURST);
-  return { algorithm, unitMultiplier, burst };
+  const windowSeconds = unit === undefined ? 0 : unitToDivider(unit) * unitMultiplier;
+  if (windowSeconds > MAX_SPAN_SECONDS) {
+    throw new ConfigFailure(
+      `rate_limit.unit_multiplier ${unitMultiplier} makes a window of ${windowSeconds} seconds, ` +
+        `more than 100 years (${MAX_SPAN_SECONDS} seconds)`,
+    );
+  }
+  let emissionIntervalMicros = 0;
+  if (algorithm === "token_bucket" && unit !== undefined) {
+    // burst × window ÷ requests_per_unit, compared exactly (the products may pass 2^53); the default burst always fits.
+    if (BigInt(burst) * BigInt(windowSeconds) > BigInt(MAX_SPAN_SECONDS) * BigInt(config.requestsPerUnit)) {
+      throw new ConfigFailure(
+        `rate_limit.burst ${burst} takes more than 100 years to refill from empty at ` +
+          `${config.requestsPerUnit} per ${windowSeconds} seconds`,
+      );
+    }
+    emissionIntervalMicros = emissionIntervalOf(windowSeconds, config.requestsPerUnit);
+  }
+  const capacity = algorithm === "token_bucket" ? burst : config.requestsPerUnit;
+  return { algorithm, unitMultiplier, burst, windowSeconds, capacity, emissionIntervalMicros };
 }
 
 function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, fullKey: string): ConfiguredRule {
@@ -187,7 +236,7 @@ function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, fullKey: s
     detailedMetric: descriptor.detailedMetric,
     quotaMode: descriptor.quotaMode,
     fullKey,
-    ...buildAlgorithm(config),
+    ...buildAlgorithm(config, unit),
   };
 }
 
@@ -346,7 +395,9 @@ export function getLimit(
       quotaMode: false,
       algorithm: "fixed_window",
       windowSeconds: unitToDivider(descriptor.limit.unit),
+      unitMultiplier: 1,
       capacity: descriptor.limit.requestsPerUnit,
+      emissionIntervalMicros: 0,
     };
   }
 
@@ -404,8 +455,10 @@ export function getLimit(
     quotaMode: found.quotaMode,
     metadata: found.metadata,
     algorithm: found.algorithm,
-    windowSeconds: isKnownUnit(found.unit) ? unitToDivider(found.unit) * found.unitMultiplier : 0,
-    capacity: found.algorithm === "token_bucket" ? found.burst : found.requestsPerUnit,
+    windowSeconds: found.windowSeconds,
+    unitMultiplier: found.unitMultiplier,
+    capacity: found.capacity,
+    emissionIntervalMicros: found.emissionIntervalMicros,
   };
 }
 

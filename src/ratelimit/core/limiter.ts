@@ -25,7 +25,7 @@ import type {
   RateLimit,
   RateLimitDescriptor,
 } from "./types";
-import { isKnownUnit, type KnownUnit, unitToDivider } from "./units";
+import { isKnownUnit } from "./units";
 
 export interface LimiterSettings {
   /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
@@ -60,7 +60,6 @@ export interface StoreFailure {
 interface Item {
   index: number;
   limit: MatchedLimit;
-  unit: KnownUnit;
   /** The counter operation with this request's hits; `sent` replaces them when the counter is only read. */
   operation: CounterIncrement;
   hits: number;
@@ -110,6 +109,8 @@ function operationOf(
 ): { operation: CounterIncrement; elapsedSeconds: number } {
   const { key, counterName, windowStart, windowEnd } = counterKey;
   const window = limit.windowSeconds;
+  // Counters of per-second limits may live in a store of their own (the key-value store's per-second one).
+  const perSecond = limit.unit === "SECOND" && limit.unitMultiplier === 1;
   if (limit.algorithm === "sliding_window") {
     const elapsedSeconds = Math.min(window, Math.max(0, now - windowStart));
     const algorithm = {
@@ -125,12 +126,13 @@ function operationOf(
       hits: 0,
       windowEnd: windowEnd + window,
       windowSeconds: 2 * window,
+      perSecond,
       algorithm,
     };
     return { operation, elapsedSeconds };
   }
   if (limit.algorithm === "token_bucket") {
-    const emissionIntervalMicros = Math.max(1, Math.round((window * 1_000_000) / limit.requestsPerUnit));
+    const { emissionIntervalMicros } = limit;
     const nowMicros = Math.round(now * 1_000_000);
     const fullAfterMicros = limit.capacity * emissionIntervalMicros;
     const algorithm = { kind: "token_bucket" as const, burst: limit.capacity, emissionIntervalMicros, nowMicros };
@@ -141,11 +143,12 @@ function operationOf(
       // No TAT reaches past a bucket refilled from empty.
       windowEnd: Math.ceil((nowMicros + fullAfterMicros) / 1_000_000),
       windowSeconds: Math.ceil(fullAfterMicros / 1_000_000),
+      perSecond,
       algorithm,
     };
     return { operation, elapsedSeconds: 0 };
   }
-  return { operation: { key, counterName, hits: 0, windowEnd, windowSeconds: window }, elapsedSeconds: 0 };
+  return { operation: { key, counterName, hits: 0, windowEnd, windowSeconds: window, perSecond }, elapsedSeconds: 0 };
 }
 
 /** Reads a store reply into usage before and after `hits`, and the seconds until the status's reset. */
@@ -258,7 +261,7 @@ export async function doLimit(
       limit.unit,
       Math.floor(now),
       limit.sharedValues,
-      limit.windowSeconds / unitToDivider(limit.unit),
+      limit.unitMultiplier,
     );
     const { operation, elapsedSeconds } = operationOf(counterKey, limit, now);
     const stats = emptyRuleStats(sanitizeStatName(limit.metricKey));
@@ -267,7 +270,6 @@ export async function doLimit(
     items.push({
       index,
       limit,
-      unit: limit.unit,
       operation,
       hits,
       sent: hits,

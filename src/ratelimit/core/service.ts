@@ -12,6 +12,7 @@ import type {
   HeaderValue,
   RateLimitRequest,
   RateLimitResponse,
+  StructObject,
   StructValue,
 } from "./types";
 import { isKnownUnit } from "./units";
@@ -100,8 +101,6 @@ function responseHeaders(statuses: DescriptorStatus[], quota: boolean[], names: 
     { key: names.reset, value: String(Math.ceil(chosen.durationUntilResetSeconds ?? 0)) },
   ];
 }
-
-type StructObject = { [key: string]: StructValue };
 
 const isStructObject = (value: StructValue | undefined): value is StructObject =>
   typeof value === "object" && value !== null && !Array.isArray(value);

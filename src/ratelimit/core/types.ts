@@ -54,14 +54,17 @@ export interface HeaderValue {
 }
 
 /** A JSON value as a google.protobuf.Struct holds it. */
-export type StructValue = null | boolean | number | string | StructValue[] | { [key: string]: StructValue };
+export type StructValue = null | boolean | number | string | StructValue[] | StructObject;
+
+/** A google.protobuf.Struct: its fields by name. */
+export type StructObject = { [key: string]: StructValue };
 
 export interface RateLimitResponse {
   overallCode: Code;
   statuses: DescriptorStatus[];
   responseHeadersToAdd: HeaderValue[];
   /** With RESPONSE_DYNAMIC_METADATA: what the request asked and the metadata of the rules that passed. */
-  dynamicMetadata?: { [key: string]: StructValue };
+  dynamicMetadata?: StructObject;
 }
 
 /**
@@ -108,6 +111,11 @@ export interface CounterIncrement {
   windowEnd: number;
   /** How long the counter lives, in seconds: its window (twice it for a sliding window, which the next one reads). */
   windowSeconds: number;
+  /**
+   * The counter belongs to a per-second limit (unit SECOND, unit_multiplier 1), whatever its lifetime: the key-value
+   * store keeps these in its per-second store when there is one. The limiter always sets it.
+   */
+  perSecond?: boolean;
   algorithm?: CounterAlgorithmOperation;
 }
 

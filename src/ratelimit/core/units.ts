@@ -49,8 +49,8 @@ export function windowStart(unit: KnownUnit, now: number, multiplier = 1): numbe
   return Math.floor(now / divider) * divider;
 }
 
-/** Seconds until the current window of `multiplier` units ends: 1..window (always 1 for one SECOND). */
-export function calculateReset(unit: KnownUnit, now: number, multiplier = 1): number {
-  const divider = unitToDivider(unit) * multiplier;
+/** Seconds until the current window ends: 1..window (always 1 for SECOND). */
+export function calculateReset(unit: KnownUnit, now: number): number {
+  const divider = unitToDivider(unit);
   return divider - (((now % divider) + divider) % divider);
 }

@@ -5,6 +5,7 @@
 // generated messages of rls.proto, so the Connect, gRPC-Web and raw application/proto paths decide exactly like
 // POST /json (same request, same answer).
 import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { decodeJson } from "../../shared/proto-json";
 import {
   DEFAULT_REQUEST_LIMITS,
@@ -80,11 +81,11 @@ export function responseToProto(response: RateLimitResponse): MessageInitShape<t
   };
 }
 
-/** A google.protobuf.Duration of non-negative seconds, kept to the millisecond (the clock's resolution). */
-function durationOf(seconds: number): { seconds: bigint; nanos: number } {
-  const millis = Math.round(seconds * 1000);
-  return { seconds: BigInt(Math.floor(millis / 1000)), nanos: (millis % 1000) * 1_000_000 };
-}
+/**
+ * A google.protobuf.Duration of non-negative seconds, kept to the millisecond (the clock's resolution): rounded first,
+ * since durationFromMs turns a fractional millisecond into fractional nanos.
+ */
+const durationOf = (seconds: number) => durationFromMs(Math.round(seconds * 1000));
 
 // ---- proto3 JSON (POST /json)
 

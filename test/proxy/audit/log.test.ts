@@ -32,7 +32,6 @@ let tenant: string;
 let projectIds: Record<string, number>;
 
 const auditRows = async () => (await env.DB.prepare("select count(*) as n from audit_log").first<{ n: number }>())!.n;
-const newest = async (query = "") => (await expectJson(asAdmin(`/admin/audit${query}`), 200)).entries[0];
 const lastId = async () =>
   (await env.DB.prepare("select coalesce(max(id), 0) as id from audit_log").first<{ id: number }>())!.id;
 
@@ -311,11 +310,12 @@ describe("GET /admin/audit", () => {
   describe("filters and pages", () => {
     let ids: number[];
     const t0 = Date.parse("2030-01-01T00:00:00Z");
-    beforeAll(async () => {
-      // Entries with known times, written as the repository writes them.
-      const insert = env.DB.prepare(
+    // Entries with known times, written as the repository writes them.
+    const insert = () =>
+      env.DB.prepare(
         "insert into audit_log (at, actor, role, method, path, status, project_label, summary) values (?, ?, ?, 'POST', ?, 200, ?, '{}') returning id",
       );
+    beforeAll(async () => {
       ids = [];
       for (const [offset, actor, project] of [
         [0, "pager", "pa"],
@@ -324,7 +324,7 @@ describe("GET /admin/audit", () => {
         [3, "pager", null],
         [4, "pager", "pa"],
       ] as const) {
-        const row = await insert
+        const row = await insert()
           .bind(t0 + offset * 60_000, actor, actor === "other" ? "admin" : "tenant", `/p/${offset}`, project)
           .first<{ id: number }>();
         ids.push(row!.id);
@@ -383,6 +383,15 @@ describe("GET /admin/audit", () => {
       const page = await expectJson(asAdmin("/admin/audit"), 200);
       expect(page.entries.length).toBeLessThanOrEqual(100);
       expect(page.entries[0].id).toBe(Math.max(...page.entries.map((entry: { id: number }) => entry.id)));
+      // One entry more than a page, so that only the default limit can cut it at 100.
+      const seeded = await env.DB.batch(
+        Array.from({ length: 101 }, (_, i) => insert().bind(t0 + i * 1000, "hundred", "tenant", `/h/${i}`, null)),
+      );
+      const hundredIds = seeded.map((result) => (result.results[0] as { id: number }).id).reverse();
+      const full = await expectJson(asAdmin("/admin/audit?actor=hundred"), 200);
+      expect(idsOf(full)).toEqual(hundredIds.slice(0, 100));
+      expect(full.nextBefore).toBe(hundredIds[99]);
+      expect((await expectJson(asAdmin("/admin/audit"), 200)).entries).toHaveLength(100);
     });
 
     for (const [query, message] of [

@@ -1,25 +1,28 @@
-// The one D1 batch each request commits: all or nothing, and a conflict reported as a 500 that names the operation.
+// commitWrite, the one D1 batch each request commits: all or nothing, a conflict a 500 that names the operation.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { commit } from "../../../src/proxy/installation/bulk";
 import { projects } from "../../../src/proxy/installation/tables";
-import { database } from "../../../src/shared/db";
+import { commitWrite } from "../../../src/proxy/installation/writes";
+import { database, type Statement } from "../../../src/shared/db";
 
 const db = () => database(env.DB);
 
-describe("commit", () => {
+/** A plain write (no If-Match, no dry run, no audit entries) of the statements alone. */
+const commit = (statements: Statement[], what: string) =>
+  commitWrite(db(), {}, { what, projects: [], statements, changes: [] });
+
+describe("commitWrite", () => {
   it("writes every statement of the batch", async () => {
-    const [inserted] = await commit(
-      db(),
+    const { rows } = await commit(
       [db().insert(projects).values({ label: "batchone" }).returning({ id: projects.id })],
       "test",
     );
+    const [inserted] = rows!;
     expect(inserted).toEqual([{ id: expect.any(Number) }]);
   });
 
   it("writes nothing when one statement fails, and reports a conflict as a 500 that names the operation", async () => {
     const attempt = commit(
-      db(),
       [db().insert(projects).values({ label: "batchtwo" }), db().insert(projects).values({ label: "batchone" })],
       "Unable to process test",
     );

@@ -232,7 +232,9 @@ describe("getLimit: request overrides", () => {
       quotaMode: false,
       algorithm: "fixed_window",
       windowSeconds: 3600,
+      unitMultiplier: 1,
       capacity: 42,
+      emissionIntervalMicros: 0,
     });
   });
 

@@ -190,6 +190,42 @@ describe("loadConfig: algorithm, unit_multiplier and burst", () => {
     expect(errorOf(rule(fields))).toBe(message);
   });
 
+  it("refuses a window longer than 100 years, naming unit_multiplier, and keeps one of 100 years", () => {
+    const year = (fields: string) => rule(fields).replace("unit: second", "unit: year");
+    expect(errorOf(year("unit_multiplier: 101"))).toBe(
+      "f.yaml: rate_limit.unit_multiplier 101 makes a window of 3185136000 seconds, more than 100 years " +
+        "(3153600000 seconds)",
+    );
+    // A window that would end past what a Date holds (YEAR × 1,000,000 is 3.15e16 ms), whatever the algorithm.
+    expect(errorOf(year("unit_multiplier: 1000000\nalgorithm: sliding_window"))).toBe(
+      "f.yaml: rate_limit.unit_multiplier 1000000 makes a window of 31536000000000 seconds, more than 100 years " +
+        "(3153600000 seconds)",
+    );
+    expect(errorOf(year("unit_multiplier: 100"))).toBe("loaded");
+    expect(errorOf(year("unit_multiplier: 100\nalgorithm: token_bucket"))).toBe("loaded");
+  });
+
+  it("refuses a token bucket taking more than 100 years to refill from empty, naming burst", () => {
+    const bucket = (unit: string, perUnit: number, fields: string) =>
+      rule(`algorithm: token_bucket\n${fields}`)
+        .replace("unit: second", `unit: ${unit}`)
+        .replace("requests_per_unit: 10", `requests_per_unit: ${perUnit}`);
+    expect(errorOf(bucket("year", 1, "burst: 101"))).toBe(
+      "f.yaml: rate_limit.burst 101 takes more than 100 years to refill from empty at 1 per 31536000 seconds",
+    );
+    // The largest burst at one token a second: its TAT would pass 2^53 µs within the century.
+    expect(errorOf(bucket("second", 1, "burst: 4294967295"))).toBe(
+      "f.yaml: rate_limit.burst 4294967295 takes more than 100 years to refill from empty at 1 per 1 seconds",
+    );
+    expect(errorOf(bucket("year", 1, "burst: 100"))).toBe("loaded");
+    expect(errorOf(bucket("second", 1, "burst: 3153600000"))).toBe("loaded");
+    expect(errorOf(bucket("second", 1, "burst: 3153600001"))).toBe(
+      "f.yaml: rate_limit.burst 3153600001 takes more than 100 years to refill from empty at 1 per 1 seconds",
+    );
+    // The default burst (requests_per_unit) refills in one window, which is never too long.
+    expect(errorOf(bucket("year", 7, "unit_multiplier: 100"))).toBe("loaded");
+  });
+
   it("refuses a token bucket that never refills", () => {
     const text =
       "domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      algorithm: token_bucket\n" +

@@ -89,6 +89,7 @@ describe("sliding_window", () => {
             hits: 1,
             windowEnd: 302,
             windowSeconds: 2,
+            perSecond: true,
             algorithm: { kind: "sliding_window", previousKey: "algo_sliding_c_299", limit: 10, previousWeight: 0.75 },
           },
         ],
@@ -154,6 +155,7 @@ describe("token_bucket", () => {
       hits: 1,
       windowEnd: 802,
       windowSeconds: 2,
+      perSecond: true,
       algorithm: { kind: "token_bucket", burst: 20, emissionIntervalMicros: 100_000, nowMicros: 800_000_000 },
     });
     expect(h.store.value("algo_bucket_d_tb")).toBe(800_100_000);
@@ -217,5 +219,39 @@ describe("unit_multiplier on a fixed window", () => {
       durationUntilResetSeconds: 86,
     });
     expect(admitted(await burst(h, "fixed2m", "a", 1320, 1))).toBe(1);
+  });
+});
+
+describe("per-second counters", () => {
+  it("are the counters of unit SECOND × 1 rules, whatever the counter's lifetime", async () => {
+    const perSecond = loadConfigText(`
+domain: ps
+descriptors:
+  - key: hour_bucket
+    rate_limit:
+      algorithm: token_bucket
+      unit: hour
+      requests_per_unit: 3600
+      burst: 1
+  - key: two_seconds
+    rate_limit:
+      unit: second
+      unit_multiplier: 2
+      requests_per_unit: 5
+  - key: second_bucket
+    rate_limit:
+      algorithm: token_bucket
+      unit: second
+      requests_per_unit: 1
+      burst: 3
+`);
+    const h = harness(perSecond);
+    await h.run(request("ps", [[["hour_bucket", "a"]], [["two_seconds", "a"]], [["second_bucket", "a"]]]), 500);
+    // The HOUR bucket's counter lives one second, the SECOND bucket's three: the unit decides, not the lifetime.
+    expect(h.store.calls[0].items.map((item) => [item.windowSeconds, item.perSecond])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
   });
 });

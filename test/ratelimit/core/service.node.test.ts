@@ -95,6 +95,7 @@ describe("shouldRateLimit: decisions", () => {
             hits: 1,
             windowEnd: 1260,
             windowSeconds: 60,
+            perSecond: false,
           },
         ],
       },
@@ -444,6 +445,7 @@ describe("shouldRateLimit: store calls", () => {
       hits: 1,
       windowEnd: 1260,
       windowSeconds: 60,
+      perSecond: false,
     });
   });
 

@@ -99,21 +99,26 @@ function clients(vars?: Record<string, unknown>): Record<string, Client<typeof R
 
 const transports = clients();
 
-/** Calls over the given path and answers the response in proto3 JSON, the form POST /json answers. */
-async function decideVia(path: string, request: RequestInit_): Promise<unknown> {
-  if (path === "/json")
-    return (await rateLimit(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request)))).body;
+/**
+ * Calls over the given path and answers in proto3 JSON, the form POST /json answers; with `vars`, the Worker runs with
+ * those changed, as in workerFetch.
+ */
+async function decideVia(path: string, request: RequestInit_, vars?: Record<string, unknown>): Promise<unknown> {
+  if (path === "/json") {
+    const body = JSON.stringify(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request)));
+    return (await workerFetch(vars)("http://example.com/json", { method: "POST", body })).json();
+  }
   if (path === "raw application/proto") {
-    const answer = await rawProto(request);
+    const answer = await rawProto(request, vars);
     expect(answer.status).toBe(200);
     return toJson(RateLimitResponseSchema, answer.message!);
   }
-  return toJson(RateLimitResponseSchema, await transports[path].shouldRateLimit(request));
+  return toJson(RateLimitResponseSchema, await (vars ? clients(vars) : transports)[path].shouldRateLimit(request));
 }
 
 /** The reverse bridge's request: the bare message, no gRPC frame, no Connect headers. */
-async function rawProto(request: RequestInit_) {
-  const response = await call(PATH, {
+async function rawProto(request: RequestInit_, vars?: Record<string, unknown>) {
+  const response = await workerFetch(vars)(`http://example.com${PATH}`, {
     method: "POST",
     headers: { "content-type": "application/proto" },
     body: toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request)),
@@ -308,30 +313,9 @@ describe("the newest response fields on every path", () => {
     ],
   });
 
-  /** The answer over `path` with RESPONSE_DYNAMIC_METADATA, in proto3 JSON. */
-  async function withMetadataVia(path: string, who: string): Promise<unknown> {
-    const fetchWithVars = workerFetch(vars);
-    if (path === "/json") {
-      const body = JSON.stringify(toJson(RateLimitRequestSchema, create(RateLimitRequestSchema, request(who))));
-      return (await fetchWithVars("http://example.com/json", { method: "POST", body })).json();
-    }
-    if (path === "raw application/proto") {
-      const response = await fetchWithVars(`http://example.com${PATH}`, {
-        method: "POST",
-        headers: { "content-type": "application/proto" },
-        body: toBinary(RateLimitRequestSchema, create(RateLimitRequestSchema, request(who))),
-      });
-      return toJson(
-        RateLimitResponseSchema,
-        fromBinary(RateLimitResponseSchema, new Uint8Array(await response.arrayBuffer())),
-      );
-    }
-    return toJson(RateLimitResponseSchema, await clients(vars)[path].shouldRateLimit(request(who)));
-  }
-
   it.each(PATHS)("answers dynamicMetadata as a Struct equal to what /json answers, over %s", async (path) => {
-    const viaPath = await withMetadataVia(path, `metadata-${path}`);
-    const viaJson = await withMetadataVia("/json", `metadata-json-${path}`);
+    const viaPath = await decideVia(path, request(`metadata-${path}`), vars);
+    const viaJson = await decideVia("/json", request(`metadata-json-${path}`), vars);
     const forWho = (who: string) => ({
       domain: "grpc",
       descriptors: [

@@ -5,6 +5,7 @@
 // shortest string of the double, which Lua's tonumber reads back to the same double, so floor(previous × weight) is
 // the same product. Numbers are written back with %.0f, never tostring (which keeps 14 digits). Pure code.
 import type { SlidingWindowOperation, TokenBucketOperation } from "../../core/types";
+import { sha1Hex } from "../../../shared/bytes";
 import type { Command } from "./resp";
 
 /**
@@ -44,15 +45,11 @@ if hits > 0 then
 end
 return {1, tat}`;
 
-const hex = (bytes: ArrayBuffer) =>
-  [...new Uint8Array(bytes)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-
 let shas: Promise<{ slidingWindow: string; tokenBucket: string }> | undefined;
 
 /** The scripts' SHA-1 digests (EVALSHA's names for them), computed once per isolate. */
 export function scriptShas(): Promise<{ slidingWindow: string; tokenBucket: string }> {
-  const digest = async (text: string) => hex(await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text)));
-  shas ??= Promise.all([digest(SLIDING_WINDOW_SCRIPT), digest(TOKEN_BUCKET_SCRIPT)]).then(
+  shas ??= Promise.all([sha1Hex(SLIDING_WINDOW_SCRIPT), sha1Hex(TOKEN_BUCKET_SCRIPT)]).then(
     ([slidingWindow, tokenBucket]) => ({ slidingWindow, tokenBucket }),
   );
   return shas;

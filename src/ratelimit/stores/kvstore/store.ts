@@ -127,7 +127,7 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
   ): Promise<WireReply[][]> {
     const groups = new Map<KvstorePoolOptions, number[]>();
     items.forEach((item, position) => {
-      const pool = options.perSecond && item.windowSeconds === 1 ? options.perSecond : options.main;
+      const pool = options.perSecond && item.perSecond === true ? options.perSecond : options.main;
       groups.set(pool, [...(groups.get(pool) ?? []), position]);
     });
     const results = new Array<WireReply[]>(items.length);
@@ -177,9 +177,13 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
 
   /** One pipeline per pool; the script calls the server did not know go again as EVAL, once. */
   async function run(items: CounterIncrement[], counting: boolean): Promise<CounterReply[]> {
-    const shas = await scriptShas();
-    const bySha = { slidingWindow: { sha: shas.slidingWindow }, tokenBucket: { sha: shas.tokenBucket } };
-    const replies = await perPool(items, (item) => itemCommands(item, counting, bySha));
+    // Fixed windows call no script, so a call of only those never hashes the scripts (nor names them).
+    const shas = items.some((item) => item.algorithm) ? await scriptShas() : undefined;
+    const scripts =
+      shas === undefined
+        ? BY_TEXT
+        : { slidingWindow: { sha: shas.slidingWindow }, tokenBucket: { sha: shas.tokenBucket } };
+    const replies = await perPool(items, (item) => itemCommands(item, counting, scripts));
     const unknown = items.flatMap((item, position) =>
       item.algorithm && isNoScript(replies[position][0]) ? [position] : [],
     );

@@ -68,10 +68,14 @@ describe("counting as the reference does", () => {
       CACHE_KEY_PREFIX: "ttl_",
       EXPIRATION_JITTER_MAX_SECONDS: "20",
     });
-    const answer = await jittered.rateLimit({
-      domain: "rl",
-      descriptors: [descriptor(["client", "ttl"]), descriptor(["path", "/login"]), descriptor(["daily", "d"])],
-    });
+    // The largest jitter below 20 (floor(0.999 × 20) = 19 s), which no expiry without jitter reaches.
+    const random = vi.spyOn(Math, "random").mockReturnValue(0.999);
+    const answer = await jittered
+      .rateLimit({
+        domain: "rl",
+        descriptors: [descriptor(["client", "ttl"]), descriptor(["path", "/login"]), descriptor(["daily", "d"])],
+      })
+      .finally(() => random.mockRestore());
     expect(answer.status).toBe(200);
     const ttls = await redis(env.TEST_REDIS_PORT, [
       ["TTL", `ttl_rl_client_ttl_${HOUR_START}`],
@@ -85,6 +89,9 @@ describe("counting as the reference does", () => {
     expect(minute).toBeLessThan(60 + 20);
     expect(day).toBeGreaterThanOrEqual(86400 - 1);
     expect(day).toBeLessThan(86400 + 20);
+    expect([3600 + 18, 3600 + 19]).toContain(hour);
+    expect([60 + 18, 60 + 19]).toContain(minute);
+    expect([86400 + 18, 86400 + 19]).toContain(day);
   });
 
   it("without jitter, the expiry is exactly the window", async () => {
@@ -431,7 +438,11 @@ describe("the algorithms", () => {
 
   it("add jitter to both expiries", async () => {
     const jittered = storeWith({ EXPIRATION_JITTER_MAX_SECONDS: "20" });
-    await jittered.increment([slide("alg_jitter_", START, 1, 3, 1), take("alg_jitter_", 1, NOW_MICROS, 3, 10_000_000)]);
+    // The largest jitter below 20 (floor(0.999 × 20) = 19 s), which no expiry without jitter reaches.
+    const random = vi.spyOn(Math, "random").mockReturnValue(0.999);
+    await jittered
+      .increment([slide("alg_jitter_", START, 1, 3, 1), take("alg_jitter_", 1, NOW_MICROS, 3, 10_000_000)])
+      .finally(() => random.mockRestore());
     const [slidingTtl, bucketPttl] = (await redis(env.TEST_REDIS_PORT, [
       ["TTL", `{alg_jitter_}${START}`],
       ["PTTL", "alg_jitter_tb"],
@@ -440,6 +451,9 @@ describe("the algorithms", () => {
     expect(slidingTtl).toBeLessThan(2 * WINDOW + 20);
     expect(bucketPttl).toBeGreaterThan(9_000);
     expect(bucketPttl).toBeLessThanOrEqual(10_000 + 19_000);
+    // The window plus 19 s; the TAT (10 s ahead) plus 19 000 ms.
+    expect([2 * WINDOW + 18, 2 * WINDOW + 19]).toContain(slidingTtl);
+    expect(bucketPttl).toBeGreaterThan(10_000 + 18_000);
   });
 
   it("go with the fixed counters of the request, and only per-second fixed counters to the per-second store", async () => {
@@ -453,6 +467,7 @@ describe("the algorithms", () => {
       hits: 2,
       windowEnd: NOW / 1000 + 1,
       windowSeconds: 1,
+      perSecond: true,
     };
     const hour = {
       key: `alg_split_h_${START}`,
