@@ -23,6 +23,9 @@ const STATE_FILE = ".agent-state.json";
 /** The last failed apply, until a later one succeeds. */
 const ERROR_FILE = ".agent-error.json";
 const MAX_OUTPUT = 4000;
+/** Most ALERT lines a refusal lists, and the longest kept of each: the control plane reads the first ones only. */
+const MAX_ALERTS = 64;
+const MAX_ALERT_LENGTH = 400;
 
 /** A refusal with the HTTP status the agent answers. */
 export class ApplyError extends Error {
@@ -143,6 +146,24 @@ const tail = (/** @type {string} */ text) => {
   return useful.length > MAX_OUTPUT ? `...${useful.slice(-MAX_OUTPUT)}` : useful;
 };
 
+/**
+ * The ALERT lines of haproxy's output without their "[ALERT] (pid) : " prefix, in order and bounded: with them the
+ * control plane finds the backend each refusal comes from ("config : parsing [haproxy.cfg:42] : ...", "config :
+ * backend 'x' : ..."), however long the output, whose tail alone is kept in the error text.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function alertLines(text) {
+  const alerts = [];
+  for (const line of text.split("\n")) {
+    const match = /^\[ALERT\]\s*(?:\(\d+\)\s*)?:\s?(.*)$/.exec(line);
+    if (!match) continue;
+    alerts.push(match[1].slice(0, MAX_ALERT_LENGTH));
+    if (alerts.length === MAX_ALERTS) break;
+  }
+  return alerts;
+}
+
 /** @param {string} file */
 async function exists(file) {
   try {
@@ -225,9 +246,9 @@ export function createApplier(options) {
 
   /**
    * Writes the bundle's files into `dir` (created; the caller removes it) and runs `haproxy -c` on them: valid, or
-   * the check's output (its tail) and the error that quotes it.
+   * the check's output (its tail), its ALERT lines and the error that quotes it.
    * @param {string} dir @param {Record<string, string>} files
-   * @returns {Promise<{ valid: true } | { valid: false, output: string, error: string }>}
+   * @returns {Promise<{ valid: true } | { valid: false, output: string, error: string, alerts: string[] }>}
    */
   async function stageAndCheck(dir, files) {
     await mkdir(path.join(dir, "certs"), { recursive: true, mode: 0o700 });
@@ -237,19 +258,20 @@ export function createApplier(options) {
     const result = await run(haproxy, ["-c", "-f", path.join(dir, "haproxy.cfg")], timeoutMs, env);
     if (result.code === 0) return { valid: true };
     const output = tail(result.output);
-    return { valid: false, output, error: `haproxy -c failed (exit ${result.code}): ${output}` };
+    const alerts = alertLines(result.output);
+    return { valid: false, output, error: `haproxy -c failed (exit ${result.code}): ${output}`, alerts };
   }
 
   /**
-   * `haproxy -c` on a bundle in a scratch directory, nothing applied: valid, or the check's output.
+   * `haproxy -c` on a bundle in a scratch directory, nothing applied: valid, or the check's output and ALERT lines.
    * @param {Record<string, string>} files
-   * @returns {Promise<{ valid: true } | { valid: false, error: string }>}
+   * @returns {Promise<{ valid: true } | { valid: false, error: string, alerts: string[] }>}
    */
   async function check(files) {
     const scratch = path.join(configDir, `.check-${randomBytes(4).toString("hex")}`);
     try {
       const result = await stageAndCheck(scratch, files);
-      return result.valid ? result : { valid: false, error: result.error };
+      return result.valid ? result : { valid: false, error: result.error, alerts: result.alerts };
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -281,7 +303,7 @@ export function createApplier(options) {
           version: bundle.version,
           output: checked.output,
         });
-        throw new ApplyError(422, checked.error);
+        throw new ApplyError(422, checked.error, { alerts: checked.alerts });
       }
 
       // Swap: the live entries go to .previous, the staged ones take their place.

@@ -85,6 +85,7 @@ describe("GET /openapi.json", () => {
       "GET /test/authping",
       "GET /projects",
       "GET /projects/{projectLabel}",
+      "GET /projects/{projectLabel}/deployment",
       "GET /domains/{projectLabel}",
       "GET /domains/{projectLabel}/{backendLabel}",
       "POST /domains/massupdate",

@@ -1,5 +1,5 @@
 // The job_runs repository: record a run when it is queued, started and finished, and prune old runs.
-import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { jobRuns } from "./tables";
 
@@ -73,6 +73,17 @@ export async function listJobRuns(db: Database, input: { kinds: string[]; limit:
     .where(inArray(jobRuns.kind, input.kinds))
     .orderBy(desc(jobRuns.id))
     .limit(input.limit);
+}
+
+/** The run of `kind` that started last (by its start time), if any: what a debounced call decides from. */
+export async function latestStartedRun(db: Database, kind: string) {
+  const [row] = await db
+    .select({ id: jobRuns.id, state: jobRuns.state, startedAt: jobRuns.startedAt, trigger: jobRuns.trigger })
+    .from(jobRuns)
+    .where(and(eq(jobRuns.kind, kind), isNotNull(jobRuns.startedAt)))
+    .orderBy(desc(jobRuns.startedAt), desc(jobRuns.id))
+    .limit(1);
+  return row;
 }
 
 /** Marks a run as started now (for jobs that run inside a request rather than from the queue). */

@@ -5,8 +5,8 @@
 import { z } from "../shared/zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../jobs/define";
 import { enqueueJob, enqueueJobs } from "../jobs/enqueue";
-import { finishJobRun, getJobRun, listJobRuns, startJobRun } from "../jobs/history";
-import { acquireLock, releaseLock, withLock, type LockScope } from "../jobs/locks";
+import { finishJobRun, getJobRun, latestStartedRun, listJobRuns, startJobRun } from "../jobs/history";
+import { acquireLock, JobLocked, releaseLock, withLock, type LockScope } from "../jobs/locks";
 import { database, type Database } from "../shared/db";
 import { HttpError } from "../shared/http/errors";
 import { logError } from "../shared/log";
@@ -18,9 +18,13 @@ import {
   genSyncFailureFor,
   restoreVersion,
   syncSlave,
+  type AppliedVersion,
   type QueueSlaveSyncs,
 } from "./haproxy/sync";
-import type { Caller } from "./installation/api-users";
+import type { BundleNote } from "./haproxy/config";
+import { joinOrRun, type JoinPorts } from "./haproxy/joining";
+import { notesOfRun } from "./haproxy/versions";
+import { mayAccessProject, type Caller } from "./installation/api-users";
 import { acmeIssuer, maintainCertificates } from "./pki/maintenance";
 import { proxySettings } from "./settings";
 import { SettingsError } from "../shared/settings";
@@ -185,17 +189,84 @@ export async function startDetachedJob(
 
 // ---- locked runners ----
 
+/** A generation's notes with their texts as the run records them. */
+const withWarnings = <T extends { notes: BundleNote[] }>(result: T): T & { warnings: string[] } => ({
+  ...result,
+  warnings: result.notes.map((note) => note.text),
+});
+
 /**
- * GET /admin/gensynchaprx: under the shared lock (423 when held), recorded as a job run. A failure is recorded in
- * full on the run and thrown as genSyncFailureFor the caller.
+ * GET /admin/gensynchaprx as the administrator calls it: under the shared lock (423 when held), recorded as a job
+ * run. A failure is recorded in full on the run and thrown as genSyncFailureFor the caller.
  */
 export async function runGenSyncFromApi(
   env: Env,
   input: { caller: Caller; now: Date },
-): Promise<{ runId: number; warnings: string[] }> {
-  return runHaproxyFromApi(env, { ...input, trigger: `api (${input.caller.username})` }, (runId) =>
-    generateAndApply(env, { runId, now: input.now, queueSlaveSyncs: queueSlaveSyncs(env, runId) }),
+): Promise<{ runId: number; notes: BundleNote[] }> {
+  return runHaproxyFromApi<AppliedVersion & { warnings: string[] }>(
+    env,
+    { ...input, trigger: `api (${input.caller.username})` },
+    (runId) =>
+      generateAndApply(env, { runId, now: input.now, queueSlaveSyncs: queueSlaveSyncs(env, runId) }).then((applied) =>
+        withWarnings(applied),
+      ),
   );
+}
+
+/** The trigger of a rollback run, and how it is recognised: such a run never carries anybody's latest changes. */
+const restoreTrigger = (caller: Caller, version: number) => `api (${caller.username}): activate version ${version}`;
+const RESTORE_TRIGGER = /: activate version \d+$/;
+
+/**
+ * GET /admin/gensynchaprx as any caller: the administrator's call (and every call when PROXY_GENERATION_DEBOUNCE is
+ * 0) runs at once; a tenant's call joins the first run that starts after it arrived, waiting out the debounce window
+ * since the last run (haproxy/joining.ts), so that tenants together cause at most one generation, and one reload, per
+ * window. A joined run answers with its own notes and run id.
+ */
+export async function runGenSyncForCaller(
+  env: Env,
+  input: { caller: Caller; now: Date },
+): Promise<{ runId: number; notes: BundleNote[]; joined: boolean }> {
+  const settings = proxySettings(env);
+  const debounceMs = settings.PROXY_GENERATION_DEBOUNCE;
+  const runNow = (now: Date) => runGenSyncFromApi(env, { ...input, now }).then((run) => ({ ...run, joined: false }));
+  if (input.caller.isAdmin || debounceMs === 0) return runNow(input.now);
+  const db = database(env.DB);
+  const ports: JoinPorts<{ runId: number; notes: BundleNote[]; joined: boolean }> = {
+    async latestStartedRun() {
+      const row = await latestStartedRun(db, genSyncJob.kind);
+      return row && { ...row, startedAt: row.startedAt!.getTime(), restore: RESTORE_TRIGGER.test(row.trigger) };
+    },
+    run: () => runNow(new Date()),
+    joined: (runId) => joinedRun(db, runId),
+    isBusy: (error) => error instanceof JobLocked,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    now: () => Date.now(),
+  };
+  // Long enough for one window and a run that checks and applies (two agent calls) before it.
+  const deadlineMs = debounceMs + 2 * settings.HAPROXY_AGENT_TIMEOUT + 10_000;
+  return joinOrRun(ports, { debounceMs, deadlineMs });
+}
+
+/**
+ * The warnings of a generation as the caller may read them: the administrator all of them; anybody else only those
+ * about projects it may access (never another tenant's backends or domains, nor the installation's agents).
+ */
+export const warningsFor = (caller: Caller, notes: readonly BundleNote[]): string[] =>
+  notes
+    .filter((note) => caller.isAdmin || (note.project !== null && mayAccessProject(caller, note.project)))
+    .map((note) => note.text);
+
+/** The outcome of a run a tenant's call joined: its notes, or its failure as a tenant may read it (the run's id). */
+async function joinedRun(db: Database, runId: number) {
+  const [run, notes] = await Promise.all([getJobRun(db, runId), notesOfRun(db, runId)]);
+  if (run?.state !== "succeeded" || notes === undefined) {
+    const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
+    throw new HttpError(500, `${GENSYNC_FAILED}the run this call joined failed ${where}`, {
+      "X-Job-Id": String(runId),
+    });
+  }
+  return { runId, notes, joined: true };
 }
 
 /**
@@ -206,14 +277,13 @@ export async function runHaproxyRestoreFromApi(
   env: Env,
   input: { caller: Caller; now: Date; version: number },
 ): Promise<{ runId: number; version: number; warnings: string[] }> {
-  const trigger = `api (${input.caller.username}): activate version ${input.version}`;
-  return runHaproxyFromApi(env, { ...input, trigger }, (runId) =>
+  return runHaproxyFromApi(env, { ...input, trigger: restoreTrigger(input.caller, input.version) }, (runId) =>
     restoreVersion(env, {
       runId,
       now: input.now,
       version: input.version,
       queueSlaveSyncs: queueSlaveSyncs(env, runId),
-    }),
+    }).then((applied) => withWarnings(applied)),
   );
 }
 
@@ -275,12 +345,12 @@ export async function runQueuedGenSync(
 ): Promise<JobOutcome> {
   const holder = input.lockHolder ?? `run-${input.runId}`;
   return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
-    const { warnings } = await generateAndApply(env, {
+    const { notes } = await generateAndApply(env, {
       runId: input.runId,
       now: input.now,
       queueSlaveSyncs: queueSlaveSyncs(env, input.runId),
     });
-    return { warnings };
+    return { warnings: notes.map((note) => note.text) };
   });
 }
 

@@ -150,6 +150,12 @@ export const ProxySettings = z.object({
   SSH_PROXY_KNOWN_HOSTS_FILE: envString("/etc/sshpiperd/known_hosts").describe(
     "known_hosts file sshpiperd checks the containers' host keys against (the YAML's `known_hosts`).",
   ),
+  PROXY_GENERATION_DEBOUNCE: envDurationMs("5s").describe(oneLine`
+    A tenant's GET /admin/gensynchaprx within this long of the start of the last run waits for the window to end and
+    joins the first run that starts after it called (its own or another caller's), so that tenants together cause at
+    most one generation, and one load balancer reload, per window; every change made before the call is in the run it
+    joins. The administrator's calls run at once. \`0\` turns debouncing off: a tenant's call then runs at once, or
+    answers 423 while another run holds the lock.`),
   JOB_LOCK_TIMEOUT: envDurationMs("15m").describe(
     "A job lock whose holder never released it (its worker died) is free again after this long.",
   ),

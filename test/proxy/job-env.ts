@@ -1,7 +1,11 @@
 // Shared setup of the proxy's job and operations tests: a Worker env with or without agents, the job-lock object, the
 // database, and SSH keys for seeded users.
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { vi } from "vitest";
+import worker from "../../src/index";
 import { database } from "../../src/shared/db";
+import { ADMIN_AUTH } from "./fixtures";
 
 export const AGENT = "http://agent.test:9400";
 export const KEY_ANNA = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";
@@ -10,10 +14,52 @@ export const KEY_BEN = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGJlbg== ben@desk";
 export const db = () => database(env.DB);
 export const locks = () => env.JOB_LOCK.get(env.JOB_LOCK.idFromName("proxy-jobs"));
 
-/** The test Worker's env with settings overridden (a fresh object, so settings are parsed again). */
+/**
+ * The test Worker's env with settings overridden (a fresh object, so settings are parsed again). Tenants' gensynchaprx
+ * calls are not debounced unless a test asks for it.
+ */
 export const withVars = (vars: Record<string, string> = {}) =>
-  ({ ...env, HAPROXY_AGENT_URL: "", SLAVE_AGENT_URLS: "", ...vars }) as unknown as Env;
+  ({ ...env, HAPROXY_AGENT_URL: "", SLAVE_AGENT_URLS: "", PROXY_GENERATION_DEBOUNCE: "0", ...vars }) as unknown as Env;
 
 /** An env whose master agent is AGENT. */
 export const agentEnv = (vars: Record<string, string> = {}) =>
   withVars({ HAPROXY_AGENT_URL: AGENT, HAPROXY_AGENT_TOKEN: "agent-token", ...vars });
+
+/** A GET through the Worker with `workerEnv`, as the administrator unless `auth` says otherwise (null: anonymous). */
+export async function callWith(workerEnv: Env, path: string, auth: string | null = ADMIN_AUTH): Promise<Response> {
+  const headers: Record<string, string> = auth ? { Authorization: auth } : {};
+  return worker.fetch(new Request(`http://example.com${path}`, { headers }), workerEnv, createExecutionContext());
+}
+
+export interface AgentCall {
+  url: string;
+  authorization: string | null;
+  body: { version: number; digest: string; onlyIfNewer: boolean; files: Record<string, string> };
+}
+
+export const applied = () => Response.json({ outcome: "applied", version: 1 });
+export const valid = () => Response.json({ valid: true });
+
+/**
+ * Answers outbound fetches as the agents would: pushes (PUT /v1/config) with `answer`, checks (POST /v1/check) with
+ * `check`; records each push in `calls` and each check in `checks`.
+ */
+export function fakeAgents(
+  answer: (call: AgentCall) => Response | Promise<Response>,
+  check: (call: AgentCall) => Response | Promise<Response> = valid,
+) {
+  const calls: AgentCall[] = [];
+  const checks: AgentCall[] = [];
+  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const request = new Request(input as RequestInfo, init as RequestInit);
+    const call = {
+      url: request.url,
+      authorization: request.headers.get("Authorization"),
+      body: await request.json(),
+    } as AgentCall;
+    const isCheck = new URL(call.url).pathname === "/v1/check";
+    (isCheck ? checks : calls).push(call);
+    return isCheck ? check(call) : answer(call);
+  });
+  return { calls, checks, spy };
+}

@@ -25,39 +25,10 @@ import {
   errorBody,
   expectJson,
 } from "./fixtures";
-import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
+import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
 const SLAVE_2 = "http://slave-2.test:9400";
-
-async function callWith(workerEnv: Env, path: string, auth: string | null = ADMIN_AUTH): Promise<Response> {
-  const headers: Record<string, string> = auth ? { Authorization: auth } : {};
-  return worker.fetch(new Request(`http://example.com${path}`, { headers }), workerEnv, createExecutionContext());
-}
-
-interface AgentCall {
-  url: string;
-  authorization: string | null;
-  body: { version: number; digest: string; onlyIfNewer: boolean; files: Record<string, string> };
-}
-
-/** Answers outbound fetches as the agents would; records each push. */
-function fakeAgents(answer: (call: AgentCall) => Response | Promise<Response>) {
-  const calls: AgentCall[] = [];
-  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init as RequestInit);
-    const call = {
-      url: request.url,
-      authorization: request.headers.get("Authorization"),
-      body: await request.json(),
-    } as AgentCall;
-    calls.push(call);
-    return answer(call);
-  });
-  return { calls, spy };
-}
-
-const applied = () => Response.json({ outcome: "applied", version: 1 });
 
 let apiUser: string;
 beforeAll(async () => {
@@ -203,23 +174,52 @@ describe("gensynchaprx with the master agent", () => {
     expect(active.files["haproxy.cfg"]).toBe(call.body.files["haproxy.cfg"]);
   });
 
-  it("answers 500 when the agent refuses, and the previous version stays active", async () => {
+  it("answers 500 when the agent's check refuses for a reason no tenant backend explains; the previous version stays active", async () => {
+    await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
     const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
-    fakeAgents(() =>
-      Response.json({ error: "haproxy -c failed (exit 1): [ALERT] unknown keyword 'bogus'." }, { status: 422 }),
+    const output = "haproxy -c failed (exit 1): [ALERT] unknown keyword 'bogus'.";
+    // Line 5 of haproxy.cfg is in the global section: nothing a tenant wrote.
+    const { calls, checks } = fakeAgents(applied, () =>
+      Response.json({
+        valid: false,
+        error: output,
+        alerts: [
+          "config : parsing [/etc/haproxy/.check-1a2b/haproxy.cfg:5] : unknown keyword 'bogus' in 'global' section",
+          "config : Fatal errors found in configuration.",
+        ],
+      }),
     );
     const response = await callWith(agentEnv(), "/admin/gensynchaprx");
-    const refused = `agent ${AGENT} refused version ${before.version + 1} (HTTP 422): haproxy -c failed (exit 1): [ALERT] unknown keyword 'bogus'`;
+    const refused = `agent ${AGENT} refused version ${before.version + 1}: ${output}`;
+    expect(await expectJson(response, 500)).toEqual(
+      errorBody(`Unable to reload and sync of HAProxy: ${refused} The previous configuration is still active.`),
+    );
+    expect(checks).toHaveLength(1);
+    expect(calls).toEqual([]);
+    expect(await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).toEqual(before);
+    const [rejected] = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
+    expect(rejected).toMatchObject({ version: before.version + 1, status: "rejected", error: refused });
+    expect(rejected.jobId).toBe(Number(response.headers.get("X-Job-Id")));
+    expect(await getJobRun(db(), rejected.jobId)).toMatchObject({
+      state: "failed",
+      error: `Unable to reload and sync of HAProxy: ${refused} The previous configuration is still active.`,
+    });
+  });
+
+  it("answers 500 when the agent refuses the push its check accepted (a failed reload); the previous version stays active", async () => {
+    await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
+    const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
+    fakeAgents(() =>
+      Response.json({ error: "reload failed (exit 1): no; the previous configuration was restored" }, { status: 500 }),
+    );
+    const response = await callWith(agentEnv(), "/admin/gensynchaprx");
+    const refused = `agent ${AGENT} refused version ${before.version + 1} (HTTP 500): reload failed (exit 1): no; the previous configuration was restored`;
     expect(await expectJson(response, 500)).toEqual(
       errorBody(`Unable to reload and sync of HAProxy: ${refused}. The previous configuration is still active.`),
     );
     expect(await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).toEqual(before);
     const [rejected] = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
-    expect(rejected).toMatchObject({ version: before.version + 1, status: "rejected", error: `${refused}.` });
-    expect(await getJobRun(db(), Number(response.headers.get("X-Job-Id")) || rejected.jobId)).toMatchObject({
-      state: "failed",
-      error: `Unable to reload and sync of HAProxy: ${refused}. The previous configuration is still active.`,
-    });
+    expect(rejected).toMatchObject({ version: before.version + 1, status: "rejected", error: refused });
   });
 
   it("answers 500 when the agent cannot be reached or no token is set", async () => {
@@ -253,7 +253,14 @@ describe("gensynchaprx with the master agent", () => {
 describe("gensynchaprx failures as callers other than the administrator read them", () => {
   // What haproxy -c printed: expanded configuration text, which only the administrator may read.
   const CHECK_OUTPUT =
-    "haproxy -c failed (exit 1): [ALERT] parsing [haproxy.cfg:42] : error opening file '/x/s3cr3t-from-env'";
+    "haproxy -c failed (exit 1): [ALERT] parsing [haproxy.cfg:4] : error opening file '/x/s3cr3t-from-env'";
+  // Line 4 of haproxy.cfg is in the global section: the refusal cannot be confined to a tenant's backend.
+  const refusedCheck = () =>
+    Response.json({
+      valid: false,
+      error: CHECK_OUTPUT,
+      alerts: ["config : parsing [/etc/haproxy/haproxy.cfg:4] : error opening file '/x/s3cr3t-from-env'"],
+    });
   const forTenant = (runId: number, summary: string) =>
     errorBody(
       `Unable to reload and sync of HAProxy: ${summary} (job run ${runId}; an administrator can read GET /admin/jobs/${runId}). ` +
@@ -274,14 +281,14 @@ describe("gensynchaprx failures as callers other than the administrator read the
 
   it("a refusal by the agent: the tenant gets the run id, never the agent's output; the run keeps it for the administrator", async () => {
     const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
-    fakeAgents(() => Response.json({ error: CHECK_OUTPUT }, { status: 422 }));
+    fakeAgents(applied, refusedCheck);
     const { runId, body } = await failAsTenant(agentEnv());
     expect(runId).toBeGreaterThan(0);
     expect(body).toEqual(forTenant(runId, "the load balancer refused the configuration"));
     expect(JSON.stringify(body)).not.toContain("s3cr3t");
     expect(JSON.stringify(body)).not.toContain("haproxy -c");
 
-    const detail = `Unable to reload and sync of HAProxy: agent ${AGENT} refused version ${before.version + 1} (HTTP 422): ${CHECK_OUTPUT}. The previous configuration is still active.`;
+    const detail = `Unable to reload and sync of HAProxy: agent ${AGENT} refused version ${before.version + 1}: ${CHECK_OUTPUT}. The previous configuration is still active.`;
     expect(await expectJson(callWith(withVars(), `/admin/jobs/${runId}`), 200)).toMatchObject({
       id: runId,
       kind: "gensynchaprx",
@@ -300,11 +307,11 @@ describe("gensynchaprx failures as callers other than the administrator read the
 
   it("the administrator still reads the agent's output in the answer, and the run id in X-Job-Id", async () => {
     const before = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
-    fakeAgents(() => Response.json({ error: CHECK_OUTPUT }, { status: 422 }));
+    fakeAgents(applied, refusedCheck);
     const response = await callWith(agentEnv(), "/admin/gensynchaprx");
     expect(await expectJson(response, 500)).toEqual(
       errorBody(
-        `Unable to reload and sync of HAProxy: agent ${AGENT} refused version ${before.version + 1} (HTTP 422): ${CHECK_OUTPUT}. The previous configuration is still active.`,
+        `Unable to reload and sync of HAProxy: agent ${AGENT} refused version ${before.version + 1}: ${CHECK_OUTPUT}. The previous configuration is still active.`,
       ),
     );
     const runId = Number(response.headers.get("X-Job-Id"));

@@ -26,6 +26,8 @@ export class AgentError extends Error {
   constructor(
     message: string,
     readonly reason: "unreachable" | "refused" | "not-configured",
+    /** When `haproxy -c` refused the bundle: its ALERT lines, as the agent listed them. */
+    readonly alerts: readonly string[] = [],
   ) {
     super(message);
   }
@@ -97,6 +99,10 @@ async function callAgent(
 const errorOf = (status: number, body: Record<string, unknown>) =>
   (typeof body.error === "string" ? body.error : `HTTP ${status}`).slice(0, MAX_DETAIL);
 
+/** The ALERT lines of a refusal; an agent older than the list sends none (its refusals then cannot be traced). */
+const alertsOf = (body: Record<string, unknown>): string[] =>
+  Array.isArray(body.alerts) ? body.alerts.filter((alert): alert is string => typeof alert === "string") : [];
+
 export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promise<AgentResult> {
   const { status, body } = await callAgent(fetcher, {
     ...push,
@@ -109,11 +115,14 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
   }
   if (status === 409 && typeof body.version === "number") return { outcome: "stale", version: body.version };
   const refusal = `agent ${push.agentUrl} refused version ${push.version} (HTTP ${status}): ${errorOf(status, body)}`;
-  throw new AgentError(refusal, "refused");
+  throw new AgentError(refusal, "refused", alertsOf(body));
 }
 
-/** The agent's `haproxy -c` verdict on a bundle it does not apply; `error` quotes haproxy (administrator only). */
-export type AgentCheck = { valid: true } | { valid: false; error: string };
+/**
+ * The agent's `haproxy -c` verdict on a bundle it does not apply; `error` quotes haproxy (administrator only), and
+ * `alerts` lists haproxy's ALERT lines.
+ */
+export type AgentCheck = { valid: true } | { valid: false; error: string; alerts: string[] };
 
 export async function checkWithAgent(
   fetcher: typeof fetch,
@@ -126,7 +135,8 @@ export async function checkWithAgent(
     body: { digest: check.digest, files: check.files },
   });
   if (status === 200 && body.valid === true) return { valid: true };
-  if (status === 200 && body.valid === false) return { valid: false, error: errorOf(status, body) };
+  if (status === 200 && body.valid === false)
+    return { valid: false, error: errorOf(status, body), alerts: alertsOf(body) };
   throw new AgentError(
     `agent ${check.agentUrl} refused the check (HTTP ${status}): ${errorOf(status, body)}`,
     "refused",

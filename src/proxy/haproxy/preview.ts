@@ -7,8 +7,8 @@ import { loadInstallation } from "../installation/load";
 import { listCertificates, newFallbackCertificate } from "../pki/certificates";
 import type { CertificateRow } from "../pki/rows";
 import { proxySettings } from "../settings";
-import { AgentError, checkWithAgent } from "./agent-client";
-import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type BundleProblem } from "./config";
+import { agentOf, checkedBundle } from "./checked-bundle";
+import { generateHaproxyBundle, InvalidConfiguration, type BundleProblem } from "./config";
 import { haproxySettingsOf } from "./sync";
 import { findVersion } from "./versions";
 
@@ -32,9 +32,6 @@ export interface HaproxyPreview {
   warnings: string[];
 }
 
-// The global fetch is looked up at call time, so that tests intercepting outbound fetch see the check.
-const outbound: typeof fetch = (input, init) => fetch(input, init);
-
 /**
  * The stored certificates, with a stand-in fallback certificate when none is stored yet (the first gensynchaprx makes
  * and stores it): the preview stores nothing, and the text files do not depend on it.
@@ -44,6 +41,10 @@ async function certificatesForPreview(rows: CertificateRow[], now: Date): Promis
   return [...rows, { id: 0, ...(await newFallbackCertificate(now)) }];
 }
 
+/**
+ * What gensynchaprx would ship now: the bundle the master's `haproxy -c` accepts, with the backends it refused left
+ * out (named in `problems`), and its diff against the version in force; nothing is stored or applied.
+ */
 export async function previewHaproxy(env: Env, now: Date): Promise<HaproxyPreview> {
   const db = database(env.DB);
   const settings = proxySettings(env);
@@ -52,43 +53,22 @@ export async function previewHaproxy(env: Env, now: Date): Promise<HaproxyPrevie
     listCertificates(db),
     findVersion(db),
   ]);
-  let bundle;
-  try {
-    bundle = generateHaproxyBundle(
-      installation,
-      await certificatesForPreview(stored, now),
-      haproxySettingsOf(settings),
-    );
-  } catch (error) {
-    if (error instanceof InvalidConfiguration) {
-      throw new HttpError(422, `The configuration cannot be generated: ${error.message}`);
-    }
-    throw error;
-  }
-  const files = bundleFiles(bundle);
-  const digest = await bundleDigest(files);
-
-  let valid: boolean | null = null;
-  let validation: string | null = null;
-  if (!settings.HAPROXY_AGENT_URL) validation = "HAPROXY_AGENT_URL is not set: no agent checked the bundle";
-  else if (!settings.HAPROXY_AGENT_TOKEN) validation = "HAPROXY_AGENT_TOKEN is not set: no agent checked the bundle";
-  else {
+  const certificates = await certificatesForPreview(stored, now);
+  const generate = (excluded: ReadonlyMap<number, string>) => {
     try {
-      const check = await checkWithAgent(outbound, {
-        agentUrl: settings.HAPROXY_AGENT_URL,
-        token: settings.HAPROXY_AGENT_TOKEN,
-        timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
-        digest,
-        files,
-      });
-      valid = check.valid;
-      if (!check.valid) validation = check.error;
+      return generateHaproxyBundle(installation, certificates, haproxySettingsOf(settings), excluded);
     } catch (error) {
-      if (!(error instanceof AgentError)) throw error;
-      validation = error.message;
+      if (error instanceof InvalidConfiguration) {
+        throw new HttpError(422, `The configuration cannot be generated: ${error.message}`);
+      }
+      throw error;
     }
-  }
-
+  };
+  const agent = agentOf(settings);
+  const { bundle, digest, refusal } = await checkedBundle(agent, generate);
+  const unchecked = settings.HAPROXY_AGENT_URL
+    ? "HAPROXY_AGENT_TOKEN is not set: no agent checked the bundle"
+    : "HAPROXY_AGENT_URL is not set: no agent checked the bundle";
   return {
     version: inForce?.row.id ?? null,
     digest,
@@ -96,8 +76,9 @@ export async function previewHaproxy(env: Env, now: Date): Promise<HaproxyPrevie
     files: bundle.files,
     certificates: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
     diff: unifiedDiff(inForce?.files ?? {}, bundle.files),
-    valid,
-    validation,
+    // An agent that could not check gave no verdict.
+    valid: !agent || (refusal && !refusal.checked) ? null : !refusal,
+    validation: !agent ? unchecked : (refusal?.output ?? null),
     problems: bundle.problems,
     warnings: bundle.warnings,
   };

@@ -9,8 +9,17 @@ import type { Caller } from "../installation/api-users";
 import { loadInstallation } from "../installation/load";
 import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
 import { proxySettings, type ProxySettings } from "../settings";
-import { AgentError, pushToAgent } from "./agent-client";
-import { bundleDigest, bundleFiles, generateHaproxyBundle, InvalidConfiguration, type HaproxySettings } from "./config";
+import { AgentError, checkWithAgent, pushToAgent, type AgentCheck } from "./agent-client";
+import {
+  bundleDigest,
+  bundleFiles,
+  generateHaproxyBundle,
+  InvalidConfiguration,
+  type BundleNote,
+  type HaproxyBundle,
+  type HaproxySettings,
+} from "./config";
+import { agentOf, checkedBundle, type Candidate, type Refusal } from "./checked-bundle";
 import { activateVersion, bundleOfVersion, findVersion, rejectVersion, storeVersion } from "./versions";
 
 /** Queues one sync per slave agent (proxy/jobs.ts knows the job); answers their run ids in order. */
@@ -71,14 +80,44 @@ const outbound: typeof fetch = (input, init) => fetch(input, init);
 
 // ---- generate and apply ----
 
-interface AppliedVersion {
+export interface AppliedVersion {
   version: number;
-  warnings: string[];
+  /** The warnings, each with the project it is about (null: the installation as a whole). */
+  notes: BundleNote[];
 }
 
 /**
+ * Stores a refused bundle as a rejected version, for the administrator to read; answers the run's failure. `detail`
+ * says why, given the version's number.
+ */
+async function rejectCandidate(
+  db: Database,
+  input: { runId: number; now: Date },
+  refused: Candidate,
+  refusal: Refusal,
+): Promise<GenSyncFailed> {
+  const version = await storeCandidate(db, input, refused);
+  const message = refusal.detail(version);
+  await rejectVersion(db, version, message);
+  const summary = AGENT_SUMMARY[refusal.reason];
+  return new GenSyncFailed(`${message.replace(/\.+$/, "")}. The previous configuration is still active.`, summary);
+}
+
+const storeCandidate = (db: Database, input: { runId: number; now: Date }, { bundle, digest }: Candidate) =>
+  storeVersion(db, {
+    digest,
+    jobRunId: input.runId,
+    files: bundle.files,
+    certificateFiles: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
+    problems: bundle.problems,
+    notes: bundle.notes,
+    now: input.now,
+  });
+
+/**
  * Generates, checks, stores and applies a version, then queues the slave syncs. Throws GenSyncFailed when the bundle
- * is invalid or the master's agent refuses it; the previously active version then stays active.
+ * is invalid or the master's agent refuses it for a reason no tenant backend explains; the previously active version
+ * then stays active.
  */
 export async function generateAndApply(
   env: Env,
@@ -92,33 +131,25 @@ export async function generateAndApply(
   const settings = proxySettings(env);
   await ensureFallbackCertificate(db, input.now);
   const [installation, certificateRows] = await Promise.all([loadInstallation(db), listCertificates(db)]);
-  let bundle;
-  try {
-    bundle = generateHaproxyBundle(installation, certificateRows, haproxySettingsOf(settings));
-  } catch (error) {
-    if (error instanceof InvalidConfiguration) {
+  const generate = (excluded: ReadonlyMap<number, string>) => {
+    try {
+      return generateHaproxyBundle(installation, certificateRows, haproxySettingsOf(settings), excluded);
+    } catch (error) {
+      if (!(error instanceof InvalidConfiguration)) throw error;
       throw new GenSyncFailed(`invalid configuration: ${error.message}`, "the generated configuration is invalid");
     }
-    throw error;
-  }
-  const files = bundleFiles(bundle);
-  const digest = await bundleDigest(files);
-  const version = await storeVersion(db, {
-    digest,
-    jobRunId: input.runId,
-    files: bundle.files,
-    certificateFiles: bundle.certificates.map(({ file, row }) => ({ file, name: row.name })),
-    now: input.now,
-  });
-  return {
-    version,
-    warnings: [...bundle.warnings, ...(await shipVersion(db, settings, { ...input, version, digest, files }))],
   };
+  const checked = await checkedBundle(agentOf(settings), generate);
+  if (checked.refusal) throw await rejectCandidate(db, input, checked, checked.refusal);
+  const version = await storeCandidate(db, input, checked);
+  const shipped = await shipVersion(db, settings, { ...input, version, digest: checked.digest, files: checked.files });
+  return { version, notes: [...checked.bundle.notes, ...shipped] };
 }
 
 /**
  * Has the master's agent validate and apply a stored pending version, makes it the active one and queues the slave
- * syncs; answers the warnings. Throws GenSyncFailed (the version is then rejected) when the agent refuses it.
+ * syncs; answers the notes about it (none names a project). Throws GenSyncFailed (the version is then rejected) when
+ * the agent refuses it.
  */
 async function shipVersion(
   db: Database,
@@ -129,7 +160,7 @@ async function shipVersion(
     files: Record<string, string>;
     queueSlaveSyncs: QueueSlaveSyncs;
   },
-): Promise<string[]> {
+): Promise<BundleNote[]> {
   const { version, digest, files } = input;
   const warnings: string[] = [];
   if (settings.HAPROXY_AGENT_URL) {
@@ -163,7 +194,7 @@ async function shipVersion(
   slaves.forEach((agentUrl, index) =>
     warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`),
   );
-  return warnings;
+  return warnings.map((text) => ({ project: null, text }));
 }
 
 // ---- rollback ----
@@ -203,7 +234,10 @@ export async function restoreVersion(
     restoredFrom: input.version,
   });
   const shipped = await shipVersion(db, settings, { ...input, version, digest, files });
-  return { version, warnings: [`INFO: version ${version} restores version ${input.version}`, ...shipped] };
+  return {
+    version,
+    notes: [{ project: null, text: `INFO: version ${version} restores version ${input.version}` }, ...shipped],
+  };
 }
 
 // ---- slave sync ----

@@ -1,6 +1,7 @@
 // D1 tables of the generated HAProxy versions (drizzle schema; drizzle-kit generates migrations/ from every tables.ts).
 import { sql } from "drizzle-orm";
 import { integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { BundleNote, BundleProblem } from "./backend-sections";
 
 /** One generated HAProxy bundle (haproxy.cfg and the four maps); its id is the version number. */
 export const haproxyVersions = sqliteTable("haproxy_versions", {
@@ -23,6 +24,16 @@ export const haproxyVersions = sqliteTable("haproxy_versions", {
   /** Certificate files of the bundle: [{file, name}] (the PEMs stay in `certificates`). */
   certificateFiles: text("certificate_files", { mode: "json" })
     .$type<{ file: string; name: string }[]>()
+    .notNull()
+    .default(sql`'[]'`),
+  /** What the generation wrote without, or left out (GET /projects/{label}/deployment shows a project its own). */
+  problems: text("problems", { mode: "json" })
+    .$type<BundleProblem[]>()
+    .notNull()
+    .default(sql`'[]'`),
+  /** The generation's warnings with the project each is about: a tenant who joins the run is shown its own. */
+  notes: text("notes", { mode: "json" })
+    .$type<BundleNote[]>()
     .notNull()
     .default(sql`'[]'`),
   createdAt: integer("created_at", { mode: "timestamp_ms" })

@@ -5,6 +5,7 @@ import type { Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../errors";
 import { combinedPem } from "../pki/selection";
 import { certificates } from "../pki/tables";
+import type { BundleNote, BundleProblem } from "./backend-sections";
 import { haproxyVersionFiles, haproxyVersions } from "./tables";
 
 type VersionRow = typeof haproxyVersions.$inferSelect;
@@ -28,6 +29,8 @@ export async function storeVersion(
     files: Record<string, string>;
     certificateFiles: { file: string; name: string }[];
     now: Date;
+    problems?: BundleProblem[];
+    notes?: BundleNote[];
     /** The stored version this one re-ships (POST /admin/haproxy/versions/{version}/activate). */
     restoredFrom?: number;
   },
@@ -41,6 +44,8 @@ export async function storeVersion(
       jobRunId: input.jobRunId,
       restoredFrom: input.restoredFrom ?? null,
       certificateFiles: input.certificateFiles,
+      problems: input.problems ?? [],
+      notes: input.notes ?? [],
       createdAt: input.now,
     }),
     ...Object.entries(input.files).map(([name, content]) =>
@@ -109,6 +114,30 @@ export async function activeVersionDigest(db: Database): Promise<VersionInForce 
     .orderBy(desc(haproxyVersions.id))
     .limit(1);
   return row ?? null;
+}
+
+/** The notes of the version a gensynchaprx run made, unless it was rejected; undefined when it made none. */
+export async function notesOfRun(db: Database, runId: number) {
+  const [row] = await db
+    .select({ notes: haproxyVersions.notes })
+    .from(haproxyVersions)
+    .where(and(eq(haproxyVersions.jobRunId, runId), ne(haproxyVersions.status, "rejected")))
+    .limit(1);
+  return row?.notes;
+}
+
+/** The version in force and what it wrote without, or left out, of one project's backends. */
+export async function deploymentOf(db: Database, projectLabel: string) {
+  const [row] = await db
+    .select({ version: haproxyVersions.id, problems: haproxyVersions.problems })
+    .from(haproxyVersions)
+    .where(eq(haproxyVersions.status, "active"))
+    .orderBy(desc(haproxyVersions.id))
+    .limit(1);
+  return {
+    version: row?.version ?? null,
+    problems: (row?.problems ?? []).filter((problem) => problem.project === projectLabel),
+  };
 }
 
 /** Whether a stored version has this number (its row only, not its files). */

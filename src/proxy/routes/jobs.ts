@@ -15,8 +15,9 @@ import {
   getProxyJob,
   listProxyJobs,
   MAINTENANCE_LOCK,
-  runGenSyncFromApi,
+  runGenSyncForCaller,
   sshProxyJob,
+  warningsFor,
   startDetachedJob,
 } from "../jobs";
 import { deleteProvidedCertificate, listCertificates, putProvidedCertificate } from "../pki/certificates";
@@ -263,9 +264,10 @@ const certificateName = (name: string) => {
 
 export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, genSyncRoute, async (c) => {
-    const { runId, warnings } = await runGenSyncFromApi(c.env, { caller: c.get("caller"), now: new Date() });
-    await recordJobStart(c, runId, { kind: genSyncJob.kind, runId });
-    return jsonResponse(c, warnings);
+    const caller = c.get("caller");
+    const { runId, notes, joined } = await runGenSyncForCaller(c.env, { caller, now: new Date() });
+    await recordJobStart(c, runId, { kind: genSyncJob.kind, runId, ...(joined && { joined }) });
+    return jsonResponse(c, warningsFor(caller, notes));
   });
   register(app, writeSshProxyRoute, async (c) => {
     const runId = await startDetachedJob(c.env, {

@@ -6,7 +6,8 @@ import { listProjectLabels, loadProjectState, resolveProject } from "../installa
 import { requireBasicAuth, type ProxyEnv } from "./auth";
 import { jsonResponse } from "./json";
 import { basicAuth, json, labelParams, pick } from "./openapi";
-import { ListOfProjects, Project } from "./schemas";
+import { ListOfProjects, Project, ProjectDeployment } from "./schemas";
+import { deploymentOf } from "../haproxy/versions";
 
 const listRoute = createRoute({
   method: "get",
@@ -44,6 +45,21 @@ const getRoute = createRoute({
   },
 });
 
+const deploymentRoute = createRoute({
+  method: "get",
+  path: "/projects/{projectLabel}/deployment",
+  operationId: "getProjectDeployment",
+  tags: ["projects"],
+  summary: "What the HAProxy version in force wrote without, or left out, of the project's backends, and why",
+  description:
+    "A backend the load balancer's `haproxy -c` refused is left out of the configuration (its domains answer 503) " +
+    "while every other backend deploys; this is where its project reads that, with HAProxy's reason.",
+  security: basicAuth,
+  middleware: [requireBasicAuth],
+  request: { params: labelParams("projectLabel") },
+  responses: { 200: json(ProjectDeployment, "the version in force and this project's problems"), ...pick(401, 404) },
+});
+
 export function registerProjectRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, listRoute, async (c) => jsonResponse(c, await listProjectLabels(database(c.env.DB), c.get("caller"))));
   register(app, getRoute, async (c) => {
@@ -52,5 +68,10 @@ export function registerProjectRoutes(app: OpenAPIHono<ProxyEnv>): void {
     const { tree, etag } = await loadProjectState(db, project);
     c.header("ETag", etag);
     return jsonResponse(c, tree);
+  });
+  register(app, deploymentRoute, async (c) => {
+    const db = database(c.env.DB);
+    const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+    return jsonResponse(c, await deploymentOf(db, project.label), 200, { keepNulls: true });
   });
 }

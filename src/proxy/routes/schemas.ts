@@ -256,10 +256,25 @@ export const HaproxyProblem = z
   .object({
     project: z.string(),
     backend: z.string().openapi({ description: "the backend's label" }),
-    kind: z.enum(["params", "server-params", "server-address", "certificate"]),
+    kind: z.enum(["params", "server-params", "server-address", "certificate", "excluded"]).openapi({
+      description:
+        "params: the backend's params were left out; server-params: a server's params were; server-address: a " +
+        "server was left out for its address; certificate: a domain is served over http only, no certificate " +
+        "covering it; excluded: the load balancer's `haproxy -c` refused the backend's section, so the backend was " +
+        "left out and its domains answer 503 (the message quotes HAProxy's reason)",
+    }),
     message: z.string(),
   })
   .openapi("HaproxyProblem");
+
+export const ProjectDeployment = z
+  .object({
+    version: z.number().int().nullable().openapi({ description: "the HAProxy version in force; null when none is" }),
+    problems: z.array(HaproxyProblem).openapi({
+      description: "what that version wrote without, or left out, of this project's backends",
+    }),
+  })
+  .openapi("ProjectDeployment");
 
 export const HaproxyPreview = z
   .object({

@@ -249,6 +249,8 @@ describe("the generated files", () => {
         "    bind [::]:80 v4v6",
         "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower",
         "    acl acme_challenge path_beg /.well-known/acme-challenge/",
+        // A client's own X-Forwarded-Proto never reaches a server on plain http either.
+        "    http-request set-header X-Forwarded-Proto http",
         "    acl has_certificate var(txn.host),map(domain2cert.map) -m found",
         "    http-request redirect location https://%[var(txn.host)]%[pathq] code 301 if !acme_challenge has_certificate",
         "    http-request set-var(txn.backend) var(txn.host),map(domain2backend.map,bk_default)",

@@ -66,7 +66,9 @@ function fakeAgents(answer: (call: AgentCall) => Response | Promise<Response>) {
   return calls;
 }
 
-const applied = () => Response.json({ outcome: "applied", version: 1 });
+/** An agent that accepts every check (POST /v1/check) and applies every push. */
+const applied = (call: AgentCall) =>
+  Response.json(call.url.endsWith("/v1/check") ? { valid: true } : { outcome: "applied", version: 1 });
 
 /** What an agent answers to GET /v1/status. */
 const agentState = (state: Partial<Record<string, unknown>>) =>

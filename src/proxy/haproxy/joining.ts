@@ -1,0 +1,75 @@
+// When a tenant's gensynchaprx starts a run, and when it joins one: tenants share the load balancers, so their calls
+// are debounced (PROXY_GENERATION_DEBOUNCE) to at most one generation per window, and a call never misses a change
+// its caller made before calling. Pure: it decides from the latest run and the clock.
+
+/** The latest gensynchaprx run that started, as the decision needs it. */
+export interface StartedRun {
+  id: number;
+  state: "queued" | "running" | "succeeded" | "failed";
+  startedAt: number;
+  /** A rollback re-ships a stored version: it never carries anybody's latest changes. */
+  restore: boolean;
+}
+
+export type JoinDecision =
+  /** The run started after the call arrived, so it read every change made before the call: its outcome is the call's. */
+  | { kind: "join"; runId: number }
+  /** Look again after this many milliseconds: the last run started less than a window ago. */
+  | { kind: "wait"; ms: number }
+  /**
+   * Start a run now. While one is going its lock refuses, and the caller looks again after POLL_MS; a run whose
+   * holder died holds no lock, so a call never waits on it.
+   */
+  | { kind: "run" };
+
+/** How often a call looks again when the lock refused it. */
+export const POLL_MS = 500;
+
+export function joinDecision(input: {
+  arrivedAt: number;
+  now: number;
+  debounceMs: number;
+  last: StartedRun | undefined;
+}): JoinDecision {
+  const { arrivedAt, now, debounceMs, last } = input;
+  const ended = last?.state === "succeeded" || last?.state === "failed";
+  if (!last || !ended) return { kind: "run" };
+  if (last.startedAt >= arrivedAt && !last.restore) return { kind: "join", runId: last.id };
+  const windowEnds = last.startedAt + debounceMs;
+  return windowEnds > now ? { kind: "wait", ms: windowEnds - now } : { kind: "run" };
+}
+
+/** What the loop needs from the jobs: the latest started run, starting one, and the outcome of one joined. */
+export interface JoinPorts<T> {
+  latestStartedRun(): Promise<StartedRun | undefined>;
+  /** Starts a run under the lock; rejects with `busy` true when the lock is held. */
+  run(): Promise<T>;
+  joined(runId: number): Promise<T>;
+  isBusy(error: unknown): boolean;
+  sleep(ms: number): Promise<void>;
+  now(): number;
+}
+
+/**
+ * A tenant's call: joins the first run that starts after it arrived, waiting out the debounce window and any run in
+ * progress, until `deadlineMs` after arrival; past it the lock's refusal (423) is the answer, as without debouncing.
+ */
+export async function joinOrRun<T>(ports: JoinPorts<T>, input: { debounceMs: number; deadlineMs: number }): Promise<T> {
+  const arrivedAt = ports.now();
+  for (;;) {
+    const last = await ports.latestStartedRun();
+    const decision = joinDecision({ arrivedAt, now: ports.now(), debounceMs: input.debounceMs, last });
+    if (decision.kind === "join") return ports.joined(decision.runId);
+    const left = arrivedAt + input.deadlineMs - ports.now();
+    if (decision.kind === "wait" && decision.ms < left) {
+      await ports.sleep(decision.ms);
+      continue;
+    }
+    try {
+      return await ports.run();
+    } catch (error) {
+      if (!ports.isBusy(error) || left <= POLL_MS) throw error;
+      await ports.sleep(POLL_MS);
+    }
+  }
+}

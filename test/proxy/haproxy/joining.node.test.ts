@@ -1,0 +1,137 @@
+// Debouncing tenants' gensynchaprx (pure, plain Node): when a call joins a run, waits or runs, and the loop that
+// follows those decisions against a simulated clock and lock.
+import { describe, expect, it } from "vitest";
+import { joinDecision, joinOrRun, POLL_MS, type StartedRun } from "../../../src/proxy/haproxy/joining";
+
+const run = (fields: Partial<StartedRun>): StartedRun => ({
+  id: 7,
+  state: "succeeded",
+  startedAt: 1_000,
+  restore: false,
+  ...fields,
+});
+
+describe("joinDecision", () => {
+  const at = { arrivedAt: 5_000, now: 5_000, debounceMs: 3_000 };
+
+  it("runs when no run ever started, or the last started a window ago or more", () => {
+    expect(joinDecision({ ...at, last: undefined })).toEqual({ kind: "run" });
+    expect(joinDecision({ ...at, last: run({ startedAt: 2_000 }) })).toEqual({ kind: "run" });
+    expect(joinDecision({ ...at, last: run({ startedAt: 1_000, state: "failed" }) })).toEqual({ kind: "run" });
+  });
+
+  it("waits out the window of a run that started less than a window before", () => {
+    expect(joinDecision({ ...at, last: run({ startedAt: 2_500 }) })).toEqual({ kind: "wait", ms: 500 });
+    expect(joinDecision({ ...at, now: 5_400, last: run({ startedAt: 4_999 }) })).toEqual({ kind: "wait", ms: 2_599 });
+  });
+
+  it("joins an ended run that started when or after the call arrived, whatever its outcome", () => {
+    expect(joinDecision({ ...at, now: 9_000, last: run({ startedAt: 5_000 }) })).toEqual({ kind: "join", runId: 7 });
+    expect(joinDecision({ ...at, now: 9_000, last: run({ startedAt: 6_000, state: "failed" }) })).toEqual({
+      kind: "join",
+      runId: 7,
+    });
+  });
+
+  it("never joins a rollback: it re-ships a stored version, not the caller's changes", () => {
+    expect(joinDecision({ ...at, now: 8_000, last: run({ startedAt: 6_000, restore: true }) })).toEqual({
+      kind: "wait",
+      ms: 1_000,
+    });
+    expect(joinDecision({ ...at, now: 9_500, last: run({ startedAt: 6_000, restore: true }) })).toEqual({
+      kind: "run",
+    });
+  });
+
+  it("tries to run while a run is going (its lock answers), whenever it started", () => {
+    for (const state of ["running", "queued"] as const) {
+      expect(joinDecision({ ...at, last: run({ startedAt: 4_900, state }) })).toEqual({ kind: "run" });
+      expect(joinDecision({ ...at, last: run({ startedAt: 5_100, state }) })).toEqual({ kind: "run" });
+    }
+  });
+});
+
+/** A simulated installation: a clock, one lock, and runs that take `runMs`. */
+function simulation(runMs: number) {
+  let clock = 0;
+  const runs: { id: number; startedAt: number; endsAt: number }[] = [];
+  let busyUntil = -1;
+  const latest = () => runs.at(-1);
+  const ports = (who: string, log: string[]) => ({
+    latestStartedRun: async () => {
+      const last = latest();
+      return (
+        last && run({ id: last.id, startedAt: last.startedAt, state: clock < last.endsAt ? "running" : "succeeded" })
+      );
+    },
+    run: async () => {
+      if (clock < busyUntil) throw new Error("locked");
+      const id = runs.length + 1;
+      runs.push({ id, startedAt: clock, endsAt: clock + runMs });
+      busyUntil = clock + runMs;
+      log.push(`${who} ran ${id}`);
+      clock += runMs;
+      return id;
+    },
+    joined: async (runId: number) => {
+      log.push(`${who} joined ${runId}`);
+      return runId;
+    },
+    isBusy: (error: unknown) => error instanceof Error && error.message === "locked",
+    sleep: async (ms: number) => {
+      log.push(`${who} slept ${ms}`);
+      clock += ms;
+    },
+    now: () => clock,
+  });
+  return {
+    ports,
+    runs,
+    at: (time: number) => {
+      clock = time;
+    },
+  };
+}
+
+describe("joinOrRun", () => {
+  it("a call right after a run waits out the window, then runs once", async () => {
+    const sim = simulation(200);
+    const log: string[] = [];
+    await sim.ports("a", log).run();
+    sim.at(1_000);
+    expect(await joinOrRun(sim.ports("b", log), { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(2);
+    expect(log).toEqual(["a ran 1", "b slept 2000", "b ran 2"]);
+    expect(sim.runs.map((r) => r.startedAt)).toEqual([0, 3_000]);
+  });
+
+  it("a call that arrives while a later run is going joins it when it ends", async () => {
+    const sim = simulation(2_000);
+    const log: string[] = [];
+    sim.at(100);
+    await sim.ports("a", log).run();
+    // b arrives at 50, before a's run starts at 100 and ends at 2,100: the lock refuses b until then.
+    sim.at(50);
+    expect(await joinOrRun(sim.ports("b", log), { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(1);
+    expect(log).toEqual(["a ran 1", ...Array(5).fill("b slept 500"), "b joined 1"]);
+  });
+
+  it("past its deadline, the lock's refusal is the answer", async () => {
+    const sim = simulation(100_000);
+    const log: string[] = [];
+    await sim.ports("a", log).run();
+    sim.at(10);
+    await expect(joinOrRun(sim.ports("b", log), { debounceMs: 1_000, deadlineMs: 5_000 })).rejects.toThrow("locked");
+    expect(log).toEqual(["a ran 1", ...Array(9).fill("b slept 500")]);
+  });
+
+  it("looks again every POLL_MS while the lock refuses, and runs once a run that started before it ends", async () => {
+    const sim = simulation(1_200);
+    const log: string[] = [];
+    await sim.ports("a", log).run();
+    // b arrives at 10, after a's run started at 0: it waits for the run to end, and no window applies.
+    sim.at(10);
+    expect(await joinOrRun(sim.ports("b", log), { debounceMs: 0, deadlineMs: 60_000 })).toBe(2);
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 500", "b slept 500", "b ran 2"]);
+    expect(POLL_MS).toBe(500);
+  });
+});

@@ -1,0 +1,98 @@
+// Debounced gensynchaprx (PROXY_GENERATION_DEBOUNCE): tenants' calls close together share one run, a call never
+// joins a run that started before it, the administrator runs at once, and 0 keeps the old behaviour.
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { getJobRun } from "../../src/jobs/history";
+import { CONFIG_LOCK } from "../../src/proxy/jobs";
+import { as, createApiUser, createBackend, createContainer, createHost, createProject, expectJson } from "./fixtures";
+import { applied, callWith, db, fakeAgents, agentEnv, locks, withVars } from "./job-env";
+
+const WINDOW_MS = 1_500;
+const debounced = (vars: Record<string, string> = {}) =>
+  agentEnv({ PROXY_GENERATION_DEBOUNCE: `${WINDOW_MS}ms`, ...vars });
+
+let tenant: string;
+beforeAll(async () => {
+  await createProject("debounce");
+  await createHost("node1.debounce.example", "2001:db8:de::1");
+  const web = await createContainer("debounce", {
+    label: "web",
+    hostname: "node1.debounce.example",
+    ipv6: "2001:db8:de::10",
+  });
+  await createBackend("debounce", {
+    label: "site",
+    backendContainers: [{ containerId: web }],
+    domainForwardings: [{ domainName: "www.debounce.example" }],
+  });
+  tenant = await createApiUser("debouncer", ["debounce"]);
+});
+
+beforeEach(() => {
+  vi.spyOn(console, "error").mockImplementation(() => {});
+});
+afterEach(() => vi.restoreAllMocks());
+
+const startedAt = async (response: Response) =>
+  (await getJobRun(db(), Number(response.headers.get("X-Job-Id"))))!.startedAt!.getTime();
+
+describe("a tenant's gensynchaprx", () => {
+  it("waits out the window after the last run, then runs once, after every change it made", async () => {
+    const { calls } = fakeAgents(applied);
+    const first = await callWith(debounced(), "/admin/gensynchaprx");
+    await expectJson(first, 200);
+    const balance = `balance ${calls.at(-1)!.body.files["haproxy.cfg"].includes("balance source") ? "first" : "source"}`;
+    await expectJson(as(tenant, "/backends/debounce", "POST", { label: "site", params: balance }), 200);
+    const second = await callWith(debounced(), "/admin/gensynchaprx", tenant);
+    await expectJson(second, 200);
+    expect(calls.at(-1)!.body.files["haproxy.cfg"]).toContain(`\n    ${balance}\n`);
+    expect(Number(second.headers.get("X-Job-Id"))).toBeGreaterThan(Number(first.headers.get("X-Job-Id")));
+    expect((await startedAt(second)) - (await startedAt(first))).toBeGreaterThanOrEqual(WINDOW_MS);
+  });
+
+  it("shares one run among calls made in the same window, each answered with it", async () => {
+    const { calls } = fakeAgents(applied);
+    await expectJson(callWith(debounced(), "/admin/gensynchaprx"), 200);
+    const before = calls.length;
+    const answers = await Promise.all([1, 2, 3].map(() => callWith(debounced(), "/admin/gensynchaprx", tenant)));
+    const runIds = answers.map((answer) => answer.headers.get("X-Job-Id"));
+    for (const answer of answers) expect(await expectJson(answer, 200)).toEqual([]);
+    expect(new Set(runIds).size).toBe(1);
+    expect(calls.length - before).toBe(1);
+  });
+
+  it("answers with the failure of the run it joined, naming the run and not the cause", async () => {
+    fakeAgents(applied);
+    await expectJson(callWith(debounced(), "/admin/gensynchaprx"), 200);
+    vi.restoreAllMocks();
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    fakeAgents(() => Response.json({ error: "reload failed (exit 1): secret detail" }, { status: 500 }));
+    const answers = await Promise.all([1, 2].map(() => callWith(debounced(), "/admin/gensynchaprx", tenant)));
+    const runId = Number(answers[0].headers.get("X-Job-Id"));
+    expect(Number(answers[1].headers.get("X-Job-Id"))).toBe(runId);
+    const bodies = await Promise.all(answers.map((answer) => expectJson(answer, 500)));
+    const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
+    expect(bodies.map((body) => body.payload).sort()).toEqual([
+      `Unable to reload and sync of HAProxy: the load balancer refused the configuration ${where}. The previous configuration is still active.`,
+      `Unable to reload and sync of HAProxy: the run this call joined failed ${where}`,
+    ]);
+  });
+
+  it("the administrator's call runs at once, whatever the window", async () => {
+    fakeAgents(applied);
+    const first = await callWith(debounced(), "/admin/gensynchaprx");
+    await expectJson(first, 200);
+    const second = await callWith(debounced(), "/admin/gensynchaprx");
+    await expectJson(second, 200);
+    expect((await startedAt(second)) - (await startedAt(first))).toBeLessThan(WINDOW_MS);
+  });
+
+  it("with PROXY_GENERATION_DEBOUNCE 0, answers 423 at once while another run holds the lock", async () => {
+    await locks().acquire(CONFIG_LOCK, { holder: "someone", kind: "gensynchaprx", ttlMs: 60_000 });
+    try {
+      const answer = await expectJson(callWith(withVars(), "/admin/gensynchaprx", tenant), 423);
+      expect(answer.payload).toMatch(/^Job is already running \(gensynchaprx since /);
+    } finally {
+      await locks().release(CONFIG_LOCK, "someone");
+    }
+  });
+});
