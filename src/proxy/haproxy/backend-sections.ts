@@ -218,6 +218,10 @@ function backendParams(
 
 type Reference = Installation["backendContainers"][number];
 
+/** A server line of a backend section, its vetted params last. */
+export const serverLine = (name: string, address: string, port: number, params: string) =>
+  `    server ${name} [${address}]:${port}${params ? ` ${params}` : ""}`;
+
 /** Renders one container reference as a server line (or none, when its address may not be connected to). */
 function serverLines(
   installation: Installation,
@@ -252,7 +256,6 @@ function serverLines(
         `${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`,
       );
     }
-    const params = vetted.ok ? vetted.value : "";
-    return [`    server ${name} [${address.value}]:${backend.port}${params ? ` ${params}` : ""}`];
+    return [serverLine(name, address.value, backend.port, vetted.ok ? vetted.value : "")];
   };
 }

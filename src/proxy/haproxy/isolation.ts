@@ -19,37 +19,50 @@ const OF_PROXY = /^(?:config\s*:\s*)?(?:backend|Proxy|proxy)\s+'([^']+)'\s*:?\s*
 /** `'server name/server' : message`: a server line's post-parse check. */
 const OF_SERVER = /^(?:config\s*:\s*)?'server ([^/']+)\/[^']*'\s*:?\s*(.*)$/;
 
+/** What one ALERT line says: the haproxy.cfg line or the proxy it is about (HAProxy's own prefix), and the rest. */
+export interface Alert {
+  line?: number;
+  proxy?: string;
+  message: string;
+}
+
+/** Reads an ALERT line; undefined for HAProxy's closing lines, which name nothing. */
+export function readAlert(alert: string): Alert | undefined {
+  if (SUMMARY.test(alert)) return undefined;
+  const atLine = AT_LINE.exec(alert);
+  if (atLine) return { line: Number(atLine[1]), message: atLine[2] };
+  const named = OF_PROXY.exec(alert) ?? OF_SERVER.exec(alert);
+  return named ? { proxy: named[1], message: named[2] } : { message: alert };
+}
+
 /**
- * The section an ALERT line names, by haproxy.cfg line number first (what HAProxy prints there cannot be written by
- * a tenant), else by the proxy name HAProxy puts at the start of the message. Tenant text quoted later in a message
+ * The section an ALERT names, by haproxy.cfg line number first (what HAProxy prints there cannot be written by a
+ * tenant), else by the proxy name HAProxy puts at the start of the message. Tenant text quoted later in a message
  * never decides: a tenant cannot have another tenant's backend blamed by quoting its name.
  */
-function sectionOf(alert: string, sections: readonly SectionPlace[], byName: Map<string, SectionPlace>) {
-  const atLine = AT_LINE.exec(alert);
-  if (atLine) {
-    const line = Number(atLine[1]);
-    const section = sections.find((place) => place.firstLine <= line && line <= place.lastLine);
-    return section && { section, message: atLine[2] };
+function sectionOf(alert: Alert, sections: readonly SectionPlace[], byName: Map<string, SectionPlace>) {
+  if (alert.line !== undefined) {
+    const line = alert.line;
+    return sections.find((place) => place.firstLine <= line && line <= place.lastLine);
   }
-  const named = OF_PROXY.exec(alert) ?? OF_SERVER.exec(alert);
-  const section = named && byName.get(named[1]);
-  return section && { section, message: named[2] };
+  return alert.proxy === undefined ? undefined : byName.get(alert.proxy);
 }
 
 /** Sorts the ALERT lines of a refusal into blamed tenant backends and lines that name no tenant backend. */
 export function attributeAlerts(alerts: readonly string[], sections: readonly SectionPlace[]): Attribution {
   const byName = new Map(sections.map((place) => [place.fqLabel, place]));
   const attribution: Attribution = { backends: new Map(), unattributed: [] };
-  for (const alert of alerts) {
-    if (SUMMARY.test(alert)) continue;
-    const found = sectionOf(alert, sections, byName);
-    if (!found) {
-      attribution.unattributed.push(alert);
+  for (const text of alerts) {
+    const alert = readAlert(text);
+    if (!alert) continue;
+    const section = sectionOf(alert, sections, byName);
+    if (!section) {
+      attribution.unattributed.push(text);
       continue;
     }
-    const messages = attribution.backends.get(found.section.backendId);
-    if (messages) messages.push(found.message);
-    else attribution.backends.set(found.section.backendId, [found.message]);
+    const messages = attribution.backends.get(section.backendId);
+    if (messages) messages.push(alert.message);
+    else attribution.backends.set(section.backendId, [alert.message]);
   }
   return attribution;
 }

@@ -16,6 +16,7 @@ import {
 } from "./bulk";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import { CannotProcess, invalidBackend } from "../errors";
+import { checkChangedParams, type ParamsCheck } from "./backend-check";
 import { describeProblem, vetBackendParams, vetServerParams } from "./params/index";
 import type { BackendRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";
@@ -28,6 +29,8 @@ type Reference = { containerId: number; params: string | null };
 export interface BackendOptions {
   /** HAPROXY_PARAMS_EXTRA_DIRECTIVES: directives backend params may use besides the built-in allow-list. */
   extraDirectives: readonly string[];
+  /** The real HAProxy's check of changed params, where an agent is configured (backend-check.ts). */
+  checkParams?: ParamsCheck;
 }
 
 export async function resolveBackend(db: Database, project: ProjectRow, label: string): Promise<BackendRow> {
@@ -162,7 +165,7 @@ export async function upsertBackend(
   input: BackendInput,
   options: BackendOptions,
   control: WriteControl = {},
-): Promise<{ id: number; etag: string }> {
+): Promise<{ id: number; etag: string; warnings: string[] }> {
   checkParams(input, options);
   const [existing] = await db
     .select()
@@ -171,6 +174,9 @@ export async function upsertBackend(
     .limit(1);
   await checkDomainForwardings(db, input, existing);
   await checkBackendContainers(db, project, input);
+  const warnings = options.checkParams
+    ? await checkChangedParams(db, { project, input, existing }, options.checkParams)
+    : [];
   const wantedDomains = input.domainForwardings?.map(domainFields);
   const wantedReferences = input.backendContainers?.map((r) => ({
     containerId: r.containerId,
@@ -207,7 +213,7 @@ export async function upsertBackend(
       changes: [{ projectLabel: project.label, summary }],
     });
     const id = rows ? (rows[0][0].id as number) : await nextId(db, "backends");
-    return { id, etag: etags.get(project.id)! };
+    return { id, etag: etags.get(project.id)!, warnings };
   }
 
   const [currentDomains, currentReferences] = await db.batch([
@@ -250,7 +256,7 @@ export async function upsertBackend(
     statements,
     changes: [{ projectLabel: project.label, summary }],
   });
-  return { id: existing.id, etag: etags.get(project.id)! };
+  return { id: existing.id, etag: etags.get(project.id)!, warnings };
 }
 
 /** Makes `backend` use the containers (with their params) of `target`, for blue/green switches. */

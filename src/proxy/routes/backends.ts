@@ -5,6 +5,7 @@ import { register } from "../../shared/http/openapi";
 import { resolveBackend, setContainersOf, upsertBackend } from "../installation/backends";
 import { BackendInput } from "../installation/inputs";
 import { resolveProject } from "../installation/projects";
+import { haproxyParamsCheck } from "../haproxy/params-check";
 import { proxySettings } from "../settings";
 import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
@@ -18,6 +19,12 @@ const upsertRoute = createRoute({
   operationId: "upsertBackend",
   tags: ["backends"],
   summary: "Creates a backend or updates the one with the same label in the project",
+  description:
+    "Backend and server params are vetted against an allow-list (400 naming the line and the reason). Where an " +
+    "agent is configured (HAPROXY_AGENT_URL), params that differ from what is stored are then checked by the master " +
+    "load balancer's `haproxy -c` on a minimal configuration holding this backend: a refusal answers 400 " +
+    "`<field>: HAProxy refused it: <HAProxy's reason>` and stores nothing; an agent that cannot answer lets the write " +
+    "through on the vetting alone, with a warning.",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
   request: {
@@ -59,10 +66,14 @@ export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
       const db = database(c.env.DB);
       const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-      const extraDirectives = proxySettings(c.env).HAPROXY_PARAMS_EXTRA_DIRECTIVES;
-      const { id, etag } = await upsertBackend(db, project, c.req.valid("json"), { extraDirectives }, control);
+      const settings = proxySettings(c.env);
+      const options = {
+        extraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
+        checkParams: haproxyParamsCheck(settings),
+      };
+      const { id, etag, warnings } = await upsertBackend(db, project, c.req.valid("json"), options, control);
       c.header("ETag", etag);
-      return jsonResponse(c, serviceResult({ key: "backendId", value: id }));
+      return jsonResponse(c, serviceResult({ key: "backendId", value: id }, warnings));
     },
     withBodyLimit,
   );
