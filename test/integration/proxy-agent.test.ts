@@ -149,6 +149,14 @@ describe("haproxy-agent", () => {
     expect(broken.status).toBe(422);
     expect(broken.body.error).toMatch(/^haproxy -c failed \(exit 1\): \[ALERT\].*unknown keyword 'no-such-keyword'/s);
     expect(broken.body.error).not.toContain("[NOTICE]");
+    // haproxy's ALERT lines, whatever the length of its output: the control plane traces them to backends.
+    expect(broken.body.alerts).toEqual([
+      expect.stringMatching(
+        /^config : parsing \[\/.*\/\.staging-2-[0-9a-f]{8}\/haproxy\.cfg:16\] : unknown keyword 'no-such-keyword' in 'backend' section$/,
+      ),
+      expect.stringMatching(/^config : Error\(s\) found in configuration file : \/.*\/haproxy\.cfg$/),
+      "config : Fatal errors found in configuration.",
+    ]);
     expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("live"));
     expect(agent.reloads()).toBe(1);
   });
@@ -198,6 +206,10 @@ describe("haproxy-agent", () => {
     expect(broken.status).toBe(200);
     expect(broken.body.valid).toBe(false);
     expect(broken.body.error).toMatch(/^haproxy -c failed \(exit 1\): \[ALERT\].*unknown keyword 'nope'/s);
+    expect((broken.body.alerts as string[])[0]).toMatch(
+      /^config : parsing \[\/.*\/\.check-[0-9a-f]{8}\/haproxy\.cfg:16\] : unknown keyword 'nope' in 'backend' section$/,
+    );
+    expect(broken.body.alerts).toHaveLength(3);
     // Nothing applied, nothing reloaded, no scratch directory left behind.
     expect(readFileSync(path.join(agent.dir, "haproxy.cfg"), "utf8")).toBe(CONFIG("live"));
     expect(agent.reloads()).toBe(1);

@@ -34,7 +34,7 @@ import {
   viaHaproxy,
   type Agent,
 } from "./proxy-helpers";
-import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort, requireBinary, startWranglerDev, wranglerSync, type DevServer } from "../support/servers.mjs";
 
 const METRICS_TOKEN = "integration-metrics-token";
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
@@ -280,33 +280,18 @@ describe("gensynchaprx with a real haproxy", () => {
     });
   });
 
-  it("keeps the old configuration serving when haproxy refuses the new one, and the API answers 500", async () => {
-    expect(
-      (await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" })).status,
-    ).toBe(200);
-    const response = await api(server.url, "/admin/gensynchaprx");
-    expect(response.status).toBe(500);
-    expect(response.body.success).toBe(false);
-    expect(response.body.payload).toMatch(
-      new RegExp(
-        `^Unable to reload and sync of HAProxy: agent ${master.url} refused version ${firstVersion + 1} \\(HTTP 422\\): haproxy -c failed \\(exit 1\\): `,
-      ),
-    );
-    expect(response.body.payload).toContain("unknown keyword 'bogus-directive' in 'backend' section");
-    expect(response.body.payload).toMatch(/The previous configuration is still active\.$/);
-
-    expect((await api(server.url, "/admin/haproxy")).body.version).toBe(firstVersion);
-    expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({
-      version: firstVersion + 1,
-      status: "rejected",
+  it("refuses at write time params the master's haproxy -c refuses, with HAProxy's reason; nothing is stored", async () => {
+    const before = (await api(server.url, "/projects/e2e")).body;
+    const response = await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" });
+    expect(response).toMatchObject({
+      status: 400,
+      body: {
+        success: false,
+        payload: "params: HAProxy refused it: unknown keyword 'bogus-directive' in 'backend' section",
+      },
     });
-    expect(readFileSync(path.join(master.configDir, "haproxy.cfg"), "utf8")).not.toContain("bogus-directive");
+    expect((await api(server.url, "/projects/e2e")).body).toEqual(before);
     expect(await viaHaproxy(httpPort, "api.e2e.example", "/still")).toMatchObject({ status: 200, body: "api1 /still" });
-
-    // Fixed, the next generation applies again.
-    expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "" })).status).toBe(200);
-    expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
-    expect((await api(server.url, "/admin/haproxy")).body.version).toBe(firstVersion + 2);
   });
 });
 
@@ -326,15 +311,36 @@ describe("operations against the real agents", () => {
     expect(preview.status).toBe(200);
     expect(preview.body).toMatchObject({ version: before.version, valid: true, validation: null, diff: "" });
 
-    expect(
-      (await api(server.url, "/backends/e2e", "POST", { label: "api", params: "bogus-directive on" })).status,
-    ).toBe(200);
+    // Stored past the API (whose agent check refuses it): the preview shows the backend left out, as gensynchaprx
+    // would ship it, with haproxy's reason.
+    wranglerSync(
+      [
+        "d1",
+        "execute",
+        "DB",
+        "--local",
+        "--persist-to",
+        server.persistTo,
+        "--command",
+        "update backends set params = 'bogus-directive on' where label = 'api'",
+      ],
+      "d1 execute",
+    );
     try {
       const refused = (await api(server.url, "/admin/haproxy/preview")).body;
-      expect(refused.valid).toBe(false);
-      expect(refused.validation).toMatch(/^haproxy -c failed \(exit 1\): /);
-      expect(refused.validation).toContain("unknown keyword 'bogus-directive' in 'backend' section");
-      expect(refused.diff).toContain("\n+    bogus-directive on\n");
+      expect(refused).toMatchObject({ valid: true, validation: null });
+      expect(refused.problems).toEqual([
+        {
+          project: "e2e",
+          backend: "api",
+          kind: "excluded",
+          message: expect.stringMatching(
+            /^backend e2e_\d+_api is left out: the load balancer refused it \(unknown keyword 'bogus-directive' in 'backend' section\); its domains answer 503$/,
+          ),
+        },
+      ]);
+      expect(refused.diff).toContain("\n+backend bk_unavailable\n");
+      expect(refused.diff).not.toContain("bogus-directive");
     } finally {
       expect((await api(server.url, "/backends/e2e", "POST", { label: "api", params: "" })).status).toBe(200);
     }

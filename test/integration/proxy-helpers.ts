@@ -12,15 +12,20 @@ export const root = path.join(import.meta.dirname, "..", "..");
 export const ADMIN_USER = "admin";
 export const ADMIN_PASSWORD = "integration-admin-password";
 export const AGENT_TOKEN = "integration-agent-token";
-const ADMIN_AUTH = `Basic ${Buffer.from(`${ADMIN_USER}:${ADMIN_PASSWORD}`).toString("base64")}`;
+/** An HTTP Basic Authorization header. */
+export const basicAuth = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+const ADMIN_AUTH = basicAuth(ADMIN_USER, ADMIN_PASSWORD);
 
 export const tempDir = (name: string) => mkdtempSync(path.join(tmpdir(), `${name}-`));
 
-/** Calls the Worker's API as the administrator; returns status, headers and the parsed (or raw) body. */
-export async function api(baseUrl: string, pathName: string, method = "GET", body?: unknown) {
+/**
+ * Calls the Worker's API as the administrator (or with `auth`); returns status, headers and the parsed (or raw) body.
+ */
+export async function api(baseUrl: string, pathName: string, method = "GET", body?: unknown, auth = ADMIN_AUTH) {
   const response = await fetch(`${baseUrl}${pathName}`, {
     method,
-    headers: { Authorization: ADMIN_AUTH, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: { Authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -65,10 +70,11 @@ export function viaHaproxy(
   port: number,
   host: string,
   pathName = "/",
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
-      { host: "127.0.0.1", port, path: pathName, headers: { Host: host }, agent: false },
+      { host: "127.0.0.1", port, path: pathName, headers: { ...headers, Host: host }, agent: false },
       (response) => {
         let body = "";
         response.setEncoding("utf8");
@@ -81,13 +87,21 @@ export function viaHaproxy(
   });
 }
 
-/** A backend "container": answers `<name> <path>` on the address (and port, default a free one) given. */
+/**
+ * A backend "container": answers `<name> <path>` on the address (and port, default a free one) given, and, at
+ * /echo-headers, the request's headers as JSON (what HAProxy forwarded).
+ */
 export async function startBackendServer(
   name: string,
   host: string,
   port = 0,
 ): Promise<{ port: number; server: Server }> {
   const server = createHttpServer((request, response) => {
+    if (request.url === "/echo-headers") {
+      response.setHeader("content-type", "application/json");
+      response.end(JSON.stringify(request.headers));
+      return;
+    }
     response.setHeader("content-type", "text/plain");
     response.end(`${name} ${request.url}`);
   });

@@ -27,7 +27,16 @@ export interface CheckConfig {
  * (whatever `_maintenance` says: the lines are what a later generation would write once it is lifted).
  */
 export function checkConfig(draft: BackendDraft, extraDirectives: readonly string[] = []): CheckConfig {
-  const lines = [...HEADER_AND_DEFAULTS, "", `backend ${CHECKED_BACKEND}`];
+  const lines = [
+    ...HEADER_AND_DEFAULTS,
+    "",
+    // haproxy -c refuses a configuration without a listener (exit 2); it binds nothing.
+    "frontend fe_params_check",
+    "    bind 127.0.0.1:65535",
+    `    default_backend ${CHECKED_BACKEND}`,
+    "",
+    `backend ${CHECKED_BACKEND}`,
+  ];
   const firstLine = lines.length;
   const fields = new Map<number, string>();
   const vetted = vetBackendParams(draft.params, extraDirectives);
