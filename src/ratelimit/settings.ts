@@ -170,6 +170,18 @@ export const limitFields = {
   RATELIMIT_MAX_DESCRIPTOR_ENTRIES: envInteger(DEFAULT_LIMITS.RATELIMIT_MAX_DESCRIPTOR_ENTRIES, 1).describe(oneLine`
     Most entries in one descriptor, refused like too many descriptors. An entry matches one nested level of the
     configuration and adds to the cache key.`),
+  RATELIMIT_MAX_VALUE_BYTES: envNumber(DEFAULT_LIMITS.RATELIMIT_MAX_VALUE_BYTES, (s) =>
+    s
+      .int()
+      .min(1)
+      .max(1024 * 1024),
+  ).meta({ kind: "integer" }).describe(oneLine`
+      Largest domain, and largest key or value of a descriptor entry, in UTF-8 bytes, refused like too many
+      descriptors before any counter is touched. The values become counter keys (Durable Object names and rows, Redis
+      keys). The default is above Envoy's default limit on all request headers (max_request_headers_kb, 60 KiB), so no
+      value a default Envoy takes from a request is refused: Envoy lets a request through when the rate limit call
+      fails, unless its failure_mode_deny is set. Lower it only with failure_mode_deny, or for descriptors that carry
+      no request data.`),
   RATELIMIT_MAX_NESTING_DEPTH: envInteger(DEFAULT_LIMITS.RATELIMIT_MAX_NESTING_DEPTH, 1).describe(oneLine`
     Most JSON objects and arrays, or YAML maps and sequences, nested inside one another: in /json bodies, PUT
     /rlconfig/files bodies and each YAML file (aliases expanded), checked before a parser would recurse. A
@@ -276,6 +288,7 @@ export const requestLimits = (settings: RateLimitSettings): RequestLimits => ({
   descriptors: limit(settings, "RATELIMIT_MAX_DESCRIPTORS"),
   entries: limit(settings, "RATELIMIT_MAX_DESCRIPTOR_ENTRIES"),
   depth: limit(settings, "RATELIMIT_MAX_NESTING_DEPTH"),
+  valueBytes: limit(settings, "RATELIMIT_MAX_VALUE_BYTES"),
 });
 
 /** The limits of one configuration set, with the settings that hold them. */

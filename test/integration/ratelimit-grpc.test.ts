@@ -225,6 +225,25 @@ describe("ShouldRateLimit through the gateway", () => {
       details: "the request has 10000 descriptors, more than 64 (the limit set by RATELIMIT_MAX_DESCRIPTORS)",
     });
   });
+
+  it("refuses a 200 KB value with INVALID_ARGUMENT naming RATELIMIT_MAX_VALUE_BYTES, counting nothing", async () => {
+    const client = track(rateLimitClient(plain.target));
+    const id = `padded-${crypto.randomUUID()}`;
+    const descriptors = [descriptor(["client", id]), descriptor(["client", "x".repeat(200_000)])];
+    expect(await client.shouldRateLimit({ domain: "grpc-it", descriptors })).toEqual({
+      ok: false,
+      code: grpc.status.INVALID_ARGUMENT,
+      details:
+        "descriptor 1 entry 0: the value is 200000 bytes long, more than 65536 (the limit set by RATELIMIT_MAX_VALUE_BYTES)",
+    });
+    // The first descriptor was not counted either: its 3 a day are all left.
+    const codes = [];
+    for (let i = 0; i < 4; i++) {
+      const answer = await client.shouldRateLimit({ domain: "grpc-it", descriptors: [descriptor(["client", id])] });
+      codes.push(answer.ok && answer.value.overallCode);
+    }
+    expect(codes).toEqual(["OK", "OK", "OK", "OVER_LIMIT"]);
+  });
 });
 
 const METADATA_CONFIG = `domain: grpc-meta

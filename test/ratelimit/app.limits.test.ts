@@ -2,16 +2,14 @@
 // refused with its exact status and message, touches no counter and stores nothing, and the config in force keeps
 // serving.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Code, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import { createExecutionContext } from "cloudflare:test";
+import { Code } from "@connectrpc/connect";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import worker from "../../src/index";
-import { RateLimitRequestSchema, RateLimitService } from "../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
+import { RateLimitRequestSchema } from "../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 import { rateLimitSettings } from "../../src/ratelimit/settings";
 import { call, callJson } from "../helpers/http";
 import { connectErrorOf, descriptor, installConfig, putConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
+import { callWithEnv, clients, postJson, recordingCounters } from "../helpers/ratelimit-wires";
 
 const CONFIG =
   "domain: limits\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";
@@ -35,53 +33,6 @@ const BOMB = [
   ..."bcdefghij".split("").map((name, i) => `  - &${name} [${Array(9).fill(`*${"abcdefghij"[i]}`).join(",")}]`),
   "",
 ].join("\n");
-
-/** Calls the Worker with extra or changed variables and bindings (settings are parsed per env object). */
-function callWithEnv(vars: Record<string, unknown>, path: string, init: RequestInit = {}) {
-  const request = new Request(`http://example.com${path}`, init);
-  return worker.fetch(request, { ...env, ...vars } as Env, createExecutionContext());
-}
-
-/** POST /json with this body, under `vars`. */
-const postJson = (vars: Record<string, unknown>, body: BodyInit) =>
-  callWithEnv(vars, "/json", { method: "POST", body });
-
-/** A Durable Object namespace in place of RATE_LIMIT_COUNTER that records every counter object asked for. */
-function recordingCounters() {
-  const objects: string[] = [];
-  const binding = {
-    getByName(name: string) {
-      objects.push(name);
-      return {
-        increment: async (items: unknown[]) => items.map(() => 1),
-        read: async (keys: unknown[]) => keys.map(() => 0),
-      };
-    },
-  };
-  return { objects, binding };
-}
-
-/** connect-web clients over the Worker (workerd refuses the browser-only fetch fields), with `vars` applied. */
-function clients(vars: Record<string, unknown>) {
-  const fetch = (async (input: RequestInfo | URL, init: RequestInit = {}) => {
-    const {
-      redirect: _redirect,
-      mode: _mode,
-      credentials: _credentials,
-      ...rest
-    } = init as RequestInit & {
-      mode?: string;
-      credentials?: string;
-    };
-    return worker.fetch(new Request(input, rest), { ...env, ...vars } as Env, createExecutionContext());
-  }) as typeof globalThis.fetch;
-  const options = { baseUrl: "http://example.com", fetch };
-  return {
-    "Connect binary": createClient(RateLimitService, createConnectTransport({ ...options, useBinaryFormat: true })),
-    "Connect JSON": createClient(RateLimitService, createConnectTransport(options)),
-    "gRPC-Web": createClient(RateLimitService, createGrpcWebTransport(options)),
-  };
-}
 
 const storedFiles = async () =>
   (await env.DB.prepare("SELECT name, content FROM ratelimit_config_files ORDER BY name").all()).results;
@@ -112,6 +63,7 @@ describe("the settings", () => {
       RATELIMIT_MAX_REQUEST_BYTES: MiB,
       RATELIMIT_MAX_DESCRIPTORS: 64,
       RATELIMIT_MAX_DESCRIPTOR_ENTRIES: 32,
+      RATELIMIT_MAX_VALUE_BYTES: 64 * 1024,
       RATELIMIT_MAX_NESTING_DEPTH: 100,
       RATELIMIT_CONFIG_MAX_BODY_BYTES: 4 * MiB,
       RATELIMIT_CONFIG_MAX_FILES: 100,

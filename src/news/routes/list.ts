@@ -3,10 +3,15 @@
 import { validationError } from "../errors";
 import type { SortKey } from "../store/sort";
 
-/** Parses sort keys against the fields a list may be sorted by; an unknown field is a 400 naming `sort`. */
+/**
+ * Parses sort keys against the fields a list may be sorted by; an unknown field is a 400 naming `sort`. A field named
+ * twice is sorted on once, as querymen's sort object did: in the place it was first named, in the direction it was
+ * last given (`title,-source,-title` sorts by title descending, then source). A second ORDER BY term on one column
+ * could never change the order; the schema bounds how many terms come (maxSortTerms).
+ */
 export function parseSort<F extends string>(keys: string[], allowed: readonly F[]): SortKey<F>[] {
-  return keys.map((key) => {
-    const descending = key.startsWith("-");
+  const descendingBy = new Map<F, boolean>();
+  for (const key of keys) {
     const field = key.replace(/^[-+]/, "");
     if (!(allowed as readonly string[]).includes(field)) {
       throw validationError({
@@ -17,8 +22,9 @@ export function parseSort<F extends string>(keys: string[], allowed: readonly F[
         message: `sort must be one of: ${allowed.join(", ")} (with - for descending)`,
       });
     }
-    return { field: field as F, descending };
-  });
+    descendingBy.set(field as F, key.startsWith("-"));
+  }
+  return [...descendingBy].map(([field, descending]) => ({ field, descending }));
 }
 
 /** Keeps the requested fields of each item (or drops the "-" ones); id always stays; unknown names are ignored. */

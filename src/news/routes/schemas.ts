@@ -1,6 +1,9 @@
 // zod schemas of the news API's requests (field order is the order the generator reports failures in), and of its
 // answers for the OpenAPI document.
+import { oneLine } from "../../shared/settings";
 import { z } from "../../shared/zod";
+import { ARTICLE_SORT_FIELDS } from "../store/articles";
+import { USER_SORT_FIELDS } from "../store/users";
 import { commaList, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
 
 export const EMAIL_PATTERN = /^\S+@\S+\.\S+$/;
@@ -28,19 +31,36 @@ export const UpdateUser = z.object({ name: name.optional(), picture: picture.opt
 
 export const UpdatePassword = z.object({ password });
 
+/**
+ * The most terms `sort` takes: one per sortable field and direction. A field named again only changes its direction
+ * (querymen's rule, parseSort), so more terms could never change the order; D1 refuses an ORDER BY of 100 terms.
+ */
+export const maxSortTerms = (fields: readonly string[]) => 2 * fields.length;
+
+const sortParam = (defaultSort: string, fields: readonly string[]) =>
+  commaList(z.string(), maxSortTerms(fields))
+    .default([defaultSort])
+    .openapi({
+      param: {
+        description: oneLine`Comma list of at most ${maxSortTerms(fields)} terms (one per field and direction; 400
+          \`maxlength\` beyond), each one of ${fields.join(", ")}, with \`-\` for descending. A field named again keeps
+          its first place and takes the last direction given.`,
+      },
+    });
+
 /** querymen's list parameters: page from 1, limit 1 to `maxLimit`, comma-separated sort and fields. */
-const listQuery = (defaultSort: string, defaultLimit = 30, maxLimit = 100) => ({
+const listQuery = (defaultSort: string, sortFields: readonly string[], defaultLimit = 30, maxLimit = 100) => ({
   q: z.string().trim().max(500).optional(),
   page: integerParam().min(1).max(100_000).default(1),
   limit: integerParam().min(1).max(maxLimit).default(defaultLimit),
-  sort: commaList().default([defaultSort]),
+  sort: sortParam(defaultSort, sortFields),
   fields: commaList().optional(),
 });
 
-export const ListUsersQuery = z.object(listQuery("-createdAt"));
+export const ListUsersQuery = z.object(listQuery("-createdAt", Object.keys(USER_SORT_FIELDS)));
 
 export const ListNewsQuery = z.object({
-  ...listQuery("-publishedAt"),
+  ...listQuery("-publishedAt", Object.keys(ARTICLE_SORT_FIELDS)),
   companies: commaList(ticker).optional(),
   sources: commaList(z.string().trim().toLowerCase().max(100)).optional(),
   from: isoDate.optional(),

@@ -10,7 +10,9 @@ import { decodeJson } from "../../shared/proto-json";
 import {
   DEFAULT_REQUEST_LIMITS,
   descriptorCountProblem,
+  domainSizeProblem,
   entryCountProblem,
+  entrySizeProblem,
   jsonTextTooDeep,
   tooDeep,
   type RequestLimits,
@@ -31,19 +33,22 @@ const MAX_EXACT_HITS = BigInt(Number.MAX_SAFE_INTEGER);
 /**
  * Decodes a request message into the core's model. Enum numbers map like the /json codec's (an override unit
  * the core does not know becomes UNKNOWN, which the core refuses with its own message). The descriptor and entry
- * counts are refused with /json's messages.
+ * counts, and the bytes of the domain, keys and values, are refused with /json's messages.
  * @returns the request, or a message naming the field that cannot be represented or the limit it passes.
  */
 export function requestFromProto(
   message: ProtoRateLimitRequest,
   limits: RequestLimits,
 ): Result<RateLimitRequest, string> {
-  const tooMany = descriptorCountProblem(message.descriptors.length, limits);
-  if (tooMany !== undefined) return err(tooMany);
+  const refused =
+    descriptorCountProblem(message.descriptors.length, limits) ?? domainSizeProblem(message.domain, limits);
+  if (refused !== undefined) return err(refused);
   const descriptors: RateLimitDescriptor[] = [];
   for (const [index, given] of message.descriptors.entries()) {
-    const tooManyEntries = entryCountProblem(index, given.entries.length, limits);
-    if (tooManyEntries !== undefined) return err(tooManyEntries);
+    const refusedDescriptor =
+      entryCountProblem(index, given.entries.length, limits) ??
+      entrySizeProblem(index, message.domain, given.entries, limits);
+    if (refusedDescriptor !== undefined) return err(refusedDescriptor);
     const descriptor: RateLimitDescriptor = { entries: given.entries.map(({ key, value }) => ({ key, value })) };
     if (given.limit !== undefined) {
       const unit = unitFromNumber(given.limit.unit) ?? "UNKNOWN";

@@ -180,7 +180,7 @@ export const shouldRateLimitConnectRoute = createRoute({
       },
     },
     400: connectError(
-      "invalid_argument: the message does not decode, a descriptor or entry limit is passed, or an override has no unit",
+      "invalid_argument: the message does not decode, a descriptor, entry or byte limit is passed, or an override has no unit",
     ),
     405: { description: "Not POST" },
     415: { description: "Neither Connect nor gRPC-Web (plain gRPC included)" },

@@ -5,7 +5,9 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { Composer } from "yaml";
 import { loadConfig, type ConfigFile } from "../../../src/ratelimit/core/config";
-import { parseRateLimitRequestText } from "../../../src/ratelimit/routes/codec";
+import { create } from "@bufbuild/protobuf";
+import { RateLimitRequestSchema } from "../../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
+import { parseRateLimitRequestText, requestFromProto } from "../../../src/ratelimit/routes/codec";
 import {
   DEFAULT_CONFIG_LIMITS,
   DEFAULT_REQUEST_LIMITS,
@@ -344,6 +346,54 @@ describe("the /json request decoder", () => {
         expect(!result.ok && result.error === message).toBe(depth + 1 > 100);
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe("the limit on domain, key and value bytes", () => {
+  const utf8 = new TextEncoder();
+  /** Strings of any code points, lone surrogates included (TextEncoder and the stores write those as U+FFFD). */
+  const text = fc.string({
+    unit: fc.oneof(fc.constantFrom("a", "é", "€", "😀"), fc.string({ unit: "binary", maxLength: 1 })),
+    maxLength: 12,
+  });
+  const request = fc.record({
+    domain: text,
+    descriptors: fc.array(fc.array(fc.record({ key: text, value: text }), { maxLength: 4 }), { maxLength: 4 }),
+  });
+
+  it("refuses exactly the first domain, key or value past the limit in UTF-8 bytes, on every wire's decoder", () => {
+    fc.assert(
+      fc.property(request, fc.integer({ min: 1, max: 40 }), ({ domain, descriptors }, max) => {
+        const limits = { ...DEFAULT_REQUEST_LIMITS, valueBytes: { max, setting: "RATELIMIT_MAX_VALUE_BYTES" } };
+        const tail = `more than ${max} (the limit set by RATELIMIT_MAX_VALUE_BYTES)`;
+        const over = (subject: string, value: string) => {
+          const bytes = utf8.encode(value).length;
+          return bytes > max ? `${subject} is ${bytes} bytes long, ${tail}` : undefined;
+        };
+        const expected =
+          over("the domain", domain) ??
+          descriptors
+            .flatMap((entries, index) =>
+              entries.flatMap(({ key, value }, at) => [
+                over(`descriptor ${index} entry ${at}: the key`, key),
+                over(`descriptor ${index} entry ${at}: the value`, value),
+              ]),
+            )
+            .find((problem) => problem !== undefined);
+        const message = create(RateLimitRequestSchema, {
+          domain,
+          descriptors: descriptors.map((entries) => ({ entries })),
+        });
+        const decoded = requestFromProto(message, limits);
+        if (expected === undefined) expect(decoded.ok).toBe(true);
+        else expect(decoded).toEqual({ ok: false, error: expected });
+        // /json decodes to the same message, so it answers the same (JSON text cannot carry a lone surrogate's bytes,
+        // but its \u escape parses back to the same string).
+        const json = JSON.stringify({ domain, descriptors: descriptors.map((entries) => ({ entries })) });
+        expect(parseRateLimitRequestText(json, limits)).toEqual(decoded);
+      }),
+      { numRuns: 500 },
     );
   });
 });

@@ -1,0 +1,121 @@
+// The bounds on the news API's list parameters: `sort` takes one term per sortable field and direction (a field named
+// again keeps its first place and takes the last direction, as querymen did), and every comma list holds at most
+// MAX_LIST_ITEMS items, so no query string makes an ORDER BY, a json_each list or an FTS5 query of the caller's size.
+import { beforeAll, describe, expect, it } from "vitest";
+import { callJson } from "../../helpers/http";
+import { seedArticles } from "../articles-fixture";
+import { bearer, getJson, signUp } from "../helpers";
+
+let reader: string;
+let admin: string;
+
+beforeAll(async () => {
+  await seedArticles();
+  reader = (await signUp("limits-reader@example.com")).token;
+  admin = (await signUp("limits-admin@example.com", { role: "admin" })).token;
+});
+
+const ARTICLE_FIELDS = ["publishedAt", "createdAt", "updatedAt", "title", "source", "id"];
+const USER_FIELDS = ["createdAt", "updatedAt", "name", "email", "role"];
+
+const tooLong = (param: string, value: unknown, maxlength: number) => ({
+  valid: false,
+  name: "maxlength",
+  param,
+  value,
+  maxlength,
+  message: `${param} must have length lower than or equal to ${maxlength}`,
+});
+
+async function get(path: string, token = reader) {
+  const response = await getJson(path, token);
+  const body = await response.json();
+  const titles = Array.isArray(body) ? (body as { title: string }[]).map((article) => article.title) : [];
+  return { status: response.status, body, titles };
+}
+
+/** `count` distinct items: T0, T1, ... */
+const items = (count: number, prefix = "T") => Array.from({ length: count }, (_, index) => `${prefix}${index}`);
+
+describe("GET /news?sort", () => {
+  it("answers 400 naming the limit of 12 terms for the 100 terms that were a 500", async () => {
+    const sort = Array(100).fill("title").join(",");
+    expect(await get(`/news?sort=${sort}`)).toMatchObject({ status: 400, body: tooLong("sort", sort, 12) });
+  });
+
+  it("answers 400 for 13 terms, and takes 12: each field in both directions", async () => {
+    const thirteen = [...ARTICLE_FIELDS, ...ARTICLE_FIELDS.map((field) => `-${field}`), "title"].join(",");
+    expect(await get(`/news?sort=${thirteen}`)).toMatchObject({ status: 400, body: tooLong("sort", thirteen, 12) });
+    const twelve = await get(`/news?limit=100&sort=${[...ARTICLE_FIELDS.map((f) => `-${f}`), ...ARTICLE_FIELDS]}`);
+    const once = await get(`/news?limit=100&sort=${ARTICLE_FIELDS}`);
+    expect(twelve.status).toBe(200);
+    expect(twelve.titles).toHaveLength(36);
+    expect(twelve.titles).toEqual(once.titles);
+  });
+
+  it("sorts on a field named twice once, in its first place and its last direction", async () => {
+    const collapsed = await get("/news?limit=100&sort=source,-publishedAt,-source");
+    const meant = await get("/news?limit=100&sort=-source,-publishedAt");
+    expect(collapsed.status).toBe(200);
+    // wire.example (30 market wraps, newest first) comes first; the sources ascending would start with abc.net.au.
+    expect(collapsed.titles.slice(0, 2)).toEqual(["Market wrap for day 30", "Market wrap for day 29"]);
+    expect(collapsed.titles.slice(-3)).toEqual([
+      "BHP and Rio Tinto ramp up iron ore exports",
+      "Westpac mining loans under scrutiny",
+      "Telstra switches on its 5G network in the outback",
+    ]);
+    expect(collapsed.titles).toEqual(meant.titles);
+  });
+
+  it("counts the terms as written, blank ones left out", async () => {
+    const sort = `${Array(12).fill("title").join(",")},,,`;
+    expect(await get(`/news?sort=${sort}`)).toMatchObject({ status: 200 });
+  });
+});
+
+describe("GET /users?sort", () => {
+  it("takes 10 terms (5 fields, 2 directions) and answers 400 naming the limit beyond", async () => {
+    const ten = [...USER_FIELDS, ...USER_FIELDS.map((field) => `-${field}`)].join(",");
+    expect(await get(`/users?sort=${ten}`, admin)).toMatchObject({ status: 200 });
+    const eleven = `${ten},email`;
+    expect(await get(`/users?sort=${eleven}`, admin)).toMatchObject({
+      status: 400,
+      body: tooLong("sort", eleven, 10),
+    });
+  });
+});
+
+describe("comma lists hold at most 100 items", () => {
+  const lists: [string, string, string][] = [
+    ["/news", "companies", "T"],
+    ["/news", "sources", "s"],
+    ["/news", "fields", "f"],
+    ["/users", "fields", "f"],
+    ["/search", "topics", "w"],
+    ["/search", "companyids", "T"],
+  ];
+  for (const [path, param, prefix] of lists) {
+    it(`${path}?${param}: 100 items are read, 101 answer 400 naming the limit`, async () => {
+      const token = path === "/users" ? admin : reader;
+      expect(await get(`${path}?${param}=${items(100, prefix)}`, token)).toMatchObject({ status: 200 });
+      const written = items(101, prefix).join(",");
+      expect(await get(`${path}?${param}=${written}`, token)).toMatchObject({
+        status: 400,
+        body: tooLong(param, written, 100),
+      });
+    });
+  }
+
+  it("POST /news refuses 101 companies in a JSON body, echoing the array, and stores nothing", async () => {
+    const companies = items(101);
+    const response = await callJson(
+      "/news",
+      "POST",
+      { title: "Too many companies", url: "https://example.com/too-many", source: "limits", companies },
+      bearer(admin),
+    );
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual(tooLong("companies", companies, 100));
+    expect(await get("/news?sources=limits")).toMatchObject({ status: 200, titles: [] });
+  });
+});
