@@ -61,9 +61,9 @@ export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
   // The system's CA bundle (public certificates) is the one file a tenant may name: HAProxy's @system-ca.
   "ca-file": choice("@system-ca"),
   cookie: withValue((word, what) => void matching(word, what, TOKEN, "letters, digits, '.', '_' or '-'")),
-  "agent-send": withValue((word, what) => {
-    if (word === undefined) refuse(`${what} needs a value`);
-  }),
+  // Printable text only, like every word (HAProxy has no hexadecimal form of it): an agent that waits for a line end
+  // before answering cannot be used; most agents answer on connection.
+  "agent-send": withValue((word, what) => void matching(word, what, /^[\x20-\x7e]{1,200}$/, "printable text")),
   verifyhost: withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
   "check-sni": withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
   sni: withValue((word, what) => {
