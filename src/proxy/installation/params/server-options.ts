@@ -1,7 +1,7 @@
 // Server options of container links and default-server lines.
 import { FILE_KEYWORDS } from "./tokenizer";
 import { HOST_NAME, TOKEN, integer, matching, oneOf, own, quote, refuse, time } from "./values";
-import { sampleExpression } from "./samples";
+import { sampleIn } from "./samples";
 
 type ServerOption = (words: string[], i: number, what: string) => number;
 
@@ -68,7 +68,7 @@ export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
   "check-sni": withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
   sni: withValue((word, what) => {
     if (word === undefined) refuse(`${what} needs a sample expression`);
-    sampleExpression(word, what);
+    sampleIn(word, "server", what);
   }),
   alpn: withValue(
     (word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1"),

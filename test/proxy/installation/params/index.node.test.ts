@@ -221,7 +221,7 @@ describe("vetBackendParams: the pentest's attacks", () => {
     ],
     [
       "http-request set-header X %[var(shared)]",
-      "http-request set-header: the value: var() needs a variable of the txn, req, res, sess or check scope",
+      'http-request set-header: the value: argument 1 of "var" must be a variable of the txn, req, res, sess or check scope, not "shared"',
     ],
     [
       "http-request set-header X %[str(a),concat(,proc.x,)]",
@@ -284,7 +284,7 @@ describe("vetBackendParams: the pentest's attacks", () => {
     ['http-request set-header X ""', 'an empty word ("") is not allowed'],
     [
       "http-response set-header X %[path]",
-      "http-response set-header: the value: request samples are not available in a response rule",
+      'http-response set-header: the value: "path" is not available in an http-response rule (HAProxy\'s "backend http-response header rule")',
     ],
   ])("refuses %j: %s", (params, expected) => {
     expect(reason(params)).toBe(expected);
