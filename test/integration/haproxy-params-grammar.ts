@@ -16,7 +16,8 @@ import {
   SERVER_OPTIONS,
   allowedAclKeywords,
 } from "../../src/proxy/installation/params/index";
-import { CONVERTER_EXPRESSIONS, FETCH_ARGS, aclLineOfWords, serverParamsOfWords } from "./haproxy-param-forms";
+import { CONVERTER_EXPRESSIONS, FETCH_ARGS } from "./haproxy-param-forms";
+import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 
 const pick = <T>(...values: T[]) => fc.constantFrom(...values);
 const words = (...parts: fc.Arbitrary<string>[]) => fc.tuple(...parts).map((all) => all.filter(Boolean).join(" "));

@@ -14,7 +14,8 @@ import {
   vetBackendParams,
   vetServerParams,
 } from "../../src/proxy/installation/params/index";
-import { aclLineOfWords, allowListForms, allowListNames, serverParamsOfWords } from "./haproxy-param-forms";
+import { allowListForms, allowListNames } from "./haproxy-param-forms";
+import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 import { type Form, checkForms, checkRawLines, firstRefused } from "./haproxy-params-check";
 import { backendParams, serverParams } from "./haproxy-params-grammar";
 import { tempDir } from "./proxy-helpers";
