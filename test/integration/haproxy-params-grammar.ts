@@ -278,7 +278,10 @@ const directive = fc.oneof(
   { weight: 1, arbitrary: serverOption.map((option) => `default-server ${option}`) },
 );
 
-/** The line reader's edges: quotes, escapes, a comment, leading and trailing blanks. */
+/**
+ * The line reader's edges: quotes (around a plain word, and around a word of samples, whose own quotes then reach
+ * HAProxy's argument reader), a comment, leading and trailing blanks.
+ */
 function decorate(line: string): fc.Arbitrary<string> {
   return fc.tuple(fc.nat(11), pick(" # note", "#note", " #", "\t# x", "")).map(([style, comment]) => {
     const quoted =
@@ -286,7 +289,9 @@ function decorate(line: string): fc.Arbitrary<string> {
         ? line.replace(/ ([A-Za-z][A-Za-z0-9_.-]*)$/, ' "$1"')
         : style === 1
           ? line.replace(/ ([a-z]+) /, " '$1' ")
-          : line;
+          : style >= 8
+            ? line.replace(/ ([^\s"\\$#]*[(%][^\s"\\$#]*)/, ' "$1"')
+            : line;
     return `${style === 2 ? "  " : ""}${quoted}${style === 3 ? " \t" : ""}${comment}`;
   });
 }
