@@ -2,16 +2,22 @@
 // and http-response actions, health checks, ACL keywords, sample fetches, converters, predefined ACLs, log-format
 // variables and server options. The integration suite runs them all through a real `haproxy -c`.
 import {
-  ACL_KEYWORDS,
+  ACL_KEYWORD_TABLE,
+  ALLOWED_CONVERTERS,
+  ALLOWED_FETCHES,
   BACKEND_DIRECTIVES,
-  CONVERTERS,
-  FETCHES,
   HTTP_REQUEST_ACTIONS,
   HTTP_RESPONSE_ACTIONS,
   LOG_VARIABLES,
   OPTIONS,
   PREDEFINED_ACLS,
+  SAMPLE_FETCH_KEYWORDS,
+  SAMPLE_USAGE_PLACES,
   SERVER_OPTIONS,
+  type UsagePlace,
+  allowedAclKeywords,
+  predefinedUsage,
+  sampleExpression,
 } from "../../src/proxy/installation/params/index";
 
 /** One backend's params and the params of its one container link. */
@@ -21,7 +27,7 @@ export interface Form {
 }
 
 /** An argument for each fetch that needs one. */
-const FETCH_ARGS: Record<string, string> = {
+export const FETCH_ARGS: Record<string, string> = {
   var: "txn.x",
   str: "a",
   int: "1",
@@ -29,6 +35,9 @@ const FETCH_ARGS: Record<string, string> = {
   ipv4: "10.0.0.1",
   ipv6: "::1",
   "req.hdr": "host",
+  hdr_val: "content-length",
+  hdr_ip: "x-forwarded-for",
+  urlp_val: "id",
   "req.fhdr": "host",
   "req.hdr_cnt": "host",
   hdr: "host",
@@ -64,7 +73,7 @@ const VALUES: Record<string, string> = {
   found: "",
 };
 /** A sample expression ending with each converter, on an input of the type it takes. */
-const CONVERTER_EXPRESSIONS: Record<string, string> = {
+export const CONVERTER_EXPRESSIONS: Record<string, string> = {
   lower: "path,lower",
   upper: "path,upper",
   field: "path,field(2,/)",
@@ -76,7 +85,7 @@ const CONVERTER_EXPRESSIONS: Record<string, string> = {
   b64dec: "path,base64,b64dec",
   hex: "path,hex",
   url_dec: "query,url_dec",
-  url_enc: "path,url_enc",
+  url_enc: "path,url_enc(query)",
   json: "path,json(utf8s)",
   ipmask: "src,ipmask(24,64)",
   concat: "path,concat(<,txn.x,>)",
@@ -115,6 +124,17 @@ const CONVERTER_EXPRESSIONS: Record<string, string> = {
 };
 
 const call = (name: string, arg?: string) => (arg === undefined ? name : `${name}(${arg})`);
+const column = (place: UsagePlace) => SAMPLE_USAGE_PLACES.indexOf(place);
+const inRequest = (usage: string) => usage[column("backend http-request header rule")] === "Y";
+const inResponse = (usage: string) => usage[column("backend http-response header rule")] === "Y";
+/** How an ACL on a sample of the expression's type matches without -m ("none" where HAProxy needs -m). */
+function matchOf(expression: string): string {
+  const { type } = sampleExpression(expression, "form");
+  return (
+    ({ bool: "bool", sint: "int", ipv4: "ip", ipv6: "ip", addr: "ip", str: "str" } as Record<string, string>)[type] ??
+    "none"
+  );
+}
 
 /** The forms, keyed by what they exercise ("directive:balance", "server:weight", "fetch:path"...). */
 export function allowListForms(): Map<string, Form> {
@@ -289,8 +309,10 @@ export function allowListForms(): Map<string, Form> {
       "tcp-check set-var(check.x) str(a)",
       "tcp-check unset-var(check.x)",
       "tcp-check connect port 6379 linger send-proxy comment redis",
-      'tcp-check send "PING\\r\\n" comment ping',
+      "tcp-check send PING comment ping",
       "tcp-check expect string +PONG",
+      "tcp-check send-binary 50494e470d0a",
+      "tcp-check expect binary 2b504f4e470d0a",
       "tcp-check send-binary 50494e470d0a",
       "tcp-check expect rstring ^\\+PONG comment pong",
       "tcp-check expect ! binary 2d",
@@ -299,31 +321,38 @@ export function allowListForms(): Map<string, Form> {
     ].join("\n"),
   );
 
-  // ACLs: every derived keyword and every fetch as a criterion, every predefined ACL in a condition
-  for (const [name, { fetch, match }] of Object.entries(ACL_KEYWORDS)) {
-    add(`acl:${name}`, `acl a ${call(name, FETCH_ARGS[fetch])} ${VALUES[match]}\nhttp-request deny if a`);
+  // ACLs: every allowed ACL keyword and every fetch as a criterion, every predefined ACL in a condition; each in the
+  // rules of the direction its fetch is available in.
+  for (const name of allowedAclKeywords()) {
+    const { fetch, match } = ACL_KEYWORD_TABLE[name];
+    const kind = inRequest(SAMPLE_FETCH_KEYWORDS[fetch].usage) ? "http-request" : "http-response";
+    add(`acl:${name}`, `acl a ${call(name, FETCH_ARGS[fetch])} ${VALUES[match]}`.trim() + `\n${kind} deny if a`);
   }
-  for (const [name, rule] of Object.entries(FETCHES)) {
+  for (const name of ALLOWED_FETCHES) {
     const sample = call(name, FETCH_ARGS[name]);
-    const kind = rule.direction === "response" ? "http-response" : "http-request";
+    const kind = inRequest(SAMPLE_FETCH_KEYWORDS[name].usage) ? "http-request" : "http-response";
     const lines = [
       `${kind} set-header X-F "%[${sample}]"`,
-      `acl a ${sample} ${VALUES[rule.match]}`.trim(),
+      `acl a ${sample} ${VALUES[matchOf(sample)]}`.trim(),
       `${kind} deny if a`,
     ];
     add(`fetch:${name}`, lines.join("\n"));
   }
-  for (const [name, rule] of Object.entries(CONVERTERS)) {
+  for (const name of ALLOWED_CONVERTERS) {
     const expression = CONVERTER_EXPRESSIONS[name];
     const lines = [
       `http-request set-header X-C "%[${expression}]"`,
-      `acl a ${expression} ${VALUES[rule.match]}`.trim(),
+      `acl a ${expression} ${VALUES[matchOf(expression)]}`.trim(),
       "http-request deny if a",
     ];
     add(`converter:${name}`, lines.join("\n"));
   }
-  for (const [name, direction] of Object.entries(PREDEFINED_ACLS)) {
-    const lines = [`http-request deny if ${name}`, ...(direction === "any" ? [`http-response deny if !${name}`] : [])];
+  for (const name of Object.keys(PREDEFINED_ACLS)) {
+    const usage = predefinedUsage(name)!;
+    const lines = [
+      ...(inRequest(usage) ? [`http-request deny if ${name}`] : []),
+      ...(inResponse(usage) ? [`http-response deny if !${name}`] : []),
+    ];
     add(`predefined:${name}`, lines.join("\n"));
   }
   add(
@@ -378,7 +407,7 @@ export function allowListForms(): Map<string, Form> {
     "ssl-max-ver": "ssl verify none ssl-max-ver TLSv1.3",
     "ca-file": "ssl verify required ca-file @system-ca",
     cookie: "cookie s1",
-    "agent-send": 'agent-check agent-port 9999 agent-send "ready\\n"',
+    "agent-send": 'agent-check agent-port 9999 agent-send "up ready"',
     verifyhost: "ssl verify required ca-file @system-ca verifyhost api.example.org",
     "check-sni": "check check-ssl verify none check-sni api.example.org",
     sni: "ssl verify none sni req.hdr(host)",
@@ -401,8 +430,8 @@ export const allowListNames = () => [
   ...Object.keys(HTTP_REQUEST_ACTIONS).map((n) => `http-request:${n}`),
   ...Object.keys(HTTP_RESPONSE_ACTIONS).map((n) => `http-response:${n}`),
   ...Object.keys(SERVER_OPTIONS).map((n) => `server:${n}`),
-  ...Object.keys(FETCHES).map((n) => `fetch:${n}`),
-  ...Object.keys(CONVERTERS).map((n) => `converter:${n}`),
-  ...Object.keys(ACL_KEYWORDS).map((n) => `acl:${n}`),
+  ...[...ALLOWED_FETCHES].map((n) => `fetch:${n}`),
+  ...[...ALLOWED_CONVERTERS].map((n) => `converter:${n}`),
+  ...allowedAclKeywords().map((n) => `acl:${n}`),
   ...Object.keys(PREDEFINED_ACLS).map((n) => `predefined:${n}`),
 ];

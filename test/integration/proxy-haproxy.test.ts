@@ -2,21 +2,14 @@
 // local HTTP servers as the containers, a second agent as a slave synced from the queue. The generated configuration
 // passes `haproxy -c`, requests are routed by Host, redirects answer with the right Location, https works with a
 // provided certificate, and a configuration haproxy refuses leaves the old one serving while the API answers 500.
-// The params allow-list against the real haproxy: every allowed form passes `haproxy -c`, and the tokeniser reads
-// the directive word of any line as haproxy does. The operations against the real agents: the preview checked by
-// the master's haproxy, a rollback that puts an older haproxy.cfg back byte for byte, the status that flags a file
-// edited by hand on an agent's disk, and the metrics page as promtool reads it.
+// The operations against the real agents: the preview checked by the master's haproxy, a rollback that puts an older
+// haproxy.cfg back byte for byte, the status that flags a file edited by hand on an agent's disk, and the metrics page
+// as promtool reads it. (The params allow-list against a real haproxy is in haproxy-params.test.ts.)
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import path from "node:path";
-import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CertificateRow } from "../../src/proxy/pki/rows";
-import { bundleFiles, generateHaproxyBundle } from "../../src/proxy/haproxy/config";
-import { tokenizeLine, vetBackendParams, vetServerParams } from "../../src/proxy/installation/params/index";
-import type { Installation } from "../../src/proxy/installation/rows";
-import { allowListForms, allowListNames } from "./haproxy-param-forms";
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
@@ -29,7 +22,6 @@ import {
   startAgent,
   startBackendServer,
   startRelay,
-  tempDir,
   until,
   viaHaproxy,
   type Agent,
@@ -432,156 +424,5 @@ describe("operations against the real agents", () => {
     expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);
     await allInSync();
     expect(readFileSync(path.join(slave.configDir, "domain2backend.map"), "utf8")).not.toContain("edited.example");
-  });
-});
-
-describe("the params allow-list against haproxy -c", () => {
-  const fallback = (): CertificateRow => ({
-    id: 1,
-    name: "fallback",
-    source: "fallback",
-    domainNames: ["fallback.invalid"],
-    issuer: "CN=test",
-    serialNumber: "01",
-    notBefore: new Date("2026-01-01T00:00:00Z"),
-    notAfter: new Date("2036-01-01T00:00:00Z"),
-    updatedAt: new Date("2026-01-01T00:00:00Z"),
-    certificatePem: fixture("provided-rsa.cert.pem"),
-    privateKeyPem: fixture("provided-rsa.key.pem"),
-  });
-
-  it("has a form for every allowed entry, each vetted and all accepted by haproxy without a warning", () => {
-    const forms = allowListForms();
-    expect(allowListNames().filter((name) => !forms.has(name))).toEqual([]);
-    for (const [key, form] of forms) {
-      expect({ key, vetted: vetBackendParams(form.params).ok }).toEqual({ key, vetted: true });
-      if (form.server !== undefined)
-        expect({ key, vetted: vetServerParams(form.server).ok }).toEqual({ key, vetted: true });
-    }
-    // One backend per form (some forms exclude each other), each with one server carrying the form's server params.
-    const entries = [...forms.values()];
-    const installation: Installation = {
-      projects: [{ id: 1, label: "forms", fullname: null, version: 0, revision: 0 }],
-      backends: entries.map((form, i) => ({
-        id: i + 1,
-        projectId: 1,
-        label: `f${i + 1}`,
-        fullname: null,
-        port: 8080,
-        params: form.params,
-        version: 0,
-      })),
-      domains: [],
-      backendContainers: entries.map((form, i) => ({
-        id: i + 1,
-        backendId: i + 1,
-        containerId: i + 1,
-        params: form.server ?? null,
-        version: 0,
-      })),
-      containers: entries.map((_, i) => ({
-        id: i + 1,
-        projectId: 1,
-        label: `c${i + 1}`,
-        fullname: null,
-        hostId: 1,
-        ipv6: `2001:db8::${(i + 1).toString(16)}`,
-        version: 0,
-      })),
-      hosts: [{ id: 1, hostname: "node1.example.net", ipv6: "2001:db8::1", version: 0 }],
-    };
-    const bundle = generateHaproxyBundle(installation, [fallback()], {
-      httpPort: 18080,
-      httpsPort: 18443,
-      bindAddress: "127.0.0.1",
-      httpsRedirectCode: 301,
-      acmeBackendUrl: "http://127.0.0.1:8787",
-    });
-    // A form the generator had to leave out would be named here.
-    expect(bundle.warnings).toEqual([]);
-    const dir = tempDir("haproxy-forms");
-    closers.push(() => rmSync(dir, { recursive: true, force: true }));
-    mkdirSync(path.join(dir, "certs"));
-    for (const [name, text] of Object.entries(bundleFiles(bundle))) writeFileSync(path.join(dir, name), text);
-    expect(bundle.files["haproxy.cfg"].match(/^backend forms_/gm)).toHaveLength(entries.length);
-    const check = haproxyCheck(path.join(dir, "haproxy.cfg"));
-    expect(check.output).not.toContain("[ALERT]");
-    expect(check.output).not.toContain("[WARNING]");
-    expect(check.status).toBe(0);
-  });
-
-  it("reads the directive word of any line as haproxy does (quotes, escapes, comments)", () => {
-    const fragment = fc.constantFrom(
-      "a",
-      "-",
-      ".",
-      "_",
-      "1",
-      '"',
-      "'",
-      "\\",
-      "\\\\",
-      "\\ ",
-      "\\#",
-      '\\"',
-      "\\'",
-      "\\x41",
-      "\\x2f",
-      "\\x7",
-      "\\t",
-      "\\$",
-      "\\q",
-      " ",
-      "\t",
-      "#",
-      '"x y"',
-      "'x y'",
-      '"\\x41"',
-      "'\\x41'",
-      "$",
-      "{",
-      "}",
-      "%",
-      "(",
-      ")",
-    );
-    // "zz" first, so that no line is a keyword: haproxy names each one as an unknown keyword, as it decoded it.
-    const lines = fc.sample(
-      fc.array(fragment, { maxLength: 10 }).map((parts) => `zz${parts.join("")}`),
-      { numRuns: 400, seed: 16 },
-    );
-    const header =
-      "defaults\n    mode http\n    timeout connect 5s\n    timeout client 5s\n    timeout server 5s\nbackend b\n";
-    const dir = tempDir("haproxy-tokens");
-    closers.push(() => rmSync(dir, { recursive: true, force: true }));
-    let compared = 0;
-    // haproxy stops after 50 fatal errors: 40 lines per run.
-    for (let start = 0; start < lines.length; start += 40) {
-      const batch = lines.slice(start, start + 40);
-      const file = path.join(dir, `batch-${start}.cfg`);
-      writeFileSync(file, header + batch.map((line) => `    ${line}\n`).join(""));
-      const output = spawnSync("haproxy", ["-c", "-f", file], { encoding: "utf8" });
-      const alerts = new Map<number, string>();
-      for (const line of `${output.stdout}${output.stderr}`.split("\n")) {
-        const match = /parsing \[[^:\]]+:(\d+)\]\s?:\s?(.*)$/.exec(line);
-        if (match) alerts.set(Number(match[1]), match[2]);
-      }
-      batch.forEach((line, index) => {
-        const alert = alerts.get(header.split("\n").length + index);
-        const read = /^unknown keyword '(.*)' in 'backend' section/.exec(alert ?? "")?.[1];
-        const mine = tokenizeLine(line);
-        if (mine.ok) {
-          expect({ line, word: mine.value.words[0] }).toEqual({ line, word: read });
-          compared++;
-        } else if (read !== undefined) {
-          // Refused here although haproxy reads it: only for the two refusals haproxy does not make.
-          expect({ line, error: mine.error }).toEqual({
-            line,
-            error: expect.stringMatching(/trailing backslash|control character/),
-          });
-        }
-      });
-    }
-    expect(compared).toBeGreaterThan(200);
   });
 });

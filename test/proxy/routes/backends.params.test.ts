@@ -1,6 +1,7 @@
 // HAProxy params vetted when stored: each attack of the pentest, posted by a tenant (an API user granted one project),
 // is answered 400 naming the field, line and reason, and nothing is stored; server params of container links too; the
-// installation's extra directives; and rows stored before the vetting neither break gensynchaprx nor get copied on.
+// attacks of issue 27 (response splitting, lines haproxy -c would refuse); the installation's extra directives; and
+// rows stored before the vetting neither break gensynchaprx nor get copied on.
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -28,6 +29,13 @@ const counts = async () =>
   env.DB.prepare(
     "select (select count(*) from backends) as backends, (select count(*) from backend_containers) as refs, (select max(version) from backends) as version",
   ).first();
+
+/** One backend's section of haproxy.cfg: from its comment line to the blank line before the next, or the end. */
+const sectionOf = (config: string, header: string) => {
+  const start = config.indexOf(header);
+  const end = config.indexOf("\n# ", start + header.length);
+  return config.slice(start, end < 0 ? undefined : end);
+};
 
 /** The Worker with settings overridden (a fresh env object, so the settings are read again). */
 async function callWith(
@@ -216,6 +224,117 @@ describe("server params of container links", () => {
   });
 });
 
+describe("issue 27: params that split responses or that haproxy -c would refuse", () => {
+  const words = (count: number) => `acl a path_beg ${Array.from({ length: count - 3 }, (_, i) => `/p${i}`).join(" ")}`;
+  const check = 'HAProxy\'s "backend tcp-check rule"';
+
+  it.each([
+    [
+      "a reply header named agent-send carrying a second response",
+      'http-request return status 200 content-type text/plain hdr agent-send "a\\r\\nContent-Length: 0\\r\\n\\r\\nHTTP/1.1 200 OK"',
+      'params line 1: "a\\r\\nContent-Length: 0\\r\\n\\r\\nHTTP/1.1 200 OK" contains a control character',
+    ],
+    [
+      "a request header named agent-send carrying a second header",
+      'http-request set-header agent-send "a\\r\\nX-Injected: 1"',
+      'params line 1: "a\\r\\nX-Injected: 1" contains a control character',
+    ],
+    [
+      "CR LF in tcp-check data",
+      'option tcp-check\ntcp-check send "PING\\r\\n"',
+      'params line 2: "PING\\r\\n" contains a control character',
+    ],
+    ["65 words", `${words(65)} # paths`, "params line 1: more than 64 words (HAProxy's limit)"],
+    [
+      "%[int(x)]",
+      "http-request set-header X %[int(x)]",
+      'params line 1: http-request set-header: the value: argument 1 of "int" must be an integer, not "x"',
+    ],
+    [
+      "%[ipv4(x)]",
+      "http-request set-header X %[ipv4(x)]",
+      'params line 1: http-request set-header: the value: argument 1 of "ipv4" must be an IPv4 address, not "x"',
+    ],
+    [
+      "%[hdr(a,b,c)]",
+      "http-request set-header X %[hdr(a,b,c)]",
+      'params line 1: http-request set-header: the value: "hdr" takes at most 2 arguments, not 3',
+    ],
+    [
+      "%[var(txn.x,a,b)]",
+      "http-request set-header X %[var(txn.x,a,b)]",
+      'params line 1: http-request set-header: the value: "var" takes at most 2 arguments, not 3',
+    ],
+    [
+      "a request header in an http-check",
+      "option httpchk\nhttp-check send hdr x-a %[req.hdr(host)]",
+      `params line 2: http-check send hdr x-a: "req.hdr" is not available in a health check rule (${check})`,
+    ],
+    [
+      "a request header in a tcp-check",
+      "option tcp-check\ntcp-check set-var(check.x) req.hdr(host)",
+      `params line 2: tcp-check set-var(check.x): "req.hdr" is not available in a health check rule (${check})`,
+    ],
+  ])("refuses %s with 400 and changes nothing", async (_what, params, message) => {
+    const before = await project();
+    const rows = await counts();
+    expect(await expectJson(post({ label: "web", params }), 400)).toEqual(errorBody(message));
+    expect(await expectJson(post({ label: "newone", params }), 400)).toEqual(errorBody(message));
+    expect(await project()).toEqual(before);
+    expect(await counts()).toEqual(rows);
+  });
+
+  it.each([
+    [
+      "62 words after `server <name> <address>`",
+      `check ${Array.from({ length: 30 }, (_, i) => `weight ${i}`).join(" ")} backup`,
+      'backendContainers[0].params line 1: more than 61 words (HAProxy\'s limit of 64, with "server <name> <address>")',
+    ],
+    [
+      "an agent-send string with a line feed",
+      'agent-check agent-port 9999 agent-send "ready\\n"',
+      'backendContainers[0].params line 1: "ready\\n" contains a control character',
+    ],
+  ])("refuses server params with %s with 400 and changes nothing", async (_what, params, message) => {
+    const before = await project();
+    const rows = await counts();
+    const body = { label: "web", backendContainers: [{ containerId: web2, params }] };
+    expect(await expectJson(post(body), 400)).toEqual(errorBody(message));
+    expect(await project()).toEqual(before);
+    expect(await counts()).toEqual(rows);
+  });
+
+  it("stores 64 words and a comment as written, which gensynchaprx by another tenant writes without the comment", async () => {
+    await createProject("pw");
+    const container = await createContainer("pw", {
+      label: "app",
+      hostname: "node1.example.net",
+      ipv6: "2001:db8::31",
+    });
+    const owner = await createApiUser("pwowner", ["pw"]);
+    const params = `${words(64)} # the paths\nhttp-request deny if a`;
+    await expectJson(
+      as(owner, "/backends/pw", "POST", {
+        label: "api",
+        port: 8080,
+        params,
+        backendContainers: [{ containerId: container, params: "check inter 2s # fast" }],
+      }),
+      200,
+    );
+    const backend = (await expectJson(as(owner, "/projects/pw"), 200)).backends[0];
+    expect(backend.params).toBe(params);
+
+    const warnings = await expectJson(callWith({}, "/admin/gensynchaprx", "GET", undefined, tenant), 200);
+    expect(warnings.filter((warning: string) => warning.includes(backend.FQLabel))).toEqual([]);
+    const config = (await expectJson(asAdmin("/admin/haproxy"), 200)).files["haproxy.cfg"];
+    expect(sectionOf(config, "# project pw: backend api")).toBe(
+      `# project pw: backend api\nbackend ${backend.FQLabel}\n    ${words(64)}\n    http-request deny if a\n` +
+        "    server node1.example.net_pw-app [2001:db8::31]:8080 check inter 2s\n",
+    );
+  });
+});
+
 describe("HAPROXY_PARAMS_EXTRA_DIRECTIVES", () => {
   const extra = { HAPROXY_PARAMS_EXTRA_DIRECTIVES: "http-send-name-header, hash-key" };
 
@@ -283,7 +402,7 @@ describe("rows stored before params were vetted", () => {
       `WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`,
     ]);
     const config = (await expectJson(asAdmin("/admin/haproxy"), 200)).files["haproxy.cfg"];
-    expect(config.slice(config.indexOf("# project pt: backend web"))).toBe(
+    expect(sectionOf(config, "# project pt: backend web")).toBe(
       `# project pt: backend web\nbackend ${backend.FQLabel}\n    server node1.example.net_pt-web1 [2001:db8::21]:8080\n`,
     );
     expect(config).not.toContain("program");

@@ -1,102 +1,71 @@
-// ACLs and if/unless conditions, with the predefined ACLs and where their samples come from.
+// ACLs and if/unless conditions, with the predefined ACLs, read as HAProxy 2.6 reads them (acl.c parse_acl_expr): an
+// ACL keyword first, else a sample fetch; how it matches from the keyword, -m, or the type of the sample.
 import { integer, matching, network, oneOf, own, quote, refuse, regex } from "./values";
-import {
-  ACL_KEYWORDS,
-  CONVERTERS,
-  Direction,
-  FETCHES,
-  Match,
-  checkArgs,
-  fetch,
-  parseCalls,
-  sampleExpression,
-  usableIn,
-} from "./samples";
+import { ACL_KEYWORD_TABLE, ACL_MATCHES_BY_TYPE, SAMPLE_FETCH_KEYWORDS, type SampleType } from "./haproxy-keywords";
+import { ALLOWED_FETCHES } from "./sample-policy";
+import { type Place, bothUsable, parseCalls, sampleChain, usableIn } from "./samples";
 
-/** HAProxy's predefined ACLs a tenant may use, with where their samples come from. */
-export const PREDEFINED_ACLS: Readonly<Record<string, Direction>> = {
-  TRUE: "any",
-  FALSE: "any",
-  HTTP: "any",
-  LOCALHOST: "any",
-  METH_CONNECT: "any",
-  METH_DELETE: "any",
-  METH_GET: "any",
-  METH_HEAD: "any",
-  METH_OPTIONS: "any",
-  METH_POST: "any",
-  METH_PUT: "any",
-  METH_TRACE: "any",
-  "HTTP_1.0": "request",
-  "HTTP_1.1": "request",
-  HTTP_CONTENT: "request",
-  HTTP_URL_ABS: "request",
-  HTTP_URL_SLASH: "request",
-  HTTP_URL_STAR: "request",
+/** HAProxy's predefined ACLs a tenant may use, each with the criterion HAProxy defines it with (acl.c). */
+export const PREDEFINED_ACLS: Readonly<Record<string, string>> = {
+  TRUE: "always_true",
+  FALSE: "always_false",
+  HTTP: "req.proto_http",
+  LOCALHOST: "src",
+  METH_CONNECT: "method",
+  METH_DELETE: "method",
+  METH_GET: "method",
+  METH_HEAD: "method",
+  METH_OPTIONS: "method",
+  METH_POST: "method",
+  METH_PUT: "method",
+  METH_TRACE: "method",
+  "HTTP_1.0": "req.ver",
+  "HTTP_1.1": "req.ver",
+  HTTP_CONTENT: "req.hdr_val",
+  HTTP_URL_ABS: "url_reg",
+  HTTP_URL_SLASH: "url_beg",
+  HTTP_URL_STAR: "url",
 };
 
-const MATCH_METHODS: readonly Match[] = [
-  "str",
-  "sub",
-  "beg",
-  "end",
-  "dir",
-  "dom",
-  "reg",
-  "len",
-  "int",
-  "ip",
-  "bool",
-  "found",
-];
+/** The fetch an ACL keyword or fetch name reads. */
+const fetchOf = (name: string) => own(ACL_KEYWORD_TABLE, name)?.fetch ?? name;
+
+/** Where a predefined ACL may be used: where its fetch may (HAProxy's table). */
+export const predefinedUsage = (name: string): string | undefined => {
+  const criterion = own(PREDEFINED_ACLS, name);
+  return criterion === undefined ? undefined : own(SAMPLE_FETCH_KEYWORDS, fetchOf(criterion))?.usage;
+};
+
+/** ACL keywords a tenant may use: those whose fetch is allowed. */
+export const allowedAclKeywords = (): string[] =>
+  Object.keys(ACL_KEYWORD_TABLE).filter((name) => ALLOWED_FETCHES.has(ACL_KEYWORD_TABLE[name].fetch));
+
+/** How a sample of each type matches without -m (acl.c); other types need -m. */
+const DEFAULT_MATCH: Partial<Record<SampleType, string>> = {
+  bool: "bool",
+  sint: "int",
+  addr: "ip",
+  ipv4: "ip",
+  ipv6: "ip",
+  str: "str",
+};
+const MATCH_METHODS = ["str", "sub", "beg", "end", "dir", "dom", "reg", "len", "int", "ip", "bool", "found"];
 const INT_PATTERN = /^(?:[0-9]{1,10}(?::[0-9]{0,10})?|:[0-9]{1,10})$/;
 const INT_OPERATORS = ["eq", "ge", "gt", "le", "lt"];
 
-/** Checks `criterion [flags] [values...]` (an `acl` line after its name, or an anonymous ACL); returns its direction. */
-export function aclBody(words: string[], what: string): Direction {
-  const [criterion, ...rest] = words;
-  if (criterion === undefined) refuse(`${what} needs a criterion`);
-  let direction: Direction;
-  let match: Match;
-  let derived = false;
-  const named = /^([A-Za-z0-9_.]+)(\(.*)?$/.exec(criterion);
-  const keyword = named ? own(ACL_KEYWORDS, named[1]) : undefined;
-  if (named && keyword) {
-    derived = true;
-    const calls = parseCalls(criterion, what);
-    if (calls.length > 1) refuse(`${what}: ${quote(named[1])} takes no converters`);
-    const rule = FETCHES[keyword.fetch];
-    checkArgs(calls[0], rule.args, what);
-    direction = rule.direction;
-    match = keyword.match;
-  } else {
-    direction = sampleExpression(criterion, what);
-    const calls = parseCalls(criterion, what);
-    // A converter makes the sample a string (or an integer for the arithmetic ones): match it as text unless -m says.
-    match = calls.length > 1 ? CONVERTERS[calls[calls.length - 1].name].match : FETCHES[calls[0].name].match;
-  }
-  let i = 0;
-  for (; i < rest.length && rest[i].startsWith("-"); i++) {
-    const flag = rest[i];
-    if (flag === "--") {
-      i++;
-      break;
-    }
-    if (flag === "-i" || flag === "-n") continue;
-    if (flag === "-m") {
-      if (derived) refuse(`${what}: ${quote(criterion)} already sets how it matches; use -m with a plain fetch`);
-      match = oneOf(rest[++i], `${what}: -m`, MATCH_METHODS) as Match;
-      continue;
-    }
-    if (flag === "-f" || flag === "-M") refuse(`${what}: the flag ${flag} reads patterns from a file`);
-    refuse(`${what}: unknown ACL flag ${quote(flag)}`);
-  }
-  if (match === "none")
-    refuse(`${what}: ${quote(criterion)} needs -m to say how it matches (str, beg, end, sub, reg...)`);
-  const values = rest.slice(i);
+/** The criterion: an ACL keyword (its own fetch and way of matching, unless converters follow) or a sample fetch. */
+function criterionOf(criterion: string, what: string): { type: SampleType; usage: string; match: string | undefined } {
+  const calls = parseCalls(criterion, what);
+  const keyword = own(ACL_KEYWORD_TABLE, calls[0].name);
+  const { type, usage } = sampleChain(calls, keyword?.fetch ?? calls[0].name, what);
+  const match = keyword && calls.length === 1 ? keyword.match : own(DEFAULT_MATCH, type);
+  return { type, usage, match };
+}
+
+function checkValues(values: string[], match: string, what: string): void {
   if (match === "bool" || match === "found") {
     if (values.length > 0) refuse(`${what}: a ${match === "bool" ? "boolean" : "-m found"} ACL takes no values`);
-    return direction;
+    return;
   }
   if (values.length === 0) refuse(`${what}: an ACL without values never matches`);
   if (match === "int" || match === "len") {
@@ -112,15 +81,41 @@ export function aclBody(words: string[], what: string): Direction {
     for (const value of values) network(value, `${what}: a value`);
   } else if (match === "reg") {
     for (const value of values) regex(value, `${what}: a value`);
-  } else if (match === "meth") {
-    for (const value of values) matching(value, `${what}: a value`, /^[A-Za-z]{1,20}$/, "an HTTP method");
   }
-  return direction;
+}
+
+/** Checks `criterion [flags] [values...]` (an `acl` line after its name, or an anonymous ACL); returns its usage. */
+export function aclBody(words: string[], what: string): string {
+  const [criterion, ...rest] = words;
+  if (criterion === undefined) refuse(`${what} needs a criterion`);
+  const { type, usage, match: implied } = criterionOf(criterion, what);
+  let match = implied;
+  let i = 0;
+  for (; i < rest.length && rest[i].startsWith("-"); i++) {
+    const flag = rest[i];
+    if (flag === "--") {
+      i++;
+      break;
+    }
+    if (flag === "-i" || flag === "-n") continue;
+    if (flag === "-m") {
+      match = oneOf(rest[++i], `${what}: -m`, MATCH_METHODS);
+      if (!ACL_MATCHES_BY_TYPE[type]?.includes(match)) refuse(`${what}: -m ${match} cannot match a ${type} sample`);
+      continue;
+    }
+    if (flag === "-f" || flag === "-M") refuse(`${what}: the flag ${flag} reads patterns from a file`);
+    refuse(`${what}: unknown ACL flag ${quote(flag)}`);
+  }
+  if (match === undefined)
+    refuse(`${what}: ${quote(criterion)} needs -m to say how it matches (str, beg, end, sub, reg...)`);
+  checkValues(rest.slice(i), match, what);
+  return usage;
 }
 
 /** Per backend: the ACLs defined so far (HAProxy needs them before use) and the health-check rules seen. */
 export interface BackendState {
-  acls: Map<string, Direction>;
+  /** Each ACL's usage: where every one of its expressions may be used. */
+  acls: Map<string, string>;
   checks: "none" | "httpchk" | "tcp-check";
   /** The check steps so far, for HAProxy's ordering rules (connect first, send after a connect...). */
   steps: ("connect" | "send" | "expect")[];
@@ -130,14 +125,8 @@ export interface BackendState {
 
 export const ACL_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-/** Checks `if|unless <condition>` from words[start]; the samples must be available in `direction`. */
-export function condition(
-  words: string[],
-  start: number,
-  state: BackendState,
-  direction: Direction,
-  what: string,
-): void {
+/** Checks `if|unless <condition>` from words[start]; every ACL must be usable in `place`. */
+export function condition(words: string[], start: number, state: BackendState, place: Place, what: string): void {
   if (start >= words.length) return;
   if (words[start] !== "if" && words[start] !== "unless") {
     refuse(`${what}: unexpected ${quote(words[start])} (a condition starts with if or unless)`);
@@ -158,16 +147,23 @@ export function condition(
     if (term === "{") {
       const end = words.indexOf("}", i + 1);
       if (end < 0) refuse(`${what}: "{" without "}"`);
-      usableIn(aclBody(words.slice(i + 1, end), `${what}: anonymous ACL`), direction, what);
+      const body = words.slice(i + 1, end);
+      usableIn(aclBody(body, `${what}: anonymous ACL`), place, what, `the anonymous ACL ${quote(body[0] ?? "")}`);
       i = end + 1;
     } else {
       if (term.includes("{") || term.includes("}")) refuse(`${what}: write "{" and "}" as separate words`);
-      const known = state.acls.get(term) ?? own(PREDEFINED_ACLS, term);
-      if (known === undefined) refuse(`${what}: no ACL named ${quote(term)} is defined before this line`);
-      usableIn(known, direction, `${what}: ACL ${term}`);
+      const usage = state.acls.get(term) ?? predefinedUsage(term);
+      if (usage === undefined) refuse(`${what}: no ACL named ${quote(term)} is defined before this line`);
+      usableIn(usage, place, what, `ACL ${term}`);
       i++;
     }
     needTerm = false;
   }
   if (needTerm) refuse(`${what}: the condition is empty or ends with an operator`);
+}
+
+/** Records an `acl` line's usage: a name defined on several lines may be used only where each line may. */
+export function defineAcl(state: BackendState, name: string, usage: string): void {
+  const previous = state.acls.get(name);
+  state.acls.set(name, previous === undefined ? usage : bothUsable(previous, usage));
 }

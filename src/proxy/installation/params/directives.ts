@@ -16,8 +16,9 @@ import {
   refuse,
   time,
 } from "./values";
-import { ACL_KEYWORDS, CONVERTERS, FETCHES, combine, fetch } from "./samples";
-import { ACL_NAME, BackendState, PREDEFINED_ACLS, aclBody } from "./conditions";
+import { ACL_KEYWORD_TABLE } from "./haproxy-keywords";
+import { ALLOWED_CONVERTERS, ALLOWED_FETCHES } from "./sample-policy";
+import { ACL_NAME, BackendState, PREDEFINED_ACLS, aclBody, defineAcl } from "./conditions";
 import { httpRule } from "./http-rules";
 import { serverOptions } from "./server-options";
 import { httpCheck, tcpCheck } from "./health-checks";
@@ -251,9 +252,7 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
     const name = matching(words[1], "acl: the name", ACL_NAME, "letters, digits, '.', ':', '_' or '-'");
     if (Object.hasOwn(PREDEFINED_ACLS, name) || ["or", "if", "unless"].includes(name))
       refuse(`acl: ${name} is a reserved name`);
-    const direction = aclBody(words.slice(2), `acl ${name}`);
-    const previous = state.acls.get(name);
-    state.acls.set(name, previous === undefined ? direction : combine(previous, direction, `acl ${name}`));
+    defineAcl(state, name, aclBody(words.slice(2), `acl ${name}`));
   },
 };
 
@@ -283,7 +282,8 @@ export function extraArguments(words: string[]): void {
       refuse(`${quote(word)} looks like a file or a path`);
     for (const match of word.matchAll(/([A-Za-z0-9_.+-]+)\(/g)) {
       const name = match[1];
-      if (!Object.hasOwn(FETCHES, name) && !Object.hasOwn(CONVERTERS, name) && !Object.hasOwn(ACL_KEYWORDS, name)) {
+      const aclFetch = Object.hasOwn(ACL_KEYWORD_TABLE, name) ? ACL_KEYWORD_TABLE[name].fetch : undefined;
+      if (!ALLOWED_FETCHES.has(name) && !ALLOWED_CONVERTERS.has(name) && !ALLOWED_FETCHES.has(aclFetch ?? "")) {
         refuse(`${quote(name)} is not an allowed sample fetch or converter`);
       }
     }

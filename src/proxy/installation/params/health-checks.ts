@@ -1,6 +1,6 @@
 // Health checks: http-check and tcp-check rules and their state per backend.
 import { HEADER_NAME, METHOD, URI_PATH, integer, matching, oneOf, quote, refuse, regex } from "./values";
-import { logFormat, sampleExpression } from "./samples";
+import { logFormat, sampleIn } from "./samples";
 import { BackendState } from "./conditions";
 
 function checkStep(state: BackendState, step: "connect" | "send" | "expect", what: string): void {
@@ -40,7 +40,7 @@ function checkVariable(words: string[], what: string, set: boolean): void {
     refuse(`${what}: ${words[1].split("(")[0]}() needs a check.* variable`);
   if (set) {
     if (words.length !== 3) refuse(`${what}: set-var needs one sample expression`);
-    sampleExpression(words[2], what);
+    sampleIn(words[2], "check", what);
   } else if (words.length !== 2) refuse(`${what}: unset-var takes nothing more`);
 }
 
@@ -77,7 +77,7 @@ export function httpCheck(words: string[], state: BackendState): void {
           const name = matching(words[i++], `${what} hdr`, HEADER_NAME, "a header name").toLowerCase();
           if (headers.has(name)) refuse(`${what}: header ${name} is given twice`);
           headers.add(name);
-          logFormat(words[i++], `${what} hdr ${name}`, "any");
+          logFormat(words[i++], `${what} hdr ${name}`, "check");
         } else refuse(`${what}: ${quote(option)} is not an allowed send option (allowed: meth, uri, ver, hdr, body)`);
       }
       return;

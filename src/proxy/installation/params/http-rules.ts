@@ -11,13 +11,13 @@ import {
   refuse,
   regex,
 } from "./values";
-import { Direction, logFormat } from "./samples";
+import { type Place, logFormat } from "./samples";
 import { BackendState, condition } from "./conditions";
 
 type Cursor = { words: string[]; i: number };
 
 /** The part of a deny or return rule after its action: status, content type, payload and headers (never a file). */
-function reply(c: Cursor, what: string, direction: Direction, legacyStatus: boolean): void {
+function reply(c: Cursor, what: string, place: Place, legacyStatus: boolean): void {
   let status = 0;
   let contentType = false;
   let payload = false;
@@ -45,7 +45,7 @@ function reply(c: Cursor, what: string, direction: Direction, legacyStatus: bool
         payload = true;
         break;
       case "lf-string":
-        logFormat(c.words[c.i++], `${what}: lf-string`, direction);
+        logFormat(c.words[c.i++], `${what}: lf-string`, place);
         if (seen.has("string")) refuse(`${what}: string and lf-string exclude each other`);
         payload = true;
         break;
@@ -54,7 +54,7 @@ function reply(c: Cursor, what: string, direction: Direction, legacyStatus: bool
         if (["content-length", "content-type", "transfer-encoding"].includes(name.toLowerCase())) {
           refuse(`${what}: hdr ${name} is set by HAProxy`);
         }
-        logFormat(c.words[c.i++], `${what}: hdr ${name}`, direction);
+        logFormat(c.words[c.i++], `${what}: hdr ${name}`, place);
         break;
       }
       default:
@@ -71,9 +71,11 @@ function reply(c: Cursor, what: string, direction: Direction, legacyStatus: bool
 
 const SET_COOKIE = /^[A-Za-z0-9_.-]{1,64}(=[A-Za-z0-9_.~-]{0,256})?$/;
 
-function redirect(c: Cursor, what: string, direction: Direction): void {
-  oneOf(c.words[c.i++], `${what}: the redirect type`, ["location", "prefix", "scheme"]);
-  logFormat(c.words[c.i++], `${what}: the target`, direction);
+function redirect(c: Cursor, what: string, place: Place): void {
+  // HAProxy redirects a response only to a location.
+  const types = place === "http-response" ? ["location"] : ["location", "prefix", "scheme"];
+  oneOf(c.words[c.i++], `${what}: the redirect type`, types);
+  logFormat(c.words[c.i++], `${what}: the target`, place);
   while (c.i < c.words.length && c.words[c.i] !== "if" && c.words[c.i] !== "unless") {
     const option = c.words[c.i++];
     if (option === "code") oneOf(c.words[c.i++], `${what}: code`, ["301", "302", "303", "307", "308"]);
@@ -86,21 +88,21 @@ function redirect(c: Cursor, what: string, direction: Direction): void {
   }
 }
 
-type Action = (c: Cursor, what: string, direction: Direction) => void;
+type Action = (c: Cursor, what: string, place: Place) => void;
 
-const headerAction: Action = (c, what, direction) => {
+const headerAction: Action = (c, what, place) => {
   matching(c.words[c.i++], `${what}: the header name`, HEADER_NAME, "a header name");
-  logFormat(c.words[c.i++], `${what}: the value`, direction);
+  logFormat(c.words[c.i++], `${what}: the value`, place);
 };
-const replaceHeader: Action = (c, what, direction) => {
+const replaceHeader: Action = (c, what, place) => {
   matching(c.words[c.i++], `${what}: the header name`, HEADER_NAME, "a header name");
   regex(c.words[c.i++], `${what}: the match`);
-  logFormat(c.words[c.i++], `${what}: the replacement`, direction);
+  logFormat(c.words[c.i++], `${what}: the replacement`, place);
 };
-const formatAction: Action = (c, what, direction) => logFormat(c.words[c.i++], `${what}: the value`, direction);
-const replaceAction: Action = (c, what, direction) => {
+const formatAction: Action = (c, what, place) => logFormat(c.words[c.i++], `${what}: the value`, place);
+const replaceAction: Action = (c, what, place) => {
   regex(c.words[c.i++], `${what}: the match`);
-  logFormat(c.words[c.i++], `${what}: the replacement`, direction);
+  logFormat(c.words[c.i++], `${what}: the replacement`, place);
 };
 
 /** Actions of `http-request` rules in a backend; none reads a file, routes elsewhere or touches shared state. */
@@ -119,8 +121,8 @@ export const HTTP_REQUEST_ACTIONS: Readonly<Record<string, Action>> = {
   "replace-pathq": replaceAction,
   "replace-uri": replaceAction,
   allow: () => {},
-  deny: (c, what, direction) => reply(c, what, direction, true),
-  return: (c, what, direction) => reply(c, what, direction, false),
+  deny: (c, what, place) => reply(c, what, place, true),
+  return: (c, what, place) => reply(c, what, place, false),
   redirect,
 };
 
@@ -139,8 +141,8 @@ export const HTTP_RESPONSE_ACTIONS: Readonly<Record<string, Action>> = {
     }
   },
   allow: () => {},
-  deny: (c, what, direction) => reply(c, what, direction, true),
-  return: (c, what, direction) => reply(c, what, direction, false),
+  deny: (c, what, place) => reply(c, what, place, true),
+  return: (c, what, place) => reply(c, what, place, false),
   redirect,
 };
 
@@ -159,8 +161,9 @@ export function httpRule(words: string[], state: BackendState, direction: "reque
     );
   }
   const cursor = { words, i: 2 };
-  action(cursor, what, direction);
-  condition(words, cursor.i, state, direction, what);
+  const place = direction === "request" ? "http-request" : "http-response";
+  action(cursor, what, place);
+  condition(words, cursor.i, state, place, what);
   if (FINAL_ACTIONS.has(name) && cursor.i >= words.length) state.final[direction] = what;
 }
 

@@ -1,161 +1,116 @@
-// Sample expressions: the fetches and converters a tenant may use, and log-format strings.
-import { own, quote, refuse } from "./values";
+// Sample expressions as HAProxy 2.6 parses them: calls and their arguments (make_arg_list's quoting), each checked
+// against HAProxy's own keyword table (haproxy-keywords.ts: argument counts and types, the type each converter reads
+// and the casts before it, where each fetch may be used) and the tenant policy (sample-policy.ts); and log-formats.
+import ipaddr from "ipaddr.js";
+import {
+  type ArgumentType,
+  type Arguments,
+  CONVERTER_KEYWORDS,
+  SAMPLE_CASTS,
+  SAMPLE_FETCH_KEYWORDS,
+  SAMPLE_USAGE_PLACES,
+  type SampleType,
+  type UsagePlace,
+} from "./haproxy-keywords";
+import { ALLOWED_CONVERTERS, ALLOWED_FETCHES, CONVERTER_VALUES, EMPTY_ALLOWED, FETCH_VALUES } from "./sample-policy";
+import { DECODED_CONTROL } from "./tokenizer";
+import { own, quote, refuse, regex } from "./values";
 
-/** Which message a sample is read from: the request, the response or either (the connection, variables, constants). */
-export type Direction = "request" | "response" | "any";
-type ArgRule = "none" | "optional" | "required";
-/** How an ACL compares its sample with its values; "none": HAProxy wants an explicit -m. */
-export type Match =
-  "str" | "beg" | "end" | "sub" | "dir" | "dom" | "reg" | "len" | "int" | "ip" | "bool" | "found" | "meth" | "none";
+// ---- where samples are used ----
 
-interface FetchRule {
-  direction: Direction;
-  args: ArgRule;
-  /** How an ACL on this fetch matches when no -m is given. */
-  match: Match;
+/**
+ * The places where a tenant's samples are evaluated, each with the check place HAProxy 2.6 tests fetches against
+ * (a column of the keyword table's `usage`). http-check and tcp-check rules are both "backend tcp-check rule".
+ */
+export const PLACES = {
+  "http-request": { column: "backend http-request header rule", label: "an http-request rule" },
+  "http-response": { column: "backend http-response header rule", label: "an http-response rule" },
+  "tcp-request content": { column: "backend tcp-request content rule", label: "a tcp-request content rule" },
+  "tcp-response content": { column: "backend tcp-response content rule", label: "a tcp-response content rule" },
+  check: { column: "backend tcp-check rule", label: "a health check rule" },
+  server: { column: "server source selection", label: "a server's sni" },
+  "use-server": { column: "backend use-server, balance or stick-match rule", label: "a use-server or balance rule" },
+  "stick-store": { column: "backend stick-store rule", label: "a stick-store rule" },
+  logs: { column: "logs", label: "a log-format" },
+} as const satisfies Record<string, { column: UsagePlace; label: string }>;
+
+export type Place = keyof typeof PLACES;
+
+/** Usable everywhere: the usage of an expression without a fetch restriction. */
+export const EVERYWHERE = "Y".repeat(SAMPLE_USAGE_PLACES.length);
+
+/** Where both usages allow (an ACL of several expressions may be used only where each of them may). */
+export const bothUsable = (a: string, b: string) =>
+  [...a].map((column, index) => (column === "Y" && b[index] === "Y" ? "Y" : ".")).join("");
+
+/** Refuses `subject` (a fetch, an ACL) whose usage does not include `place`. */
+export function usableIn(usage: string, place: Place, what: string, subject: string): void {
+  const { column, label } = PLACES[place];
+  if (usage[SAMPLE_USAGE_PLACES.indexOf(column)] !== "Y") {
+    refuse(`${what}: ${subject} is not available in ${label} (HAProxy's "${column}")`);
+  }
 }
 
-export const fetch = (direction: Direction, args: ArgRule, match: Match): FetchRule => ({ direction, args, match });
+// ---- calls ----
 
-/** Sample fetches allowed in expressions and ACLs: none reads a file, the environment or another tenant's state. */
-export const FETCHES: Readonly<Record<string, FetchRule>> = {
-  src: fetch("any", "none", "ip"),
-  src_port: fetch("any", "none", "int"),
-  dst: fetch("any", "none", "ip"),
-  dst_port: fetch("any", "none", "int"),
-  ssl_fc: fetch("any", "none", "bool"),
-  ssl_fc_sni: fetch("any", "none", "str"),
-  ssl_fc_protocol: fetch("any", "none", "str"),
-  method: fetch("any", "none", "meth"),
-  var: fetch("any", "required", "none"),
-  str: fetch("any", "required", "str"),
-  int: fetch("any", "required", "int"),
-  bool: fetch("any", "required", "bool"),
-  ipv4: fetch("any", "required", "ip"),
-  ipv6: fetch("any", "required", "ip"),
-  always_true: fetch("any", "none", "bool"),
-  always_false: fetch("any", "none", "bool"),
-  date: fetch("any", "optional", "int"),
-  rand: fetch("any", "optional", "int"),
-  uuid: fetch("any", "optional", "str"),
-  be_name: fetch("any", "none", "str"),
-  be_id: fetch("any", "none", "int"),
-  fe_name: fetch("any", "none", "str"),
-  path: fetch("request", "none", "str"),
-  pathq: fetch("request", "none", "str"),
-  query: fetch("request", "none", "str"),
-  url: fetch("request", "none", "str"),
-  base: fetch("request", "none", "str"),
-  "req.ver": fetch("request", "none", "str"),
-  "req.hdr": fetch("request", "required", "str"),
-  "req.fhdr": fetch("request", "required", "str"),
-  "req.hdr_cnt": fetch("request", "required", "int"),
-  hdr: fetch("request", "required", "str"),
-  hdr_cnt: fetch("request", "required", "int"),
-  "req.cook": fetch("request", "required", "str"),
-  "req.cook_cnt": fetch("request", "required", "int"),
-  cook: fetch("request", "required", "str"),
-  cook_cnt: fetch("request", "required", "int"),
-  url_param: fetch("request", "required", "str"),
-  urlp: fetch("request", "required", "str"),
-  status: fetch("response", "none", "int"),
-  "res.ver": fetch("response", "none", "str"),
-  "res.hdr": fetch("response", "required", "str"),
-  "res.fhdr": fetch("response", "required", "str"),
-  "res.hdr_cnt": fetch("response", "required", "int"),
-  shdr: fetch("response", "required", "str"),
-  "res.cook": fetch("response", "required", "str"),
-  scook: fetch("response", "required", "str"),
-};
-
-/** ACL keywords derived from a fetch with a fixed way of matching (`path_beg` is `path -m beg`). */
-export const ACL_KEYWORDS: Readonly<Record<string, { fetch: string; match: Match }>> = Object.fromEntries([
-  ...["path", "url", "base"].flatMap((name) =>
-    (["beg", "end", "sub", "reg", "dir", "dom", "len"] as const).map((match) => [
-      `${name}_${match}`,
-      { fetch: name, match },
-    ]),
-  ),
-  ...(["beg", "end", "sub", "reg", "dir", "dom", "len"] as const).map((match) => [
-    `hdr_${match}`,
-    { fetch: "hdr", match },
-  ]),
-  ["hdr_val", { fetch: "hdr", match: "int" }],
-  ["hdr_ip", { fetch: "hdr", match: "ip" }],
-  ...(["beg", "end", "sub", "reg", "len"] as const).map((match) => [`cook_${match}`, { fetch: "cook", match }]),
-  ["urlp_beg", { fetch: "urlp", match: "beg" }],
-  ["urlp_reg", { fetch: "urlp", match: "reg" }],
-  ["urlp_val", { fetch: "urlp", match: "int" }],
-]);
-
-interface ConverterRule {
-  args: ArgRule;
-  /** How an ACL ending with this converter matches when no -m is given (from the converter's output type). */
-  match: Match;
-  /** Arguments that may name a variable (else they are constants). */
-  variables?: number[];
-}
-
-/** Converters allowed after a fetch: pure functions of their input, none reads a file, a map or a table. */
-export const CONVERTERS: Readonly<Record<string, ConverterRule>> = {
-  lower: { match: "str", args: "none" },
-  upper: { match: "str", args: "none" },
-  field: { match: "str", args: "required" },
-  word: { match: "str", args: "required" },
-  regsub: { match: "str", args: "required" },
-  bytes: { match: "none", args: "required" },
-  length: { match: "int", args: "none" },
-  base64: { match: "str", args: "none" },
-  b64dec: { match: "none", args: "none" },
-  hex: { match: "str", args: "none" },
-  url_dec: { match: "str", args: "optional" },
-  url_enc: { match: "str", args: "optional" },
-  json: { match: "str", args: "optional" },
-  ipmask: { match: "ip", args: "required" },
-  concat: { match: "str", args: "required", variables: [1] },
-  strcmp: { match: "int", args: "required", variables: [0] },
-  add: { match: "int", args: "required", variables: [0] },
-  sub: { match: "int", args: "required", variables: [0] },
-  mul: { match: "int", args: "required", variables: [0] },
-  div: { match: "int", args: "required", variables: [0] },
-  mod: { match: "int", args: "required", variables: [0] },
-  and: { match: "int", args: "required", variables: [0] },
-  or: { match: "int", args: "required", variables: [0] },
-  xor: { match: "int", args: "required", variables: [0] },
-  neg: { match: "int", args: "none" },
-  cpl: { match: "int", args: "none" },
-  bool: { match: "bool", args: "none" },
-  not: { match: "bool", args: "none" },
-  odd: { match: "bool", args: "none" },
-  even: { match: "bool", args: "none" },
-  sdbm: { match: "int", args: "optional" },
-  djb2: { match: "int", args: "optional" },
-  crc32: { match: "int", args: "optional" },
-  wt6: { match: "int", args: "optional" },
-  xxh32: { match: "int", args: "optional" },
-  xxh64: { match: "int", args: "optional" },
-  sha1: { match: "none", args: "none" },
-  sha2: { match: "none", args: "optional" },
-  digest: { match: "none", args: "required" },
-  ltime: { match: "str", args: "required" },
-  utime: { match: "str", args: "required" },
-  http_date: { match: "str", args: "optional" },
-  ltrim: { match: "str", args: "required" },
-  rtrim: { match: "str", args: "required" },
-  cut_crlf: { match: "str", args: "none" },
-  host_only: { match: "str", args: "none" },
-  port_only: { match: "int", args: "none" },
-};
-
-/** Variable scopes a tenant may use: proc.* is shared by every backend of the load balancer. */
-const VARIABLE = /^(txn|req|res|sess|check)\.[A-Za-z0-9_.]{1,64}$/;
-
-interface Call {
+export interface Call {
   name: string;
+  /** The decoded arguments (quotes and escapes as HAProxy's make_arg_list reads them); null without parentheses. */
   args: string[] | null;
 }
 
-/** Splits `name(args),name(args)...` (HAProxy's sample expression) into its calls; arguments stay raw text. */
+/** What HAProxy's make_arg_list takes after a backslash (outside single quotes); it keeps any other backslash. */
+const ARGUMENT_ESCAPES: Readonly<Record<string, string>> = {
+  "\\": "\\",
+  '"': '"',
+  "'": "'",
+  " ": " ",
+  r: "\r",
+  n: "\n",
+  t: "\t",
+};
+
+/** Reads one `(...)` argument list from text[start] (just after "("); returns the arguments and the end. */
+function argumentList(text: string, start: number, what: string): { args: string[]; end: number } {
+  const args: string[] = [];
+  let current = "";
+  let quoteChar = "";
+  let i = start;
+  for (;;) {
+    const ch = text[i];
+    if (ch === undefined) refuse(`${what}: ${quote(text)} has an unclosed "("`);
+    i++;
+    if (quoteChar === "'") {
+      if (ch === "'") quoteChar = "";
+      else current += ch;
+    } else if (ch === "\\") {
+      const next = text[i];
+      if (next === undefined) refuse(`${what}: ${quote(text)} ends with a backslash`);
+      if (Object.hasOwn(ARGUMENT_ESCAPES, next)) {
+        current += ARGUMENT_ESCAPES[next];
+        i++;
+      } else current += ch;
+    } else if (ch === '"') {
+      quoteChar = quoteChar === '"' ? "" : '"';
+    } else if (ch === "'" && quoteChar === "") {
+      quoteChar = "'";
+    } else if (quoteChar === '"') {
+      current += ch;
+    } else if (ch === ",") {
+      args.push(current);
+      current = "";
+    } else if (ch === ")") {
+      args.push(current);
+      return { args, end: i };
+    } else if (ch === "(" || ch === "[" || ch === "]") {
+      refuse(`${what}: ${quote(text)}: write "${ch}" inside an argument in quotes`);
+    } else {
+      current += ch;
+    }
+  }
+}
+
+/** Splits `name(args),name(args)...` (HAProxy's sample expression) into its calls, arguments decoded. */
 export function parseCalls(text: string, what: string): Call[] {
   const calls: Call[] = [];
   let i = 0;
@@ -164,40 +119,7 @@ export function parseCalls(text: string, what: string): Call[] {
     if (!name) refuse(`${what}: ${quote(text)} is not a sample expression`);
     i += name.length;
     let args: string[] | null = null;
-    if (text[i] === "(") {
-      args = [];
-      let current = "";
-      let quoteChar = "";
-      i++;
-      for (;;) {
-        const ch = text[i];
-        if (ch === undefined) refuse(`${what}: ${quote(text)} has an unclosed "("`);
-        if (ch === "\\" && quoteChar !== "'") {
-          if (text[i + 1] === undefined) refuse(`${what}: ${quote(text)} ends with a backslash`);
-          current += ch + text[i + 1];
-          i += 2;
-          continue;
-        }
-        i++;
-        if (quoteChar) {
-          if (ch === quoteChar) quoteChar = "";
-          current += ch;
-        } else if (ch === "'" || ch === '"') {
-          quoteChar = ch;
-          current += ch;
-        } else if (ch === ",") {
-          args.push(current);
-          current = "";
-        } else if (ch === ")") {
-          args.push(current);
-          break;
-        } else if (ch === "(" || ch === "[" || ch === "]") {
-          refuse(`${what}: ${quote(text)}: write "${ch}" inside an argument with a backslash or quotes`);
-        } else {
-          current += ch;
-        }
-      }
-    }
+    if (text[i] === "(") ({ args, end: i } = argumentList(text, i + 1, what));
     calls.push({ name, args });
     if (i === text.length) return calls;
     if (text[i] !== ",") refuse(`${what}: ${quote(text)} is not a sample expression`);
@@ -205,48 +127,113 @@ export function parseCalls(text: string, what: string): Call[] {
   }
 }
 
-export function checkArgs(call: Call, rule: ArgRule, what: string, variables: number[] = []): void {
-  const { name, args } = call;
-  if (rule === "none" && args !== null) refuse(`${what}: ${quote(name)} takes no arguments`);
-  if (rule === "required" && (args === null || args.every((arg) => arg === "")))
-    refuse(`${what}: ${quote(name)} needs arguments`);
-  for (const [index, arg] of (args ?? []).entries()) {
-    if (/^\s*proc\./.test(arg))
-      refuse(`${what}: process-wide variables (proc.*) are shared between backends and not allowed`);
-    if (variables.includes(index) && !/^-?[0-9]+$/.test(arg) && arg !== "" && !VARIABLE.test(arg)) {
-      refuse(`${what}: ${quote(arg)} must be a number or a variable of the txn, req, res, sess or check scope`);
-    }
-  }
-  if (name === "var" && !VARIABLE.test(args?.[0] ?? "")) {
-    refuse(`${what}: var() needs a variable of the txn, req, res, sess or check scope`);
-  }
-}
+// ---- arguments ----
 
-export const combine = (a: Direction, b: Direction, what: string): Direction => {
-  if (a === "any") return b;
-  if (b === "any" || a === b) return a;
-  refuse(`${what}: mixes request and response samples`);
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** What each argument type must look like; a type not listed is one no tenant keyword takes. */
+const ARGUMENT_TYPES: Partial<Record<ArgumentType, (value: string, what: string) => void>> = {
+  integer: (value, what) => {
+    if (!/^[+-]?[0-9]{1,18}$/.test(value)) refuse(`${what} must be an integer, not ${quote(value)}`);
+  },
+  string: () => {},
+  regex: (value, what) => regex(value, what),
+  "IPv4 address": (value, what) => {
+    if (!ipaddr.IPv4.isValidFourPartDecimal(value) || /(^|\.)0[0-9]/.test(value))
+      refuse(`${what} must be an IPv4 address, not ${quote(value)}`);
+  },
+  "IPv6 address": (value, what) => {
+    if (value.includes("%") || !ipaddr.IPv6.isValid(value))
+      refuse(`${what} must be an IPv6 address, not ${quote(value)}`);
+  },
+  "IPv4 mask": (value, what) => {
+    if (!/^(3[0-2]|[12]?[0-9])$/.test(value))
+      refuse(`${what} must be a prefix length from 0 to 32, not ${quote(value)}`);
+  },
+  "IPv6 mask": (value, what) => {
+    if (!/^(12[0-8]|1[01][0-9]|[1-9]?[0-9])$/.test(value))
+      refuse(`${what} must be a prefix length from 0 to 128, not ${quote(value)}`);
+  },
 };
 
-/** Checks `fetch[,converter...]`; returns where its samples come from. */
-export function sampleExpression(text: string, what: string): Direction {
-  const [first, ...converters] = parseCalls(text, what);
-  const rule = own(FETCHES, first.name);
-  if (!rule) refuse(`${what}: ${quote(first.name)} is not an allowed sample fetch`);
-  checkArgs(first, rule.args, what);
-  for (const converter of converters) {
-    const convert = own(CONVERTERS, converter.name);
-    if (!convert) refuse(`${what}: ${quote(converter.name)} is not an allowed converter`);
-    checkArgs(converter, convert.args, what, convert.variables);
-  }
-  return rule.direction;
+/** Checks a call's arguments: their count and types (HAProxy's table), then their values (the policy). */
+function checkArguments(
+  call: Call,
+  spec: Arguments,
+  values: Record<number, (v: string, w: string) => void>,
+  what: string,
+) {
+  const { name, args } = call;
+  if (args !== null && spec.args.length === 0) refuse(`${what}: ${quote(name)} takes no arguments`);
+  // Without parentheses HAProxy reads one empty argument where one is required: a string's is "" (json is json("")).
+  const given = args ?? (spec.required > 0 && own(EMPTY_ALLOWED, name)?.includes(0) ? [""] : []);
+  if (given.length > spec.args.length)
+    refuse(`${what}: ${quote(name)} takes at most ${plural(spec.args.length, "argument")}, not ${given.length}`);
+  if (given.length < spec.required) refuse(`${what}: ${quote(name)} needs ${plural(spec.required, "argument")}`);
+  given.forEach((value, index) => {
+    const subject = `${what}: argument ${index + 1} of ${quote(name)}`;
+    if (DECODED_CONTROL.test(value)) refuse(`${subject} contains a control character`);
+    if (/^\s*proc\./.test(value))
+      refuse(`${what}: process-wide variables (proc.*) are shared between backends and not allowed`);
+    if (value === "") {
+      if (own(EMPTY_ALLOWED, name)?.includes(index)) return;
+      refuse(`${subject} is empty`);
+    }
+    const type = spec.args[index];
+    const check = ARGUMENT_TYPES[type];
+    if (!check) refuse(`${subject} is of type ${type}, which a tenant may not give`);
+    check(value, subject);
+    values[index]?.(value, subject);
+  });
 }
 
-export function usableIn(direction: Direction, wanted: Direction, what: string): void {
-  if (direction !== "any" && wanted !== "any" && direction !== wanted) {
-    refuse(`${what}: ${direction} samples are not available in a ${wanted} rule`);
-  }
+// ---- expressions ----
+
+/** A checked sample expression: the type it gives and where its fetch may be used. */
+export interface Sample {
+  type: SampleType;
+  usage: string;
 }
+
+/**
+ * Checks `fetch[,converter...]` whose first call reads the fetch `fetchName` (an ACL keyword reads another fetch than
+ * its own name): policy, arguments, and each converter's input against the type before it, as HAProxy casts it.
+ */
+export function sampleChain(calls: Call[], fetchName: string, what: string): Sample {
+  const [first, ...converters] = calls;
+  const fetch = ALLOWED_FETCHES.has(fetchName) ? own(SAMPLE_FETCH_KEYWORDS, fetchName) : undefined;
+  if (!fetch) refuse(`${what}: ${quote(first.name)} is not an allowed sample fetch`);
+  checkArguments(first, fetch, own(FETCH_VALUES, fetchName) ?? {}, what);
+  let type = fetch.out;
+  for (const call of converters) {
+    const converter = ALLOWED_CONVERTERS.has(call.name) ? own(CONVERTER_KEYWORDS, call.name) : undefined;
+    if (!converter) refuse(`${what}: ${quote(call.name)} is not an allowed converter`);
+    checkArguments(call, converter, own(CONVERTER_VALUES, call.name) ?? {}, what);
+    if (!SAMPLE_CASTS[type]?.includes(converter.input)) {
+      refuse(
+        `${what}: the converter ${quote(call.name)} reads type ${converter.input}, which HAProxy cannot cast ${type} to`,
+      );
+    }
+    type = converter.out;
+  }
+  return { type, usage: fetch.usage };
+}
+
+/** Checks `fetch[,converter...]`. */
+export function sampleExpression(text: string, what: string): Sample {
+  const calls = parseCalls(text, what);
+  return sampleChain(calls, calls[0].name, what);
+}
+
+/** Checks a sample expression used in `place`. */
+export function sampleIn(text: string, place: Place, what: string): Sample {
+  const calls = parseCalls(text, what);
+  const sample = sampleChain(calls, calls[0].name, what);
+  usableIn(sample.usage, place, what, quote(calls[0].name));
+  return sample;
+}
+
+// ---- log-format ----
 
 /**
  * Log-format variables allowed after `%` (besides `%[expression]` and `%%`): the request's own addresses, names and
@@ -280,8 +267,8 @@ export const LOG_VARIABLES: ReadonlySet<string> = new Set([
   "ft",
 ]);
 
-/** Checks a log-format string (`%[expression]`, `%var`, `%%`) whose samples must be available in `direction`. */
-export function logFormat(text: string | undefined, what: string, direction: Direction): void {
+/** Checks a log-format string (`%[expression]`, `%var`, `%%`) whose samples are evaluated in `place`. */
+export function logFormat(text: string | undefined, what: string, place: Place): void {
   if (text === undefined) refuse(`${what} needs a value`);
   let i = 0;
   while (i < text.length) {
@@ -302,9 +289,10 @@ export function logFormat(text: string | undefined, what: string, direction: Dir
       i = end + 1;
     }
     if (text[i] === "[") {
+      // HAProxy ends the expression at the first "]", quoted or not.
       const end = text.indexOf("]", i);
       if (end < 0) refuse(`${what}: "%[" without "]" in ${quote(text)}`);
-      usableIn(sampleExpression(text.slice(i + 1, end), what), direction, what);
+      sampleIn(text.slice(i + 1, end), place, what);
       i = end + 1;
       continue;
     }

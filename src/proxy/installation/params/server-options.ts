@@ -1,7 +1,7 @@
 // Server options of container links and default-server lines.
 import { FILE_KEYWORDS } from "./tokenizer";
 import { HOST_NAME, TOKEN, integer, matching, oneOf, own, quote, refuse, time } from "./values";
-import { sampleExpression } from "./samples";
+import { sampleIn } from "./samples";
 
 type ServerOption = (words: string[], i: number, what: string) => number;
 
@@ -61,14 +61,14 @@ export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
   // The system's CA bundle (public certificates) is the one file a tenant may name: HAProxy's @system-ca.
   "ca-file": choice("@system-ca"),
   cookie: withValue((word, what) => void matching(word, what, TOKEN, "letters, digits, '.', '_' or '-'")),
-  "agent-send": withValue((word, what) => {
-    if (word === undefined) refuse(`${what} needs a value`);
-  }),
+  // Printable text only, like every word (HAProxy has no hexadecimal form of it): an agent that waits for a line end
+  // before answering cannot be used; most agents answer on connection.
+  "agent-send": withValue((word, what) => void matching(word, what, /^[\x20-\x7e]{1,200}$/, "printable text")),
   verifyhost: withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
   "check-sni": withValue((word, what) => void matching(word, what, HOST_NAME, "a host name")),
   sni: withValue((word, what) => {
     if (word === undefined) refuse(`${what} needs a sample expression`);
-    sampleExpression(word, what);
+    sampleIn(word, "server", what);
   }),
   alpn: withValue(
     (word, what) => void matching(word, what, ALPN, "a comma-separated list of protocols such as h2,http/1.1"),

@@ -4,8 +4,13 @@
 export const MAX_PARAMS_LINES = 200;
 /** Longest params line, in characters. */
 export const MAX_LINE_LENGTH = 2000;
-/** Most words on one line: HAProxy refuses a line of more than 64. */
+/**
+ * Most words on one line: HAProxy 2.6 (MAX_LINE_ARGS) refuses a line of more than 64, and counts a blank after the
+ * last word as the start of one more, so a line is written without its trailing blanks and comment.
+ */
 export const MAX_WORDS = 64;
+/** Most words of a container link's params: the generated `server <name> [<address>]:<port>` takes three of the 64. */
+export const MAX_SERVER_WORDS = MAX_WORDS - 3;
 
 /** Why a params text was refused: the 1-based line, its text and the reason. */
 export interface ParamsProblem {
@@ -74,10 +79,14 @@ export const FILE_KEYWORDS: ReadonlySet<string> = new Set([
 
 // ---- tokeniser ----
 
-/** One line as HAProxy splits it: the decoded words and the comment that ended it, if any. */
+/**
+ * One line as HAProxy splits it: the decoded words, the comment that ended it, if any, and where the last word ends
+ * (`line.slice(0, end)` is the line without its trailing blanks and comment, the words unchanged).
+ */
 export interface TokenizedLine {
   words: string[];
   comment: string | null;
+  end: number;
 }
 
 export type TokenizeResult = { ok: true; value: TokenizedLine } | { ok: false; error: string };
@@ -85,11 +94,13 @@ export type TokenizeResult = { ok: true; value: TokenizedLine } | { ok: false; e
 const isBlank = (ch: string) => ch === " " || ch === "\t";
 const HEX = /^[0-9a-fA-F]{2}$/;
 const ENV_NAME_START = /[A-Za-z_.{]/;
-/** C0 controls but tab, DEL and the C1 controls. */
+/** C0 controls but tab (a blank between words), DEL and the C1 controls: refused anywhere in a line. */
 export const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
-/** Control characters an escape may produce: only tab, CR and LF (NUL would cut the word where HAProxy reads it). */
-export const DECODED_CONTROL = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]/;
-export const ESCAPED_BREAKS = /[\t\r\n]/;
+/**
+ * Control characters no decoded word may hold, however written (`\r`, `\n`, `\t`, `\xHH`, a tab inside quotes): HAProxy
+ * writes such bytes raw into headers, health checks and agent strings (response splitting).
+ */
+export const DECODED_CONTROL = /[\x00-\x1f\x7f-\x9f]/;
 
 /**
  * Splits a line as HAProxy 2.6's parse_line() does with the options the configuration parser uses: blanks separate
@@ -104,18 +115,25 @@ export function tokenizeLine(line: string): TokenizeResult {
   let squote = false;
   let dquote = false;
   let i = 0;
+  let end = 0;
   const fail = (error: string): TokenizeResult => ({ ok: false, error });
   while (i < line.length) {
     const ch = line[i];
     if (!squote && !dquote && isBlank(ch)) {
-      if (word !== null) words.push(word);
+      if (word !== null) {
+        words.push(word);
+        end = i;
+      }
       word = null;
       i++;
       continue;
     }
     if (ch === "#" && !squote && !dquote) {
-      if (word !== null) words.push(word);
-      return { ok: true, value: { words, comment: line.slice(i) } };
+      if (word !== null) {
+        words.push(word);
+        end = i;
+      }
+      return { ok: true, value: { words, comment: line.slice(i), end } };
     }
     word ??= "";
     if (ch === '"' && !squote) {
@@ -157,6 +175,9 @@ export function tokenizeLine(line: string): TokenizeResult {
     }
   }
   if (squote || dquote) return fail("unterminated quote");
-  if (word !== null) words.push(word);
-  return { ok: true, value: { words, comment: null } };
+  if (word !== null) {
+    words.push(word);
+    end = line.length;
+  }
+  return { ok: true, value: { words, comment: null, end } };
 }

@@ -3,10 +3,10 @@ import {
   BackendParams,
   CONTROL,
   DECODED_CONTROL,
-  ESCAPED_BREAKS,
   FILE_KEYWORDS,
   MAX_LINE_LENGTH,
   MAX_PARAMS_LINES,
+  MAX_SERVER_WORDS,
   MAX_WORDS,
   ParamsProblem,
   ParamsResult,
@@ -29,30 +29,30 @@ function lineProblem(line: string): string | undefined {
   return undefined;
 }
 
-function tokenized(line: string): string[] {
+/**
+ * The words of a line, and the line as it is written: without its comment and trailing blanks, which HAProxy would
+ * count as one more word (a line of 64 words and ` # comment` is "too many words" to HAProxy 2.6).
+ */
+function tokenized(line: string): { words: string[]; written: string } {
   const problem = lineProblem(line);
   if (problem) refuse(problem);
   const result = tokenizeLine(line);
   if (!result.ok) refuse(result.error);
-  if (result.value.words.length > MAX_WORDS) refuse(`more than ${MAX_WORDS} words (HAProxy's limit)`);
-  return result.value.words;
+  return { words: result.value.words, written: line.slice(0, result.value.end) };
 }
 
 /**
  * Checks every decoded word of a line: no empty word (HAProxy would stop reading the arguments there), no environment
- * expansion, no word that makes HAProxy read a file (ca-file only as @system-ca), no control character (tcp-check data
- * and agent-send may hold escaped CR, LF and tab).
+ * expansion, no word that makes HAProxy read a file (ca-file only as @system-ca), and no control character, however
+ * written: HAProxy writes a word's bytes raw into headers, replies, health checks and agent strings, so a CR or LF
+ * would split a response. Binary health-check data has HAProxy's hexadecimal forms (tcp-check send-binary, expect
+ * binary).
  */
 function checkWords(words: string[]): void {
   words.forEach((word, index) => {
     if (word === "") refuse('an empty word ("") is not allowed');
     if (/\$[A-Za-z_.{]/.test(word)) refuse("environment expansion (${NAME} or $NAME) is not allowed");
-    const breaksAllowed =
-      (words[0] === "tcp-check" && index >= 2 && (words[1] === "send" || words[1] === "expect")) ||
-      words[index - 1] === "agent-send";
-    if (DECODED_CONTROL.test(word) || (!breaksAllowed && ESCAPED_BREAKS.test(word))) {
-      refuse(`${quote(word)} contains a control character`);
-    }
+    if (DECODED_CONTROL.test(word)) refuse(`${quote(word)} contains a control character`);
     if (FILE_KEYWORDS.has(word) && !(word === "ca-file" && words[index + 1] === "@system-ca")) {
       refuse(`${quote(word)} would read a file`);
     }
@@ -130,10 +130,11 @@ export function vetBackendParams(
   let maintenance = false;
   for (const [index, line] of lines.entries()) {
     try {
-      const words = tokenized(line);
+      const { words, written } = tokenized(line);
       if (words.length === 0) continue;
+      if (words.length > MAX_WORDS) refuse(`more than ${MAX_WORDS} words (HAProxy's limit)`);
       if (backendLine(words, state, extra) === "maintenance") maintenance = true;
-      else kept.push(line);
+      else kept.push(written);
     } catch (error) {
       if (error instanceof Refusal) return problem(index + 1, line, error.reason);
       throw error;
@@ -142,7 +143,10 @@ export function vetBackendParams(
   return { ok: true, value: { lines: kept, maintenance } };
 }
 
-/** Vets the params of a container link: one line of allow-listed server options, returned as it will be written. */
+/**
+ * Vets the params of a container link: one line of allow-listed server options, returned as it will be written
+ * (without its comment), after the three words of `server <name> [<address>]:<port>`.
+ */
 export function vetServerParams(params: string | null | undefined): ParamsResult<string> {
   const lines = splitLines(params ?? "");
   const used = lines.map((line, index) => ({ line, index })).filter(({ line }) => line !== "");
@@ -150,13 +154,15 @@ export function vetServerParams(params: string | null | undefined): ParamsResult
   if (used.length === 0) return { ok: true, value: "" };
   const { line, index } = used[0];
   try {
-    const words = tokenized(line);
+    const { words, written } = tokenized(line);
     if (words.length === 0) return { ok: true, value: "" };
+    if (words.length > MAX_SERVER_WORDS) {
+      refuse(`more than ${MAX_SERVER_WORDS} words (HAProxy's limit of ${MAX_WORDS}, with "server <name> <address>")`);
+    }
     checkWords(words);
     serverOptions(words, 0, "server");
     netCheck(words);
-    // Written as given: the server line ends with these options, so a trailing comment hides nothing.
-    return { ok: true, value: line };
+    return { ok: true, value: written };
   } catch (error) {
     if (error instanceof Refusal) return problem(index + 1, line, error.reason);
     throw error;
