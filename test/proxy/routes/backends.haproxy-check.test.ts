@@ -69,7 +69,8 @@ describe("POST /backends/{projectLabel} with an agent", () => {
     );
     expect(config.slice(config.indexOf("\nbackend ") + 1)).toBe(
       "backend bk_params_check\n" +
-        "    balance roundrobin # spread\n" +
+        // Written as the generator writes it: without its comment.
+        "    balance roundrobin\n" +
         "    timeout server 5s\n" +
         "    server node1.checked.example_checked-web [2001:db8:c0::10]:8080 check inter 2s\n",
     );

@@ -321,6 +321,7 @@ describe("If-Match", () => {
     expect(await upsertBackend(db, project, { label: "raced" }, { extraDirectives: [] })).toEqual({
       id: expect.any(Number),
       etag: `"p${wrId}.r${Number(current.match(/r(\d+)/)![1]) + 1}"`,
+      warnings: [],
     });
   });
 });
