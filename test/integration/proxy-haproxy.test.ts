@@ -442,6 +442,7 @@ describe("the params allow-list against haproxy -c", () => {
     updatedAt: new Date("2026-01-01T00:00:00Z"),
     certificatePem: fixture("provided-rsa.cert.pem"),
     privateKeyPem: fixture("provided-rsa.key.pem"),
+    projectIds: null,
   });
 
   it("has a form for every allowed entry, each vetted and all accepted by haproxy without a warning", () => {

@@ -110,6 +110,8 @@ function certificateValues(input: {
   certificatePem: string;
   privateKeyPem: string;
   now: Date;
+  /** The projects a provided certificate serves; absent: every project. */
+  projectIds?: number[] | null;
 }) {
   const { info } = input;
   return {
@@ -122,6 +124,7 @@ function certificateValues(input: {
     notAfter: info.notAfter,
     certificatePem: normalisePem(input.certificatePem, "CERTIFICATE"),
     privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
+    projectIds: input.projectIds ?? null,
     updatedAt: input.now,
   };
 }
