@@ -2,7 +2,7 @@
 // structurally before anything leaves the Worker. A pure function of its input: the same database gives the same
 // bytes (no timestamps, every list sorted).
 import { sha256Hex } from "../../shared/bytes";
-import { vetContainerAddress, type Ipv6Network } from "../installation/addresses";
+import { vetTargetAddress, type Ipv6Network } from "../installation/addresses";
 import { vetBackendParams, vetServerParams } from "../installation/params/index";
 import { invalidRedirect, isValidRedirectUrl, redirectPrefix } from "../installation/redirects";
 import type { Installation } from "../installation/rows";
@@ -227,8 +227,8 @@ export function generateHaproxyBundle(
           if (!HOST_NAME.test(host.hostname))
             throw new InvalidConfiguration(`${where}: host ${JSON.stringify(host.hostname)} is not a host name`);
           const name = `${host.hostname}_${containerFqLabel(project, container.label)}`;
-          // Stored before addresses were vetted (or written past the API): HAProxy must not connect there.
-          const address = vetContainerAddress(container.ipv6, settings.addressExceptions);
+          // Stored before addresses were vetted (or written past the API): HAProxy must not connect there, nor to a host.
+          const address = vetTargetAddress(container.ipv6, installation.hosts, settings.addressExceptions);
           if (!address.ok) {
             problem(
               project,
