@@ -44,6 +44,11 @@ export const DELETED_A_ROW = sql`changes() > 0`;
 export interface WriteControl {
   ifMatch?: IfMatch;
   dryRun?: boolean;
+  /**
+   * The administrator writes: a container's SSH grants survive its address change, and domain names pass the rule on
+   * other projects' neighbours (zones bind everybody). Absent: a tenant's write.
+   */
+  byAdministrator?: boolean;
   /** The audit entry of one change, as a statement of the write's batch. */
   record?: (change: AuditChange) => Statement;
 }

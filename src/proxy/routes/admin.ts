@@ -78,7 +78,7 @@ const upsertHostRoute = createRoute({
   summary: "Registers a host, or updates the ipv6 of the host with that name",
   ...writing,
   request: { query: DryRunQuery, body: jsonBody(HostCreate) },
-  responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405), ...adminErrors },
+  responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405, 409), ...adminErrors },
 });
 
 const listHostsRoute = createRoute({

@@ -20,7 +20,7 @@ const errors = {
   },
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
-  409: errorResponse("the address is already used by another container"),
+  409: errorResponse("the address is another container's or a host's, or the domain name is another project's"),
   412: {
     ...errorResponse("If-Match names no current ETag of the project (or `*` and no such project); nothing changed"),
     headers: { ETag: { description: "the project's current ETag", schema: { type: "string" as const } } },

@@ -94,6 +94,7 @@ export function writeControl(c: Context<ProxyEnv>, options: { preconditions: boo
   const { dryRun } = parseOrThrow(DryRunQuery, { dryRun: c.req.query("dryRun") });
   return {
     dryRun: dryRun === "true",
+    byAdministrator: c.get("caller").isAdmin,
     ifMatch: options.preconditions ? parseIfMatch(c.req.header("If-Match")) : undefined,
     record: (change) => auditStatement(auditEntry(c, change)),
   };
