@@ -16,6 +16,7 @@ import {
 } from "./bulk";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import { CannotProcess, invalidBackend } from "../errors";
+import { ownershipGuard, type NameClaim } from "./ownership";
 import { describeProblem, vetBackendParams, vetServerParams } from "./params/index";
 import type { BackendRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";
@@ -200,10 +201,12 @@ export async function upsertBackend(
       { domains: [], containers: [] },
       { domains: wantedDomains, references: wantedReferences },
     );
+    const claims = (wantedDomains ?? []).map(({ domainName }) => ({ domainName, projectId: project.id }));
     const { rows, etags } = await commitWrite(db, control, {
       what: "Unable to process backend create",
       projects: [project],
       statements,
+      guards: [ownershipGuard(claims, control.byAdministrator)].filter((guard) => guard !== undefined),
       changes: [{ projectLabel: project.label, summary }],
     });
     const id = rows ? (rows[0][0].id as number) : await nextId(db, "backends");
@@ -215,6 +218,7 @@ export async function upsertBackend(
     db.select().from(backendContainers).where(eq(backendContainers.backendId, existing.id)),
   ]);
   const statements: Statement[] = [];
+  const claims: NameClaim[] = [];
   statements.push(
     db
       .update(backends)
@@ -237,6 +241,7 @@ export async function upsertBackend(
     if (removals.length) statements.push(deleteDomains(removals));
     if (updates.length) statements.push(updateDomains(updates));
     if (inserts.length) statements.push(insertDomains(inserts, sql`${existing.id}`));
+    claims.push(...inserts.map(({ domainName }) => ({ domainName, projectId: project.id })));
   }
   if (wantedReferences) statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wantedReferences));
   const summary = backendSummary(
@@ -248,6 +253,7 @@ export async function upsertBackend(
     what: "Unable to process backend update",
     projects: [project],
     statements,
+    guards: [ownershipGuard(claims, control.byAdministrator)].filter((guard) => guard !== undefined),
     changes: [{ projectLabel: project.label, summary }],
   });
   return { id: existing.id, etag: etags.get(project.id)! };

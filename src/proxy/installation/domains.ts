@@ -4,6 +4,7 @@ import type { Database } from "../../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
 import { deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
 import { CannotProcess, invalidBackend, invalidProject } from "../errors";
+import { ownershipGuard, type NameClaim } from "./ownership";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import type { ProjectRow } from "./rows";
 import type { DomainOperation, MassDomainUpdate } from "./inputs";
@@ -138,6 +139,7 @@ export async function massUpdateDomains(
   const inserts: (DomainFields & { backendId: number })[] = [];
   const updates: (DomainFields & { id: number; backendId: number })[] = [];
   const deletions: number[] = [];
+  const claims: NameClaim[] = [];
   const changes = new ChangeSummaries(operations);
   for (const { operation, project, backendId } of resolved) {
     const existing = existingByName.get(operation.domainName);
@@ -162,10 +164,12 @@ export async function massUpdateDomains(
       else {
         changes.add(project.label, "movedIn", operation.domainName);
         changes.add(existing.projectLabel, "movedOut", operation.domainName);
+        claims.push({ domainName: operation.domainName, projectId: project.id });
       }
     } else {
       inserts.push({ ...fields, backendId });
       changes.add(project.label, "created", operation.domainName);
+      claims.push({ domainName: operation.domainName, projectId: project.id });
     }
   }
 
@@ -191,6 +195,7 @@ export async function massUpdateDomains(
     what: "Unable to process mass update",
     projects: touchedProjects,
     statements,
+    guards: [ownershipGuard(claims, control.byAdministrator)].filter((guard) => guard !== undefined),
     // An empty request changes no project, and is recorded once all the same.
     changes: touchedProjects.length
       ? touchedProjects.map((project) => ({

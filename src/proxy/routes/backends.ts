@@ -18,6 +18,9 @@ const upsertRoute = createRoute({
   operationId: "upsertBackend",
   tags: ["backends"],
   summary: "Creates a backend or updates the one with the same label in the project",
+  description:
+    "A new domain forwarding must not be equal to, under or above a name another project holds, nor in a zone " +
+    "assigned to another project (409; the administrator passes the first rule, not the second).",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
   request: {
@@ -28,7 +31,7 @@ const upsertRoute = createRoute({
   },
   responses: {
     200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },
-    ...pick(400, 413, 401, 404, 405, 412, 500),
+    ...pick(400, 413, 401, 404, 405, 409, 412, 500),
   },
 });
 
