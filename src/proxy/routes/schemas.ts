@@ -90,6 +90,14 @@ export const Project = z
   })
   .openapi("Project");
 
+export const Zone = z
+  .object({
+    name: z.string(),
+    projectLabel: z.string().openapi({ description: "the project that alone may hold names equal to or under it" }),
+    version,
+  })
+  .openapi("Zone");
+
 export const ProjectSummary = z
   .object({ label: z.string(), fullname: z.string().optional(), version })
   .openapi("ProjectSummary");
