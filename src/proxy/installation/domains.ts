@@ -13,10 +13,14 @@ import { byText, domainView } from "./views";
 import { commitWrite, listed, type ProjectRef, type WriteControl } from "./writes";
 
 /**
- * Which of the names a provided (not public CA) certificate covers now: there enableSSL sets certProvided instead of
- * publicCaCertificate. The certificate inventory (pki/certificates.ts) implements it; the routes pass it in.
+ * Which of the names a provided (not public CA) certificate covers now and may serve to the project that asks: there
+ * enableSSL sets certProvided instead of publicCaCertificate. The certificate inventory (pki/certificates.ts)
+ * implements it; the routes pass it in.
  */
-export type ProvidedCertificateLookup = (db: Database, domainNames: string[]) => Promise<ReadonlySet<string>>;
+export type ProvidedCertificateLookup = (
+  db: Database,
+  requests: readonly { domainName: string; projectId: number }[],
+) => Promise<ReadonlySet<string>>;
 
 /** The domains of a project (or of one of its backends) keyed by domain name, sorted by name. */
 export async function listDomains(db: Database, project: ProjectRow, backendId?: number) {
@@ -131,10 +135,10 @@ export async function massUpdateDomains(
     return { operation, project, backendId };
   });
 
-  const sslNames = operations
-    .filter((operation) => operation.operation !== "DELETE" && operation.enableSSL)
-    .map((operation) => operation.domainName);
-  const provided = sslNames.length ? await providedCertificates(db, sslNames) : new Set<string>();
+  const sslRequests = resolved
+    .filter(({ operation }) => operation.operation !== "DELETE" && operation.enableSSL)
+    .map(({ operation, project }) => ({ domainName: operation.domainName, projectId: project.id }));
+  const provided = sslRequests.length ? await providedCertificates(db, sslRequests) : new Set<string>();
 
   const inserts: (DomainFields & { backendId: number })[] = [];
   const updates: (DomainFields & { id: number; backendId: number })[] = [];
