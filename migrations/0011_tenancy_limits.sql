@@ -3,6 +3,7 @@ CREATE TABLE `project_usage` (
 	`backends` integer DEFAULT 0 NOT NULL,
 	`containers` integer DEFAULT 0 NOT NULL,
 	`domains` integer DEFAULT 0 NOT NULL,
+	`public_ca_domains` integer DEFAULT 0 NOT NULL,
 	`servers` integer DEFAULT 0 NOT NULL,
 	`params_bytes` integer DEFAULT 0 NOT NULL,
 	FOREIGN KEY (`project_id`) REFERENCES `projects`(`id`) ON UPDATE no action ON DELETE cascade
@@ -36,11 +37,13 @@ UPDATE `domains` SET `reversed_name` = (
 	)
 	SELECT `reversed` FROM `parts` WHERE `rest` = ''
 );--> statement-breakpoint
-INSERT INTO `project_usage` (`project_id`, `backends`, `containers`, `domains`, `servers`, `params_bytes`)
+INSERT INTO `project_usage` (`project_id`, `backends`, `containers`, `domains`, `public_ca_domains`, `servers`, `params_bytes`)
 SELECT `p`.`id`,
 	(SELECT count(*) FROM `backends` `b` WHERE `b`.`project_id` = `p`.`id`),
 	(SELECT count(*) FROM `containers` `c` WHERE `c`.`project_id` = `p`.`id`),
 	(SELECT count(*) FROM `domains` `d` JOIN `backends` `b` ON `b`.`id` = `d`.`backend_id` WHERE `b`.`project_id` = `p`.`id`),
+	(SELECT count(*) FROM `domains` `d` JOIN `backends` `b` ON `b`.`id` = `d`.`backend_id`
+		WHERE `b`.`project_id` = `p`.`id` AND `d`.`public_ca_certificate`),
 	(SELECT count(*) FROM `backend_containers` `l` JOIN `backends` `b` ON `b`.`id` = `l`.`backend_id` WHERE `b`.`project_id` = `p`.`id`),
 	(SELECT coalesce(sum(length(CAST(`b`.`params` AS BLOB))), 0) FROM `backends` `b` WHERE `b`.`project_id` = `p`.`id`)
 		+ (SELECT coalesce(sum(length(CAST(`l`.`params` AS BLOB))), 0) FROM `backend_containers` `l`
@@ -72,6 +75,8 @@ CREATE TRIGGER `project_usage_backend_delete` BEFORE DELETE ON `backends` BEGIN
 	UPDATE `project_usage`
 	SET `backends` = `backends` - 1,
 		`domains` = `domains` - (SELECT count(*) FROM `domains` WHERE `backend_id` = old.`id`),
+		`public_ca_domains` = `public_ca_domains`
+			- (SELECT count(*) FROM `domains` WHERE `backend_id` = old.`id` AND `public_ca_certificate`),
 		`servers` = `servers` - (SELECT count(*) FROM `backend_containers` WHERE `backend_id` = old.`id`),
 		`params_bytes` = `params_bytes` - coalesce(length(CAST(old.`params` AS BLOB)), 0)
 			- (SELECT coalesce(sum(length(CAST(`params` AS BLOB))), 0) FROM `backend_containers` WHERE `backend_id` = old.`id`)
@@ -97,17 +102,21 @@ CREATE TRIGGER `project_usage_link_delete` AFTER DELETE ON `backend_containers` 
 	WHERE `project_id` = (SELECT `project_id` FROM `backends` WHERE `id` = old.`backend_id`);
 END;--> statement-breakpoint
 CREATE TRIGGER `project_usage_domain_insert` AFTER INSERT ON `domains` BEGIN
-	UPDATE `project_usage` SET `domains` = `domains` + 1
+	UPDATE `project_usage`
+	SET `domains` = `domains` + 1, `public_ca_domains` = `public_ca_domains` + (new.`public_ca_certificate` <> 0)
 	WHERE `project_id` = (SELECT `project_id` FROM `backends` WHERE `id` = new.`backend_id`);
 END;--> statement-breakpoint
-CREATE TRIGGER `project_usage_domain_move` AFTER UPDATE OF `backend_id` ON `domains`
-WHEN old.`backend_id` IS NOT new.`backend_id` BEGIN
-	UPDATE `project_usage` SET `domains` = `domains` - 1
+CREATE TRIGGER `project_usage_domain_update` AFTER UPDATE OF `backend_id`, `public_ca_certificate` ON `domains`
+WHEN old.`backend_id` IS NOT new.`backend_id` OR old.`public_ca_certificate` IS NOT new.`public_ca_certificate` BEGIN
+	UPDATE `project_usage`
+	SET `domains` = `domains` - 1, `public_ca_domains` = `public_ca_domains` - (old.`public_ca_certificate` <> 0)
 	WHERE `project_id` = (SELECT `project_id` FROM `backends` WHERE `id` = old.`backend_id`);
-	UPDATE `project_usage` SET `domains` = `domains` + 1
+	UPDATE `project_usage`
+	SET `domains` = `domains` + 1, `public_ca_domains` = `public_ca_domains` + (new.`public_ca_certificate` <> 0)
 	WHERE `project_id` = (SELECT `project_id` FROM `backends` WHERE `id` = new.`backend_id`);
 END;--> statement-breakpoint
 CREATE TRIGGER `project_usage_domain_delete` AFTER DELETE ON `domains` BEGIN
-	UPDATE `project_usage` SET `domains` = `domains` - 1
+	UPDATE `project_usage`
+	SET `domains` = `domains` - 1, `public_ca_domains` = `public_ca_domains` - (old.`public_ca_certificate` <> 0)
 	WHERE `project_id` = (SELECT `project_id` FROM `backends` WHERE `id` = old.`backend_id`);
 END;

@@ -7,6 +7,7 @@ import { inJsonList, type Statement } from "./bulk";
 import { CannotProcess, Conflict, NotFound } from "../errors";
 import { loadProjectTree } from "./projects";
 import type { Guard } from "./guards";
+import { quotaGuards } from "./quotas";
 import type { ContainerRow, ProjectRow } from "./rows";
 import type { ContainerInput, PermissionGrants } from "./inputs";
 import { containerPermissions, containers, hosts, users } from "./tables";
@@ -114,7 +115,7 @@ export async function upsertContainer(
           })
           .returning({ id: containers.id }),
       ],
-      guards: [notAHostsAddress(input.ipv6)],
+      guards: [notAHostsAddress(input.ipv6), ...quotaGuards(control.limits, [{ project, measures: ["containers"] }])],
       changes: [
         {
           projectLabel: project.label,

@@ -5,6 +5,8 @@ import { mayAccessProject, type Caller } from "./api-users";
 import { deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
 import { CannotProcess, invalidBackend, invalidProject } from "../errors";
 import { ownershipGuard, type NameClaim } from "./ownership";
+import type { Guard } from "./guards";
+import { quotaGuards, type Measure } from "./quotas";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import type { ProjectRow } from "./rows";
 import type { DomainOperation, MassDomainUpdate } from "./inputs";
@@ -90,6 +92,7 @@ export async function massUpdateDomains(
         id: domains.id,
         domainName: domains.domainName,
         backendId: domains.backendId,
+        publicCaCertificate: domains.publicCaCertificate,
         projectId: backends.projectId,
         projectLabel: projects.label,
         projectRevision: projects.revision,
@@ -143,7 +146,7 @@ export async function massUpdateDomains(
   const inserts: (DomainFields & { backendId: number })[] = [];
   const updates: (DomainFields & { id: number; backendId: number })[] = [];
   const deletions: number[] = [];
-  const claims: NameClaim[] = [];
+  const gains = new Gains();
   const changes = new ChangeSummaries(operations);
   for (const { operation, project, backendId } of resolved) {
     const existing = existingByName.get(operation.domainName);
@@ -162,18 +165,17 @@ export async function massUpdateDomains(
       certProvided: ssl && provided.has(operation.domainName),
       redirectToUrl: operation.redirectToUrl ?? null,
     };
+    gains.add(project, fields, existing);
     if (existing) {
       updates.push({ ...fields, id: existing.id, backendId });
       if (existing.projectLabel === project.label) changes.add(project.label, "updated", operation.domainName);
       else {
         changes.add(project.label, "movedIn", operation.domainName);
         changes.add(existing.projectLabel, "movedOut", operation.domainName);
-        claims.push({ domainName: operation.domainName, projectId: project.id });
       }
     } else {
       inserts.push({ ...fields, backendId });
       changes.add(project.label, "created", operation.domainName);
-      claims.push({ domainName: operation.domainName, projectId: project.id });
     }
   }
 
@@ -199,7 +201,7 @@ export async function massUpdateDomains(
     what: "Unable to process mass update",
     projects: touchedProjects,
     statements,
-    guards: [ownershipGuard(claims, control.byAdministrator)].filter((guard) => guard !== undefined),
+    guards: gains.guards(control),
     // An empty request changes no project, and is recorded once all the same.
     changes: touchedProjects.length
       ? touchedProjects.map((project) => ({
@@ -210,6 +212,30 @@ export async function massUpdateDomains(
   });
   const etag = touchedProjects.length === 1 ? etags.get(touchedProjects[0].id) : undefined;
   return { warnings: [], etag };
+}
+
+/** What a mass update gives each project: the names it claims (ownership.ts), and the quotas that concern (quotas.ts). */
+class Gains {
+  private readonly claims: NameClaim[] = [];
+  private readonly growth = new Map<number, { project: ProjectRow; measures: Set<Measure> }>();
+
+  /** A create or update of a domain for `project`; `existing` is the domain as stored, with its project. */
+  add(project: ProjectRow, fields: DomainFields, existing?: { projectLabel: string; publicCaCertificate: boolean }) {
+    const entry = this.growth.get(project.id) ?? { project, measures: new Set<Measure>() };
+    this.growth.set(project.id, entry);
+    const stays = existing?.projectLabel === project.label;
+    if (!stays) {
+      entry.measures.add("domains");
+      this.claims.push({ domainName: fields.domainName, projectId: project.id });
+    }
+    if (fields.publicCaCertificate && !(stays && existing?.publicCaCertificate)) entry.measures.add("publicCaDomains");
+  }
+
+  guards(control: WriteControl): Guard[] {
+    const ownership = ownershipGuard(this.claims, control.byAdministrator);
+    const growth = [...this.growth.values()].map(({ project, measures }) => ({ project, measures: [...measures] }));
+    return [...(ownership ? [ownership] : []), ...quotaGuards(control.limits, growth)];
+  }
 }
 
 type DomainChange = "created" | "updated" | "deleted" | "movedIn" | "movedOut" | "removedByFullSync";

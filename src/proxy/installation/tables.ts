@@ -218,6 +218,8 @@ export const projectUsage = sqliteTable("project_usage", {
   backends: integer("backends").notNull().default(0),
   containers: integer("containers").notNull().default(0),
   domains: integer("domains").notNull().default(0),
+  /** Domains asking for a public CA certificate: each brings its ACME certificate into every generation. */
+  publicCaDomains: integer("public_ca_domains").notNull().default(0),
   /** Container links (backend_containers): the servers of the generated backends. */
   servers: integer("servers").notNull().default(0),
   /** UTF-8 bytes of the backends' params and of their links' server params. */

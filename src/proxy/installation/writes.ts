@@ -13,6 +13,7 @@ import {
 import type { HttpError } from "../../shared/http/errors";
 import { CannotProcess, PreconditionFailed } from "../errors";
 import { guardAnswer, guardStatement, type Guard } from "./guards";
+import type { Limits } from "./quotas";
 import {
   preconditionHolds,
   projectETag,
@@ -49,6 +50,8 @@ export interface WriteControl {
    * other projects' neighbours (zones bind everybody). Absent: a tenant's write.
    */
   byAdministrator?: boolean;
+  /** The quotas and the installation's bounds (./quotas.ts), for everybody's writes; absent: none. */
+  limits?: Limits;
   /** The audit entry of one change, as a statement of the write's batch. */
   record?: (change: AuditChange) => Statement;
 }

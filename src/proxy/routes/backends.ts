@@ -31,7 +31,7 @@ const upsertRoute = createRoute({
   },
   responses: {
     200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },
-    ...pick(400, 413, 401, 404, 405, 409, 412, 500),
+    ...pick(400, 413, 401, 403, 404, 405, 409, 412, 500),
   },
 });
 
@@ -50,7 +50,7 @@ const setContainersRoute = createRoute({
   },
   responses: {
     200: { ...json(MessageResult, "payload `Switched containers to backend <target>`"), headers: etagHeader },
-    ...pick(400, 401, 404, 405, 412, 500),
+    ...pick(400, 401, 403, 404, 405, 412, 500),
   },
 });
 

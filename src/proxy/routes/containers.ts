@@ -38,7 +38,7 @@ const upsertRoute = createRoute({
       ),
       headers: etagHeader,
     },
-    ...pick(400, 401, 404, 405, 409, 412, 413, 500),
+    ...pick(400, 401, 403, 404, 405, 409, 412, 413, 500),
   },
 });
 

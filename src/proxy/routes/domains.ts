@@ -63,7 +63,7 @@ const massUpdate = createRoute({
         ETag: { ...etagHeader.ETag, description: "the project's ETag, when the request changed one project" },
       },
     },
-    ...pick(400, 413, 401, 404, 405, 409, 412, 500),
+    ...pick(400, 413, 401, 403, 404, 405, 409, 412, 500),
   },
 });
 

@@ -18,6 +18,10 @@ const errors = {
     ...errorResponse("credentials missing or invalid"),
     headers: { "WWW-Authenticate": { description: REALM, schema: { type: "string" as const } } },
   },
+  403: errorResponse(
+    "a quota (PROXY_MAX_*_PER_PROJECT) or a bound of the installation (PROXY_MAX_INSTALLATION_*) would be exceeded; " +
+      "nothing was changed",
+  ),
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
   409: errorResponse("the address is another container's or a host's, or the domain name is another project's"),
