@@ -483,7 +483,8 @@ describe("the params allow-list against haproxy -c", () => {
         ipv6: `2001:db8::${(i + 1).toString(16)}`,
         version: 0,
       })),
-      hosts: [{ id: 1, hostname: "node1.example.net", ipv6: "2001:db8::1", version: 0 }],
+      // Apart from every container's address: a server at a host's address would be left out.
+      hosts: [{ id: 1, hostname: "node1.example.net", ipv6: "2001:db8:ffff::1", version: 0 }],
     };
     const bundle = generateHaproxyBundle(installation, [fallback()], {
       httpPort: 18080,
