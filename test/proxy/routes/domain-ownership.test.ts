@@ -58,6 +58,25 @@ beforeAll(async () => {
   await expectJson(massUpdate(beta, { domainOperations: [op("x.shop-b.example", "owbeta")] }), 200);
 });
 
+describe("the name another project holds", () => {
+  it("stays refused as before (500, the answers of the original), storing nothing", async () => {
+    const before = await stored();
+    expect(
+      await expectJson(massUpdate(alpha, { domainOperations: [op("beta-corp.example", "owalpha")] }), 500),
+    ).toEqual(errorBody("beta-corp.example: assigned to a project not existing or access denied"));
+    expect(
+      await expectJson(
+        as(alpha, "/backends/owalpha", "POST", {
+          label: "web",
+          domainForwardings: [{ domainName: "beta-corp.example" }],
+        }),
+        500,
+      ),
+    ).toEqual(errorBody("beta-corp.example: domain is already assigned to another backend"));
+    expect(await stored()).toEqual(before);
+  });
+});
+
 describe("a name under another project's domain", () => {
   const refusal = errorBody("login.beta-corp.example: under beta-corp.example, which another project holds");
 
