@@ -41,6 +41,14 @@ export class Conflict extends HttpError {
   }
 }
 
+/** A write past a quota or an installation bound (issue 27): nothing was written. */
+export class QuotaExceeded extends HttpError {
+  override name = "QuotaExceeded";
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
 export class Forbidden extends HttpError {
   override name = "Forbidden";
   constructor(message = "Administrator access required") {

@@ -109,6 +109,34 @@ export const ProxySettings = z.object({
       Days an entry of the audit log (GET /admin/audit) is kept: the daily \`audit-prune\` job removes older ones, at
       most 50,000 per run.`),
 
+  // ---- quotas (issue 27): a write past one answers 403 naming it, and stores nothing ----
+
+  PROXY_MAX_BACKENDS_PER_PROJECT: envInteger(400, 0).describe(
+    "Most backends one project may hold. Every write is checked in its own transaction, so concurrent ones cannot " +
+      "pass it together; a project already past a lowered quota may still shrink.",
+  ),
+  PROXY_MAX_CONTAINERS_PER_PROJECT: envInteger(800, 0).describe("Most containers one project may hold."),
+  PROXY_MAX_DOMAINS_PER_PROJECT: envInteger(2500, 0).describe(
+    "Most domains one project may hold (created through a backend or the mass update, or moved in).",
+  ),
+  PROXY_MAX_PARAMS_BYTES_PER_PROJECT: envInteger(256 * 1024, 0).describe(oneLine`
+    Most bytes (UTF-8) of params one project may hold: its backends' params and the server params of their container
+    links together. A write that does not add bytes always passes.`),
+  PROXY_MAX_INSTALLATION_BACKENDS: envInteger(4000, 0).describe(oneLine`
+    Most backends the whole installation may hold. With the four bounds below it keeps one HAProxy generation, which
+    holds every row, certificate and generated file at once, within the Worker's 128 MiB: the defaults all reached
+    together need 55 MiB (npm run bench:proxy-generation-memory; docs/benchmarks.md).`),
+  PROXY_MAX_INSTALLATION_SERVERS: envInteger(8000, 0).describe(
+    "Most container links (servers of the generated backends) the whole installation may hold.",
+  ),
+  PROXY_MAX_INSTALLATION_DOMAINS: envInteger(20_000, 0).describe("Most domains the whole installation may hold."),
+  PROXY_MAX_INSTALLATION_PUBLIC_CA_DOMAINS: envInteger(3000, 0).describe(oneLine`
+    Most domains of the whole installation that ask for a public CA certificate (enableSSL without a provided one):
+    each brings its own certificate, about 10 KB of the generation's memory, the largest share by far.`),
+  PROXY_MAX_INSTALLATION_PARAMS_BYTES: envInteger(2 * 1024 * 1024, 0).describe(
+    "Most bytes of params (backend and server params) the whole installation may hold.",
+  ),
+
   // ---- configuration jobs ----
 
   HAPROXY_AGENT_URL: optionalUrl().describe(oneLine`

@@ -29,6 +29,7 @@ const fallback = (): CertificateRow => ({
   updatedAt: new Date("2026-01-01T00:00:00Z"),
   certificatePem: fixture("provided-rsa.cert.pem"),
   privateKeyPem: fixture("provided-rsa.key.pem"),
+  projectIds: null,
 });
 
 /** An installation of one project with one backend per form, each with one server carrying the form's server params. */
@@ -61,7 +62,8 @@ export function installationOf(forms: Form[]): Installation {
       ipv6: `2001:db8::${(i + 1).toString(16)}`,
       version: 0,
     })),
-    hosts: [{ id: 1, hostname: "node1.example.net", ipv6: "2001:db8::1", version: 0 }],
+    // Apart from every container's address: a server at a host's address would be left out.
+    hosts: [{ id: 1, hostname: "node1.example.net", ipv6: "2001:db8:ffff::1", version: 0 }],
   };
 }
 

@@ -1,6 +1,6 @@
 // The tenants' part of haproxy.cfg: one backend section per backend with containers, the routing map lines of every
 // backend, and the redirect maps of the global redirect backends. Pure: it takes the installation's rows.
-import { vetContainerAddress } from "../installation/addresses";
+import { vetTargetAddress } from "../installation/addresses";
 import { vetBackendParams, vetServerParams } from "../installation/params/index";
 import { invalidRedirect, isValidRedirectUrl, redirectPrefix } from "../installation/redirects";
 import type { BackendRow, Installation } from "../installation/rows";
@@ -242,8 +242,8 @@ function serverLines(
     if (!HOST_NAME.test(host.hostname))
       throw new InvalidConfiguration(`${where}: host ${JSON.stringify(host.hostname)} is not a host name`);
     const name = `${host.hostname}_${containerFqLabel(project, container.label)}`;
-    // Stored before addresses were vetted (or written past the API): HAProxy must not connect there.
-    const address = vetContainerAddress(container.ipv6, settings.addressExceptions);
+    // Stored before addresses were vetted (or written past the API): HAProxy must not connect there, nor to a host.
+    const address = vetTargetAddress(container.ipv6, installation.hosts, settings.addressExceptions);
     if (!address.ok) {
       problem("server-address", `${where}: server ${name} is left out: its address ${container.ipv6} ${address.error}`);
       return [];

@@ -61,7 +61,10 @@ export function generateHaproxyBundle(
     note: (project, text) => notes.push({ project, text }),
     problem: (problem) => problems.push(problem),
   };
-  const { byDomain: certificateOf, used } = selectCertificates(certificateRows, installation.domains);
+  const projectOfBackend = new Map(installation.backends.map((row) => [row.id, row.projectId]));
+  const { byDomain: certificateOf, used } = selectCertificates(certificateRows, installation.domains, (domain) =>
+    projectOfBackend.get(domain.backendId),
+  );
   const fallback = certificateRows.find((row) => row.source === "fallback");
   if (!fallback) throw new InvalidConfiguration("the fallback certificate is missing");
   const tenants = tenantBackends(installation, settings, { excluded, certificateOf }, report);

@@ -17,8 +17,10 @@ import {
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import { CannotProcess, invalidBackend } from "../errors";
 import { checkChangedParams, type ParamsCheck } from "./backend-check";
+import { ownershipGuard, type NameClaim } from "./ownership";
 import { describeProblem, vetBackendParams, vetServerParams } from "./params/index";
-import type { BackendRow, ProjectRow } from "./rows";
+import { paramsBytes, quotaGuards, type Measure } from "./quotas";
+import type { BackendContainerRow, BackendRow, DomainRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";
 import { backendContainers, backends, containers, domains } from "./tables";
 import { commitWrite, listed, nextId, type WriteControl } from "./writes";
@@ -155,9 +157,38 @@ function backendSummary(
   };
 }
 
+type Wanted = { domains?: DomainFields[]; references?: Reference[] };
+type Current = { domains: DomainRow[]; references: BackendContainerRow[] };
+
+const sumParams = (references: readonly { params: string | null }[]) =>
+  references.reduce((sum, reference) => sum + paramsBytes(reference.params), 0);
+
+/** What a backend write makes its project hold more of (quotas.ts checks only that), from what it read. */
+function backendGrowth(existing: BackendRow | undefined, input: BackendInput, current: Current, wanted: Wanted) {
+  const measures: Measure[] = existing ? [] : ["backends"];
+  const known = new Map(current.domains.map((row) => [row.domainName, row]));
+  const domainsWanted = wanted.domains ?? [];
+  if (domainsWanted.some((domain) => !known.has(domain.domainName))) measures.push("domains");
+  if (domainsWanted.some((domain) => domain.publicCaCertificate && !known.get(domain.domainName)?.publicCaCertificate))
+    measures.push("publicCaDomains");
+  const linked = new Set(current.references.map((reference) => reference.containerId));
+  if ((wanted.references ?? []).some((reference) => !linked.has(reference.containerId))) measures.push("servers");
+  const paramsBefore = (input.params != null ? paramsBytes(existing?.params) : 0) + sumParams(current.references);
+  const paramsAfter =
+    (input.params != null ? paramsBytes(input.params) : 0) + sumParams(wanted.references ?? current.references);
+  if (paramsAfter > paramsBefore) measures.push("paramsBytes");
+  return measures;
+}
+
+/** The guards of a backend write: the names it gives the project, and the quotas of what it adds. */
+function backendGuards(project: ProjectRow, claims: NameClaim[], measures: Measure[], control: WriteControl) {
+  const ownership = ownershipGuard(claims, control.byAdministrator);
+  return [...(ownership ? [ownership] : []), ...quotaGuards(control.limits, [{ project, measures }])];
+}
+
 /**
  * Creates the backend, or updates the one with the same label (only the fields given); returns its id and the
- * project's new ETag. Everything is validated first and written in one D1 batch.
+ * project's new ETag. Everything is validated first and written in one D1 batch, with its guards.
  */
 export async function upsertBackend(
   db: Database,
@@ -177,51 +208,62 @@ export async function upsertBackend(
   const warnings = options.checkParams
     ? await checkChangedParams(db, { project, input, existing }, options.checkParams)
     : [];
-  const wantedDomains = input.domainForwardings?.map(domainFields);
-  const wantedReferences = input.backendContainers?.map((r) => ({
-    containerId: r.containerId,
-    params: r.params ?? null,
-  }));
+  const wanted: Wanted = {
+    domains: input.domainForwardings?.map(domainFields),
+    references: input.backendContainers?.map((r) => ({ containerId: r.containerId, params: r.params ?? null })),
+  };
   const fields = (["fullname", "port", "params"] as const).filter((field) => input[field] != null);
+  if (existing) return { ...(await updateBackend(db, project, existing, input, wanted, fields, control)), warnings };
 
-  if (!existing) {
-    // The new backend's id is unknown until the batch runs: later statements find it by its unique label.
-    const newBackendId = sql`(select id from backends where project_id = ${project.id} and label = ${input.label})`;
-    const statements: Statement[] = [
-      db
-        .insert(backends)
-        .values({
-          projectId: project.id,
-          label: input.label,
-          fullname: input.fullname ?? null,
-          port: input.port ?? 80,
-          params: input.params ?? null,
-        })
-        .returning({ id: backends.id }),
-      ...(wantedDomains?.length ? [insertDomains(wantedDomains, newBackendId)] : []),
-      ...(wantedReferences?.length ? replaceReferences(newBackendId, [], wantedReferences) : []),
-    ];
-    const summary = backendSummary(
-      { action: "create", backendLabel: input.label, backendId: newBackendId, fields },
-      { domains: [], containers: [] },
-      { domains: wantedDomains, references: wantedReferences },
-    );
-    const { rows, etags } = await commitWrite(db, control, {
-      what: "Unable to process backend create",
-      projects: [project],
-      statements,
-      changes: [{ projectLabel: project.label, summary }],
-    });
-    const id = rows ? (rows[0][0].id as number) : await nextId(db, "backends");
-    return { id, etag: etags.get(project.id)!, warnings };
-  }
+  // The new backend's id is unknown until the batch runs: later statements find it by its unique label.
+  const newBackendId = sql`(select id from backends where project_id = ${project.id} and label = ${input.label})`;
+  const statements: Statement[] = [
+    db
+      .insert(backends)
+      .values({
+        projectId: project.id,
+        label: input.label,
+        fullname: input.fullname ?? null,
+        port: input.port ?? 80,
+        params: input.params ?? null,
+      })
+      .returning({ id: backends.id }),
+    ...(wanted.domains?.length ? [insertDomains(wanted.domains, newBackendId)] : []),
+    ...(wanted.references?.length ? replaceReferences(newBackendId, [], wanted.references) : []),
+  ];
+  const summary = backendSummary(
+    { action: "create", backendLabel: input.label, backendId: newBackendId, fields },
+    { domains: [], containers: [] },
+    wanted,
+  );
+  const claims = (wanted.domains ?? []).map(({ domainName }) => ({ domainName, projectId: project.id }));
+  const measures = backendGrowth(undefined, input, { domains: [], references: [] }, wanted);
+  const { rows, etags } = await commitWrite(db, control, {
+    what: "Unable to process backend create",
+    projects: [project],
+    statements,
+    guards: backendGuards(project, claims, measures, control),
+    changes: [{ projectLabel: project.label, summary }],
+  });
+  const id = rows ? (rows[0][0].id as number) : await nextId(db, "backends");
+  return { id, etag: etags.get(project.id)!, warnings };
+}
 
+/** The update half of upsertBackend: domains and container references replaced when given. */
+async function updateBackend(
+  db: Database,
+  project: ProjectRow,
+  existing: BackendRow,
+  input: BackendInput,
+  wanted: Wanted,
+  fields: readonly string[],
+  control: WriteControl,
+): Promise<{ id: number; etag: string }> {
   const [currentDomains, currentReferences] = await db.batch([
     db.select().from(domains).where(eq(domains.backendId, existing.id)),
     db.select().from(backendContainers).where(eq(backendContainers.backendId, existing.id)),
   ]);
-  const statements: Statement[] = [];
-  statements.push(
+  const statements: Statement[] = [
     db
       .update(backends)
       .set({
@@ -231,32 +273,37 @@ export async function upsertBackend(
         version: sql`${backends.version} + 1`,
       })
       .where(eq(backends.id, existing.id)),
-  );
-  if (wantedDomains) {
+  ];
+  const claims: NameClaim[] = [];
+  if (wanted.domains) {
     const currentByName = new Map(currentDomains.map((row) => [row.domainName, row]));
-    const wantedNames = new Set(wantedDomains.map((domain) => domain.domainName));
+    const wantedNames = new Set(wanted.domains.map((domain) => domain.domainName));
     const removals = currentDomains.filter((row) => !wantedNames.has(row.domainName)).map((row) => row.id);
-    const updates = wantedDomains
+    const updates = wanted.domains
       .filter((domain) => currentByName.has(domain.domainName))
       .map((domain) => ({ ...domain, id: currentByName.get(domain.domainName)!.id }));
-    const inserts = wantedDomains.filter((domain) => !currentByName.has(domain.domainName));
+    const inserts = wanted.domains.filter((domain) => !currentByName.has(domain.domainName));
     if (removals.length) statements.push(deleteDomains(removals));
     if (updates.length) statements.push(updateDomains(updates));
     if (inserts.length) statements.push(insertDomains(inserts, sql`${existing.id}`));
+    claims.push(...inserts.map(({ domainName }) => ({ domainName, projectId: project.id })));
   }
-  if (wantedReferences) statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wantedReferences));
+  if (wanted.references)
+    statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wanted.references));
   const summary = backendSummary(
     { action: "update", backendLabel: existing.label, backendId: existing.id, fields },
     { domains: currentDomains.map((row) => row.domainName), containers: currentReferences.map((r) => r.containerId) },
-    { domains: wantedDomains, references: wantedReferences },
+    wanted,
   );
+  const measures = backendGrowth(existing, input, { domains: currentDomains, references: currentReferences }, wanted);
   const { etags } = await commitWrite(db, control, {
     what: "Unable to process backend update",
     projects: [project],
     statements,
+    guards: backendGuards(project, claims, measures, control),
     changes: [{ projectLabel: project.label, summary }],
   });
-  return { id: existing.id, etag: etags.get(project.id)!, warnings };
+  return { id: existing.id, etag: etags.get(project.id)! };
 }
 
 /** Makes `backend` use the containers (with their params) of `target`, for blue/green switches. */
@@ -298,10 +345,14 @@ export async function setContainersOf(
       wanted.map((reference) => reference.containerId),
     ),
   };
+  const linked = new Set(currentReferences.map((row) => row.containerId));
+  const measures: Measure[] = wanted.some((reference) => !linked.has(reference.containerId)) ? ["servers"] : [];
+  if (sumParams(wanted) > sumParams(currentReferences)) measures.push("paramsBytes");
   const { etags } = await commitWrite(db, control, {
     what: "Unable to process backend container update",
     projects: [project],
     statements: replaceReferences(sql`${backend.id}`, currentReferences, wanted),
+    guards: quotaGuards(control.limits, [{ project, measures }]),
     changes: [{ projectLabel: project.label, summary }],
   });
   return { etag: etags.get(project.id)! };

@@ -2,6 +2,7 @@
 // Row lists travel as ONE JSON parameter read with json_each: one statement per kind of change whatever the
 // number of rows, which keeps D1's limits (100 bound parameters per statement, queries per invocation) away.
 import { sql, type SQL } from "drizzle-orm";
+import { reversedName } from "./domain-names";
 
 export { inJsonList, type Statement } from "../../shared/db";
 
@@ -16,15 +17,17 @@ export interface DomainFields {
 const perRowBackendId = sql`o.value ->> 'backendId'`;
 
 /**
- * Inserts domains. `backendId` is either per row (`rows[i].backendId`) or one SQL expression for all rows,
- * e.g. a subquery finding a backend inserted earlier in the same batch.
+ * Inserts domains, each with its reversed name (the ownership checks' index). `backendId` is either per row
+ * (`rows[i].backendId`) or one SQL expression for all rows, e.g. a subquery finding a backend inserted earlier in the
+ * same batch.
  */
 export function insertDomains(rows: (DomainFields & { backendId?: number })[], backendId: SQL = perRowBackendId) {
+  const withReversed = rows.map((row) => ({ ...row, reversedName: reversedName(row.domainName) }));
   return sql`
-    insert into domains (domain_name, backend_id, public_ca_certificate, cert_provided, redirect_to_url)
+    insert into domains (domain_name, backend_id, public_ca_certificate, cert_provided, redirect_to_url, reversed_name)
     select o.value ->> 'domainName', ${backendId}, o.value ->> 'publicCaCertificate', o.value ->> 'certProvided',
-           o.value ->> 'redirectToUrl'
-    from json_each(${JSON.stringify(rows)}) as o`;
+           o.value ->> 'redirectToUrl', o.value ->> 'reversedName'
+    from json_each(${JSON.stringify(withReversed)}) as o`;
 }
 
 /** Overwrites existing domains by id (moving them when backendId is given) and bumps their version. */

@@ -1,12 +1,14 @@
 // Containers: create-or-update by label within a project, and the administrator's SSH permission grants.
 import { and, eq, sql } from "drizzle-orm";
 import { isConstraintFailure, type Database } from "../../shared/db";
-import { vetContainerAddress, type Ipv6Network } from "./addresses";
+import { canonicalIpv6, vetContainerAddress, type Ipv6Network } from "./addresses";
 import { HttpError } from "../../shared/http/errors";
 import { inJsonList, type Statement } from "./bulk";
 import { CannotProcess, Conflict, NotFound } from "../errors";
 import { loadProjectTree } from "./projects";
-import type { ProjectRow } from "./rows";
+import type { Guard } from "./guards";
+import { quotaGuards } from "./quotas";
+import type { ContainerRow, ProjectRow } from "./rows";
 import type { ContainerInput, PermissionGrants } from "./inputs";
 import { containerPermissions, containers, hosts, users } from "./tables";
 import { byText, containerView, sshProxyUsername } from "./views";
@@ -52,10 +54,23 @@ function containerConflict(input: ContainerInput) {
   };
 }
 
+/** Refuses (in the write's batch) an address a registered host has: traffic and SSH logins would reach the host. */
+const notAHostsAddress = (ipv6: string): Guard => ({
+  refusal: sql`(select 'host' from ${hosts} where ${hosts.ipv6} = ${ipv6} limit 1)`,
+  answer: () => new Conflict(`Invalid container: address ${ipv6} is the address of a registered host`),
+});
+
+/** Whether the stored address (perhaps from before addresses were stored canonical) is another than `ipv6`. */
+export function addressChanges(stored: string, ipv6: string | null | undefined): ipv6 is string {
+  if (ipv6 == null) return false;
+  const canonical = canonicalIpv6(stored);
+  return (canonical.ok ? canonical.value : stored) !== ipv6;
+}
+
 /**
  * Creates the container, or updates the one with the same label in the project (only the fields given). Returns its
- * id and the project's new ETag. A non-empty containerPermissions list and a refused address are refused before
- * anything is written.
+ * id, the project's new ETag and the warnings of the answer. A non-empty containerPermissions list and a refused
+ * address are refused before anything is written, a host's address by the write's batch.
  */
 export async function upsertContainer(
   db: Database,
@@ -63,7 +78,7 @@ export async function upsertContainer(
   input: ContainerInput,
   addressExceptions: readonly Ipv6Network[] = [],
   control: WriteControl = {},
-): Promise<{ id: number; etag: string }> {
+): Promise<{ id: number; etag: string; warnings: string[] }> {
   if (input.containerPermissions && input.containerPermissions.length > 0) {
     throw new CannotProcess("Changing container permissions is currently disabled for security reasons");
   }
@@ -100,6 +115,7 @@ export async function upsertContainer(
           })
           .returning({ id: containers.id }),
       ],
+      guards: [notAHostsAddress(input.ipv6), ...quotaGuards(control.limits, [{ project, measures: ["containers"] }])],
       changes: [
         {
           projectLabel: project.label,
@@ -109,9 +125,28 @@ export async function upsertContainer(
       conflict: containerConflict(input),
     });
     const id = rows ? (rows[0][0].id as number) : await nextId(db, "containers");
-    return { id, etag: etags.get(project.id)! };
+    return { id, etag: etags.get(project.id)!, warnings: [] };
   }
-  const { etags } = await commitWrite(db, control, {
+  return updateContainer(db, project, existing, input, { hostId, changed }, control);
+}
+
+/** The update half of upsertContainer: a new address drops the container's SSH grants, unless the administrator writes. */
+async function updateContainer(
+  db: Database,
+  project: ProjectRow,
+  existing: ContainerRow,
+  input: ContainerInput,
+  { hostId, changed }: { hostId: number | undefined; changed: Record<string, unknown> },
+  control: WriteControl,
+) {
+  const moves = addressChanges(existing.ipv6, input.ipv6);
+  const grants = moves
+    ? await db.select().from(containerPermissions).where(eq(containerPermissions.containerId, existing.id))
+    : [];
+  // The grants are the administrator's, for the machine at the old address: a tenant's move must not carry them along.
+  const drops = moves && !control.byAdministrator;
+  const grantOf = (row: { userId: number; permission: string }) => ({ userId: row.userId, permission: row.permission });
+  const { rows, etags } = await commitWrite(db, control, {
     what: "Unable to process container update",
     projects: [project],
     statements: [
@@ -124,16 +159,39 @@ export async function upsertContainer(
           version: sql`${containers.version} + 1`,
         })
         .where(eq(containers.id, existing.id)),
+      ...(drops
+        ? [
+            db
+              .delete(containerPermissions)
+              .where(eq(containerPermissions.containerId, existing.id))
+              .returning({ id: containerPermissions.id }),
+          ]
+        : []),
     ],
+    guards: moves ? [notAHostsAddress(input.ipv6!)] : [],
     changes: [
       {
         projectLabel: project.label,
-        summary: { action: "update", containerLabel: existing.label, containerId: existing.id, ...changed },
+        summary: {
+          action: "update",
+          containerLabel: existing.label,
+          containerId: existing.id,
+          ...changed,
+          ...(grants.length > 0 && { [drops ? "permissionsRemoved" : "permissionsKept"]: listed(grants.map(grantOf)) }),
+        },
       },
     ],
     conflict: containerConflict(input),
   });
-  return { id: existing.id, etag: etags.get(project.id)! };
+  const removed = drops ? (rows ? rows[1].length : grants.length) : 0;
+  const warnings =
+    removed > 0
+      ? [
+          `WARN: the address of container ${existing.label} changed, so its ${removed} SSH permission(s) were removed; ` +
+            "an administrator may grant them again",
+        ]
+      : [];
+  return { id: existing.id, etag: etags.get(project.id)!, warnings };
 }
 
 /**

@@ -4,6 +4,9 @@ import type { Database } from "../../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
 import { deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
 import { CannotProcess, invalidBackend, invalidProject } from "../errors";
+import { ownershipGuard, type NameClaim } from "./ownership";
+import type { Guard } from "./guards";
+import { quotaGuards, type Measure } from "./quotas";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import type { ProjectRow } from "./rows";
 import type { DomainOperation, MassDomainUpdate } from "./inputs";
@@ -12,10 +15,14 @@ import { byText, domainView } from "./views";
 import { commitWrite, listed, type ProjectRef, type WriteControl } from "./writes";
 
 /**
- * Which of the names a provided (not public CA) certificate covers now: there enableSSL sets certProvided instead of
- * publicCaCertificate. The certificate inventory (pki/certificates.ts) implements it; the routes pass it in.
+ * Which of the names a provided (not public CA) certificate covers now and may serve to the project that asks: there
+ * enableSSL sets certProvided instead of publicCaCertificate. The certificate inventory (pki/certificates.ts)
+ * implements it; the routes pass it in.
  */
-export type ProvidedCertificateLookup = (db: Database, domainNames: string[]) => Promise<ReadonlySet<string>>;
+export type ProvidedCertificateLookup = (
+  db: Database,
+  requests: readonly { domainName: string; projectId: number }[],
+) => Promise<ReadonlySet<string>>;
 
 /** The domains of a project (or of one of its backends) keyed by domain name, sorted by name. */
 export async function listDomains(db: Database, project: ProjectRow, backendId?: number) {
@@ -85,6 +92,7 @@ export async function massUpdateDomains(
         id: domains.id,
         domainName: domains.domainName,
         backendId: domains.backendId,
+        publicCaCertificate: domains.publicCaCertificate,
         projectId: backends.projectId,
         projectLabel: projects.label,
         projectRevision: projects.revision,
@@ -130,14 +138,15 @@ export async function massUpdateDomains(
     return { operation, project, backendId };
   });
 
-  const sslNames = operations
-    .filter((operation) => operation.operation !== "DELETE" && operation.enableSSL)
-    .map((operation) => operation.domainName);
-  const provided = sslNames.length ? await providedCertificates(db, sslNames) : new Set<string>();
+  const sslRequests = resolved
+    .filter(({ operation }) => operation.operation !== "DELETE" && operation.enableSSL)
+    .map(({ operation, project }) => ({ domainName: operation.domainName, projectId: project.id }));
+  const provided = sslRequests.length ? await providedCertificates(db, sslRequests) : new Set<string>();
 
   const inserts: (DomainFields & { backendId: number })[] = [];
   const updates: (DomainFields & { id: number; backendId: number })[] = [];
   const deletions: number[] = [];
+  const gains = new Gains();
   const changes = new ChangeSummaries(operations);
   for (const { operation, project, backendId } of resolved) {
     const existing = existingByName.get(operation.domainName);
@@ -156,6 +165,7 @@ export async function massUpdateDomains(
       certProvided: ssl && provided.has(operation.domainName),
       redirectToUrl: operation.redirectToUrl ?? null,
     };
+    gains.add(project, fields, existing);
     if (existing) {
       updates.push({ ...fields, id: existing.id, backendId });
       if (existing.projectLabel === project.label) changes.add(project.label, "updated", operation.domainName);
@@ -191,6 +201,7 @@ export async function massUpdateDomains(
     what: "Unable to process mass update",
     projects: touchedProjects,
     statements,
+    guards: gains.guards(control),
     // An empty request changes no project, and is recorded once all the same.
     changes: touchedProjects.length
       ? touchedProjects.map((project) => ({
@@ -201,6 +212,30 @@ export async function massUpdateDomains(
   });
   const etag = touchedProjects.length === 1 ? etags.get(touchedProjects[0].id) : undefined;
   return { warnings: [], etag };
+}
+
+/** What a mass update gives each project: the names it claims (ownership.ts), and the quotas that concern (quotas.ts). */
+class Gains {
+  private readonly claims: NameClaim[] = [];
+  private readonly growth = new Map<number, { project: ProjectRow; measures: Set<Measure> }>();
+
+  /** A create or update of a domain for `project`; `existing` is the domain as stored, with its project. */
+  add(project: ProjectRow, fields: DomainFields, existing?: { projectLabel: string; publicCaCertificate: boolean }) {
+    const entry = this.growth.get(project.id) ?? { project, measures: new Set<Measure>() };
+    this.growth.set(project.id, entry);
+    const stays = existing?.projectLabel === project.label;
+    if (!stays) {
+      entry.measures.add("domains");
+      this.claims.push({ domainName: fields.domainName, projectId: project.id });
+    }
+    if (fields.publicCaCertificate && !(stays && existing?.publicCaCertificate)) entry.measures.add("publicCaDomains");
+  }
+
+  guards(control: WriteControl): Guard[] {
+    const ownership = ownershipGuard(this.claims, control.byAdministrator);
+    const growth = [...this.growth.values()].map(({ project, measures }) => ({ project, measures: [...measures] }));
+    return [...(ownership ? [ownership] : []), ...quotaGuards(control.limits, growth)];
+  }
 }
 
 type DomainChange = "created" | "updated" | "deleted" | "movedIn" | "movedOut" | "removedByFullSync";

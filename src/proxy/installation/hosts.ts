@@ -2,7 +2,8 @@
 import { asc, eq, sql } from "drizzle-orm";
 import type { Database, Statement } from "../../shared/db";
 import type { Ipv6Network } from "./addresses";
-import { storableAddress } from "./containers";
+import { Conflict } from "../errors";
+import { addressChanges, storableAddress } from "./containers";
 import type { HostCreate } from "./inputs";
 import { revisionBumpWhere } from "./revisions";
 import { containers, hosts } from "./tables";
@@ -12,8 +13,8 @@ import { commitWrite, nextId, tableRow, type WriteControl } from "./writes";
 const hostListItem = (row: typeof hosts.$inferSelect) => ({ hostId: row.id, ...hostView(row) });
 
 /**
- * Registers the host, or updates the ipv6 of the host with that name (refused addresses as for containers). The
- * projects with containers on the host show its address: their revisions are bumped.
+ * Registers the host, or updates the ipv6 of the host with that name (refused addresses as for containers, and a
+ * container's address: 409). The projects with containers on the host show its address: their revisions are bumped.
  */
 export async function upsertHost(
   db: Database,
@@ -46,10 +47,16 @@ export async function upsertHost(
     hostId: existing ? existing.id : sql`(select id from ${hosts} where ${hosts.hostname} = ${input.hostname})`,
     ipv6: input.ipv6,
   };
+  // A container at the address would then be the host: the SSH proxy's shared key and HAProxy would reach it.
+  const taken = {
+    refusal: sql`(select 'container' from ${containers} where ${containers.ipv6} = ${input.ipv6} limit 1)`,
+    answer: () => new Conflict(`Invalid host: address ${input.ipv6} is already used by a container`),
+  };
   const { rows } = await commitWrite(db, control, {
     what: "Unable to process host update",
     projects: [],
     statements,
+    guards: !existing || addressChanges(existing.ipv6, input.ipv6) ? [taken] : [],
     changes: [{ projectLabel: null, summary }],
   });
   if (rows) return hostListItem(tableRow(hosts, rows[0][0]));

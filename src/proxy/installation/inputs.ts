@@ -140,6 +140,10 @@ export type ProjectInput = z.output<typeof ProjectInput>;
 export const HostCreate = z.object({ hostname: hostName, ipv6 }).openapi("HostInput");
 export type HostCreate = z.output<typeof HostCreate>;
 
+export const ZoneInput = z
+  .object({ projectLabel: label.openapi({ description: "the project that alone may hold names in the zone" }) })
+  .openapi("ZoneInput");
+
 export const ApiUserInput = z
   .object({
     username: z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, "must be 1 to 64 letters, digits or . _ @ -"),

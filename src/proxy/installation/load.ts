@@ -41,11 +41,18 @@ export async function loadInstallation(db: Database): Promise<Installation> {
 }
 
 export async function loadSshInstallation(db: Database): Promise<SshInstallation> {
-  const [projectRows, containerRows, permissionRows, userRows] = await db.batch([
+  const [projectRows, containerRows, hostRows, permissionRows, userRows] = await db.batch([
     db.select().from(projects),
     db.select().from(containers),
+    db.select().from(hosts),
     db.select().from(containerPermissions),
     db.select().from(users),
   ]);
-  return { projects: projectRows, containers: containerRows, permissions: permissionRows, users: userRows };
+  return {
+    projects: projectRows,
+    containers: containerRows,
+    hosts: hostRows,
+    permissions: permissionRows,
+    users: userRows,
+  };
 }

@@ -92,6 +92,8 @@ export interface Installation {
 export interface SshInstallation {
   projects: ProjectRow[];
   containers: ContainerRow[];
+  /** No account may log in to a host's address. */
+  hosts: HostRow[];
   permissions: ContainerPermissionRow[];
   users: UserRow[];
 }

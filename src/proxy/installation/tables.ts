@@ -48,12 +48,17 @@ export const projects = sqliteTable("projects", {
 });
 
 /** Machines that run containers; `hostname` prefixes HAProxy server names. */
-export const hosts = sqliteTable("hosts", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  hostname: text("hostname").notNull().unique(),
-  ipv6: text("ipv6").notNull(),
-  version: version(),
-});
+export const hosts = sqliteTable(
+  "hosts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    hostname: text("hostname").notNull().unique(),
+    ipv6: text("ipv6").notNull(),
+    version: version(),
+  },
+  // A container may not take a host's address: every container write looks the address up here.
+  (table) => [index("hosts_ipv6_idx").on(table.ipv6)],
+);
 
 /** Console and SSH users (not API users): they receive SSH access to containers through permissions. */
 export const users = sqliteTable("users", {
@@ -175,9 +180,51 @@ export const domains = sqliteTable(
     /** Redirect target for the permredirect/tempredirect backends; a trailing `*` keeps the request path. */
     redirectToUrl: text("redirect_to_url"),
     version: version(),
+    /**
+     * The name's labels in reverse order (`example.beta-corp.login`), written with every insert: the names under a
+     * domain are one range of this index (ownership.ts). Null only in rows written past the API.
+     */
+    reversedName: text("reversed_name"),
   },
-  (table) => [index("domains_backend_idx").on(table.backendId)],
+  (table) => [
+    index("domains_backend_idx").on(table.backendId),
+    index("domains_reversed_name_idx").on(table.reversedName),
+  ],
 );
+
+/**
+ * DNS zones the administrator assigned to a project: a name equal to or under the zone may be held by that project
+ * only (the innermost zone decides), whoever writes it.
+ */
+export const zones = sqliteTable("zones", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull().unique(),
+  /** As domains.reversed_name: the zones under a name are one range of this index. */
+  reversedName: text("reversed_name").notNull().unique(),
+  projectId: integer("project_id")
+    .notNull()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  version: version(),
+});
+
+/**
+ * What each project holds, kept by triggers (migrations/0011) on every insert, update and delete of its rows, so
+ * that a write checks its quota, and the installation's bound, by reading one row per project instead of counting.
+ */
+export const projectUsage = sqliteTable("project_usage", {
+  projectId: integer("project_id")
+    .primaryKey()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  backends: integer("backends").notNull().default(0),
+  containers: integer("containers").notNull().default(0),
+  domains: integer("domains").notNull().default(0),
+  /** Domains asking for a public CA certificate: each brings its ACME certificate into every generation. */
+  publicCaDomains: integer("public_ca_domains").notNull().default(0),
+  /** Container links (backend_containers): the servers of the generated backends. */
+  servers: integer("servers").notNull().default(0),
+  /** UTF-8 bytes of the backends' params and of their links' server params. */
+  paramsBytes: integer("params_bytes").notNull().default(0),
+});
 
 /** Fails to compile when rows.ts (the shapes the pure generators use) drifts from the tables above. */
 export type InstallationRowsMatch = AllTrue<
@@ -189,6 +236,7 @@ export type InstallationRowsMatch = AllTrue<
     SameType<ContainerPermissionRow, typeof containerPermissions.$inferSelect>,
     SameType<BackendRow, typeof backends.$inferSelect>,
     SameType<BackendContainerRow, typeof backendContainers.$inferSelect>,
-    SameType<DomainRow, typeof domains.$inferSelect>,
+    // reversedName serves the writes' ownership checks only: the generators never read it.
+    SameType<DomainRow, Omit<typeof domains.$inferSelect, "reversedName">>,
   ]
 >;

@@ -1,5 +1,5 @@
 // How every write of the proxy API is committed: one D1 batch holding the revision bumps of the projects it changes
-// (guarded by If-Match: 412 when stale), the write's own statements and its audit entries. A dry run sends the same
+// (guarded by If-Match: 412 when stale), the write's own statements, its guards (quotas, names) and its audit entries. A dry run sends the same
 // batch ended by a statement that always fails, so that D1 checks every constraint and guard, then rolls it all back.
 import { getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
 import {
@@ -12,6 +12,8 @@ import {
 } from "../../shared/db";
 import type { HttpError } from "../../shared/http/errors";
 import { CannotProcess, PreconditionFailed } from "../errors";
+import { guardAnswer, guardStatement, type Guard } from "./guards";
+import type { Limits } from "./quotas";
 import {
   preconditionHolds,
   projectETag,
@@ -43,6 +45,13 @@ export const DELETED_A_ROW = sql`changes() > 0`;
 export interface WriteControl {
   ifMatch?: IfMatch;
   dryRun?: boolean;
+  /**
+   * The administrator writes: a container's SSH grants survive its address change, and domain names pass the rule on
+   * other projects' neighbours (zones bind everybody). Absent: a tenant's write.
+   */
+  byAdministrator?: boolean;
+  /** The quotas and the installation's bounds (./quotas.ts), for everybody's writes; absent: none. */
+  limits?: Limits;
   /** The audit entry of one change, as a statement of the write's batch. */
   record?: (change: AuditChange) => Statement;
 }
@@ -59,6 +68,8 @@ export interface WritePlan {
   /** What If-Match is checked against when that is not `projects` (a project that does not exist yet, say). */
   preconditions?: readonly { label: string; project: Revisioned | undefined }[];
   statements: Statement[];
+  /** Rules checked in the batch once the statements ran (./guards.ts): a refusal rolls the write back. */
+  guards?: readonly Guard[];
   changes: readonly AuditChange[];
   /** The answer to a constraint failure that is the caller's to explain (an address in use, say). */
   conflict?: (error: unknown) => HttpError | undefined;
@@ -125,7 +136,8 @@ export async function commitWrite(db: Database, control: WriteControl, plan: Wri
   if (failed) throw failed;
   const bumps = plan.projects.map((project) => revisionBump(project.id, control.ifMatch));
   const audits = control.record ? plan.changes.map(control.record) : [];
-  const batch = [...bumps, ...plan.statements, ...audits, ...(control.dryRun ? [DRY_RUN_END] : [])];
+  const guards = (plan.guards ?? []).map(guardStatement);
+  const batch = [...bumps, ...plan.statements, ...guards, ...audits, ...(control.dryRun ? [DRY_RUN_END] : [])];
   try {
     const results = await commitBatch(db, batch);
     const bumped = results.slice(0, bumps.length).flat() as unknown as Revisioned[];
@@ -139,6 +151,8 @@ export async function commitWrite(db: Database, control: WriteControl, plan: Wri
       return { rows: undefined, etags: new Map(next.map((project) => [project.id, projectETag(project)])) };
     }
     if (errorSays(error, STALE_REVISION)) throw await stalePrecondition(db, control.ifMatch, plan.projects);
+    const refused = guardAnswer(error, plan.guards ?? []);
+    if (refused) throw refused;
     const explained = plan.conflict?.(error);
     if (explained) throw explained;
     if (isConstraintFailure(error)) {

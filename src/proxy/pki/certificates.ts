@@ -2,10 +2,11 @@
 // administrator provides, and the self-signed fallback; and which domains a provided certificate covers (enableSSL
 // then sets certProvided instead of publicCaCertificate). Which certificate serves which domain is ./selection.ts.
 import { and, asc, eq, gt } from "drizzle-orm";
-import type { Database } from "../../shared/db";
+import { inJsonList, type Database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { NotFound } from "../errors";
 import type { ProvidedCertificateLookup } from "../installation/domains";
+import { projects } from "../installation/tables";
 import { commitWrite, DELETED_A_ROW, listed, tableRow, type WriteControl } from "../installation/writes";
 import type { CertificateRow } from "./rows";
 import { acmeCertificateName, FALLBACK_CERTIFICATE_NAME } from "./selection";
@@ -28,23 +29,47 @@ export async function findCertificate(db: Database, name: string): Promise<Certi
   return row;
 }
 
-/** Provided certificates that are valid now and cover each name (exactly or by wildcard). */
-export const domainsWithProvidedCertificate: ProvidedCertificateLookup = async (db, domainNames) => {
+/** The names a provided certificate valid now covers (exactly or by wildcard) and may serve to the name's project. */
+export const domainsWithProvidedCertificate: ProvidedCertificateLookup = async (db, requests) => {
   const rows = await db
-    .select({ domainNames: certificates.domainNames })
+    .select({ domainNames: certificates.domainNames, projectIds: certificates.projectIds })
     .from(certificates)
     .where(and(eq(certificates.source, "provided"), gt(certificates.notAfter, new Date())));
-  const patterns = rows.flatMap((row) => row.domainNames);
-  return new Set(domainNames.filter((name) => patterns.some((pattern) => nameCovers(pattern, name))));
+  const covered = ({ domainName, projectId }: (typeof requests)[number]) =>
+    rows.some(
+      (row) =>
+        (!row.projectIds || row.projectIds.includes(projectId)) &&
+        row.domainNames.some((pattern) => nameCovers(pattern, domainName)),
+    );
+  return new Set(requests.filter(covered).map((request) => request.domainName));
 };
+
+/** Project ids by label; 400 naming the first label no project has. */
+async function projectIdsOf(db: Database, labels: readonly string[]): Promise<number[]> {
+  const rows = await db
+    .select({ id: projects.id, label: projects.label })
+    .from(projects)
+    .where(inJsonList(projects.label, labels));
+  const idOf = new Map(rows.map((row) => [row.label, row.id]));
+  const unknown = labels.find((label) => !idOf.has(label));
+  if (unknown !== undefined) throw new HttpError(400, `projects: no project has the label ${unknown}`);
+  return [...new Set(labels.map((label) => idOf.get(label)!))].sort((a, b) => a - b);
+}
+
+/** Every project's label by id, for certificateSummary. */
+export async function projectLabels(db: Database): Promise<Map<number, string>> {
+  const rows = await db.select({ id: projects.id, label: projects.label }).from(projects);
+  return new Map(rows.map((row) => [row.id, row.label]));
+}
 
 /**
  * Stores an administrator's certificate (chain and PKCS#8 key) under a name, replacing the one of that name. The
- * chain must parse, the key must match it, and it must not have ended.
+ * chain must parse, the key must match it, and it must not have ended. With `projects` (labels) it serves only their
+ * domains; without, every project's, as before.
  */
 export async function putProvidedCertificate(
   db: Database,
-  input: { name: string; certificatePem: string; privateKeyPem: string; now: Date },
+  input: { name: string; certificatePem: string; privateKeyPem: string; now: Date; projects?: string[] | null },
   control: WriteControl = {},
 ): Promise<CertificateRow> {
   let info;
@@ -60,11 +85,13 @@ export async function putProvidedCertificate(
   if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
   if (info.notAfter <= input.now)
     throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
+  const projectIds = input.projects == null ? null : await projectIdsOf(db, input.projects);
   // Written with its audit entry (the certificate's name and details, never its key) in one batch, or a dry run.
-  const values = certificateValues({ ...input, source: "provided", info });
+  const values = certificateValues({ ...input, source: "provided", info, projectIds });
   const summary = {
     name: input.name,
     domainNames: listed(info.domainNames),
+    ...(projectIds && { projectIds: listed(projectIds) }),
     serialNumber: info.serialNumber,
     notAfter: info.notAfter.toISOString(),
   };
@@ -110,6 +137,8 @@ function certificateValues(input: {
   certificatePem: string;
   privateKeyPem: string;
   now: Date;
+  /** The projects a provided certificate serves; absent: every project. */
+  projectIds?: number[] | null;
 }) {
   const { info } = input;
   return {
@@ -122,6 +151,7 @@ function certificateValues(input: {
     notAfter: info.notAfter,
     certificatePem: normalisePem(input.certificatePem, "CERTIFICATE"),
     privateKeyPem: normalisePem(input.privateKeyPem, "PRIVATE KEY"),
+    projectIds: input.projectIds ?? null,
     updatedAt: input.now,
   };
 }

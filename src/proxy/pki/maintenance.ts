@@ -20,7 +20,7 @@ import {
 import type { CertificateRow } from "./rows";
 import { acmeCertificateName, selectCertificates } from "./selection";
 import type { ProxySettings } from "../settings";
-import { domains } from "../installation/tables";
+import { backends, domains } from "../installation/tables";
 import { acmeAccounts, acmeChallenges, certificateAttempts, certificateRenewalWindows, certificates } from "./tables";
 import { readCertificatePem } from "./x509";
 
@@ -81,8 +81,10 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
         domainName: domains.domainName,
         publicCaCertificate: domains.publicCaCertificate,
         certProvided: domains.certProvided,
+        projectId: backends.projectId,
       })
-      .from(domains),
+      .from(domains)
+      .innerJoin(backends, eq(domains.backendId, backends.id)),
     db.select().from(certificateAttempts),
     db.select().from(certificateRenewalWindows),
   ]);
@@ -222,7 +224,7 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
 
   // Certificates in use that end soon (after this run's renewals).
   const remaining = await listCertificates(db);
-  const { used } = selectCertificates(remaining, domainRows);
+  const { used } = selectCertificates(remaining, domainRows, (domain) => domain.projectId);
   const warnBefore = start.getTime() + deps.settings.CERT_WARN_DAYS * DAY_MS;
   for (const row of used) {
     const ending =

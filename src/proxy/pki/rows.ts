@@ -15,5 +15,7 @@ export interface CertificateRow {
   certificatePem: string;
   /** PKCS#8 PEM. */
   privateKeyPem: string;
+  /** A provided certificate's projects (ids): it serves only their domains; null serves every project. */
+  projectIds: number[] | null;
   updatedAt: Date;
 }

@@ -17,12 +17,18 @@ export const certificateFile = (row: Pick<CertificateRow, "name" | "source">) =>
 export const combinedPem = (row: Pick<CertificateRow, "certificatePem" | "privateKeyPem">) =>
   `${normalisePem(row.certificatePem, "CERTIFICATE")}${normalisePem(row.privateKeyPem, "PRIVATE KEY")}`;
 
-/** What the API shows of a certificate (never the key). */
-export const certificateSummary = (row: CertificateRow) => ({
+/**
+ * What the API shows of a certificate (never the key); a provided certificate's projects by label (`labelOf`: project
+ * ids to labels; a deleted project's id is left out, ids are never reused).
+ */
+export const certificateSummary = (row: CertificateRow, labelOf: ReadonlyMap<number, string> = new Map()) => ({
   name: row.name,
   source: row.source,
   file: certificateFile(row),
   domainNames: row.domainNames,
+  ...(row.projectIds && {
+    projects: row.projectIds.flatMap((id) => labelOf.get(id) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+  }),
   issuer: row.issuer,
   serialNumber: row.serialNumber,
   notBefore: row.notBefore.toISOString(),
@@ -38,10 +44,16 @@ export interface DomainCertificateNeeds {
 /**
  * Which certificate serves each certificate name and each domain. For a name, a domain asking for a public CA
  * certificate prefers the ACME one and a domain with certProvided the provided one; otherwise the later end wins,
- * then the lower id. A domain takes the winner of its exact name, else of `*.<parent>`. `used` lists the
- * certificates that win at least one name (only they are shipped: HAProxy would pick among duplicates itself).
+ * then the lower id. A domain takes the winner of its exact name, else of `*.<parent>`. A provided certificate with a
+ * project list (projectIds) serves only the domains of those projects (`projectOf` names a domain's project), and
+ * is shipped only when it serves one; the others serve any domain. `used` lists the certificates that win at least
+ * one name (only they are shipped: HAProxy would pick among duplicates itself).
  */
-export function selectCertificates(rows: CertificateRow[], domains: DomainCertificateNeeds[]) {
+export function selectCertificates<D extends DomainCertificateNeeds>(
+  rows: CertificateRow[],
+  domains: D[],
+  projectOf: (domain: D) => number | undefined = () => undefined,
+) {
   const needs = new Map(domains.map((domain) => [domain.domainName, domain]));
   const rank = (row: CertificateRow, name: string) => {
     const need = needs.get(name);
@@ -53,21 +65,41 @@ export function selectCertificates(rows: CertificateRow[], domains: DomainCertif
   const preference = (a: CertificateRow, b: CertificateRow, name: string) =>
     rank(a, name) - rank(b, name) || a.notAfter.getTime() - b.notAfter.getTime() || b.id - a.id;
   const winnerByName = new Map<string, CertificateRow>();
+  const restrictedByName = new Map<string, CertificateRow[]>();
   for (const row of rows) {
     if (row.source === "fallback") continue;
     for (const name of row.domainNames) {
+      if (row.projectIds) {
+        restrictedByName.set(name, [...(restrictedByName.get(name) ?? []), row]);
+        continue;
+      }
       const current = winnerByName.get(name);
       if (!current || preference(row, current, name) > 0) winnerByName.set(name, row);
     }
   }
+  /** The best certificate for `name` that may serve the domain: the open winner or one of the domain's project. */
+  const bestFor = (name: string, domain: D) => {
+    let best = winnerByName.get(name);
+    const restricted = restrictedByName.get(name);
+    if (!restricted) return best;
+    const project = projectOf(domain);
+    for (const row of restricted) {
+      if (project === undefined || !row.projectIds!.includes(project)) continue;
+      if (!best || preference(row, best, name) > 0) best = row;
+    }
+    return best;
+  };
   const byDomain = new Map<string, CertificateRow>();
   for (const domain of domains) {
     const dot = domain.domainName.indexOf(".");
     const winner =
-      winnerByName.get(domain.domainName) ??
-      (dot > 0 ? winnerByName.get(`*.${domain.domainName.slice(dot + 1)}`) : undefined);
+      bestFor(domain.domainName, domain) ??
+      (dot > 0 ? bestFor(`*.${domain.domainName.slice(dot + 1)}`, domain) : undefined);
     if (winner) byDomain.set(domain.domainName, winner);
   }
-  const used = [...new Set(winnerByName.values())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const serving = [...byDomain.values()].filter((row) => row.projectIds);
+  const used = [...new Set([...winnerByName.values(), ...serving])].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   return { byDomain, used };
 }

@@ -26,6 +26,11 @@ export const certificates = sqliteTable(
     certificatePem: text("certificate_pem").notNull(),
     /** PKCS#8 PEM. */
     privateKeyPem: text("private_key_pem").notNull(),
+    /**
+     * A provided certificate's projects (ids): it serves only their domains. Null: every project's (ACME and fallback
+     * certificates, and provided ones stored without a list).
+     */
+    projectIds: text("project_ids", { mode: "json" }).$type<number[]>(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" })
       .notNull()
       .default(sql`(unixepoch() * 1000)`),

@@ -1,5 +1,5 @@
-// Routes of the "admin" tag (administrator only): projects, hosts, API users, console/SSH users, SSH permissions and
-// the audit log.
+// Routes of the "admin" tag (administrator only): projects, hosts, zones, API users, console/SSH users, SSH permissions
+// and the audit log.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "../../shared/zod";
 import { database } from "../../shared/db";
@@ -9,9 +9,19 @@ import { register } from "../../shared/http/openapi";
 import { deleteApiUser, listApiUsers, upsertApiUser } from "../installation/api-users";
 import { setContainerPermissions } from "../installation/containers";
 import { listHosts, upsertHost } from "../installation/hosts";
-import { ApiUserInput, HostCreate, PermissionGrants, ProjectInput, UserInput } from "../installation/inputs";
+import {
+  ApiUserInput,
+  HostCreate,
+  hostName,
+  PermissionGrants,
+  ProjectInput,
+  UserInput,
+  ZoneInput,
+} from "../installation/inputs";
 import { deleteProject, listProjects, resolveProject, upsertProject } from "../installation/projects";
 import { listUsers, upsertUser } from "../installation/users";
+import { assignZone, listZones, removeZone } from "../installation/zones";
+import { parseOrThrow } from "../../shared/http/validate";
 import { proxySettings } from "../settings";
 import type { ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
@@ -25,6 +35,7 @@ import {
   MessageResult,
   ProjectSummary,
   User,
+  Zone,
 } from "./schemas";
 import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
 
@@ -78,7 +89,7 @@ const upsertHostRoute = createRoute({
   summary: "Registers a host, or updates the ipv6 of the host with that name",
   ...writing,
   request: { query: DryRunQuery, body: jsonBody(HostCreate) },
-  responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405), ...adminErrors },
+  responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405, 409), ...adminErrors },
 });
 
 const listHostsRoute = createRoute({
@@ -90,6 +101,51 @@ const listHostsRoute = createRoute({
   ...reading,
   responses: { 200: json(z.array(HostListItem), "hosts"), ...pick(401), ...adminErrors },
 });
+
+const zoneDescription =
+  "A domain equal to or under a zone may be held only by the zone's project, whoever writes it (the innermost zone " +
+  "decides), and the rule on other projects' neighbouring names does not apply inside it. Assigning a zone that holds " +
+  "domains of another project (outside deeper zones) answers 409 naming them.";
+
+const assignZoneRoute = createRoute({
+  method: "put",
+  path: "/admin/zones/{name}",
+  operationId: "adminAssignZone",
+  tags: ["admin"],
+  summary: "Assigns a DNS zone to a project, which alone may then hold the names in it",
+  description: zoneDescription,
+  ...writing,
+  request: { params: labelParams("name"), query: DryRunQuery, body: jsonBody(ZoneInput) },
+  responses: { 200: json(Zone, "the zone"), ...pick(400, 413, 401, 404, 405, 409), ...adminErrors },
+});
+
+const listZonesRoute = createRoute({
+  method: "get",
+  path: "/admin/zones",
+  operationId: "adminListZones",
+  tags: ["admin"],
+  summary: "All zones, sorted by name",
+  ...reading,
+  responses: { 200: json(z.array(Zone), "zones"), ...pick(401), ...adminErrors },
+});
+
+const removeZoneRoute = createRoute({
+  method: "delete",
+  path: "/admin/zones/{name}",
+  operationId: "adminRemoveZone",
+  tags: ["admin"],
+  summary: "Removes a zone: its names follow the rule on neighbouring names again",
+  ...writing,
+  request: { params: labelParams("name"), query: DryRunQuery },
+  responses: {
+    200: json(MessageResult, "payload `Deleted zone <name>`"),
+    ...pick(400, 401, 404, 405),
+    ...adminErrors,
+  },
+});
+
+/** The zone name in the path, as a domain name is stored (400 when it is none). */
+const zoneName = (name: string | undefined) => parseOrThrow(z.object({ name: hostName }), { name }).name;
 
 const upsertApiUserRoute = createRoute({
   method: "post",
@@ -211,6 +267,22 @@ export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
     withBodyLimit,
   );
   register(app, listHostsRoute, async (c) => jsonResponse(c, await listHosts(database(c.env.DB))));
+  register(
+    app,
+    assignZoneRoute,
+    async (c) => {
+      const control = writeControl(c, { preconditions: false });
+      const input = { name: zoneName(c.req.param("name")), ...c.req.valid("json") };
+      return jsonResponse(c, await assignZone(database(c.env.DB), input, control));
+    },
+    withBodyLimit,
+  );
+  register(app, listZonesRoute, async (c) => jsonResponse(c, await listZones(database(c.env.DB))));
+  register(app, removeZoneRoute, async (c) => {
+    const name = zoneName(c.req.param("name"));
+    await removeZone(database(c.env.DB), name, writeControl(c, { preconditions: false }));
+    return jsonResponse(c, deleted(`zone ${name}`));
+  });
   register(
     app,
     upsertApiUserRoute,

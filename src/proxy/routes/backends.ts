@@ -24,7 +24,9 @@ const upsertRoute = createRoute({
     "agent is configured (HAPROXY_AGENT_URL), params that differ from what is stored are then checked by the master " +
     "load balancer's `haproxy -c` on a minimal configuration holding this backend: a refusal answers 400 " +
     "`<field>: HAProxy refused it: <HAProxy's reason>` and stores nothing; an agent that cannot answer lets the write " +
-    "through on the vetting alone, with a warning.",
+    "through on the vetting alone, with a warning. " +
+    "A new domain forwarding must not be equal to, under or above a name another project holds, nor in a zone " +
+    "assigned to another project (409; the administrator passes the first rule, not the second).",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
   request: {
@@ -35,7 +37,7 @@ const upsertRoute = createRoute({
   },
   responses: {
     200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },
-    ...pick(400, 413, 401, 404, 405, 412, 500),
+    ...pick(400, 413, 401, 403, 404, 405, 409, 412, 500),
   },
 });
 
@@ -54,7 +56,7 @@ const setContainersRoute = createRoute({
   },
   responses: {
     200: { ...json(MessageResult, "payload `Switched containers to backend <target>`"), headers: etagHeader },
-    ...pick(400, 401, 404, 405, 412, 500),
+    ...pick(400, 401, 403, 404, 405, 412, 500),
   },
 });
 

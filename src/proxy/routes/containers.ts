@@ -18,6 +18,10 @@ const upsertRoute = createRoute({
   operationId: "upsertContainer",
   tags: ["containers"],
   summary: "Creates a container or updates the one with the same label in the project",
+  description:
+    "The address must be no other container's and no registered host's (409). When a tenant changes the address of " +
+    "a container the administrator granted SSH permissions on, the permissions are removed in the same write and " +
+    "the answer's warnings say so; the administrator's own address changes keep them.",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
   request: {
@@ -27,8 +31,14 @@ const upsertRoute = createRoute({
     body: jsonBody(ContainerInput),
   },
   responses: {
-    200: { ...json(IdResult, "payload {key: containerId, value: <id>}"), headers: etagHeader },
-    ...pick(400, 401, 404, 405, 409, 412, 413, 500),
+    200: {
+      ...json(
+        IdResult,
+        "payload {key: containerId, value: <id>}; warnings say when a tenant's address change removed SSH permissions",
+      ),
+      headers: etagHeader,
+    },
+    ...pick(400, 401, 403, 404, 405, 409, 412, 413, 500),
   },
 });
 
@@ -41,9 +51,9 @@ export function registerContainerRoutes(app: OpenAPIHono<ProxyEnv>): void {
       const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
       const exceptions = proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS;
-      const { id, etag } = await upsertContainer(db, project, c.req.valid("json"), exceptions, control);
+      const { id, etag, warnings } = await upsertContainer(db, project, c.req.valid("json"), exceptions, control);
       c.header("ETag", etag);
-      return jsonResponse(c, serviceResult({ key: "containerId", value: id }));
+      return jsonResponse(c, serviceResult({ key: "containerId", value: id }, warnings));
     },
     withBodyLimit,
   );

@@ -50,7 +50,9 @@ const massUpdate = createRoute({
     "the caller cannot access); DELETE removes a domain only from the named backend. With fullSync, only create " +
     "and update operations of one project are allowed and every other domain of that project is removed. Every " +
     "project an operation names, and every project a domain moves out of, changes: with If-Match, each one's " +
-    "current ETag must be listed (or `*`).",
+    "current ETag must be listed (or `*`). A domain a request creates or moves to another project must not be under " +
+    "or above a name another project holds, nor in a zone assigned to another project (409; the administrator " +
+    "passes the first rule, not the second).",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
   request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(MassDomainUpdate) },
@@ -61,7 +63,7 @@ const massUpdate = createRoute({
         ETag: { ...etagHeader.ETag, description: "the project's ETag, when the request changed one project" },
       },
     },
-    ...pick(400, 413, 401, 404, 405, 412, 500),
+    ...pick(400, 413, 401, 403, 404, 405, 409, 412, 500),
   },
 });
 

@@ -20,7 +20,12 @@ import {
   warningsFor,
   startDetachedJob,
 } from "../jobs";
-import { deleteProvidedCertificate, listCertificates, putProvidedCertificate } from "../pki/certificates";
+import {
+  deleteProvidedCertificate,
+  listCertificates,
+  projectLabels,
+  putProvidedCertificate,
+} from "../pki/certificates";
 import { certificateSummary, PROVIDED_NAME_PATTERN } from "../pki/selection";
 import { findChallenge } from "../pki/maintenance";
 import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
@@ -236,6 +241,9 @@ const putCertificateRoute = createRoute({
   operationId: "putCertificate",
   tags: ["jobs"],
   summary: "Stores a provided certificate (chain and PKCS#8 key) under a name; the next gensynchaprx ships it",
+  description:
+    "With `projects`, the certificate serves only the domains of those projects (and is shipped only while it " +
+    "serves one); without, every project's, as before. A label no project has answers 400.",
   ...writing,
   request: { params: labelParams("name"), query: DryRunQuery, body: jsonBody(CertificateInput) },
   responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 413, 401, 405), ...adminErrors },
@@ -308,9 +316,14 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, sshProxyVersionRoute, async (c) =>
     jsonResponse(c, await getSshProxyVersion(database(c.env.DB), versionParam(c))),
   );
-  register(app, certificatesRoute, async (c) =>
-    jsonResponse(c, (await listCertificates(database(c.env.DB))).map(certificateSummary)),
-  );
+  register(app, certificatesRoute, async (c) => {
+    const db = database(c.env.DB);
+    const [rows, labels] = await Promise.all([listCertificates(db), projectLabels(db)]);
+    return jsonResponse(
+      c,
+      rows.map((row) => certificateSummary(row, labels)),
+    );
+  });
   register(
     app,
     putCertificateRoute,
@@ -318,7 +331,9 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
       const name = certificateName(c.req.param("name")!);
       const input = { name, ...c.req.valid("json"), now: new Date() };
       const control = writeControl(c, { preconditions: false });
-      return jsonResponse(c, certificateSummary(await putProvidedCertificate(database(c.env.DB), input, control)));
+      const db = database(c.env.DB);
+      const row = await putProvidedCertificate(db, input, control);
+      return jsonResponse(c, certificateSummary(row, await projectLabels(db)));
     },
     withBodyLimit,
   );

@@ -18,9 +18,13 @@ const errors = {
     ...errorResponse("credentials missing or invalid"),
     headers: { "WWW-Authenticate": { description: REALM, schema: { type: "string" as const } } },
   },
+  403: errorResponse(
+    "a quota (PROXY_MAX_*_PER_PROJECT) or a bound of the installation (PROXY_MAX_INSTALLATION_*) would be exceeded; " +
+      "nothing was changed",
+  ),
   404: errorResponse("project or backend not existing or access denied"),
   405: errorResponse("writes are refused on a slave instance"),
-  409: errorResponse("the address is already used by another container"),
+  409: errorResponse("the address is another container's or a host's, or the domain name is another project's"),
   412: {
     ...errorResponse("If-Match names no current ETag of the project (or `*` and no such project); nothing changed"),
     headers: { ETag: { description: "the project's current ETag", schema: { type: "string" as const } } },

@@ -90,6 +90,14 @@ export const Project = z
   })
   .openapi("Project");
 
+export const Zone = z
+  .object({
+    name: z.string(),
+    projectLabel: z.string().openapi({ description: "the project that alone may hold names equal to or under it" }),
+    version,
+  })
+  .openapi("Zone");
+
 export const ProjectSummary = z
   .object({ label: z.string(), fullname: z.string().optional(), version })
   .openapi("ProjectSummary");
@@ -228,6 +236,10 @@ export const CertificateSummary = z
     source: z.enum(["acme", "provided", "fallback"]),
     file: z.string(),
     domainNames: z.array(z.string()),
+    projects: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "a provided certificate's projects, by label: it serves only their domains" }),
     issuer: z.string(),
     serialNumber: z.string(),
     notBefore: isoTime,
@@ -239,6 +251,9 @@ export const CertificateInput = z
   .object({
     certificatePem: z.string().min(1).max(100_000).openapi({ description: "the certificate, then its chain (PEM)" }),
     privateKeyPem: z.string().min(1).max(20_000).openapi({ description: "its key as PKCS#8 PEM (BEGIN PRIVATE KEY)" }),
+    projects: optional(z.array(label).max(1000)).openapi({
+      description: "labels of the projects whose domains it may serve; absent or null: every project",
+    }),
   })
   .openapi("CertificateInput");
 

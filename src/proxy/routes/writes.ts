@@ -6,7 +6,9 @@ import { HttpError } from "../../shared/http/errors";
 import { parseOrThrow } from "../../shared/http/validate";
 import { auditStatement, type AuditEntry } from "../audit/log";
 import type { IfMatch } from "../installation/revisions";
+import type { Limits } from "../installation/quotas";
 import type { AuditChange, WriteControl } from "../installation/writes";
+import { proxySettings, type ProxySettings } from "../settings";
 import type { ProxyEnv } from "./auth";
 
 export const DryRunQuery = z.object({
@@ -86,6 +88,25 @@ export function auditEntry(c: Context<ProxyEnv>, change: AuditChange & { status?
   };
 }
 
+/** The quota settings as the repositories check them. */
+function limitsOf(settings: ProxySettings): Limits {
+  return {
+    perProject: {
+      backends: settings.PROXY_MAX_BACKENDS_PER_PROJECT,
+      containers: settings.PROXY_MAX_CONTAINERS_PER_PROJECT,
+      domains: settings.PROXY_MAX_DOMAINS_PER_PROJECT,
+      paramsBytes: settings.PROXY_MAX_PARAMS_BYTES_PER_PROJECT,
+    },
+    installation: {
+      backends: settings.PROXY_MAX_INSTALLATION_BACKENDS,
+      servers: settings.PROXY_MAX_INSTALLATION_SERVERS,
+      domains: settings.PROXY_MAX_INSTALLATION_DOMAINS,
+      publicCaDomains: settings.PROXY_MAX_INSTALLATION_PUBLIC_CA_DOMAINS,
+      paramsBytes: settings.PROXY_MAX_INSTALLATION_PARAMS_BYTES,
+    },
+  };
+}
+
 /**
  * How this request wants its write done: `dryRun` (strictly `true` or `false`), If-Match (when `preconditions`: the
  * project writes; other writes ignore it), and its audit entries.
@@ -94,6 +115,8 @@ export function writeControl(c: Context<ProxyEnv>, options: { preconditions: boo
   const { dryRun } = parseOrThrow(DryRunQuery, { dryRun: c.req.query("dryRun") });
   return {
     dryRun: dryRun === "true",
+    byAdministrator: c.get("caller").isAdmin,
+    limits: limitsOf(proxySettings(c.env)),
     ifMatch: options.preconditions ? parseIfMatch(c.req.header("If-Match")) : undefined,
     record: (change) => auditStatement(auditEntry(c, change)),
   };

@@ -3,7 +3,7 @@
 // forwarding to `<permission>@[<container ipv6>]:22`, as JSON and as an sshpiperd (yaml plugin) file.
 import { stringify } from "yaml";
 import { utf8ToBase64 } from "../../shared/bytes";
-import { vetContainerAddress, type Ipv6Network } from "../installation/addresses";
+import { vetTargetAddress, type Ipv6Network } from "../installation/addresses";
 import type { SshInstallation } from "../installation/rows";
 import { byText, containerFqLabel, sshProxyUsername } from "../installation/views";
 
@@ -45,8 +45,8 @@ export function generateSshAccounts(
     const container = containerById.get(grant.containerId)!;
     const project = projectLabel.get(container.projectId)!;
     const name = sshProxyUsername(project, container.label, grant.permission);
-    // Stored before addresses were vetted: the shared upstream key must never log in to such a target.
-    const address = vetContainerAddress(container.ipv6, addressExceptions);
+    // Stored before addresses were vetted: the shared upstream key must never log in to such a target, nor to a host.
+    const address = vetTargetAddress(container.ipv6, installation.hosts, addressExceptions);
     if (!address.ok) {
       warnings.push(
         `WARN: ${name} is left out: the address ${container.ipv6} of ${containerFqLabel(project, container.label)} ${address.error}`,

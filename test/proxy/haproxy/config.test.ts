@@ -41,6 +41,7 @@ function certificate(
     notBefore: new Date("2026-01-01T00:00:00Z"),
     notAfter: new Date(notAfter),
     updatedAt: new Date("2026-01-01T00:00:00Z"),
+    projectIds: null,
     ...pems,
   };
 }

@@ -1,7 +1,9 @@
 // The container address vetting (pure, plain Node): what is refused and why, the canonical form, and a property test.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseIpv6Network, vetContainerAddress } from "../../../src/proxy/installation/addresses";
+import { parseIpv6Network, vetContainerAddress, vetTargetAddress } from "../../../src/proxy/installation/addresses";
+
+const LOCAL_NAT64 = "is in the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215), which may embed any IPv4 address";
 
 describe("vetContainerAddress", () => {
   it.each([
@@ -12,6 +14,9 @@ describe("vetContainerAddress", () => {
     ["2a01:4f8:c17:b8f::2", "2a01:4f8:c17:b8f::2"],
     ["::ffff:10.0.0.5", "::ffff:a00:5"],
     ["64:ff9b::808:808", "64:ff9b::808:808"],
+    // Next to the refused prefixes: the metadata addresses' neighbours and the /48 after the local-use NAT64 one.
+    ["fd20:ce::253", "fd20:ce::253"],
+    ["64:ff9b:2::1", "64:ff9b:2::1"],
   ])("accepts %s as %s", (text, canonical) => {
     expect(vetContainerAddress(text)).toEqual({ ok: true, value: canonical });
   });
@@ -46,6 +51,13 @@ describe("vetContainerAddress", () => {
     ["64:ff9b::a83f:8110", "embeds 168.63.129.16, which is a cloud metadata address"],
     ["fd00:ec2::254", "is a cloud metadata address"],
     ["fd00:ec2:0::0254", "is a cloud metadata address"],
+    ["fd20:ce::254", "is a cloud metadata address"],
+    ["FD20:00CE:0:0::254", "is a cloud metadata address"],
+    // 127.0.0.1 under a /96, a /64 and a /48 translator prefix (RFC 6052 positions), and any other address in it.
+    ["64:ff9b:1::7f00:1", LOCAL_NAT64],
+    ["64:ff9b:1:0:7f:0:100:0", LOCAL_NAT64],
+    ["64:ff9b:1:7f00:0:100::", LOCAL_NAT64],
+    ["64:ff9b:1:ffff:ffff:ffff:ffff:ffff", LOCAL_NAT64],
   ])("refuses %s: %s", (text, reason) => {
     expect(vetContainerAddress(text)).toEqual({ ok: false, error: reason });
   });
@@ -103,6 +115,32 @@ describe("parseIpv6Network and exceptions", () => {
     const loopbackV4 = [parseIpv6Network("::ffff:127.0.0.0/104")!];
     expect(vetContainerAddress("::ffff:127.0.0.2", loopbackV4)).toEqual({ ok: true, value: "::ffff:7f00:2" });
     expect(vetContainerAddress("::1", loopbackV4)).toEqual({ ok: false, error: "is a loopback address" });
+    const nat64 = [parseIpv6Network("64:ff9b:1:ab::/64")!];
+    expect(vetContainerAddress("64:ff9b:1:ab::5", nat64)).toEqual({ ok: true, value: "64:ff9b:1:ab::5" });
+    expect(vetContainerAddress("64:ff9b:1:ac::5", nat64)).toEqual({ ok: false, error: LOCAL_NAT64 });
     expect(vetContainerAddress("not an address", loopbackV4)).toEqual({ ok: false, error: "must be an IPv6 address" });
+  });
+});
+
+describe("vetTargetAddress", () => {
+  const hosts = [{ ipv6: "2001:db8::1" }, { ipv6: "2001:DB8::2" }];
+
+  it("refuses a registered host's address in any spelling, and vets the rest as vetContainerAddress", () => {
+    const host = { ok: false, error: "is the address of a registered host" };
+    expect(vetTargetAddress("2001:db8::1", hosts)).toEqual(host);
+    expect(vetTargetAddress("2001:0db8:0::0001", hosts)).toEqual(host);
+    expect(vetTargetAddress("2001:db8::2", hosts)).toEqual(host);
+    expect(vetTargetAddress("2001:db8::3", hosts)).toEqual({ ok: true, value: "2001:db8::3" });
+    expect(vetTargetAddress("::1", hosts)).toEqual({ ok: false, error: "is a loopback address" });
+  });
+
+  it("refuses a host's address even inside PROXY_ADDRESS_EXCEPTIONS", () => {
+    const exceptions = [parseIpv6Network("::ffff:127.0.0.0/104")!];
+    const local = [{ ipv6: "::ffff:127.0.0.1" }];
+    expect(vetTargetAddress("::ffff:127.0.0.1", local, exceptions)).toEqual({
+      ok: false,
+      error: "is the address of a registered host",
+    });
+    expect(vetTargetAddress("::ffff:127.0.0.2", local, exceptions)).toEqual({ ok: true, value: "::ffff:7f00:2" });
   });
 });

@@ -443,8 +443,8 @@ describe("enableSSL with a provided certificate", () => {
   it("sets certProvided instead of publicCaCertificate when a provided certificate covers the domain", async () => {
     await createProject("certs");
     await createBackend("certs", { label: "web" });
-    const lookup = async (_db: unknown, names: string[]) =>
-      new Set(names.filter((name) => name.endsWith(".covered.example")));
+    const lookup = async (_db: unknown, requests: readonly { domainName: string }[]) =>
+      new Set(requests.map((request) => request.domainName).filter((name) => name.endsWith(".covered.example")));
     const caller = { username: "admin", isAdmin: true, projectPatterns: [] };
     const { warnings } = await massUpdateDomains(
       database(env.DB),

@@ -15,6 +15,7 @@ describe("generateSshAccounts", () => {
         { id: 2, projectId: 1, label: "agent", fullname: null, hostId: 1, ipv6: "::1", ...row },
         { id: 3, projectId: 1, label: "meta", fullname: null, hostId: 1, ipv6: "::ffff:169.254.169.254", ...row },
       ],
+      hosts: [{ id: 1, hostname: "h1.hosts.example", ipv6: "2001:db8::1", ...row }],
       permissions: [
         { id: 1, containerId: 1, userId: 1, permission: "root", ...row },
         { id: 2, containerId: 2, userId: 1, permission: "root", ...row },

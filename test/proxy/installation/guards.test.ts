@@ -1,0 +1,75 @@
+// In-batch guards (installation/guards.ts) on the real D1: a refusal rolls the whole write back and answers the
+// guard's own error with the detail the SQL gave; a guard that finds nothing lets the write through.
+import { env } from "cloudflare:workers";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { HttpError } from "../../../src/shared/http/errors";
+import { database } from "../../../src/shared/db";
+import { commitWrite } from "../../../src/proxy/installation/writes";
+
+const labels = () =>
+  env.DB.prepare("select label from projects where label like 'guard%' order by label")
+    .all<{ label: string }>()
+    .then((result) => result.results.map((row) => row.label));
+
+const insertProject = (label: string) => sql`insert into projects (label) values (${label})`;
+
+describe("commitWrite with guards", () => {
+  it("refuses with the answer of the guard whose refusal is not null, storing nothing", async () => {
+    const db = database(env.DB);
+    const attempt = commitWrite(
+      db,
+      {},
+      {
+        what: "test",
+        projects: [],
+        statements: [insertProject("guarda"), insertProject("guardb")],
+        guards: [
+          { refusal: sql`null`, answer: () => new HttpError(400, "first") },
+          {
+            refusal: sql`(select group_concat(label, ',') from projects where label like 'guard%')`,
+            answer: (detail) => new HttpError(409, `second: ${detail}`),
+          },
+        ],
+        changes: [],
+      },
+    );
+    await expect(attempt).rejects.toMatchObject({ status: 409, message: "second: guarda,guardb" });
+    expect(await labels()).toEqual([]);
+  });
+
+  it("lets the write through when every refusal is null", async () => {
+    const db = database(env.DB);
+    await commitWrite(
+      db,
+      {},
+      {
+        what: "test",
+        projects: [],
+        statements: [insertProject("guardc")],
+        guards: [
+          { refusal: sql`(select label from projects where label = 'nothere')`, answer: () => new HttpError(400, "x") },
+        ],
+        changes: [],
+      },
+    );
+    expect(await labels()).toEqual(["guardc"]);
+  });
+
+  it("answers a refused dry run like the write", async () => {
+    const db = database(env.DB);
+    const attempt = commitWrite(
+      db,
+      { dryRun: true },
+      {
+        what: "test",
+        projects: [],
+        statements: [insertProject("guardd")],
+        guards: [{ refusal: sql`'limit'`, answer: (detail) => new HttpError(403, `refused: ${detail}`) }],
+        changes: [],
+      },
+    );
+    await expect(attempt).rejects.toMatchObject({ status: 403, message: "refused: limit" });
+    expect(await labels()).toEqual(["guardc"]);
+  });
+});
