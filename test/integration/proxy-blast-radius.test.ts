@@ -9,6 +9,7 @@ import {
   ADMIN_PASSWORD,
   ADMIN_USER,
   AGENT_TOKEN,
+  adminCall,
   api,
   basicAuth,
   haproxyCheck,
@@ -64,11 +65,7 @@ beforeAll(async () => {
     // An installation's own directive, outside the allow-list: vetting lets it through, haproxy refuses it.
     HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive",
   });
-  const call = async (pathName: string, method: string, body: unknown) => {
-    const response = await api(server.url, pathName, method, body);
-    expect({ pathName, status: response.status, body: response.body }).toMatchObject({ status: 200, body: {} });
-    return response.body;
-  };
+  const call = adminCall(server.url);
   await call("/admin/hosts", "POST", { hostname: "node1.blast.example", ipv6: "2001:db8:b::1" });
   for (const [project, web] of [
     ["alpha", alphaWeb],

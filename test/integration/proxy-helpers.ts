@@ -6,6 +6,7 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import { connect, createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { expect } from "vitest";
 import { freePort } from "../support/servers.mjs";
 
 export const root = path.join(import.meta.dirname, "..", "..");
@@ -37,6 +38,13 @@ export async function api(baseUrl: string, pathName: string, method = "GET", bod
   }
   return { status: response.status, headers: response.headers, body: json };
 }
+
+/** An administrator's call that must answer 200 (setting a suite up): its body. */
+export const adminCall = (baseUrl: string) => async (pathName: string, method: string, body: unknown) => {
+  const response = await api(baseUrl, pathName, method, body);
+  expect({ pathName, status: response.status, body: response.body }).toMatchObject({ status: 200 });
+  return response.body;
+};
 
 export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -10,6 +10,7 @@ import {
   ADMIN_PASSWORD,
   ADMIN_USER,
   AGENT_TOKEN,
+  adminCall,
   api,
   basicAuth,
   haproxyCheck,
@@ -46,11 +47,7 @@ beforeAll(async () => {
     MASTER_KEY: "attacks-master-key",
     JWT_SECRET: "attacks-jwt-secret-0123456789abcdef",
   });
-  const call = async (pathName: string, method: string, body: unknown) => {
-    const response = await api(server.url, pathName, method, body);
-    expect({ pathName, status: response.status }).toEqual({ pathName, status: 200 });
-    return response.body;
-  };
+  const call = adminCall(server.url);
   await call("/admin/hosts", "POST", { hostname: "node1.attacks.example", ipv6: "2001:db8:a7::1" });
   for (const project of ["mallory", "beta"]) {
     await call("/admin/projects", "POST", { label: project });

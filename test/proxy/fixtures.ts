@@ -1,4 +1,5 @@
 // Shared setup for the proxy API tests: calls as the administrator or an API user, and seeding through the API.
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { ADMIN_AUTH, basic, call, callJson } from "../helpers/http";
 
@@ -49,3 +50,9 @@ export async function createBackend(project: string, body: Record<string, unknow
 }
 
 export const massUpdate = (auth: string, body: unknown) => as(auth, "/domains/massupdate", "POST", body);
+
+/** The rows a query reads from D1: what a test compares before and after a write that must change nothing. */
+export const rowsOf = (query: string) =>
+  env.DB.prepare(query)
+    .all()
+    .then((result) => result.results);

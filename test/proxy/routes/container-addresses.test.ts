@@ -3,7 +3,7 @@
 // the administrator's keeps them; the metadata and NAT64 ranges added. Each refusal stores nothing.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { as, asAdmin, createApiUser, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import { as, asAdmin, createApiUser, createHost, createProject, errorBody, expectJson, rowsOf } from "../fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";
 const HOST = "ca-host.hosts.example";
@@ -11,15 +11,11 @@ const HOST_ADDRESS = "2001:db8:ca::1";
 
 /** Everything these writes could change. */
 async function stored() {
-  const read = (query: string) =>
-    env.DB.prepare(query)
-      .all()
-      .then((result) => result.results);
   return {
-    containers: await read("select project_id, label, host_id, ipv6, version from containers order by id"),
-    hosts: await read("select hostname, ipv6, version from hosts order by id"),
-    permissions: await read("select container_id, user_id, permission from container_permissions order by id"),
-    audit: await read("select count(*) as n from audit_log"),
+    containers: await rowsOf("select project_id, label, host_id, ipv6, version from containers order by id"),
+    hosts: await rowsOf("select hostname, ipv6, version from hosts order by id"),
+    permissions: await rowsOf("select container_id, user_id, permission from container_permissions order by id"),
+    audit: await rowsOf("select count(*) as n from audit_log"),
   };
 }
 

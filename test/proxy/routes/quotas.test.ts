@@ -6,7 +6,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../../src/index";
-import { ADMIN_AUTH, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import { ADMIN_AUTH, createContainer, createHost, createProject, errorBody, expectJson, rowsOf } from "../fixtures";
 
 let containerIds: Record<string, number> = {};
 
@@ -25,18 +25,14 @@ function send(settings: Record<string, string>, method: string, path: string, bo
 
 /** Everything a refused write must leave as it was. */
 async function stored() {
-  const read = (query: string) =>
-    env.DB.prepare(query)
-      .all()
-      .then((result) => result.results);
   return {
-    usage: await read("select * from project_usage order by project_id"),
-    backends: await read("select project_id, label, params, version from backends order by id"),
-    domains: await read("select domain_name, backend_id, public_ca_certificate from domains order by id"),
-    links: await read("select backend_id, container_id, params from backend_containers order by id"),
-    containers: await read("select project_id, label from containers order by id"),
-    projects: await read("select label, revision from projects order by id"),
-    audit: await read("select count(*) as n from audit_log"),
+    usage: await rowsOf("select * from project_usage order by project_id"),
+    backends: await rowsOf("select project_id, label, params, version from backends order by id"),
+    domains: await rowsOf("select domain_name, backend_id, public_ca_certificate from domains order by id"),
+    links: await rowsOf("select backend_id, container_id, params from backend_containers order by id"),
+    containers: await rowsOf("select project_id, label from containers order by id"),
+    projects: await rowsOf("select label, revision from projects order by id"),
+    audit: await rowsOf("select count(*) as n from audit_log"),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   errorBody,
   expectJson,
   massUpdate,
+  rowsOf,
 } from "../fixtures";
 
 const op = (domainName: string, projectLabel: string) => ({
@@ -24,14 +25,10 @@ const assign = (name: string, projectLabel: string, query = "") =>
   asAdmin(`/admin/zones/${name}${query}`, "PUT", { projectLabel });
 
 async function stored() {
-  const read = (query: string) =>
-    env.DB.prepare(query)
-      .all()
-      .then((result) => result.results);
   return {
-    zones: await read("select name, reversed_name, project_id, version from zones order by name"),
-    domains: await read("select domain_name, backend_id from domains order by domain_name"),
-    audit: await read("select count(*) as n from audit_log"),
+    zones: await rowsOf("select name, reversed_name, project_id, version from zones order by name"),
+    domains: await rowsOf("select domain_name, backend_id from domains order by domain_name"),
+    audit: await rowsOf("select count(*) as n from audit_log"),
   };
 }
 
