@@ -38,6 +38,7 @@ export async function checkChangedParams(
   check: ParamsCheck,
 ): Promise<string[]> {
   const { project, input, existing } = write;
+  if (input.params == null && input.backendContainers === undefined) return [];
   const stored = existing
     ? await db
         .select({ containerId: backendContainers.containerId, params: backendContainers.params })
