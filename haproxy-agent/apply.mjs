@@ -6,16 +6,23 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 
-/** What a bundle may contain: the configuration, the four maps, the fallback certificate and certificates. */
+/**
+ * What a bundle may contain: the configuration, the four maps, the crt-list (the https bind's certificates with the
+ * names each is offered for), the fallback certificate and certificates.
+ */
 const FILE_PATTERN =
-  /^(?:haproxy\.cfg|domain2(?:backend|redirect|prefix|cert)\.map|fallback\.pem|certs\/[a-z0-9][a-z0-9._-]{0,250}\.pem)$/;
-/** The entries of the configuration directory a bundle replaces as a whole. */
+  /^(?:haproxy\.cfg|domain2(?:backend|redirect|prefix|cert)\.map|crt-list\.txt|fallback\.pem|certs\/[a-z0-9][a-z0-9._-]{0,250}\.pem)$/;
+/**
+ * The entries of the configuration directory a bundle replaces as a whole: an entry the bundle lacks is removed
+ * (a stored version from before the crt-list leaves none behind).
+ */
 const MANAGED = [
   "haproxy.cfg",
   "domain2backend.map",
   "domain2redirect.map",
   "domain2prefix.map",
   "domain2cert.map",
+  "crt-list.txt",
   "fallback.pem",
   "certs",
 ];

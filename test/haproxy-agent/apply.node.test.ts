@@ -126,6 +126,26 @@ describe("the applier's status and check", () => {
     expect(await agent.status()).toMatchObject({ version: 2, digest: first.digest, diskDigest: first.digest });
   });
 
+  it("swaps the crt-list in with the bundle, and a bundle without one (an older version) leaves none behind", async () => {
+    const agent = applier();
+    const crtList = "# certificate file, then the host names it is offered for\ncerts/site.pem a.example\n";
+    const withList = bundle(1, { ...files("new"), "crt-list.txt": crtList });
+    expect(parseCheck({ digest: withList.digest, files: withList.files }).files).toEqual(withList.files);
+    expect(await agent.apply(withList)).toEqual({ outcome: "applied", version: 1 });
+    expect(readFileSync(path.join(agent.configDir, "crt-list.txt"), "utf8")).toBe(crtList);
+    expect((await agent.status()).diskDigest).toBe(withList.digest);
+
+    const older = bundle(2, files("old"));
+    expect(await agent.apply(older)).toEqual({ outcome: "applied", version: 2 });
+    expect(existsSync(path.join(agent.configDir, "crt-list.txt"))).toBe(false);
+    expect((await agent.status()).diskDigest).toBe(older.digest);
+    // A crt-list put there by hand counts in the disk's digest, and the next push removes it.
+    writeFileSync(path.join(agent.configDir, "crt-list.txt"), crtList);
+    expect((await agent.status()).diskDigest).toBe(bundleDigest({ ...files("old"), "crt-list.txt": crtList }));
+    expect(await agent.apply(bundle(3, files("old")))).toEqual({ outcome: "applied", version: 3 });
+    expect(existsSync(path.join(agent.configDir, "crt-list.txt"))).toBe(false);
+  });
+
   it("remembers the last failed apply until one succeeds", async () => {
     const failing = applier({ reloadCmd: "exit 3" });
     await expect(failing.apply(bundle(1, files("one")))).rejects.toThrow(/^reload failed \(exit 3\)/);

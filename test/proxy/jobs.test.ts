@@ -97,6 +97,7 @@ describe("gensynchaprx without an agent", () => {
       certificates: [{ file: "fallback.pem", name: "fallback" }],
     });
     expect(Object.keys(active.files)).toEqual([
+      "crt-list.txt",
       "domain2backend.map",
       "domain2cert.map",
       "domain2prefix.map",
@@ -159,6 +160,7 @@ describe("gensynchaprx with the master agent", () => {
     expect(call.authorization).toBe("Bearer agent-token");
     expect(call.body.onlyIfNewer).toBe(false);
     expect(Object.keys(call.body.files).sort()).toEqual([
+      "crt-list.txt",
       "domain2backend.map",
       "domain2cert.map",
       "domain2prefix.map",

@@ -15,6 +15,12 @@ export interface HaproxySettings {
   addressExceptions?: readonly Ipv6Network[];
 }
 
+/**
+ * The https bind's certificates besides the fallback, each with the host names it is offered for (haproxy/crt-list.ts):
+ * HAProxy does not pick a certificate by its own names, so it answers only the domains the selection gave it.
+ */
+export const CRT_LIST_FILE = "crt-list.txt";
+
 /** The backend that answers the domains of a backend left out of the configuration (see exclusions in config.ts). */
 export const UNAVAILABLE_BACKEND = "bk_unavailable";
 
@@ -105,7 +111,7 @@ export function configFrame(settings: HaproxySettings, withUnavailable: boolean)
     "",
     ...frontend(
       "https-in",
-      bindLine(settings, settings.httpsPort, " ssl crt fallback.pem crt certs/ alpn h2,http/1.1"),
+      bindLine(settings, settings.httpsPort, ` ssl crt fallback.pem crt-list ${CRT_LIST_FILE} alpn h2,http/1.1`),
       settings,
       true,
     ),

@@ -1,7 +1,8 @@
-// Generates the HAProxy bundle from the installation: haproxy.cfg, the four maps and the certificate files, checked
-// structurally before anything leaves the Worker. A pure function of its input: the same database gives the same
-// bytes (no timestamps, every list sorted). Each tenant backend's place in haproxy.cfg is returned, so that what the
-// load balancer refuses can be traced to the backend it came from and that backend left out (haproxy/isolation.ts).
+// Generates the HAProxy bundle from the installation: haproxy.cfg, the four maps, the crt-list and the certificate
+// files, checked structurally before anything leaves the Worker. A pure function of its input: the same database
+// gives the same bytes (no timestamps, every list sorted). Each tenant backend's place in haproxy.cfg is returned,
+// so that what the load balancer refuses can be traced to the backend it came from and that backend left out
+// (haproxy/isolation.ts).
 import { sha256Hex } from "../../shared/bytes";
 import type { Installation } from "../installation/rows";
 import type { CertificateRow } from "../pki/rows";
@@ -13,7 +14,8 @@ import {
   type BundleProblem,
   type Report,
 } from "./backend-sections";
-import { configFrame, type HaproxySettings } from "./config-frame";
+import { configFrame, CRT_LIST_FILE, type HaproxySettings } from "./config-frame";
+import { checkCrtList, crtListLines } from "./crt-list";
 
 export { InvalidConfiguration, type BundleNote, type BundleProblem } from "./backend-sections";
 export type { HaproxySettings } from "./config-frame";
@@ -29,7 +31,7 @@ export interface SectionPlace {
 }
 
 export interface HaproxyBundle {
-  /** haproxy.cfg and the maps: text files stored with the version. */
+  /** haproxy.cfg, the maps and the crt-list: text files stored with the version. */
   files: Record<string, string>;
   /** The certificate files (chain and key), each from a certificate row. */
   certificates: { file: string; row: CertificateRow }[];
@@ -62,7 +64,7 @@ export function generateHaproxyBundle(
     problem: (problem) => problems.push(problem),
   };
   const projectOfBackend = new Map(installation.backends.map((row) => [row.id, row.projectId]));
-  const { byDomain: certificateOf, used } = selectCertificates(certificateRows, installation.domains, (domain) =>
+  const { byDomain: certificateOf } = selectCertificates(certificateRows, installation.domains, (domain) =>
     projectOfBackend.get(domain.backendId),
   );
   const fallback = certificateRows.find((row) => row.source === "fallback");
@@ -91,17 +93,28 @@ export function generateHaproxyBundle(
     "domain2redirect.map": mapText("host name -> redirect URL", pairs(tenants.redirects)),
     "domain2prefix.map": mapText("host name -> redirect prefix", pairs(tenants.prefixes)),
     "domain2cert.map": mapText("host name -> certificate file (https redirect)", certificateMap),
+    [CRT_LIST_FILE]: mapText("certificate file, then the host names it is offered for", crtListLines(certificateOf)),
   };
+  // Only the certificates that serve a domain: no other is in the crt-list, so HAProxy would never present it.
+  const certificates = [fallback, ...servingCertificates(certificateOf)].map((row) => ({
+    file: certificateFile(row),
+    row,
+  }));
   checkBundle(files);
+  checkCrtList(files[CRT_LIST_FILE], new Set(certificates.map(({ file }) => file)));
   return {
     files,
-    certificates: [fallback, ...used].map((row) => ({ file: certificateFile(row), row })),
+    certificates,
     warnings: notes.map((note) => note.text),
     notes,
     problems,
     sections,
   };
 }
+
+/** Each certificate that serves at least one domain, once, by name. */
+const servingCertificates = (certificateOf: ReadonlyMap<string, CertificateRow>) =>
+  [...new Set(certificateOf.values())].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
 /** Last checks over the generated text: one directive per line, map values without blanks, known backends. */
 function checkBundle(files: Record<string, string>): void {

@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { BundleNote, BundleProblem } from "./backend-sections";
 
-/** One generated HAProxy bundle (haproxy.cfg and the four maps); its id is the version number. */
+/** One generated HAProxy bundle (haproxy.cfg, the four maps and the crt-list); its id is the version number. */
 export const haproxyVersions = sqliteTable("haproxy_versions", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   /** sha256 over every file of the bundle, certificates included: equal digests mean equal bundles. */

@@ -46,8 +46,9 @@ export interface DomainCertificateNeeds {
  * certificate prefers the ACME one and a domain with certProvided the provided one; otherwise the later end wins,
  * then the lower id. A domain takes the winner of its exact name, else of `*.<parent>`. A provided certificate with a
  * project list (projectIds) serves only the domains of those projects (`projectOf` names a domain's project), and
- * is shipped only when it serves one; the others serve any domain. `used` lists the certificates that win at least
- * one name (only they are shipped: HAProxy would pick among duplicates itself).
+ * is in `used` only when it serves one; the others serve any domain. `used` lists the certificates that win at least
+ * one name (the certificate job warns when one of them ends soon); the generator ships only those of `byDomain`, each
+ * offered for exactly its domains (haproxy/crt-list.ts).
  */
 export function selectCertificates<D extends DomainCertificateNeeds>(
   rows: CertificateRow[],

@@ -96,7 +96,7 @@ const genSyncRoute = createRoute({
   summary:
     "Generates the HAProxy configuration, has the master load balancer validate and reload it, queues the slave syncs",
   description:
-    "Synchronous. The bundle (haproxy.cfg and four maps, with the certificates) is checked, stored as a numbered version and " +
+    "Synchronous. The bundle (haproxy.cfg, four maps and crt-list.txt, with the certificates) is checked, stored as a numbered version and " +
     "pushed to HAPROXY_AGENT_URL, whose agent runs `haproxy -c`, swaps it in and reloads; then one queued sync per slave " +
     "agent. Without an agent the version is stored and a warning says so. Shares its lock with /admin/writesshprx.",
   ...starting,

@@ -196,7 +196,7 @@ export const HaproxyVersionSummary = z
   .openapi("HaproxyVersionSummary");
 
 export const HaproxyVersion = HaproxyVersionSummary.extend({
-  files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg and the four maps" }),
+  files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg, the four maps and crt-list.txt" }),
   certificates: z
     .array(z.object({ file: z.string(), name: z.string() }))
     .openapi({ description: "certificate files shipped (keys stay in D1)" }),
@@ -294,7 +294,7 @@ export const ProjectDeployment = z
 export const HaproxyPreview = z
   .object({
     ...previewFields,
-    files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg and the four maps" }),
+    files: z.record(z.string(), z.string()).openapi({ description: "haproxy.cfg, the four maps and crt-list.txt" }),
     certificates: z
       .array(z.object({ file: z.string(), name: z.string() }))
       .openapi({ description: "certificate files it would ship (keys stay in D1)" }),

@@ -68,6 +68,8 @@ describe("PUT /admin/certificates with projects", () => {
     const preview = await expectJson(asAdmin("/admin/haproxy/preview"), 200);
     expect(preview.files["domain2cert.map"]).toContain("b.shop.example.org certs/cp-rsa.pem");
     expect(preview.files["domain2cert.map"]).not.toContain("a.shop.example.org");
+    // The https bind offers it for beta's name alone, not for alpha's it covers.
+    expect(preview.files["crt-list.txt"]).toContain("\ncerts/cp-rsa.pem b.shop.example.org\n");
     expect(preview.certificates).toContainEqual({ file: "certs/cp-rsa.pem", name: "cp-rsa" });
   });
 
@@ -78,5 +80,6 @@ describe("PUT /admin/certificates with projects", () => {
     const preview = await expectJson(asAdmin("/admin/haproxy/preview"), 200);
     expect(preview.files["domain2cert.map"]).toContain("a.shop.example.org certs/cp-rsa.pem");
     expect(preview.files["domain2cert.map"]).toContain("b.shop.example.org certs/cp-rsa.pem");
+    expect(preview.files["crt-list.txt"]).toContain("\ncerts/cp-rsa.pem a.shop.example.org b.shop.example.org\n");
   });
 });

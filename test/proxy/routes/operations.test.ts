@@ -198,7 +198,10 @@ describe("GET /admin/haproxy/preview", () => {
     const first = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
     expect(first.version).toBeNull();
     expect(first.diff).toContain("--- /dev/null\n+++ b/haproxy.cfg\n@@ -0,0 +1,");
-    expect(first.diff.match(/^--- \/dev\/null$/gm)).toHaveLength(5);
+    expect(first.diff).toContain(
+      "--- /dev/null\n+++ b/crt-list.txt\n@@ -0,0 +1 @@\n+# certificate file, then the host names it is offered for (generated, DO NOT EDIT)\n",
+    );
+    expect(first.diff.match(/^--- \/dev\/null$/gm)).toHaveLength(6);
 
     await generate();
     await massUpdate({ operation: "CREATE", domainName: "new.ops.example", backendLabel: "www" });
@@ -229,6 +232,7 @@ describe("GET /admin/haproxy/preview", () => {
     expect(calls[0]).toMatchObject({ url: `${AGENT}/v1/check`, method: "POST", authorization: "Bearer agent-token" });
     expect(calls[0].body!.digest).toBe(preview.digest);
     expect(Object.keys(calls[0].body!.files).sort()).toEqual([
+      "crt-list.txt",
       "domain2backend.map",
       "domain2cert.map",
       "domain2prefix.map",
