@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { ApplyError, createApplier, parseBundle, parseCheck } from "./apply.mjs";
 
 const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD [options]
-  --config-dir DIR     directory of haproxy.cfg, the maps and certs/ (haproxy runs with -f DIR/haproxy.cfg)
+  --config-dir DIR     directory of haproxy.cfg, the maps, crt-list.txt and certs/ (haproxy -f DIR/haproxy.cfg)
   --reload-cmd CMD     shell command that reloads haproxy, e.g. "systemctl reload haproxy"
   --host ADDRESS       bind address (default 127.0.0.1)
   --port PORT          port (default 9400; 0 takes a free one, logged)

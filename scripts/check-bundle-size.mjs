@@ -12,9 +12,12 @@ import { buildWorkerBundle } from "./worker-bundle.mjs";
 // what it would take). Until it does, the ceiling stops it growing unnoticed: above it the check fails, and raising it
 // is a decision recorded here. 420 → 440 KiB with issues 20 and 21 (rate-limit algorithms, the proxy's preview,
 // rollback, status, metrics, audit log and ARI, about 20 KiB together); 440 → 372 KiB when zod's unused parts left the
-// bundle (wrangler.toml [alias], 425 → 361 KiB).
+// bundle (wrangler.toml [alias], 425 → 361 KiB); 372 → 384 KiB with issue 27 (361 → 378 KiB: HAProxy 2.6's keyword
+// table the params vetting checks samples against, 4.9 KiB; the tenancy rules, guards and zones; the blast radius,
+// the write-time check, debouncing and the SNI-filtered crt-list). The keyword table could shrink to the entries the
+// tenant policy can name (about 4 KiB), at the price of a generator that reads the policy.
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 372 * 1024;
+const LIMIT_BYTES = 384 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));

@@ -14,6 +14,7 @@ import {
   ADMIN_PASSWORD,
   ADMIN_USER,
   AGENT_TOKEN,
+  adminCall,
   api,
   haproxyCheck,
   ipv6LoopbackWorks,
@@ -84,11 +85,7 @@ beforeAll(async () => {
   });
   relay.setTarget(server.port);
 
-  const call = async (pathName: string, method: string, body: unknown) => {
-    const response = await api(server.url, pathName, method, body);
-    expect({ pathName, status: response.status, body: response.body }).toMatchObject({ status: 200 });
-    return response.body;
-  };
+  const call = adminCall(server.url);
   await call("/admin/projects", "POST", { label: "e2e" });
   await call("/admin/hosts", "POST", { hostname: "node1.example.net", ipv6: "2001:db8::1" });
   const container = async (label: string, ipv6: string) =>
