@@ -99,9 +99,21 @@ async function callAgent(
 const errorOf = (status: number, body: Record<string, unknown>) =>
   (typeof body.error === "string" ? body.error : `HTTP ${status}`).slice(0, MAX_DETAIL);
 
-/** The ALERT lines of a refusal; an agent older than the list sends none (its refusals then cannot be traced). */
+/** Most ALERT lines read of a refusal, and the longest kept: the agent's own bounds (haproxy-agent/apply.mjs). */
+const MAX_ALERTS = 64;
+const MAX_ALERT_LENGTH = 400;
+
+/**
+ * The ALERT lines of a refusal, held to the agent's bounds whatever it sent (they are traced with regular expressions
+ * and quoted in warnings); an agent older than the list sends none, and its refusals then cannot be traced.
+ */
 const alertsOf = (body: Record<string, unknown>): string[] =>
-  Array.isArray(body.alerts) ? body.alerts.filter((alert): alert is string => typeof alert === "string") : [];
+  Array.isArray(body.alerts)
+    ? body.alerts
+        .filter((alert): alert is string => typeof alert === "string")
+        .slice(0, MAX_ALERTS)
+        .map((alert) => alert.slice(0, MAX_ALERT_LENGTH))
+    : [];
 
 export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promise<AgentResult> {
   const { status, body } = await callAgent(fetcher, {

@@ -122,6 +122,23 @@ describe("POST /backends/{projectLabel} with an agent", () => {
     expect(await storedBackend("third")).toBeNull();
   });
 
+  it("keeps to the agent's bounds whatever an agent sends: 400 characters of an ALERT line", async () => {
+    const prefix = "config : parsing [haproxy.cfg:17] : ";
+    fakeAgents(
+      () => new Response(null, { status: 500 }),
+      () =>
+        Response.json({
+          valid: false,
+          error: "haproxy -c failed (exit 1)",
+          alerts: Array.from({ length: 90 }, () => `${prefix}${"x".repeat(600)}`),
+        }),
+    );
+    const body = { label: "bounded", params: "balance first" };
+    expect(await expectJson(post(agentEnv(), "/backends/checked", body), 400)).toEqual(
+      errorBody(`params: HAProxy refused it: ${"x".repeat(400 - prefix.length)}`),
+    );
+  });
+
   it("asks nothing when the params are those stored", async () => {
     const { checks } = fakeAgents(() => new Response(null, { status: 500 }));
     const body = { label: "fourth", params: "balance source", backendContainers: [{ containerId: web }] };
