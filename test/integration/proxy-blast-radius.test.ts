@@ -6,20 +6,19 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ADMIN_PASSWORD,
-  ADMIN_USER,
-  AGENT_TOKEN,
   adminCall,
   api,
   basicAuth,
   haproxyCheck,
+  proxyVars,
   startAgent,
   startBackendServer,
   until,
   viaHaproxy,
   type Agent,
+  executeSql,
 } from "./proxy-helpers";
-import { freePort, requireBinary, startWranglerDev, wranglerSync, type DevServer } from "../support/servers.mjs";
+import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let server: DevServer;
 let agent: Agent;
@@ -35,13 +34,6 @@ const served = (host: string, pathName: string, status: number) =>
     return answer.status === status ? answer : undefined;
   });
 
-/** Writes D1 past the API, as rows stored before vetting exist. */
-const sql = (command: string) =>
-  wranglerSync(
-    ["d1", "execute", "DB", "--local", "--persist-to", server.persistTo, "--command", command],
-    "d1 execute",
-  );
-
 beforeAll(async () => {
   requireBinary("haproxy");
   const alphaWeb = await startBackendServer("alpha", "127.0.0.5");
@@ -52,19 +44,18 @@ beforeAll(async () => {
   );
   httpPort = await freePort();
   agent = await startAgent({ runHaproxy: true });
-  server = await startWranglerDev({
-    PROXY_ADMIN_USERNAME: ADMIN_USER,
-    PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    HAPROXY_AGENT_URL: agent.url,
-    HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
-    HAPROXY_HTTP_PORT: String(httpPort),
-    HAPROXY_HTTPS_PORT: String(await freePort()),
-    HAPROXY_BIND_ADDRESS: "127.0.0.1",
-    PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
-    PROXY_GENERATION_DEBOUNCE: "0",
-    // An installation's own directive, outside the allow-list: vetting lets it through, haproxy refuses it.
-    HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive",
-  });
+  server = await startWranglerDev(
+    proxyVars(
+      agent,
+      { http: httpPort, https: await freePort() },
+      {
+        PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
+        PROXY_GENERATION_DEBOUNCE: "0",
+        // An installation's own directive, outside the allow-list: vetting lets it through, haproxy refuses it.
+        HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive",
+      },
+    ),
+  );
   const call = adminCall(server.url);
   await call("/admin/hosts", "POST", { hostname: "node1.blast.example", ipv6: "2001:db8:b::1" });
   for (const [project, web] of [
@@ -104,7 +95,7 @@ afterAll(async () => {
 describe("a tenant backend the real haproxy refuses", () => {
   it("is left out while another tenant's gensynchaprx deploys everything else, which passes haproxy -c", async () => {
     // Through the API, the agent's check would refuse it at once; stored past it, only the generation meets it.
-    sql(`update backends set params = 'bogus-directive on' where id = ${backendIds.alpha}`);
+    executeSql(server, `update backends set params = 'bogus-directive on' where id = ${backendIds.alpha}`);
     await api(server.url, "/backends/beta", "POST", { label: "site", params: "balance leastconn" }, tenants.beta);
 
     const response = await api(server.url, "/admin/gensynchaprx", "GET", undefined, tenants.beta);

@@ -26,12 +26,11 @@ import path from "node:path";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ADMIN_PASSWORD,
   ADMIN_USER,
-  AGENT_TOKEN,
   adminCall,
   api,
   jobEnded,
+  proxyVars,
   startAgent,
   startBackendServer,
   startRelay,
@@ -200,20 +199,19 @@ beforeAll(async () => {
   relay = await startRelay();
   master = await startAgent({ runHaproxy: true });
   copyFileSync(path.join(work, "ca.pem"), TRUST_FILE);
-  server = await startWranglerDev({
-    PROXY_ADMIN_USERNAME: ADMIN_USER,
-    PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    HAPROXY_AGENT_URL: master.url,
-    HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
-    HAPROXY_HTTP_PORT: String(httpPort),
-    HAPROXY_HTTPS_PORT: String(httpsPort),
-    HAPROXY_BIND_ADDRESS: "127.0.0.1",
-    HAPROXY_ACME_BACKEND_URL: `http://127.0.0.1:${relay.port}`,
-    ACME_DIRECTORY_URL: `https://127.0.0.1:${pebblePort}/dir`,
-    ACME_EMAIL: "hostmaster@pebble.test",
-    // The container listens on this machine's loopback, which a real installation refuses.
-    PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
-  });
+  server = await startWranglerDev(
+    proxyVars(
+      master,
+      { http: httpPort, https: httpsPort },
+      {
+        HAPROXY_ACME_BACKEND_URL: `http://127.0.0.1:${relay.port}`,
+        ACME_DIRECTORY_URL: `https://127.0.0.1:${pebblePort}/dir`,
+        ACME_EMAIL: "hostmaster@pebble.test",
+        // The container listens on this machine's loopback, which a real installation refuses.
+        PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
+      },
+    ),
+  );
   relay.setTarget(server.port);
 
   const call = adminCall(server.url);

@@ -11,14 +11,12 @@ import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  ADMIN_PASSWORD,
-  ADMIN_USER,
-  AGENT_TOKEN,
   adminCall,
   api,
   haproxyCheck,
   ipv6LoopbackWorks,
   jobEnded,
+  proxyVars,
   root,
   startAgent,
   startBackendServer,
@@ -26,8 +24,9 @@ import {
   until,
   viaHaproxy,
   type Agent,
+  executeSql,
 } from "./proxy-helpers";
-import { freePort, requireBinary, startWranglerDev, wranglerSync, type DevServer } from "../support/servers.mjs";
+import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const METRICS_TOKEN = "integration-metrics-token";
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
@@ -67,22 +66,21 @@ beforeAll(async () => {
   closers.push(() => relay.server.close());
   master = await startAgent({ runHaproxy: true });
   slave = await startAgent({ runHaproxy: false });
-  server = await startWranglerDev({
-    PROXY_ADMIN_USERNAME: ADMIN_USER,
-    PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    HAPROXY_AGENT_URL: master.url,
-    HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
-    SLAVE_AGENT_URLS: slave.url,
-    HAPROXY_HTTP_PORT: String(httpPort),
-    HAPROXY_HTTPS_PORT: String(httpsPort),
-    HAPROXY_BIND_ADDRESS: "127.0.0.1",
-    HAPROXY_ACME_BACKEND_URL: `http://127.0.0.1:${relay.port}`,
-    // An installation's own directive, outside the allow-list: the way a configuration haproxy refuses gets stored.
-    HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive",
-    // The containers listen on this machine's loopback, which a real installation refuses.
-    PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104, ::1/128",
-    PROXY_METRICS_TOKEN: METRICS_TOKEN,
-  });
+  server = await startWranglerDev(
+    proxyVars(
+      master,
+      { http: httpPort, https: httpsPort },
+      {
+        SLAVE_AGENT_URLS: slave.url,
+        HAPROXY_ACME_BACKEND_URL: `http://127.0.0.1:${relay.port}`,
+        // An installation's own directive, outside the allow-list: the way a configuration haproxy refuses gets stored.
+        HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive",
+        // The containers listen on this machine's loopback, which a real installation refuses.
+        PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104, ::1/128",
+        PROXY_METRICS_TOKEN: METRICS_TOKEN,
+      },
+    ),
+  );
   relay.setTarget(server.port);
 
   const call = adminCall(server.url);
@@ -302,19 +300,7 @@ describe("operations against the real agents", () => {
 
     // Stored past the API (whose agent check refuses it): the preview shows the backend left out, as gensynchaprx
     // would ship it, with haproxy's reason.
-    wranglerSync(
-      [
-        "d1",
-        "execute",
-        "DB",
-        "--local",
-        "--persist-to",
-        server.persistTo,
-        "--command",
-        "update backends set params = 'bogus-directive on' where label = 'api'",
-      ],
-      "d1 execute",
-    );
+    executeSql(server, "update backends set params = 'bogus-directive on' where label = 'api'");
     try {
       const refused = (await api(server.url, "/admin/haproxy/preview")).body;
       expect(refused).toMatchObject({ valid: true, validation: null });

@@ -7,7 +7,7 @@ import { connect, createServer as createTcpServer, type Server as TcpServer } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
-import { freePort } from "../support/servers.mjs";
+import { freePort, wranglerSync } from "../support/servers.mjs";
 
 export const root = path.join(import.meta.dirname, "..", "..");
 export const ADMIN_USER = "admin";
@@ -38,6 +38,32 @@ export async function api(baseUrl: string, pathName: string, method = "GET", bod
   }
   return { status: response.status, headers: response.headers, body: json };
 }
+
+/**
+ * The Worker's vars of a proxy suite: the administrator, the master agent with its token, and frontends on loopback at
+ * the given ports; `extra` adds or overrides.
+ */
+export const proxyVars = (
+  master: { url: string },
+  ports: { http: number; https: number },
+  extra: Record<string, string> = {},
+): Record<string, string> => ({
+  PROXY_ADMIN_USERNAME: ADMIN_USER,
+  PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+  HAPROXY_AGENT_URL: master.url,
+  HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
+  HAPROXY_HTTP_PORT: String(ports.http),
+  HAPROXY_HTTPS_PORT: String(ports.https),
+  HAPROXY_BIND_ADDRESS: "127.0.0.1",
+  ...extra,
+});
+
+/** Runs SQL on a running wrangler dev's local D1, past the API: how rows from before a rule are made. */
+export const executeSql = (server: { persistTo: string }, command: string) =>
+  wranglerSync(
+    ["d1", "execute", "DB", "--local", "--persist-to", server.persistTo, "--command", command],
+    "d1 execute",
+  );
 
 /** An administrator's call that must answer 200 (setting a suite up): its body. */
 export const adminCall = (baseUrl: string) => async (pathName: string, method: string, body: unknown) => {

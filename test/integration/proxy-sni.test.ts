@@ -7,17 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect as tlsConnect } from "node:tls";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ADMIN_PASSWORD,
-  ADMIN_USER,
-  AGENT_TOKEN,
-  api,
-  haproxyCheck,
-  startAgent,
-  until,
-  viaHaproxy,
-  type Agent,
-} from "./proxy-helpers";
+import { api, executeSql, haproxyCheck, proxyVars, startAgent, until, viaHaproxy, type Agent } from "./proxy-helpers";
 import {
   freePort,
   makeCa,
@@ -25,7 +15,6 @@ import {
   requireBinary,
   startWranglerDev,
   tempDir,
-  wranglerSync,
   type DevServer,
 } from "../support/servers.mjs";
 
@@ -67,15 +56,7 @@ beforeAll(async () => {
   httpPort = await freePort();
   httpsPort = await freePort();
   master = await startAgent({ runHaproxy: true });
-  server = await startWranglerDev({
-    PROXY_ADMIN_USERNAME: ADMIN_USER,
-    PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    HAPROXY_AGENT_URL: master.url,
-    HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
-    HAPROXY_HTTP_PORT: String(httpPort),
-    HAPROXY_HTTPS_PORT: String(httpsPort),
-    HAPROXY_BIND_ADDRESS: "127.0.0.1",
-  });
+  server = await startWranglerDev(proxyVars(master, { http: httpPort, https: httpsPort }));
 
   // Two projects side by side under the wildcard (siblings: neither name is under or above the other).
   for (const [project, domainName] of [
@@ -133,20 +114,11 @@ describe("the certificate haproxy presents by SNI", () => {
     await call("/admin/gensynchaprx");
     const current = (await api(server.url, "/admin/haproxy")).body;
     // What a version generated before the crt-list holds: the bind loads the directory, and no crt-list file.
-    wranglerSync(
-      [
-        "d1",
-        "execute",
-        "DB",
-        "--local",
-        "--persist-to",
-        server.persistTo,
-        "--command",
-        `update haproxy_version_files set content = replace(content, 'crt-list crt-list.txt', 'crt certs/') ` +
-          `where version_id = ${current.version} and name = 'haproxy.cfg'; ` +
-          `delete from haproxy_version_files where version_id = ${current.version} and name = 'crt-list.txt'`,
-      ],
-      "d1 execute",
+    executeSql(
+      server,
+      `update haproxy_version_files set content = replace(content, 'crt-list crt-list.txt', 'crt certs/') ` +
+        `where version_id = ${current.version} and name = 'haproxy.cfg'; ` +
+        `delete from haproxy_version_files where version_id = ${current.version} and name = 'crt-list.txt'`,
     );
     const restored = await call(`/admin/haproxy/versions/${current.version}/activate`, "POST");
     expect(restored.body.warnings).toEqual([

@@ -7,13 +7,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 import {
-  ADMIN_PASSWORD,
-  ADMIN_USER,
-  AGENT_TOKEN,
   adminCall,
   api,
   basicAuth,
   haproxyCheck,
+  proxyVars,
   startAgent,
   startBackendServer,
   type Agent,
@@ -32,21 +30,20 @@ beforeAll(async () => {
   const web = await startBackendServer("web", "127.0.0.7");
   closers.push(() => web.server.close());
   agent = await startAgent({ runHaproxy: true });
-  server = await startWranglerDev({
-    PROXY_ADMIN_USERNAME: ADMIN_USER,
-    PROXY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    HAPROXY_AGENT_URL: agent.url,
-    HAPROXY_AGENT_TOKEN: AGENT_TOKEN,
-    HAPROXY_HTTP_PORT: String(await freePort()),
-    HAPROXY_HTTPS_PORT: String(await freePort()),
-    HAPROXY_BIND_ADDRESS: "127.0.0.1",
-    PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
-    PROXY_MAX_BACKENDS_PER_PROJECT: "3",
-    PROXY_GENERATION_DEBOUNCE: "1s",
-    RATELIMIT_ADMIN_TOKEN: "attacks-ratelimit-token",
-    MASTER_KEY: "attacks-master-key",
-    JWT_SECRET: "attacks-jwt-secret-0123456789abcdef",
-  });
+  server = await startWranglerDev(
+    proxyVars(
+      agent,
+      { http: await freePort(), https: await freePort() },
+      {
+        PROXY_ADDRESS_EXCEPTIONS: "::ffff:127.0.0.0/104",
+        PROXY_MAX_BACKENDS_PER_PROJECT: "3",
+        PROXY_GENERATION_DEBOUNCE: "1s",
+        RATELIMIT_ADMIN_TOKEN: "attacks-ratelimit-token",
+        MASTER_KEY: "attacks-master-key",
+        JWT_SECRET: "attacks-jwt-secret-0123456789abcdef",
+      },
+    ),
+  );
   const call = adminCall(server.url);
   await call("/admin/hosts", "POST", { hostname: "node1.attacks.example", ipv6: "2001:db8:a7::1" });
   for (const project of ["mallory", "beta"]) {
