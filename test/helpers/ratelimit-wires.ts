@@ -5,7 +5,7 @@ import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { createExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import worker from "../../src/index";
 import { RateLimitRequestSchema, RateLimitService } from "../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 
@@ -44,9 +44,12 @@ export function recordingCounters() {
   return { objects, binding };
 }
 
-/** connect-web clients over the Worker (workerd refuses the browser-only fetch fields), with `vars` applied. */
-export function clients(vars: Record<string, unknown>) {
-  const fetch = (async (input: RequestInfo | URL, init: RequestInit = {}) => {
+/**
+ * A fetch over the Worker for connect-web: workerd refuses `redirect: "error"`, so the browser-only fields are
+ * dropped. With `vars`, the Worker runs with those variables or bindings changed (settings are per env object).
+ */
+export function workerFetch(vars?: Record<string, unknown>): typeof globalThis.fetch {
+  return (async (input: RequestInfo | URL, init: RequestInit = {}) => {
     const {
       redirect: _redirect,
       mode: _mode,
@@ -56,9 +59,15 @@ export function clients(vars: Record<string, unknown>) {
       mode?: string;
       credentials?: string;
     };
-    return worker.fetch(new Request(input, rest), { ...env, ...vars } as Env, createExecutionContext());
+    const request = new Request(input, rest);
+    if (!vars) return exports.default.fetch(request);
+    return worker.fetch(request, { ...env, ...vars } as Env, createExecutionContext());
   }) as typeof globalThis.fetch;
-  const options = { baseUrl: "http://example.com", fetch };
+}
+
+/** connect-web clients over the Worker (workerd refuses the browser-only fetch fields), with `vars` applied. */
+export function clients(vars: Record<string, unknown>) {
+  const options = { baseUrl: "http://example.com", fetch: workerFetch(vars) };
   return {
     "Connect binary": createClient(RateLimitService, createConnectTransport({ ...options, useBinaryFormat: true })),
     "Connect JSON": createClient(RateLimitService, createConnectTransport(options)),

@@ -4,10 +4,7 @@
 import { create, fromBinary, toBinary, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import { createExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import worker from "../../../src/index";
 import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
@@ -16,6 +13,7 @@ import {
 import { RateLimitUnit } from "../../../src/ratelimit/gen/envoy/type/v3/ratelimit_unit_pb";
 import { call, callJson } from "../../helpers/http";
 import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
+import { workerFetch } from "../../helpers/ratelimit-wires";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -66,27 +64,6 @@ descriptors:
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
 
 type RequestInit_ = MessageInitShape<typeof RateLimitRequestSchema>;
-
-/**
- * A fetch over the Worker for connect-web: workerd refuses `redirect: "error"`, so the browser-only fields are
- * dropped. With `vars`, the Worker runs with those variables or bindings changed (settings are per env object).
- */
-function workerFetch(vars?: Record<string, unknown>): typeof fetch {
-  return (async (input: RequestInfo | URL, init: RequestInit = {}) => {
-    const {
-      redirect: _redirect,
-      mode: _mode,
-      credentials: _credentials,
-      ...rest
-    } = init as RequestInit & {
-      mode?: string;
-      credentials?: string;
-    };
-    const request = new Request(input, rest);
-    if (!vars) return exports.default.fetch(request);
-    return worker.fetch(request, { ...env, ...vars } as Env, createExecutionContext());
-  }) as typeof fetch;
-}
 
 function clients(vars?: Record<string, unknown>): Record<string, Client<typeof RateLimitService>> {
   const options = { baseUrl: "http://example.com", fetch: workerFetch(vars) };
