@@ -39,6 +39,21 @@ function removeStaleSocket(/** @type {string} */ path) {
 }
 
 /**
+ * grpc-js says "No address added out of total 1 resolved errors: [listen EADDRINUSE ...]": an address in use is said
+ * plainly, with the settings that choose another.
+ * @param {Error} error @param {import("./settings.mjs").GatewaySettings} settings
+ */
+function bindError(error, settings) {
+  if (!error.message.includes("EADDRINUSE")) return error;
+  return new Error(
+    settings.GRPC_UDS
+      ? `${settings.GRPC_UDS} is in use by something that is not a socket; set GRPC_UDS to another path`
+      : `${listenAddress(settings)} is already in use; set GRPC_PORT to another port (or GRPC_HOST to another ` +
+          "address, or GRPC_UDS to a unix socket path)",
+  );
+}
+
+/**
  * Starts serving; resolves once bound.
  * @param {import("./settings.mjs").GatewaySettings} settings
  * @param {Log} log
@@ -104,7 +119,9 @@ export async function startGateway(settings, log) {
   const address = listenAddress(settings);
   const credentials = serverCredentials(settings, log);
   const port = await new Promise((resolve, reject) =>
-    server.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort))),
+    server.bindAsync(address, credentials, (error, boundPort) =>
+      error ? reject(bindError(error, settings)) : resolve(boundPort),
+    ),
   );
 
   return {
