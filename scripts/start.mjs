@@ -1,36 +1,90 @@
 #!/usr/bin/env node
-// `npm start`: prepares local state and runs every service locally until Ctrl-C or SIGTERM.
+// `npm start`: prepares local state and runs every service locally until Ctrl-C or SIGTERM (`--help`: the usage).
 // 1. creates .dev.vars from .dev.vars.example when missing (local-only values);
-// 2. bundles config/ for the rate limit service and applies the D1 migrations to the local state
+// 2. before it starts anything, checks that wrangler dev's port (PORT or --port, default 8787), the gateway's
+//    (GRPC_PORT, default 8081, or GRPC_UDS) and an --inspector-port given are free, and every setting of the env the
+//    Worker and the gateway will see (scripts/start/settings.mjs); it stops naming each problem, with exit code 1;
+// 3. bundles config/ for the rate limit service and applies the D1 migrations to the local state
 //    (the same --persist-to as wrangler dev, when given), printing their output only when they fail;
-// 3. runs `wrangler dev` on PORT (default 8787) at --log-level warn, passing on the arguments given after `--`
+// 4. runs `wrangler dev` at --log-level warn, passing on the arguments given after `--`
 //    (`npm start -- --log-level log` brings back wrangler's banner, request lines and the Worker's info logs);
-// 4. runs the gRPC gateway (grpc-gateway/, GRPC_PORT default 8081) in front of it: RATELIMIT_UPSTREAM_URL
-//    defaults to the origin of that `wrangler dev`; with CONFIG_TYPE=GRPC_XDS_SOTW (in .dev.vars or the
-//    environment) the gateway is also the xDS client;
-// 5. once the Worker answers and the gateway listens (or waits for its first xDS snapshot), prints one summary:
-//    the URLs, the gRPC address, the docs, the credentials of .dev.vars (masked), where the local state lives.
+// 5. runs the gRPC gateway (grpc-gateway/) in front of it: RATELIMIT_UPSTREAM_URL defaults to the origin of that
+//    `wrangler dev`; with CONFIG_TYPE=GRPC_XDS_SOTW (in .dev.vars or the environment) the gateway is also the xDS
+//    client;
+// 6. once the Worker answers and the gateway listens (or waits for its first xDS snapshot), prints one summary
+//    (scripts/start/summary.mjs).
 // On a signal every child's process group is stopped, so no workerd is left behind.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { parseEnv } from "node:util";
+import { hasOption, optionValue, optionValues, usage, wantsHelp } from "./start/args.mjs";
+import { parsePort, portProblems } from "./start/ports.mjs";
+import { gatewayEnv, loadSettingsCheck, settingProblems, workerEnv } from "./start/settings.mjs";
+import { displayHost, summary } from "./start/summary.mjs";
 
 const root = path.join(import.meta.dirname, "..");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
-const port = process.env.PORT || "8787";
 const devArgs = process.argv.slice(2);
-const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
-const devVarsPath = path.join(root, ".dev.vars");
-
-function optionValue(args, name) {
-  const index = args.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
-  if (index < 0) return undefined;
-  return args[index].includes("=") ? args[index].split("=").slice(1).join("=") : args[index + 1];
+if (wantsHelp(devArgs)) {
+  console.log(usage);
+  process.exit(0);
 }
 
-const hasOption = (args, name) => args.some((arg) => arg === name || arg.startsWith(`${name}=`));
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
+const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+const portText = optionValue(devArgs, "--port") ?? (process.env.PORT || "8787");
+const portOrigin = hasOption(devArgs, "--port") ? "set by --port" : process.env.PORT ? "set by PORT" : "the default";
+const port = parsePort(portText);
+// wrangler dev binds "localhost" unless --ip says otherwise; its inspector 127.0.0.1 unless --inspector-ip does.
+const givenHost = optionValue(devArgs, "--ip") ?? "localhost";
+const devOrigin = `http://${displayHost(givenHost)}:${portText}`;
+const inspectorText = optionValue(devArgs, "--inspector-port");
+const persistTo = optionValue(devArgs, "--persist-to");
+
+// wrangler reads .dev.vars only without --env-file, so only then is a missing one created.
+const envFiles = optionValues(devArgs, "--env-file", { array: true });
+const devVarsPath = path.join(root, ".dev.vars");
+const createdDevVars = envFiles.length === 0 && !existsSync(devVarsPath);
+if (createdDevVars) copyFileSync(path.join(root, ".dev.vars.example"), devVarsPath);
+const varsOrigin =
+  envFiles.length > 0
+    ? `read from ${envFiles.join(", ")}`
+    : createdDevVars
+      ? "created now from .dev.vars.example"
+      : "read from .dev.vars";
+
+const [worker, checkSettings] = await Promise.all([workerEnv(root, devArgs), loadSettingsCheck(root)]).catch(
+  (error) => {
+    console.error(`npm start: ${error instanceof Error ? error.message : error}`);
+    process.exit(1);
+  },
+);
+const gateway = gatewayEnv(worker, process.env, { upstreamUrl: devOrigin, port: portText });
+
+/** Every reason not to start: the addresses to listen on, then the settings. */
+async function problems() {
+  const found = [];
+  if (port === undefined) found.push(`${portOrigin.replace("set by ", "")}: expected a port from 1 to 65535`);
+  const inspectorPort = inspectorText === undefined ? undefined : parsePort(inspectorText);
+  if (inspectorText !== undefined && inspectorPort === undefined) {
+    found.push("--inspector-port: expected a port from 1 to 65535");
+  }
+  const plan = { host: givenHost, port, portOrigin, inspectorPort, gateway: gateway.values };
+  found.push(
+    ...(await portProblems({ ...plan, inspectorHost: optionValue(devArgs, "--inspector-ip") ?? "127.0.0.1" })),
+  );
+  return found;
+}
+
+/** Stops before anything starts when there is any problem, naming each. */
+function refuseIf(found) {
+  if (found.length === 0) return;
+  console.error(`npm start: nothing started; fix these first (npm start -- --help lists the options):`);
+  for (const problem of found) console.error(`  ${problem}`);
+  process.exit(1);
+}
+
+refuseIf([...(await problems()), ...settingProblems(checkSettings, worker, gateway)]);
 
 /** Runs a preparation step with its output kept back; on failure prints that output and exits. */
 function runQuietly(command, args) {
@@ -50,12 +104,7 @@ function runQuietly(command, args) {
   }
 }
 
-const createdDevVars = !existsSync(devVarsPath);
-if (createdDevVars) copyFileSync(path.join(root, ".dev.vars.example"), devVarsPath);
-const devVars = parseEnv(readFileSync(devVarsPath, "utf8"));
-
 runQuietly(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
-const persistTo = optionValue(devArgs, "--persist-to");
 runQuietly(process.execPath, [
   wrangler,
   "d1",
@@ -65,6 +114,8 @@ runQuietly(process.execPath, [
   "--local",
   ...(persistTo ? ["--persist-to", persistTo] : []),
 ]);
+// The preparation takes seconds: an address taken meanwhile is still named before anything listens.
+refuseIf(await problems());
 
 const children = [];
 function start(name, command, args, { extraEnv = {}, stdout = "inherit" } = {}) {
@@ -118,23 +169,15 @@ start("wrangler dev", process.execPath, [
   wrangler,
   "dev",
   "--test-scheduled",
-  ...(hasOption(devArgs, "--port") ? [] : ["--port", port]),
+  ...(hasOption(devArgs, "--port") ? [] : ["--port", portText]),
   ...(hasOption(devArgs, "--log-level") ? [] : ["--log-level", "warn"]),
   ...devArgs,
 ]);
 
-// wrangler dev binds "localhost" unless --ip says otherwise; Node tries both of its addresses.
-const givenHost = optionValue(devArgs, "--ip") ?? "localhost";
-const displayHost = (host) =>
-  ["0.0.0.0", "::"].includes(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
-const devOrigin = `http://${displayHost(givenHost)}:${optionValue(devArgs, "--port") ?? port}`;
-// The gateway reads .dev.vars too (the environment wins), so CONFIG_TYPE=GRPC_XDS_SOTW set there makes both the
-// Worker and the gateway's xDS client use the management server, with the same RATELIMIT_ADMIN_TOKEN.
-const gatewayVars = Object.entries(devVars).filter(
-  ([name]) => /^(CONFIG_|XDS_|GRPC_|FORCE_START_|RATELIMIT_ADMIN_TOKEN$)/.test(name) && process.env[name] === undefined,
-);
-const gateway = start("grpc gateway", process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
-  extraEnv: { ...Object.fromEntries(gatewayVars), RATELIMIT_UPSTREAM_URL: env.RATELIMIT_UPSTREAM_URL || devOrigin },
+// The gateway reads the gateway's lines of .dev.vars too (the environment wins), so CONFIG_TYPE=GRPC_XDS_SOTW set
+// there makes both the Worker and the gateway's xDS client use the management server, with the same token.
+const gatewayChild = start("grpc gateway", process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
+  extraEnv: { ...gateway.fromVars, RATELIMIT_UPSTREAM_URL: gateway.values.RATELIMIT_UPSTREAM_URL, PORT: portText },
   stdout: "pipe",
 });
 
@@ -143,7 +186,7 @@ const gateway = start("grpc gateway", process.execPath, [path.join(root, "grpc-g
 /** @type {Promise<{ address?: string, waitingFor?: string }>} */
 const gatewayListening = new Promise((resolve) => {
   let told = false;
-  createInterface({ input: gateway.stdout }).on("line", (line) => {
+  createInterface({ input: gatewayChild.stdout }).on("line", (line) => {
     let message;
     let entry = {};
     try {
@@ -179,49 +222,8 @@ async function workerAnswers() {
   clearTimeout(slow);
 }
 
-/** Enough of a secret to tell which one is set, not enough to use it. */
-const masked = (value) => (value ? `${value.slice(0, 2)}***` : "(not set)");
-
-function grpcAddress({ address, waitingFor }) {
-  const gatewayEnv = { ...Object.fromEntries(gatewayVars), ...process.env };
-  if (address) {
-    if (address.startsWith("unix:")) return address;
-    const at = address.lastIndexOf(":");
-    return `${displayHost(address.slice(0, at))}:${address.slice(at + 1)}`;
-  }
-  const planned = gatewayEnv.GRPC_UDS
-    ? `unix:${gatewayEnv.GRPC_UDS}`
-    : `${displayHost(gatewayEnv.GRPC_HOST || "0.0.0.0")}:${gatewayEnv.GRPC_PORT || "8081"}`;
-  return `${planned} (opens once the first xDS snapshot from ${waitingFor} is accepted)`;
-}
-
-function summary(gatewayState) {
-  const statePath = persistTo ? path.resolve(root, persistTo) : path.join(root, ".wrangler", "state");
-  const devVarsOrigin = createdDevVars ? "created now from .dev.vars.example" : "read from .dev.vars";
-  const rows = [
-    ["Proxy API", `${devOrigin}/projects  (admin: /admin/...; HTTP Basic)`],
-    ["News API", `${devOrigin}/news  (POST /auth with MASTER_KEY for a JWT)`],
-    ["Rate limit", `${devOrigin}/json  (HTTP)`],
-    ["", `${grpcAddress(gatewayState)}  (gRPC, envoy.service.ratelimit.v3.RateLimitService)`],
-    ["", `${devOrigin}/stats, /metrics, /rlconfig  (Bearer RATELIMIT_ADMIN_TOKEN)`],
-    ["API docs", `${devOrigin}/docs  ·  ${devOrigin}/openapi.json`],
-    [
-      "Credentials",
-      `${devVarsOrigin}: PROXY_ADMIN_USERNAME=${devVars.PROXY_ADMIN_USERNAME ?? "(not set)"}` +
-        ` PROXY_ADMIN_PASSWORD=${masked(devVars.PROXY_ADMIN_PASSWORD)}`,
-    ],
-    [
-      "",
-      `MASTER_KEY=${masked(devVars.MASTER_KEY)} RATELIMIT_ADMIN_TOKEN=${masked(devVars.RATELIMIT_ADMIN_TOKEN)}` +
-        ` HAPROXY_AGENT_TOKEN=${masked(devVars.HAPROXY_AGENT_TOKEN)}`,
-    ],
-    ["Local state", `${statePath}  (D1, Durable Objects, queues; delete it to start afresh)`],
-    ["Logs", "warnings and errors only; npm start -- --log-level log shows every request and info line"],
-    ["Stop", "Ctrl-C"],
-  ];
-  const lines = rows.map(([label, value]) => `  ${label.padEnd(12)} ${value}`);
-  return `\nnpm start: ready\n${lines.join("\n")}\n`;
-}
-
 const [, gatewayState] = await Promise.all([workerAnswers(), gatewayListening]);
-if (!stopping) console.log(summary(gatewayState));
+if (!stopping) {
+  const state = { root, devOrigin, gatewayState, gatewayValues: gateway.values, vars: worker.values, varsOrigin };
+  console.log(summary({ ...state, persistTo }));
+}
