@@ -7,18 +7,20 @@
 // 3. bundles config/ for the rate limit service and applies the D1 migrations to the local state
 //    (the same --persist-to as wrangler dev, when given), printing their output only when they fail;
 // 4. runs `wrangler dev` at --log-level warn, passing on the arguments given after `--`
-//    (`npm start -- --log-level log` brings back wrangler's banner, request lines and the Worker's info logs);
+//    (`npm start -- --log-level log` brings back wrangler's banner, request lines and the Worker's info logs), with
+//    --var NEWS_DEMO:true when no news publisher is set (scripts/start/news-demo.mjs);
 // 5. runs the gRPC gateway (grpc-gateway/) in front of it: RATELIMIT_UPSTREAM_URL defaults to the origin of that
 //    `wrangler dev`; with CONFIG_TYPE=GRPC_XDS_SOTW (in .dev.vars or the environment) the gateway is also the xDS
 //    client;
-// 6. once the Worker answers and the gateway listens (or waits for its first xDS snapshot), prints one summary
-//    (scripts/start/summary.mjs).
+// 6. once the Worker answers and the gateway listens (or waits for its first xDS snapshot), runs the news ingestion
+//    once in demo mode and prints one summary (scripts/start/summary.mjs).
 // On a signal every child's process group is stopped, so no workerd is left behind.
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { hasOption, optionValue, optionValues, usage, wantsHelp } from "./start/args.mjs";
+import { runNewsIngestion, wantsNewsDemo } from "./start/news-demo.mjs";
 import { parsePort, portProblems } from "./start/ports.mjs";
 import { gatewayEnv, loadSettingsCheck, settingProblems, workerEnv } from "./start/settings.mjs";
 import { displayHost, summary } from "./start/summary.mjs";
@@ -59,6 +61,11 @@ const [worker, checkSettings] = await Promise.all([workerEnv(root, devArgs), loa
     process.exit(1);
   },
 );
+const newsDemo = wantsNewsDemo(worker.values);
+if (newsDemo) {
+  worker.values.NEWS_DEMO = "true";
+  worker.origins.NEWS_DEMO = "set by npm start: no news publisher is set";
+}
 const gateway = gatewayEnv(worker, process.env, { upstreamUrl: devOrigin, port: portText });
 
 /** Every reason not to start: the addresses to listen on, then the settings. */
@@ -171,6 +178,7 @@ start("wrangler dev", process.execPath, [
   "--test-scheduled",
   ...(hasOption(devArgs, "--port") ? [] : ["--port", portText]),
   ...(hasOption(devArgs, "--log-level") ? [] : ["--log-level", "warn"]),
+  ...(newsDemo ? ["--var", "NEWS_DEMO:true"] : []),
   ...devArgs,
 ]);
 
@@ -223,7 +231,9 @@ async function workerAnswers() {
 }
 
 const [, gatewayState] = await Promise.all([workerAnswers(), gatewayListening]);
+const ingestionWarning = newsDemo && !stopping ? await runNewsIngestion(devOrigin) : undefined;
+if (ingestionWarning) console.error(ingestionWarning);
 if (!stopping) {
   const state = { root, devOrigin, gatewayState, gatewayValues: gateway.values, vars: worker.values, varsOrigin };
-  console.log(summary({ ...state, persistTo }));
+  console.log(summary({ ...state, persistTo, newsDemo }));
 }

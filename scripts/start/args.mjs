@@ -28,7 +28,9 @@ environment:
 .dev.vars holds the Worker's local variables and secrets; it is created from .dev.vars.example when missing. The
 Worker sees wrangler.toml [vars], then .dev.vars (or the --env-file files), then --var, the later winning; npm start
 checks that env against every service's settings (docs/settings.md) and requires PROXY_ADMIN_USERNAME,
-PROXY_ADMIN_PASSWORD, MASTER_KEY, JWT_SECRET and RATELIMIT_ADMIN_TOKEN to be set and not empty.`;
+PROXY_ADMIN_PASSWORD, MASTER_KEY, JWT_SECRET and RATELIMIT_ADMIN_TOKEN to be set and not empty. With no news
+publisher set (GUARDIAN_API_KEY, NYT_API_KEY, NEWS_FEEDS) and no NEWS_DEMO, it passes --var NEWS_DEMO:true and runs
+the news ingestion once, so that the news API has the bundled sample articles.`;
 
 /** Whether the arguments ask for the usage (anywhere, as `npm start -- --help` puts it after the separator). */
 export const wantsHelp = (args) => args.some((arg) => arg === "-h" || arg === "--help");

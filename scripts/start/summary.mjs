@@ -1,5 +1,5 @@
 // The one summary `npm start` prints once every service answers: the URLs, the gRPC address, the docs, the
-// credentials (masked) and where the local state lives.
+// credentials (masked), where the local state lives, and whether the news are the bundled demo.
 import path from "node:path";
 
 /** A host as a URL or an address shows it: the wildcard addresses as localhost, IPv6 in brackets. */
@@ -25,13 +25,14 @@ function grpcAddress({ address, waitingFor }, gatewayValues) {
 /**
  * @param {{ root: string, devOrigin: string, gatewayState: { address?: string, waitingFor?: string },
  *   gatewayValues: Record<string, string | undefined>, vars: Record<string, unknown>, varsOrigin: string,
- *   persistTo?: string }} state
+ *   persistTo?: string, newsDemo: boolean }} state
  */
-export function summary({ root, devOrigin, gatewayState, gatewayValues, vars, varsOrigin, persistTo }) {
+export function summary({ root, devOrigin, gatewayState, gatewayValues, vars, varsOrigin, persistTo, newsDemo }) {
   const statePath = persistTo ? path.resolve(root, persistTo) : path.join(root, ".wrangler", "state");
   const rows = [
     ["Proxy API", `${devOrigin}/projects  (admin: /admin/...; HTTP Basic)`],
     ["News API", `${devOrigin}/news  (POST /auth with MASTER_KEY for a JWT)`],
+    ...(newsDemo ? [["News", "demo articles from a bundled sample (no publisher key set)"]] : []),
     ["Rate limit", `${devOrigin}/json  (HTTP)`],
     ["", `${grpcAddress(gatewayState, gatewayValues)}  (gRPC, envoy.service.ratelimit.v3.RateLimitService)`],
     ["", `${devOrigin}/stats, /metrics, /rlconfig  (Bearer RATELIMIT_ADMIN_TOKEN)`],
