@@ -44,6 +44,14 @@ function inputSchema(schema: z.ZodType): z.ZodType {
   return schema;
 }
 
+/** Each schema's input definition, looked up once: a body's thousands of items share a few schemas. */
+const inputDefs = new WeakMap<z.ZodType, Def>();
+function inputDef(schema: z.ZodType): Def {
+  let def = inputDefs.get(schema);
+  if (!def) inputDefs.set(schema, (def = defOf(inputSchema(schema))));
+  return def;
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -57,17 +65,28 @@ export function unknownFields(schema: z.ZodType, value: unknown): UnknownFields 
   return found;
 }
 
+/** `path` is the way to `value`, pushed and popped as the walk goes; a path is joined only for a field it names. */
 function walk(schema: z.ZodType, value: unknown, path: (string | number)[], found: UnknownFields): void {
-  const def = defOf(inputSchema(schema));
+  const def = inputDef(schema);
   if (def.type === "array" && def.element && Array.isArray(value)) {
-    value.forEach((item, index) => walk(def.element!, item, [...path, index], found));
+    for (let index = 0; index < value.length; index++) {
+      path.push(index);
+      walk(def.element, value[index], path, found);
+      path.pop();
+    }
   } else if (def.type === "record" && def.valueType && isRecord(value)) {
-    for (const [key, item] of Object.entries(value)) walk(def.valueType, item, [...path, key], found);
+    for (const key of Object.keys(value)) {
+      path.push(key);
+      walk(def.valueType, value[key], path, found);
+      path.pop();
+    }
   } else if (def.type === "object" && def.shape && !def.catchall && isRecord(value)) {
-    for (const [key, item] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
+      path.push(key);
       // Own keys only: "constructor" or "__proto__" in a body are not fields of the schema.
-      if (Object.hasOwn(def.shape, key)) walk(def.shape[key]!, item, [...path, key], found);
-      else if (found.total++ < MAX_UNKNOWN_FIELDS_NAMED) found.named.push([...path, key].join("."));
+      if (Object.hasOwn(def.shape, key)) walk(def.shape[key]!, value[key], path, found);
+      else if (found.total++ < MAX_UNKNOWN_FIELDS_NAMED) found.named.push(path.join("."));
+      path.pop();
     }
   }
 }
