@@ -154,15 +154,14 @@ function renderBackend(context: Context, backend: BackendRow, project: string): 
     routed = backendDomains.map((domain) => `${domain.domainName} ${fqLabel}`);
   }
   if (routed.length > 0) part.routing.push(`# ${project}: ${backend.label}`, ...routed);
-  // Not a warning of the generation: a certificate the CA has not issued yet is the usual state of a new domain.
+  // A warning too, as every problem is (issue 28): the usual state of a new domain until the CA issues its
+  // certificate, but also that of a domain whose certificate never comes, which nobody would hear of otherwise.
   for (const domain of backendDomains) {
     if (context.certificateOf.has(domain.domainName) || !(domain.publicCaCertificate || domain.certProvided)) continue;
-    report.problem({
-      project,
-      backend: backend.label,
-      kind: "certificate",
-      message: `${domain.domainName} (${where}) asks for a ${domain.certProvided ? "provided" : "public CA"} certificate, but none covers it: it is served over http only`,
-    });
+    problem(
+      "certificate",
+      `${domain.domainName} (${where}) asks for a ${domain.certProvided ? "provided" : "public CA"} certificate, but none covers it: it is served over http only`,
+    );
   }
 }
 

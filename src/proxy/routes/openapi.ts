@@ -40,8 +40,14 @@ export const adminErrors = { 403: errorResponse("not the administrator") };
 /** Path parameters, all strings (labels, names, numbers checked by the handler). */
 export const labelParams = (...names: string[]) =>
   z.object(Object.fromEntries(names.map((name) => [name, z.string()])));
+/** Said of every JSON body: what becomes of fields the schema does not name (src/shared/http/unknown-fields.ts). */
+const UNKNOWN_FIELDS_NOTE =
+  "Fields the schema does not name are ignored, as in the original, and the answer's `warnings` names each one " +
+  '(`unknown field "domainForwardings.0.sslEnabled" ignored`, at most 10, then `... and N more unknown fields ' +
+  "ignored`): added to the answer's list of warnings, or as a `warnings` field of the resource it answers.";
 export const jsonBody = <S extends z.ZodType>(schema: S) => ({
   required: true,
+  description: UNKNOWN_FIELDS_NOTE,
   content: { "application/json": { schema } },
 });
 export const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });

@@ -5,6 +5,7 @@ import { validator } from "hono/validator";
 import { z } from "../zod";
 import { HttpError } from "./errors";
 import { readJsonBodyWithin, type BodyLimit } from "./request-body";
+import { recordUnknownFields, unknownFields } from "./unknown-fields";
 
 /** Renders zod issues as "field: message" (just the message for the root), at most three of them. */
 export function describeZodError(error: z.ZodError): string {
@@ -29,7 +30,8 @@ type Validated<T extends keyof ValidationTargets, S extends z.ZodType> = {
  * Hono middleware validating one request target with a zod schema; `c.req.valid(target)` then has the
  * parsed type. JSON bodies are parsed whatever their Content-Type says (curl's -d sends form encoding),
  * and a body that is not JSON gets our own 400 wording rather than Hono's; one over the limit gets 413 and one
- * that is not UTF-8 a 400.
+ * that is not UTF-8 a 400. Fields the schema does not name are dropped and kept on the context
+ * (requestUnknownFieldWarnings), so that the answer can name them.
  */
 export function validate<T extends keyof ValidationTargets, S extends z.ZodType>(
   target: T,
@@ -42,6 +44,7 @@ export function validate<T extends keyof ValidationTargets, S extends z.ZodType>
     return async (c: Context, next) => {
       const body = await readJsonBodyWithin(c.req.raw.clone(), bodyLimit(c.env));
       c.req.addValidatedData("json", parseOrThrow(schema, body) as object);
+      recordUnknownFields(c, unknownFields(schema, body));
       await next();
     };
   }

@@ -280,7 +280,32 @@ describe("GET /admin/haproxy/preview", () => {
         message: `shop.ops.example (backend ${wwwFqLabel}) asks for a public CA certificate, but none covers it: it is served over http only`,
       },
     ]);
-    expect(preview.warnings).toEqual([`WARN: ${paramsMessage}`]);
+    expect(preview.warnings).toEqual([`WARN: ${paramsMessage}`, `WARN: ${preview.problems[1].message}`]);
+  });
+
+  it("lists problems that gensynchaprx then warns of, to the administrator and to the project's tenant", async () => {
+    await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
+    await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
+    onTestFinished(async () => {
+      await env.DB.prepare("update backends set params = null where label = 'www'").run();
+      await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
+    });
+    const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
+    const refused = `("bogus-directive" is not an allowed directive)`;
+    const problems = [
+      `WARN: backend ${wwwFqLabel}: params line 1 refused ${refused}; the backend is written without its params`,
+      `WARN: shop.ops.example (backend ${wwwFqLabel}) asks for a public CA certificate, but none covers it: it is served over http only`,
+    ];
+    expect(preview.problems.map(({ message }: { message: string }) => `WARN: ${message}`)).toEqual(problems);
+
+    const byAdmin = await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
+    const { version } = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
+    expect(byAdmin).toEqual([
+      ...problems,
+      `WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`,
+    ]);
+    // The installation's own warning is not the tenant's; its project's problems are.
+    expect(await expectJson(callWith(withVars(), "/admin/gensynchaprx", { auth: apiUser }), 200)).toEqual(problems);
   });
 
   it("answers 422 when the data cannot make a configuration", async () => {
