@@ -116,8 +116,9 @@ export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsE
 export const requireAdmin = requireUser(["admin"]);
 
 /**
- * HTTP Basic e-mail and password. Malformed credentials answer 400 with the validation object; an unknown e-mail
- * and a wrong password both answer 401 after the same work (the password is checked against a decoy hash).
+ * HTTP Basic e-mail and password. A malformed e-mail address answers 400 with the validation object; an unknown e-mail
+ * and a wrong password (whatever its length) both answer 401 after the same work (the password is checked against a
+ * decoy hash). No stored password is longer than the sign-up limit, so a longer one simply does not match.
  */
 export const requirePassword: MiddlewareHandler<NewsEnv> = async (c, next) => {
   const credentials = parseBasicAuth(c.req.header("authorization"));

@@ -17,7 +17,11 @@ const password = z.string().min(6).max(1024);
 const name = z.string().trim().min(1).max(128);
 const picture = httpUrlField();
 
-export const Credentials = z.object({ email, password });
+/**
+ * What a login reads from HTTP Basic: the e-mail address is validated (400), the password is not. A wrong password of
+ * any length is only a wrong password (401, the same answer as any other), never a length rule that would tell it apart.
+ */
+export const Credentials = z.object({ email, password: z.string() });
 
 export const CreateUser = z.object({
   email,
