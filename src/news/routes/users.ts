@@ -16,15 +16,7 @@ import {
   updateUser,
   USER_SORT_FIELDS,
 } from "../store/users";
-import {
-  requireAdmin,
-  requireMasterKey,
-  requirePassword,
-  requireUser,
-  secured,
-  tokenSigner,
-  type NewsEnv,
-} from "./auth";
+import { requireAdmin, requireMasterKey, requirePassword, requireUser, secured, type NewsEnv } from "./auth";
 import { parseSort, selectFields, totalCountHeader } from "./list";
 import {
   CreateUser,
@@ -40,6 +32,7 @@ import {
   UpdatePassword,
   UpdateUser,
 } from "./schemas";
+import { tokenSigner } from "./tokens";
 import { validateNews } from "./validation";
 
 const tags = ["news"];
