@@ -24,10 +24,17 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+interface Run {
+  id: number;
+  state: string;
+  trigger: string;
+  warnings: string[];
+}
+
 async function page(query: string, token: string) {
   const response = await getJson(`/news/jobs${query}`, token);
   expect(response.status).toBe(200);
-  return { total: response.headers.get("X-Total-Count"), runs: (await response.json()) as { id: number }[] };
+  return { total: response.headers.get("X-Total-Count"), runs: (await response.json()) as Run[] };
 }
 
 describe("GET /news/jobs", () => {
@@ -97,7 +104,7 @@ describe("GET /news/jobs", () => {
     const ids: number[] = [];
     for (let i = 0; i < 32; i++) ids.push(await createJobRun(db(), { kind: "news-ingest", trigger: CRON }));
     const newestFirst = ids.reverse();
-    const idsOf = ({ total, runs }: { total: string | null; runs: { id: number }[] }) => ({
+    const idsOf = ({ total, runs }: { total: string | null; runs: Run[] }) => ({
       total,
       ids: runs.map(({ id }) => id),
     });
@@ -186,10 +193,7 @@ describe("GET /news/jobs", () => {
     await worker.queue(batch, demo, ctx);
     await getQueueResult(batch, ctx);
 
-    const { total, runs } = (await page("", admin.token)) as {
-      total: string;
-      runs: { state: string; trigger: string; warnings: string[] }[];
-    };
+    const { total, runs } = await page("", admin.token);
     expect(total).toBe("3");
     expect(runs.map(({ state, trigger, warnings }) => [state, trigger, warnings[0].replace(/: \d+ .*$/, "")])).toEqual([
       ["succeeded", CRON, "INFO: sample:feed"],
