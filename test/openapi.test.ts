@@ -61,6 +61,7 @@ describe("GET /openapi.json", () => {
       "PUT /users/{id}",
       "DELETE /users/{id}",
       "PUT /users/{id}/password",
+      "GET /news/jobs",
       "GET /news",
       "POST /news",
       "GET /news/{id}",

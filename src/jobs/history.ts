@@ -1,5 +1,5 @@
 // The job_runs repository: record a run when it is queued, started and finished, and prune old runs.
-import { and, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { jobRuns } from "./tables";
 
@@ -65,14 +65,21 @@ export async function appendJobWarnings(db: Database, input: { id: number; warni
   await db.update(jobRuns).set({ warnings }).where(eq(jobRuns.id, input.id));
 }
 
-/** Runs of the given kinds, newest first. */
-export async function listJobRuns(db: Database, input: { kinds: string[]; limit: number }) {
+/** Runs of the given kinds, newest first; `offset` skips that many (a page). */
+export async function listJobRuns(db: Database, input: { kinds: string[]; limit: number; offset?: number }) {
   return db
     .select()
     .from(jobRuns)
     .where(inArray(jobRuns.kind, input.kinds))
     .orderBy(desc(jobRuns.id))
-    .limit(input.limit);
+    .limit(input.limit)
+    .offset(input.offset ?? 0);
+}
+
+/** How many runs of the given kinds there are. */
+export async function countJobRuns(db: Database, input: { kinds: string[] }): Promise<number> {
+  const [{ total }] = await db.select({ total: count() }).from(jobRuns).where(inArray(jobRuns.kind, input.kinds));
+  return total;
 }
 
 /** The run of `kind` that started last (by its start time), if any: what a debounced call decides from. */

@@ -1,7 +1,15 @@
 // Settings of the news API, read from the Worker's vars and secrets.
 import { z } from "../shared/zod";
 import type { BodyLimit } from "../shared/http/request-body";
-import { envInteger, envSecret, envString, oneLine, settingsReader, SettingsError } from "../shared/settings";
+import {
+  envBoolean,
+  envInteger,
+  envSecret,
+  envString,
+  oneLine,
+  settingsReader,
+  SettingsError,
+} from "../shared/settings";
 
 export const NewsSettings = z.object({
   MASTER_KEY: envSecret().describe(
@@ -38,6 +46,10 @@ export const NewsSettings = z.object({
       items: "URLs",
       description: "RSS or Atom feeds to ingest (http or https URLs), separated by commas or white space.",
     }),
+  NEWS_DEMO: envBoolean(false).describe(oneLine`
+    \`true\` makes ingestion read a bundled sample of articles (about Australian companies, in the Guardian's, NYT's
+    and RSS formats) instead of the publishers, through the same parsing, company linking and full-text index; a
+    second run adds nothing. \`npm start\` sets it when no publisher key is configured.`),
   NEWS_LOOKBACK_DAYS: envInteger(7, 1).describe(
     "Days the first ingestion of a publisher reaches back; later runs ask only for what is newer than the last.",
   ),

@@ -12,6 +12,7 @@ const ROUTES = [
   "put /users/{id}",
   "put /users/{id}/password",
   "delete /users/{id}",
+  "get /news/jobs",
   "get /news",
   "get /news/{id}",
   "post /news",
@@ -72,6 +73,8 @@ describe("the news routes' OpenAPI entries", () => {
       "application/x-www-form-urlencoded",
       "multipart/form-data",
     ]);
+    expect(paths["/news/jobs"].get.parameters!.map((parameter) => parameter.name)).toEqual(["page", "limit"]);
+    expect(paths["/news/jobs"].get.security).toEqual([{ news_token: [] }]);
     expect(paths["/search"].get.parameters!.map((parameter) => parameter.name)).toEqual([
       "topics",
       "companyids",

@@ -8,7 +8,7 @@ import { ingestPublisher, listPublishers } from "./run";
 
 export const newsIngestJob = defineJob({
   kind: "news-ingest",
-  /** "guardian", "nyt" or "feed:<url>" (run.ts). */
+  /** "guardian", "nyt", "feed:<url>" or "sample:<format>" (run.ts). */
   fields: { publisher: z.string().min(1).max(4096) },
   run(env, message, now) {
     // The global fetch is looked up at call time, so the tests' interception of outbound fetch applies.

@@ -9,9 +9,10 @@ import { articleFingerprint, htmlToText, httpUrl, makeAbstract } from "../store/
 import { fetchFeed } from "./feed";
 import { fetchGuardian } from "./guardian";
 import { fetchNyt } from "./nyt";
+import { fetchSample, SAMPLE_PUBLISHERS } from "./sample";
 import type { AdapterResult, Fetcher, PublisherItem } from "./types";
 
-/** "guardian", "nyt", or "feed:<url>" for each URL of NEWS_FEEDS. */
+/** "guardian", "nyt", or "feed:<url>" for each URL of NEWS_FEEDS; "sample:<format>" with NEWS_DEMO. */
 export type PublisherId = string;
 
 /**
@@ -21,9 +22,17 @@ export type PublisherId = string;
 export const CURSOR_OVERLAP_MS = 60 * 60 * 1000;
 
 const FEED_PREFIX = "feed:";
+const SAMPLE_PREFIX = "sample:";
 
-/** The publishers to ingest from with these settings; those without a key are skipped with a log line. */
+/**
+ * The publishers to ingest from with these settings; those without a key are skipped with a log line. With NEWS_DEMO,
+ * the sample's publishers instead of any.
+ */
 export function listPublishers(settings: NewsSettings): PublisherId[] {
+  if (settings.NEWS_DEMO) {
+    logInfo("news: NEWS_DEMO is true: ingesting the bundled sample instead of the publishers");
+    return [...SAMPLE_PUBLISHERS];
+  }
   const publishers: PublisherId[] = [];
   for (const [publisher, key, name] of [
     ["guardian", settings.GUARDIAN_API_KEY, "GUARDIAN_API_KEY"],
@@ -60,6 +69,11 @@ async function fetchFrom(
     // A message queued before NEWS_FEEDS changed must not make the Worker fetch a URL nobody configured.
     if (!input.settings.NEWS_FEEDS.includes(url)) return "the feed is no longer listed in NEWS_FEEDS";
     return fetchFeed({ fetch: input.fetch, url, since: input.since });
+  }
+  if (publisher.startsWith(SAMPLE_PREFIX)) {
+    // Queued while NEWS_DEMO was true, run after it was turned off: the sample must not mix with real articles.
+    if (!input.settings.NEWS_DEMO) return "NEWS_DEMO is not true";
+    return fetchSample(publisher, keywords, input.now);
   }
   return "unknown publisher";
 }

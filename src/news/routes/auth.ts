@@ -1,17 +1,17 @@
 // Authentication of the news API, after the rest generator: the master key (access_token or Bearer), HTTP Basic
 // login with e-mail and password, and HS256 session tokens (jose) presented as Bearer or access_token. A token names
-// its user and the user's token version, so a password change or a deletion ends every token issued before it.
+// its user (tokens.ts says how a password change or a deletion ends every token issued before it).
 import type { Context, MiddlewareHandler } from "hono";
-import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { parseBasicAuth, parseBearer } from "../../shared/http/basic-auth";
 import { database } from "../../shared/db";
 import { sha256Hex } from "../../shared/bytes";
 import { constantTimeEqualText, verifyPassword } from "../../shared/passwords";
 import { loginRefused, masterKeyRefused, tokenRefused } from "../errors";
-import { newsSettings, requiredSecret, type NewsSettings } from "../settings";
+import { newsSettings, requiredSecret } from "../settings";
 import { findUserByEmail, getUser, type NewsUser } from "../store/users";
 import { parseNews, requestBody, type Body } from "./validation";
 import { Credentials } from "./schemas";
+import { tokenStillValid, verifyToken } from "./tokens";
 
 export type NewsEnv = { Bindings: Env; Variables: { body: Body; user: NewsUser } };
 
@@ -35,8 +35,6 @@ export const SECURITY_SCHEMES = {
 export const secured = (...schemes: (keyof typeof SECURITY_SCHEMES)[]) => [
   Object.fromEntries(schemes.map((scheme) => [scheme, []])) as Record<string, string[]>,
 ];
-
-const encoder = new TextEncoder();
 
 /** The bearer token the request carries: the Authorization header first, then access_token in the body, then in the query. */
 async function presentedToken(c: Context): Promise<string | undefined> {
@@ -64,41 +62,11 @@ export const requireMasterKey: MiddlewareHandler<NewsEnv> = async (c, next) => {
   await next();
 };
 
-/** What a valid token says: whose it is, and the user's token version when it was issued. */
-export interface TokenClaims {
-  id: string;
-  ver: number;
-}
-
-export async function signToken(settings: NewsSettings, user: Pick<NewsUser, "id" | "tokenVersion">): Promise<string> {
-  return new SignJWT({ id: user.id, ver: user.tokenVersion } satisfies TokenClaims)
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setIssuedAt()
-    .setExpirationTime(settings.JWT_EXPIRES_IN)
-    .sign(encoder.encode(requiredSecret(settings, "JWT_SECRET")));
-}
-
-/**
- * The claims of a valid, unexpired token signed with JWT_SECRET, or undefined. Only HS256 is accepted. A token without
- * `ver` (issued before versions existed) is refused: nothing tells whether its password has changed since.
- */
-export async function verifyToken(settings: NewsSettings, token: string): Promise<TokenClaims | undefined> {
-  const key = encoder.encode(requiredSecret(settings, "JWT_SECRET"));
-  try {
-    const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
-    const { id, ver } = payload;
-    if (typeof id !== "string" || id === "" || !Number.isSafeInteger(ver) || (ver as number) < 0) return undefined;
-    return { id, ver: ver as number };
-  } catch (error) {
-    if (error instanceof joseErrors.JOSEError) return undefined;
-    throw error;
-  }
-}
-
 /**
  * Requires a signed-in user (optionally with one of `roles`) and puts it on the context. A missing, expired,
  * tampered token, a deleted user, a token issued before the password last changed and a role that does not suffice
- * all answer 401, as the generator does. The version is checked on the row the user is read from anyway: one D1 read.
+ * all answer 401, as the generator does. The token is checked against the row the user is read from anyway: one D1
+ * read.
  */
 export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsEnv> {
   return async (c, next) => {
@@ -106,7 +74,7 @@ export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsE
     if (!token) throw tokenRefused();
     const claims = await verifyToken(newsSettings(c.env), token);
     const user = claims && (await getUser(database(c.env.DB), claims.id));
-    if (!claims || !user || user.tokenVersion !== claims.ver || (roles && !roles.includes(user.role)))
+    if (!claims || !user || !tokenStillValid(claims, user) || (roles && !roles.includes(user.role)))
       throw tokenRefused();
     c.set("user", user);
     await next();
@@ -116,8 +84,9 @@ export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsE
 export const requireAdmin = requireUser(["admin"]);
 
 /**
- * HTTP Basic e-mail and password. Malformed credentials answer 400 with the validation object; an unknown e-mail
- * and a wrong password both answer 401 after the same work (the password is checked against a decoy hash).
+ * HTTP Basic e-mail and password. A malformed e-mail address answers 400 with the validation object; an unknown e-mail
+ * and a wrong password (whatever its length) both answer 401 after the same work (the password is checked against a
+ * decoy hash). No stored password is longer than the sign-up limit, so a longer one simply does not match.
  */
 export const requirePassword: MiddlewareHandler<NewsEnv> = async (c, next) => {
   const credentials = parseBasicAuth(c.req.header("authorization"));

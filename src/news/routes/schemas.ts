@@ -17,7 +17,11 @@ const password = z.string().min(6).max(1024);
 const name = z.string().trim().min(1).max(128);
 const picture = httpUrlField();
 
-export const Credentials = z.object({ email, password });
+/**
+ * What a login reads from HTTP Basic: the e-mail address is validated (400), the password is not. A wrong password of
+ * any length is only a wrong password (401, the same answer as any other), never a length rule that would tell it apart.
+ */
+export const Credentials = z.object({ email, password: z.string() });
 
 export const CreateUser = z.object({
   email,
@@ -104,6 +108,12 @@ export const IdParam = z.object({ id: z.string().min(1).max(64) });
 /** An article's id in a path: a positive integer (anything else names no article: 404). */
 export const ArticleIdParam = z.object({ id: z.string().regex(/^[1-9][0-9]{0,15}$/) });
 
+/** GET /news/jobs: a page of runs, newest first (page from 1, limit 1 to 100). */
+export const ListJobRunsQuery = z.object({
+  page: integerParam().min(1).max(100_000).default(1),
+  limit: integerParam().min(1).max(100).default(30),
+});
+
 // ---------------------------------------------------------------------------------------------------------------
 // Answers, for the OpenAPI document only: the views are built by the store, not parsed.
 
@@ -129,6 +139,21 @@ export const ArticleView = z.object({
   companies: z.array(z.string()),
   createdAt: z.string(),
   updatedAt: z.string(),
+});
+
+export const NewsJobRunView = z.object({
+  id: z.number().int(),
+  kind: z.string().openapi({ description: "`news-ingest`: one run per publisher and cron tick" }),
+  state: z.enum(["queued", "running", "succeeded", "failed"]),
+  trigger: z.string().openapi({ description: "the cron expression that queued it" }),
+  attempts: z.number().int(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+  warnings: z.array(z.string()).openapi({
+    description: "`INFO: <publisher>: <n> fetched, <n> new, <n> updated, <n> unchanged`, skips and warnings",
+  }),
+  error: z.string().nullable().openapi({ description: "why the last attempt failed (it is retried while queued)" }),
 });
 
 const CompanyView = z.object({

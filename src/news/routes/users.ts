@@ -16,7 +16,7 @@ import {
   updateUser,
   USER_SORT_FIELDS,
 } from "../store/users";
-import { requireAdmin, requireMasterKey, requirePassword, requireUser, secured, signToken, type NewsEnv } from "./auth";
+import { requireAdmin, requireMasterKey, requirePassword, requireUser, secured, type NewsEnv } from "./auth";
 import { parseSort, selectFields, totalCountHeader } from "./list";
 import {
   CreateUser,
@@ -32,6 +32,7 @@ import {
   UpdatePassword,
   UpdateUser,
 } from "./schemas";
+import { tokenSigner } from "./tokens";
 import { validateNews } from "./validation";
 
 const tags = ["news"];
@@ -137,8 +138,10 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
     app,
     signUp,
     async (c) => {
+      // The signer first: without JWT_SECRET the sign-up answers 500 naming it and creates no user.
+      const sign = tokenSigner(newsSettings(c.env));
       const user = await createUser(database(c.env.DB), { ...c.req.valid("json"), now: new Date() });
-      return c.json({ token: await signToken(newsSettings(c.env), user), user: fullUserView(user) }, 201);
+      return c.json({ token: await sign(user), user: fullUserView(user) }, 201);
     },
     own,
   );
@@ -148,7 +151,7 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
     login,
     async (c) => {
       const user = c.get("user");
-      return c.json({ token: await signToken(newsSettings(c.env), user), user: fullUserView(user) }, 201);
+      return c.json({ token: await tokenSigner(newsSettings(c.env))(user), user: fullUserView(user) }, 201);
     },
     own,
   );

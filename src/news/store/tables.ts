@@ -29,6 +29,11 @@ export const newsUsers = sqliteTable("news_users", {
    * longer matches is refused, so a new password ends every session opened before it.
    */
   tokenVersion: integer("token_version").notNull().default(0),
+  /**
+   * When the password last changed (null: never, since the account was created or migrated). Tokens of the original
+   * service carry no version, only their issue time (`iat`): one issued before this is refused.
+   */
+  passwordChangedAt: integer("password_changed_at", { mode: "timestamp_ms" }),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

@@ -1,5 +1,5 @@
 // The news users repository and its two views: public {id, name, picture} and full (adds role, email, createdAt).
-// Password hashes and token versions never leave this module's rows for a response.
+// Password hashes, token versions and password change times never leave this module's rows for a response.
 import { asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { md5Hex } from "../../shared/bytes";
 import type { Database } from "../../shared/db";
@@ -92,14 +92,20 @@ export async function updateUser(
 }
 
 /**
- * Sets a new password and raises the user's token version in the same statement, so that every token issued before
- * (including one signed by a login that read the old row while this ran) stops working.
+ * Sets a new password, raises the user's token version and records when, in the same statement, so that every token
+ * issued before (including one signed by a login that read the old row while this ran, and the original service's
+ * tokens, which carry only their issue time) stops working.
  */
 export async function setPassword(db: Database, input: { id: string; password: string; now: Date }): Promise<NewsUser> {
   const passwordHash = await hashPassword(input.password);
   const [user] = await db
     .update(newsUsers)
-    .set({ passwordHash, tokenVersion: sql`${newsUsers.tokenVersion} + 1`, updatedAt: input.now })
+    .set({
+      passwordHash,
+      tokenVersion: sql`${newsUsers.tokenVersion} + 1`,
+      passwordChangedAt: input.now,
+      updatedAt: input.now,
+    })
     .where(eq(newsUsers.id, input.id))
     .returning();
   if (!user) throw notFound();
