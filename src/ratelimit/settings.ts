@@ -103,7 +103,8 @@ export const RateLimitSettings = z.object({
     every quota descriptor is. Per rule: \`quota_mode: true\`.`),
   RESPONSE_DYNAMIC_METADATA: envBoolean(false).describe(oneLine`
     Answer \`dynamicMetadata\`: the domain, each descriptor's entries (\`key=value\`), override and hits, the
-    request's hits, and the merged \`metadata\` of the rules whose descriptors passed (the first value wins).`),
+    request's hits, and the merged \`metadata\` of the rules whose descriptors passed (the first value wins); an
+    unlimited or replaced rule gives none.`),
   STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: envBoolean(false).describe(
     "When a request would take any descriptor over its limit, the other descriptors' counters are not incremented.",
   ),
