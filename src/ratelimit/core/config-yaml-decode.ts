@@ -1,7 +1,7 @@
 // Typed decoding of one file's nodes: mirrors yaml.v2 into the reference's structs (YamlRoot, YamlDescriptor,
 // YamlRateLimit), with its unmarshal error wording, for config.ts to build the descriptor tree from.
 import { goFormat, type YNode } from "./config-yaml-parse";
-import { MetadataFailure, metadataValue } from "./config-metadata";
+import { MetadataFailure, metadataStruct } from "./config-metadata";
 import type { StructObject } from "./types";
 
 export interface YamlRateLimit {
@@ -60,7 +60,8 @@ export class Decoder {
   string(node: YNode): string {
     if (node.kind === "scalar") {
       if (node.tag === "null") return "";
-      // yaml.v2 puts the source text of an int or bool into a string field.
+      // yaml.v2 puts the source text of an int or bool into a string field, and a `!!binary` scalar's bytes.
+      if (node.tag === "binary") return String(node.value);
       if (node.tag !== "float") return node.text;
     }
     this.fail(node, "string");
@@ -174,7 +175,7 @@ export class Decoder {
       return undefined;
     }
     try {
-      return { ok: true, value: metadataValue(node) as StructObject };
+      return { ok: true, value: metadataStruct(node) };
     } catch (e) {
       if (!(e instanceof MetadataFailure)) throw e;
       return { ok: false, problem: `error parsing metadata: ${e.message}` };

@@ -16,14 +16,26 @@ import {
 } from "yaml";
 import { tooDeep, type ConfigLimits } from "./limits";
 import { ConfigFailure } from "./config-model";
+import { goFloat, goQuote, utf8Bytes } from "./go-format";
 
-export type ScalarTag = "str" | "int" | "bool" | "null" | "float";
+export type ScalarTag = "str" | "int" | "bool" | "null" | "float" | "binary";
 
-/** A parsed YAML node reduced to what validation needs: shape, resolved type, source text and line. */
+/**
+ * A parsed YAML node reduced to what validation needs: shape, resolved type, source text and line. A `!!binary`
+ * scalar is a string in yaml.v2 (its decoded bytes, which may not be UTF-8): `bytes` holds them, and `value` their
+ * text with any bad sequence replaced.
+ */
 export type YNode =
   | { kind: "map"; pairs: { key: YNode; value: YNode }[]; line: number }
   | { kind: "seq"; items: YNode[]; line: number }
-  | { kind: "scalar"; tag: ScalarTag; value: string | number | boolean | null; text: string; line: number };
+  | {
+      kind: "scalar";
+      tag: ScalarTag;
+      value: string | number | boolean | null;
+      text: string;
+      line: number;
+      bytes?: Uint8Array;
+    };
 
 // YAML 1.1 integer forms (yaml.v2, which the reference uses, reads YAML 1.1): decimal, octal, hex, binary
 // and sexagesimal, with `_` separators.
@@ -45,6 +57,20 @@ export function scalarOf(value: unknown, source: string | undefined, line: numbe
   // Timestamps and other YAML 1.1 extras: yaml.v2 keeps them as their text.
   const text = source ?? String(value);
   return { kind: "scalar", tag: "str", value: text, text, line };
+}
+
+const BINARY_TAG = "tag:yaml.org,2002:binary";
+/** What Go's base64.StdEncoding decodes once line breaks are dropped: padded groups of four. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** A `!!binary` scalar decoded as yaml.v2 does: standard padded base64, line breaks ignored, else the file fails. */
+function binaryScalar(source: string, line: number): YNode {
+  const base64 = source.replace(/[\r\n]/g, "");
+  if (!BASE64.test(base64)) {
+    throw new ConfigFailure("error loading config file: yaml: !!binary value contains invalid base64 data");
+  }
+  const bytes = Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
+  return { kind: "scalar", tag: "binary", value: new TextDecoder().decode(bytes), text: source, line, bytes };
 }
 
 /** What converting one file's document needs; the alias budget is shared by every file of the set. */
@@ -88,15 +114,21 @@ function toYNode(node: unknown, at: Conversion, depth: number, aliased: boolean)
   }
   const offset = (node as { range?: [number, number, number] }).range?.[0] ?? 0;
   const line = at.lines.linePos(offset).line;
-  if (isScalar(node)) return scalarOf(node.value, node.source, line);
+  if (isScalar(node)) {
+    return node.tag === BINARY_TAG ? binaryScalar(String(node.source), line) : scalarOf(node.value, node.source, line);
+  }
   if (depth + 1 > at.limits.depth.max) throw new ConfigFailure(tooDeep("the YAML", at.limits.depth));
   at.path.add(node);
   try {
     if (isMap(node)) {
-      const pairs = node.items.map((pair) => ({
-        key: toYNode(pair.key, at, depth + 1, aliased),
-        value: toYNode(pair.value, at, depth + 1, aliased),
-      }));
+      const pairs = node.items.map((pair) => {
+        const key = toYNode(pair.key, at, depth + 1, aliased);
+        // yaml.v2 cannot hold a list or a map as a key of the map it decodes the whole file into.
+        if (key.kind !== "scalar") {
+          throw new ConfigFailure(`error loading config file: yaml: invalid map key: ${goSharpFormat(key)}`);
+        }
+        return { key, value: toYNode(pair.value, at, depth + 1, aliased) };
+      });
       return { kind: "map", pairs, line };
     }
     if (isSeq(node)) {
@@ -142,7 +174,8 @@ function aliasTargets(doc: Document): Map<Alias, YamlNode | undefined> {
 export function goFormat(node: YNode): string {
   switch (node.kind) {
     case "scalar":
-      return node.tag === "null" ? "<nil>" : String(node.value);
+      if (node.tag === "null") return "<nil>";
+      return node.tag === "float" ? goFloat(node.value as number) : String(node.value);
     case "seq":
       return `[${node.items.map(goFormat).join(" ")}]`;
     case "map": {
@@ -150,6 +183,49 @@ export function goFormat(node: YNode): string {
       return `map[${parts.sort().join(" ")}]`;
     }
   }
+}
+
+/** Renders a node like Go's `%#v` renders the decoded value (a key yaml.v2 refuses is quoted so). */
+function goSharpFormat(node: YNode): string {
+  switch (node.kind) {
+    case "scalar":
+      if (node.tag === "null") return "interface {}(nil)";
+      if (node.tag === "str") return goQuote(utf8Bytes(String(node.value)));
+      if (node.tag === "binary") return goQuote(node.bytes!);
+      return node.tag === "float" ? goFloat(node.value as number) : String(node.value);
+    case "seq":
+      return `[]interface {}{${node.items.map(goSharpFormat).join(", ")}}`;
+    case "map": {
+      const parts = node.pairs.map((pair) => `${goSharpFormat(pair.key)}:${goSharpFormat(pair.value)}`);
+      return `map[interface {}]interface {}{${parts.sort().join(", ")}}`;
+    }
+  }
+}
+
+/** A `\u` escape yaml.v2 refuses in a double-quoted scalar: a surrogate (the escape is checked on its own). */
+const SURROGATE_ESCAPE = /\\(?:u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2}|.)/gs;
+
+/**
+ * The scanner error yaml.v2 reports for the first surrogate escape of the document, if any: the `yaml` package
+ * decodes one to a lone surrogate, or a pair of them to one character, where yaml.v2 refuses every one. Its line is
+ * named unless it is the first (yaml.v2 counts a mark on line 0 as none).
+ */
+function surrogateEscape(doc: Document, text: string, lines: LineCounter): string | undefined {
+  let first: number | undefined;
+  visit(doc, {
+    Scalar(_key, node) {
+      if (node.type !== "QUOTE_DOUBLE" || node.range === undefined || node.range === null) return;
+      for (const match of text.slice(node.range[0], node.range[1]).matchAll(SURROGATE_ESCAPE)) {
+        if (match[0].length < 6) continue;
+        const offset = node.range[0] + match.index;
+        if (first === undefined || offset < first) first = offset;
+        break;
+      }
+    },
+  });
+  if (first === undefined) return undefined;
+  const line = lines.linePos(first).line;
+  return `yaml: ${line > 1 ? `line ${line}: ` : ""}found invalid Unicode character escape code`;
 }
 
 export function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YNode {
@@ -176,6 +252,8 @@ export function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudge
     const summary = `${error.message} at line ${line}, column ${col}`.split("\n")[0].replace(/:$/, "");
     throw new ConfigFailure(`error loading config file: ${summary}`);
   }
+  const escape = surrogateEscape(doc, text, lines);
+  if (escape !== undefined) throw new ConfigFailure(`error loading config file: ${escape}`);
   const conversion = { targets: aliasTargets(doc), lines, path: new Set(), limits, budget };
   return toYNode(doc.contents, conversion, 0, false);
 }

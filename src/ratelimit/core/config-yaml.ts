@@ -37,7 +37,8 @@ const OWN_INTEGER_KEYS = new Set(["unit_multiplier", "burst"]);
 /** Checks every key against the allow-list and every leaf's type, before any typed decoding. */
 function validateYamlKeys(map: Extract<YNode, { kind: "map" }>, valid: Set<string>): void {
   for (const { key, value } of map.pairs) {
-    if (key.kind !== "scalar" || key.tag !== "str") {
+    // A `!!binary` key is a string to yaml.v2, as any other.
+    if (key.kind !== "scalar" || (key.tag !== "str" && key.tag !== "binary")) {
       throw new ConfigFailure(`config error, key is not of type string: ${goFormat(key)}`);
     }
     if (!valid.has(String(key.value))) {
