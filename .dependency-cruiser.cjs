@@ -85,7 +85,7 @@ module.exports = {
     {
       name: "ratelimit-settings-below-stats",
       severity: "error",
-      from: { path: "^src/ratelimit/settings\\.ts$" },
+      from: { path: "^src/ratelimit/[a-z-]*settings\\.ts$" },
       to: { path: "^src/ratelimit/stats/" },
     },
     {

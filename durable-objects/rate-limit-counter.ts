@@ -6,7 +6,7 @@ import { DurableObject } from "cloudflare:workers";
 import { fnv1a32 } from "../src/ratelimit/core/counter-shards";
 import { CounterTable, type CounterOperation } from "../src/ratelimit/core/counter-table";
 import type { CounterReply } from "../src/ratelimit/core/types";
-import { counterStoreSettings } from "../src/ratelimit/settings";
+import { counterStoreSettings } from "../src/ratelimit/counter-store-settings";
 import { recordCounterObjectActivity } from "../src/ratelimit/stats/counter-objects";
 import { SqlCounterRows } from "../src/ratelimit/stores/durable-object/sql-rows";
 

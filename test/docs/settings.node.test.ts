@@ -10,14 +10,9 @@ import { GatewaySettingsSchema } from "../../grpc-gateway/settings.mjs";
 import { JobSettings } from "../../src/jobs/settings";
 import { NewsSettings } from "../../src/news/settings";
 import { ProxySettings } from "../../src/proxy/settings";
-import {
-  CounterStoreSettings,
-  limitFields,
-  mogrifierSettingDocs,
-  observabilityFields,
-  RateLimitSettings,
-  storeAliasOf,
-} from "../../src/ratelimit/settings";
+import { CounterStoreSettings, storeAliasOf } from "../../src/ratelimit/counter-store-settings";
+import { mogrifierSettingDocs, observabilityFields } from "../../src/ratelimit/observability-settings";
+import { limitFields, RateLimitSettings } from "../../src/ratelimit/settings";
 import { logSettingDocs } from "../../src/shared/log";
 import { envDurationMs, type SettingDoc } from "../../src/shared/settings";
 

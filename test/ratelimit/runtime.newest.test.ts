@@ -1,5 +1,6 @@
 // Upstream's newest settings reach the decisions in the real Worker: QUOTA_MODE (global shadow mode still winning
-// over it) and RESPONSE_DYNAMIC_METADATA, whose `dynamicMetadata` /json answers exactly, and not at all when off.
+// over it) and RESPONSE_DYNAMIC_METADATA, whose `dynamicMetadata` /json answers exactly (no metadata of unlimited or
+// replaced rules, as the reference), and not at all when off.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { descriptor, installConfig } from "../helpers/ratelimit";
 import { workerWith } from "./store-helpers";
@@ -38,6 +39,22 @@ descriptors:
     rate_limit:
       unit: day
       requests_per_unit: 0
+  - key: standard
+    metadata:
+      tier: bronze
+      standard: true
+    rate_limit:
+      name: standard
+      unit: hour
+      requests_per_unit: 5
+  - key: premium
+    metadata:
+      premium: true
+    rate_limit:
+      unit: hour
+      requests_per_unit: 5
+      replaces:
+        - name: standard
 `;
 
 // 2030-01-01T00:00:30Z: 30 s into the hour and the day.
@@ -136,10 +153,38 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
           tags: ["a", "b"],
           ratio: 0.5,
           nothing: null,
-          open: true,
         },
       },
     });
+  });
+
+  it("omits the metadata of an unlimited rule and of a replaced one, although both answer OK", async () => {
+    const send = workerWith({ RESPONSE_DYNAMIC_METADATA: "true" }).rateLimit;
+    const answer = await send({
+      domain: "newest",
+      descriptors: [descriptor(["free", "m3"]), descriptor(["standard", "m3"]), descriptor(["premium", "m3"])],
+    });
+    expect([answer.status, answer.body]).toEqual([
+      200,
+      {
+        overallCode: "OK",
+        statuses: [
+          { code: "OK", limitRemaining: 4294967295 },
+          { code: "OK" },
+          {
+            code: "OK",
+            currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
+            limitRemaining: 4,
+            durationUntilReset: "3570s",
+          },
+        ],
+        dynamicMetadata: {
+          domain: "newest",
+          descriptors: [{ entries: ["free=m3"] }, { entries: ["standard=m3"] }, { entries: ["premium=m3"] }],
+          metadata: { premium: true },
+        },
+      },
+    ]);
   });
 
   it("omits the metadata of descriptors that did not pass, even when quota mode passes the request", async () => {

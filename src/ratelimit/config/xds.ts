@@ -6,6 +6,7 @@
 import { stringify } from "yaml";
 import { ALGORITHMS } from "../core/algorithms";
 import type { ConfigFile } from "../core/config";
+import { jsonStructProblem } from "../core/config-metadata";
 import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "../core/limits";
 import { err, ok, type Result } from "../core/result";
 import { decodeJson } from "../../shared/proto-json";
@@ -78,7 +79,12 @@ function toYamlDescriptor(descriptor: RateLimitDescriptor, path: string): YamlDe
   if (descriptor.shadowMode) out.shadow_mode = true;
   if (descriptor.detailedMetric) out.detailed_metric = true;
   if (descriptor.quotaMode) out.quota_mode = true;
-  if (descriptor.metadata !== undefined) out.metadata = descriptor.metadata;
+  if (descriptor.metadata !== undefined) {
+    // Written as YAML, a lone surrogate would become an escape the YAML reader refuses; named as the YAML form's is.
+    const problem = jsonStructProblem(descriptor.metadata);
+    if (problem !== undefined) throw new Refusal(problem);
+    out.metadata = descriptor.metadata;
+  }
   return out;
 }
 

@@ -130,7 +130,8 @@ function overrideText(limit: { requestsPerUnit: number; unit: string }): string 
 /**
  * The response's dynamic metadata: the domain, each descriptor as asked (entries as `key=value`, its override and
  * hits), the request's hits when given, and the metadata of the rules whose descriptors passed, merged in request
- * order with the first value winning.
+ * order with the first value winning. `applied` holds the limits that took part (no unlimited or replaced rule, whose
+ * metadata the reference leaves out although both answer OK); a descriptor passed when its status is OK.
  */
 function dynamicMetadata(
   request: RateLimitRequest,
@@ -194,10 +195,13 @@ export async function shouldRateLimit(
   const domainNotFound = hasDomain(config, request.domain) ? 0 : request.descriptors.length;
 
   // Replacing is request-scoped: a named rule drops out when any matched rule (even an unlimited one, even
-  // one that is itself replaced) lists its name.
+  // one that is itself replaced) lists its name. As in the reference, an unlimited rule is set aside first: it
+  // answers as unlimited even when another rule replaces it, and it never counts, nor passes, nor gives metadata.
   const replaced = new Set(found.flatMap((limit) => limit?.replaces ?? []));
-  const applied = found.map((limit) => (limit !== undefined && replaced.has(limit.name) ? undefined : limit));
-  const counted = applied.map((limit): MatchedLimit | undefined => (limit?.unlimited ? undefined : limit));
+  const unlimited = found.map((limit) => limit?.unlimited === true);
+  const applied = found.map((limit): MatchedLimit | undefined =>
+    limit === undefined || limit.unlimited || replaced.has(limit.name) ? undefined : limit,
+  );
 
   // A descriptor's own hitsAddend (0 included) wins; the request's applies otherwise, 0 meaning 1.
   const requestHits = Math.max(1, request.hitsAddend || 0);
@@ -206,17 +210,19 @@ export async function shouldRateLimit(
   const limited = await doLimit(
     deps.store,
     deps.settings,
-    { domain: request.domain, descriptors: request.descriptors, limits: counted, hits },
+    { domain: request.domain, descriptors: request.descriptors, limits: applied, hits },
     now,
     deps.localCache,
   );
   if (!limited.ok) return err({ kind: "store", message: limited.error.message });
 
   const statuses = limited.value.statuses.map((status, i): DescriptorStatus =>
-    applied[i]?.unlimited ? { code: "OK", limitRemaining: UNLIMITED_REMAINING } : status,
+    unlimited[i] ? { code: "OK", limitRemaining: UNLIMITED_REMAINING } : status,
   );
   // QUOTA_MODE makes every descriptor that is not unlimited a quota descriptor, even one without a limit.
-  const quota = applied.map((limit) => (deps.settings.quotaMode ? !limit?.unlimited : (limit?.quotaMode ?? false)));
+  const quota = applied.map(
+    (limit, i) => !unlimited[i] && (deps.settings.quotaMode === true || limit?.quotaMode === true),
+  );
   let overallCode = overallCodeOf(statuses, quota);
   let globalShadowMode = 0;
   if (overallCode === "OVER_LIMIT" && deps.settings.shadowMode) {

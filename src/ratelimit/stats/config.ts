@@ -1,8 +1,9 @@
-// The statistics, metrics and tracing settings (the observability fields of settings.ts) resolved into what the
+// The statistics, metrics and tracing settings (observability-settings.ts) resolved into what the
 // isolate's telemetry uses: the reference's aliases settled (the spec's names win), tags, mogrifiers and OTLP parsed.
 import { perIsolate } from "../../shared/isolate";
 import { SettingsError } from "../../shared/settings";
-import { rateLimitSettings, STATS_DEFAULTS, type RateLimitSettings } from "../settings";
+import { STATS_DEFAULTS } from "../observability-settings";
+import { rateLimitSettings, type RateLimitSettings } from "../settings";
 import { parseExtraTags, type Tags } from "./names";
 import { parseMogrifiers, type Mogrifier } from "./statsd";
 import { parseOtlpHeaders, tracesUrl } from "./tracing";

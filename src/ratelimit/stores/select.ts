@@ -8,7 +8,7 @@ import { durableObjectStore } from "./durable-object/store";
 import { kvstoreOptions } from "./kvstore/options";
 import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
 import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
-import { counterStoreSettings } from "../settings";
+import { counterStoreSettings } from "../counter-store-settings";
 
 type Backend = "durable-object" | "kvstore" | "objcache";
 

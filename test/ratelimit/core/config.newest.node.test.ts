@@ -64,27 +64,8 @@ describe("loadConfig: quota_mode and metadata", () => {
       "f.yaml: error loading config file: yaml: unmarshal errors:\n" +
         "  line 4: cannot unmarshal !!int `5` into map[string]interface {}",
     ],
-    [
-      "a metadata key that is a list",
-      "domain: d\ndescriptors:\n  - key: k\n    metadata:\n      ? [a, b]\n      : c\n",
-      "f.yaml: error parsing metadata: proto: invalid key: [a b]",
-    ],
-    [
-      "a metadata string with a lone surrogate",
-      'domain: d\ndescriptors:\n  - key: k\n    metadata:\n      bad: "\\ud800"\n',
-      'f.yaml: error parsing metadata: proto: invalid UTF-8 in string: "\\ud800"',
-    ],
   ])("refuses %s", (_label, text, message) => {
     expect(errorOf(text)).toBe(message);
-  });
-
-  it("checks metadata after share_threshold, as upstream does", () => {
-    const text =
-      "domain: d\ndescriptors:\n  - key: k\n    value: v\n    share_threshold: true\n" +
-      "    metadata:\n      ? [a]\n      : b\n";
-    expect(errorOf(text)).toBe(
-      "f.yaml: share_threshold can only be used with wildcard values (containing '*'), but found key 'k_v'",
-    );
   });
 
   it("accepts share_threshold on a pattern with a star in the middle", () => {

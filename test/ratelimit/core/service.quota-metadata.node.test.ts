@@ -129,8 +129,79 @@ describe("dynamic metadata", () => {
         ratio: 0.5,
         free: true,
         nothing: null,
-        open: true,
       },
+    });
+  });
+
+  it("leaves out an unlimited descriptor's metadata, even the first one's, as the reference does", async () => {
+    const { response } = await harness(meta, { dynamicMetadata: true }).run(
+      request("meta", [[["open", "o"]], [["user", "u2"]]]),
+    );
+    expect(response.statuses).toEqual([
+      { code: "OK", limitRemaining: 4294967295 },
+      {
+        code: "OK",
+        currentLimit: { requestsPerUnit: 2, unit: "MINUTE" },
+        limitRemaining: 1,
+        durationUntilResetSeconds: 26,
+      },
+    ]);
+    expect(response.dynamicMetadata).toEqual({
+      domain: "meta",
+      descriptors: [{ entries: ["open=o"] }, { entries: ["user=u2"] }],
+      metadata: { tier: "gold", limits: { daily: 100 }, tags: ["a", "b"] },
+    });
+  });
+
+  it("leaves out the metadata of a rule another replaces, keeping the replacing rule's", async () => {
+    const { response } = await harness(meta, { dynamicMetadata: true }).run(
+      request("meta", [[["standard", "s"]], [["premium", "s"]]]),
+    );
+    expect(response.statuses.map((s) => [s.code, s.currentLimit?.name])).toEqual([
+      ["OK", undefined],
+      ["OK", "premium"],
+    ]);
+    expect(response.statuses[0]).toEqual({ code: "OK", limitRemaining: 0 });
+    expect(response.dynamicMetadata).toEqual({
+      domain: "meta",
+      descriptors: [{ entries: ["standard=s"] }, { entries: ["premium=s"] }],
+      metadata: { tier: "platinum", premium: true },
+    });
+  });
+
+  it("answers no metadata when the only rules are an unlimited one and the one it replaces", async () => {
+    const { response } = await harness(meta, { dynamicMetadata: true }).run(
+      request("meta", [[["standard", "v"]], [["vip", "v"]]]),
+    );
+    expect(response.statuses).toEqual([
+      { code: "OK", limitRemaining: 0 },
+      { code: "OK", limitRemaining: 4294967295 },
+    ]);
+    expect(response.dynamicMetadata).toEqual({
+      domain: "meta",
+      descriptors: [{ entries: ["standard=v"] }, { entries: ["vip=v"] }],
+    });
+  });
+
+  it("answers a named unlimited rule that another replaces as unlimited, and no quota under QUOTA_MODE", async () => {
+    const h = harness(meta, { dynamicMetadata: true, quotaMode: true });
+    const { response } = await h.run(request("meta", [[["blocked", "q"]], [["free", "q"]], [["lift", "q"]]]));
+    // free is set aside as unlimited before lift's replaces could drop it: blocked (0 a minute, over) is then the
+    // only quota, and fails the request.
+    expect(response.overallCode).toBe("OVER_LIMIT");
+    expect(response.statuses).toEqual([
+      {
+        code: "OVER_LIMIT",
+        currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
+        limitRemaining: 0,
+        durationUntilResetSeconds: 26,
+      },
+      { code: "OK", limitRemaining: 4294967295 },
+      { code: "OK", limitRemaining: 4294967295 },
+    ]);
+    expect(response.dynamicMetadata).toEqual({
+      domain: "meta",
+      descriptors: [{ entries: ["blocked=q"] }, { entries: ["free=q"] }, { entries: ["lift=q"] }],
     });
   });
 

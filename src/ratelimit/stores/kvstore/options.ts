@@ -1,7 +1,7 @@
 // The key-value store's settings turned into what the pool needs, checked as a whole: what a Worker cannot honour
 // (unix sockets, certificate files, skipping the hostname check) is refused here with a SettingsError naming it.
 import { SettingsError } from "../../../shared/settings";
-import type { CounterStoreSettings } from "../../settings";
+import type { CounterStoreSettings } from "../../counter-store-settings";
 import { parseHostPort } from "../socket";
 import type { Credentials } from "./connection";
 import type { OnEmpty } from "./pool";

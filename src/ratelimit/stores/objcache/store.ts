@@ -5,7 +5,7 @@
 import { logError } from "../../../shared/log";
 import { SettingsError } from "../../../shared/settings";
 import type { CounterIncrement, CounterStore } from "../../core/types";
-import type { CounterStoreSettings } from "../../settings";
+import type { CounterStoreSettings } from "../../counter-store-settings";
 import { type Address, formatAddress, parseHostPort } from "../socket";
 import { MemcacheConnection, ObjcacheError } from "./connection";
 import { pickNode } from "./hashing";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { kvstoreOptions, parseCredentials } from "../../../../src/ratelimit/stores/kvstore/options";
 import { parseHostPort } from "../../../../src/ratelimit/stores/socket";
-import { counterStoreSettings } from "../../../../src/ratelimit/settings";
+import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
 
 const options = (env: Record<string, string>) =>
   kvstoreOptions(counterStoreSettings({ BACKEND_TYPE: "redis", ...env }));

@@ -14,7 +14,7 @@ import type {
   SlidingWindowOperation,
   TokenBucketOperation,
 } from "../../../../src/ratelimit/core/types";
-import { counterStoreSettings } from "../../../../src/ratelimit/settings";
+import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
 import { kvstoreOptions } from "../../../../src/ratelimit/stores/kvstore/options";
 import {
   scriptShas,

@@ -2,7 +2,7 @@
 // pattern, over random patterns and texts: same answer every time, and linear work on hostile input.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { wildcardMatches, wildcardOf } from "../../../src/ratelimit/core/config";
+import { wildcardMatches, wildcardOf } from "../../../src/ratelimit/core/config-lookup";
 
 /** The reference meaning: each `*` is `.*`, everything else literal, anchored at both ends. */
 function regexMatches(pattern: string, text: string): boolean {

@@ -2,7 +2,7 @@
 // overrides) and the metric key it reports under.
 
 import { describe, expect, it } from "vitest";
-import { getLimit } from "../../../src/ratelimit/core/config";
+import { getLimit } from "../../../src/ratelimit/core/config-lookup";
 import { descriptor, loadFixtures } from "./helpers";
 
 const basic = loadFixtures(["basic.yaml"]);
