@@ -4,7 +4,8 @@
 import { JobSettings } from "./jobs/settings";
 import { NewsSettings } from "./news/settings";
 import { ProxySettings } from "./proxy/settings";
-import { CounterStoreSettings, RateLimitSettings } from "./ratelimit/settings";
+import { CounterStoreSettings } from "./ratelimit/counter-store-settings";
+import { RateLimitSettings } from "./ratelimit/settings";
 
 /** One variable that does not pass its service's schema, with the schema's message (what is allowed). */
 export interface SettingProblem {
