@@ -1,6 +1,7 @@
 // Every request body example of docs/openapi.json, sent as Swagger UI's "Try it out" sends it to a fresh `npm start`:
 // a real `wrangler dev` with the local values of .dev.vars.example, path parameters from their examples, credentials
-// from each operation's security, the JSON example with its media type. Each answers 2xx, in the declared order.
+// from each operation's security, the JSON example (or a text one, YAML) with its media type. Each answers 2xx, in
+// the declared order.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
@@ -76,6 +77,13 @@ const operationOf = (step: string): Operation => {
 };
 const jsonExample = (step: string) => operationOf(step).requestBody?.content["application/json"]?.example;
 
+/** The media type Try it out shows first and its example: the JSON one where there is one (bodies in YAML too). */
+function bodyExample(step: string): { mediaType: string; example: unknown } {
+  const content = operationOf(step).requestBody?.content ?? {};
+  const mediaType = "application/json" in content ? "application/json" : Object.keys(content)[0];
+  return { mediaType, example: content[mediaType]?.example };
+}
+
 /** The Authorization header of the operation's first security requirement, with the local values. */
 function authorization(step: string, answers: Answers): string | undefined {
   const [requirement = {}] = operationOf(step).security ?? document.security ?? [];
@@ -109,15 +117,15 @@ function concretePath(step: string, answers: Answers): string {
   });
 }
 
-/** Sends the operation's JSON example; the answer must be 2xx (the failure shows the body). */
+/** Sends the operation's example; the answer must be 2xx (the failure shows the body). */
 async function send(step: string, answers: Answers) {
-  const example = jsonExample(step);
-  expect(example, `${step}: the application/json body has no example`).toBeDefined();
+  const { mediaType, example } = bodyExample(step);
+  expect(example, `${step}: the ${mediaType} body has no example`).toBeDefined();
   const auth = authorization(step, answers);
   const response = await fetch(`${server.url}${concretePath(step, answers)}`, {
     method: step.split(" ")[0],
-    headers: { "content-type": "application/json", ...(auth && { authorization: auth }) },
-    body: JSON.stringify(example),
+    headers: { "content-type": mediaType, ...(auth && { authorization: auth }) },
+    body: typeof example === "string" ? example : JSON.stringify(example),
   });
   const text = await response.text();
   expect(response.ok, `${step} answered ${response.status}: ${text}`).toBe(true);
