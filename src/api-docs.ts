@@ -31,6 +31,31 @@ const TAGS_BY_SERVICE: Record<string, Record<string, string>> = {
   },
 };
 
+/**
+ * The order in which the request body examples build on one another (a project before its containers, a user before
+ * their token's routes); test/integration/openapi-examples.test.ts sends them in this order and checks the list.
+ */
+const EXAMPLE_ORDER = [
+  "POST /admin/projects",
+  "POST /admin/hosts",
+  "POST /containers/{projectLabel}",
+  "POST /backends/{projectLabel}",
+  "PUT /admin/certificates/{name}",
+  "POST /domains/massupdate",
+  "PUT /admin/zones/{name}",
+  "POST /admin/apiusers",
+  "POST /admin/users",
+  "PUT /admin/containers/{projectLabel}/{containerLabel}/permissions",
+  "POST /users",
+  "PUT /users/{id}",
+  "POST /news",
+  "PUT /news/{id}",
+  "PUT /users/{id}/password",
+  "POST /json",
+  "PUT /rlconfig/files",
+  "POST /envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+];
+
 const DESCRIPTION = `One Cloudflare Worker serves three services; their paths do not collide.
 
 - **${PROXY}** (tags ${Object.keys(TAGS_BY_SERVICE[PROXY]).join(", ")}): projects, backends, containers and domains \
@@ -42,7 +67,18 @@ key (\`news_master_key\`), the other routes a session token (\`news_token\`); ei
 Connect and gRPC-Web; plain gRPC goes through the Node gateway, grpc-gateway/). The configuration and statistics \
 routes need the \`RATELIMIT_ADMIN_TOKEN\` bearer (\`ratelimitAdminToken\`).
 
-Each service answers errors in its own shape; every operation's responses name it.`;
+Each service answers errors in its own shape; every operation's responses name it.
+
+## Trying the examples
+
+Every request body has an example that "Try it out" fills in, and every path parameter one but a news user's id \
+(\`user.id\` in the answer of POST /users). Against \`npm start\`, authorize with the local values of \
+.dev.vars.example: \`user_auth\` as PROXY_ADMIN_USERNAME with PROXY_ADMIN_PASSWORD, \`news_master_key\` with \
+MASTER_KEY, \`news_token\` with the \`token\` of POST /users, \`news_login\` with the example user's e-mail and \
+password, \`ratelimitAdminToken\` with RATELIMIT_ADMIN_TOKEN. On a fresh start the examples succeed in this order \
+(each service's steps apart from the others'):
+
+${EXAMPLE_ORDER.map((step, index) => `${index + 1}. \`${step}\``).join("\n")}`;
 
 /** The document's fields besides its paths and components (app.doc31 adds those from the registered routes). */
 export function documentConfig(version: string) {

@@ -79,4 +79,46 @@ describe("/docs in chromium", () => {
     expect(consoleErrors).toEqual([]);
     await page.close();
   });
+
+  it("fills in each request body and path parameter with the document's example at Try it out", async () => {
+    type Operation = {
+      operationId: string;
+      tags: string[];
+      parameters?: { name: string; in: string; example?: string }[];
+      requestBody?: { content: Record<string, { example?: unknown }> };
+    };
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const withBody = Object.values(document.paths)
+      .flatMap((methods) => Object.values(methods))
+      .filter((operation) => operation.requestBody);
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/docs`);
+    const shown = [];
+    const expected = [];
+    for (const operation of withBody) {
+      const block = page.locator(`#operations-${operation.tags[0]}-${operation.operationId}`);
+      await block.locator(".opblock-summary").click();
+      await block.locator(".try-out__btn").click();
+      const body = await block.locator("textarea.body-param__text").inputValue();
+      const path = await block
+        .locator("tr[data-param-in=path] input")
+        .evaluateAll((inputs: { placeholder: string; value: string }[]) =>
+          inputs.map((input) => [input.placeholder, input.value]),
+        );
+      // Swagger UI shows the first media type's example: JSON pretty-printed, a text body (YAML) as it is.
+      const [example] = Object.values(operation.requestBody!.content).map((media) => media.example);
+      const shownBody = typeof example === "string" ? body : JSON.parse(body);
+      shown.push({ id: operation.operationId, body: shownBody, path: Object.fromEntries(path) });
+      const pathExamples = (operation.parameters ?? []).filter((parameter) => parameter.in === "path");
+      expected.push({
+        id: operation.operationId,
+        body: example,
+        path: Object.fromEntries(pathExamples.map((parameter) => [parameter.name, parameter.example ?? ""])),
+      });
+    }
+    expect(shown).toEqual(expected);
+    await page.close();
+  });
 });

@@ -16,6 +16,7 @@ import {
 import { companyMatcher, listCompanies } from "../store/companies";
 import { ftsQuery } from "../store/full-text";
 import { requireAdmin, requireUser, secured, type NewsEnv } from "./auth";
+import { createArticleExample, updateArticleExample } from "./examples";
 import { parseSort, selectFields, totalCountHeader } from "./list";
 import {
   ArticleIdParam,
@@ -72,7 +73,7 @@ const create = createRoute({
   summary: "Create an article (admin)",
   security: secured("news_token"),
   middleware: [requireAdmin, validateNews("json", CreateArticle)],
-  request: { body: formOrJson(CreateArticle) },
+  request: { body: formOrJson(CreateArticle, createArticleExample) },
   responses: { 201: json(ArticleView, "the new article"), ...failures(400, 401, 409, 413) },
 });
 
@@ -84,7 +85,7 @@ const update = createRoute({
   summary: "Change an article (admin)",
   security: secured("news_token"),
   middleware: [requireAdmin, validateNews("json", UpdateArticle)],
-  request: { params: ArticleIdParam, body: formOrJson(UpdateArticle) },
+  request: { params: ArticleIdParam, body: formOrJson(UpdateArticle, updateArticleExample) },
   responses: { 200: json(ArticleView, "the changed article"), ...failures(400, 401, 404, 409, 413) },
 });
 

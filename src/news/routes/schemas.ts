@@ -103,10 +103,25 @@ export const UpdateArticle = z.object({
   companies: articleFields.companies,
 });
 
-export const IdParam = z.object({ id: z.string().min(1).max(64) });
+/** A user's id is made at sign-up: no example can name it, the description says where it is. */
+export const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { description: "the user's id: `user.id` in the answer of POST /users or POST /auth" } }),
+});
+
+/** The first article stored: the one the example of POST /news adds to an installation with no articles yet. */
+const ARTICLE_ID_EXAMPLE = "1";
 
 /** An article's id in a path: a positive integer (anything else names no article: 404). */
-export const ArticleIdParam = z.object({ id: z.string().regex(/^[1-9][0-9]{0,15}$/) });
+export const ArticleIdParam = z.object({
+  id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/)
+    .openapi({ example: ARTICLE_ID_EXAMPLE, param: { example: ARTICLE_ID_EXAMPLE } }),
+});
 
 /** GET /news/jobs: a page of runs, newest first (page from 1, limit 1 to 100). */
 export const ListJobRunsQuery = z.object({
@@ -211,15 +226,14 @@ export const jsonList = (schema: z.ZodType, description: string) => ({
   },
 });
 
-/** A request body: JSON, or form fields (curl -d), read within NEWS_MAX_BODY_BYTES. */
-export const formOrJson = <S extends z.ZodType>(schema: S) => ({
-  required: true,
-  content: {
-    "application/json": { schema },
-    "application/x-www-form-urlencoded": { schema },
-    "multipart/form-data": { schema },
-  },
-});
+/** A request body: JSON, or form fields (curl -d), read within NEWS_MAX_BODY_BYTES; the example Swagger UI pre-fills. */
+export const formOrJson = <S extends z.ZodType>(schema: S, example?: z.input<S>) => {
+  const media = { schema, ...(example !== undefined && { example }) };
+  return {
+    required: true,
+    content: { "application/json": media, "application/x-www-form-urlencoded": media, "multipart/form-data": media },
+  };
+};
 
 const challenge = {
   "WWW-Authenticate": {

@@ -17,6 +17,7 @@ import {
   USER_SORT_FIELDS,
 } from "../store/users";
 import { requireAdmin, requireMasterKey, requirePassword, requireUser, secured, type NewsEnv } from "./auth";
+import { changePasswordExample, signUpExample, updateUserExample } from "./examples";
 import { parseSort, selectFields, totalCountHeader } from "./list";
 import {
   CreateUser,
@@ -45,7 +46,7 @@ const signUp = createRoute({
   summary: "Create a user (master key) and sign them in",
   security: secured("news_master_key"),
   middleware: [requireMasterKey, validateNews("json", CreateUser)],
-  request: { body: formOrJson(CreateUser) },
+  request: { body: formOrJson(CreateUser, signUpExample) },
   responses: { 201: json(Session, "the new user and a session token"), ...failures(400, 401, 409, 413) },
 });
 
@@ -102,7 +103,7 @@ const update = createRoute({
   summary: "Change a user's name or picture (the user, or an admin)",
   security: secured("news_token"),
   middleware: [requireUser(), validateNews("json", UpdateUser)],
-  request: { params: IdParam, body: formOrJson(UpdateUser) },
+  request: { params: IdParam, body: formOrJson(UpdateUser, updateUserExample) },
   responses: { 200: json(FullUserView, "the changed user"), ...failures(400, 401, 404, 413) },
 });
 
@@ -114,7 +115,7 @@ const changePassword = createRoute({
   summary: "Change one's own password (ends every session issued before)",
   security: secured("news_login"),
   middleware: [requirePassword, validateNews("json", UpdatePassword)],
-  request: { params: IdParam, body: formOrJson(UpdatePassword) },
+  request: { params: IdParam, body: formOrJson(UpdatePassword, changePasswordExample) },
   responses: { 200: json(FullUserView, "the user"), ...failures(400, 401, 404, 413) },
 });
 

@@ -25,7 +25,16 @@ import { parseOrThrow } from "../../shared/http/validate";
 import { proxySettings } from "../settings";
 import type { ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
-import { adminErrors, json, jsonBody, labelParams, pick, reading, withBodyLimit, writing } from "./openapi";
+import {
+  apiUserExample,
+  hostExample,
+  permissionsExample,
+  projectExample,
+  userExample,
+  ZONE_NAME,
+  zoneExample,
+} from "./examples";
+import { adminErrors, json, jsonBody, labelParams, namedParam, pick, reading, withBodyLimit, writing } from "./openapi";
 import {
   ApiUser,
   AuditPage,
@@ -48,7 +57,7 @@ const upsertProjectRoute = createRoute({
   tags: ["admin"],
   summary: "Creates a project, or updates the fullname of the project with that label",
   ...writing,
-  request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(ProjectInput) },
+  request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(ProjectInput, projectExample) },
   responses: {
     200: { ...json(ProjectSummary, "the project"), headers: etagHeader },
     ...pick(400, 413, 401, 405, 412),
@@ -88,7 +97,7 @@ const upsertHostRoute = createRoute({
   tags: ["admin"],
   summary: "Registers a host, or updates the ipv6 of the host with that name",
   ...writing,
-  request: { query: DryRunQuery, body: jsonBody(HostCreate) },
+  request: { query: DryRunQuery, body: jsonBody(HostCreate, hostExample) },
   responses: { 200: json(HostListItem, "the host"), ...pick(400, 413, 401, 405, 409), ...adminErrors },
 });
 
@@ -115,7 +124,7 @@ const assignZoneRoute = createRoute({
   summary: "Assigns a DNS zone to a project, which alone may then hold the names in it",
   description: zoneDescription,
   ...writing,
-  request: { params: labelParams("name"), query: DryRunQuery, body: jsonBody(ZoneInput) },
+  request: { params: namedParam("name", ZONE_NAME), query: DryRunQuery, body: jsonBody(ZoneInput, zoneExample) },
   responses: { 200: json(Zone, "the zone"), ...pick(400, 413, 401, 404, 405, 409), ...adminErrors },
 });
 
@@ -136,7 +145,7 @@ const removeZoneRoute = createRoute({
   tags: ["admin"],
   summary: "Removes a zone: its names follow the rule on neighbouring names again",
   ...writing,
-  request: { params: labelParams("name"), query: DryRunQuery },
+  request: { params: namedParam("name", ZONE_NAME), query: DryRunQuery },
   responses: {
     200: json(MessageResult, "payload `Deleted zone <name>`"),
     ...pick(400, 401, 404, 405),
@@ -154,7 +163,7 @@ const upsertApiUserRoute = createRoute({
   tags: ["admin"],
   summary: "Creates an API user, or replaces password, email and patterns of the user with that name",
   ...writing,
-  request: { query: DryRunQuery, body: jsonBody(ApiUserInput) },
+  request: { query: DryRunQuery, body: jsonBody(ApiUserInput, apiUserExample) },
   responses: { 200: json(ApiUser, "the API user (never the password)"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -190,7 +199,7 @@ const upsertUserRoute = createRoute({
   tags: ["admin"],
   summary: "Creates a console/SSH user, or updates the given fields of the user with that email",
   ...writing,
-  request: { query: DryRunQuery, body: jsonBody(UserInput) },
+  request: { query: DryRunQuery, body: jsonBody(UserInput, userExample) },
   responses: { 200: json(User, "the user"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -215,7 +224,7 @@ const permissionsRoute = createRoute({
     params: labelParams("projectLabel", "containerLabel"),
     query: DryRunQuery,
     headers: IfMatchHeader,
-    body: jsonBody(PermissionGrants),
+    body: jsonBody(PermissionGrants, permissionsExample),
   },
   responses: {
     200: { ...json(Container, "the container with its permissions"), headers: etagHeader },

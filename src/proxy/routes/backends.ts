@@ -9,6 +9,7 @@ import { haproxyParamsCheck } from "../haproxy/params-check";
 import { proxySettings } from "../settings";
 import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
+import { backendExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult, MessageResult } from "./schemas";
 import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
@@ -33,7 +34,7 @@ const upsertRoute = createRoute({
     params: labelParams("projectLabel"),
     query: DryRunQuery,
     headers: IfMatchHeader,
-    body: jsonBody(BackendInput),
+    body: jsonBody(BackendInput, backendExample),
   },
   responses: {
     200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },

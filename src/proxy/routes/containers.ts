@@ -8,6 +8,7 @@ import { resolveProject } from "../installation/projects";
 import { proxySettings } from "../settings";
 import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse, serviceResult } from "./json";
+import { containerExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult } from "./schemas";
 import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
@@ -28,7 +29,7 @@ const upsertRoute = createRoute({
     params: labelParams("projectLabel"),
     query: DryRunQuery,
     headers: IfMatchHeader,
-    body: jsonBody(ContainerInput),
+    body: jsonBody(ContainerInput, containerExample),
   },
   responses: {
     200: {

@@ -11,6 +11,7 @@ import { domainsWithProvidedCertificate } from "../pki/certificates";
 import { proxySettings } from "../settings";
 import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
 import { jsonResponse } from "./json";
+import { massUpdateExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { ListOfWarnings, MapOfDomains } from "./schemas";
 import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
@@ -55,7 +56,7 @@ const massUpdate = createRoute({
     "passes the first rule, not the second).",
   security: basicAuth,
   middleware: [requireBasicAuth, requireMaster],
-  request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(MassDomainUpdate) },
+  request: { query: DryRunQuery, headers: IfMatchHeader, body: jsonBody(MassDomainUpdate, massUpdateExample) },
   responses: {
     200: {
       ...json(ListOfWarnings, "warnings"),

@@ -32,6 +32,7 @@ import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
 import { recordAudit } from "../audit/log";
 import { deleted } from "./admin";
 import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { certificateExample, CERTIFICATE_NAME } from "./examples";
 import { jsonResponse } from "./json";
 import {
   adminErrors,
@@ -40,6 +41,7 @@ import {
   json,
   jsonBody,
   labelParams,
+  namedParam,
   pick,
   reading,
   text,
@@ -245,7 +247,11 @@ const putCertificateRoute = createRoute({
     "With `projects`, the certificate serves only the domains of those projects (and is shipped only while it " +
     "serves one); without, every project's, as before. A label no project has answers 400.",
   ...writing,
-  request: { params: labelParams("name"), query: DryRunQuery, body: jsonBody(CertificateInput) },
+  request: {
+    params: namedParam("name", CERTIFICATE_NAME),
+    query: DryRunQuery,
+    body: jsonBody(CertificateInput, certificateExample),
+  },
   responses: { 200: json(CertificateSummary, "the certificate"), ...pick(400, 413, 401, 405), ...adminErrors },
 });
 
@@ -256,7 +262,7 @@ const deleteCertificateRoute = createRoute({
   tags: ["jobs"],
   summary: "Deletes a provided certificate",
   ...writing,
-  request: { params: labelParams("name"), query: DryRunQuery },
+  request: { params: namedParam("name", CERTIFICATE_NAME), query: DryRunQuery },
   responses: {
     200: json(MessageResult, "payload `Deleted certificate <name>`"),
     ...pick(400, 401, 404, 405),

@@ -5,6 +5,7 @@ import type { RegisterOptions } from "../../shared/http/openapi";
 import { REALM } from "../errors";
 import { proxySettings } from "../settings";
 import { requireAdmin, requireBasicAuth, requireMaster } from "./auth";
+import { PATH_EXAMPLES } from "./examples";
 import { MessageResult } from "./schemas";
 
 export const json = (schema: z.ZodType, description: string) => ({
@@ -37,18 +38,24 @@ const errors = {
 export const pick = <K extends keyof typeof errors>(...codes: K[]) =>
   Object.fromEntries(codes.map((code) => [code, errors[code]]));
 export const adminErrors = { 403: errorResponse("not the administrator") };
-/** Path parameters, all strings (labels, names, numbers checked by the handler). */
+/** A path parameter with the example Swagger UI's "Try it out" fills in (examples.ts). */
+const pathParam = (example: string | undefined) =>
+  example === undefined ? z.string() : z.string().openapi({ example, param: { example } });
+/** Path parameters, all strings (labels, names, numbers checked by the handler), each with its example by name. */
 export const labelParams = (...names: string[]) =>
-  z.object(Object.fromEntries(names.map((name) => [name, z.string()])));
+  z.object(Object.fromEntries(names.map((name) => [name, pathParam(PATH_EXAMPLES[name])])));
+/** One path parameter whose name alone does not say what it holds (`name`), with its example. */
+export const namedParam = (name: string, example: string) => z.object({ [name]: pathParam(example) });
 /** Said of every JSON body: what becomes of fields the schema does not name (src/shared/http/unknown-fields.ts). */
 const UNKNOWN_FIELDS_NOTE =
   "Fields the schema does not name are ignored, as in the original, and the answer's `warnings` names each one " +
   '(`unknown field "domainForwardings.0.sslEnabled" ignored`, at most 10, then `... and N more unknown fields ' +
   "ignored`): added to the answer's list of warnings, or as a `warnings` field of the resource it answers.";
-export const jsonBody = <S extends z.ZodType>(schema: S) => ({
+/** A JSON request body with the example Swagger UI pre-fills (examples.ts). */
+export const jsonBody = <S extends z.ZodType>(schema: S, example?: z.input<S>) => ({
   required: true,
   description: UNKNOWN_FIELDS_NOTE,
-  content: { "application/json": { schema } },
+  content: { "application/json": { schema, ...(example !== undefined && { example }) } },
 });
 export const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
 

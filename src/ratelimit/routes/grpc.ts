@@ -39,6 +39,7 @@ import {
   type RateLimitRequest,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb";
 import { requestFromProto, responseToProto } from "./codec";
+import { rateLimitRequestExample } from "./examples";
 import { CONNECT_ERROR, RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE } from "./message-schemas";
 import { rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
@@ -162,8 +163,9 @@ export const shouldRateLimitConnectRoute = createRoute({
     body: {
       required: true,
       content: {
+        // First, so that Swagger UI's "Try it out" shows the JSON example rather than a file upload.
+        "application/json": { schema: RATE_LIMIT_REQUEST, example: rateLimitRequestExample },
         "application/proto": binary("RateLimitRequest, protobuf binary"),
-        "application/json": { schema: RATE_LIMIT_REQUEST },
         "application/grpc-web+proto": binary("one gRPC-Web frame holding a RateLimitRequest"),
         "application/grpc-web+json": binary("one gRPC-Web frame holding a RateLimitRequest in proto3 JSON"),
       },

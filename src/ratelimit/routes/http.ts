@@ -13,6 +13,7 @@ import { counterStoreHealthy, decide, storeErrorsArePublic } from "../runtime";
 import { configLoadSettings, rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
 import { parseRateLimitRequestText, rateLimitResponseToJson } from "./codec";
+import { rateLimitRequestExample } from "./examples";
 import { RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE, registerMessageSchemas } from "./message-schemas";
 
 type RateLimitEnv = { Bindings: Env };
@@ -26,7 +27,12 @@ export const shouldRateLimitRoute = createRoute({
   security: [],
   tags: ["ratelimit"],
   summary: "ShouldRateLimit over HTTP: decide a request in proto3 JSON (any method; the body decides)",
-  request: { body: { required: true, content: { "application/json": { schema: RATE_LIMIT_REQUEST } } } },
+  request: {
+    body: {
+      required: true,
+      content: { "application/json": { schema: RATE_LIMIT_REQUEST, example: rateLimitRequestExample } },
+    },
+  },
   responses: {
     200: {
       description: "Every descriptor is within its limit",

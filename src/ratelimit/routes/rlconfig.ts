@@ -16,6 +16,7 @@ import { jsonTextTooDeep, limitText, tooDeep } from "../core/limits";
 import { configLimits, configLoadSettings, type RateLimitSettings } from "../settings";
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
 import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
+import { configFilesExample } from "./examples";
 
 type RateLimitEnv = { Bindings: Env };
 
@@ -84,6 +85,7 @@ export const putConfigFilesRoute = createRoute({
               },
             ],
           },
+          example: configFilesExample,
         },
       },
     },
