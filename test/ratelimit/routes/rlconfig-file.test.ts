@@ -46,6 +46,11 @@ async function inForce(): Promise<{ uploaded: Record<string, string>; domains: s
 }
 const storedNames = async () =>
   (await env.DB.prepare("SELECT name FROM ratelimit_config_files ORDER BY name").all()).results.map((row) => row.name);
+/** The README's rate-limit example, as pasted: its limit, 10 a minute per client address. */
+const readmeExample = async () =>
+  (await rateLimit({ domain: "example", descriptors: [{ entries: [{ key: "remote_address", value: "10.0.0.1" }] }] }))
+    .body.statuses[0].currentLimit;
+const README_LIMIT = { requestsPerUnit: 10, unit: "MINUTE" };
 const limitOf = async (domain: string, key: string, value: string) =>
   (await rateLimit({ domain, descriptors: [descriptor([key, value])] })).body.statuses[0].currentLimit;
 
@@ -62,10 +67,12 @@ describe("PUT /rlconfig/files/{name}", () => {
     expect(await limitOf("one-b", "k", "x")).toEqual({ requestsPerUnit: 7, unit: "MINUTE" });
     expect(await limitOf("one-a", "k", "x")).toEqual({ requestsPerUnit: 5, unit: "MINUTE" });
     expect(await limitOf("example", "path", "/login")).toEqual(LOGIN_LIMIT);
+    expect(await readmeExample()).toEqual(README_LIMIT);
     // The same name again replaces that file only.
     expect((await putFile("b.yaml", yamlFile("one-b", 9))).status).toBe(200);
     expect(await limitOf("one-b", "k", "x")).toEqual({ requestsPerUnit: 9, unit: "MINUTE" });
     expect(await storedNames()).toEqual(["a.yaml", "b.yaml"]);
+    expect(await readmeExample()).toEqual(README_LIMIT);
   });
 
   it.each(["application/yaml", "application/x-yaml", "text/yaml", "text/plain", "text/plain; charset=utf-8"])(

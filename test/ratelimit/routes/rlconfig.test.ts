@@ -95,8 +95,10 @@ describe("the configuration set", () => {
       files: { "a.yaml": GOOD, "b.yaml": OTHER, "example.yaml": EXAMPLE },
       uploaded: ["a.yaml", "b.yaml"],
     });
-    // The README's example keeps its rule: the upload did not touch example.yaml.
+    // The README's example keeps its rules: the upload did not touch example.yaml.
     expect(await loginLimit()).toEqual(LOGIN_LIMIT);
+    const readme = { domain: "example", descriptors: [{ entries: [{ key: "remote_address", value: "10.0.0.1" }] }] };
+    expect((await rateLimit(readme)).body.statuses[0].currentLimit).toEqual({ requestsPerUnit: 10, unit: "MINUTE" });
     // A second upload replaces the first one's files, and keeps the bundled set.
     expect(await (await putConfig({ "b.yaml": OTHER })).json()).toEqual({ domains: ["admin-b", "example"] });
     expect(await uploadedFiles()).toEqual({ "b.yaml": OTHER });
