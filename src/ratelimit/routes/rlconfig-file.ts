@@ -44,8 +44,8 @@ const Answer = z.object({
 const answers = {
   200: { description: "The set is stored and in force", content: { "application/json": { schema: Answer } } },
   400: plainText("The name breaks the rule, or the set would not load (the text names the file and the problem)"),
-  409: plainText("The files changed meanwhile (nothing written: send it again), or DELETE of a bundled file"),
 };
+const raced = "The files changed between this request's read and its write (nothing written: send it again)";
 
 // The body is read here, within RATELIMIT_CONFIG_MAX_BODY_BYTES, so it is documented only.
 export const putConfigFileRoute = createRoute({
@@ -70,6 +70,7 @@ export const putConfigFileRoute = createRoute({
   },
   responses: {
     ...answers,
+    409: plainText(raced),
     413: plainText("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
     415: plainText("The Content-Type is not a YAML or plain text type"),
     ...adminErrors,
@@ -88,6 +89,7 @@ export const deleteConfigFileRoute = createRoute({
   request: { params: NameParams },
   responses: {
     ...answers,
+    409: plainText(`${raced}, or the name is a bundled file's, not an uploaded one`),
     ...adminErrors,
     404: plainText("No uploaded file has that name (or no RATELIMIT_ADMIN_TOKEN is configured)"),
   },
