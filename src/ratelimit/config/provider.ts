@@ -38,8 +38,6 @@ export function bundledFiles(settings: RateLimitSettings, bundle = bundledConfig
   return settings.CONFIG_TYPE === "GRPC_XDS_SOTW" ? [] : selectBundledFiles(settings, bundle);
 }
 
-export { compileConfig };
-
 /** The set the D1 state and the uploaded files describe, laid over the bundled files; a failure keeps `previous`. */
 export function loadSet(
   settings: ConfigLoadSettings,
