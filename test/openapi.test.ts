@@ -76,6 +76,8 @@ describe("GET /openapi.json", () => {
       "GET /rlconfig/files",
       "PUT /rlconfig/files",
       "DELETE /rlconfig/files",
+      "PUT /rlconfig/files/{name}",
+      "DELETE /rlconfig/files/{name}",
       "GET /debug",
       "GET /stats",
       "GET /metrics",

@@ -191,6 +191,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
         "mesh-limits":
           "domain: mesh\ndescriptors:\n  - key: path\n    value: /login\n    rate_limit:\n      unit: MINUTE\n      requests_per_unit: 5\n",
       },
+      uploaded: ["mesh-limits"],
     });
 
     // An update replaces the whole set: ACK with the new version.

@@ -1,13 +1,15 @@
-// Which rate-limit configuration is in force in this isolate: the bundled YAML of config/, or the runtime set
-// from D1 once one exists. Isolates re-check the D1 state at most every CONFIG_CHECK_INTERVAL_MS, so a new set
-// reaches every isolate within two intervals, and a failed load keeps the previous config.
-import { loadConfig, type ConfigFile, type RateLimitConfig } from "../core/config";
+// Which rate-limit configuration is in force in this isolate: the bundled YAML of config/, with the files uploaded to
+// D1 laid over it (an uploaded file replaces the bundled file of its name, the others add to the bundled set).
+// Isolates re-check the D1 state at most every CONFIG_CHECK_INTERVAL_MS, so a new set reaches every isolate within two
+// intervals, and a failed load keeps the previous config.
+import type { ConfigFile, RateLimitConfig } from "../core/config";
 import { bundledConfigFiles } from "./bundled.gen";
 import type { Database } from "../../shared/db";
 import { perIsolate } from "../../shared/isolate";
 import { logError, logInfo } from "../../shared/log";
+import { compileConfig, overlayFiles, selectBundledFiles } from "./files";
 import { readConfigFiles, readConfigState, type ConfigSetState } from "./repo";
-import { configLimits, type ConfigLoadSettings, type RateLimitSettings } from "../settings";
+import type { ConfigLoadSettings, RateLimitSettings } from "../settings";
 import { recordConfigLoad } from "../stats/telemetry";
 
 /** How stale an isolate's view of the D1 state may get; the issue asks for every isolate within 2 s. */
@@ -16,71 +18,48 @@ export const CONFIG_CHECK_INTERVAL_MS = 1000;
 export interface LoadedConfig {
   /** The config in force; undefined when nothing could be loaded. */
   config: RateLimitConfig | undefined;
+  /** "runtime" once files have been uploaded (PUT /rlconfig/files...), "bundled" while none ever were or after DELETE. */
   source: ConfigSetState["source"];
   version: number;
+  /** Every file of the set: the bundled ones the uploads leave, and the uploaded ones. */
   files: ConfigFile[];
+  /** The uploaded files of the set (laid over the bundled ones). */
+  uploaded: ConfigFile[];
   /** The message of the last failed load, if the last attempt failed. */
   lastError?: string;
 }
 
-/** The bundled files the settings select: *.yaml directly in RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY of config/. */
-export function bundledFiles(
-  settings: RateLimitSettings,
-  bundle: Record<string, string> = bundledConfigFiles,
-): ConfigFile[] {
-  const directory = [settings.RUNTIME_SUBDIRECTORY, settings.RUNTIME_APPDIRECTORY]
-    .flatMap((part) => part.split("/"))
-    .filter((part) => part !== "" && part !== ".")
-    .join("/");
-  const prefix = directory === "" ? "" : `${directory}/`;
-  return Object.entries(bundle)
-    .filter(([path]) => path.startsWith(prefix) && !path.slice(prefix.length).includes("/"))
-    .map(([path, text]) => ({ name: path.slice(prefix.length), text }))
-    .filter((file) => file.name.endsWith(".yaml"))
-    .filter((file) => !(settings.RUNTIME_IGNOREDOTFILES && file.name.startsWith(".")))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/** Validates a set of files with the settings' merge rule and limits. */
-export function compileConfig(files: ConfigFile[], { service, fixedWindowOnly }: ConfigLoadSettings) {
-  return loadConfig(files, {
-    mergeDomainConfig: service.MERGE_DOMAIN_CONFIG,
-    limits: configLimits(service),
-    fixedWindowOnly,
-    strictUpstream: service.RATELIMIT_STRICT_UPSTREAM_CONFIG,
-  });
-}
-
 /**
- * The set in force when no runtime set is stored: the bundled files, or, with CONFIG_TYPE=GRPC_XDS_SOTW, nothing
- * until the xDS client stores its first snapshot (/json answers "no rate limit configuration loaded" meanwhile, as
- * the reference does before its first xDS config). A bundled set that fails to load keeps `previous`, if any.
+ * The bundled files the settings select: *.yaml directly in RUNTIME_SUBDIRECTORY/RUNTIME_APPDIRECTORY of config/. With
+ * CONFIG_TYPE=GRPC_XDS_SOTW none: the rules come from the xDS client's uploads only (/json answers "no rate limit
+ * configuration loaded" until its first snapshot, as the reference does before its first xDS config).
  */
-export function loadBundled(settings: ConfigLoadSettings, version: number, previous?: LoadedConfig): LoadedConfig {
-  if (settings.service.CONFIG_TYPE === "GRPC_XDS_SOTW") {
-    return { config: undefined, source: "bundled", version, files: [] };
-  }
-  return compileLoaded(settings, bundledFiles(settings.service), "bundled", version, previous);
+export function bundledFiles(settings: RateLimitSettings, bundle = bundledConfigFiles): ConfigFile[] {
+  return settings.CONFIG_TYPE === "GRPC_XDS_SOTW" ? [] : selectBundledFiles(settings, bundle);
 }
 
-/** Compiles a set, counting the load; a set that fails keeps `previous` (the reference keeps its last good config). */
-function compileLoaded(
+/** The set the D1 state and the uploaded files describe, laid over the bundled files; a failure keeps `previous`. */
+export function loadSet(
   settings: ConfigLoadSettings,
-  files: ConfigFile[],
-  source: ConfigSetState["source"],
-  version: number,
-  previous: LoadedConfig | undefined,
+  state: ConfigSetState,
+  uploaded: ConfigFile[],
+  previous?: LoadedConfig,
 ): LoadedConfig {
+  if (settings.service.CONFIG_TYPE === "GRPC_XDS_SOTW" && state.source === "bundled") {
+    return { config: undefined, source: "bundled", version: state.version, files: [], uploaded: [] };
+  }
+  const files = overlayFiles(bundledFiles(settings.service), uploaded);
   const compiled = compileConfig(files, settings);
   recordConfigLoad(settings.service, compiled.ok);
+  const { source, version } = state;
   if (!compiled.ok) {
     logError("ratelimit: error loading new configuration", { message: compiled.error.message });
     // With nothing to keep, requests fail clearly ("no rate limit configuration loaded").
-    const kept = previous ?? { config: undefined, source, version, files };
+    const kept = previous ?? { config: undefined, source, version, files, uploaded };
     return { ...kept, lastError: compiled.error.message };
   }
   logInfo("ratelimit: configuration loaded", { source, version, domains: compiled.value.domains });
-  return { config: compiled.value, source, version, files };
+  return { config: compiled.value, source, version, files, uploaded };
 }
 
 interface IsolateState {
@@ -108,12 +87,8 @@ async function refresh(db: Database, settings: ConfigLoadSettings, view: View, n
     const loaded = view.state?.loaded;
     return loaded && loaded.version === setState.version && loaded.source === setState.source ? loaded : undefined;
   };
-  const runtimeFiles = !installed() && setState.source === "runtime" ? await readConfigFiles(db) : undefined;
-  const loaded =
-    installed() ??
-    (runtimeFiles === undefined
-      ? loadBundled(settings, setState.version, view.state?.loaded)
-      : compileLoaded(settings, runtimeFiles, "runtime", setState.version, view.state?.loaded));
+  const uploaded = !installed() && setState.source === "runtime" ? await readConfigFiles(db) : [];
+  const loaded = installed() ?? loadSet(settings, setState, uploaded, view.state?.loaded);
   if (!view.state || view.state.checkedAt <= nowMs) view.state = { loaded, checkedAt: nowMs };
   return loaded;
 }

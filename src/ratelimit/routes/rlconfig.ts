@@ -1,5 +1,6 @@
 // The configuration routes: /rlconfig (the reference's dump of the config in force) and /rlconfig/files (the files in
-// force; PUT replaces the runtime set with YAML files or an xDS snapshot, DELETE goes back to the bundled files).
+// force; PUT replaces the uploaded files, laid over the bundled ones, with YAML files or an xDS snapshot; DELETE drops
+// every uploaded file). One file at a time: rlconfig-file.ts.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "../../shared/zod";
 import type { Context } from "hono";
@@ -8,8 +9,8 @@ import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
 import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 import { describeZodError } from "../../shared/http/validate";
-import { compileConfig, currentConfig, installConfig, loadBundled } from "../config/provider";
-import { clearConfigFiles, replaceConfigFiles } from "../config/repo";
+import { currentConfig } from "../config/provider";
+import { clearUploads, replaceUploads } from "../config/uploads";
 import { xdsConfigsToFiles } from "../config/xds";
 import { dumpConfig, type ConfigFile } from "../core/config";
 import { jsonTextTooDeep, limitText, tooDeep } from "../core/limits";
@@ -17,6 +18,7 @@ import { configLimits, configLoadSettings, type RateLimitSettings } from "../set
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
 import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
 import { configFilesExample } from "./examples";
+import { FILE_NAME, MAX_FILE_NAME_LENGTH, registerConfigFileRoutes } from "./rlconfig-file";
 
 type RateLimitEnv = { Bindings: Env };
 
@@ -27,6 +29,7 @@ const ConfigSet = z.object({
   version: z.number().int(),
   domains: z.array(z.string()),
   files: z.record(z.string(), z.string()),
+  uploaded: z.array(z.string()).describe("The names of the uploaded files among `files` (the rest are bundled)"),
 });
 
 export const dumpConfigRoute = createRoute({
@@ -60,7 +63,10 @@ export const putConfigFilesRoute = createRoute({
   path: "/rlconfig/files",
   operationId: "putRateLimitConfigFiles",
   tags: ["ratelimit"],
-  summary: "Replace the runtime set: YAML files by name, or the RateLimitConfig resources of an xDS snapshot",
+  summary: "Replace the uploaded files: YAML files by name, or the RateLimitConfig resources of an xDS snapshot",
+  description:
+    "The uploaded files are laid over the bundled ones (config/): a file of a bundled file's name replaces it, the " +
+    "others add to the bundled set. This replaces every uploaded file; PUT /rlconfig/files/{name} changes one.",
   security: adminSecurity,
   middleware: [requireAdminToken],
   request: {
@@ -106,7 +112,7 @@ export const deleteConfigFilesRoute = createRoute({
   path: "/rlconfig/files",
   operationId: "deleteRateLimitConfigFiles",
   tags: ["ratelimit"],
-  summary: "Drop the runtime set: the bundled files are in force again",
+  summary: "Drop every uploaded file: the bundled files alone are in force again",
   security: adminSecurity,
   middleware: [requireAdminToken],
   responses: {
@@ -120,11 +126,13 @@ export const deleteConfigFilesRoute = createRoute({
   },
 });
 
-const FILE_NAME = /^[^/\\\s]+\.yaml$/;
-/** A file's name is stored beside its text in one D1 row, and shown in every message about it. */
-const MAX_FILE_NAME_LENGTH = 255;
-
 type Described = { ok: true; files: ConfigFile[] } | { ok: false; error: string; xds?: true };
+
+/** Appended to a refusal of the body's shape: what the route takes, and where a lone YAML file goes. */
+const EXPECTED_SHAPE =
+  'request body must be JSON {"files": {"<name>.yaml": "<YAML text>"}} (or an xDS snapshot {"configs": [...]}); ' +
+  "to upload one YAML file as it is, use PUT /rlconfig/files/{name}";
+const shapeError = (problem: string) => `${problem}; ${EXPECTED_SHAPE}`;
 
 const longName = (files: ConfigFile[]) => files.find((file) => file.name.length > MAX_FILE_NAME_LENGTH)?.name;
 const longNameError = (name: string) =>
@@ -139,7 +147,7 @@ function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
   const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
   if (typeof body === "object" && body !== null && "configs" in body) {
     const parsed = XdsConfigsBody.safeParse(body);
-    if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+    if (!parsed.success) return { ok: false, error: shapeError(describeZodError(parsed.error)) };
     const { configs } = parsed.data;
     if (configs.length > maxFiles.max) return { ok: false, error: tooMany(configs.length), xds: true };
     const files = xdsConfigsToFiles(configs, configLimits(settings));
@@ -149,7 +157,7 @@ function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
     return { ok: true, files: files.value };
   }
   const parsed = ConfigFilesBody.safeParse(body);
-  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  if (!parsed.success) return { ok: false, error: shapeError(describeZodError(parsed.error)) };
   const files = Object.entries(parsed.data.files).map(([name, text]) => ({ name, text }));
   if (files.length > maxFiles.max) return { ok: false, error: tooMany(files.length) };
   const tooLong = longName(files);
@@ -179,7 +187,7 @@ async function configBodyOf(request: Request, settings: RateLimitSettings): Prom
   try {
     return { ok: true, body: JSON.parse(text) };
   } catch {
-    return { ok: false, status: 400, error: "request body is not valid JSON" };
+    return { ok: false, status: 400, error: shapeError("request body is not valid JSON") };
   }
 }
 
@@ -195,6 +203,7 @@ async function getConfigFiles(c: Context<RateLimitEnv>) {
     version: loaded.version,
     domains: loaded.config?.domains ?? [],
     files: Object.fromEntries(loaded.files.map((file) => [file.name, file.text])),
+    uploaded: loaded.uploaded.map((file) => file.name),
   });
 }
 
@@ -213,22 +222,17 @@ async function putConfigFiles(c: Context<RateLimitEnv>) {
     }
     throw new HttpError(400, described.error);
   }
-  const { files } = described;
-  const compiled = compileConfig(files, settings);
-  recordConfigLoad(settings.service, compiled.ok);
-  flushAfter(c);
-  if (!compiled.ok) throw new HttpError(400, compiled.error.message);
-  const version = await replaceConfigFiles(database(c.env.DB), files);
-  installConfig(settings, { config: compiled.value, source: "runtime", version, files }, Date.now());
-  return c.json({ domains: compiled.value.domains });
+  try {
+    const loaded = await replaceUploads(database(c.env.DB), settings, described.files, Date.now());
+    return c.json({ domains: loaded.config?.domains ?? [] });
+  } finally {
+    flushAfter(c);
+  }
 }
 
 async function deleteConfigFiles(c: Context<RateLimitEnv>) {
-  const settings = configLoadSettings(c.env);
-  const version = await clearConfigFiles(database(c.env.DB));
-  const loaded = loadBundled(settings, version);
+  const loaded = await clearUploads(database(c.env.DB), configLoadSettings(c.env), Date.now());
   flushAfter(c);
-  installConfig(settings, loaded, Date.now());
   return c.json({ source: "bundled", domains: loaded.config?.domains ?? [] });
 }
 
@@ -237,4 +241,5 @@ export function registerConfigRoutes(app: OpenAPIHono<RateLimitEnv>): void {
   register(app, getConfigFilesRoute, getConfigFiles);
   register(app, putConfigFilesRoute, putConfigFiles);
   register(app, deleteConfigFilesRoute, deleteConfigFiles);
+  registerConfigFileRoutes(app);
 }

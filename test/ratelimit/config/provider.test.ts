@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { CONFIG_CHECK_INTERVAL_MS, currentConfig } from "../../../src/ratelimit/config/provider";
+import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
 import { configLoadSettings } from "../../../src/ratelimit/settings";
 import { database } from "../../../src/shared/db";
 
@@ -79,5 +80,21 @@ describe("the isolate's configuration view", () => {
     log.mockRestore();
     expect(b).toBe(a);
     expect(loads).toHaveLength(1);
+  });
+
+  it("keeps the set it has when a newer stored set fails to load, and says why", async () => {
+    const settings = configLoadSettings({ ...env });
+    const db = database(env.DB);
+    const rule = "domain: keep-a\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: minute\n      requests_per_unit: 1\n";
+    await replaceConfigFiles(db, [{ name: "keep.yaml", text: rule }]);
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const first = await currentConfig(db, settings, 0);
+    expect(first.config?.domains).toEqual(["example", "keep-a"]);
+    // Stored without validation, as an isolate with other settings (or an older version) might have.
+    await replaceConfigFiles(db, [{ name: "keep.yaml", text: rule.replace("minute", "minit") }]);
+    const after = await currentConfig(db, settings, CONFIG_CHECK_INTERVAL_MS);
+    log.mockRestore();
+    expect(after).toEqual({ ...first, lastError: "keep.yaml: invalid rate limit unit 'minit'" });
+    expect(after.config).toBe(first.config);
   });
 });

@@ -4,6 +4,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../../src/index";
+import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { call, callJson } from "../../helpers/http";
 import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../../helpers/ratelimit";
 
@@ -28,13 +29,25 @@ const CART_YAML =
   "domain: xds-cart\ndescriptors:\n  - key: item\n    value: gift\n    rate_limit:\n      unit: DAY\n" +
   "      requests_per_unit: 2\n    shadow_mode: true\n";
 
-/** GET /rlconfig/files once only ORDERS is stored. */
+/** GET /rlconfig/files under CONFIG_TYPE=GRPC_XDS_SOTW once only ORDERS is stored. */
 const ORDERS_ONLY = {
   source: "runtime",
   version: expect.any(Number),
   domains: ["xds-orders"],
   files: { orders: ORDERS_YAML },
+  uploaded: ["orders"],
 };
+/** The same under CONFIG_TYPE=FILE: the uploaded files are laid over the bundled ones, the README's example. */
+const EXAMPLE_YAML = bundledConfigFiles["ratelimit/example.yaml"];
+const ORDERS_OVER_BUNDLED = {
+  ...ORDERS_ONLY,
+  domains: ["example", "xds-orders"],
+  files: { "example.yaml": EXAMPLE_YAML, orders: ORDERS_YAML },
+};
+/** Appended to the refusals of a body's shape. */
+const SHAPE =
+  'request body must be JSON {"files": {"<name>.yaml": "<YAML text>"}} (or an xDS snapshot {"configs": [...]}); ' +
+  "to upload one YAML file as it is, use PUT /rlconfig/files/{name}";
 
 /** A Worker whose env carries these variables: a distinct env object has its own settings and its own cached config. */
 function service(vars: Record<string, unknown>) {
@@ -69,12 +82,13 @@ describe("PUT /rlconfig/files with RateLimitConfig resources", () => {
   it("stores the resources as YAML files named after them, and applies them", async () => {
     const put = await putConfigs({ configs: [ORDERS, CART] });
     expect(put.status).toBe(200);
-    expect(await put.json()).toEqual({ domains: ["xds-cart", "xds-orders"] });
+    expect(await put.json()).toEqual({ domains: ["xds-cart", "example", "xds-orders"] });
     expect(await currentFiles()).toEqual({
       source: "runtime",
       version: expect.any(Number),
-      domains: ["xds-cart", "xds-orders"],
-      files: { cart: CART_YAML, orders: ORDERS_YAML },
+      domains: ["xds-cart", "example", "xds-orders"],
+      files: { cart: CART_YAML, "example.yaml": EXAMPLE_YAML, orders: ORDERS_YAML },
+      uploaded: ["cart", "orders"],
     });
     const stored = await env.DB.prepare("SELECT name, content FROM ratelimit_config_files ORDER BY name").all();
     expect(stored.results).toEqual([
@@ -115,7 +129,7 @@ describe("PUT /rlconfig/files with RateLimitConfig resources", () => {
     const refusedToo = await putConfigs({ configs: [unlimitedMinute] });
     expect(refusedToo.status).toBe(400);
     expect(await refusedToo.text()).toBe("unl: should not specify rate limit unit when unlimited");
-    expect(await currentFiles()).toEqual(ORDERS_ONLY);
+    expect(await currentFiles()).toEqual(ORDERS_OVER_BUNDLED);
     const stored = await env.DB.prepare("SELECT name FROM ratelimit_config_files ORDER BY name").all();
     expect(stored.results).toEqual([{ name: "orders" }]);
   });
@@ -151,15 +165,15 @@ describe("PUT /rlconfig/files with RateLimitConfig resources", () => {
     const refused = await putConfigs(body);
     expect(refused.status).toBe(400);
     expect(await refused.text()).toBe(error);
-    expect(await currentFiles()).toEqual(ORDERS_ONLY);
+    expect(await currentFiles()).toEqual(ORDERS_OVER_BUNDLED);
   });
 
   it.each<[string, unknown, string]>([
-    ["both configs and files", { configs: [], files: {} }, 'Unrecognized key: "files"'],
+    ["both configs and files", { configs: [], files: {} }, `Unrecognized key: "files"; ${SHAPE}`],
     [
       "configs that are not a list",
       { configs: { name: "orders" } },
-      "configs: Invalid input: expected array, received object",
+      `configs: Invalid input: expected array, received object; ${SHAPE}`,
     ],
   ])("refuses a body with %s", async (_label, body, error) => {
     const refused = await putConfigs(body);
@@ -198,7 +212,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
 
     const xds = service({ CONFIG_TYPE: "GRPC_XDS_SOTW" });
     expect(await xds.json(exampleRequest)).toEqual({ status: 400, text: "no rate limit configuration loaded" });
-    expect(await xds.files()).toEqual({ source: "bundled", version: expect.any(Number), domains: [], files: {} });
+    expect(await xds.files()).toEqual({ source: "bundled", version: expect.any(Number), domains: [], files: {}, uploaded: [] });
 
     expect(await xds.put({ configs: [ORDERS] })).toEqual({ status: 200, body: { domains: ["xds-orders"] } });
     const limited = await xds.json(ordersRequest);
@@ -210,7 +224,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     expect(await xds.remove()).toEqual({ status: 200, body: { source: "bundled", domains: [] } });
     expect(await xds.json(ordersRequest)).toEqual({ status: 400, text: "no rate limit configuration loaded" });
     expect(await xds.json(exampleRequest)).toEqual({ status: 400, text: "no rate limit configuration loaded" });
-    expect(await xds.files()).toEqual({ source: "bundled", version: expect.any(Number), domains: [], files: {} });
+    expect(await xds.files()).toEqual({ source: "bundled", version: expect.any(Number), domains: [], files: {}, uploaded: [] });
   });
 
   it("is unhealthy under HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED until a set is PUT", async () => {

@@ -4,6 +4,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
+import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
 import { database } from "../../../src/shared/db";
 import { call, callJson } from "../../helpers/http";
@@ -18,6 +19,25 @@ const BAD = "domain: admin-c\ndescriptors:\n  - key: k\n    rate_limit:\n      u
 const withFields = (domain: string, ...fields: string[]) =>
   `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: second\n      requests_per_unit: 10\n` +
   fields.map((field) => `      ${field}\n`).join("");
+
+/** The README's example: config/ratelimit/example.yaml, bundled. */
+const EXAMPLE = bundledConfigFiles["ratelimit/example.yaml"];
+/** What the README's example answers for /login while its rule is in force. */
+const LOGIN_LIMIT = { requestsPerUnit: 5, unit: "MINUTE", name: "login" };
+const loginLimit = async () =>
+  (await rateLimit({ domain: "example", descriptors: [descriptor(["path", "/login"])] })).body.statuses[0].currentLimit;
+/** The uploaded files in force, by name. */
+async function uploadedFiles(): Promise<Record<string, string>> {
+  const body = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as {
+    files: Record<string, string>;
+    uploaded: string[];
+  };
+  return Object.fromEntries(body.uploaded.map((name) => [name, body.files[name]]));
+}
+/** The answer to PUT /rlconfig/files's refusals of the body's shape, after the problem. */
+const SHAPE =
+  'request body must be JSON {"files": {"<name>.yaml": "<YAML text>"}} (or an xDS snapshot {"configs": [...]}); ' +
+  "to upload one YAML file as it is, use PUT /rlconfig/files/{name}";
 
 /** Calls the Worker with extra or changed variables (settings are parsed per env object). */
 function callWithEnv(vars: Record<string, unknown>, path: string, init: RequestInit = {}) {
@@ -34,6 +54,8 @@ describe("admin token", () => {
     ["GET", "/rlconfig/files"],
     ["PUT", "/rlconfig/files"],
     ["DELETE", "/rlconfig/files"],
+    ["PUT", "/rlconfig/files/a.yaml"],
+    ["DELETE", "/rlconfig/files/a.yaml"],
   ])("%s %s answers 401 without the bearer and 404 when no token is configured", async (method, path) => {
     const missing = await call(path, { method });
     expect(missing.status).toBe(401);
@@ -58,10 +80,10 @@ describe("the configuration set", () => {
     expect(answer.body.statuses[0].currentLimit).toEqual({ requestsPerUnit: 5, unit: "MINUTE", name: "login" });
   });
 
-  it("replaces the whole set atomically and answers its domains", async () => {
+  it("replaces the uploaded files atomically, over the bundled set, and answers its domains", async () => {
     const put = await putConfig({ "b.yaml": OTHER, "a.yaml": GOOD });
     expect(put.status).toBe(200);
-    expect(await put.json()).toEqual({ domains: ["admin-a", "admin-b"] });
+    expect(await put.json()).toEqual({ domains: ["admin-a", "admin-b", "example"] });
     const files = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as Record<
       string,
       unknown
@@ -69,11 +91,18 @@ describe("the configuration set", () => {
     expect(files).toEqual({
       source: "runtime",
       version: expect.any(Number),
-      domains: ["admin-a", "admin-b"],
-      files: { "a.yaml": GOOD, "b.yaml": OTHER },
+      domains: ["admin-a", "admin-b", "example"],
+      files: { "a.yaml": GOOD, "b.yaml": OTHER, "example.yaml": EXAMPLE },
+      uploaded: ["a.yaml", "b.yaml"],
     });
-    const example = await rateLimit({ domain: "example", descriptors: [descriptor(["path", "/login"])] });
-    expect(example.body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
+    // The README's example keeps its rules: the upload did not touch example.yaml.
+    expect(await loginLimit()).toEqual(LOGIN_LIMIT);
+    const readme = { domain: "example", descriptors: [{ entries: [{ key: "remote_address", value: "10.0.0.1" }] }] };
+    expect((await rateLimit(readme)).body.statuses[0].currentLimit).toEqual({ requestsPerUnit: 10, unit: "MINUTE" });
+    // A second upload replaces the first one's files, and keeps the bundled set.
+    expect(await (await putConfig({ "b.yaml": OTHER })).json()).toEqual({ domains: ["admin-b", "example"] });
+    expect(await uploadedFiles()).toEqual({ "b.yaml": OTHER });
+    expect(await loginLimit()).toEqual(LOGIN_LIMIT);
   });
 
   it("refuses a bad file with the file name and keeps the previous set", async () => {
@@ -82,25 +111,42 @@ describe("the configuration set", () => {
     expect(refused.status).toBe(400);
     expect(refused.headers.get("content-type")).toBe("text/plain; charset=UTF-8");
     expect(await refused.text()).toBe("bad.yaml: invalid rate limit unit 'foo'");
-    const current = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { files: object };
-    expect(current.files).toEqual({ "a.yaml": GOOD });
+    expect(await uploadedFiles()).toEqual({ "a.yaml": GOOD });
     const stored = await env.DB.prepare("SELECT name FROM ratelimit_config_files ORDER BY name").all();
     expect(stored.results).toEqual([{ name: "a.yaml" }]);
   });
 
   it.each([
-    ["a body that is not JSON", "{", "request body is not valid JSON"],
-    ["a missing files object", {}, "files: Invalid input: expected record, received undefined"],
+    ["a body that is not JSON", "{", `request body is not valid JSON; ${SHAPE}`],
+    ["a missing files object", {}, `files: Invalid input: expected record, received undefined; ${SHAPE}`],
+    [
+      "files as a list",
+      { files: [{ name: "a.yaml", yaml: GOOD }] },
+      `files: Invalid input: expected record, received array; ${SHAPE}`,
+    ],
     [
       "a file name without .yaml",
       { files: { "a.yml": GOOD } },
       "a.yml: file names must end in .yaml and contain no slashes or spaces",
     ],
-    ["an unknown field", { files: {}, extra: 1 }, 'Unrecognized key: "extra"'],
+    ["an unknown field", { files: {}, extra: 1 }, `Unrecognized key: "extra"; ${SHAPE}`],
   ])("refuses %s with 400", async (_label, body, error) => {
     const response = await callJson("/rlconfig/files", "PUT", body, RATELIMIT_ADMIN);
     expect(response.status).toBe(400);
     expect(await response.text()).toBe(error);
+  });
+
+  it("answers the YAML file itself, sent as the body, with the shape it takes and the route for one file", async () => {
+    await putConfig({ "a.yaml": GOOD });
+    const response = await call("/rlconfig/files", {
+      method: "PUT",
+      headers: { ...RATELIMIT_ADMIN, "Content-Type": "application/yaml" },
+      body: OTHER,
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toBe("text/plain; charset=UTF-8");
+    expect(await response.text()).toBe(`request body is not valid JSON; ${SHAPE}`);
+    expect(await uploadedFiles()).toEqual({ "a.yaml": GOOD });
   });
 
   it("refuses two files with one domain unless MERGE_DOMAIN_CONFIG is true", async () => {
@@ -114,7 +160,7 @@ describe("the configuration set", () => {
       body: JSON.stringify({ files: { "a.yaml": GOOD, "a2.yaml": second } }),
     });
     expect(merged.status).toBe(200);
-    expect(await merged.json()).toEqual({ domains: ["admin-a"] });
+    expect(await merged.json()).toEqual({ domains: ["admin-a", "example"] });
   });
 
   it("prints the loaded configuration in the reference's debug format", async () => {
@@ -122,7 +168,8 @@ describe("the configuration set", () => {
       "domain: admin-q\ndescriptors:\n  - key: k\n    quota_mode: true\n    rate_limit:\n      unit: second\n" +
       "      requests_per_unit: 10\n      algorithm: sliding_window\n";
     await putConfig({ "a.yaml": GOOD, "b.yaml": OTHER, "q.yaml": quota });
-    const response = await call("/rlconfig", { headers: RATELIMIT_ADMIN });
+    // No bundled files in this application directory: the dump shows the uploaded ones alone.
+    const response = await callWithEnv({ RUNTIME_APPDIRECTORY: "none" }, "/rlconfig", { headers: RATELIMIT_ADMIN });
     expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(await response.text()).toBe(
       "admin-a.k: unit=HOUR requests_per_unit=5, shadow_mode: false, quota_mode: false\n" +
@@ -158,8 +205,7 @@ describe("the configuration set", () => {
     const refused = await putConfig({ "a.yaml": GOOD, "algo.yaml": withFields("admin-algo", ...fields) });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toBe(`algo.yaml: ${message}`);
-    const current = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { files: object };
-    expect(current.files).toEqual({ "a.yaml": GOOD });
+    expect(await uploadedFiles()).toEqual({ "a.yaml": GOOD });
     const answer = await rateLimit({ domain: "admin-algo", descriptors: [descriptor(["k", "x"])] });
     expect(answer.body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
   });
@@ -180,8 +226,7 @@ describe("the configuration set", () => {
       "mc.yaml: rule 'admin-mc.k' uses algorithm sliding_window, which the counter store chosen by " +
         "BACKEND_TYPE=memcache cannot count atomically (only fixed_window)",
     );
-    const current = (await (await call("/rlconfig/files", { headers: RATELIMIT_ADMIN })).json()) as { files: object };
-    expect(current.files).toEqual({ "a.yaml": GOOD });
+    expect(await uploadedFiles()).toEqual({ "a.yaml": GOOD });
     // A longer fixed window is still one counter per window there; the default store takes the sliding window.
     expect((await put({ "mc.yaml": withFields("admin-mc", "unit_multiplier: 3") })).status).toBe(200);
     expect((await put({ "mc.yaml": sliding }, {})).status).toBe(200);
@@ -222,20 +267,39 @@ describe("the configuration set", () => {
 });
 
 describe("GET /healthcheck", () => {
-  it("answers 200 OK by default", async () => {
+  it("answers 200 OK while a configuration with a domain is loaded", async () => {
+    await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN });
     const response = await call("/healthcheck");
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("OK");
   });
 
-  it("needs a loaded domain when HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED is true", async () => {
-    const vars = { HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "true" };
-    await putConfig({ "a.yaml": GOOD });
-    expect((await callWithEnv(vars, "/healthcheck")).status).toBe(200);
-    await putConfig({});
-    const unhealthy = await callWithEnv(vars, "/healthcheck");
+  it("answers 500 while no configuration is loaded (wrangler.toml's setting), and OK once a file is", async () => {
+    await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN });
+    // No bundled file in this application directory and nothing uploaded: no rule at all.
+    const none = { RUNTIME_APPDIRECTORY: "none" };
+    const unhealthy = await callWithEnv(none, "/healthcheck");
     expect(unhealthy.status).toBe(500);
     expect(await unhealthy.text()).toBe("");
+    const put = await callWithEnv(none, "/rlconfig/files/a.yaml", {
+      method: "PUT",
+      headers: { ...RATELIMIT_ADMIN, "Content-Type": "application/yaml" },
+      body: GOOD,
+    });
+    expect(await put.json()).toEqual({ domains: ["admin-a"], uploaded: ["a.yaml"] });
+    const healthy = await callWithEnv(none, "/healthcheck");
+    expect(healthy.status).toBe(200);
+    expect(await healthy.text()).toBe("OK");
+  });
+
+  it("answers 200 OK without a loaded domain when HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED is false", async () => {
+    await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN });
+    const response = await callWithEnv(
+      { RUNTIME_APPDIRECTORY: "none", HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "false" },
+      "/healthcheck",
+    );
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("OK");
   });
 
   it("loads an empty application directory as an empty configuration", async () => {
@@ -264,10 +328,8 @@ describe("GET /healthcheck", () => {
     });
     expect(response.status).toBe(400);
     expect(await response.text()).toBe("no rate limit configuration loaded");
-    const health = await callWithEnv(
-      { MERGE_DOMAIN_CONFIG: "false", HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: "1" },
-      "/healthcheck",
-    );
+    const health = await callWithEnv({ MERGE_DOMAIN_CONFIG: "false" }, "/healthcheck");
     expect(health.status).toBe(500);
+    expect(await health.text()).toBe("");
   });
 });
