@@ -15,9 +15,12 @@ import { buildWorkerBundle } from "./worker-bundle.mjs";
 // bundle (wrangler.toml [alias], 425 → 361 KiB); 372 → 384 KiB with issue 27 (361 → 378 KiB: HAProxy 2.6's keyword
 // table the params vetting checks samples against, 4.9 KiB; the tenancy rules, guards and zones; the blast radius,
 // the write-time check, debouncing and the SNI-filtered crt-list). The keyword table could shrink to the entries the
-// tenant policy can name (about 4 KiB), at the price of a generator that reads the policy.
+// tenant policy can name (about 4 KiB), at the price of a generator that reads the policy. 384 → 396 KiB with issue
+// 28 (378.3 → 388.3 KiB: the bundled news sample NEWS_DEMO ingests, 2.4 KiB; an example for every request body,
+// 2.4 KiB; the one-file /rlconfig routes and their overlay; the unknown-field walk; the metadata parity), and room for
+// issue 29's coalescing.
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 384 * 1024;
+const LIMIT_BYTES = 396 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));

@@ -53,6 +53,7 @@ const EXAMPLE_ORDER = [
   "PUT /users/{id}/password",
   "POST /json",
   "PUT /rlconfig/files",
+  "PUT /rlconfig/files/{name}",
   "POST /envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
 ];
 

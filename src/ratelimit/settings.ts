@@ -49,11 +49,12 @@ export const limitFields = {
     /rlconfig/files bodies and each YAML file (aliases expanded), checked before a parser would recurse. A
     configuration as deep as RATELIMIT_MAX_DESCRIPTOR_ENTRIES needs about 70.`),
   RATELIMIT_CONFIG_MAX_BODY_BYTES: envInteger(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_BODY_BYTES, 1).describe(oneLine`
-    Largest body, in bytes, of PUT /rlconfig/files; a larger one answers 413 before it is read whole. The xDS
-    client stores its snapshots through it: keep it above the JSON form of the largest snapshot.`),
-  RATELIMIT_CONFIG_MAX_FILES: envInteger(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_FILES, 1).describe(
-    "Most files (or xDS resources) in one PUT /rlconfig/files; each is one row of the set's single D1 batch.",
-  ),
+    Largest body, in bytes, of PUT /rlconfig/files and PUT /rlconfig/files/{name}; a larger one answers 413 before
+    it is read whole. The xDS client stores its snapshots through it: keep it above the JSON form of the largest
+    snapshot.`),
+  RATELIMIT_CONFIG_MAX_FILES: envInteger(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_FILES, 1).describe(oneLine`
+    Most uploaded files (or xDS resources) in the set, sent whole by PUT /rlconfig/files or one by one; each is one
+    row of the set's single D1 batch.`),
   RATELIMIT_CONFIG_MAX_FILE_BYTES: envNumber(DEFAULT_LIMITS.RATELIMIT_CONFIG_MAX_FILE_BYTES, (s) =>
     s.int().min(1).max(1_900_000),
   ).meta({ kind: "integer" }).describe(oneLine`

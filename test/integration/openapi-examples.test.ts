@@ -48,7 +48,12 @@ const ORDER = {
     "PUT /admin/containers/{projectLabel}/{containerLabel}/permissions",
   ],
   news: ["POST /users", "PUT /users/{id}", "POST /news", "PUT /news/{id}", "PUT /users/{id}/password"],
-  ratelimit: ["POST /json", "PUT /rlconfig/files", "POST /envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit"],
+  ratelimit: [
+    "POST /json",
+    "PUT /rlconfig/files",
+    "PUT /rlconfig/files/{name}",
+    "POST /envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
+  ],
 };
 
 /** What the answers so far gave: the news user's token and id (made at sign-up, so no example can name them). */
