@@ -18,6 +18,12 @@ type Backend = "durable-object" | "kvstore" | "objcache";
  */
 const MAX_OPERATIONS_PER_CALL = 1000;
 
+/**
+ * Longest a request waits for a call to its counter object that another request makes (its turn or its replies).
+ * A call normally takes milliseconds; this only ends the wait of requests whose call is stuck, with a 500.
+ */
+const MAX_COALESCED_WAIT_MS = 10_000;
+
 /** The store the settings chose, with what the health check and the error messages need to know of it. */
 export interface SelectedStore {
   backend: Backend;
@@ -67,6 +73,7 @@ export function selectCounterStore(env: Env): SelectedStore {
             maxInFlight: settings.COUNTER_MAX_IN_FLIGHT,
             lingerMs: settings.COUNTER_BATCH_LINGER_MS,
             maxOperationsPerCall: MAX_OPERATIONS_PER_CALL,
+            maxWaitMs: MAX_COALESCED_WAIT_MS,
           },
         ),
         healthCheckActiveConnection: false,

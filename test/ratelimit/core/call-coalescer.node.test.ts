@@ -48,6 +48,9 @@ const request = fc.record({
   operations: fc.array(operation, { minLength: 1, maxLength: 3 }),
 });
 
+/** Lets every pending promise continuation run (the leaders make their calls a few microtasks after submitting). */
+const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 describe("CallCoalescer", () => {
   it("gives every request the replies of one-by-one serving in arrival order", async () => {
     await fc.assert(
@@ -69,7 +72,7 @@ describe("CallCoalescer", () => {
                 .schedule(Promise.resolve(), `call to ${object}`)
                 .then(() => objects.get(object)!.increment(operations, NOW_MS).replies);
             },
-            { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall },
+            { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall, maxWaitMs: 60_000 },
           );
           const arrivals: number[] = [];
           const answers = new Map<number, CounterReply[]>();
@@ -105,18 +108,23 @@ describe("CallCoalescer", () => {
         sent.push({ object, operations });
         return new Promise((resolve) => releases.push(() => resolve(operations.map((n) => n * 10))));
       },
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 100 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 100, maxWaitMs: 60_000 },
     );
     const first = coalescer.submit("x", [1]);
-    const second = coalescer.submit("x", [2, 3]);
-    const third = coalescer.submit("x", [4]);
     const other = coalescer.submit("y", [5]);
+    await settled();
     expect(sent).toEqual([
       { object: "x", operations: [1] },
       { object: "y", operations: [5] },
     ]);
+    // Arrivals while x's call is in flight wait, then travel together in arrival order.
+    const second = coalescer.submit("x", [2, 3]);
+    const third = coalescer.submit("x", [4]);
+    await settled();
+    expect(sent).toHaveLength(2);
     releases.shift()!();
     expect(await first).toEqual([10]);
+    await settled();
     expect(sent[2]).toEqual({ object: "x", operations: [2, 3, 4] });
     releases.shift()!();
     expect(await other).toEqual([50]);
@@ -134,51 +142,93 @@ describe("CallCoalescer", () => {
         sent.push(operations);
         return new Promise((resolve) => releases.push(() => resolve(operations)));
       },
-      { maxInFlight: 2, lingerMs: 0, maxOperationsPerCall: 3 },
+      { maxInFlight: 2, lingerMs: 0, maxOperationsPerCall: 3, maxWaitMs: 60_000 },
     );
-    const replies = [coalescer.submit("x", [1]), coalescer.submit("x", [2]), coalescer.submit("x", [3, 4])];
-    replies.push(coalescer.submit("x", [5, 6]), coalescer.submit("x", [7, 8, 9, 10]));
-    expect(sent).toEqual([[1], [2]]);
+    const replies = [1, 2, 3, 4, 5].map((n) => coalescer.submit("x", [n]));
+    replies.push(coalescer.submit("x", [6, 7, 8, 9]), coalescer.submit("x", [10]));
+    await settled();
+    // Two leaders, each taking what waits up to three operations.
+    expect(sent).toEqual([
+      [1, 3, 4],
+      [2, 5],
+    ]);
     releases.shift()!();
     await replies[0];
-    expect(sent).toEqual([[1], [2], [3, 4]]);
+    await settled();
+    // A request larger than the cap still travels whole, alone.
+    expect(sent.at(-1)).toEqual([6, 7, 8, 9]);
     releases.shift()!();
     await replies[1];
-    // A request larger than the cap still travels whole, alone.
-    expect(sent).toEqual([[1], [2], [3, 4], [5, 6]]);
+    await settled();
+    expect(sent.at(-1)).toEqual([10]);
     releases.shift()!();
     releases.shift()!();
-    await replies[3];
-    expect(sent.at(-1)).toEqual([7, 8, 9, 10]);
-    releases.shift()!();
-    expect(await Promise.all(replies)).toEqual([[1], [2], [3, 4], [5, 6], [7, 8, 9, 10]]);
+    expect(await Promise.all(replies)).toEqual([[1], [2], [3], [4], [5], [6, 7, 8, 9], [10]]);
+    expect(coalescer.busyObjects).toBe(0);
   });
 
   it("holds a call back for lingerMs to gather more operations, unless a full call waits", async () => {
-    const timers: { ms: number; run: () => void }[] = [];
-    const timer: CoalescerTimer = { schedule: (ms, run) => timers.push({ ms, run }) };
+    const timers = new Set<{ ms: number; run: () => void }>();
+    const timer: CoalescerTimer = {
+      schedule: (ms, run) => {
+        const entry = { ms, run };
+        timers.add(entry);
+        return () => timers.delete(entry);
+      },
+    };
+    const lingers = () => [...timers].filter((entry) => entry.ms === 5);
     const sent: number[][] = [];
     const coalescer = new CallCoalescer<number, number>(
       async (_object, operations) => {
         sent.push(operations);
         return operations;
       },
-      { maxInFlight: 1, lingerMs: 5, maxOperationsPerCall: 3 },
+      { maxInFlight: 1, lingerMs: 5, maxOperationsPerCall: 3, maxWaitMs: 60_000 },
       timer,
     );
     const early = [coalescer.submit("x", [1]), coalescer.submit("x", [2])];
+    await settled();
     expect(sent).toEqual([]);
-    expect(timers.map((t) => t.ms)).toEqual([5]);
-    timers.shift()!.run();
+    expect(lingers()).toHaveLength(1);
+    const [linger] = lingers();
+    timers.delete(linger);
+    linger.run();
     expect(await Promise.all(early)).toEqual([[1], [2]]);
     expect(sent).toEqual([[1, 2]]);
-    const full = coalescer.submit("x", [3, 4, 5]);
+    // A full call goes at once: the leader's linger is cut short.
+    const full = [coalescer.submit("x", [3]), coalescer.submit("x", [4, 5])];
+    await settled();
     expect(sent).toEqual([
       [1, 2],
       [3, 4, 5],
     ]);
-    expect(await full).toEqual([3, 4, 5]);
-    expect(timers).toEqual([]);
+    expect(await Promise.all(full)).toEqual([[3], [4, 5]]);
+    // Nothing left pending: every linger and wait timer was cancelled.
+    expect([...timers]).toEqual([]);
+  });
+
+  it("fails a request that waits longer than maxWaitMs, and serves the others", async () => {
+    const timers: { ms: number; run: () => void }[] = [];
+    const timer: CoalescerTimer = { schedule: (ms, run) => (timers.push({ ms, run }), () => {}) };
+    let release!: () => void;
+    const coalescer = new CallCoalescer<number, number>(
+      (_object, operations) =>
+        operations[0] === 1
+          ? new Promise((resolve) => (release = () => resolve(operations)))
+          : Promise.resolve(operations),
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 7 },
+      timer,
+    );
+    const stuck = coalescer.submit("x", [1]);
+    await settled();
+    const waiting = coalescer.submit("x", [2]);
+    // The second request's wait bound fires while the first call hangs.
+    timers[1].run();
+    await expect(waiting).rejects.toThrow("waited 7 ms for counter object x");
+    release();
+    expect(await stuck).toEqual([1]);
+    expect(await coalescer.submit("x", [3])).toEqual([3]);
+    expect(coalescer.busyObjects).toBe(0);
   });
 
   it("fails every request of a failed call and goes on with the next", async () => {
@@ -189,13 +239,14 @@ describe("CallCoalescer", () => {
         if (calls === 1) throw new Error("object overloaded");
         return operations;
       },
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 60_000 },
     );
-    const first = coalescer.submit("x", [1]);
-    const waiting = [coalescer.submit("x", [2]), coalescer.submit("x", [3])];
-    await expect(first).rejects.toThrow("object overloaded");
-    expect(await Promise.all(waiting)).toEqual([[2], [3]]);
+    const carried = [coalescer.submit("x", [1]), coalescer.submit("x", [2])];
+    const outcomes = await Promise.allSettled(carried);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
+    expect(await coalescer.submit("x", [3])).toEqual([3]);
     expect(calls).toBe(2);
+    expect(coalescer.busyObjects).toBe(0);
   });
 
   it("refuses a call whose reply count does not match its operations", async () => {
@@ -203,6 +254,7 @@ describe("CallCoalescer", () => {
       maxInFlight: 1,
       lingerMs: 0,
       maxOperationsPerCall: 10,
+      maxWaitMs: 60_000,
     });
     await expect(coalescer.submit("x", [1, 2])).rejects.toThrow("counter object x answered 1 replies to 2");
     expect(coalescer.busyObjects).toBe(0);

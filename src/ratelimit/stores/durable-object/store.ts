@@ -3,6 +3,7 @@
 // parallel; the operations for one object wait in this isolate's queue for that object and travel in one RPC with
 // those of other requests that arrived meanwhile (core/call-coalescer.ts), so a hot key costs its object one call per
 // round trip, not one per request. Both windows of a sliding window share the counter name, so one object holds both.
+import { waitUntil } from "cloudflare:workers";
 import { CallCoalescer, type CoalescerOptions } from "../../core/call-coalescer";
 import { shardName } from "../../core/counter-shards";
 import type { CounterOperation } from "../../core/counter-table";
@@ -64,6 +65,8 @@ export function durableObjectStore(
   const coalescer = new CallCoalescer<CounterOperation, CounterReply>(
     (name, operations) => namespace.getByName(name).increment(operations),
     coalescing,
+    undefined,
+    waitUntil,
   );
   const perObject = async (items: CounterIncrement[]): Promise<CounterReply[]> => {
     const results = new Array<CounterReply>(items.length);
