@@ -39,14 +39,14 @@ export class RateLimitCounter extends DurableObject<Env> {
   async increment(operations: CounterOperation[]): Promise<CounterReply[]> {
     const { replies, writeDueMs } = this.table.increment(operations, Date.now());
     if (writeDueMs !== undefined) this.writeAt(writeDueMs);
-    this.report();
+    this.report(1);
     return replies;
   }
 
   /** Each operation's reply as if its hits were 0 (a count is 0 when absent), changing nothing. */
   async read(operations: CounterOperation[]): Promise<CounterReply[]> {
     const replies = this.table.read(operations, Date.now());
-    this.report();
+    this.report(1);
     return replies;
   }
 
@@ -78,9 +78,11 @@ export class RateLimitCounter extends DurableObject<Env> {
     this.writeTimer = undefined;
   }
 
-  private report(): void {
+  /** Adds what the table did, and the `calls` this object answered, to the isolate's statistics. */
+  private report(calls = 0): void {
     const activity = this.table.takeActivity();
     recordCounterObjectActivity(this.env, {
+      calls,
       operations: activity.operations,
       lookups: activity.lookups,
       rows_written: activity.rowsWritten,

@@ -23,6 +23,7 @@ export const CONFIG_LOAD_ERROR = "ratelimit.service.config_load_error";
 export const COUNTER_OBJECT_PREFIX = "ratelimit.durable_object.";
 export const COUNTER_OBJECT_STATS = [
   "objects_started",
+  "calls",
   "operations",
   "lookups",
   "rows_written",

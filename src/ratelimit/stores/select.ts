@@ -12,6 +12,18 @@ import { counterStoreSettings } from "../counter-store-settings";
 
 type Backend = "durable-object" | "kvstore" | "objcache";
 
+/**
+ * Most operations one coalesced call to a counter object carries: about 100 KB of RPC, a millisecond or two of the
+ * object's time, so a burst on one key still moves in steps the object answers quickly.
+ */
+const MAX_OPERATIONS_PER_CALL = 1000;
+
+/**
+ * Longest a request waits for a call to its counter object that another request makes (its turn or its replies).
+ * A call normally takes milliseconds; this only ends the wait of requests whose call is stuck, with a 500.
+ */
+const MAX_COALESCED_WAIT_MS = 10_000;
+
 /** The store the settings chose, with what the health check and the error messages need to know of it. */
 export interface SelectedStore {
   backend: Backend;
@@ -57,6 +69,12 @@ export function selectCounterStore(env: Env): SelectedStore {
                 activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT,
                 writeBehindMs: settings.COUNTER_WRITE_BEHIND,
               },
+          {
+            maxInFlight: settings.COUNTER_MAX_IN_FLIGHT,
+            lingerMs: settings.COUNTER_BATCH_LINGER_MS,
+            maxOperationsPerCall: MAX_OPERATIONS_PER_CALL,
+            maxWaitMs: MAX_COALESCED_WAIT_MS,
+          },
         ),
         healthCheckActiveConnection: false,
       };

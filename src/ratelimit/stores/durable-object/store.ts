@@ -1,7 +1,10 @@
 // The CounterStore the core uses, over RateLimitCounter Durable Objects: one per rate-limit key (per_key, the
-// default) or COUNTER_OBJECT_SHARDS shards each holding many keys (sharded). Operations for the same object travel in
-// one RPC, and the objects of one request are reached in parallel. Both windows of a sliding window share the counter
-// name, so one object holds both.
+// default) or COUNTER_OBJECT_SHARDS shards each holding many keys (sharded). The objects of one request are reached in
+// parallel; the operations for one object wait in this isolate's queue for that object and travel in one RPC with
+// those of other requests that arrived meanwhile (core/call-coalescer.ts), so a hot key costs its object one call per
+// round trip, not one per request. Both windows of a sliding window share the counter name, so one object holds both.
+import { waitUntil } from "cloudflare:workers";
+import { CallCoalescer, type CoalescerOptions } from "../../core/call-coalescer";
 import { shardName } from "../../core/counter-shards";
 import type { CounterOperation } from "../../core/counter-table";
 import type { CounterIncrement, CounterReply, CounterStore } from "../../core/types";
@@ -44,7 +47,12 @@ function groupByObject(items: CounterIncrement[], objectOf: (item: CounterIncrem
   return [...groups.entries()];
 }
 
-export function durableObjectStore(namespace: Namespace, layout: CounterObjectLayout): CounterStore {
+/** The store over these objects; `coalescing` bounds the calls in flight to each object from this isolate. */
+export function durableObjectStore(
+  namespace: Namespace,
+  layout: CounterObjectLayout,
+  coalescing: CoalescerOptions,
+): CounterStore {
   const objectOf =
     layout.kind === "sharded"
       ? (item: CounterIncrement) => shardName(item.counterName, layout.shards)
@@ -53,23 +61,27 @@ export function durableObjectStore(namespace: Namespace, layout: CounterObjectLa
     layout.kind === "per_key" && layout.activeLimit > 0
       ? new ObjectAdmission(layout.activeLimit, objectResidencyMs(layout.writeBehindMs))
       : undefined;
-  const perObject = async (
-    items: CounterIncrement[],
-    call: (object: DurableObjectStub<RateLimitCounter>, operations: CounterOperation[]) => Promise<CounterReply[]>,
-  ): Promise<CounterReply[]> => {
+  // A read is an increment of 0 hits (the object answers both alike), so reads and increments share one queue.
+  const coalescer = new CallCoalescer<CounterOperation, CounterReply>(
+    (name, operations) => namespace.getByName(name).increment(operations),
+    coalescing,
+    undefined,
+    waitUntil,
+  );
+  const perObject = async (items: CounterIncrement[]): Promise<CounterReply[]> => {
     const results = new Array<CounterReply>(items.length);
     const groups = groupByObject(items, objectOf);
     await admission?.admit(groups.map(([name]) => name));
     await Promise.all(
       groups.map(async ([name, group]) => {
-        const replies = await call(namespace.getByName(name), group.operations);
+        const replies = await coalescer.submit(name, group.operations);
         group.positions.forEach((position, i) => (results[position] = replies[i]));
       }),
     );
     return results;
   };
   return {
-    increment: (items) => perObject(items, (object, operations) => object.increment(operations)),
-    get: (items) => perObject(items, (object, operations) => object.read(operations)),
+    increment: perObject,
+    get: (items) => perObject(items.map((item) => ({ ...item, hits: 0 }))),
   };
 }

@@ -100,10 +100,38 @@ describe.each(layouts)("the %s layout under concurrency", (_name, layout) => {
   }, 60_000);
 });
 
+/** The counter namespace, counting the calls made to its objects' `increment`. */
+function countingNamespace() {
+  const counted = { calls: 0, operations: 0 };
+  const namespace = {
+    getByName: (name: string) => {
+      const stub = env.RATE_LIMIT_COUNTER.getByName(name);
+      return {
+        increment: (operations: Parameters<typeof stub.increment>[0]) => {
+          counted.calls++;
+          counted.operations += operations.length;
+          return stub.increment(operations);
+        },
+      };
+    },
+  } as unknown as typeof env.RATE_LIMIT_COUNTER;
+  return { namespace, counted };
+}
+
+const PER_KEY = { kind: "per_key", activeLimit: 0, writeBehindMs: 2_000 } as const;
+const SHARDED = { kind: "sharded", shards: SHARDS } as const;
+const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000 };
+const FOUR_LINGERING = { maxInFlight: 4, lingerMs: 2, maxOperationsPerCall: 50, maxWaitMs: 10_000 };
+
 describe.each([
-  ["per_key", durableObjectStore(env.RATE_LIMIT_COUNTER, { kind: "per_key", activeLimit: 0, writeBehindMs: 2_000 })],
-  ["sharded", durableObjectStore(env.RATE_LIMIT_COUNTER, { kind: "sharded", shards: SHARDS })],
-] as const)("the algorithms on the %s layout under concurrency", (layout, store) => {
+  ["per_key", "one call in flight", PER_KEY, ONE_AT_A_TIME],
+  ["sharded", "one call in flight", SHARDED, ONE_AT_A_TIME],
+  ["per_key", "four calls in flight, 2 ms linger, 50 per call", PER_KEY, FOUR_LINGERING],
+  ["sharded", "four calls in flight, 2 ms linger, 50 per call", SHARDED, FOUR_LINGERING],
+] as const)("the algorithms on the %s layout under concurrency, %s", (layoutName, variant, layoutOf, coalescing) => {
+  const { namespace, counted } = countingNamespace();
+  const store = durableObjectStore(namespace, layoutOf, coalescing);
+  const layout = `${layoutName}_${coalescing.maxInFlight}`;
   const WINDOW = 60;
   // NOW is 30 s into its minute: the previous minute weighs 0.5.
   const START = Math.floor(NOW / 1000 / WINDOW) * WINDOW;
@@ -171,6 +199,26 @@ describe.each([
     expect(tats.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => nowMicros + (i + 1) * interval));
     expect(replies.filter((reply) => !reply.admitted)).toHaveLength(500);
   }, 60_000);
+
+  it("admits exactly 100 of 600 fixed-window hits limited to 100, in far fewer calls than hits", async () => {
+    const before = { ...counted };
+    const counterName = `alg_${layout}_fixed_`;
+    const item = {
+      key: `${counterName}${START}`,
+      counterName,
+      hits: 1,
+      windowEnd: START + WINDOW,
+      windowSeconds: WINDOW,
+    };
+    const replies = (await Promise.all(Array.from({ length: 600 }, () => store.increment([item])))).map(([c]) => c);
+    // Every hit is counted once and each sees its own count: 1 to 600, as one by one.
+    expect(replies.sort((a, b) => (a as number) - (b as number))).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    expect(counted.operations - before.operations).toBe(600);
+    // All 600 are sent in one turn: the first leader takes what waits, up to the per-call cap.
+    const calls = counted.calls - before.calls;
+    expect(calls).toBeGreaterThanOrEqual(Math.ceil(600 / coalescing.maxOperationsPerCall));
+    expect(calls).toBeLessThanOrEqual(coalescing.maxInFlight === 1 ? 2 : 600 / coalescing.maxOperationsPerCall + 4);
+  }, 60_000);
 });
 
 describe("both layouts", () => {
@@ -214,6 +262,10 @@ describe("the layout settings", () => {
     [{ COUNTER_WRITE_BEHIND: "6s" }, "COUNTER_WRITE_BEHIND: must be at most 5s"],
     [{ COUNTER_OBJECT_MIN_IDLE_LIFETIME: "2m" }, "COUNTER_OBJECT_MIN_IDLE_LIFETIME: must be at most 60s"],
     [{ COUNTER_OBJECT_LAYOUT: "bogus" }, 'COUNTER_OBJECT_LAYOUT: Invalid option: expected one of "per_key"|"sharded"'],
+    [{ COUNTER_MAX_IN_FLIGHT: "0" }, "COUNTER_MAX_IN_FLIGHT: Too small: expected number to be >=1"],
+    [{ COUNTER_MAX_IN_FLIGHT: "65" }, "COUNTER_MAX_IN_FLIGHT: must be at most 64"],
+    [{ COUNTER_BATCH_LINGER_MS: "51" }, "COUNTER_BATCH_LINGER_MS: must be at most 50"],
+    [{ COUNTER_BATCH_LINGER_MS: "1.5" }, "COUNTER_BATCH_LINGER_MS: Invalid input: expected int, received number"],
   ])("refuses %j with a 500 naming the variable", async (vars, message) => {
     const refused = workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars });
     const error = vi.spyOn(console, "error").mockImplementation(() => {});

@@ -1,0 +1,198 @@
+// Coalesces the calls one isolate makes to each counter object: at most `maxInFlight` calls per object are in flight,
+// and the operations of requests that arrive meanwhile wait and travel together, in arrival order, in the next call.
+// An object applies a call's operations one by one (core/counter-table.ts), so each request gets exactly the replies it
+// would get if the requests had been sent one at a time in arrival order, while a hot key costs the object one call
+// per round trip instead of one per request. Pure logic over a `send` function and a timer: no Workers imports.
+
+export interface CoalescerOptions {
+  /** Calls in flight to one object at a time (COUNTER_MAX_IN_FLIGHT). */
+  maxInFlight: number;
+  /** How long a call may be held back to gather more operations (COUNTER_BATCH_LINGER_MS); 0 sends at once. */
+  lingerMs: number;
+  /** Most operations one call carries; what is over waits for the next call (bounds one RPC's size). */
+  maxOperationsPerCall: number;
+  /** Longest a request waits for its turn or its replies before it fails (the object is stuck or gone). */
+  maxWaitMs: number;
+}
+
+/** The timer the linger and the wait bound use, replaceable in tests; `schedule` returns its cancel. */
+export interface CoalescerTimer {
+  schedule(ms: number, run: () => void): () => void;
+}
+
+const realTimer: CoalescerTimer = {
+  schedule: (ms, run) => {
+    const handle = setTimeout(run, ms);
+    return () => clearTimeout(handle);
+  },
+};
+
+/** A request waited longer than maxWaitMs for its turn or its replies. */
+export class CoalescedWaitTimeout extends Error {
+  constructor(object: string, waitedMs: number) {
+    super(`waited ${waitedMs} ms for counter object ${object}`);
+    this.name = "CoalescedWaitTimeout";
+  }
+}
+
+/** What a waiting request learns: lead the next call itself, or its replies from a call another request led. */
+type Turn<Reply> = { kind: "lead" } | { kind: "replies"; replies: Reply[] } | { kind: "failed"; error: unknown };
+
+interface Waiting<Operation, Reply> {
+  operations: Operation[];
+  tell(turn: Turn<Reply>): void;
+}
+
+interface ObjectQueue<Operation, Reply> {
+  waiting: Waiting<Operation, Reply>[];
+  /** Calls in flight, counting a leader still lingering. */
+  inFlight: number;
+  /** Wakes the lingering leader early (its call is full); undefined when none lingers. */
+  wakeLeader: (() => void) | undefined;
+  /** Operations of the lingering leader itself. */
+  leaderOperations: number;
+}
+
+/** What the coalescer did, for statistics and benchmarks. */
+export interface CoalescerActivity {
+  /** Calls sent to objects. */
+  calls: number;
+  /** Requests' operation groups those calls carried (calls / groups: how much coalescing saved). */
+  groups: number;
+}
+
+/**
+ * The Workers runtime ties every I/O (an RPC, a timer) to the request that started it and cancels it when that request
+ * ends. So a call is always made, and its linger timed, by a request it carries (the leader); a request that waits is
+ * told its turn or its replies through a promise it created itself, whose continuation runs in its own context.
+ * `keepAlive` (the request's waitUntil) keeps the leader's context alive until every request it carries is answered,
+ * even if its own client has gone.
+ */
+export class CallCoalescer<Operation, Reply> {
+  private readonly queues = new Map<string, ObjectQueue<Operation, Reply>>();
+  private activity: CoalescerActivity = { calls: 0, groups: 0 };
+
+  constructor(
+    private readonly send: (object: string, operations: Operation[]) => Promise<Reply[]>,
+    private readonly options: CoalescerOptions,
+    private readonly timer: CoalescerTimer = realTimer,
+    private readonly keepAlive: (work: Promise<unknown>) => void = () => {},
+  ) {}
+
+  /** Sends `operations` to `object` in its turn; resolves with one reply per operation, in order. */
+  async submit(object: string, operations: Operation[]): Promise<Reply[]> {
+    let queue = this.queues.get(object);
+    if (!queue)
+      this.queues.set(object, (queue = { waiting: [], inFlight: 0, wakeLeader: undefined, leaderOperations: 0 }));
+    let waiting!: Waiting<Operation, Reply>;
+    const turn = new Promise<Turn<Reply>>((tell) => queue.waiting.push((waiting = { operations, tell })));
+    const cancelTimer = this.timer.schedule(this.options.maxWaitMs, () => {
+      const index = queue.waiting.indexOf(waiting);
+      if (index >= 0) queue.waiting.splice(index, 1);
+      waiting.tell({ kind: "failed", error: new CoalescedWaitTimeout(object, this.options.maxWaitMs) });
+      this.pump(object, queue);
+    });
+    if (queue.wakeLeader && this.isFull(queue)) queue.wakeLeader();
+    this.pump(object, queue);
+    const told = await turn.finally(cancelTimer);
+    if (told.kind === "replies") return told.replies;
+    if (told.kind === "failed") throw told.error;
+    return this.lead(object, queue, operations);
+  }
+
+  /** Objects with a call in flight or operations waiting (for tests: an idle object leaves no state behind). */
+  get busyObjects(): number {
+    return this.queues.size;
+  }
+
+  /** What was done since the last call. */
+  takeActivity(): CoalescerActivity {
+    const taken = this.activity;
+    this.activity = { calls: 0, groups: 0 };
+    return taken;
+  }
+
+  /** Makes the first waiting request the leader of a call while fewer than maxInFlight are in flight. */
+  private pump(object: string, queue: ObjectQueue<Operation, Reply>): void {
+    while (queue.waiting.length > 0 && queue.inFlight < this.options.maxInFlight) {
+      queue.inFlight++;
+      queue.waiting.shift()!.tell({ kind: "lead" });
+    }
+    if (queue.waiting.length === 0 && queue.inFlight === 0 && this.queues.get(object) === queue)
+      this.queues.delete(object);
+  }
+
+  private isFull(queue: ObjectQueue<Operation, Reply>): boolean {
+    let operations = queue.leaderOperations;
+    for (const waiting of queue.waiting) {
+      operations += waiting.operations.length;
+      if (operations >= this.options.maxOperationsPerCall) return true;
+    }
+    return operations >= this.options.maxOperationsPerCall;
+  }
+
+  /** Run by the leader, in its own request: lingers, takes what waits (up to the cap) and makes the call. */
+  private async lead(object: string, queue: ObjectQueue<Operation, Reply>, own: Operation[]): Promise<Reply[]> {
+    try {
+      await this.linger(queue, own.length);
+      const others = this.takeFollowers(queue, own.length);
+      this.activity.calls++;
+      this.activity.groups += 1 + others.length;
+      const call = this.call(object, [own, ...others.map((waiting) => waiting.operations)]);
+      const answered = call.then(
+        ([mine, ...theirs]) => {
+          others.forEach((waiting, i) => waiting.tell({ kind: "replies", replies: theirs[i] }));
+          return mine;
+        },
+        (error: unknown) => {
+          for (const waiting of others) waiting.tell({ kind: "failed", error });
+          throw error;
+        },
+      );
+      this.keepAlive(answered.catch(() => {}));
+      return await answered;
+    } finally {
+      queue.inFlight--;
+      this.pump(object, queue);
+    }
+  }
+
+  private async linger(queue: ObjectQueue<Operation, Reply>, ownOperations: number): Promise<void> {
+    if (this.options.lingerMs <= 0) return;
+    queue.leaderOperations = ownOperations;
+    if (!this.isFull(queue)) {
+      await new Promise<void>((wake) => {
+        const cancel = this.timer.schedule(this.options.lingerMs, wake);
+        queue.wakeLeader = () => {
+          cancel();
+          wake();
+        };
+      });
+    }
+    queue.wakeLeader = undefined;
+    queue.leaderOperations = 0;
+  }
+
+  /** The waiting requests that join the leader's call, in arrival order, within the per-call cap. */
+  private takeFollowers(queue: ObjectQueue<Operation, Reply>, ownOperations: number): Waiting<Operation, Reply>[] {
+    const followers: Waiting<Operation, Reply>[] = [];
+    let operations = ownOperations;
+    while (queue.waiting.length > 0) {
+      const next = queue.waiting[0].operations.length;
+      if (operations + next > this.options.maxOperationsPerCall) break;
+      followers.push(queue.waiting.shift()!);
+      operations += next;
+    }
+    return followers;
+  }
+
+  /** One call carrying these groups of operations; resolves with each group's replies. */
+  private async call(object: string, groups: Operation[][]): Promise<Reply[][]> {
+    const operations = groups.flat();
+    const replies = await this.send(object, operations);
+    if (replies.length !== operations.length)
+      throw new Error(`counter object ${object} answered ${replies.length} replies to ${operations.length}`);
+    let offset = 0;
+    return groups.map((group) => replies.slice(offset, (offset += group.length)));
+  }
+}
