@@ -84,15 +84,11 @@ export const CounterStoreSettings = z.preprocess(
         Durable Object store: how long a counter that must be stored may wait before it is written, gathering that
         interval's hits into one write; \`0\` writes before answering. A crash of the object loses at most this
         interval's hits (lets that many more through); an ordinary eviction loses nothing.`),
-    COUNTER_MAX_IN_FLIGHT: envInteger(1, 1)
-      .pipe(z.number().max(64, "must be at most 64"))
-      .describe(oneLine`
+    COUNTER_MAX_IN_FLIGHT: envInteger(1, 1).pipe(z.number().max(64, "must be at most 64")).describe(oneLine`
         Durable Object store: most calls one isolate has in flight to one counter object (1 to 64). Requests for that
         object that arrive meanwhile wait and travel together in the next call, each still answered exactly as if the
         requests had been served one by one in arrival order; a hot key costs its object one call per round trip.`),
-    COUNTER_BATCH_LINGER_MS: envInteger(0)
-      .pipe(z.number().max(50, "must be at most 50"))
-      .describe(oneLine`
+    COUNTER_BATCH_LINGER_MS: envInteger(0).pipe(z.number().max(50, "must be at most 50")).describe(oneLine`
         Durable Object store: milliseconds (0 to 50) a call to a counter object may be held back to gather more
         requests into it; \`0\` sends at once (requests still gather while a call is in flight).`),
     COUNTER_OBJECT_MIN_IDLE_LIFETIME: envDurationMs("10s").pipe(z.number().max(60_000, "must be at most 60s"))
