@@ -26,8 +26,8 @@ return {1, previous, current}`;
 
 /**
  * KEYS: the bucket, holding its TAT (µs). ARGV: hits, burst, emission interval (µs), now (µs), expiry margin (ms).
- * The key expires at its TAT (after which the bucket is full, as if absent) plus the margin. Returns {admitted (0/1),
- * TAT}.
+ * The key expires at its TAT (after which the bucket is full, as if absent) plus the margin, which keeps it for
+ * callers whose clocks run behind the server's. Returns {admitted (0/1), TAT}.
  */
 export const TOKEN_BUCKET_SCRIPT = `local hits = tonumber(ARGV[1])
 local interval = tonumber(ARGV[3])

@@ -12,7 +12,9 @@
 // names do not depend on the topology. (A counter name starting with `}`, possible only with an empty
 // CACHE_KEY_PREFIX and a domain starting with `}`, leaves the tag empty: in a cluster the script then fails with
 // CROSSSLOT.) A sliding window's current key expires after its life (two windows) plus jitter, a token bucket's
-// after its TAT plus jitter; a refused operation writes nothing.
+// after its TAT plus the Durable Object store's grace for callers whose clocks run behind (CLOSED_WINDOW_GRACE_MS)
+// plus jitter; a refused operation writes nothing.
+import { CLOSED_WINDOW_GRACE_MS } from "../../core/counter-table";
 import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore } from "../../core/types";
 import type { KvstoreConnection } from "../../../../durable-objects/kvstore-connection";
 import { KvstoreError, kvstoreTimeout } from "./connection";
@@ -166,8 +168,13 @@ export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOption
           item.windowSeconds + jitter(),
         ),
       ];
+    // The TAT is on the caller's clock but the key expires on the server's, and jitter may be 0: without the grace a
+    // TAT microseconds ahead would be gone a millisecond later, and a caller whose clock runs behind would find its
+    // bucket full while the steps still count tokens in use.
     if (algorithm?.kind === "token_bucket")
-      return [tokenBucketCommand(scripts.tokenBucket, item.key, hits, algorithm, jitter() * 1000)];
+      return [
+        tokenBucketCommand(scripts.tokenBucket, item.key, hits, algorithm, CLOSED_WINDOW_GRACE_MS + jitter() * 1000),
+      ];
     if (!counting) return [["GET", item.key]];
     return [
       ["INCRBY", item.key, hits],
