@@ -29,11 +29,12 @@ const NAME_RULE =
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/plain"];
 
 const EXAMPLE_NAME = "uploaded-example.yaml";
+// No final newline: Swagger UI's text area drops one, and then would show other than the document holds.
 const EXAMPLE_YAML =
-  "domain: uploaded-example\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: minute\n      requests_per_unit: 3\n";
+  "domain: uploaded-example\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: minute\n      requests_per_unit: 3";
 
 const NameParams = z.object({
-  name: z.string().meta({ description: NAME_RULE, example: EXAMPLE_NAME }),
+  name: z.string().openapi({ description: NAME_RULE, example: EXAMPLE_NAME, param: { example: EXAMPLE_NAME } }),
 });
 
 const Answer = z.object({
