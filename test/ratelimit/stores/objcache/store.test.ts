@@ -99,8 +99,10 @@ describe("the object cache", () => {
     const key = `mc_mc_client_burst_${HOUR_START}`;
     const request = { domain: "mc", descriptors: [descriptor(["client", "burst"])] };
     const statuses = await Promise.all(Array.from({ length: 5 }, () => cache.rateLimit(request).then((a) => a.status)));
-    // All five read 0 before any increment landed: each saw itself as the first hit.
-    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    // The reads went out before the increments (which follow each answer) landed, so more than the limit of 3 were
+    // admitted; how many more depends on when the first increments land on a loaded machine, so only that is fixed.
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(3);
     expect(await eventually(() => valueOf(key), "5")).toBe("5");
     expect((await cache.rateLimit(request)).status).toBe(429);
   });
