@@ -34,7 +34,10 @@ const EXAMPLE_YAML =
   "domain: uploaded-example\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: minute\n      requests_per_unit: 3";
 
 const NameParams = z.object({
-  name: z.string().openapi({ description: NAME_RULE, example: EXAMPLE_NAME, param: { example: EXAMPLE_NAME } }),
+  name: z
+    .string()
+    .meta({ description: NAME_RULE, example: EXAMPLE_NAME })
+    .openapi({ param: { example: EXAMPLE_NAME } }),
 });
 
 const Answer = z.object({

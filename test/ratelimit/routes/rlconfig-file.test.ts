@@ -7,7 +7,6 @@ import worker from "../../../src/index";
 import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { putConfigFile, readConfigSnapshot } from "../../../src/ratelimit/config/repo";
 import { ConfigSetChanged } from "../../../src/ratelimit/errors";
-import { deleteConfigFileRoute, putConfigFileRoute } from "../../../src/ratelimit/routes/rlconfig-file";
 import { database } from "../../../src/shared/db";
 import { call } from "../../helpers/http";
 import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
@@ -240,9 +239,21 @@ describe("DELETE /rlconfig/files/{name}", () => {
 describe("the OpenAPI examples", () => {
   it("upload and remove the example file", async () => {
     await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN });
-    const name = (putConfigFileRoute.request.params.shape.name.meta() as { example: string }).example;
-    const content = putConfigFileRoute.request.body.content as Record<string, { example: string }>;
-    expect(deleteConfigFileRoute.request.params.shape.name.meta()).toMatchObject({ example: name });
+    // The examples as the served document shows them (and Swagger UI fills them in).
+    type Operation = {
+      parameters: { name: string; example?: string }[];
+      requestBody?: { content: Record<string, { example: string }> };
+    };
+    const document = (await (await call("/openapi.json")).json()) as {
+      paths: Record<string, { put: Operation; delete: Operation }>;
+    };
+    const path = document.paths["/rlconfig/files/{name}"];
+    const [name, deleted] = [path.put, path.delete].map(
+      ({ parameters }) => parameters.find((parameter) => parameter.name === "name")!.example!,
+    );
+    expect(deleted).toBe(name);
+    expect(name).toBe("uploaded-example.yaml");
+    const content = path.put.requestBody!.content;
     for (const [type, { example }] of Object.entries(content)) {
       const put = await putFile(name, example, type);
       expect({ type, status: put.status }).toEqual({ type, status: 200 });
