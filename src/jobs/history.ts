@@ -40,6 +40,22 @@ export async function finishJobRun(
     .where(eq(jobRuns.id, input.id));
 }
 
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+/** A run as the services' job routes answer it (GET /admin/jobs, GET /news/jobs): its times as ISO text. */
+export const jobRunView = (row: typeof jobRuns.$inferSelect) => ({
+  id: row.id,
+  kind: row.kind,
+  state: row.state,
+  trigger: row.trigger,
+  attempts: row.attempts,
+  createdAt: iso(row.createdAt),
+  startedAt: iso(row.startedAt),
+  endedAt: iso(row.endedAt),
+  warnings: row.warnings,
+  error: row.error,
+});
+
 export async function getJobRun(db: Database, id: number) {
   const [row] = await db.select().from(jobRuns).where(eq(jobRuns.id, id)).limit(1);
   return row;

@@ -5,7 +5,7 @@
 import { z } from "../shared/zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../jobs/define";
 import { enqueueJob, enqueueJobs } from "../jobs/enqueue";
-import { finishJobRun, getJobRun, latestStartedRun, listJobRuns, startJobRun } from "../jobs/history";
+import { finishJobRun, getJobRun, jobRunView, latestStartedRun, listJobRuns, startJobRun } from "../jobs/history";
 import { acquireLock, JobLocked, releaseLock, withLock, type LockScope } from "../jobs/locks";
 import { database, type Database } from "../shared/db";
 import { HttpError } from "../shared/http/errors";
@@ -141,23 +141,6 @@ export const PROXY_JOB_KINDS = [
   auditPruneJob.kind,
 ] as const;
 export type ProxyJobKind = (typeof PROXY_JOB_KINDS)[number];
-
-type JobRunRow = NonNullable<Awaited<ReturnType<typeof getJobRun>>>;
-
-const iso = (date: Date | null) => date?.toISOString() ?? null;
-
-export const jobRunView = (row: JobRunRow) => ({
-  id: row.id,
-  kind: row.kind,
-  state: row.state,
-  trigger: row.trigger,
-  attempts: row.attempts,
-  createdAt: iso(row.createdAt),
-  startedAt: iso(row.startedAt),
-  endedAt: iso(row.endedAt),
-  warnings: row.warnings,
-  error: row.error,
-});
 
 export async function listProxyJobs(db: Database, input: { kind?: ProxyJobKind; limit: number }) {
   const rows = await listJobRuns(db, { kinds: input.kind ? [input.kind] : [...PROXY_JOB_KINDS], limit: input.limit });

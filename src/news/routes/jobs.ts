@@ -3,7 +3,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
-import { countJobRuns, listJobRuns } from "../../jobs/history";
+import { countJobRuns, jobRunView, listJobRuns } from "../../jobs/history";
 import { newsIngestJob } from "../ingest/job";
 import { requireAdmin, secured, type NewsEnv } from "./auth";
 import { totalCountHeader } from "./list";
@@ -12,23 +12,6 @@ import { validateNews } from "./validation";
 
 /** The job kinds of the news API. */
 export const NEWS_JOB_KINDS = [newsIngestJob.kind];
-
-type JobRunRow = Awaited<ReturnType<typeof listJobRuns>>[number];
-
-const iso = (date: Date | null) => date?.toISOString() ?? null;
-
-export const jobRunView = (row: JobRunRow) => ({
-  id: row.id,
-  kind: row.kind,
-  state: row.state,
-  trigger: row.trigger,
-  attempts: row.attempts,
-  createdAt: row.createdAt.toISOString(),
-  startedAt: iso(row.startedAt),
-  endedAt: iso(row.endedAt),
-  warnings: row.warnings,
-  error: row.error,
-});
 
 const list = createRoute({
   method: "get",
