@@ -56,10 +56,11 @@ describe("LeaseCache", () => {
     // 15 hits in the first 10 ms: 1.5 a millisecond; round trips of 2 ms, so the 50 ms minimum: 75.
     for (let i = 0; i < 15; i++) cache.take(item(), T0 + 1 + (i % 9), true);
     const plan = cache.plan(item(), T0 + 10);
-    expect(plan.kind === "lead" && plan.ask.want).toBe(75);
+    if (plan.kind !== "lead") throw new Error("expected to lead");
+    expect(plan.ask.want).toBe(75);
     // 5 requests wait for that call; the object lends nothing.
     for (let i = 0; i < 5; i++) expect(cache.plan(item(), T0 + 10).kind).toBe("wait");
-    cache.settle(item(), (plan as { ask: never }).ask, { count: 2, granted: 0 }, T0 + 12);
+    cache.settle(item(), plan.ask, { count: 2, granted: 0 }, T0 + 12);
     // For 250 ms after a zero grant, one call per request.
     expect(cache.take(item(), T0 + 100, true)).toBeUndefined();
     expect(cache.plan(item(), T0 + 100)).toEqual({ kind: "plain" });
