@@ -2,13 +2,13 @@
 // nearly all of it), a rule's own `lease: true`, an algorithm that does not lease counted exactly as without; then the
 // store itself over counted calls: a burst and a steady stream answered in far fewer calls than decisions, shares given
 // back once their key idles (the object's count is then exactly the hits), a new window starting without a share;
-// and the lease settings refused by name.
+// the objects' lease statistics on /stats; and the lease settings refused by name.
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig } from "../../../helpers/ratelimit";
+import { descriptor, installConfig, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../helpers/ratelimit";
 import { NOW } from "../../decision-suite";
 import { workerWith } from "../../store-helpers";
 
@@ -170,6 +170,57 @@ describe("a new window", () => {
     expect(await store.increment([next])).toEqual([1]);
     expect(counted.calls).toBe(3);
     vi.setSystemTime(NOW);
+  }, 60_000);
+});
+
+describe("the lease statistics", () => {
+  const statsOf = async () => {
+    const answer = await workerWith({}).fetch("/stats", { headers: RATELIMIT_ADMIN });
+    return parseStats(answer.body as string);
+  };
+  const NAMES = ["leases_granted", "lease_units_lent", "leases_returned", "leases_expired"];
+
+  it("counts leases granted, returned and expired, and the units lent, on /stats", async () => {
+    await sleep(2500); // the flushes of earlier tests' objects land first
+    const before = await statsOf();
+    const object = env.RATE_LIMIT_COUNTER.getByName("lstat_");
+    const nowS = Math.floor(Date.now() / 1000);
+    const op = { key: `lstat_${nowS}`, hits: 1, windowEnd: nowS + 2, windowSeconds: 2 };
+    const ask = (holder: string, want: number, giveBack = 0, used = 0) => ({
+      holder,
+      limit: 100,
+      want,
+      giveBack,
+      used,
+    });
+    expect(await object.increment([{ ...op, lease: ask("h1", 10) }])).toEqual([
+      { kind: "lease", count: 1, granted: 10 },
+    ]);
+    // 89 left, two holders: floor(89 / 4) = 22.
+    expect(await object.increment([{ ...op, hits: 0, lease: ask("h2", 50) }])).toEqual([
+      { kind: "lease", count: 11, granted: 22 },
+    ]);
+    // h1 used 6 and gives back 4.
+    expect(await object.increment([{ ...op, hits: 0, lease: ask("h1", 0, 4, 6) }])).toEqual([
+      { kind: "lease", count: 29, granted: 0 },
+    ]);
+    // The window leaves the object's memory 10 s after its end, with h2's 22 units still lent: one lease expired.
+    const other = { key: "lstat_other", hits: 0, windowEnd: nowS + 600, windowSeconds: 600 };
+    for (let waited = 0; waited < 13_500; waited += 1500) {
+      await sleep(1500);
+      await object.read([other]);
+    }
+    const expected = { leases_granted: 2, lease_units_lent: 32, leases_returned: 1, leases_expired: 1 };
+    let deltas: Record<string, number> = {};
+    for (let i = 0; i < 30; i++) {
+      const after = await statsOf();
+      deltas = Object.fromEntries(
+        NAMES.map((name) => [name, statDelta(before, after, `ratelimit.durable_object.${name}`)]),
+      );
+      if (JSON.stringify(deltas) === JSON.stringify(expected)) break;
+      await sleep(200);
+    }
+    expect(deltas).toEqual(expected);
   }, 60_000);
 });
 
