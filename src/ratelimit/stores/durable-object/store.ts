@@ -158,19 +158,10 @@ export function durableObjectStore(
     );
     return results;
   };
-  if (!lease) {
-    return {
-      increment: perObject,
-      get: (items) => perObject(items.map((item) => ({ ...item, hits: 0 }))),
-    };
-  }
+  const asReads = (items: CounterIncrement[]) => items.map((item) => ({ ...item, hits: 0 }));
+  if (!lease) return { increment: perObject, get: (items) => perObject(asReads(items)) };
   return {
     increment: (items) => splitLeased(items, (item, limit) => leasesOf().increment(item, limit), perObject),
-    get: (items) =>
-      splitLeased(
-        items.map((item) => ({ ...item, hits: 0 })),
-        (item, limit) => leasesOf().read(item, limit),
-        perObject,
-      ),
+    get: (items) => splitLeased(asReads(items), (item, limit) => leasesOf().read(item, limit), perObject),
   };
 }
