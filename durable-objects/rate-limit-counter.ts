@@ -4,7 +4,7 @@
 // timer the table asks for, runs the table's sweep at its alarm and drops its storage once nothing is left.
 import { DurableObject } from "cloudflare:workers";
 import { fnv1a32 } from "../src/ratelimit/core/counter-shards";
-import { CounterTable, type CounterOperation } from "../src/ratelimit/core/counter-table";
+import { CounterTable, type CounterOperation, type ObjectReply } from "../src/ratelimit/core/counter-table";
 import type { CounterReply } from "../src/ratelimit/core/types";
 import { counterStoreSettings } from "../src/ratelimit/counter-store-settings";
 import { recordCounterObjectActivity } from "../src/ratelimit/stats/counter-objects";
@@ -35,8 +35,11 @@ export class RateLimitCounter extends DurableObject<Env> {
     recordCounterObjectActivity(env, { objects_started: 1 });
   }
 
-  /** Applies each operation in order (hits 0 only read) and returns each reply: a count or an algorithm's reply. */
-  async increment(operations: CounterOperation[]): Promise<CounterReply[]> {
+  /**
+   * Applies each operation in order (hits 0 only read) and returns each reply: a count, an algorithm's reply, or a
+   * leased operation's count and share.
+   */
+  async increment(operations: CounterOperation[]): Promise<ObjectReply[]> {
     const { replies, writeDueMs } = this.table.increment(operations, Date.now());
     if (writeDueMs !== undefined) this.writeAt(writeDueMs);
     this.report(1);
@@ -88,6 +91,10 @@ export class RateLimitCounter extends DurableObject<Env> {
       rows_written: activity.rowsWritten,
       rows_deleted: activity.rowsDeleted,
       commits: activity.commits,
+      leases_granted: activity.leasesGranted,
+      leases_returned: activity.leasesReturned,
+      leases_expired: activity.leasesExpired,
+      lease_units_lent: activity.leaseUnitsLent,
     });
   }
 }

@@ -91,6 +91,15 @@ export const CounterStoreSettings = z.preprocess(
     COUNTER_BATCH_LINGER_MS: envInteger(0).pipe(z.number().max(50, "must be at most 50")).describe(oneLine`
         Durable Object store: milliseconds (0 to 50) a call to a counter object may be held back to gather more
         requests into it; \`0\` sends at once (requests still gather while a call is in flight).`),
+    COUNTER_LEASES: envBoolean(false).describe(oneLine`
+        Durable Object store: lend every fixed-window rule's quota to isolates in shares (as a rule's \`lease: true\`
+        does for that rule), so a hot key is answered mostly without a call to its object. Never more than the limit
+        is admitted; unused shares cost under-admission (docs/ratelimit.md). Rules using \`sliding_window\` or
+        \`token_bucket\` are counted as without it.`),
+    COUNTER_LEASE_MAX_UNITS: envInteger(1000, 1).pipe(z.number().max(1_000_000, "must be at most 1000000"))
+      .describe(oneLine`
+        Durable Object store, leases: most units of one key's quota an isolate holds at once (1 to 1,000,000), the
+        bound on what one isolate's share can leave unused.`),
     COUNTER_OBJECT_MIN_IDLE_LIFETIME: envDurationMs("10s").pipe(z.number().max(60_000, "must be at most 60s"))
       .describe(oneLine`
         Durable Object store: how long the platform surely keeps an idle counter object in memory (workerd: 10 s;

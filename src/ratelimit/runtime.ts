@@ -31,6 +31,12 @@ const serviceSettingsOf = perIsolate("ratelimit service settings", (settings: Ra
     : undefined,
 }));
 
+/** The core's view of the settings with what the counter store adds (which counters it lends), built once per env. */
+const decisionSettingsOf = perIsolate("ratelimit decision settings", (env: Env): ServiceSettings => ({
+  ...serviceSettingsOf(configLoadSettings(env).service),
+  leases: counterStoreOf(env).leases,
+}));
+
 /** The isolate's over-limit cache for this env, or undefined when LocalCacheSizeInBytes is 0. */
 const localCacheOf = perIsolate("ratelimit local cache", (env: Env): LocalCache | undefined => {
   const size = localCacheSize(rateLimitSettings(env), env as unknown as Record<string, unknown>);
@@ -56,7 +62,7 @@ async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: numb
     {
       config: loaded.config,
       store: counterStoreOf(env).store,
-      settings: serviceSettingsOf(settings.service),
+      settings: decisionSettingsOf(env),
       localCache: localCacheOf(env),
     },
     request,

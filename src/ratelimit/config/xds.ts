@@ -27,6 +27,7 @@ interface YamlPolicy {
   algorithm?: string;
   unit_multiplier?: number;
   burst?: number;
+  lease?: true;
 }
 
 interface YamlDescriptor {
@@ -66,6 +67,7 @@ function toYamlPolicy(policy: RateLimitPolicy, path: string): YamlPolicy {
     // Absent stays absent, and an explicit 0 reaches the YAML validation, which refuses it by name.
     if (algorithm.unitMultiplier !== undefined) out.unit_multiplier = algorithm.unitMultiplier;
     if (algorithm.burst !== undefined) out.burst = algorithm.burst;
+    if (algorithm.lease) out.lease = true;
   }
   return out;
 }

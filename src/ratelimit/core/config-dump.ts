@@ -15,10 +15,11 @@ function dumpLevel(level: DescriptorLevel, out: string[]): void {
 }
 
 /** The dump's tail for the fields beyond the reference; empty for a plain fixed window, so such lines stay upstream's. */
-function algorithmText({ algorithm, unitMultiplier, burst, requestsPerUnit }: ConfiguredRule): string {
+function algorithmText({ algorithm, unitMultiplier, burst, requestsPerUnit, lease }: ConfiguredRule): string {
   let text = algorithm === "fixed_window" ? "" : `, algorithm: ${algorithm}`;
   if (unitMultiplier !== 1) text += `, unit_multiplier: ${unitMultiplier}`;
   if (algorithm === "token_bucket" && burst !== requestsPerUnit) text += `, burst: ${burst}`;
+  if (lease) text += ", lease: true";
   return text;
 }
 

@@ -67,6 +67,7 @@ export function getLimit(
       unitMultiplier: 1,
       capacity: descriptor.limit.requestsPerUnit,
       emissionIntervalMicros: 0,
+      lease: false,
     };
   }
 
@@ -128,5 +129,6 @@ export function getLimit(
     unitMultiplier: found.unitMultiplier,
     capacity: found.capacity,
     emissionIntervalMicros: found.emissionIntervalMicros,
+    lease: found.lease,
   };
 }

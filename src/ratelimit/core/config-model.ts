@@ -36,6 +36,8 @@ export interface ConfiguredRule {
   capacity: number;
   /** token_bucket: whole microseconds one token takes to come back (at least 1); 0 otherwise. */
   emissionIntervalMicros: number;
+  /** `lease: true` (fixed window only): the Durable Object store may answer it from leased shares. */
+  lease: boolean;
 }
 
 /** One YAML descriptor after validation. */
@@ -123,4 +125,6 @@ export interface MatchedLimit {
   capacity: number;
   /** token_bucket: whole microseconds one token takes to come back (at least 1); 0 otherwise. */
   emissionIntervalMicros: number;
+  /** The rule's `lease: true`; false for a request's own override. */
+  lease: boolean;
 }

@@ -76,6 +76,17 @@ function buildAlgorithm(
   return { algorithm, unitMultiplier, burst, windowSeconds, capacity, emissionIntervalMicros };
 }
 
+/**
+ * Why a lease is refused for each algorithm but the fixed window: a share is quota counted before it is used, and only
+ * a fixed window's count stops mattering when its window ends.
+ */
+const NO_LEASE: Record<Exclude<Algorithm, "fixed_window">, string> = {
+  sliding_window:
+    "a sliding window's count also weighs on the next window, where a share lent and not used would go on refusing " +
+    "requests after its own window ended",
+  token_bucket: "a token bucket refills continuously, so a share would have no window end at which it lapses",
+};
+
 export function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, fullKey: string): ConfiguredRule {
   const unit = parseUnit(config.unit);
   if (config.unlimited) {
@@ -89,6 +100,13 @@ export function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, ful
       throw new ConfigFailure("replaces should not contain name of same descriptor");
     }
   }
+  const algorithm = buildAlgorithm(config, unit);
+  if (config.lease && algorithm.algorithm !== "fixed_window") {
+    throw new ConfigFailure(
+      `rule '${fullKey}': rate_limit.lease is supported for fixed_window only, not ${algorithm.algorithm} ` +
+        `(${NO_LEASE[algorithm.algorithm]})`,
+    );
+  }
   return {
     requestsPerUnit: config.requestsPerUnit,
     unit: unit ?? "UNKNOWN",
@@ -99,6 +117,7 @@ export function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, ful
     detailedMetric: descriptor.detailedMetric,
     quotaMode: descriptor.quotaMode,
     fullKey,
-    ...buildAlgorithm(config, unit),
+    ...algorithm,
+    lease: config.lease,
   };
 }

@@ -15,6 +15,8 @@ export interface YamlRateLimit {
   /** Undefined when absent; otherwise the node, checked when the rule is built (it must be an integer ≥ 1). */
   unitMultiplier?: YamlNumber;
   burst?: YamlNumber;
+  /** `lease: true`: the Durable Object store may answer the rule from leased shares (fixed window only). */
+  lease: boolean;
 }
 
 /** A number of our own keys as written: its value when it is an integer, and its text for messages. */
@@ -113,6 +115,7 @@ export class Decoder {
       name: "",
       replaces: [],
       algorithm: "",
+      lease: false,
     };
     const present = this.struct(node, "config.YamlRateLimit", (name, value) => {
       if (name === "requests_per_unit") out.requestsPerUnit = this.uint32(value);
@@ -122,6 +125,7 @@ export class Decoder {
       else if (name === "algorithm") out.algorithm = this.string(value);
       else if (name === "unit_multiplier") out.unitMultiplier = this.ownNumber(value);
       else if (name === "burst") out.burst = this.ownNumber(value);
+      else if (name === "lease") out.lease = this.bool(value);
       else if (name === "replaces") {
         out.replaces = this.list(value, "[]config.yamlReplaces", (item) => {
           const replaces = { name: "" };

@@ -25,8 +25,11 @@ const UPSTREAM_KEYS = [
   "quota_mode",
   "metadata",
 ];
-/** This project's keys beyond the reference: the algorithm of a rule, its window multiplier and a bucket's size. */
-const OWN_KEYS = ["algorithm", "unit_multiplier", "burst"];
+/**
+ * This project's keys beyond the reference: the algorithm of a rule, its window multiplier, a bucket's size, and
+ * whether its quota may be lent to isolates in shares.
+ */
+const OWN_KEYS = ["algorithm", "unit_multiplier", "burst", "lease"];
 const VALID_KEYS = new Set([...UPSTREAM_KEYS, ...OWN_KEYS]);
 /** With strict upstream checking, this project's keys are unknown, as they are to the reference. */
 const STRICT_UPSTREAM_KEYS = new Set(UPSTREAM_KEYS);

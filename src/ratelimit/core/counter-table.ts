@@ -21,7 +21,12 @@
 //   refills within that never is, nor is looked up); its window end is the latest one an operation brought, which the
 //   TAT never passes.
 // A refused operation changes nothing, so it writes nothing.
+//
+// A fixed-window operation may also carry a lease ask (core/counter-leases.ts): its hits are counted as any others,
+// then a share of the remaining quota is lent and counted too; what the holders still hold when the window's entry
+// leaves memory is counted as expired.
 import { slidingWindowStep, tokenBucketStep } from "./algorithms";
+import { expiredLeases, type LeaseAsk, leaseStep, type LeaseReply } from "./counter-leases";
 import type { CounterAlgorithmOperation, CounterReply } from "./types";
 
 /** One counter operation as the object receives it: `hits` 0 only reads. */
@@ -34,7 +39,12 @@ export interface CounterOperation {
   windowSeconds: number;
   /** Absent for a fixed-window counter. */
   algorithm?: CounterAlgorithmOperation;
+  /** Fixed window only: count the hits, then lend (or take back) a share; the reply is then a LeaseReply. */
+  lease?: LeaseAsk;
 }
+
+/** What the object answers an operation: a count, an algorithm's reply, or a leased operation's reply. */
+export type ObjectReply = CounterReply | LeaseReply;
 
 /** One stored counter. */
 export interface CounterRow {
@@ -74,6 +84,11 @@ export interface CounterTableActivity {
   rowsWritten: number;
   rowsDeleted: number;
   commits: number;
+  leasesGranted: number;
+  leasesReturned: number;
+  /** Leases whose holder still held units when their window's entry left memory. */
+  leasesExpired: number;
+  leaseUnitsLent: number;
 }
 
 /** What the alarm asks of the object after its sweep. */
@@ -84,6 +99,8 @@ interface Entry {
   /** The count, or a token bucket's TAT (0: none). */
   count: number;
   windowEnd: number;
+  /** A fixed window's holders of leases (counter-leases.ts); absent until it lends. */
+  holders?: Map<string, number>;
 }
 
 /** An entry stays in memory this long after its window closes, for callers whose clocks run a little behind. */
@@ -95,6 +112,10 @@ export const emptyActivity = (): CounterTableActivity => ({
   rowsWritten: 0,
   rowsDeleted: 0,
   commits: 0,
+  leasesGranted: 0,
+  leasesReturned: 0,
+  leasesExpired: 0,
+  leaseUnitsLent: 0,
 });
 
 export class CounterTable {
@@ -120,10 +141,7 @@ export class CounterTable {
    * reply. `writeDueMs` is set when a write waits: the object calls `writeUnwritten` then (at once when the
    * write-behind interval is 0).
    */
-  increment(
-    operations: CounterOperation[],
-    nowMs: number,
-  ): { replies: CounterReply[]; writeDueMs: number | undefined } {
+  increment(operations: CounterOperation[], nowMs: number): { replies: ObjectReply[]; writeDueMs: number | undefined } {
     this.forgetClosed(nowMs);
     const replies = operations.map((operation) => this.apply(operation, nowMs));
     this.activity.operations += operations.length;
@@ -135,7 +153,9 @@ export class CounterTable {
   read(operations: CounterOperation[], nowMs: number): CounterReply[] {
     this.forgetClosed(nowMs);
     this.activity.operations += operations.length;
-    return operations.map((operation) => this.apply({ ...operation, hits: 0 }, nowMs));
+    return operations.map(
+      (operation) => this.apply({ ...operation, hits: 0, lease: undefined }, nowMs) as CounterReply,
+    );
   }
 
   /**
@@ -215,8 +235,9 @@ export class CounterTable {
     return this.alarmAtMs;
   }
 
-  private apply(operation: CounterOperation, nowMs: number): CounterReply {
+  private apply(operation: CounterOperation, nowMs: number): ObjectReply {
     const { key, hits, windowEnd, windowSeconds, algorithm } = operation;
+    if (operation.lease && !algorithm) return this.applyLeased(operation, operation.lease, nowMs);
     if (algorithm?.kind === "sliding_window") {
       const current = this.entry(key, windowEnd, windowSeconds);
       // The previous window's key was current one window (half this key's life) earlier.
@@ -244,6 +265,16 @@ export class CounterTable {
       this.noteChange(key, windowEnd * 1000 - nowMs);
     }
     return counter.count;
+  }
+
+  /** A fixed-window operation with a lease ask: counted, then lent from while its window is open (counter-leases.ts). */
+  private applyLeased(operation: CounterOperation, ask: LeaseAsk, nowMs: number): LeaseReply {
+    const { key, hits, windowEnd, windowSeconds } = operation;
+    const counter = this.entry(key, windowEnd, windowSeconds);
+    const before = counter.count;
+    const reply = leaseStep(counter, hits, ask, windowEnd * 1000 > nowMs, this.activity);
+    if (counter.count !== before) this.noteChange(key, windowEnd * 1000 - nowMs);
+    return reply;
   }
 
   /** A changed entry waits for the write unless its state ends within the idle lifetime (see the header). */
@@ -297,6 +328,8 @@ export class CounterTable {
       for (const key of keys) {
         // An unwritten count of a closed window is never needed again: its row would only be deleted.
         this.unwritten.delete(key);
+        const entry = this.entries.get(key);
+        if (entry) this.activity.leasesExpired += expiredLeases(entry);
         this.entries.delete(key);
       }
       this.keysByWindowEnd.delete(windowEnd);

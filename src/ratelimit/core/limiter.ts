@@ -34,7 +34,14 @@ export interface LimiterSettings {
   nearLimitRatio: number;
   /** CACHE_KEY_PREFIX. */
   cacheKeyPrefix: string;
+  /**
+   * Which fixed-window counters the store may answer from leased shares: those of rules with `lease: true`, or all
+   * (COUNTER_LEASES); absent where the store does not lend (every store but the Durable Object one).
+   */
+  leases?: LeaseMode;
 }
+
+export type LeaseMode = "rules" | "all";
 
 export interface LimiterInput {
   domain: string;
@@ -106,6 +113,7 @@ function operationOf(
   counterKey: CacheKey,
   limit: MatchedLimit,
   now: number,
+  leases: LeaseMode | undefined,
 ): { operation: CounterIncrement; elapsedSeconds: number } {
   const { key, counterName, windowStart, windowEnd } = counterKey;
   const window = limit.windowSeconds;
@@ -148,7 +156,9 @@ function operationOf(
     };
     return { operation, elapsedSeconds: 0 };
   }
-  return { operation: { key, counterName, hits: 0, windowEnd, windowSeconds: window, perSecond }, elapsedSeconds: 0 };
+  const operation: CounterIncrement = { key, counterName, hits: 0, windowEnd, windowSeconds: window, perSecond };
+  if (leases === "all" || (leases === "rules" && limit.lease)) operation.lease = { limit: limit.capacity };
+  return { operation, elapsedSeconds: 0 };
 }
 
 /** Reads a store reply into usage before and after `hits`, and the seconds until the status's reset. */
@@ -263,7 +273,7 @@ export async function doLimit(
       limit.sharedValues,
       limit.unitMultiplier,
     );
-    const { operation, elapsedSeconds } = operationOf(counterKey, limit, now);
+    const { operation, elapsedSeconds } = operationOf(counterKey, limit, now, settings.leases);
     const stats = emptyRuleStats(sanitizeStatName(limit.metricKey));
     stats.totalHits += hits;
     const cachedUntil = localCache?.overLimitUntil(operation.key, now);

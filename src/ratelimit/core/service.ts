@@ -2,7 +2,7 @@
 // rules, runs the limiter and assembles the response (overall code, global shadow mode, headers).
 
 import { getLimit, hasDomain, type MatchedLimit, type RateLimitConfig } from "./config";
-import { doLimit } from "./limiter";
+import { doLimit, type LeaseMode } from "./limiter";
 import type { LocalCache } from "./local-cache";
 import { err, ok, type Result } from "./result";
 import type { RequestStats } from "./stats";
@@ -41,6 +41,8 @@ export interface ServiceSettings {
   cacheKeyPrefix: string;
   /** Header names when LIMIT_RESPONSE_HEADERS_ENABLED, else undefined. */
   responseHeaders?: ResponseHeaderNames;
+  /** Which fixed-window counters the store may answer from leased shares (see LimiterSettings). */
+  leases?: LeaseMode;
 }
 
 export interface ServiceDeps {

@@ -117,6 +117,11 @@ export interface CounterIncrement {
    */
   perSecond?: boolean;
   algorithm?: CounterAlgorithmOperation;
+  /**
+   * A fixed-window counter the store may answer from a leased share of its quota (the Durable Object store only; the
+   * others ignore it), judged against `limit`. The reply is still the count after the hits.
+   */
+  lease?: { limit: number };
 }
 
 /** What the store answers for an operation with an `algorithm`. */

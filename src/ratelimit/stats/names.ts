@@ -29,6 +29,10 @@ export const COUNTER_OBJECT_STATS = [
   "rows_written",
   "rows_deleted",
   "commits",
+  "leases_granted",
+  "leases_returned",
+  "leases_expired",
+  "lease_units_lent",
 ] as const;
 
 /** The spec leaves this name open; the reference calls it so. */

@@ -9,6 +9,7 @@ import { kvstoreOptions } from "./kvstore/options";
 import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
 import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
 import { counterStoreSettings } from "../counter-store-settings";
+import type { LeaseMode } from "../core/limiter";
 
 type Backend = "durable-object" | "kvstore" | "objcache";
 
@@ -30,6 +31,8 @@ export interface SelectedStore {
   store: CounterStore;
   kvstore?: KvstoreCounterStore;
   healthCheckActiveConnection: boolean;
+  /** Which fixed-window counters the store answers from leased shares; absent when it does not lend. */
+  leases?: LeaseMode;
 }
 
 /** Builds the counter store the env's settings choose. Throws SettingsError for malformed store settings. */
@@ -75,8 +78,10 @@ export function selectCounterStore(env: Env): SelectedStore {
             maxOperationsPerCall: MAX_OPERATIONS_PER_CALL,
             maxWaitMs: MAX_COALESCED_WAIT_MS,
           },
+          { maxUnits: settings.COUNTER_LEASE_MAX_UNITS },
         ),
         healthCheckActiveConnection: false,
+        leases: settings.COUNTER_LEASES ? "all" : "rules",
       };
   }
   return result;

@@ -4,8 +4,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallCoalescer, type CoalescerTimer } from "../../../src/ratelimit/core/call-coalescer";
-import { CounterTable, type CounterOperation, type CounterRow } from "../../../src/ratelimit/core/counter-table";
-import type { CounterReply } from "../../../src/ratelimit/core/types";
+import {
+  CounterTable,
+  type CounterOperation,
+  type CounterRow,
+  type ObjectReply,
+} from "../../../src/ratelimit/core/counter-table";
 
 const tableOptions = { minIdleLifetimeMs: 10_000, writeBehindMs: 0, alarmJitterSeconds: 0, sweepBatch: 100 };
 const NOW_MS = 1_700_000_000_000;
@@ -64,7 +68,7 @@ describe("CallCoalescer", () => {
             ["object-2", counterObject()],
           ]);
           const calls: number[] = [];
-          const coalescer = new CallCoalescer<CounterOperation, CounterReply>(
+          const coalescer = new CallCoalescer<CounterOperation, ObjectReply>(
             // Each call is applied by the object when the scheduler delivers it, as an RPC would be.
             (object, operations) => {
               calls.push(operations.length);
@@ -75,7 +79,7 @@ describe("CallCoalescer", () => {
             { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall, maxWaitMs: 60_000 },
           );
           const arrivals: number[] = [];
-          const answers = new Map<number, CounterReply[]>();
+          const answers = new Map<number, ObjectReply[]>();
           const pending = requests.map((req, index) =>
             scheduler.schedule(Promise.resolve(), `request ${index}`).then(async () => {
               arrivals.push(index);

@@ -235,6 +235,7 @@ describe("getLimit: request overrides", () => {
       unitMultiplier: 1,
       capacity: 42,
       emissionIntervalMicros: 0,
+      lease: false,
     });
   });
 

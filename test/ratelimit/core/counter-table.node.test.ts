@@ -7,6 +7,7 @@ import { slidingWindowStep, tokenBucketStep } from "../../../src/ratelimit/core/
 import { fnv1a32, shardName } from "../../../src/ratelimit/core/counter-shards";
 import {
   CLOSED_WINDOW_GRACE_MS,
+  emptyActivity,
   CounterTable,
   type CounterOperation,
   type CounterRow,
@@ -114,7 +115,14 @@ describe("CounterTable: counting", () => {
     expect(table.sweep(T0 + 5_000)).toEqual({ kind: "empty" });
     expect(rows.finds).toEqual([]);
     expect(rows.commits).toEqual([]);
-    expect(table.takeActivity()).toEqual({ operations: 4, lookups: 0, rowsWritten: 0, rowsDeleted: 0, commits: 0 });
+    expect(table.takeActivity()).toEqual({
+      ...emptyActivity(),
+      operations: 4,
+      lookups: 0,
+      rowsWritten: 0,
+      rowsDeleted: 0,
+      commits: 0,
+    });
   });
 
   it("writes a hit only when its window ends more than the minimum idle lifetime from now", () => {
@@ -155,7 +163,14 @@ describe("CounterTable: write-behind and the alarm", () => {
     table.writeUnwritten(T0 + 2_100);
     expect(rows.commits).toHaveLength(1);
     expect(table.increment([op("a", 1, T0S + 60)], T0 + 3_000).writeDueMs).toBe(T0 + 5_000);
-    expect(table.takeActivity()).toEqual({ operations: 5, lookups: 2, rowsWritten: 2, rowsDeleted: 0, commits: 1 });
+    expect(table.takeActivity()).toEqual({
+      ...emptyActivity(),
+      operations: 5,
+      lookups: 2,
+      rowsWritten: 2,
+      rowsDeleted: 0,
+      commits: 1,
+    });
   });
 
   it("moves the alarm only earlier, never later", () => {
@@ -259,7 +274,14 @@ describe("CounterTable: the sweep", () => {
     expect(rows.rows.size).toBe(0);
     expect(rows.deletions.map((d) => d.deleted)).toEqual([["c1", "c2"], ["c3"], ["o1"], ["o2"]]);
     expect(rows.commits).toEqual([]);
-    expect(table.takeActivity()).toEqual({ operations: 0, lookups: 0, rowsWritten: 0, rowsDeleted: 5, commits: 4 });
+    expect(table.takeActivity()).toEqual({
+      ...emptyActivity(),
+      operations: 0,
+      lookups: 0,
+      rowsWritten: 0,
+      rowsDeleted: 5,
+      commits: 4,
+    });
   });
 
   it("returns again with a full batch even when it was the last, and empty on the next", () => {
@@ -280,7 +302,14 @@ describe("CounterTable: the sweep", () => {
     // The stored row implied the alarm at old's end; the new row's is later, so the commit leaves it.
     expect(rows.commits).toEqual([{ rows: [{ key: "new", count: 2, windowEnd: T0S + 60 }], alarmAtMs: undefined }]);
     expect(rows.sorted()).toEqual([{ key: "new", count: 2, windowEnd: T0S + 60 }]);
-    expect(table.takeActivity()).toEqual({ operations: 1, lookups: 1, rowsWritten: 1, rowsDeleted: 1, commits: 2 });
+    expect(table.takeActivity()).toEqual({
+      ...emptyActivity(),
+      operations: 1,
+      lookups: 1,
+      rowsWritten: 1,
+      rowsDeleted: 1,
+      commits: 2,
+    });
   });
 
   it("after an empty sweep, the next write sets the alarm again", () => {
@@ -330,8 +359,22 @@ describe("CounterTable: memory", () => {
     table.read([op("b", 0, T0S + 60)], T0);
     table.writeUnwritten(T0 + 2_000);
     expect(table.sweep(T0 + 2_000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
-    expect(table.takeActivity()).toEqual({ operations: 4, lookups: 2, rowsWritten: 1, rowsDeleted: 1, commits: 2 });
-    expect(table.takeActivity()).toEqual({ operations: 0, lookups: 0, rowsWritten: 0, rowsDeleted: 0, commits: 0 });
+    expect(table.takeActivity()).toEqual({
+      ...emptyActivity(),
+      operations: 4,
+      lookups: 2,
+      rowsWritten: 1,
+      rowsDeleted: 1,
+      commits: 2,
+    });
+    expect(table.takeActivity()).toEqual({
+      ...emptyActivity(),
+      operations: 0,
+      lookups: 0,
+      rowsWritten: 0,
+      rowsDeleted: 0,
+      commits: 0,
+    });
   });
 });
 

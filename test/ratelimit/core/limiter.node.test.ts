@@ -314,6 +314,7 @@ describe("doLimit", () => {
             unitMultiplier: 1,
             capacity: 1,
             emissionIntervalMicros: 0,
+            lease: false,
           },
         ],
         hits: [1, 1],

@@ -3,12 +3,16 @@
 // parallel; the operations for one object wait in this isolate's queue for that object and travel in one RPC with
 // those of other requests that arrived meanwhile (core/call-coalescer.ts), so a hot key costs its object one call per
 // round trip, not one per request. Both windows of a sliding window share the counter name, so one object holds both.
+// Fixed-window items that carry a lease (COUNTER_LEASES, or a rule's `lease: true`) are answered from this isolate's
+// leased shares where they can be (leases.ts), without a call.
 import { waitUntil } from "cloudflare:workers";
 import { CallCoalescer, type CoalescerOptions } from "../../core/call-coalescer";
 import { shardName } from "../../core/counter-shards";
-import type { CounterOperation } from "../../core/counter-table";
+import type { CounterOperation, ObjectReply } from "../../core/counter-table";
+import { LeaseCache } from "../../core/lease-cache";
 import type { CounterIncrement, CounterReply, CounterStore } from "../../core/types";
 import { ObjectAdmission } from "./admission";
+import { LeasedCounters } from "./leases";
 import type { RateLimitCounter } from "../../../../durable-objects/rate-limit-counter";
 
 type Namespace = DurableObjectNamespace<RateLimitCounter>;
@@ -47,41 +51,117 @@ function groupByObject(items: CounterIncrement[], objectOf: (item: CounterIncrem
   return [...groups.entries()];
 }
 
-/** The store over these objects; `coalescing` bounds the calls in flight to each object from this isolate. */
+/** Leases: the most units of one counter an isolate holds at once (COUNTER_LEASE_MAX_UNITS). */
+export interface LeaseOptions {
+  maxUnits: number;
+}
+
+/** A share covers at least this much of an isolate's traffic on a key: at most 20 asks a second per isolate and key. */
+const LEASE_MIN_SPAN_MS = 50;
+/** Unused units are given back after this long without a hit on their key. */
+const LEASE_IDLE_MS = 300;
+/** After the object lent nothing (too little left), a key is counted per request this long before the next ask. */
+const LEASE_RETRY_MS = 250;
+/** Most keys whose traffic one isolate measures for leases. */
+const LEASE_MAX_COUNTERS = 10_000;
+
+function leasedCounters(
+  call: (object: string, operations: CounterOperation[]) => Promise<ObjectReply[]>,
+  objectOf: (counterName: string) => string,
+  lease: LeaseOptions,
+  maxWaitMs: number,
+): LeasedCounters {
+  const cache = new LeaseCache({
+    holder: crypto.randomUUID(),
+    maxUnits: lease.maxUnits,
+    minSpanMs: LEASE_MIN_SPAN_MS,
+    idleMs: LEASE_IDLE_MS,
+    retryMs: LEASE_RETRY_MS,
+    maxCounters: LEASE_MAX_COUNTERS,
+  });
+  return new LeasedCounters(cache, call, objectOf, waitUntil, { maxWaitMs, idleMs: LEASE_IDLE_MS });
+}
+
+/**
+ * Runs the leased items (those with a `lease`) through `leased` and the others through `rest`, each reply in its
+ * item's place.
+ */
+async function splitLeased(
+  items: CounterIncrement[],
+  leased: (item: CounterIncrement, limit: number) => Promise<number>,
+  rest: (items: CounterIncrement[]) => Promise<CounterReply[]>,
+): Promise<CounterReply[]> {
+  const results = new Array<CounterReply>(items.length);
+  const others: number[] = [];
+  const work: Promise<unknown>[] = [];
+  items.forEach((item, position) => {
+    if (item.lease && !item.algorithm)
+      work.push(leased(item, item.lease.limit).then((count) => (results[position] = count)));
+    else others.push(position);
+  });
+  if (others.length > 0) {
+    const replies = rest(others.map((position) => items[position]));
+    work.push(replies.then((values) => others.forEach((position, i) => (results[position] = values[i]))));
+  }
+  await Promise.all(work);
+  return results;
+}
+
+/**
+ * The store over these objects; `coalescing` bounds the calls in flight to each object from this isolate; `lease`
+ * set lets leased items be answered from shares.
+ */
 export function durableObjectStore(
   namespace: Namespace,
   layout: CounterObjectLayout,
   coalescing: CoalescerOptions,
+  lease?: LeaseOptions,
 ): CounterStore {
-  const objectOf =
+  const objectOfName =
     layout.kind === "sharded"
-      ? (item: CounterIncrement) => shardName(item.counterName, layout.shards)
-      : (item: CounterIncrement) => item.counterName;
+      ? (counterName: string) => shardName(counterName, layout.shards)
+      : (counterName: string) => counterName;
+  const objectOf = (item: CounterIncrement) => objectOfName(item.counterName);
   const admission =
     layout.kind === "per_key" && layout.activeLimit > 0
       ? new ObjectAdmission(layout.activeLimit, objectResidencyMs(layout.writeBehindMs))
       : undefined;
   // A read is an increment of 0 hits (the object answers both alike), so reads and increments share one queue.
-  const coalescer = new CallCoalescer<CounterOperation, CounterReply>(
+  const coalescer = new CallCoalescer<CounterOperation, ObjectReply>(
     (name, operations) => namespace.getByName(name).increment(operations),
     coalescing,
     undefined,
     waitUntil,
   );
+  let leases: LeasedCounters | undefined;
+  // Built at the first leased item: an isolate's random holder id may not be drawn at startup.
+  const leasesOf = (): LeasedCounters =>
+    (leases ??= leasedCounters(
+      async (name, operations) => {
+        await admission?.admit([name]);
+        return coalescer.submit(name, operations);
+      },
+      objectOfName,
+      lease!,
+      coalescing.maxWaitMs,
+    ));
   const perObject = async (items: CounterIncrement[]): Promise<CounterReply[]> => {
     const results = new Array<CounterReply>(items.length);
     const groups = groupByObject(items, objectOf);
     await admission?.admit(groups.map(([name]) => name));
     await Promise.all(
       groups.map(async ([name, group]) => {
-        const replies = await coalescer.submit(name, group.operations);
+        // Operations without a lease ask are answered with counts and algorithm replies only.
+        const replies = (await coalescer.submit(name, group.operations)) as CounterReply[];
         group.positions.forEach((position, i) => (results[position] = replies[i]));
       }),
     );
     return results;
   };
+  const asReads = (items: CounterIncrement[]) => items.map((item) => ({ ...item, hits: 0 }));
+  if (!lease) return { increment: perObject, get: (items) => perObject(asReads(items)) };
   return {
-    increment: perObject,
-    get: (items) => perObject(items.map((item) => ({ ...item, hits: 0 }))),
+    increment: (items) => splitLeased(items, (item, limit) => leasesOf().increment(item, limit), perObject),
+    get: (items) => splitLeased(asReads(items), (item, limit) => leasesOf().read(item, limit), perObject),
   };
 }

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file edge_control_plane/ratelimit/v1/algorithm.proto.
  */
 export const file_edge_control_plane_ratelimit_v1_algorithm: GenFile = /*@__PURE__*/
-  fileDesc("Ci9lZGdlX2NvbnRyb2xfcGxhbmUvcmF0ZWxpbWl0L3YxL2FsZ29yaXRobS5wcm90bxIfZWRnZV9jb250cm9sX3BsYW5lLnJhdGVsaW1pdC52MSLsAQoSUmF0ZUxpbWl0QWxnb3JpdGhtEkYKBGtpbmQYASABKA4yOC5lZGdlX2NvbnRyb2xfcGxhbmUucmF0ZWxpbWl0LnYxLlJhdGVMaW1pdEFsZ29yaXRobS5LaW5kEhwKD3VuaXRfbXVsdGlwbGllchgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQEiPgoES2luZBIQCgxGSVhFRF9XSU5ET1cQABISCg5TTElESU5HX1dJTkRPVxABEhAKDFRPS0VOX0JVQ0tFVBACQhIKEF91bml0X211bHRpcGxpZXJCCAoGX2J1cnN0YgZwcm90bzM");
+  fileDesc("Ci9lZGdlX2NvbnRyb2xfcGxhbmUvcmF0ZWxpbWl0L3YxL2FsZ29yaXRobS5wcm90bxIfZWRnZV9jb250cm9sX3BsYW5lLnJhdGVsaW1pdC52MSL7AQoSUmF0ZUxpbWl0QWxnb3JpdGhtEkYKBGtpbmQYASABKA4yOC5lZGdlX2NvbnRyb2xfcGxhbmUucmF0ZWxpbWl0LnYxLlJhdGVMaW1pdEFsZ29yaXRobS5LaW5kEhwKD3VuaXRfbXVsdGlwbGllchgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQESDQoFbGVhc2UYBCABKAgiPgoES2luZBIQCgxGSVhFRF9XSU5ET1cQABISCg5TTElESU5HX1dJTkRPVxABEhAKDFRPS0VOX0JVQ0tFVBACQhIKEF91bml0X211bHRpcGxpZXJCCAoGX2J1cnN0YgZwcm90bzM");
 
 /**
  * @generated from message edge_control_plane.ratelimit.v1.RateLimitAlgorithm
@@ -37,6 +37,13 @@ export type RateLimitAlgorithm = Message<"edge_control_plane.ratelimit.v1.RateLi
    * @generated from field: optional uint32 burst = 3;
    */
   burst?: number | undefined;
+
+  /**
+   * FIXED_WINDOW only: the Durable Object store may answer the rule from quota leased to isolates in shares.
+   *
+   * @generated from field: bool lease = 4;
+   */
+  lease: boolean;
 };
 
 /**
