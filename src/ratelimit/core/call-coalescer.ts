@@ -18,9 +18,11 @@ export interface CoalescerOptions {
 /** The timer the linger and the wait bound use, replaceable in tests; `schedule` returns its cancel. */
 export interface CoalescerTimer {
   schedule(ms: number, run: () => void): () => void;
+  now(): number;
 }
 
 const realTimer: CoalescerTimer = {
+  now: () => Date.now(),
   schedule: (ms, run) => {
     const handle = setTimeout(run, ms);
     return () => clearTimeout(handle);
@@ -36,7 +38,10 @@ export class CoalescedWaitTimeout extends Error {
 }
 
 /** What a waiting request learns: lead the next call itself, or its replies from a call another request led. */
-type Turn<Reply> = { kind: "lead" } | { kind: "replies"; replies: Reply[] } | { kind: "failed"; error: unknown };
+type Turn<Reply> =
+  | { kind: "lead"; call: { since: number } }
+  | { kind: "replies"; replies: Reply[] }
+  | { kind: "failed"; error: unknown };
 
 interface Waiting<Operation, Reply> {
   operations: Operation[];
@@ -45,8 +50,8 @@ interface Waiting<Operation, Reply> {
 
 interface ObjectQueue<Operation, Reply> {
   waiting: Waiting<Operation, Reply>[];
-  /** Calls in flight, counting a leader still lingering. */
-  inFlight: number;
+  /** Calls in flight, counting a leader told its turn or still lingering, with when each began. */
+  calls: Set<{ since: number }>;
   /** Wakes the lingering leader early (its call is full); undefined when none lingers. */
   wakeLeader: (() => void) | undefined;
   /** Operations of the lingering leader itself. */
@@ -83,7 +88,7 @@ export class CallCoalescer<Operation, Reply> {
   async submit(object: string, operations: Operation[]): Promise<Reply[]> {
     let queue = this.queues.get(object);
     if (!queue)
-      this.queues.set(object, (queue = { waiting: [], inFlight: 0, wakeLeader: undefined, leaderOperations: 0 }));
+      this.queues.set(object, (queue = { waiting: [], calls: new Set(), wakeLeader: undefined, leaderOperations: 0 }));
     let waiting!: Waiting<Operation, Reply>;
     const turn = new Promise<Turn<Reply>>((tell) => queue.waiting.push((waiting = { operations, tell })));
     const cancelTimer = this.timer.schedule(this.options.maxWaitMs, () => {
@@ -97,7 +102,7 @@ export class CallCoalescer<Operation, Reply> {
     const told = await turn.finally(cancelTimer);
     if (told.kind === "replies") return told.replies;
     if (told.kind === "failed") throw told.error;
-    return this.lead(object, queue, operations);
+    return this.lead(object, queue, told.call, operations);
   }
 
   /** Objects with a call in flight or operations waiting (for tests: an idle object leaves no state behind). */
@@ -112,13 +117,20 @@ export class CallCoalescer<Operation, Reply> {
     return taken;
   }
 
-  /** Makes the first waiting request the leader of a call while fewer than maxInFlight are in flight. */
+  /**
+   * Makes the first waiting request the leader of a call while fewer than maxInFlight are in flight. A call older than
+   * maxWaitMs no longer counts: its leader's request was cancelled before it could lead or finish (its client went
+   * away), and the queue must not stay blocked behind it.
+   */
   private pump(object: string, queue: ObjectQueue<Operation, Reply>): void {
-    while (queue.waiting.length > 0 && queue.inFlight < this.options.maxInFlight) {
-      queue.inFlight++;
-      queue.waiting.shift()!.tell({ kind: "lead" });
+    const now = this.timer.now();
+    for (const call of queue.calls) if (now - call.since > this.options.maxWaitMs) queue.calls.delete(call);
+    while (queue.waiting.length > 0 && queue.calls.size < this.options.maxInFlight) {
+      const call = { since: now };
+      queue.calls.add(call);
+      queue.waiting.shift()!.tell({ kind: "lead", call });
     }
-    if (queue.waiting.length === 0 && queue.inFlight === 0 && this.queues.get(object) === queue)
+    if (queue.waiting.length === 0 && queue.calls.size === 0 && this.queues.get(object) === queue)
       this.queues.delete(object);
   }
 
@@ -132,7 +144,12 @@ export class CallCoalescer<Operation, Reply> {
   }
 
   /** Run by the leader, in its own request: lingers, takes what waits (up to the cap) and makes the call. */
-  private async lead(object: string, queue: ObjectQueue<Operation, Reply>, own: Operation[]): Promise<Reply[]> {
+  private async lead(
+    object: string,
+    queue: ObjectQueue<Operation, Reply>,
+    slot: { since: number },
+    own: Operation[],
+  ): Promise<Reply[]> {
     try {
       await this.linger(queue, own.length);
       const others = this.takeFollowers(queue, own.length);
@@ -152,7 +169,7 @@ export class CallCoalescer<Operation, Reply> {
       this.keepAlive(answered.catch(() => {}));
       return await answered;
     } finally {
-      queue.inFlight--;
+      queue.calls.delete(slot);
       this.pump(object, queue);
     }
   }

@@ -174,6 +174,7 @@ describe("CallCoalescer", () => {
   it("holds a call back for lingerMs to gather more operations, unless a full call waits", async () => {
     const timers = new Set<{ ms: number; run: () => void }>();
     const timer: CoalescerTimer = {
+      now: () => 0,
       schedule: (ms, run) => {
         const entry = { ms, run };
         timers.add(entry);
@@ -213,7 +214,7 @@ describe("CallCoalescer", () => {
 
   it("fails a request that waits longer than maxWaitMs, and serves the others", async () => {
     const timers: { ms: number; run: () => void }[] = [];
-    const timer: CoalescerTimer = { schedule: (ms, run) => (timers.push({ ms, run }), () => {}) };
+    const timer: CoalescerTimer = { now: () => 0, schedule: (ms, run) => (timers.push({ ms, run }), () => {}) };
     let release!: () => void;
     const coalescer = new CallCoalescer<number, number>(
       (_object, operations) =>
@@ -233,6 +234,33 @@ describe("CallCoalescer", () => {
     expect(await stuck).toEqual([1]);
     expect(await coalescer.submit("x", [3])).toEqual([3]);
     expect(coalescer.busyObjects).toBe(0);
+  });
+
+  it("stops waiting for a leader that never finishes once maxWaitMs has passed", async () => {
+    let now = 0;
+    const timers: { ms: number; run: () => void }[] = [];
+    const timer: CoalescerTimer = { now: () => now, schedule: (ms, run) => (timers.push({ ms, run }), () => {}) };
+    const sent: number[][] = [];
+    const coalescer = new CallCoalescer<number, number>(
+      // The first call never returns, as when its leader's request is cancelled with the call in flight.
+      (_object, operations) => (
+        sent.push(operations),
+        sent.length === 1 ? new Promise(() => {}) : Promise.resolve(operations)
+      ),
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 7 },
+      timer,
+    );
+    void coalescer.submit("x", [1]);
+    await settled();
+    const stuck = coalescer.submit("x", [2]);
+    await settled();
+    expect(sent).toEqual([[1]]);
+    now = 8;
+    timers[1].run();
+    await expect(stuck).rejects.toThrow("waited 7 ms for counter object x");
+    // The blocked call no longer counts: the next request leads at once.
+    expect(await coalescer.submit("x", [3])).toEqual([3]);
+    expect(sent).toEqual([[1], [3]]);
   });
 
   it("fails every request of a failed call and goes on with the next", async () => {
