@@ -146,21 +146,37 @@ async function startMode(mode, { projectDir = root, configPath, extraVars = {} }
   return { unavailable: refusal };
 }
 
-/** One point: the floor, then one new hot key, at `connections`; object calls and lease statistics per decision. */
-async function point(url, connections, key) {
+/** The calls the capacity Worker's counter objects answered so far (bench/capacity/worker.ts). */
+async function answeredCalls(url) {
+  const response = await fetch(`${url}/bench/counter-calls`);
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`GET /bench/counter-calls answered ${response.status}`);
+  return Number(text);
+}
+
+/**
+ * One point: the floor, then one new hot key, at `connections`; object calls (from /stats, or counted by the
+ * capacity Worker when `counted`) and lease statistics.
+ */
+async function point(url, connections, key, counted = false) {
   await refresh(url, connections);
   const floor = await run({ url: `${url}/test/ping`, connections });
   const before = await counterStats(url);
+  const answeredBefore = counted ? await answeredCalls(url) : 0;
   await refresh(url, connections);
   const hot = await run({ url: `${url}/json`, method: "POST", body: body(key), connections });
+  const answered = counted ? (await answeredCalls(url)) - answeredBefore : undefined;
   const after = await settledStats(url);
   const delta = (stat) => (after[stat] ?? 0) - (before[stat] ?? 0);
   const leases = Object.keys(after)
     .filter((stat) => stat.includes("lease"))
     .map((stat) => `${stat} ${delta(stat)}`)
     .join(", ");
-  const calls = "calls" in after ? delta("calls") : undefined;
-  return { connections, floor, hot, calls, leases };
+  const stated = "calls" in after ? delta("calls") : undefined;
+  if (answered !== undefined && stated !== undefined && Math.abs(stated - answered) > 0.02 * answered + 5) {
+    console.error(`warning: /stats counted ${stated} calls, the capacity Worker ${answered}`);
+  }
+  return { connections, floor, hot, calls: answered ?? stated, leases };
 }
 
 /** One request over `agent`; its status, or the error's code. */
@@ -288,7 +304,7 @@ async function capacityRuns(modes, projectDir, label) {
     }
     try {
       for (const connections of CAPACITY_POINTS) {
-        rows.push({ mode, ...(await point(started.server.url, connections, `cap-${mode}-${connections}`)) });
+        rows.push({ mode, ...(await point(started.server.url, connections, `cap-${mode}-${connections}`, true)) });
       }
     } finally {
       await started.server.stop();
