@@ -4,17 +4,21 @@
 //   rule also asking `lease: true` where the configuration accepts it); a mode the checkout does not know (no
 //   COUNTER_LEASES in src/ratelimit) or that the Worker refuses is reported "not available" and skipped;
 //   (a) for each of 8, 64 and 256 connections (BENCH_HOT_CONNECTIONS), autocannon for 6 s (BENCH_HOT_DURATION) on
-//       GET /test/ping, the floor, then on POST /json for one new key of a limit never reached: decisions a second
-//       and their ratio to the floor at the same connections, p50 and p99, non-2xx answers, and object calls per
-//       decision (ratelimit.durable_object.calls on /stats, read before and once settled after), with its inverse,
-//       the mean batch (decisions per call), and any lease statistics the objects count;
+//       GET /test/ping, the floor, and 6 s on POST /json for one new key of a limit never reached, in 3 alternating
+//       slices each (BENCH_HOT_SLICES): decisions a second and their ratio to the floor at the same connections, p50
+//       (the median slice's) and p99 (the worst slice's), non-2xx answers, and object calls per decision
+//       (ratelimit.durable_object.calls on /stats, read before and once settled after), with its inverse, the mean
+//       batch (decisions per call), and any lease statistics the objects count. A slice ends with one request in
+//       flight per connection, which the Worker still serves: decisions here are the answers plus those (which equals
+//       the hits the objects count, ratelimit.durable_object.operations, in per_key and sharded);
 //   (b) exactness: 600 concurrent POST /json (one connection each) on a new key limited to 100 an hour: per_key and
 //       sharded must admit exactly 100, leases 95 to 100, else the process exits 1.
 // The targets of the issue at 64 connections are printed as met or missed.
 // Capacity run (after the above, or alone with `--only capacity`; `--only hot` skips it): the same hot key on the
 // bench-only Worker of bench/capacity/ (BENCH_COUNTER_CALL_CPU_MS=1 by default: the counter object spends 1 ms of CPU
 // per call, about Cloudflare's per-object rate), at 64 and 256 connections (BENCH_CAPACITY_CONNECTIONS), per mode:
-// decisions a second against the object's ceiling (1000 / CPU ms calls a second), its measured call rate and load,
+// decisions a second against the object's ceiling (1000 / CPU ms calls a second), its measured call rate (counted by
+// that Worker, so also where the checkout has no `calls` statistic), the share of a core the CPU hook itself spent,
 // and the ceiling that batch size gives one key. BENCH_BASELINE_REF=<git ref> runs the capacity run on that commit
 // too (a temporary worktree with bench/capacity/ copied in) for "before" figures. `--modes per_key,leases` picks modes.
 // wrangler dev's proxy answers a POST on a connection workerd is closing with 503 (workers-sdk issue 14641): before
@@ -28,6 +32,7 @@ import { baselineWorktree } from "./worktree.mjs";
 
 const TOKEN = "bench-admin-token";
 const DURATION = Number(process.env.BENCH_HOT_DURATION ?? 6);
+const SLICES = Number(process.env.BENCH_HOT_SLICES ?? 3);
 const list = (value) => value.split(",").map((item) => item.trim());
 const POINTS = list(process.env.BENCH_HOT_CONNECTIONS ?? "8,64,256").map(Number);
 const CAPACITY_POINTS = list(process.env.BENCH_CAPACITY_CONNECTIONS ?? "64,256").map(Number);
@@ -59,9 +64,16 @@ function run(options) {
         .filter(([code]) => !code.startsWith("2"))
         .map(([code, { count }]) => ` ${code}×${count}`)
         .join("");
-      const rps = result["2xx"] / result.duration;
       const bad = result.non2xx + result.errors + result.timeouts;
-      resolve({ rps, p50: result.latency.p50, p99: result.latency.p99, bad, codes, decisions: result["2xx"] });
+      resolve({
+        seconds: result.duration,
+        decisions: result["2xx"],
+        answered: result["2xx"] + result.non2xx,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        bad,
+        codes,
+      });
     });
   });
 }
@@ -154,17 +166,42 @@ async function answeredCalls(url) {
   return Number(text);
 }
 
+/** Runs of one side, added up: rate over their whole time, the median p50, the worst p99, every answer. */
+function combine(runs) {
+  const seconds = runs.reduce((sum, r) => sum + r.seconds, 0);
+  const decisions = runs.reduce((sum, r) => sum + r.decisions, 0);
+  const p50s = runs.map((r) => r.p50).sort((a, b) => a - b);
+  return {
+    rps: decisions / seconds,
+    seconds,
+    decisions,
+    answered: runs.reduce((sum, r) => sum + r.answered, 0),
+    p50: p50s[Math.floor((p50s.length - 1) / 2)],
+    p99: Math.max(...runs.map((r) => r.p99)),
+    bad: runs.reduce((sum, r) => sum + r.bad, 0),
+    codes: runs.map((r) => r.codes).join(""),
+  };
+}
+
 /**
- * One point: the floor, then one new hot key, at `connections`; object calls (from /stats, or counted by the
- * capacity Worker when `counted`) and lease statistics.
+ * One point at `connections`: SLICES runs of the floor and of one new hot key, alternating, so that both sides see the
+ * same drift of the machine's load; object calls per decision (calls from /stats, or counted by the capacity Worker
+ * when `counted`) and the lease statistics. autocannon stops with one request in flight on each connection, which the
+ * Worker still serves: those count as decisions for the calls they made.
  */
 async function point(url, connections, key, counted = false) {
-  await refresh(url, connections);
-  const floor = await run({ url: `${url}/test/ping`, connections });
+  const floors = [];
+  const hots = [];
   const before = await counterStats(url);
   const answeredBefore = counted ? await answeredCalls(url) : 0;
-  await refresh(url, connections);
-  const hot = await run({ url: `${url}/json`, method: "POST", body: body(key), connections });
+  for (let slice = 0; slice < SLICES; slice++) {
+    await refresh(url, connections);
+    floors.push(await run({ url: `${url}/test/ping`, connections, duration: DURATION / SLICES }));
+    await refresh(url, connections);
+    hots.push(
+      await run({ url: `${url}/json`, method: "POST", body: body(key), connections, duration: DURATION / SLICES }),
+    );
+  }
   const answered = counted ? (await answeredCalls(url)) - answeredBefore : undefined;
   const after = await settledStats(url);
   const delta = (stat) => (after[stat] ?? 0) - (before[stat] ?? 0);
@@ -176,7 +213,15 @@ async function point(url, connections, key, counted = false) {
   if (answered !== undefined && stated !== undefined && Math.abs(stated - answered) > 0.02 * answered + 5) {
     console.error(`warning: /stats counted ${stated} calls, the capacity Worker ${answered}`);
   }
-  return { connections, floor, hot, calls: answered ?? stated, leases };
+  const hot = combine(hots);
+  const served = hot.answered + SLICES * connections;
+  return {
+    connections,
+    floor: combine(floors),
+    hot,
+    calls: answered ?? stated,
+    served,
+  };
 }
 
 /** One request over `agent`; its status, or the error's code. */
@@ -218,17 +263,19 @@ const pad = (value, width) => String(value).padStart(width);
 
 /** (a)'s table for one mode. */
 function printPoints(title, points) {
-  console.log(`\n${title}: one hot key, ${DURATION} s per run, floor = GET /test/ping at the same connections`);
+  console.log(
+    `\n${title}: one hot key, ${DURATION} s per side in ${SLICES} slices, floor = GET /test/ping at the same connections`,
+  );
   console.log(
     "conns   floor/s   decisions/s   ratio   p50 ms   p99 ms   floor p50/p99   non-2xx   calls/decision   batch   calls/s",
   );
-  for (const { connections, floor, hot, calls } of points) {
-    const perDecision = calls === undefined ? undefined : calls / hot.decisions;
+  for (const { connections, floor, hot, calls, served } of points) {
+    const perDecision = calls === undefined ? undefined : calls / served;
     console.log(
       `${pad(connections, 5)}   ${pad(floor.rps.toFixed(0), 7)}   ${pad(hot.rps.toFixed(0), 11)}   ` +
         `${pad((hot.rps / floor.rps).toFixed(2), 5)}   ${pad(hot.p50, 6)}   ${pad(hot.p99, 6)}   ` +
         `${pad(`${floor.p50}/${floor.p99}`, 13)}   ${pad(`${hot.bad}${hot.codes}`, 7)}   ${pad(fixed(perDecision, 3), 14)}   ` +
-        `${pad(fixed(1 / perDecision, 1), 5)}   ${pad(calls === undefined ? "n/a" : (calls / DURATION).toFixed(0), 7)}`,
+        `${pad(fixed(1 / perDecision, 1), 5)}   ${pad(calls === undefined ? "n/a" : (calls / hot.seconds).toFixed(0), 7)}`,
     );
   }
   for (const { connections, leases } of points) if (leases) console.log(`  ${connections} connections: ${leases}`);
@@ -245,7 +292,7 @@ function printTargets(mode, points, exact) {
       `${exact.other ? `, other: ${exact.other}` : ""} -> ${exactOk ? "within bounds" : "OUT OF BOUNDS"}`,
   );
   if (!at) return exactOk;
-  const perDecision = at.calls === undefined ? undefined : at.calls / at.hot.decisions;
+  const perDecision = at.calls === undefined ? undefined : at.calls / at.served;
   const lines = [
     [`calls per decision <= ${spec.callsPerDecision}`, perDecision <= spec.callsPerDecision, fixed(perDecision, 3)],
     [
@@ -318,22 +365,22 @@ function printCapacity(label, rows) {
   const ceiling = 1000 / CPU_MS;
   console.log(
     `\ncapacity, ${label}: the counter object spends ${CPU_MS} ms of CPU per call (ceiling ${ceiling.toFixed(0)} ` +
-      `calls/s), ${DURATION} s per run`,
+      `calls/s), ${DURATION} s per side`,
   );
   console.log(
-    "mode      conns   floor/s   decisions/s   / ceiling   calls/s   object busy   batch   key ceiling/s   p50 ms   p99 ms   non-2xx",
+    "mode      conns   floor/s   decisions/s   / ceiling   calls/s   hook CPU   batch   key ceiling/s   p50 ms   p99 ms   non-2xx",
   );
   for (const r of rows) {
     if (r.unavailable) {
       console.log(`${r.mode.padEnd(8)}  not available (${r.unavailable})`);
       continue;
     }
-    const batch = r.calls === undefined ? undefined : r.hot.decisions / r.calls;
-    const callRate = r.calls === undefined ? undefined : r.calls / DURATION;
+    const batch = r.calls === undefined ? undefined : r.served / r.calls;
+    const callRate = r.calls === undefined ? undefined : r.calls / r.hot.seconds;
     console.log(
       `${r.mode.padEnd(8)}  ${pad(r.connections, 5)}   ${pad(r.floor.rps.toFixed(0), 7)}   ${pad(r.hot.rps.toFixed(0), 11)}   ` +
         `${pad((r.hot.rps / ceiling).toFixed(2), 9)}   ${pad(fixed(callRate, 0), 7)}   ` +
-        `${pad(callRate === undefined ? "n/a" : `${((callRate * CPU_MS) / 10).toFixed(0)} %`, 11)}   ${pad(fixed(batch, 1), 5)}   ` +
+        `${pad(callRate === undefined ? "n/a" : `${((callRate * CPU_MS) / 10).toFixed(0)} %`, 8)}   ${pad(fixed(batch, 1), 5)}   ` +
         `${pad(fixed(batch * ceiling, 0), 13)}   ${pad(r.hot.p50, 6)}   ${pad(r.hot.p99, 6)}   ${r.hot.bad}${r.hot.codes}`,
     );
   }
