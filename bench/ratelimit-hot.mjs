@@ -17,9 +17,10 @@
 // Capacity run (after the above, or alone with `--only capacity`; `--only hot` skips it): the same hot key on the
 // bench-only Worker of bench/capacity/ (BENCH_COUNTER_CALL_CPU_MS=1 by default: the counter object spends 1 ms of CPU
 // per call, about Cloudflare's per-object rate), at 64 and 256 connections (BENCH_CAPACITY_CONNECTIONS), per mode:
-// decisions a second against the object's ceiling (1000 / CPU ms calls a second), its measured call rate (counted by
-// that Worker, so also where the checkout has no `calls` statistic), the share of a core the CPU hook itself spent,
-// and the ceiling that batch size gives one key. BENCH_BASELINE_REF=<git ref> runs the capacity run on that commit
+// decisions a second against the object's ceiling (1000 / CPU ms calls a second), its call rate, the share of a core
+// the CPU hook itself spent, and the ceiling that batch size gives one key. Rates are steady-state: the run lasts
+// 6 + 4 s, and the capacity Worker's own counts (GET /bench/counts: decisions answered, object calls answered, so also
+// where the checkout has no `calls` statistic) are read 2 s after its start and 2 s before its end. BENCH_BASELINE_REF=<git ref> runs the capacity run on that commit
 // too (a temporary worktree with bench/capacity/ copied in) for "before" figures. `--modes per_key,leases` picks modes.
 // wrangler dev's proxy answers a POST on a connection workerd is closing with 503 (workers-sdk issue 14641): before
 // each POST run, as many simultaneous GETs as it has connections refresh them.
@@ -158,12 +159,11 @@ async function startMode(mode, { projectDir = root, configPath, extraVars = {} }
   return { unavailable: refusal };
 }
 
-/** The calls the capacity Worker's counter objects answered so far (bench/capacity/worker.ts). */
-async function answeredCalls(url) {
-  const response = await fetch(`${url}/bench/counter-calls`);
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`GET /bench/counter-calls answered ${response.status}`);
-  return Number(text);
+/** What the capacity Worker counted so far: calls its counter objects answered, POST /json it answered. */
+async function benchCounts(url) {
+  const response = await fetch(`${url}/bench/counts`);
+  if (response.status !== 200) throw new Error(`GET /bench/counts answered ${response.status}`);
+  return response.json();
 }
 
 /** Runs of one side, added up: rate over their whole time, the median p50, the worst p99, every answer. */
@@ -185,43 +185,68 @@ function combine(runs) {
 
 /**
  * One point at `connections`: SLICES runs of the floor and of one new hot key, alternating, so that both sides see the
- * same drift of the machine's load; object calls per decision (calls from /stats, or counted by the capacity Worker
- * when `counted`) and the lease statistics. autocannon stops with one request in flight on each connection, which the
- * Worker still serves: those count as decisions for the calls they made.
+ * same drift of the machine's load (after a hot slice, its last requests are let finish before the floor runs); object
+ * calls per decision from /stats and the lease statistics. autocannon stops with one request in flight on each
+ * connection, which the Worker still serves: those count as decisions for the calls they made.
  */
-async function point(url, connections, key, counted = false) {
+async function point(url, connections, key) {
   const floors = [];
   const hots = [];
   const before = await counterStats(url);
-  const answeredBefore = counted ? await answeredCalls(url) : 0;
   for (let slice = 0; slice < SLICES; slice++) {
     await refresh(url, connections);
     floors.push(await run({ url: `${url}/test/ping`, connections, duration: DURATION / SLICES }));
     await refresh(url, connections);
-    hots.push(
-      await run({ url: `${url}/json`, method: "POST", body: body(key), connections, duration: DURATION / SLICES }),
-    );
+    const hot = await run({
+      url: `${url}/json`,
+      method: "POST",
+      body: body(key),
+      connections,
+      duration: DURATION / SLICES,
+    });
+    hots.push(hot);
+    await sleep(Math.min(5000, hot.p99));
   }
-  const answered = counted ? (await answeredCalls(url)) - answeredBefore : undefined;
   const after = await settledStats(url);
   const delta = (stat) => (after[stat] ?? 0) - (before[stat] ?? 0);
   const leases = Object.keys(after)
     .filter((stat) => stat.includes("lease"))
     .map((stat) => `${stat} ${delta(stat)}`)
     .join(", ");
-  const stated = "calls" in after ? delta("calls") : undefined;
-  if (answered !== undefined && stated !== undefined && Math.abs(stated - answered) > 0.02 * answered + 5) {
-    console.error(`warning: /stats counted ${stated} calls, the capacity Worker ${answered}`);
-  }
   const hot = combine(hots);
-  const served = hot.answered + SLICES * connections;
-  return {
+  const calls = "calls" in after ? delta("calls") : undefined;
+  return { connections, floor: combine(floors), hot, calls, served: hot.answered + SLICES * connections, leases };
+}
+
+/** Steady-state rates are read from RAMP_S after the start of a capacity run until RAMP_S before its end. */
+const RAMP_S = 2;
+
+/**
+ * One capacity point: the floor, then one new hot key for DURATION + 2 × RAMP_S seconds, its decisions and object
+ * calls a second counted by the capacity Worker over the middle DURATION seconds (queues full, none draining).
+ */
+async function capacityPoint(url, connections, key) {
+  await refresh(url, connections);
+  const floor = combine([await run({ url: `${url}/test/ping`, connections })]);
+  await refresh(url, connections);
+  const hotRun = run({
+    url: `${url}/json`,
+    method: "POST",
+    body: body(key),
     connections,
-    floor: combine(floors),
-    hot,
-    calls: answered ?? stated,
-    served,
-  };
+    duration: DURATION + 2 * RAMP_S,
+  });
+  await sleep(RAMP_S * 1000);
+  const start = await benchCounts(url);
+  const startedAt = performance.now();
+  await sleep(DURATION * 1000);
+  const end = await benchCounts(url);
+  const seconds = (performance.now() - startedAt) / 1000;
+  const hot = await hotRun;
+  await sleep(Math.min(5000, hot.p99));
+  const decisions = end.decisions - start.decisions;
+  const calls = end.calls - start.calls;
+  return { connections, floor, hot, rate: decisions / seconds, callRate: calls / seconds, batch: decisions / calls };
 }
 
 /** One request over `agent`; its status, or the error's code. */
@@ -351,7 +376,7 @@ async function capacityRuns(modes, projectDir, label) {
     }
     try {
       for (const connections of CAPACITY_POINTS) {
-        rows.push({ mode, ...(await point(started.server.url, connections, `cap-${mode}-${connections}`, true)) });
+        rows.push({ mode, ...(await capacityPoint(started.server.url, connections, `cap-${mode}-${connections}`)) });
       }
     } finally {
       await started.server.stop();
@@ -365,7 +390,7 @@ function printCapacity(label, rows) {
   const ceiling = 1000 / CPU_MS;
   console.log(
     `\ncapacity, ${label}: the counter object spends ${CPU_MS} ms of CPU per call (ceiling ${ceiling.toFixed(0)} ` +
-      `calls/s), ${DURATION} s per side`,
+      `calls/s), rates over ${DURATION} s of steady state`,
   );
   console.log(
     "mode      conns   floor/s   decisions/s   / ceiling   calls/s   hook CPU   batch   key ceiling/s   p50 ms   p99 ms   non-2xx",
@@ -375,13 +400,11 @@ function printCapacity(label, rows) {
       console.log(`${r.mode.padEnd(8)}  not available (${r.unavailable})`);
       continue;
     }
-    const batch = r.calls === undefined ? undefined : r.served / r.calls;
-    const callRate = r.calls === undefined ? undefined : r.calls / r.hot.seconds;
     console.log(
-      `${r.mode.padEnd(8)}  ${pad(r.connections, 5)}   ${pad(r.floor.rps.toFixed(0), 7)}   ${pad(r.hot.rps.toFixed(0), 11)}   ` +
-        `${pad((r.hot.rps / ceiling).toFixed(2), 9)}   ${pad(fixed(callRate, 0), 7)}   ` +
-        `${pad(callRate === undefined ? "n/a" : `${((callRate * CPU_MS) / 10).toFixed(0)} %`, 8)}   ${pad(fixed(batch, 1), 5)}   ` +
-        `${pad(fixed(batch * ceiling, 0), 13)}   ${pad(r.hot.p50, 6)}   ${pad(r.hot.p99, 6)}   ${r.hot.bad}${r.hot.codes}`,
+      `${r.mode.padEnd(8)}  ${pad(r.connections, 5)}   ${pad(r.floor.rps.toFixed(0), 7)}   ${pad(r.rate.toFixed(0), 11)}   ` +
+        `${pad((r.rate / ceiling).toFixed(2), 9)}   ${pad(r.callRate.toFixed(0), 7)}   ` +
+        `${pad(`${((r.callRate * CPU_MS) / 10).toFixed(0)} %`, 8)}   ${pad(fixed(r.batch, 1), 5)}   ` +
+        `${pad(fixed(r.batch * ceiling, 0), 13)}   ${pad(r.hot.p50, 6)}   ${pad(r.hot.p99, 6)}   ${r.hot.bad}${r.hot.codes}`,
     );
   }
   console.log(
