@@ -35,6 +35,7 @@
 // `--algorithms`: the rule algorithms (fixed_window, sliding_window, token_bucket) on one fresh per_key server: for
 // each, one hot key and 1000 cold keys (ratios to the floor, rows, commits and objects per 1000 decisions), then
 // CONCURRENT requests on one new key of its rule limited to LIMIT, which must admit exactly LIMIT (else exit 1).
+// `--hot`: one hot key per counter mode and the capacity run (issue 29), in bench/ratelimit-hot.mjs.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -133,6 +134,7 @@ function groupCpuMs(pgid) {
 }
 
 async function main() {
+  if (process.argv.includes("--hot")) return (await import("./ratelimit-hot.mjs")).hotBench(process.argv);
   if (STATS) return compareStats();
   if (ALGORITHMS) return compareAlgorithms();
   if (BACKEND === "durable-object") return compareLayouts();
