@@ -59,6 +59,8 @@ export interface ServiceDeps {
 export interface ServiceError {
   kind: "service" | "store";
   message: string;
+  /** A store failure whose message may be shown whatever the store (see PublicStoreError). */
+  public?: true;
 }
 
 export interface Decision {
@@ -214,7 +216,7 @@ export async function shouldRateLimit(
     now,
     deps.localCache,
   );
-  if (!limited.ok) return err({ kind: "store", message: limited.error.message });
+  if (!limited.ok) return err({ kind: "store", ...limited.error });
 
   const statuses = limited.value.statuses.map((status, i): DescriptorStatus =>
     unlimited[i] ? { code: "OK", limitRemaining: UNLIMITED_REMAINING } : status,
