@@ -67,6 +67,7 @@ export function selectCounterStore(env: Env): SelectedStore {
             : {
                 kind: "per_key",
                 activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT,
+                admissionMaxWaitMs: settings.COUNTER_OBJECT_ADMISSION_MAX_WAIT,
                 writeBehindMs: settings.COUNTER_WRITE_BEHIND,
               },
           {
