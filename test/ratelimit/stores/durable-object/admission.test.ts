@@ -5,8 +5,10 @@
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../../../src/index";
+import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
 import { RateLimitService } from "../../../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 import { connectErrorOf, descriptor, installConfig } from "../../../helpers/ratelimit";
 import { workerWith } from "../../store-helpers";
@@ -85,6 +87,10 @@ describe("COUNTER_OBJECT_ACTIVE_LIMIT reached, per_key layout", () => {
     error.mockRestore();
     expect(first.overallCode).toBe(1);
     expect(refused).toEqual({ code: Code.Unknown, message: BUSY });
+  });
+
+  it("is on in the tests, whose workerd runs the objects in its own process as wrangler dev does", () => {
+    expect(counterStoreSettings(env).COUNTER_OBJECT_ACTIVE_LIMIT).toBe(2000);
   });
 
   it("lets every new key through at 0, the deploy configuration's value", async () => {
