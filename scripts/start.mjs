@@ -8,7 +8,8 @@
 //    (the same --persist-to as wrangler dev, when given), printing their output only when they fail;
 // 4. runs `wrangler dev` at --log-level warn, passing on the arguments given after `--`
 //    (`npm start -- --log-level log` brings back wrangler's banner, request lines and the Worker's info logs), with
-//    --var NEWS_DEMO:true when no news publisher is set (scripts/start/news-demo.mjs);
+//    --var NEWS_DEMO:true when no news publisher is set (scripts/start/news-demo.mjs), and the local-only variables
+//    .dev.vars does not set (scripts/start/local-vars.mjs: wrangler.toml's [vars] are the deploy configuration);
 // 5. runs the gRPC gateway (grpc-gateway/) in front of it: RATELIMIT_UPSTREAM_URL defaults to the origin of that
 //    `wrangler dev`; with CONFIG_TYPE=GRPC_XDS_SOTW (in .dev.vars or the environment) the gateway is also the xDS
 //    client;
@@ -20,6 +21,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { hasOption, optionValue, optionValues, usage, wantsHelp } from "./start/args.mjs";
+import { missingLocalVars } from "./start/local-vars.mjs";
 import { runNewsIngestion, wantsNewsDemo } from "./start/news-demo.mjs";
 import { parsePort, portProblems } from "./start/ports.mjs";
 import { gatewayEnv, loadSettingsCheck, settingProblems, workerEnv } from "./start/settings.mjs";
@@ -65,6 +67,11 @@ const newsDemo = wantsNewsDemo(worker.values);
 if (newsDemo) {
   worker.values.NEWS_DEMO = "true";
   worker.origins.NEWS_DEMO = "set by npm start: no news publisher is set";
+}
+const localVars = missingLocalVars(worker);
+for (const [name, value] of Object.entries(localVars)) {
+  worker.values[name] = value;
+  worker.origins[name] = "set by npm start: the local value (wrangler.toml has the deploy one)";
 }
 const gateway = gatewayEnv(worker, process.env, { upstreamUrl: devOrigin, port: portText });
 
@@ -179,6 +186,7 @@ start("wrangler dev", process.execPath, [
   ...(hasOption(devArgs, "--port") ? [] : ["--port", portText]),
   ...(hasOption(devArgs, "--log-level") ? [] : ["--log-level", "warn"]),
   ...(newsDemo ? ["--var", "NEWS_DEMO:true"] : []),
+  ...Object.entries(localVars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ...devArgs,
 ]);
 

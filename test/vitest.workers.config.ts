@@ -4,6 +4,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { noServers, serverSuites } from "./global-setup";
+import { LOCAL_VARS } from "../scripts/start/local-vars.mjs";
 import { workerAliases } from "./support/worker-aliases";
 
 const root = path.join(import.meta.dirname, "..");
@@ -26,6 +27,8 @@ export default defineConfig(async () => {
             MASTER_KEY: "test-master-key",
             JWT_SECRET: "test-jwt-secret-0123456789abcdef",
             RATELIMIT_ADMIN_TOKEN: "test-ratelimit-admin-token",
+            // workerd runs the objects in this process, as locally: the local values over wrangler.toml's deploy ones.
+            ...LOCAL_VARS,
           },
         },
       })),

@@ -74,9 +74,18 @@ export const CounterStoreSettings = z.preprocess(
       running deployment starts every counter again from 0.`),
     COUNTER_OBJECT_ACTIVE_LIMIT: envInteger(2000).describe(oneLine`
       Durable Object store, \`per_key\` layout: most distinct counter objects one isolate calls within
-      COUNTER_WRITE_BEHIND + 13 s; calls to further new keys wait until the oldest ages out. workerd (the Workers
-      runtime) keeps an object's SQLite database open about 10 s after its last activity, and past about 2,800 open
-      databases a process fails with SQLITE_NOMEM. \`0\`: no limit.`),
+      COUNTER_WRITE_BEHIND + 13 s; a call to a further new key waits until the oldest ages out, at most
+      COUNTER_OBJECT_ADMISSION_MAX_WAIT. Only where the objects share the Worker's process (\`wrangler dev\`,
+      self-hosted workerd): workerd keeps an object's SQLite database open about 10 s after its last activity, and past
+      about 2,800 open databases the process fails with SQLITE_NOMEM. On Cloudflare the objects run elsewhere, so
+      wrangler.toml sets \`0\` (no limit) for \`wrangler deploy\`, and \`npm start\` and the tests set \`2000\`.`),
+    COUNTER_OBJECT_ADMISSION_MAX_WAIT: envDurationMs("2s").pipe(z.number().max(30_000, "must be at most 30s"))
+      .describe(oneLine`
+        Durable Object store, with COUNTER_OBJECT_ACTIVE_LIMIT: longest a request waits for a new counter object to be
+        admitted. As soon as no object in use can age out for it within the bound (at once, when the oldest ages out
+        later), it is answered 500 \`rate limit counter store error: this isolate already uses
+        COUNTER_OBJECT_ACTIVE_LIMIT ...\` (gRPC: UNKNOWN), which Envoy's \`failure_mode_deny\` turns into a pass or a
+        refusal; \`0\` never waits.`),
     COUNTER_OBJECT_SHARDS: envInteger(64, 1)
       .pipe(z.number().max(4096))
       .describe("Durable Object store, `sharded` layout: how many shard objects (1 to 4096)."),

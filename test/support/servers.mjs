@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { LOCAL_VARS } from "../../scripts/start/local-vars.mjs";
 
 /** The project root. */
 export const root = path.join(import.meta.dirname, "..", "..");
@@ -443,7 +444,8 @@ const PORT_TAKEN = /Address already in use/;
 async function spawnWranglerDev({ projectDir, state, removeState, configArgs, vars, extraArgs, readyPath, options }) {
   const port = await freePort();
   const inspectorPort = await freePort();
-  const varArgs = Object.entries(vars).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
+  // The local values over wrangler.toml's deploy ones, as npm start sets them; the caller's own vars win.
+  const varArgs = Object.entries({ ...LOCAL_VARS, ...vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
   const { child, pgid, stop, output } = spawnGroup(
     process.execPath,
     [

@@ -17,13 +17,14 @@ import {
   type RuleStatDelta,
   sanitizeStatName,
 } from "./stats";
-import type {
-  CounterIncrement,
-  CounterReply,
-  CounterStore,
-  DescriptorStatus,
-  RateLimit,
-  RateLimitDescriptor,
+import {
+  type CounterIncrement,
+  type CounterReply,
+  type CounterStore,
+  type DescriptorStatus,
+  PublicStoreError,
+  type RateLimit,
+  type RateLimitDescriptor,
 } from "./types";
 import { isKnownUnit } from "./units";
 
@@ -62,6 +63,8 @@ export interface LimiterOutput {
 /** A store call that failed; the message is the store's own. */
 export interface StoreFailure {
   message: string;
+  /** The message may be shown to callers whatever the store (a PublicStoreError). */
+  public?: true;
 }
 
 interface Item {
@@ -91,7 +94,8 @@ async function callStore(
   try {
     values = await call();
   } catch (e) {
-    return err({ message: e instanceof Error ? e.message : String(e) });
+    const message = e instanceof Error ? e.message : String(e);
+    return err(e instanceof PublicStoreError ? { message, public: true } : { message });
   }
   if (!Array.isArray(values) || values.length !== expected) {
     return err({ message: `counter store returned ${values?.length ?? 0} values for ${expected} counters` });

@@ -61,6 +61,8 @@ export interface ServiceDeps {
 export interface ServiceError {
   kind: "service" | "store";
   message: string;
+  /** A store failure whose message may be shown whatever the store (see PublicStoreError). */
+  public?: true;
 }
 
 export interface Decision {
@@ -216,7 +218,7 @@ export async function shouldRateLimit(
     now,
     deps.localCache,
   );
-  if (!limited.ok) return err({ kind: "store", message: limited.error.message });
+  if (!limited.ok) return err({ kind: "store", ...limited.error });
 
   const statuses = limited.value.statuses.map((status, i): DescriptorStatus =>
     unlimited[i] ? { code: "OK", limitRemaining: UNLIMITED_REMAINING } : status,

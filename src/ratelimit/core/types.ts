@@ -157,3 +157,11 @@ export interface CounterStore {
   /** Returns each item's reply as if its hits were 0 (0 when a fixed counter is absent), without changing anything. */
   get(items: CounterIncrement[]): Promise<CounterReply[]>;
 }
+
+/**
+ * A store failure whose message this service composed from its own settings, with nothing of the runtime or the
+ * caller's keys in it: callers see it with every store (the other failures of the Durable Object store stay generic).
+ */
+export class PublicStoreError extends Error {
+  override name = "PublicStoreError";
+}

@@ -54,13 +54,15 @@ const workerEnv = createContextKey<Env | undefined>(undefined, { description: "t
 /**
  * The reference answers its service errors with gRPC status UNKNOWN and their text. An override without a unit
  * crashes the reference; refusing it as INVALID_ARGUMENT tells the caller what to fix. Store failures read as on
- * /json: the detail only for the stores whose messages are safe to show (see stores/select.ts).
+ * /json: the detail only for the stores whose messages are safe to show (see stores/select.ts), or for a failure the
+ * service composed itself (PublicStoreError: the Durable Object store's admission bound).
  */
 function connectErrorOf(error: ServiceError, env: Env): ConnectError {
   if (error.kind === "store") {
     logError("ratelimit: counter store failed", { message: error.message });
     const generic = "rate limit counter store error";
-    return new ConnectError(storeErrorsArePublic(env) ? `${generic}: ${error.message}` : generic, Code.Unknown);
+    const shown = error.public || storeErrorsArePublic(env);
+    return new ConnectError(shown ? `${generic}: ${error.message}` : generic, Code.Unknown);
   }
   if (OVERRIDE_WITHOUT_UNIT.test(error.message)) return new ConnectError(error.message, Code.InvalidArgument);
   return new ConnectError(error.message, Code.Unknown);

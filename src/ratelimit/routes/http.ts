@@ -65,10 +65,11 @@ async function shouldRateLimit(c: Context<RateLimitEnv>) {
   if (!decision.ok) {
     if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
     logError("ratelimit: counter store failed", { message: decision.error.message });
-    // The key-value store's and object cache's messages are safe to show (as the reference's are); see stores/select.
+    // The key-value store's and object cache's messages are safe to show (as the reference's are), and so is what the
+    // service composed itself (PublicStoreError); see stores/select.
     throw new HttpError(
       500,
-      storeErrorsArePublic(c.env)
+      decision.error.public || storeErrorsArePublic(c.env)
         ? `rate limit counter store error: ${decision.error.message}`
         : "rate limit counter store error",
     );

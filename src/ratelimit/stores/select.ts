@@ -70,6 +70,7 @@ export function selectCounterStore(env: Env): SelectedStore {
             : {
                 kind: "per_key",
                 activeLimit: settings.COUNTER_OBJECT_ACTIVE_LIMIT,
+                admissionMaxWaitMs: settings.COUNTER_OBJECT_ADMISSION_MAX_WAIT,
                 writeBehindMs: settings.COUNTER_WRITE_BEHIND,
               },
           {
@@ -90,7 +91,8 @@ export function selectCounterStore(env: Env): SelectedStore {
 /**
  * Whether the counter store's failures may be shown to callers. The key-value store's and the object cache's
  * messages are composed by their clients from addresses, durations and the server's own error replies (never
- * credentials), as the reference shows them; the Durable Object store's are runtime internals.
+ * credentials), as the reference shows them; the Durable Object store's are runtime internals, except the ones the
+ * service composes itself (PublicStoreError), which every store shows.
  */
 export const errorsArePublic = (selected: SelectedStore): boolean => selected.backend !== "durable-object";
 

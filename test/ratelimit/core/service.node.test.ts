@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { shouldRateLimit, UNLIMITED_REMAINING } from "../../../src/ratelimit/core/service";
-import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
+import { PublicStoreError, type RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { DEFAULT_SETTINGS, descriptor, harness, loadFixtures, request } from "./helpers";
 import { MemoryStore } from "./memory-store";
 
@@ -58,6 +58,19 @@ describe("shouldRateLimit: request validation", () => {
       ok: false,
       error: { kind: "store", message: "CLUSTERDOWN The cluster is down" },
     });
+  });
+
+  it("marks a store failure the service composed itself as public, and no other", async () => {
+    const store = new MemoryStore();
+    store.failure = new PublicStoreError("too many counter objects");
+    const failed = await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234);
+    expect(failed).toStrictEqual({
+      ok: false,
+      error: { kind: "store", message: "too many counter objects", public: true },
+    });
+    store.failure = new Error("internal error");
+    const hidden = await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234);
+    expect(hidden).toStrictEqual({ ok: false, error: { kind: "store", message: "internal error" } });
   });
 
   it("treats a store reply of the wrong length as a store failure", async () => {

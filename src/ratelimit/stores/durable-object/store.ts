@@ -19,11 +19,13 @@ type Namespace = DurableObjectNamespace<RateLimitCounter>;
 
 /**
  * Where the counters live: one object per rate-limit key (at most `activeLimit` of them called by one isolate while
- * they may still be open, 0: no limit; see admission.ts), or this many shards. `writeBehindMs` is the objects' write
- * delay (COUNTER_WRITE_BEHIND), which keeps them open longer.
+ * they may still be open, 0: no limit, a call to a further one waiting at most `admissionMaxWaitMs`; see
+ * admission.ts), or this many shards. `writeBehindMs` is the objects' write delay (COUNTER_WRITE_BEHIND), which keeps
+ * them open longer.
  */
 export type CounterObjectLayout =
-  { kind: "per_key"; activeLimit: number; writeBehindMs: number } | { kind: "sharded"; shards: number };
+  | { kind: "per_key"; activeLimit: number; admissionMaxWaitMs: number; writeBehindMs: number }
+  | { kind: "sharded"; shards: number };
 
 /**
  * How long a per-key object stays open after this isolate's last call to it: workerd closes an object 10 s after its
@@ -124,7 +126,7 @@ export function durableObjectStore(
   const objectOf = (item: CounterIncrement) => objectOfName(item.counterName);
   const admission =
     layout.kind === "per_key" && layout.activeLimit > 0
-      ? new ObjectAdmission(layout.activeLimit, objectResidencyMs(layout.writeBehindMs))
+      ? new ObjectAdmission(layout.activeLimit, objectResidencyMs(layout.writeBehindMs), layout.admissionMaxWaitMs)
       : undefined;
   // A read is an increment of 0 hits (the object answers both alike), so reads and increments share one queue.
   const coalescer = new CallCoalescer<CounterOperation, ObjectReply>(

@@ -118,7 +118,7 @@ function countingNamespace() {
   return { namespace, counted };
 }
 
-const PER_KEY = { kind: "per_key", activeLimit: 0, writeBehindMs: 2_000 } as const;
+const PER_KEY = { kind: "per_key", activeLimit: 0, admissionMaxWaitMs: 2_000, writeBehindMs: 2_000 } as const;
 const SHARDED = { kind: "sharded", shards: SHARDS } as const;
 const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000 };
 const FOUR_LINGERING = { maxInFlight: 4, lingerMs: 2, maxOperationsPerCall: 50, maxWaitMs: 10_000 };
@@ -266,6 +266,12 @@ describe("the layout settings", () => {
     [{ COUNTER_MAX_IN_FLIGHT: "65" }, "COUNTER_MAX_IN_FLIGHT: must be at most 64"],
     [{ COUNTER_BATCH_LINGER_MS: "51" }, "COUNTER_BATCH_LINGER_MS: must be at most 50"],
     [{ COUNTER_BATCH_LINGER_MS: "1.5" }, "COUNTER_BATCH_LINGER_MS: Invalid input: expected int, received number"],
+    [{ COUNTER_OBJECT_ACTIVE_LIMIT: "-1" }, "COUNTER_OBJECT_ACTIVE_LIMIT: Too small: expected number to be >=0"],
+    [{ COUNTER_OBJECT_ADMISSION_MAX_WAIT: "31s" }, "COUNTER_OBJECT_ADMISSION_MAX_WAIT: must be at most 30s"],
+    [
+      { COUNTER_OBJECT_ADMISSION_MAX_WAIT: "soon" },
+      'COUNTER_OBJECT_ADMISSION_MAX_WAIT: expected a duration such as "10s", "500ms" or "1m"',
+    ],
   ])("refuses %j with a 500 naming the variable", async (vars, message) => {
     const refused = workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars });
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -281,6 +287,7 @@ describe("the layout settings", () => {
       COUNTER_OBJECT_SHARDS: "4096",
       COUNTER_WRITE_BEHIND: "5s",
       COUNTER_OBJECT_MIN_IDLE_LIFETIME: "1m",
+      COUNTER_OBJECT_ADMISSION_MAX_WAIT: "30s",
       CACHE_KEY_PREFIX: "bounds_",
     });
     const answer = await bounds.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "bounds"])] });
