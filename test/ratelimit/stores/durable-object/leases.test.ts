@@ -113,7 +113,7 @@ const objectCount = async (item: CounterIncrement, shards?: number) =>
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each([
-  ["per_key", { kind: "per_key", activeLimit: 0, writeBehindMs: 2_000 }],
+  ["per_key", { kind: "per_key", activeLimit: 0, admissionMaxWaitMs: 2_000, writeBehindMs: 2_000 }],
   ["sharded", { kind: "sharded", shards: 4 }],
 ] as const)("the leased store, %s layout", (layoutName, layout) => {
   it("answers 600 concurrent hits limited to 100 in a handful of calls, never over the limit", async () => {
