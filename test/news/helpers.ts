@@ -96,3 +96,44 @@ export function interceptFetch(routes: Record<string, RecordedResponse | ((url: 
 /** The URLs a fetch spy was called with. */
 export const requestedUrls = (spy: ReturnType<typeof interceptFetch>) =>
   spy.mock.calls.map(([input]) => new URL(input instanceof Request ? input.url : String(input)));
+
+/** The 400 answers of a list route for each malformed `limit` or `page` (the paging every news list shares). */
+export const PAGING_REFUSALS: [string, Record<string, unknown>][] = [
+  [
+    "?limit=0",
+    {
+      valid: false,
+      name: "min",
+      param: "limit",
+      value: 0,
+      min: 1,
+      message: "limit must be greater than or equal to 1",
+    },
+  ],
+  [
+    "?limit=101",
+    {
+      valid: false,
+      name: "max",
+      param: "limit",
+      value: 101,
+      max: 100,
+      message: "limit must be lower than or equal to 100",
+    },
+  ],
+  [
+    "?page=0",
+    {
+      valid: false,
+      name: "min",
+      param: "page",
+      value: 0,
+      min: 1,
+      message: "page must be greater than or equal to 1",
+    },
+  ],
+  [
+    "?limit=many",
+    { valid: false, name: "type", param: "limit", value: "many", type: "number", message: "limit must be a number" },
+  ],
+];

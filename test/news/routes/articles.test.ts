@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, callJson } from "../../helpers/http";
 import { SEED_ARTICLES, seedArticles } from "../articles-fixture";
 import type { ArticleView } from "../../../src/news/store/articles";
-import { bearer, expectRefused, getJson, REFUSED, signUp, UNKNOWN_ID } from "../helpers";
+import { bearer, expectRefused, getJson, PAGING_REFUSALS, REFUSED, signUp, UNKNOWN_ID } from "../helpers";
 
 type Article = ArticleView;
 
@@ -68,43 +68,7 @@ describe("GET /news", () => {
   });
 
   const badQueries: [string, Record<string, unknown>][] = [
-    [
-      "?limit=0",
-      {
-        valid: false,
-        name: "min",
-        param: "limit",
-        value: 0,
-        min: 1,
-        message: "limit must be greater than or equal to 1",
-      },
-    ],
-    [
-      "?limit=101",
-      {
-        valid: false,
-        name: "max",
-        param: "limit",
-        value: 101,
-        max: 100,
-        message: "limit must be lower than or equal to 100",
-      },
-    ],
-    [
-      "?page=0",
-      {
-        valid: false,
-        name: "min",
-        param: "page",
-        value: 0,
-        min: 1,
-        message: "page must be greater than or equal to 1",
-      },
-    ],
-    [
-      "?limit=many",
-      { valid: false, name: "type", param: "limit", value: "many", type: "number", message: "limit must be a number" },
-    ],
+    ...PAGING_REFUSALS,
     [
       "?from=yesterday",
       {

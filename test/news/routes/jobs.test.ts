@@ -8,7 +8,7 @@ import worker from "../../../src/index";
 import { createJobRun, finishJobRun, markJobRunning } from "../../../src/jobs/history";
 import { database } from "../../../src/shared/db";
 import { call } from "../../helpers/http";
-import { expectRefused, getJson, JWT_SECRET, REFUSED, signUp } from "../helpers";
+import { expectRefused, getJson, JWT_SECRET, PAGING_REFUSALS, REFUSED, signUp } from "../helpers";
 
 const CRON = "*/30 * * * *";
 const db = () => database(env.DB);
@@ -116,45 +116,7 @@ describe("GET /news/jobs", () => {
     expect(idsOf(await page("?limit=10&page=5", admin.token))).toEqual({ total: "32", ids: [] });
   });
 
-  it.each([
-    [
-      "?limit=0",
-      {
-        valid: false,
-        name: "min",
-        param: "limit",
-        value: 0,
-        min: 1,
-        message: "limit must be greater than or equal to 1",
-      },
-    ],
-    [
-      "?limit=101",
-      {
-        valid: false,
-        name: "max",
-        param: "limit",
-        value: 101,
-        max: 100,
-        message: "limit must be lower than or equal to 100",
-      },
-    ],
-    [
-      "?page=0",
-      {
-        valid: false,
-        name: "min",
-        param: "page",
-        value: 0,
-        min: 1,
-        message: "page must be greater than or equal to 1",
-      },
-    ],
-    [
-      "?limit=many",
-      { valid: false, name: "type", param: "limit", value: "many", type: "number", message: "limit must be a number" },
-    ],
-  ])("answers 400 naming the parameter for %s", async (query, failure) => {
+  it.each(PAGING_REFUSALS)("answers 400 naming the parameter for %s", async (query, failure) => {
     const admin = await signUp(`jobs-admin-bad${query.replace(/\W/g, "-")}@example.com`, { role: "admin" });
     const response = await getJson(`/news/jobs${query}`, admin.token);
     expect(response.status).toBe(400);
