@@ -77,10 +77,14 @@ module.exports = {
     },
     {
       name: "ratelimit-core-is-pure",
-      comment: "The decision core runs in plain Node: no Workers module, no other part of the Worker.",
+      comment:
+        "The decision core runs in plain Node: no Workers module, no other part of the Worker but the pure shared Result.",
       severity: "error",
       from: { path: "^src/ratelimit/core/" },
-      to: { path: "^src/(?!ratelimit/core/)|^durable-objects/|^cloudflare:", dependencyTypesNot: ["type-only"] },
+      to: {
+        path: "^src/(?!ratelimit/core/|shared/result\\.ts$)|^durable-objects/|^cloudflare:",
+        dependencyTypesNot: ["type-only"],
+      },
     },
     {
       name: "ratelimit-settings-below-stats",

@@ -2,9 +2,10 @@
 // path (`descriptors[0].entries[1].key: ...`): the library decides what is valid, but its errors name only the
 // message type, which tells a client nothing about where in its body the problem is.
 
+import { err, ok, type Result } from "./result";
 import { fromJson, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 
-export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+export type Decoded<T> = Result<T, string>;
 
 type JsonObject = Record<string, JsonValue>;
 
@@ -82,8 +83,8 @@ function locate(desc: DescMessage, json: JsonValue, path: string, error: unknown
  */
 export function decodeJson<Desc extends DescMessage>(schema: Desc, json: unknown): Decoded<MessageShape<Desc>> {
   try {
-    return { ok: true, value: fromJson(schema, json as JsonValue) };
+    return ok(fromJson(schema, json as JsonValue));
   } catch (error) {
-    return { ok: false, error: locate(schema, json as JsonValue, "", error) };
+    return err(locate(schema, json as JsonValue, "", error));
   }
 }

@@ -2,8 +2,9 @@
 // the SSH proxy connect to them, so an address that reaches this machine, a neighbour or a cloud metadata service
 // is refused, and every accepted address is stored in one canonical form so that uniqueness holds.
 import ipaddr from "ipaddr.js";
+import type { Result } from "../../shared/result";
 
-export type AddressCheck = { ok: true; value: string } | { ok: false; error: string };
+export type AddressCheck = Result<string, string>;
 
 /** Longest text looked at: the longest IPv6 spelling (an IPv4 tail included) is 45 characters. */
 const MAX_ADDRESS_LENGTH = 45;

@@ -8,7 +8,7 @@ import { ALGORITHMS } from "../core/algorithms";
 import type { ConfigFile } from "../core/config";
 import { jsonStructProblem } from "../core/config-metadata";
 import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "../core/limits";
-import { err, ok, type Result } from "../core/result";
+import { err, ok, type Result } from "../../shared/result";
 import { decodeJson } from "../../shared/proto-json";
 import { unitFromNumber } from "../core/units";
 import type { JsonObject } from "@bufbuild/protobuf";

@@ -1,6 +1,7 @@
 // Typed decoding of one file's nodes: mirrors yaml.v2 into the reference's structs (YamlRoot, YamlDescriptor,
 // YamlRateLimit), with its unmarshal error wording, for config.ts to build the descriptor tree from.
 import { goFormat, type YNode } from "./config-yaml-parse";
+import { err, ok, type Result } from "../../shared/result";
 import { MetadataFailure, metadataStruct } from "./config-metadata";
 import type { StructObject } from "./types";
 
@@ -36,7 +37,7 @@ export interface YamlDescriptor {
   shareThreshold: boolean;
   quotaMode: boolean;
   /** The converted metadata, or why it cannot be a Struct (refused when the descriptor is built, as upstream does). */
-  metadata?: { ok: true; value: StructObject } | { ok: false; problem: string };
+  metadata?: Result<StructObject, string>;
 }
 
 export interface YamlRoot {
@@ -179,10 +180,10 @@ export class Decoder {
       return undefined;
     }
     try {
-      return { ok: true, value: metadataStruct(node) };
+      return ok(metadataStruct(node));
     } catch (e) {
       if (!(e instanceof MetadataFailure)) throw e;
-      return { ok: false, problem: `error parsing metadata: ${e.message}` };
+      return err(`error parsing metadata: ${e.message}`);
     }
   }
 

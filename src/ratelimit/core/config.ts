@@ -16,7 +16,7 @@ import {
 } from "./config-model";
 import { wildcardOf } from "./config-lookup";
 import { DEFAULT_CONFIG_LIMITS, limitText, utf8Length } from "./limits";
-import { err, ok, type Result } from "./result";
+import { err, ok, type Result } from "../../shared/result";
 
 export type * from "./config-model";
 export { getLimit, hasDomain, wildcardMatches, wildcardOf } from "./config-lookup";
@@ -47,7 +47,7 @@ function loadDescriptors(
         "share_threshold can only be used with wildcard values (containing '*'), " + `but found key '${composite}'`,
       );
     }
-    if (descriptor.metadata?.ok === false) throw new ConfigFailure(descriptor.metadata.problem);
+    if (descriptor.metadata?.ok === false) throw new ConfigFailure(descriptor.metadata.error);
     if (rule !== undefined) rule.metadata = descriptor.metadata?.value;
     if (rule !== undefined && rule.algorithm !== "fixed_window" && options.fixedWindowOnly !== undefined) {
       throw new ConfigFailure(

@@ -6,7 +6,7 @@ import { judgeSlidingWindow, judgeTokenBucket } from "./algorithms";
 import { type CacheKey, generateCacheKey, tokenBucketKey } from "./cache-key";
 import type { MatchedLimit } from "./config";
 import type { LocalCache } from "./local-cache";
-import { err, ok, type Result } from "./result";
+import { err, ok, type Result } from "../../shared/result";
 import {
   addOverLimitStats,
   addShadowModeStats,

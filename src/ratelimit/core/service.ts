@@ -4,7 +4,7 @@
 import { getLimit, hasDomain, type MatchedLimit, type RateLimitConfig } from "./config";
 import { doLimit, type LeaseMode } from "./limiter";
 import type { LocalCache } from "./local-cache";
-import { err, ok, type Result } from "./result";
+import { err, ok, type Err, type Result } from "../../shared/result";
 import type { RequestStats } from "./stats";
 import type {
   CounterStore,
@@ -70,7 +70,7 @@ export interface Decision {
   stats: RequestStats;
 }
 
-function serviceError(message: string): { ok: false; error: ServiceError } {
+function serviceError(message: string): Err<ServiceError> {
   return err({ kind: "service", message });
 }
 

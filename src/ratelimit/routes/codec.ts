@@ -17,7 +17,7 @@ import {
   tooDeep,
   type RequestLimits,
 } from "../core/limits";
-import { err, ok, type Result } from "../core/result";
+import { err, ok, type Result } from "../../shared/result";
 import type { RateLimitDescriptor, RateLimitRequest, RateLimitResponse } from "../core/types";
 import { unitFromNumber } from "../core/units";
 import {

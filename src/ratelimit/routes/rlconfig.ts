@@ -9,6 +9,7 @@ import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
 import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 import { describeZodError } from "../../shared/http/validate";
+import { err, ok, type Result } from "../../shared/result";
 import { currentConfig } from "../config/provider";
 import { clearUploads, replaceUploads } from "../config/uploads";
 import { xdsConfigsToFiles } from "../config/xds";
@@ -126,7 +127,8 @@ export const deleteConfigFilesRoute = createRoute({
   },
 });
 
-type Described = { ok: true; files: ConfigFile[] } | { ok: false; error: string; xds?: true };
+/** A refusal of the set; `xds` marks a snapshot, whose refusal counts as a failed load. */
+type Described = Result<ConfigFile[], { message: string; xds?: true }>;
 
 /** Appended to a refusal of the body's shape: what the route takes, and where a lone YAML file goes. */
 const EXPECTED_SHAPE =
@@ -147,29 +149,29 @@ function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
   const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
   if (typeof body === "object" && body !== null && "configs" in body) {
     const parsed = XdsConfigsBody.safeParse(body);
-    if (!parsed.success) return { ok: false, error: shapeError(describeZodError(parsed.error)) };
+    if (!parsed.success) return err({ message: shapeError(describeZodError(parsed.error)) });
     const { configs } = parsed.data;
-    if (configs.length > maxFiles.max) return { ok: false, error: tooMany(configs.length), xds: true };
+    if (configs.length > maxFiles.max) return err({ message: tooMany(configs.length), xds: true });
     const files = xdsConfigsToFiles(configs, configLimits(settings));
-    if (!files.ok) return { ok: false, error: files.error, xds: true };
+    if (!files.ok) return err({ message: files.error, xds: true });
     const tooLong = longName(files.value);
-    if (tooLong !== undefined) return { ok: false, error: longNameError(tooLong), xds: true };
-    return { ok: true, files: files.value };
+    if (tooLong !== undefined) return err({ message: longNameError(tooLong), xds: true });
+    return ok(files.value);
   }
   const parsed = ConfigFilesBody.safeParse(body);
-  if (!parsed.success) return { ok: false, error: shapeError(describeZodError(parsed.error)) };
+  if (!parsed.success) return err({ message: shapeError(describeZodError(parsed.error)) });
   const files = Object.entries(parsed.data.files).map(([name, text]) => ({ name, text }));
-  if (files.length > maxFiles.max) return { ok: false, error: tooMany(files.length) };
+  if (files.length > maxFiles.max) return err({ message: tooMany(files.length) });
   const tooLong = longName(files);
-  if (tooLong !== undefined) return { ok: false, error: longNameError(tooLong) };
+  if (tooLong !== undefined) return err({ message: longNameError(tooLong) });
   const badName = files.find((file) => !FILE_NAME.test(file.name))?.name;
   if (badName !== undefined) {
-    return { ok: false, error: `${badName}: file names must end in .yaml and contain no slashes or spaces` };
+    return err({ message: `${badName}: file names must end in .yaml and contain no slashes or spaces` });
   }
-  return { ok: true, files: files.sort((a, b) => (a.name < b.name ? -1 : 1)) };
+  return ok(files.sort((a, b) => (a.name < b.name ? -1 : 1)));
 }
 
-type ConfigBody = { ok: true; body: unknown } | { ok: false; status: 400 | 413; error: string };
+type ConfigBody = Result<unknown, HttpError>;
 
 /** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
 async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
@@ -178,16 +180,16 @@ async function configBodyOf(request: Request, settings: RateLimitSettings): Prom
   try {
     text = await readBodyText(request, limit);
   } catch (error) {
-    if (error instanceof PayloadTooLarge) return { ok: false, status: 413, error: error.message };
-    if (error instanceof InvalidUtf8) return { ok: false, status: 400, error: error.message };
+    if (error instanceof PayloadTooLarge) return err(new HttpError(413, error.message));
+    if (error instanceof InvalidUtf8) return err(new HttpError(400, error.message));
     throw error;
   }
   const { depth } = configLimits(settings);
-  if (jsonTextTooDeep(text, depth.max)) return { ok: false, status: 400, error: tooDeep("request body", depth) };
+  if (jsonTextTooDeep(text, depth.max)) return err(new HttpError(400, tooDeep("request body", depth)));
   try {
-    return { ok: true, body: JSON.parse(text) };
+    return ok(JSON.parse(text));
   } catch {
-    return { ok: false, status: 400, error: shapeError("request body is not valid JSON") };
+    return err(new HttpError(400, shapeError("request body is not valid JSON")));
   }
 }
 
@@ -212,18 +214,18 @@ async function getConfigFiles(c: Context<RateLimitEnv>) {
 async function putConfigFiles(c: Context<RateLimitEnv>) {
   const settings = configLoadSettings(c.env);
   const read = await configBodyOf(c.req.raw, settings.service);
-  if (!read.ok) throw new HttpError(read.status, read.error);
-  const described = configFilesOf(read.body, settings.service);
+  if (!read.ok) throw read.error;
+  const described = configFilesOf(read.value, settings.service);
   if (!described.ok) {
     // A snapshot whose resources cannot be read is a failed load, as the reference counts it.
-    if (described.xds) {
+    if (described.error.xds) {
       recordConfigLoad(settings.service, false);
       flushAfter(c);
     }
-    throw new HttpError(400, described.error);
+    throw new HttpError(400, described.error.message);
   }
   try {
-    const loaded = await replaceUploads(database(c.env.DB), settings, described.files, Date.now());
+    const loaded = await replaceUploads(database(c.env.DB), settings, described.value, Date.now());
     return c.json({ domains: loaded.config?.domains ?? [] });
   } finally {
     flushAfter(c);

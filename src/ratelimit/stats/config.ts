@@ -43,20 +43,20 @@ function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>):
   const invalid = (variable: string, message: string) =>
     new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
   const extraTags = parseExtraTags(s.EXTRA_TAGS);
-  if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.message);
+  if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.error);
   const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? STATS_DEFAULTS.USE_TAGGED_METRICSD;
   const metricsd = s.USE_METRICSD ?? s.USE_STATSD ?? STATS_DEFAULTS.USE_METRICSD;
   const pullMetrics = s.USE_PULLMETRICS ?? s.USE_PROMETHEUS ?? STATS_DEFAULTS.USE_PULLMETRICS;
   let push: StatsPush;
   if (tagged || metricsd) {
     const mogrifiers = parseMogrifiers(env);
-    if (!mogrifiers.ok) throw invalid(mogrifiers.variable, mogrifiers.message);
+    if (!mogrifiers.ok) throw invalid(mogrifiers.error.variable, mogrifiers.error.message);
     push = {
       kind: "statsd",
       host: s.METRICSD_HOST ?? s.STATSD_HOST ?? STATS_DEFAULTS.METRICSD_HOST,
       port: s.METRICSD_PORT ?? s.STATSD_PORT ?? STATS_DEFAULTS.METRICSD_PORT,
       tagged,
-      mogrifiers: mogrifiers.mogrifiers,
+      mogrifiers: mogrifiers.value,
     };
   } else {
     push = pullMetrics ? { kind: "none" } : { kind: "log" };
@@ -70,10 +70,10 @@ function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>):
         ? "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
         : "OTEL_EXPORTER_OTLP_HEADERS";
     const headers = parseOtlpHeaders(s.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? s.OTEL_EXPORTER_OTLP_HEADERS);
-    if (!headers.ok) throw invalid(headerVariable, headers.message);
+    if (!headers.ok) throw invalid(headerVariable, headers.error);
     tracing = {
       url: tracesUrl(s.OTEL_EXPORTER_OTLP_ENDPOINT, s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
-      headers: headers.headers,
+      headers: headers.value,
       samplingRate: s.TRACING_SAMPLING_RATE,
       serviceName: s.TRACING_SERVICE_NAME,
       serviceNamespace: s.TRACING_SERVICE_NAMESPACE,
@@ -84,7 +84,7 @@ function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>):
   return {
     enabled: !s.DISABLE_STATS,
     flushIntervalMs: s.STATS_FLUSH_INTERVAL,
-    extraTags: extraTags.tags,
+    extraTags: extraTags.value,
     push,
     pullMetrics,
     pullMetricsPath: s.PULLMETRICS_PATH ?? s.PROMETHEUS_PATH ?? STATS_DEFAULTS.PULLMETRICS_PATH,

@@ -1,6 +1,7 @@
 // Names of the rate limit service's statistics, as the reference's stats manager composes them, and the
 // EXTRA_TAGS tags. Pure: no Workers imports (tested in plain Node).
 import { sanitizeStatName } from "../core/stats";
+import { err, ok, type Result } from "../../shared/result";
 
 /** Per-rule counters, in the order RuleCounts stores them. */
 export const RULE_STATS = [
@@ -61,17 +62,17 @@ export type Tags = [key: string, value: string][];
  * Parses EXTRA_TAGS, `k1:v1,k2:v2` (the spec writes `<k1:v1>,<k2:v2>`; angle brackets are accepted). Returns the
  * tags sorted by key, or a message naming the bad entry.
  */
-export function parseExtraTags(text: string): { ok: true; tags: Tags } | { ok: false; message: string } {
+export function parseExtraTags(text: string): Result<Tags, string> {
   const tags: Tags = [];
   for (const raw of text.split(",")) {
     const entry = raw.trim().replace(/^<(.*)>$/, "$1");
     if (entry === "") continue;
     const colon = entry.indexOf(":");
-    if (colon <= 0 || colon === entry.length - 1) return { ok: false, message: `expected key:value, got "${entry}"` };
+    if (colon <= 0 || colon === entry.length - 1) return err(`expected key:value, got "${entry}"`);
     tags.push([entry.slice(0, colon).trim(), entry.slice(colon + 1).trim()]);
   }
   tags.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { ok: true, tags };
+  return ok(tags);
 }
 
 const NAME_UNSAFE = /[.:|]/g;

@@ -2,6 +2,7 @@
 // plus tags (TAGGED_METRICSD_MOGRIFIERS). Pure: no Workers imports (tested in plain Node).
 import type { StatEntry } from "./buffer";
 import { nameWithTags, type Tags } from "./names";
+import { err, ok, type Result } from "../../shared/result";
 
 /** One rewrite: the first mogrifier whose pattern matches a name gives its new name and extra tags. */
 export interface Mogrifier {
@@ -44,13 +45,11 @@ const text = (value: unknown): string | undefined => (typeof value === "string" 
  * DOG_STATSD_MOGRIFIER_<N>_* aliases). Like the reference, a missing pattern or name, a bad regular expression or an
  * empty tag key or value is an error; its message names the variable.
  */
-export function parseMogrifiers(
-  env: Env,
-): { ok: true; mogrifiers: Mogrifier[] } | { ok: false; variable: string; message: string } {
+export function parseMogrifiers(env: Env): Result<Mogrifier[], { variable: string; message: string }> {
   const listName = ["TAGGED_METRICSD_MOGRIFIERS", "DOG_STATSD_MOGRIFIERS", "USE_DOG_STATSD_MOGRIFIERS"].find((n) =>
     text(env[n]),
   );
-  if (!listName) return { ok: true, mogrifiers: [] };
+  if (!listName) return ok([]);
   const names = text(env[listName])!
     .split(",")
     .map((name) => name.trim())
@@ -68,14 +67,14 @@ export function parseMogrifiers(
     const template = variable("NAME");
     const tagList = variable("TAGS");
     if (pattern.value === undefined)
-      return { ok: false, variable: `TAGGED_METRICSD_MOGRIFIER_${name}_PATTERN`, message: "is required" };
+      return err({ variable: `TAGGED_METRICSD_MOGRIFIER_${name}_PATTERN`, message: "is required" });
     if (template.value === undefined)
-      return { ok: false, variable: `TAGGED_METRICSD_MOGRIFIER_${name}_NAME`, message: "is required" };
+      return err({ variable: `TAGGED_METRICSD_MOGRIFIER_${name}_NAME`, message: "is required" });
     let regex: RegExp;
     try {
       regex = new RegExp(pattern.value);
     } catch {
-      return { ok: false, variable: pattern.key, message: "is not a valid regular expression" };
+      return err({ variable: pattern.key, message: "is not a valid regular expression" });
     }
     const tags: Tags = [];
     for (const entry of (tagList.value ?? "").split(",")) {
@@ -84,12 +83,12 @@ export function parseMogrifiers(
       const key = colon < 0 ? "" : entry.slice(0, colon).trim();
       const value = colon < 0 ? "" : entry.slice(colon + 1).trim();
       if (key === "" || value === "")
-        return { ok: false, variable: tagList.key, message: `tag "${entry.trim()}" needs a key and a value` };
+        return err({ variable: tagList.key, message: `tag "${entry.trim()}" needs a key and a value` });
       tags.push([key, value]);
     }
     mogrifiers.push({ name, pattern: regex, template: template.value, tags });
   }
-  return { ok: true, mogrifiers };
+  return ok(mogrifiers);
 }
 
 export interface StatsdFormat {

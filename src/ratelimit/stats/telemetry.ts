@@ -6,7 +6,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Context, MiddlewareHandler } from "hono";
 import type { Decision, ServiceError } from "../core/service";
-import type { Result } from "../core/result";
+import type { Result } from "../../shared/result";
 import type { RateLimitRequest } from "../core/types";
 import { perIsolate } from "../../shared/isolate";
 import { logWarn } from "../../shared/log";

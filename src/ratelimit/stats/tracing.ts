@@ -1,6 +1,7 @@
 // Traces of decisions: W3C traceparent parsing, the sampling decision, finished spans and their OTLP/HTTP JSON
 // export body (opentelemetry-proto's JSON mapping: hex ids, nanosecond strings). Pure: no Workers imports.
 import { toHex } from "../../shared/bytes";
+import { err, ok, type Result } from "../../shared/result";
 
 export interface SpanContext {
   traceId: string;
@@ -102,22 +103,20 @@ export function otlpTraceRequest(resource: TraceResource, spans: readonly Finish
 }
 
 /** OTEL_EXPORTER_OTLP_HEADERS: `k=v,k2=v2` with URL-encoded values; malformed entries are an error. */
-export function parseOtlpHeaders(
-  text: string,
-): { ok: true; headers: Record<string, string> } | { ok: false; message: string } {
+export function parseOtlpHeaders(text: string): Result<Record<string, string>, string> {
   const headers: Record<string, string> = {};
   for (const raw of text.split(",")) {
     const entry = raw.trim();
     if (entry === "") continue;
     const equals = entry.indexOf("=");
-    if (equals <= 0) return { ok: false, message: `expected key=value, got "${entry}"` };
+    if (equals <= 0) return err(`expected key=value, got "${entry}"`);
     try {
       headers[decodeURIComponent(entry.slice(0, equals).trim())] = decodeURIComponent(entry.slice(equals + 1).trim());
     } catch {
-      return { ok: false, message: `"${entry}" is not URL-encoded correctly` };
+      return err(`"${entry}" is not URL-encoded correctly`);
     }
   }
-  return { ok: true, headers };
+  return ok(headers);
 }
 
 /** The traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */

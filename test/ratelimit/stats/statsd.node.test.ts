@@ -26,17 +26,17 @@ describe("statistic names", () => {
   });
 
   it("parses EXTRA_TAGS in both spellings, sorted by key, and refuses entries without a value", () => {
-    expect(parseExtraTags("")).toEqual({ ok: true, tags: [] });
+    expect(parseExtraTags("")).toEqual({ ok: true, value: [] });
     expect(parseExtraTags("zone:eu, <env:prod>,app:rl")).toEqual({
       ok: true,
-      tags: [
+      value: [
         ["app", "rl"],
         ["env", "prod"],
         ["zone", "eu"],
       ],
     });
-    expect(parseExtraTags("env:prod,broken")).toEqual({ ok: false, message: 'expected key:value, got "broken"' });
-    expect(parseExtraTags("env:")).toEqual({ ok: false, message: 'expected key:value, got "env:"' });
+    expect(parseExtraTags("env:prod,broken")).toEqual({ ok: false, error: 'expected key:value, got "broken"' });
+    expect(parseExtraTags("env:")).toEqual({ ok: false, error: 'expected key:value, got "env:"' });
   });
 
   it("writes tags into plain statsd names as the reference's stats library does", () => {
@@ -72,8 +72,8 @@ const EXAMPLE_ENV = {
 
 function mogrifiersOf(env: Record<string, unknown>): Mogrifier[] {
   const parsed = parseMogrifiers(env);
-  if (!parsed.ok) throw new Error(`${parsed.variable}: ${parsed.message}`);
-  return parsed.mogrifiers;
+  if (!parsed.ok) throw new Error(`${parsed.error.variable}: ${parsed.error.message}`);
+  return parsed.value;
 }
 
 describe("statsd lines", () => {
@@ -141,13 +141,11 @@ describe("mogrifiers", () => {
   it("refuse a missing pattern or name, a bad regular expression and an empty tag, naming the variable", () => {
     expect(parseMogrifiers({ TAGGED_METRICSD_MOGRIFIERS: "M" })).toEqual({
       ok: false,
-      variable: "TAGGED_METRICSD_MOGRIFIER_M_PATTERN",
-      message: "is required",
+      error: { variable: "TAGGED_METRICSD_MOGRIFIER_M_PATTERN", message: "is required" },
     });
     expect(parseMogrifiers({ TAGGED_METRICSD_MOGRIFIERS: "M", TAGGED_METRICSD_MOGRIFIER_M_PATTERN: "x" })).toEqual({
       ok: false,
-      variable: "TAGGED_METRICSD_MOGRIFIER_M_NAME",
-      message: "is required",
+      error: { variable: "TAGGED_METRICSD_MOGRIFIER_M_NAME", message: "is required" },
     });
     expect(
       parseMogrifiers({
@@ -157,8 +155,7 @@ describe("mogrifiers", () => {
       }),
     ).toEqual({
       ok: false,
-      variable: "TAGGED_METRICSD_MOGRIFIER_M_PATTERN",
-      message: "is not a valid regular expression",
+      error: { variable: "TAGGED_METRICSD_MOGRIFIER_M_PATTERN", message: "is not a valid regular expression" },
     });
     expect(
       parseMogrifiers({
@@ -167,7 +164,10 @@ describe("mogrifiers", () => {
         DOG_STATSD_MOGRIFIER_M_NAME: "n",
         DOG_STATSD_MOGRIFIER_M_TAGS: "a:1,b:",
       }),
-    ).toEqual({ ok: false, variable: "DOG_STATSD_MOGRIFIER_M_TAGS", message: 'tag "b:" needs a key and a value' });
-    expect(parseMogrifiers({})).toEqual({ ok: true, mogrifiers: [] });
+    ).toEqual({
+      ok: false,
+      error: { variable: "DOG_STATSD_MOGRIFIER_M_TAGS", message: 'tag "b:" needs a key and a value' },
+    });
+    expect(parseMogrifiers({})).toEqual({ ok: true, value: [] });
   });
 });

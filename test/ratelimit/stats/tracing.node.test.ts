@@ -150,10 +150,10 @@ describe("OTLP/HTTP JSON", () => {
   it("reads OTEL_EXPORTER_OTLP_HEADERS and builds the traces URL", () => {
     expect(parseOtlpHeaders("authorization=Bearer%20abc, x-tenant = t1")).toEqual({
       ok: true,
-      headers: { authorization: "Bearer abc", "x-tenant": "t1" },
+      value: { authorization: "Bearer abc", "x-tenant": "t1" },
     });
-    expect(parseOtlpHeaders("novalue")).toEqual({ ok: false, message: 'expected key=value, got "novalue"' });
-    expect(parseOtlpHeaders("a=%E0%A4%A")).toEqual({ ok: false, message: '"a=%E0%A4%A" is not URL-encoded correctly' });
+    expect(parseOtlpHeaders("novalue")).toEqual({ ok: false, error: 'expected key=value, got "novalue"' });
+    expect(parseOtlpHeaders("a=%E0%A4%A")).toEqual({ ok: false, error: '"a=%E0%A4%A" is not URL-encoded correctly' });
     expect(tracesUrl("http://collector:4318/", undefined)).toBe("http://collector:4318/v1/traces");
     expect(tracesUrl("http://collector:4318", "http://other/traces")).toBe("http://other/traces");
   });

@@ -1,4 +1,5 @@
 // Limits, the keyword sets and the tokeniser: one params line read the way HAProxy 2.6's parser reads it.
+import type { Result } from "../../../shared/result";
 
 /** Most lines one backend's params may have. */
 export const MAX_PARAMS_LINES = 200;
@@ -19,7 +20,7 @@ export interface ParamsProblem {
   reason: string;
 }
 
-export type ParamsResult<T> = { ok: true; value: T } | { ok: false; error: ParamsProblem };
+export type ParamsResult<T> = Result<T, ParamsProblem>;
 
 /** Backend params that passed: the lines to write into the backend section, and whether `_maintenance` was given. */
 export interface BackendParams {
@@ -89,7 +90,7 @@ export interface TokenizedLine {
   end: number;
 }
 
-export type TokenizeResult = { ok: true; value: TokenizedLine } | { ok: false; error: string };
+export type TokenizeResult = Result<TokenizedLine, string>;
 
 const isBlank = (ch: string) => ch === " " || ch === "\t";
 const HEX = /^[0-9a-fA-F]{2}$/;
