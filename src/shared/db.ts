@@ -39,14 +39,47 @@ export async function commitBatch(db: Database, statements: Statement[]): Promis
   return results.map((result) => result.results ?? []);
 }
 
-/** True when the D1 error, or one it wraps (D1 nests the SQLite error as a cause), says `pattern`. */
-export function errorSays(error: unknown, pattern: string | RegExp): boolean {
+// D1 (SQLite) error text the code branches on, matched here only: test/shared/db.test.ts provokes each error in
+// workerd and pins its wording, so a runtime whose wording changes fails that test instead of answering 500s.
+
+/** True when the D1 error, or one it wraps (D1 nests the SQLite error, drizzle the D1 one, as a cause), says `pattern`. */
+function errorSays(error: unknown, pattern: string | RegExp): boolean {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
     if (typeof pattern === "string" ? current.message.includes(pattern) : pattern.test(current.message)) return true;
   }
   return false;
 }
 
-/** True when a D1 error (or one it wraps) is a constraint failure; with `columns`, that unique index's. */
-export const isConstraintFailure = (error: unknown, columns?: string): boolean =>
-  errorSays(error, columns === undefined ? /constraint failed/i : `UNIQUE constraint failed: ${columns}`);
+/** True when a D1 error (or one it wraps) is a constraint failure of any kind: UNIQUE, NOT NULL, CHECK, foreign key. */
+export const isConstraintFailure = (error: unknown): boolean => errorSays(error, /constraint failed/i);
+
+/** True when a unique index refused the write; with `columns` (`table.a, table.b`), that index. */
+export const isUniqueFailure = (error: unknown, columns?: string): boolean =>
+  errorSays(error, columns === undefined ? /UNIQUE constraint failed/i : `UNIQUE constraint failed: ${columns}`);
+
+/** True when the NOT NULL column `column` (`table.column`) refused a NULL. */
+export const isNotNullFailure = (error: unknown, column: string): boolean =>
+  errorSays(error, `NOT NULL constraint failed: ${column}`);
+
+/** True when a CHECK constraint refused the write. */
+export const isCheckFailure = (error: unknown): boolean => errorSays(error, "CHECK constraint failed");
+
+/**
+ * An SQL expression that fails its statement, quoting `text` (SQL for one text value) in the error for raisedText().
+ * SQLite has no way to raise an error of one's own outside a trigger, so the text becomes a JSON path that is none (it
+ * does not start with `$`): json_extract fails with an error quoting that path, and D1 rolls the batch back.
+ */
+export const raise = (text: SQL): SQL => sql`json_extract('{}', ${RAISED_OPEN} || ${text} || ${RAISED_CLOSE})`;
+
+const RAISED_OPEN = "raised#";
+const RAISED_CLOSE = "#end";
+const RAISED = new RegExp(`${RAISED_OPEN}([^']*?)${RAISED_CLOSE}`);
+
+/** The text a raise() expression failed its statement with, if the D1 error (or one it wraps) is that failure. */
+export function raisedText(error: unknown): string | undefined {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const match = RAISED.exec(current.message);
+    if (match) return match[1];
+  }
+  return undefined;
+}

@@ -2,7 +2,7 @@
 // Every write is one D1 batch.
 import { and, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { d1Statement, inJsonList, type Database } from "../../shared/db";
+import { d1Statement, inJsonList, isUniqueFailure, type Database } from "../../shared/db";
 import { conflict, notFound, validationError } from "../errors";
 import { articlesFts, matchesFts } from "./full-text";
 import { orderOf, type SortKey } from "./sort";
@@ -144,10 +144,6 @@ export interface ArticleInput {
 
 type Matcher = (text: string) => string[];
 
-const isUniqueViolation = (error: unknown) =>
-  error instanceof Error &&
-  /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
-
 async function checkTickersExist(db: Database, tickers: string[]): Promise<void> {
   if (tickers.length === 0) return;
   const known = await db
@@ -204,7 +200,7 @@ export async function createArticle(
     ]);
     return (await getArticle(db, inserted.results[0].id))!;
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict("title", "an article with this title and source already exists");
+    if (isUniqueFailure(error)) throw conflict("title", "an article with this title and source already exists");
     throw error;
   }
 }
@@ -255,7 +251,7 @@ export async function updateArticle(
   try {
     await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict("title", "an article with this title and source already exists");
+    if (isUniqueFailure(error)) throw conflict("title", "an article with this title and source already exists");
     throw error;
   }
   return (await getArticle(db, input.id))!;

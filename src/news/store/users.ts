@@ -2,7 +2,7 @@
 // Password hashes, token versions and password change times never leave this module's rows for a response.
 import { asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { md5Hex } from "../../shared/bytes";
-import type { Database } from "../../shared/db";
+import { isUniqueFailure, type Database } from "../../shared/db";
 import { hashPassword } from "../../shared/passwords";
 import { conflict, notFound } from "../errors";
 import { orderOf, type SortKey } from "./sort";
@@ -48,10 +48,6 @@ export async function findUserByEmail(db: Database, email: string): Promise<News
   return user;
 }
 
-const isUniqueViolation = (error: unknown) =>
-  error instanceof Error &&
-  /UNIQUE constraint failed/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
-
 export async function createUser(
   db: Database,
   input: { email: string; password: string; name?: string; picture?: string; role?: NewsUser["role"]; now: Date },
@@ -72,7 +68,7 @@ export async function createUser(
     return user;
   } catch (error) {
     // Two sign-ups with one address at once: the unique index decides, the loser gets the same 409.
-    if (isUniqueViolation(error)) throw conflict("email", "email already registered");
+    if (isUniqueFailure(error)) throw conflict("email", "email already registered");
     throw error;
   }
 }

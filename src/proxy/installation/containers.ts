@@ -1,6 +1,6 @@
 // Containers: create-or-update by label within a project, and the administrator's SSH permission grants.
 import { and, eq, sql } from "drizzle-orm";
-import { isConstraintFailure, type Database } from "../../shared/db";
+import { isUniqueFailure, type Database } from "../../shared/db";
 import { canonicalIpv6, vetContainerAddress, type Ipv6Network } from "./addresses";
 import { HttpError } from "../../shared/http/errors";
 import { inJsonList, type Statement } from "./bulk";
@@ -42,10 +42,10 @@ export function storableAddress(ipv6: string, exceptions: readonly Ipv6Network[]
 /** The answer to a unique index refusing the write: the index is the check, with no race between check and write. */
 function containerConflict(input: ContainerInput) {
   return (error: unknown) => {
-    if (isConstraintFailure(error, "containers.ipv6")) {
+    if (isUniqueFailure(error, "containers.ipv6")) {
       return new Conflict(`Invalid container: address ${input.ipv6} is already used by another container`);
     }
-    if (isConstraintFailure(error, "containers.project_id, containers.label")) {
+    if (isUniqueFailure(error, "containers.project_id, containers.label")) {
       return new CannotProcess(
         "Unable to process container create: a concurrent change conflicted with this request, nothing was changed",
       );

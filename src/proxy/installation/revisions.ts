@@ -1,6 +1,7 @@
 // Project revisions: the entity tag (ETag) of a project, the If-Match preconditions its writes take, and the SQL that
 // bumps a revision inside a write's own batch, refusing the whole batch when the revision moved since the tag was read.
 import { sql, type SQL } from "drizzle-orm";
+import { isNotNullFailure } from "../../shared/db";
 
 /**
  * An If-Match header (RFC 9110): `*`, which holds when the project exists, or a list of entity tags, one of which must
@@ -34,8 +35,8 @@ export function nextRevision(ifMatch: IfMatch | undefined): SQL {
     then revision + 1 else null end`;
 }
 
-/** The failure nextRevision() causes, as D1 reports it. */
-export const STALE_REVISION = "NOT NULL constraint failed: projects.revision";
+/** True when the D1 error is the failure nextRevision() causes: If-Match named none of the row's current tags. */
+export const isStaleRevision = (error: unknown): boolean => isNotNullFailure(error, "projects.revision");
 
 /** Bumps the project's revision (guarded by If-Match) and returns the new one. */
 export const revisionBump = (projectId: number, ifMatch: IfMatch | undefined) =>

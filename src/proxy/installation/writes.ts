@@ -4,9 +4,9 @@
 import { getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
 import {
   commitBatch,
-  errorSays,
   inJsonList,
   isConstraintFailure,
+  isNotNullFailure,
   type Database,
   type Statement,
 } from "../../shared/db";
@@ -18,7 +18,7 @@ import {
   preconditionHolds,
   projectETag,
   revisionBump,
-  STALE_REVISION,
+  isStaleRevision,
   type IfMatch,
   type Revisioned,
 } from "./revisions";
@@ -84,7 +84,7 @@ export interface WriteResult {
 
 /** Always fails (projects.label is NOT NULL), and last in a dry run's batch: reaching it means all else passed. */
 const DRY_RUN_END = sql`insert into projects (label) values (null)`;
-const DRY_RUN_END_FAILURE = "NOT NULL constraint failed: projects.label";
+const isDryRunEnd = (error: unknown) => isNotNullFailure(error, "projects.label");
 
 /** The 412 for the first project whose precondition fails (missing, or its current tag not listed), if any. */
 function failedPrecondition(
@@ -146,11 +146,11 @@ export async function commitWrite(db: Database, control: WriteControl, plan: Wri
       etags: new Map(bumped.map((row) => [row.id, projectETag(row)])),
     };
   } catch (error) {
-    if (control.dryRun && errorSays(error, DRY_RUN_END_FAILURE)) {
+    if (control.dryRun && isDryRunEnd(error)) {
       const next = plan.projects.map((project) => ({ id: project.id, revision: project.revision + 1 }));
       return { rows: undefined, etags: new Map(next.map((project) => [project.id, projectETag(project)])) };
     }
-    if (errorSays(error, STALE_REVISION)) throw await stalePrecondition(db, control.ifMatch, plan.projects);
+    if (isStaleRevision(error)) throw await stalePrecondition(db, control.ifMatch, plan.projects);
     const refused = guardAnswer(error, plan.guards ?? []);
     if (refused) throw refused;
     const explained = plan.conflict?.(error);

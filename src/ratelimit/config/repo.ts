@@ -1,7 +1,7 @@
 // The uploaded configuration files in D1: read their state and files, replace them, change one file or drop them all.
 // Every write is one D1 batch, so isolates never see half a set.
 import { and, eq, ne, sql } from "drizzle-orm";
-import type { Database } from "../../shared/db";
+import { isCheckFailure, type Database } from "../../shared/db";
 import { ConfigSetChanged } from "../errors";
 import { ratelimitConfigFiles, ratelimitConfigState } from "./tables";
 
@@ -76,7 +76,7 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (String((error as Error)?.cause ?? error).includes("CHECK constraint failed")) throw new ConfigSetChanged();
+    if (isCheckFailure(error)) throw new ConfigSetChanged();
     throw error;
   }
 }
