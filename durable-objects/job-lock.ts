@@ -1,5 +1,5 @@
-// Job locks of the proxy configuration jobs: one Durable Object holds every named lock, so that starting a job is
-// strongly consistent across isolates and locations. Storage and RPC only; src/proxy/job-locks.ts decides names.
+// Job locks of the detached jobs: one Durable Object per lock scope holds its named locks, so that starting a job is
+// strongly consistent across isolates and locations. Storage and RPC only; src/jobs/locks.ts takes and releases them.
 //
 // A lock is {holder, kind, acquiredAt, expiresAt}. acquire() by the same holder extends it (a queued job re-acquires
 // the lock its API call took); anyone may take a lock whose expiresAt has passed (its worker died). Each method

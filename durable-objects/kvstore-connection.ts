@@ -1,6 +1,6 @@
 // One member of the key-value store's connection pool: it holds a Redis-protocol connection across requests (a
-// Worker's sockets die with their request) and shares it among its callers, first in first out. RPC only; the
-// client lives in src/ratelimit/kvstore. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
+// Worker's sockets die with their request) and shares it among its callers, first in first out. RPC only; the client
+// lives in src/ratelimit/stores/kvstore. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
 import { DurableObject } from "cloudflare:workers";
 import type { PooledConnection } from "../src/ratelimit/stores/kvstore/pool";
 import { createMember, toWire, type WireReply } from "../src/ratelimit/stores/kvstore/member";

@@ -2,6 +2,4 @@
 export { newsApp } from "./app";
 export { newsErrorResponse } from "./errors";
 export { newsIngestJob, newsIngestRequests } from "./ingest/job";
-// Until src/jobs takes its jobs from the registry:
-export { ingestPublisher, listPublishers } from "./ingest/run";
 export { newsSettings } from "./settings";
