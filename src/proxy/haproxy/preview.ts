@@ -2,7 +2,7 @@
 // the version in force and the master agent's `haproxy -c` verdict; nothing is stored and nothing is applied.
 import { HttpError } from "../../shared/http/errors";
 import { database } from "../../shared/db";
-import { unifiedDiff } from "../../shared/unified-diff";
+import { unifiedDiff } from "../unified-diff";
 import { loadInstallation } from "../installation/load";
 import { listCertificates, newFallbackCertificate } from "../pki/certificates";
 import type { CertificateRow } from "../pki/rows";

@@ -9,7 +9,7 @@ import type { ConfigFile } from "../core/config";
 import { jsonStructProblem } from "../core/config-metadata";
 import { DEFAULT_CONFIG_LIMITS, jsonValueTooDeep, tooDeep, type ConfigLimits } from "../core/limits";
 import { err, ok, type Result } from "../../shared/result";
-import { decodeJson } from "../../shared/proto-json";
+import { decodeJson } from "../proto-json";
 import { unitFromNumber } from "../core/units";
 import type { JsonObject } from "@bufbuild/protobuf";
 import {

@@ -6,7 +6,7 @@
 // POST /json (same request, same answer).
 import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
-import { decodeJson } from "../../shared/proto-json";
+import { decodeJson } from "../proto-json";
 import {
   DEFAULT_REQUEST_LIMITS,
   descriptorCountProblem,

@@ -2,7 +2,7 @@
 // path (`descriptors[0].entries[1].key: ...`): the library decides what is valid, but its errors name only the
 // message type, which tells a client nothing about where in its body the problem is.
 
-import { err, ok, type Result } from "./result";
+import { err, ok, type Result } from "../shared/result";
 import { fromJson, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 
 export type Decoded<T> = Result<T, string>;

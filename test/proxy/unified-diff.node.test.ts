@@ -3,7 +3,7 @@
 // from the old with no more removed and added lines than the longest common subsequence leaves.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { unifiedDiff, unifiedFileDiff } from "../../src/shared/unified-diff";
+import { unifiedDiff, unifiedFileDiff } from "../../src/proxy/unified-diff";
 
 const lines = (count: number, prefix = "line") =>
   Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join("");
