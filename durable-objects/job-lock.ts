@@ -1,10 +1,10 @@
 // Job locks of the detached jobs: one Durable Object per lock scope holds its named locks, so that starting a job is
 // strongly consistent across isolates and locations. Storage and RPC only; src/jobs/locks.ts takes and releases them.
-//
+import { DurableObject } from "cloudflare:workers";
+
 // A lock is {holder, kind, acquiredAt, expiresAt}. acquire() by the same holder extends it (a queued job re-acquires
 // the lock its API call took); anyone may take a lock whose expiresAt has passed (its worker died). Each method
 // reads and writes storage without awaiting anything else, so the input gate makes it atomic.
-import { DurableObject } from "cloudflare:workers";
 
 export interface JobLockState {
   holder: string;

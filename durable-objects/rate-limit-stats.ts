@@ -1,14 +1,14 @@
 // The strongly consistent aggregate of the rate limit service's statistics: one instance for the service-level
 // statistics (and the list of domains that have rule statistics), one per domain for its rules' counters. Storage
 // and RPC only; isolates buffer and flush to it (src/ratelimit/stats/).
-//
+import { DurableObject } from "cloudflare:workers";
+import { RULE_STATS } from "../src/ratelimit/stats/names";
+import type { AggregatePart, StatsTotals, TimerTotals } from "../src/ratelimit/stats/buffer";
+
 // Isolates send batch parts, each carrying the id of the isolate's batch. A part is applied in one synchronous SQLite
 // transaction (the object is single-threaded, so concurrent flushes from many isolates add up exactly), and its id
 // is remembered for a day so that a part retried after a lost answer is not counted twice. The answer waits for the
 // write to be durable (output gate), so an isolate drops a batch only once it is stored.
-import { DurableObject } from "cloudflare:workers";
-import { RULE_STATS } from "../src/ratelimit/stats/names";
-import type { AggregatePart, StatsTotals, TimerTotals } from "../src/ratelimit/stats/buffer";
 
 export interface AggregateSnapshot extends StatsTotals {
   /** Domains with rule statistics (kept by the service instance). */

@@ -1,13 +1,15 @@
-// Who may hold a domain name (issue 27, item 5), checked inside the write's own batch once its statements ran, so
-// that two projects can never claim neighbouring names at once. A name equal to or under a zone the administrator
-// assigned may be held by the zone's project only, whoever writes it (the innermost zone decides). Outside zones a
-// tenant may not hold a name under or above one another project holds (`login.beta-corp.example` beside beta's
-// `beta-corp.example`, or `beta-corp.example` when beta holds `x.beta-corp.example`); the administrator may.
-// Every lookup is an index one: the names above by exact name, the names and zones under by a range of reversed names.
+// Who may hold a domain name (issue 27, item 5), checked inside the write's own batch once its statements ran, so that
+// two projects can never claim neighbouring names at once.
 import { sql } from "drizzle-orm";
 import { Conflict } from "../errors";
 import { claimingAncestors, reversedName, selfAndAncestors } from "./domain-names";
 import type { Guard } from "./guards";
+
+// A name equal to or under a zone the administrator assigned may be held by the zone's project only, whoever writes it
+// (the innermost zone decides). Outside zones a tenant may not hold a name under or above one another project holds
+// (`login.beta-corp.example` beside beta's `beta-corp.example`, or `beta-corp.example` when beta holds
+// `x.beta-corp.example`); the administrator may. Every lookup is an index one: the names above by exact name, the names
+// and zones under by a range of reversed names.
 
 /** A name a write gives to a project: a new domain, or one moved from another project. */
 export interface NameClaim {

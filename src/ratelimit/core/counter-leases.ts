@@ -3,7 +3,7 @@
 // count (reserved, as if already admitted) and records it against the isolate; unused units come back later and leave
 // the count again. Every admission, whether answered by the object or from a share, was counted before it was made,
 // so the count never lets more than the limit through, whatever the number of isolates.
-//
+
 // Invariant: admissions + units lent and not yet used ≤ count, and no step admits or lends past the limit. A give-back
 // subtracts only what the object's own record says the holder still holds, so a confused or restarted holder can only
 // under-admit.

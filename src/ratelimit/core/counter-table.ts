@@ -1,7 +1,10 @@
 // The counters of one counter object (a Durable Object holding one rate-limit key, or one shard of many keys),
 // as pure logic over a synchronous row store: what to count in memory, what to write and when, and which rows the
 // alarm deletes. The Durable Object (durable-objects/rate-limit-counter.ts) wires it to SQLite, its alarm and a timer.
-//
+import { slidingWindowStep, tokenBucketStep } from "./algorithms";
+import { expiredLeases, type LeaseAsk, leaseStep, type LeaseReply } from "./counter-leases";
+import type { CounterAlgorithmOperation, CounterReply } from "./types";
+
 // Memory is the authority while the object lives; storage is what a later instance of the object starts from. Hence:
 // - A hit whose window ends within `minIdleLifetimeMs` is never written. The platform keeps an object in memory for at
 //   least that long after its last call (10 s in workerd), so this instance outlives the window and no later instance
@@ -25,9 +28,6 @@
 // A fixed-window operation may also carry a lease ask (core/counter-leases.ts): its hits are counted as any others,
 // then a share of the remaining quota is lent and counted too; what the holders still hold when the window's entry
 // leaves memory is counted as expired.
-import { slidingWindowStep, tokenBucketStep } from "./algorithms";
-import { expiredLeases, type LeaseAsk, leaseStep, type LeaseReply } from "./counter-leases";
-import type { CounterAlgorithmOperation, CounterReply } from "./types";
 
 /** One counter operation as the object receives it: `hits` 0 only reads. */
 export interface CounterOperation {

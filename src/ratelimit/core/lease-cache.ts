@@ -1,7 +1,8 @@
 // The borrowing side of counter leases, per isolate: the shares of fixed-window quota this isolate holds, one per
 // counter, and what it asks its counter objects for (core/counter-leases.ts lends). Pure logic over the caller's
 // clock: no Workers imports; stores/durable-object/leases.ts wires it to the calls, the waits and the idle timer.
-//
+import type { LeaseAsk } from "./counter-leases";
+
 // - A hit is answered from the share while the share covers it: no call. The answer is the count `view + hits`, where
 //   `view` is the object's count at its last answer to this isolate, less this isolate's unused units then, plus the
 //   hits it answered since; so `limit − view` (the limitRemaining the limiter derives) is the remainder as this
@@ -14,7 +15,6 @@
 // - After a zero grant (the remainder is too small to lend) the counter is counted one call per request (still
 //   coalesced) for `retryMs` before it asks again.
 // - Units unused for `idleMs` are given back; at the window's end they are void (the object counts them expired).
-import type { LeaseAsk } from "./counter-leases";
 
 /** A fixed-window counter operation that may be answered from a share. */
 export interface LeasedItem {

@@ -1,9 +1,6 @@
-// The codecs between the wire and the core's request/response model. The proto3 JSON codec of /json decodes a
-// RateLimitRequest with @bufbuild/protobuf's fromJson (JSON or original field names, numbers as numbers or strings,
-// enums as names or numbers, unknown fields refused; refusals name the field by its path) and encodes a
-// RateLimitResponse with its toJson (camelCase, zero values omitted, enums as names). The message codec converts the
-// generated messages of rls.proto, so the Connect, gRPC-Web and raw application/proto paths decide exactly like
-// POST /json (same request, same answer).
+// The codecs between the wire and the core's request/response model. The message codec converts the generated messages
+// of rls.proto, so the Connect, gRPC-Web and raw application/proto paths decide exactly like POST /json (same request,
+// same answer).
 import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { decodeJson } from "../proto-json";
@@ -27,6 +24,10 @@ import {
   RateLimitResponseSchema,
   type RateLimitRequest as ProtoRateLimitRequest,
 } from "../gen/envoy/service/ratelimit/v3/rls_pb";
+
+// The proto3 JSON codec of /json decodes a RateLimitRequest with @bufbuild/protobuf's fromJson (JSON or original field
+// names, numbers as numbers or strings, enums as names or numbers, unknown fields refused; refusals name the field by
+// its path) and encodes a RateLimitResponse with its toJson (camelCase, zero values omitted, enums as names).
 
 const MAX_EXACT_HITS = BigInt(Number.MAX_SAFE_INTEGER);
 

@@ -1,16 +1,16 @@
 // Fixed-window counters answered from leased shares (core/lease-cache.ts): the calls, the waits and the idle
 // give-back around the pure cache. Calls go through the store's coalescer, so a lease ask travels with the other
 // operations this isolate has for the same object.
-//
-// The Workers runtime ties each timer and call to the request that made it: a request that waits for another's call
-// waits on a promise it created itself, with a timer of its own (a request with nothing pending is cancelled as hung);
-// a background refill and the idle watcher run in the request that started them, kept alive by its waitUntil. A
-// watcher lives at most WATCHER_HANDOFF_MS: a later hit starts a fresh one in its own request, and the old one stops.
 import { CoalescedWaitTimeout } from "../../core/call-coalescer";
 import type { CounterOperation, ObjectReply } from "../../core/counter-table";
 import type { LeaseReply } from "../../core/counter-leases";
 import type { Ask, LeaseCache, LeasedItem } from "../../core/lease-cache";
 import type { CounterIncrement } from "../../core/types";
+
+// The Workers runtime ties each timer and call to the request that made it: a request that waits for another's call
+// waits on a promise it created itself, with a timer of its own (a request with nothing pending is cancelled as hung);
+// a background refill and the idle watcher run in the request that started them, kept alive by its waitUntil. A
+// watcher lives at most WATCHER_HANDOFF_MS: a later hit starts a fresh one in its own request, and the old one stops.
 
 /** How old an idle watcher is when a later hit starts another in its own request (the old one then stops). */
 const WATCHER_HANDOFF_MS = 5_000;

@@ -1,10 +1,5 @@
-// The CounterStore the core uses, over RateLimitCounter Durable Objects: one per rate-limit key (per_key, the
-// default) or COUNTER_OBJECT_SHARDS shards each holding many keys (sharded). The objects of one request are reached in
-// parallel; the operations for one object wait in this isolate's queue for that object and travel in one RPC with
-// those of other requests that arrived meanwhile (core/call-coalescer.ts), so a hot key costs its object one call per
-// round trip, not one per request. Both windows of a sliding window share the counter name, so one object holds both.
-// Fixed-window items that carry a lease (COUNTER_LEASES, or a rule's `lease: true`) are answered from this isolate's
-// leased shares where they can be (leases.ts), without a call.
+// The CounterStore the core uses, over RateLimitCounter Durable Objects: one per rate-limit key (per_key, the default)
+// or COUNTER_OBJECT_SHARDS shards each holding many keys (sharded).
 import { waitUntil } from "cloudflare:workers";
 import { CallCoalescer, type CoalescerOptions } from "../../core/call-coalescer";
 import { shardName } from "../../core/counter-shards";
@@ -14,6 +9,12 @@ import type { CounterIncrement, CounterReply, CounterStore } from "../../core/ty
 import { ObjectAdmission } from "./admission";
 import { LeasedCounters } from "./leases";
 import type { RateLimitCounter } from "../../../../durable-objects/rate-limit-counter";
+
+// The objects of one request are reached in parallel; the operations for one object wait in this isolate's queue for
+// that object and travel in one RPC with those of other requests that arrived meanwhile (core/call-coalescer.ts), so a
+// hot key costs its object one call per round trip, not one per request. Both windows of a sliding window share the
+// counter name, so one object holds both. Fixed-window items that carry a lease (COUNTER_LEASES, or a rule's `lease:
+// true`) are answered from this isolate's leased shares where they can be (leases.ts), without a call.
 
 type Namespace = DurableObjectNamespace<RateLimitCounter>;
 

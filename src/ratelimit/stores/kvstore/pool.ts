@@ -1,12 +1,14 @@
-// One member of the connection pool: a transport used by one batch of callers at a time. Callers that arrive while
-// a batch is in flight find the member "empty" and wait, first in first out; when the batch is answered, everything
-// waiting goes out together as the next batch, in one write (so under load the connection carries many callers'
-// commands per round trip). KVSTORE_PIPELINE_WINDOW > 0 also holds a batch back that long to gather more callers.
-// KVSTORE_POOL_ON_EMPTY_BEHAVIOR decides what a caller does once it has waited KVSTORE_POOL_ON_EMPTY_WAIT_DURATION:
-// CREATE sends its commands over a new, extra connection; ERROR fails; WAIT keeps waiting (up to the time-out).
+// One member of the connection pool: a transport used by one batch of callers at a time, so that under load the
+// connection carries many callers' commands per round trip.
 import { KvstoreError } from "./connection";
 import type { Command, Reply } from "./resp";
 import type { Transport } from "./topology";
+
+// Callers that arrive while a batch is in flight find the member "empty" and wait, first in first out; when the batch
+// is answered, everything waiting goes out together as the next batch, in one write. KVSTORE_PIPELINE_WINDOW > 0 also
+// holds a batch back that long to gather more callers. KVSTORE_POOL_ON_EMPTY_BEHAVIOR decides what a caller does once
+// it has waited KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: CREATE sends its commands over a new, extra connection; ERROR
+// fails; WAIT keeps waiting (up to the time-out).
 
 export type OnEmpty = "CREATE" | "ERROR" | "WAIT";
 

@@ -1,12 +1,14 @@
-// The Lua scripts behind the key-value store's sliding-window and token-bucket operations: one script call per
-// decision, so its read, check and write are one atomic step on the server, and the commands that call them. Each
-// script computes exactly what core/algorithms.ts does. Lua numbers are doubles, like JavaScript's: every value is an
-// integer below 2^53 (a TAT in microseconds is about 1.8e15) except the previous window's weight, sent as JavaScript's
-// shortest string of the double, which Lua's tonumber reads back to the same double, so floor(previous × weight) is
-// the same product. Numbers are written back with %.0f, never tostring (which keeps 14 digits). Pure code.
+// The Lua scripts behind the key-value store's sliding-window and token-bucket operations, and the commands that call
+// them: one script call per decision, so its read, check and write are one atomic step on the server. Each script
+// computes exactly what core/algorithms.ts does. Pure code.
 import type { SlidingWindowOperation, TokenBucketOperation } from "../../core/types";
 import { sha1Hex } from "../../../shared/bytes";
 import type { Command } from "./resp";
+
+// Lua numbers are doubles, like JavaScript's: every value is an integer below 2^53 (a TAT in microseconds is about
+// 1.8e15) except the previous window's weight, sent as JavaScript's shortest string of the double, which Lua's tonumber
+// reads back to the same double, so floor(previous × weight) is the same product. Numbers are written back with %.0f,
+// never tostring (which keeps 14 digits).
 
 /**
  * KEYS: the current window, the previous window. ARGV: hits, limit, previous weight, the current window's expiry (s).

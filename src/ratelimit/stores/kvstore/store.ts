@@ -1,19 +1,7 @@
-// The CounterStore over the key-value store. Fixed windows count as the reference does: per request one pipeline of
-// INCRBY key hits + EXPIRE key (window + jitter) for every counter, all in one round trip; reads are GETs. A
-// sliding-window or token-bucket operation is one call of its Lua script (scripts.ts) in the same pipeline, read,
-// check and write in one atomic step: EVALSHA, and EVAL for the items the server answers NOSCRIPT (its script cache
-// was flushed, or a failover or a new cluster node), once, in a second round trip. Reads run the scripts with 0 hits.
-// Counters of per-second limits go to the per-second store when there is one. Calls go to a pool member (a Durable
-// Object holding a connection); with a pool size of 0 each call opens its own connection instead.
-//
-// Key names: fixed counters and token buckets use the cache key as it is. A sliding window's two keys (its current
-// and previous windows) are stored as `{<counter name>}<window start>`, the counter name as a hash tag, so that a
-// cluster keeps both in one slot (a script may only touch keys of one slot); always, not only in a cluster, so that
-// names do not depend on the topology. (A counter name starting with `}`, possible only with an empty
-// CACHE_KEY_PREFIX and a domain starting with `}`, leaves the tag empty: in a cluster the script then fails with
-// CROSSSLOT.) A sliding window's current key expires after its life (two windows) plus jitter, a token bucket's
-// after its TAT plus the Durable Object store's grace for callers whose clocks run behind (CLOSED_WINDOW_GRACE_MS)
-// plus jitter; a refused operation writes nothing.
+// The CounterStore over the key-value store: a request's counters go in one pipeline, one round trip, and a
+// sliding-window or token-bucket operation is one call of its Lua script (scripts.ts), so its read, check and write are
+// one atomic step. Calls go to a pool member (a Durable Object holding a connection); with a pool size of 0 each call
+// opens its own connection instead.
 import { CLOSED_WINDOW_GRACE_MS } from "../../core/counter-table";
 import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore } from "../../core/types";
 import type { KvstoreConnection } from "../../../../durable-objects/kvstore-connection";
@@ -29,6 +17,20 @@ import {
   TOKEN_BUCKET_SCRIPT,
   tokenBucketCommand,
 } from "./scripts";
+
+// Fixed windows count as the reference does: per request one pipeline of INCRBY key hits + EXPIRE key (window + jitter)
+// for every counter; reads are GETs. Scripts run as EVALSHA, and as EVAL, once, in a second round trip, for the items
+// the server answers NOSCRIPT (its script cache was flushed, or a failover or a new cluster node). Reads run the
+// scripts with 0 hits. Counters of per-second limits go to the per-second store when there is one.
+//
+// Key names: fixed counters and token buckets use the cache key as it is. A sliding window's two keys (its current
+// and previous windows) are stored as `{<counter name>}<window start>`, the counter name as a hash tag, so that a
+// cluster keeps both in one slot (a script may only touch keys of one slot); always, not only in a cluster, so that
+// names do not depend on the topology. (A counter name starting with `}`, possible only with an empty
+// CACHE_KEY_PREFIX and a domain starting with `}`, leaves the tag empty: in a cluster the script then fails with
+// CROSSSLOT.) A sliding window's current key expires after its life (two windows) plus jitter, a token bucket's
+// after its TAT plus the Durable Object store's grace for callers whose clocks run behind (CLOSED_WINDOW_GRACE_MS)
+// plus jitter; a refused operation writes nothing.
 
 type Namespace = DurableObjectNamespace<KvstoreConnection>;
 
