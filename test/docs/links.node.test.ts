@@ -1,4 +1,5 @@
-// The README and every page of docs/: the README stays short, and every relative link (and its #anchor) resolves.
+// The README, CONTRIBUTING.md and every page of docs/: the README stays short, and every relative link (and its
+// #anchor) resolves.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,6 +7,7 @@ import { describe, expect, it } from "vitest";
 const root = path.join(import.meta.dirname, "..", "..");
 const pages = [
   "README.md",
+  "CONTRIBUTING.md",
   ...readdirSync(path.join(root, "docs"))
     .filter((name) => name.endsWith(".md"))
     .map((name) => `docs/${name}`),
