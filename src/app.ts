@@ -38,9 +38,9 @@ app.route("/", ratelimitApp);
 app.route("/", ratelimitGrpcApp);
 
 // A request no route answers gets 405 with Allow when its path exists with other methods, else 404, in the shape of
-// the service that owns the path (its routes, or the first segment of its routes; see unmatched-route.ts): the proxy's
-// {success: false, payload, warnings}, the news API's {valid: false, name, param, message}, the rate limit service's
-// text/plain; paths no service owns (/, /openapi.json, /docs, unknown prefixes) get the root's {error}.
+// the service that owns the path (its routes, or the first segment of its routes; see shared/http/unmatched-route.ts):
+// the proxy's {success: false, payload, warnings}, the news API's {valid: false, name, param, message}, the rate limit
+// service's text/plain; paths no service owns (/, /openapi.json, /docs, unknown prefixes) get the root's {error}.
 const rootErrorResponse = errorHandler("root", {
   expected: (c, error) => c.json({ error: error.message }, error.status as 404, error.headers),
   failure: (c, message) => c.json({ error: message }, 500),
