@@ -49,7 +49,8 @@ const CONTROL_CHARACTERS = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 /**
  * Generates the bundle; throws InvalidConfiguration when the data cannot make a safe configuration. `excluded` names
- * the backends to leave out (by id, with the load balancer's reason).
+ * the backends to leave out (by id, with the load balancer's reason). Four phases: index the installation, write
+ * the tenant sections, place them in the haproxy.cfg template, then write the maps; the whole is checked last.
  */
 export function generateHaproxyBundle(
   installation: Installation,
@@ -57,46 +58,13 @@ export function generateHaproxyBundle(
   settings: HaproxySettings,
   excluded: ReadonlyMap<number, string> = new Map(),
 ): HaproxyBundle {
-  const notes: BundleNote[] = [];
-  const problems: BundleProblem[] = [];
-  const report: Report = {
-    note: (project, text) => notes.push({ project, text }),
-    problem: (problem) => problems.push(problem),
-  };
-  const projectOfBackend = new Map(installation.backends.map((row) => [row.id, row.projectId]));
-  const { byDomain: certificateOf } = selectCertificates(certificateRows, installation.domains, (domain) =>
-    projectOfBackend.get(domain.backendId),
-  );
-  const fallback = certificateRows.find((row) => row.source === "fallback");
-  if (!fallback) throw new InvalidConfiguration("the fallback certificate is missing");
-  const tenants = tenantBackends(installation, settings, { excluded, certificateOf }, report);
-
-  const lines = configFrame(settings, excluded.size > 0);
-  const sections: SectionPlace[] = [];
-  for (const { lines: section, ...backend } of tenants.sections) {
-    lines.push("");
-    sections.push({ ...backend, firstLine: lines.length + 1, lastLine: lines.length + section.length });
-    lines.push(...section);
-  }
-  lines.push("");
-
-  const certificateMap = installation.domains
-    .filter((domain) => certificateOf.has(domain.domainName))
-    .map((domain) => `${domain.domainName} ${certificateFile(certificateOf.get(domain.domainName)!)}`);
-  const mapText = (header: string, mapLines: string[]) =>
-    [`# ${header} (generated, DO NOT EDIT)`, ...mapLines, ""].join("\n");
-  const pairs = (entries: [string, string][]) =>
-    entries.sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, value]) => `${key} ${value}`);
-  const files: Record<string, string> = {
-    "haproxy.cfg": lines.join("\n"),
-    "domain2backend.map": mapText("host name -> backend", tenants.routing),
-    "domain2redirect.map": mapText("host name -> redirect URL", pairs(tenants.redirects)),
-    "domain2prefix.map": mapText("host name -> redirect prefix", pairs(tenants.prefixes)),
-    "domain2cert.map": mapText("host name -> certificate file (https redirect)", certificateMap),
-    [CRT_LIST_FILE]: mapText("certificate file, then the host names it is offered for", crtListLines(certificateOf)),
-  };
+  const index = indexInstallation(installation, certificateRows);
+  const { notes, problems, report } = collector();
+  const tenants = tenantBackends(installation, settings, { excluded, certificateOf: index.certificateOf }, report);
+  const { config, sections } = renderConfig(settings, excluded.size > 0, tenants.sections);
+  const files: Record<string, string> = { "haproxy.cfg": config, ...renderMaps(installation, index, tenants) };
   // Only the certificates that serve a domain: no other is in the crt-list, so HAProxy would never present it.
-  const certificates = [fallback, ...servingCertificates(certificateOf)].map((row) => ({
+  const certificates = [index.fallback, ...servingCertificates(index.certificateOf)].map((row) => ({
     file: certificateFile(row),
     row,
   }));
@@ -109,6 +77,67 @@ export function generateHaproxyBundle(
     notes,
     problems,
     sections,
+  };
+}
+
+/** What the phases look up: the certificate serving each domain, and the fallback one. */
+interface BundleIndex {
+  certificateOf: ReadonlyMap<string, CertificateRow>;
+  fallback: CertificateRow;
+}
+
+function indexInstallation(installation: Installation, certificateRows: CertificateRow[]): BundleIndex {
+  const projectOfBackend = new Map(installation.backends.map((row) => [row.id, row.projectId]));
+  const { byDomain: certificateOf } = selectCertificates(certificateRows, installation.domains, (domain) =>
+    projectOfBackend.get(domain.backendId),
+  );
+  const fallback = certificateRows.find((row) => row.source === "fallback");
+  if (!fallback) throw new InvalidConfiguration("the fallback certificate is missing");
+  return { certificateOf, fallback };
+}
+
+/** Where the tenant sections put their notes and problems, in the order they were reported. */
+function collector() {
+  const notes: BundleNote[] = [];
+  const problems: BundleProblem[] = [];
+  const report: Report = {
+    note: (project, text) => notes.push({ project, text }),
+    problem: (problem) => problems.push(problem),
+  };
+  return { notes, problems, report };
+}
+
+type Tenants = ReturnType<typeof tenantBackends>;
+
+/** haproxy.cfg: the fixed frame, then each tenant section after a blank line, with the lines it landed on. */
+function renderConfig(settings: HaproxySettings, someExcluded: boolean, tenantSections: Tenants["sections"]) {
+  const lines = configFrame(settings, someExcluded);
+  const sections: SectionPlace[] = [];
+  for (const { lines: section, ...backend } of tenantSections) {
+    lines.push("");
+    sections.push({ ...backend, firstLine: lines.length + 1, lastLine: lines.length + section.length });
+    lines.push(...section);
+  }
+  lines.push("");
+  return { config: lines.join("\n"), sections };
+}
+
+/** The four maps and the crt-list, each with its header. */
+function renderMaps(installation: Installation, index: BundleIndex, tenants: Tenants): Record<string, string> {
+  const { certificateOf } = index;
+  const certificateMap = installation.domains
+    .filter((domain) => certificateOf.has(domain.domainName))
+    .map((domain) => `${domain.domainName} ${certificateFile(certificateOf.get(domain.domainName)!)}`);
+  const mapText = (header: string, mapLines: string[]) =>
+    [`# ${header} (generated, DO NOT EDIT)`, ...mapLines, ""].join("\n");
+  const pairs = (entries: [string, string][]) =>
+    entries.sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, value]) => `${key} ${value}`);
+  return {
+    "domain2backend.map": mapText("host name -> backend", tenants.routing),
+    "domain2redirect.map": mapText("host name -> redirect URL", pairs(tenants.redirects)),
+    "domain2prefix.map": mapText("host name -> redirect prefix", pairs(tenants.prefixes)),
+    "domain2cert.map": mapText("host name -> certificate file (https redirect)", certificateMap),
+    [CRT_LIST_FILE]: mapText("certificate file, then the host names it is offered for", crtListLines(certificateOf)),
   };
 }
 
