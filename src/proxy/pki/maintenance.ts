@@ -5,7 +5,7 @@
 // whose last attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { AcmeClient, generateAccountKey, type IssuedCertificate, type RenewalInfoAnswer } from "./acme-client";
+import type { IssuedCertificate, RenewalInfoAnswer } from "./acme-client";
 import { listCertificates, putAcmeCertificate } from "./certificates";
 import {
   acmeWarningPoint,
@@ -21,7 +21,7 @@ import type { CertificateRow } from "./rows";
 import { acmeCertificateName, selectCertificates } from "./selection";
 import type { ProxySettings } from "../settings";
 import { backends, domains } from "../installation/tables";
-import { acmeAccounts, acmeChallenges, certificateAttempts, certificateRenewalWindows, certificates } from "./tables";
+import { acmeChallenges, certificateAttempts, certificateRenewalWindows, certificates } from "./tables";
 import { readCertificatePem } from "./x509";
 
 const DAY_MS = 86_400_000;
@@ -71,8 +71,20 @@ export interface MaintenanceDependencies {
 export async function maintainCertificates(db: Database, deps: MaintenanceDependencies): Promise<string[]> {
   const start = deps.now();
   const warnings: string[] = [];
-  let changed = false;
+  const state = await readState(db, start);
+  const removed = await removeUnwanted(db, state, start, warnings);
+  const due = await dueDomains(db, deps, { state, removed, start, warnings });
+  const obtained = await obtainDue(db, deps, { due, state, start, warnings });
+  await warnEnding(db, deps, state.domainRows, start, warnings);
+  if (removed.length > 0 || obtained)
+    warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
+  return warnings;
+}
 
+type State = Awaited<ReturnType<typeof readState>>;
+
+/** Drops challenges older than a day, then reads what the run decides on, in one round trip. */
+async function readState(db: Database, start: Date) {
   await db.delete(acmeChallenges).where(lt(acmeChallenges.createdAt, new Date(start.getTime() - DAY_MS)));
   const [certificateRows, domainRows, attemptRows, windowRows] = await db.batch([
     db.select().from(certificates),
@@ -88,13 +100,18 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     db.select().from(certificateAttempts),
     db.select().from(certificateRenewalWindows),
   ]);
+  return { certificateRows, domainRows, attemptRows, windowRows };
+}
 
-  // Expired certificates, and ACME certificates no domain asks for any more, go.
+/** Expired certificates, and ACME certificates no domain asks for any more, go; returns those removed. */
+async function removeUnwanted(db: Database, state: State, start: Date, warnings: string[]) {
   const wanted = new Set(
-    domainRows.filter((domain) => domain.publicCaCertificate).map((domain) => acmeCertificateName(domain.domainName)),
+    state.domainRows
+      .filter((domain) => domain.publicCaCertificate)
+      .map((domain) => acmeCertificateName(domain.domainName)),
   );
   const removed: CertificateRow[] = [];
-  for (const row of certificateRows) {
+  for (const row of state.certificateRows) {
     if (row.source === "fallback") continue;
     if (row.notAfter <= start) {
       removed.push(row);
@@ -115,14 +132,28 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
         removed.map((row) => row.id),
       ),
     );
-    changed = true;
   }
+  return removed;
+}
 
-  const attempts = new Map(attemptRows.map((row) => [row.domainName, row]));
-  const acmeByName = new Map(certificateRows.filter((row) => !removed.includes(row)).map((row) => [row.name, row]));
-  const windows = new Map(windowRows.map((row) => [row.certificateId, row]));
-  const due: { domainName: string; renewal?: Renewal }[] = [];
-  const asking = domainRows
+type Due = { domainName: string; renewal?: Renewal };
+
+/**
+ * The domains to order a certificate for: those asking for one without it, and those whose renewal came. The CA's
+ * renewal windows read on the way are kept for the next runs, in one round trip before the orders start.
+ */
+async function dueDomains(
+  db: Database,
+  deps: MaintenanceDependencies,
+  run: { state: State; removed: CertificateRow[]; start: Date; warnings: string[] },
+): Promise<Due[]> {
+  const { state, removed, start, warnings } = run;
+  const acmeByName = new Map(
+    state.certificateRows.filter((row) => !removed.includes(row)).map((row) => [row.name, row]),
+  );
+  const windows = new Map(state.windowRows.map((row) => [row.certificateId, row]));
+  const due: Due[] = [];
+  const asking = state.domainRows
     .filter((domain) => domain.publicCaCertificate)
     .map((domain) => domain.domainName)
     .sort();
@@ -145,7 +176,6 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     if (window) answered.push(window);
     if (deps.now().getTime() >= renewal.at.getTime()) due.push({ domainName, renewal });
   }
-  // The CA's answers, kept for the next runs, in one round trip before the orders start.
   if (answered.length > 0) {
     const [first, ...rest] = answered.map((row) =>
       db
@@ -155,8 +185,19 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
     );
     await db.batch([first, ...rest]);
   }
+  return due;
+}
 
+/** Orders a certificate for each due domain whose back-off passed; true when at least one was obtained. */
+async function obtainDue(
+  db: Database,
+  deps: MaintenanceDependencies,
+  run: { due: Due[]; state: State; start: Date; warnings: string[] },
+): Promise<boolean> {
+  const { due, state, start, warnings } = run;
+  const attempts = new Map(state.attemptRows.map((row) => [row.domainName, row]));
   let prepared = false;
+  let obtained = false;
   for (const { domainName, renewal } of due) {
     const attempt = attempts.get(domainName);
     const nextDay = nextAttemptDay(attempt);
@@ -172,57 +213,78 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
       prepared = true;
     }
     await deps.keepLock();
-    const attemptAt = deps.now();
-    const failuresBefore =
-      attempt?.outcome === "failed" || attempt?.outcome === "pending"
-        ? attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0)
-        : 0;
-    await db
-      .insert(certificateAttempts)
-      .values({
-        domainName,
-        lastAttemptAt: attemptAt,
-        outcome: "pending",
-        consecutiveFailures: failuresBefore,
-        lastError: null,
-      })
-      .onConflictDoUpdate({
-        target: certificateAttempts.domainName,
-        set: { lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null },
-      });
-    try {
-      const issued = await deps.issuer.obtain(domainName, renewal?.replaces);
-      const row = await putAcmeCertificate(db, { domainName, ...issued, now: deps.now() });
-      await db
-        .update(certificateAttempts)
-        .set({ outcome: "succeeded", consecutiveFailures: 0 })
-        .where(eq(certificateAttempts.domainName, domainName));
-      warnings.push(
-        `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}${renewalNote(renewal)}`,
-      );
-      changed = true;
-    } catch (error) {
-      const cause = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
-      await db
-        .update(certificateAttempts)
-        .set({
-          outcome: "failed",
-          consecutiveFailures: sql`${certificateAttempts.consecutiveFailures} + 1`,
-          lastError: cause,
-        })
-        .where(and(eq(certificateAttempts.domainName, domainName), eq(certificateAttempts.outcome, "pending")));
-      const next = nextAttemptDay({
-        domainName,
-        lastAttemptAt: attemptAt,
-        outcome: "failed",
-        consecutiveFailures: failuresBefore + 1,
-        lastError: cause,
-      });
-      warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
-    }
+    if (await attemptOne(db, deps, { domainName, renewal, attempt }, warnings)) obtained = true;
   }
+  return obtained;
+}
 
-  // Certificates in use that end soon (after this run's renewals).
+/** One order, recorded as pending first so that a run dying mid-order still counts as a failure; true on success. */
+async function attemptOne(
+  db: Database,
+  deps: MaintenanceDependencies,
+  target: Due & { attempt: AttemptRow | undefined },
+  warnings: string[],
+): Promise<boolean> {
+  const { domainName, renewal, attempt } = target;
+  const attemptAt = deps.now();
+  const failuresBefore =
+    attempt?.outcome === "failed" || attempt?.outcome === "pending"
+      ? attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0)
+      : 0;
+  await db
+    .insert(certificateAttempts)
+    .values({
+      domainName,
+      lastAttemptAt: attemptAt,
+      outcome: "pending",
+      consecutiveFailures: failuresBefore,
+      lastError: null,
+    })
+    .onConflictDoUpdate({
+      target: certificateAttempts.domainName,
+      set: { lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null },
+    });
+  try {
+    const issued = await deps.issuer.obtain(domainName, renewal?.replaces);
+    const row = await putAcmeCertificate(db, { domainName, ...issued, now: deps.now() });
+    await db
+      .update(certificateAttempts)
+      .set({ outcome: "succeeded", consecutiveFailures: 0 })
+      .where(eq(certificateAttempts.domainName, domainName));
+    warnings.push(
+      `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}${renewalNote(renewal)}`,
+    );
+    return true;
+  } catch (error) {
+    const cause = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+    await db
+      .update(certificateAttempts)
+      .set({
+        outcome: "failed",
+        consecutiveFailures: sql`${certificateAttempts.consecutiveFailures} + 1`,
+        lastError: cause,
+      })
+      .where(and(eq(certificateAttempts.domainName, domainName), eq(certificateAttempts.outcome, "pending")));
+    const next = nextAttemptDay({
+      domainName,
+      lastAttemptAt: attemptAt,
+      outcome: "failed",
+      consecutiveFailures: failuresBefore + 1,
+      lastError: cause,
+    });
+    warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
+    return false;
+  }
+}
+
+/** Names the certificates in use that end soon (after this run's renewals). */
+async function warnEnding(
+  db: Database,
+  deps: MaintenanceDependencies,
+  domainRows: State["domainRows"],
+  start: Date,
+  warnings: string[],
+) {
   const remaining = await listCertificates(db);
   const { used } = selectCertificates(remaining, domainRows, (domain) => domain.projectId);
   const warnBefore = start.getTime() + deps.settings.CERT_WARN_DAYS * DAY_MS;
@@ -233,10 +295,6 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
         : row.notAfter.getTime() < warnBefore;
     if (ending) warnings.push(endingWarning(row));
   }
-
-  if (changed)
-    warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
-  return warnings;
 }
 
 // ---- when a certificate is renewed ----
@@ -355,62 +413,4 @@ async function renewalOf(
     checkedAt: now,
   };
   return { renewal: { at: renewAt, window, replaces: certificateId }, window: row };
-}
-
-// ---- the ACME issuer backed by D1 ----
-
-/** An ACME issuer whose account lives in acme_accounts and whose challenges are answered from acme_challenges. */
-export function acmeIssuer(
-  db: Database,
-  settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">,
-): CertificateIssuer {
-  const dependencies = {
-    fetch: (url: string, init?: RequestInit) => fetch(url, init),
-    sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-    challenges: {
-      async put(challenge: { token: string; keyAuthorization: string; domainName: string }) {
-        await db
-          .insert(acmeChallenges)
-          .values({ ...challenge, createdAt: new Date() })
-          .onConflictDoUpdate({
-            target: acmeChallenges.token,
-            set: { keyAuthorization: challenge.keyAuthorization, domainName: challenge.domainName },
-          });
-      },
-      async remove(tokens: string[]) {
-        await db.delete(acmeChallenges).where(inArray(acmeChallenges.token, tokens));
-      },
-    },
-  };
-  const directoryUrl = settings.ACME_DIRECTORY_URL;
-  const client = new AcmeClient(directoryUrl, dependencies);
-  return {
-    async prepare() {
-      const [stored] = await db.select().from(acmeAccounts).where(eq(acmeAccounts.directoryUrl, directoryUrl)).limit(1);
-      const privateJwk = stored?.privateJwk ?? (await generateAccountKey());
-      // newAccount with a known key answers the existing account (RFC 8555 7.3), so asking once per run also finds
-      // the account again after the CA lost it (a test CA restarted) instead of failing every order.
-      const accountUrl = await client.ensureAccount({ privateJwk }, settings.ACME_EMAIL);
-      if (!stored || stored.accountUrl !== accountUrl) {
-        const values = { directoryUrl, email: settings.ACME_EMAIL ?? null, privateJwk, accountUrl };
-        await db
-          .insert(acmeAccounts)
-          .values(values)
-          .onConflictDoUpdate({ target: acmeAccounts.directoryUrl, set: { accountUrl, email: values.email } });
-      }
-    },
-    // Before prepare() the client has no account, and refuses to order.
-    obtain: (domainName, replaces) => client.obtainCertificate(domainName, replaces),
-    renewalInfo: (certificateId) => client.renewalInfo(certificateId),
-  };
-}
-
-/** The key authorization for a pending HTTP-01 challenge, or undefined. */
-export async function findChallenge(db: Database, token: string): Promise<string | undefined> {
-  const [row] = await db
-    .select({ keyAuthorization: acmeChallenges.keyAuthorization })
-    .from(acmeChallenges)
-    .where(eq(acmeChallenges.token, token))
-    .limit(1);
-  return row?.keyAuthorization;
 }

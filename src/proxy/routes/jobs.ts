@@ -27,7 +27,7 @@ import {
   putProvidedCertificate,
 } from "../pki/certificates";
 import { certificateSummary, PROVIDED_NAME_PATTERN } from "../pki/selection";
-import { findChallenge } from "../pki/maintenance";
+import { findChallenge } from "../pki/acme-issuer";
 import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
 import { recordAudit } from "../audit/log";
 import { deleted } from "./admin";
