@@ -58,8 +58,35 @@ export async function massUpdateDomains(
   providedCertificates: ProvidedCertificateLookup,
   control: WriteControl = {},
 ): Promise<{ warnings: string[]; etag: string | undefined }> {
-  const operations = input.domainOperations;
   const fullSync = input.fullSync === true;
+  const projectLabels = checkOperations(caller, input.domainOperations, fullSync);
+  const state = await readState(db, input.domainOperations, projectLabels, fullSync);
+  const resolved = resolveOperations(caller, input.domainOperations, state);
+  const sslRequests = resolved
+    .filter(({ operation }) => operation.operation !== "DELETE" && operation.enableSSL)
+    .map(({ operation, project }) => ({ domainName: operation.domainName, projectId: project.id }));
+  const provided = sslRequests.length ? await providedCertificates(db, sslRequests) : new Set<string>();
+  const { statements, gains, changes } = planWrites(input.domainOperations, resolved, state, provided);
+  const touchedProjects = touchedProjectsOf(resolved, state, changes);
+  const { etags } = await commitWrite(db, control, {
+    what: "Unable to process mass update",
+    projects: touchedProjects,
+    statements,
+    guards: gains.guards(control),
+    // An empty request changes no project, and is recorded once all the same.
+    changes: touchedProjects.length
+      ? touchedProjects.map((project) => ({
+          projectLabel: project.label,
+          summary: { fullSync, ...changes.of(project.label) },
+        }))
+      : [{ projectLabel: null, summary: { fullSync, operations: 0 } }],
+  });
+  const etag = touchedProjects.length === 1 ? etags.get(touchedProjects[0].id) : undefined;
+  return { warnings: [], etag };
+}
+
+/** The checks that need no database: one operation per name, a full sync's shape, access; returns the projects named. */
+function checkOperations(caller: Caller, operations: readonly DomainOperation[], fullSync: boolean): string[] {
   const seen = new Set<string>();
   for (const { domainName } of operations) {
     if (seen.has(domainName)) throw new CannotProcess(`${domainName}: disallowed duplicate update operation`);
@@ -76,7 +103,18 @@ export async function massUpdateDomains(
     if (projectLabels.length !== 1) throw new CannotProcess(FULL_SYNC_SINGLE_PROJECT);
   }
   for (const label of projectLabels) if (!mayAccessProject(caller, label)) throw invalidProject(label);
+  return projectLabels;
+}
 
+type State = Awaited<ReturnType<typeof readState>>;
+
+/** Everything the update decides on, in one round trip. */
+async function readState(
+  db: Database,
+  operations: readonly DomainOperation[],
+  projectLabels: string[],
+  fullSync: boolean,
+) {
   const names = operations.map((operation) => operation.domainName);
   const [projectRows, backendRows, existingRows, othersOfProject] = await db.batch([
     db.select().from(projects).where(inJsonList(projects.label, projectLabels)),
@@ -117,17 +155,21 @@ export async function massUpdateDomains(
           : sql`0`,
       ),
   ]);
-  const projectByLabel = new Map(projectRows.map((row) => [row.label, row]));
-  const backendIdByKey = new Map(backendRows.map((row) => [`${row.projectId}/${row.label}`, row.id]));
   const existingByName = new Map(existingRows.map((row) => [row.domainName, row]));
+  return { projectRows, backendRows, existingRows, existingByName, othersOfProject };
+}
 
-  const resolved: ResolvedOperation[] = operations.map((operation) => {
+/** Each operation with its project and backend, checked against what is stored. */
+function resolveOperations(caller: Caller, operations: readonly DomainOperation[], state: State): ResolvedOperation[] {
+  const projectByLabel = new Map(state.projectRows.map((row) => [row.label, row]));
+  const backendIdByKey = new Map(state.backendRows.map((row) => [`${row.projectId}/${row.label}`, row.id]));
+  return operations.map((operation) => {
     const project = projectByLabel.get(operation.projectLabel);
     if (!project) throw invalidProject(operation.projectLabel);
     const backendId = backendIdByKey.get(`${project.id}/${operation.backendLabel}`);
     if (backendId === undefined) throw invalidBackend(operation.backendLabel);
     if (operation.operation !== "DELETE") {
-      const existing = existingByName.get(operation.domainName);
+      const existing = state.existingByName.get(operation.domainName);
       // A domain of a project the caller cannot see is never moved (the original allowed that takeover).
       if (existing && !mayAccessProject(caller, existing.projectLabel)) {
         throw new CannotProcess(`${operation.domainName}: assigned to a project not existing or access denied`);
@@ -137,19 +179,22 @@ export async function massUpdateDomains(
     }
     return { operation, project, backendId };
   });
+}
 
-  const sslRequests = resolved
-    .filter(({ operation }) => operation.operation !== "DELETE" && operation.enableSSL)
-    .map(({ operation, project }) => ({ domainName: operation.domainName, projectId: project.id }));
-  const provided = sslRequests.length ? await providedCertificates(db, sslRequests) : new Set<string>();
-
+/** The statements of the update, with what it gives each project and the audit summary of its changes. */
+function planWrites(
+  operations: readonly DomainOperation[],
+  resolved: ResolvedOperation[],
+  state: State,
+  provided: ReadonlySet<string>,
+) {
   const inserts: (DomainFields & { backendId: number })[] = [];
   const updates: (DomainFields & { id: number; backendId: number })[] = [];
   const deletions: number[] = [];
   const gains = new Gains();
   const changes = new ChangeSummaries(operations);
   for (const { operation, project, backendId } of resolved) {
-    const existing = existingByName.get(operation.domainName);
+    const existing = state.existingByName.get(operation.domainName);
     if (operation.operation === "DELETE") {
       // Only a domain of the named backend is deleted; anything else is left alone, as in the original.
       if (existing && existing.backendId === backendId) {
@@ -158,13 +203,7 @@ export async function massUpdateDomains(
       }
       continue;
     }
-    const ssl = operation.enableSSL === true;
-    const fields: DomainFields = {
-      domainName: operation.domainName,
-      publicCaCertificate: ssl && !provided.has(operation.domainName),
-      certProvided: ssl && provided.has(operation.domainName),
-      redirectToUrl: operation.redirectToUrl ?? null,
-    };
+    const fields = domainFieldsOf(operation, provided);
     gains.add(project, fields, existing);
     if (existing) {
       updates.push({ ...fields, id: existing.id, backendId });
@@ -178,40 +217,39 @@ export async function massUpdateDomains(
       changes.add(project.label, "created", operation.domainName);
     }
   }
-
   const statements: Statement[] = [];
   if (deletions.length) statements.push(deleteDomains(deletions));
   if (updates.length) statements.push(updateDomains(updates));
   if (inserts.length) statements.push(insertDomains(inserts));
+  const { othersOfProject } = state;
   if (othersOfProject.length) {
     const label = resolved[0].project.label;
     for (const other of [...othersOfProject].sort((a, b) => byText(a.domainName, b.domainName)))
       changes.add(label, "removedByFullSync", other.domainName);
     statements.push(deleteDomains(othersOfProject.map((other) => other.id)));
   }
+  return { statements, gains, changes };
+}
 
-  // Every project named by an operation, and every project a domain moves out of, changes.
+/** The stored fields of a create or update: enableSSL asks for a provided certificate where one covers the name. */
+function domainFieldsOf(operation: DomainOperation, provided: ReadonlySet<string>): DomainFields {
+  const ssl = operation.enableSSL === true;
+  return {
+    domainName: operation.domainName,
+    publicCaCertificate: ssl && !provided.has(operation.domainName),
+    certProvided: ssl && provided.has(operation.domainName),
+    redirectToUrl: operation.redirectToUrl ?? null,
+  };
+}
+
+/** Every project named by an operation, and every project a domain moves out of, changes; sorted by label. */
+function touchedProjectsOf(resolved: ResolvedOperation[], state: State, changes: ChangeSummaries): ProjectRef[] {
   const touched = new Map<string, ProjectRef>(resolved.map(({ project }) => [project.label, project]));
   const changed = new Set(changes.labels());
-  for (const { projectId: id, projectLabel: label, projectRevision: revision } of existingRows) {
+  for (const { projectId: id, projectLabel: label, projectRevision: revision } of state.existingRows) {
     if (changed.has(label) && !touched.has(label)) touched.set(label, { id, label, revision });
   }
-  const touchedProjects = [...touched.values()].sort((a, b) => byText(a.label, b.label));
-  const { etags } = await commitWrite(db, control, {
-    what: "Unable to process mass update",
-    projects: touchedProjects,
-    statements,
-    guards: gains.guards(control),
-    // An empty request changes no project, and is recorded once all the same.
-    changes: touchedProjects.length
-      ? touchedProjects.map((project) => ({
-          projectLabel: project.label,
-          summary: { fullSync, ...changes.of(project.label) },
-        }))
-      : [{ projectLabel: null, summary: { fullSync, operations: 0 } }],
-  });
-  const etag = touchedProjects.length === 1 ? etags.get(touchedProjects[0].id) : undefined;
-  return { warnings: [], etag };
+  return [...touched.values()].sort((a, b) => byText(a.label, b.label));
 }
 
 /** What a mass update gives each project: the names it claims (ownership.ts), and the quotas that concern (quotas.ts). */
