@@ -123,123 +123,137 @@ export interface KvstoreCounterStore extends CounterStore {
 
 export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOptions): KvstoreCounterStore {
   const pools = [options.main, ...(options.perSecond ? [options.perSecond] : [])];
-
-  /** Sends each item's commands to its pool (all of a pool's in one call) and returns each item's replies. */
-  async function perPool(
-    items: CounterIncrement[],
-    commandsOf: (item: CounterIncrement) => Command[],
-  ): Promise<WireReply[][]> {
-    const groups = new Map<KvstorePoolOptions, number[]>();
-    items.forEach((item, position) => {
-      const pool = options.perSecond && item.perSecond === true ? options.perSecond : options.main;
-      groups.set(pool, [...(groups.get(pool) ?? []), position]);
-    });
-    const results = new Array<WireReply[]>(items.length);
-    await Promise.all(
-      [...groups].map(async ([pool, positions]) => {
-        const perItem = positions.map((position) => commandsOf(items[position]));
-        const replies = await runOnPool(namespace, pool, perItem.flat());
-        let at = 0;
-        positions.forEach((position, i) => {
-          results[position] = replies.slice(at, at + perItem[i].length);
-          at += perItem[i].length;
-        });
-      }),
-    );
-    return results;
-  }
-
-  const jitter = () => (options.jitterMaxSeconds > 0 ? Math.floor(Math.random() * options.jitterMaxSeconds) : 0);
-
-  /** Each item's commands: a fixed counter's INCRBY and EXPIRE (GET to read), or one script call. */
-  function itemCommands(
-    item: CounterIncrement,
-    counting: boolean,
-    scripts: { slidingWindow: ScriptRef; tokenBucket: ScriptRef },
-  ): Command[] {
-    const hits = counting ? item.hits : 0;
-    const { algorithm } = item;
-    if (algorithm?.kind === "sliding_window")
-      return [
-        slidingWindowCommand(
-          scripts.slidingWindow,
-          item.counterName,
-          item.key,
-          hits,
-          algorithm,
-          item.windowSeconds + jitter(),
-        ),
-      ];
-    // The TAT is on the caller's clock but the key expires on the server's, and jitter may be 0: without the grace a
-    // TAT microseconds ahead would be gone a millisecond later, and a caller whose clock runs behind would find its
-    // bucket full while the steps still count tokens in use.
-    if (algorithm?.kind === "token_bucket")
-      return [
-        tokenBucketCommand(scripts.tokenBucket, item.key, hits, algorithm, CLOSED_WINDOW_GRACE_MS + jitter() * 1000),
-      ];
-    if (!counting) return [["GET", item.key]];
-    return [
-      ["INCRBY", item.key, hits],
-      ["EXPIRE", item.key, item.windowSeconds + jitter()],
-    ];
-  }
-
-  /** One pipeline per pool; the script calls the server did not know go again as EVAL, once. */
-  async function run(items: CounterIncrement[], counting: boolean): Promise<CounterReply[]> {
-    // Fixed windows call no script, so a call of only those never hashes the scripts (nor names them).
-    const shas = items.some((item) => item.algorithm) ? await scriptShas() : undefined;
-    const scripts =
-      shas === undefined
-        ? BY_TEXT
-        : { slidingWindow: { sha: shas.slidingWindow }, tokenBucket: { sha: shas.tokenBucket } };
-    const replies = await perPool(items, (item) => itemCommands(item, counting, scripts));
-    const unknown = items.flatMap((item, position) =>
-      item.algorithm && isNoScript(replies[position][0]) ? [position] : [],
-    );
-    if (unknown.length > 0) {
-      const again = await perPool(
-        unknown.map((position) => items[position]),
-        (item) => itemCommands(item, counting, BY_TEXT),
-      );
-      unknown.forEach((position, i) => (replies[position] = again[i]));
-    }
-    return items.map((item, position) => {
-      const [first, second] = replies[position];
-      if (item.algorithm) return algorithmReply(item, first);
-      if (!counting) return integerReply(first, "GET");
-      const count = integerReply(first, "INCRBY");
-      integerReply(second, "EXPIRE");
-      return count;
-    });
-  }
-
   return {
-    increment: (items) => run(items, true),
-    get: (items) => run(items, false),
+    increment: (items) => run(namespace, options, items, true),
+    get: (items) => run(namespace, options, items, false),
     async healthy() {
-      const states = await Promise.all(
-        pools.map(async (pool) => {
-          if (pool.poolSize === 0) {
-            const member = createMember(pool, 0);
-            try {
-              return await kvstoreTimeout(member.active(true), pool.timeoutMs, () => "timeout").catch(() => false);
-            } finally {
-              member.close();
-            }
-          }
-          const answers = await Promise.all(
-            Array.from({ length: pool.poolSize }, (_, index) =>
-              kvstoreTimeout(
-                member(namespace, pool, index).active(pool, index, true),
-                pool.timeoutMs,
-                () => "timeout",
-              ).catch(() => false),
-            ),
-          );
-          return answers.some(Boolean);
-        }),
-      );
+      const states = await Promise.all(pools.map((pool) => poolHealthy(namespace, pool)));
       return states.every(Boolean);
     },
   };
+}
+
+type Scripts = { slidingWindow: ScriptRef; tokenBucket: ScriptRef };
+
+/** One pipeline per pool; the script calls the server did not know go again as EVAL, once. */
+async function run(
+  namespace: Namespace,
+  options: KvstoreOptions,
+  items: CounterIncrement[],
+  counting: boolean,
+): Promise<CounterReply[]> {
+  // Fixed windows call no script, so a call of only those never hashes the scripts (nor names them).
+  const shas = items.some((item) => item.algorithm) ? await scriptShas() : undefined;
+  const scripts: Scripts =
+    shas === undefined
+      ? BY_TEXT
+      : { slidingWindow: { sha: shas.slidingWindow }, tokenBucket: { sha: shas.tokenBucket } };
+  const replies = await perPool(namespace, options, items, (item) => itemCommands(options, item, counting, scripts));
+  const unknown = items.flatMap((item, position) =>
+    item.algorithm && isNoScript(replies[position][0]) ? [position] : [],
+  );
+  if (unknown.length > 0) {
+    const again = await perPool(
+      namespace,
+      options,
+      unknown.map((position) => items[position]),
+      (item) => itemCommands(options, item, counting, BY_TEXT),
+    );
+    unknown.forEach((position, i) => (replies[position] = again[i]));
+  }
+  return items.map((item, position) => counterReply(item, replies[position], counting));
+}
+
+/** An item's answer from its replies: the script's, the count after INCRBY (EXPIRE checked), or the GET. */
+function counterReply(item: CounterIncrement, [first, second]: WireReply[], counting: boolean): CounterReply {
+  if (item.algorithm) return algorithmReply(item, first);
+  if (!counting) return integerReply(first, "GET");
+  const count = integerReply(first, "INCRBY");
+  integerReply(second, "EXPIRE");
+  return count;
+}
+
+/** Sends each item's commands to its pool (all of a pool's in one call) and returns each item's replies. */
+async function perPool(
+  namespace: Namespace,
+  options: KvstoreOptions,
+  items: CounterIncrement[],
+  commandsOf: (item: CounterIncrement) => Command[],
+): Promise<WireReply[][]> {
+  const groups = new Map<KvstorePoolOptions, number[]>();
+  items.forEach((item, position) => {
+    const pool = options.perSecond && item.perSecond === true ? options.perSecond : options.main;
+    groups.set(pool, [...(groups.get(pool) ?? []), position]);
+  });
+  const results = new Array<WireReply[]>(items.length);
+  await Promise.all(
+    [...groups].map(async ([pool, positions]) => {
+      const perItem = positions.map((position) => commandsOf(items[position]));
+      const replies = await runOnPool(namespace, pool, perItem.flat());
+      let at = 0;
+      positions.forEach((position, i) => {
+        results[position] = replies.slice(at, at + perItem[i].length);
+        at += perItem[i].length;
+      });
+    }),
+  );
+  return results;
+}
+
+const jitter = (options: KvstoreOptions) =>
+  options.jitterMaxSeconds > 0 ? Math.floor(Math.random() * options.jitterMaxSeconds) : 0;
+
+/** Each item's commands: a fixed counter's INCRBY and EXPIRE (GET to read), or one script call. */
+function itemCommands(options: KvstoreOptions, item: CounterIncrement, counting: boolean, scripts: Scripts): Command[] {
+  const hits = counting ? item.hits : 0;
+  const { algorithm } = item;
+  if (algorithm?.kind === "sliding_window")
+    return [
+      slidingWindowCommand(
+        scripts.slidingWindow,
+        item.counterName,
+        item.key,
+        hits,
+        algorithm,
+        item.windowSeconds + jitter(options),
+      ),
+    ];
+  // The TAT is on the caller's clock but the key expires on the server's, and jitter may be 0: without the grace a
+  // TAT microseconds ahead would be gone a millisecond later, and a caller whose clock runs behind would find its
+  // bucket full while the steps still count tokens in use.
+  if (algorithm?.kind === "token_bucket")
+    return [
+      tokenBucketCommand(
+        scripts.tokenBucket,
+        item.key,
+        hits,
+        algorithm,
+        CLOSED_WINDOW_GRACE_MS + jitter(options) * 1000,
+      ),
+    ];
+  if (!counting) return [["GET", item.key]];
+  return [
+    ["INCRBY", item.key, hits],
+    ["EXPIRE", item.key, item.windowSeconds + jitter(options)],
+  ];
+}
+
+/** A pool is healthy when one of its members holds an open connection or can open one (its own, without a pool). */
+async function poolHealthy(namespace: Namespace, pool: KvstorePoolOptions): Promise<boolean> {
+  if (pool.poolSize === 0) {
+    const own = createMember(pool, 0);
+    try {
+      return await kvstoreTimeout(own.active(true), pool.timeoutMs, () => "timeout").catch(() => false);
+    } finally {
+      own.close();
+    }
+  }
+  const answers = await Promise.all(
+    Array.from({ length: pool.poolSize }, (_, index) =>
+      kvstoreTimeout(member(namespace, pool, index).active(pool, index, true), pool.timeoutMs, () => "timeout").catch(
+        () => false,
+      ),
+    ),
+  );
+  return answers.some(Boolean);
 }
