@@ -188,7 +188,8 @@ function backendGuards(project: ProjectRow, claims: NameClaim[], measures: Measu
 
 /**
  * Creates the backend, or updates the one with the same label (only the fields given); returns its id and the
- * project's new ETag. Everything is validated first and written in one D1 batch, with its guards.
+ * project's new ETag. Everything is validated first and written in one D1 batch, with its guards. A create is an
+ * update of a backend that holds nothing yet: both write the same way.
  */
 export async function upsertBackend(
   db: Database,
@@ -197,6 +198,43 @@ export async function upsertBackend(
   options: BackendOptions,
   control: WriteControl = {},
 ): Promise<{ id: number; etag: string; warnings: string[] }> {
+  const { existing, wanted, warnings } = await validateBackendWrite(db, project, input, options);
+  const fields = (["fullname", "port", "params"] as const).filter((field) => input[field] != null);
+  const current: Current = existing ? await readCurrent(db, existing) : { domains: [], references: [] };
+  // A new backend's id is unknown until the batch runs: later statements find it by its unique label.
+  const backendId = existing
+    ? sql`${existing.id}`
+    : sql`(select id from backends where project_id = ${project.id} and label = ${input.label})`;
+  const domainWrites = domainStatements(backendId, current.domains, wanted.domains);
+  const statements: Statement[] = [
+    existing ? updateRow(db, existing, input) : insertRow(db, project, input),
+    ...domainWrites.statements,
+    ...(wanted.references ? replaceReferences(backendId, current.references, wanted.references) : []),
+  ];
+  const summary = backendSummary(
+    {
+      action: existing ? "update" : "create",
+      backendLabel: existing?.label ?? input.label,
+      backendId: existing?.id ?? backendId,
+      fields,
+    },
+    { domains: current.domains.map((row) => row.domainName), containers: current.references.map((r) => r.containerId) },
+    wanted,
+  );
+  const claims = domainWrites.inserts.map(({ domainName }) => ({ domainName, projectId: project.id }));
+  const { rows, etags } = await commitWrite(db, control, {
+    what: `Unable to process backend ${existing ? "update" : "create"}`,
+    projects: [project],
+    statements,
+    guards: backendGuards(project, claims, backendGrowth(existing, input, current, wanted), control),
+    changes: [{ projectLabel: project.label, summary }],
+  });
+  const id = existing ? existing.id : rows ? (rows[0][0].id as number) : await nextId(db, "backends");
+  return { id, etag: etags.get(project.id)!, warnings };
+}
+
+/** The validation a create and an update share; returns the stored backend of that label, if any, and what it asks. */
+async function validateBackendWrite(db: Database, project: ProjectRow, input: BackendInput, options: BackendOptions) {
   checkParams(input, options);
   const [existing] = await db
     .select()
@@ -212,100 +250,64 @@ export async function upsertBackend(
     domains: input.domainForwardings?.map(domainFields),
     references: input.backendContainers?.map((r) => ({ containerId: r.containerId, params: r.params ?? null })),
   };
-  const fields = (["fullname", "port", "params"] as const).filter((field) => input[field] != null);
-  if (existing) return { ...(await updateBackend(db, project, existing, input, wanted, fields, control)), warnings };
-
-  // The new backend's id is unknown until the batch runs: later statements find it by its unique label.
-  const newBackendId = sql`(select id from backends where project_id = ${project.id} and label = ${input.label})`;
-  const statements: Statement[] = [
-    db
-      .insert(backends)
-      .values({
-        projectId: project.id,
-        label: input.label,
-        fullname: input.fullname ?? null,
-        port: input.port ?? 80,
-        params: input.params ?? null,
-      })
-      .returning({ id: backends.id }),
-    ...(wanted.domains?.length ? [insertDomains(wanted.domains, newBackendId)] : []),
-    ...(wanted.references?.length ? replaceReferences(newBackendId, [], wanted.references) : []),
-  ];
-  const summary = backendSummary(
-    { action: "create", backendLabel: input.label, backendId: newBackendId, fields },
-    { domains: [], containers: [] },
-    wanted,
-  );
-  const claims = (wanted.domains ?? []).map(({ domainName }) => ({ domainName, projectId: project.id }));
-  const measures = backendGrowth(undefined, input, { domains: [], references: [] }, wanted);
-  const { rows, etags } = await commitWrite(db, control, {
-    what: "Unable to process backend create",
-    projects: [project],
-    statements,
-    guards: backendGuards(project, claims, measures, control),
-    changes: [{ projectLabel: project.label, summary }],
-  });
-  const id = rows ? (rows[0][0].id as number) : await nextId(db, "backends");
-  return { id, etag: etags.get(project.id)!, warnings };
+  return { existing: existing as BackendRow | undefined, wanted, warnings };
 }
 
-/** The update half of upsertBackend: domains and container references replaced when given. */
-async function updateBackend(
-  db: Database,
-  project: ProjectRow,
-  existing: BackendRow,
-  input: BackendInput,
-  wanted: Wanted,
-  fields: readonly string[],
-  control: WriteControl,
-): Promise<{ id: number; etag: string }> {
+/** The domains and container references a stored backend holds now. */
+async function readCurrent(db: Database, existing: BackendRow): Promise<Current> {
   const [currentDomains, currentReferences] = await db.batch([
     db.select().from(domains).where(eq(domains.backendId, existing.id)),
     db.select().from(backendContainers).where(eq(backendContainers.backendId, existing.id)),
   ]);
-  const statements: Statement[] = [
-    db
-      .update(backends)
-      .set({
-        ...(input.fullname != null && { fullname: input.fullname }),
-        ...(input.port != null && { port: input.port }),
-        ...(input.params != null && { params: input.params }),
-        version: sql`${backends.version} + 1`,
-      })
-      .where(eq(backends.id, existing.id)),
-  ];
-  const claims: NameClaim[] = [];
-  if (wanted.domains) {
-    const currentByName = new Map(currentDomains.map((row) => [row.domainName, row]));
-    const wantedNames = new Set(wanted.domains.map((domain) => domain.domainName));
-    const removals = currentDomains.filter((row) => !wantedNames.has(row.domainName)).map((row) => row.id);
-    const updates = wanted.domains
-      .filter((domain) => currentByName.has(domain.domainName))
-      .map((domain) => ({ ...domain, id: currentByName.get(domain.domainName)!.id }));
-    const inserts = wanted.domains.filter((domain) => !currentByName.has(domain.domainName));
-    if (removals.length) statements.push(deleteDomains(removals));
-    if (updates.length) statements.push(updateDomains(updates));
-    if (inserts.length) statements.push(insertDomains(inserts, sql`${existing.id}`));
-    claims.push(...inserts.map(({ domainName }) => ({ domainName, projectId: project.id })));
-  }
-  if (wanted.references)
-    statements.push(...replaceReferences(sql`${existing.id}`, currentReferences, wanted.references));
-  const summary = backendSummary(
-    { action: "update", backendLabel: existing.label, backendId: existing.id, fields },
-    { domains: currentDomains.map((row) => row.domainName), containers: currentReferences.map((r) => r.containerId) },
-    wanted,
-  );
-  const measures = backendGrowth(existing, input, { domains: currentDomains, references: currentReferences }, wanted);
-  const { etags } = await commitWrite(db, control, {
-    what: "Unable to process backend update",
-    projects: [project],
-    statements,
-    guards: backendGuards(project, claims, measures, control),
-    changes: [{ projectLabel: project.label, summary }],
-  });
-  return { id: existing.id, etag: etags.get(project.id)! };
+  return { domains: currentDomains, references: currentReferences };
 }
 
+/** The backend's own row, inserted; it answers its id (the batch's first result). */
+function insertRow(db: Database, project: ProjectRow, input: BackendInput): Statement {
+  return db
+    .insert(backends)
+    .values({
+      projectId: project.id,
+      label: input.label,
+      fullname: input.fullname ?? null,
+      port: input.port ?? 80,
+      params: input.params ?? null,
+    })
+    .returning({ id: backends.id });
+}
+
+/** The backend's own row, updated: only the fields given, and its version bumped. */
+function updateRow(db: Database, existing: BackendRow, input: BackendInput): Statement {
+  return db
+    .update(backends)
+    .set({
+      ...(input.fullname != null && { fullname: input.fullname }),
+      ...(input.port != null && { port: input.port }),
+      ...(input.params != null && { params: input.params }),
+      version: sql`${backends.version} + 1`,
+    })
+    .where(eq(backends.id, existing.id));
+}
+
+/**
+ * Statements turning the backend's domains into `wanted` when given: those of the same name updated in place, the
+ * others deleted or inserted. Returns the inserts too: the names the backend newly claims.
+ */
+function domainStatements(backendId: SQL, current: DomainRow[], wanted: DomainFields[] | undefined) {
+  if (!wanted) return { statements: [], inserts: [] };
+  const currentByName = new Map(current.map((row) => [row.domainName, row]));
+  const wantedNames = new Set(wanted.map((domain) => domain.domainName));
+  const removals = current.filter((row) => !wantedNames.has(row.domainName)).map((row) => row.id);
+  const updates = wanted
+    .filter((domain) => currentByName.has(domain.domainName))
+    .map((domain) => ({ ...domain, id: currentByName.get(domain.domainName)!.id }));
+  const inserts = wanted.filter((domain) => !currentByName.has(domain.domainName));
+  const statements: Statement[] = [];
+  if (removals.length) statements.push(deleteDomains(removals));
+  if (updates.length) statements.push(updateDomains(updates));
+  if (inserts.length) statements.push(insertDomains(inserts, backendId));
+  return { statements, inserts };
+}
 /** Makes `backend` use the containers (with their params) of `target`, for blue/green switches. */
 export async function setContainersOf(
   db: Database,
