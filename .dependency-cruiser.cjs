@@ -54,7 +54,7 @@ module.exports = {
       name: "proxy-installation-is-the-floor",
       severity: "error",
       from: { path: "^src/proxy/installation/" },
-      to: { path: "^src/proxy/(routes|haproxy|sshproxy|pki)/|^src/proxy/jobs\\.ts$|^src/jobs/" },
+      to: { path: "^src/proxy/(routes|haproxy|sshproxy|pki)/|^src/proxy/jobs(\\.ts$|/)|^src/jobs/" },
     },
     {
       name: "proxy-audit-is-a-leaf",
@@ -67,7 +67,7 @@ module.exports = {
       name: "proxy-engines-below-routes-and-jobs",
       severity: "error",
       from: { path: "^src/proxy/(haproxy|sshproxy|pki|monitoring)/" },
-      to: { path: "^src/proxy/routes/|^src/proxy/jobs\\.ts$" },
+      to: { path: "^src/proxy/routes/|^src/proxy/jobs(\\.ts$|/)" },
     },
     {
       name: "proxy-pki-below-haproxy",
