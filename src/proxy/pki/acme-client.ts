@@ -227,6 +227,13 @@ export class AcmeClient {
    * the certificate it renews (its ARI certificate ID; only for a CA that offers renewal information).
    */
   async obtainCertificate(domainName: string, replaces?: string): Promise<IssuedCertificate> {
+    const { order, orderUrl } = await this.newOrder(domainName, replaces);
+    await this.authorize(order, domainName);
+    return this.finalize(order, orderUrl, domainName);
+  }
+
+  /** Creates the order; a CA that refuses `replaces` because it was renewed already is asked again without it. */
+  private async newOrder(domainName: string, replaces?: string): Promise<{ order: Order; orderUrl: string }> {
     const directory = await this.directory();
     const identifiers = [{ type: "dns", value: domainName }];
     let created: Response;
@@ -239,10 +246,14 @@ export class AcmeClient {
       created = await this.post(directory.newOrder, { identifiers });
     }
     const orderUrl = created.headers.get("Location");
-    let order = await readJson<Order>(created, directory.newOrder);
+    const order = await readJson<Order>(created, directory.newOrder);
     if (!orderUrl) throw new AcmeError("the CA created the order without telling its URL");
+    return { order, orderUrl };
+  }
 
-    // post() above refused to run without the account.
+  /** Answers each pending authorization's HTTP-01 challenge; the challenges are removed again however it ends. */
+  private async authorize(order: Order, domainName: string): Promise<void> {
+    // post() refused to create the order without the account.
     const thumbprint = await calculateJwkThumbprint(publicJwkOf(this.account!.privateJwk), "sha256");
     const tokens: string[] = [];
     try {
@@ -273,10 +284,16 @@ export class AcmeClient {
     } finally {
       if (tokens.length) await this.deps.challenges.remove(tokens);
     }
+  }
 
+  /** Sends the CSR of a new key, waits for the certificate and downloads its chain. */
+  private async finalize(authorized: Order, orderUrl: string, domainName: string): Promise<IssuedCertificate> {
     const keys = await generateCertificateKey();
     const csr = await buildCsr(keys, [domainName]);
-    order = await readJson<Order>(await this.post(order.finalize, { csr: toBase64Url(csr) }), order.finalize);
+    let order = await readJson<Order>(
+      await this.post(authorized.finalize, { csr: toBase64Url(csr) }),
+      authorized.finalize,
+    );
     if (order.status !== "valid")
       order = await this.poll<Order>(orderUrl, (value) => value.status !== "processing" && value.status !== "ready");
     if (order.status !== "valid" || !order.certificate) {
