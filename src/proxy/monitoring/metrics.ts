@@ -3,7 +3,7 @@
 // whether each load balancer runs the version in force, and how many projects, domains and containers there are.
 import { and, count, eq, inArray, isNotNull, max } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
-import { database } from "../../shared/db";
+import { database, type Database } from "../../shared/db";
 import { loadBalancerStatuses, type LoadBalancerStatus } from "../haproxy/status";
 import { haproxyVersions } from "../haproxy/tables";
 import { containers, domains, projects } from "../installation/tables";
@@ -28,39 +28,9 @@ export async function collectMetrics(
   env: Env,
   input: { now: Date; jobKinds: readonly string[] },
 ): Promise<ProxyMetrics> {
-  const db = database(env.DB);
   // The database's part in one round trip, while the agents are asked (they are judged against the version in force
   // it reads once both have answered).
-  const reading = db.batch([
-    db
-      .select({ name: certificates.name, source: certificates.source, notAfter: certificates.notAfter })
-      .from(certificates),
-    db
-      .select({
-        version: haproxyVersions.id,
-        digest: haproxyVersions.digest,
-        createdAt: haproxyVersions.createdAt,
-        endedAt: jobRuns.endedAt,
-      })
-      .from(haproxyVersions)
-      .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
-      .where(eq(haproxyVersions.status, "active"))
-      .limit(1),
-    db
-      .select({ kind: jobRuns.kind, state: jobRuns.state, at: max(jobRuns.endedAt) })
-      .from(jobRuns)
-      .where(
-        and(
-          inArray(jobRuns.kind, [...input.jobKinds]),
-          inArray(jobRuns.state, ["succeeded", "failed"]),
-          isNotNull(jobRuns.endedAt),
-        ),
-      )
-      .groupBy(jobRuns.kind, jobRuns.state),
-    db.select({ value: count() }).from(projects),
-    db.select({ value: count() }).from(domains),
-    db.select({ value: count() }).from(containers),
-  ]);
+  const reading = readMetricsRows(database(env.DB), input.jobKinds);
   const [[certificateRows, [active], jobRows, [projectCount], [domainCount], [containerCount]], statuses] =
     await Promise.all([
       reading,
@@ -89,6 +59,40 @@ export async function collectMetrics(
   };
 }
 
+/** The certificates, the version in force, each job kind's last outcomes and the counts, in one batch. */
+function readMetricsRows(db: Database, jobKinds: readonly string[]) {
+  return db.batch([
+    db
+      .select({ name: certificates.name, source: certificates.source, notAfter: certificates.notAfter })
+      .from(certificates),
+    db
+      .select({
+        version: haproxyVersions.id,
+        digest: haproxyVersions.digest,
+        createdAt: haproxyVersions.createdAt,
+        endedAt: jobRuns.endedAt,
+      })
+      .from(haproxyVersions)
+      .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
+      .where(eq(haproxyVersions.status, "active"))
+      .limit(1),
+    db
+      .select({ kind: jobRuns.kind, state: jobRuns.state, at: max(jobRuns.endedAt) })
+      .from(jobRuns)
+      .where(
+        and(
+          inArray(jobRuns.kind, [...jobKinds]),
+          inArray(jobRuns.state, ["succeeded", "failed"]),
+          isNotNull(jobRuns.endedAt),
+        ),
+      )
+      .groupBy(jobRuns.kind, jobRuns.state),
+    db.select({ value: count() }).from(projects),
+    db.select({ value: count() }).from(domains),
+    db.select({ value: count() }).from(containers),
+  ]);
+}
+
 // ---- Prometheus text ----
 
 type Sample = { labels?: Record<string, string>; value: number };
@@ -107,6 +111,26 @@ function formatSample(name: string, sample: Sample): string {
 /** Every family is a gauge; families without a sample are left out. Pure: the same metrics give the same text. */
 export function renderMetrics(metrics: ProxyMetrics): string {
   const families: Family[] = [
+    ...certificateFamilies(metrics),
+    ...haproxyFamilies(metrics),
+    ...jobFamilies(metrics),
+    ...loadBalancerFamilies(metrics),
+    ...countFamilies(metrics),
+  ];
+  return families
+    .filter((family) => family.samples.length > 0)
+    .flatMap((family) => [
+      `# HELP ${family.name} ${family.help}`,
+      `# TYPE ${family.name} gauge`,
+      ...family.samples.map((sample) => formatSample(family.name, sample)),
+    ])
+    .map((line) => `${line}\n`)
+    .join("");
+}
+
+/** When each certificate ends. */
+function certificateFamilies(metrics: ProxyMetrics): Family[] {
+  return [
     {
       name: "proxy_certificate_not_after_timestamp_seconds",
       help: "When each stored certificate ends (Unix time).",
@@ -114,6 +138,12 @@ export function renderMetrics(metrics: ProxyMetrics): string {
         .map((row) => ({ labels: { name: row.name, source: row.source }, value: seconds(row.notAfter) }))
         .sort((a, b) => (a.labels.name < b.labels.name ? -1 : 1)),
     },
+  ];
+}
+
+/** The HAProxy version in force, and when it was applied. */
+function haproxyFamilies(metrics: ProxyMetrics): Family[] {
+  return [
     {
       name: "proxy_haproxy_version_in_force",
       help: "The number of the HAProxy version in force (GET /admin/haproxy).",
@@ -129,6 +159,12 @@ export function renderMetrics(metrics: ProxyMetrics): string {
       help: "Seconds since the HAProxy version in force was applied.",
       samples: metrics.haproxy ? [{ value: seconds(metrics.now) - seconds(metrics.haproxy.appliedAt) }] : [],
     },
+  ];
+}
+
+/** Each job kind's last success and failure. */
+function jobFamilies(metrics: ProxyMetrics): Family[] {
+  return [
     {
       name: "proxy_job_last_success_timestamp_seconds",
       help: "When a run of the job kind last succeeded (Unix time).",
@@ -143,6 +179,12 @@ export function renderMetrics(metrics: ProxyMetrics): string {
         job.lastFailure ? [{ labels: { kind: job.kind }, value: seconds(job.lastFailure) }] : [],
       ),
     },
+  ];
+}
+
+/** Each load balancer with an agent: up, and in sync. */
+function loadBalancerFamilies(metrics: ProxyMetrics): Family[] {
+  return [
     {
       name: "proxy_haproxy_load_balancer_up",
       help: "1 when the load balancer's agent answered GET /v1/status.",
@@ -159,17 +201,14 @@ export function renderMetrics(metrics: ProxyMetrics): string {
         value: lb.inSync ? 1 : 0,
       })),
     },
+  ];
+}
+
+/** How much the installation holds. */
+function countFamilies(metrics: ProxyMetrics): Family[] {
+  return [
     { name: "proxy_projects", help: "Projects.", samples: [{ value: metrics.counts.projects }] },
     { name: "proxy_domains", help: "Domains of every project.", samples: [{ value: metrics.counts.domains }] },
     { name: "proxy_containers", help: "Containers of every project.", samples: [{ value: metrics.counts.containers }] },
   ];
-  return families
-    .filter((family) => family.samples.length > 0)
-    .flatMap((family) => [
-      `# HELP ${family.name} ${family.help}`,
-      `# TYPE ${family.name} gauge`,
-      ...family.samples.map((sample) => formatSample(family.name, sample)),
-    ])
-    .map((line) => `${line}\n`)
-    .join("");
 }
