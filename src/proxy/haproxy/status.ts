@@ -1,6 +1,6 @@
 // GET /admin/haproxy/status: whether each load balancer (the master's agent, then each slave's) runs what the
 // database says is in force. Each agent recomputes the digest of the files on its disk, so hand edits show.
-import { proxySettings } from "../settings";
+import { proxySettings, type ProxySettings } from "../settings";
 import { AgentError, agentStatus } from "./agent-client";
 import type { VersionInForce } from "./versions";
 
@@ -45,68 +45,77 @@ export async function loadBalancerStatuses(
   inForcePending: Promise<VersionInForce | null>,
 ): Promise<LoadBalancerStatus[]> {
   const settings = proxySettings(env);
-  const unknown = { version: null, digest: null, lastAppliedAt: null, inSync: false };
-
-  const ask = async (role: "master" | "slave", agentUrl: string | undefined): Promise<LoadBalancerStatus> => {
-    const missing = !agentUrl ? "HAPROXY_AGENT_URL" : !settings.HAPROXY_AGENT_TOKEN ? "HAPROXY_AGENT_TOKEN" : undefined;
-    // Asked before the version in force is awaited, so that the agents and the database work at the same time.
-    const reporting = missing
-      ? undefined
-      : agentStatus(outbound, {
-          agentUrl: agentUrl!,
-          token: settings.HAPROXY_AGENT_TOKEN!,
-          timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, STATUS_TIMEOUT_MS),
-        }).catch((error: unknown) => {
-          if (error instanceof AgentError) return error;
-          throw error;
-        });
-    const inForce = await inForcePending;
-    const expected = { expectedVersion: inForce?.version ?? null, expectedDigest: inForce?.digest ?? null };
-    if (!reporting) {
-      return {
-        role,
-        agentUrl: agentUrl ?? null,
-        state: "not-configured",
-        ...unknown,
-        ...expected,
-        lastError: `${missing} is not set: no agent to ask`,
-        lastErrorAt: null,
-      };
-    }
-    const reported = await reporting;
-    if (reported instanceof AgentError) {
-      return {
-        role,
-        agentUrl: agentUrl!,
-        state: "unreachable",
-        ...unknown,
-        ...expected,
-        lastError: reported.message,
-        lastErrorAt: now.toISOString(),
-      };
-    }
-    const inSync = inForce !== null && reported.diskDigest === inForce.digest;
-    const state: LoadBalancerState = inSync
-      ? "in-sync"
-      : reported.digest !== null && reported.diskDigest !== reported.digest
-        ? "modified"
-        : "outdated";
-    return {
-      role,
-      agentUrl: agentUrl!,
-      state,
-      inSync,
-      version: reported.version,
-      digest: reported.diskDigest,
-      ...expected,
-      lastAppliedAt: reported.appliedAt,
-      lastError: reported.lastError?.message ?? null,
-      lastErrorAt: reported.lastError?.at ?? null,
-    };
-  };
-
+  const ask = (role: "master" | "slave", agentUrl: string | undefined) =>
+    askAgent(settings, { role, agentUrl }, inForcePending, now);
   return Promise.all([
     ask("master", settings.HAPROXY_AGENT_URL),
     ...settings.SLAVE_AGENT_URLS.map((url) => ask("slave", url)),
   ]);
+}
+
+const UNKNOWN = { version: null, digest: null, lastAppliedAt: null, inSync: false };
+
+/** One load balancer's status: its agent's report judged against the version in force, or why there is none. */
+async function askAgent(
+  settings: ProxySettings,
+  agent: { role: "master" | "slave"; agentUrl: string | undefined },
+  inForcePending: Promise<VersionInForce | null>,
+  now: Date,
+): Promise<LoadBalancerStatus> {
+  const { role, agentUrl } = agent;
+  const missing = !agentUrl ? "HAPROXY_AGENT_URL" : !settings.HAPROXY_AGENT_TOKEN ? "HAPROXY_AGENT_TOKEN" : undefined;
+  // Asked before the version in force is awaited, so that the agents and the database work at the same time.
+  const reporting = missing
+    ? undefined
+    : agentStatus(outbound, {
+        agentUrl: agentUrl!,
+        token: settings.HAPROXY_AGENT_TOKEN!,
+        timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, STATUS_TIMEOUT_MS),
+      }).catch((error: unknown) => {
+        if (error instanceof AgentError) return error;
+        throw error;
+      });
+  const inForce = await inForcePending;
+  const expected = { expectedVersion: inForce?.version ?? null, expectedDigest: inForce?.digest ?? null };
+  if (!reporting) {
+    return {
+      role,
+      agentUrl: agentUrl ?? null,
+      state: "not-configured",
+      ...UNKNOWN,
+      ...expected,
+      lastError: `${missing} is not set: no agent to ask`,
+      lastErrorAt: null,
+    };
+  }
+  const reported = await reporting;
+  if (reported instanceof AgentError) {
+    return {
+      role,
+      agentUrl: agentUrl!,
+      state: "unreachable",
+      ...UNKNOWN,
+      ...expected,
+      lastError: reported.message,
+      lastErrorAt: now.toISOString(),
+    };
+  }
+  const inSync = inForce !== null && reported.diskDigest === inForce.digest;
+  const state: LoadBalancerState = inSync
+    ? "in-sync"
+    : reported.digest !== null && reported.diskDigest !== reported.digest
+      ? "modified"
+      : "outdated";
+  return {
+    role,
+    agentUrl: agentUrl!,
+    state,
+    inSync,
+    version: reported.version,
+    digest: reported.diskDigest,
+    ...expected,
+    lastAppliedAt: reported.appliedAt,
+    lastError: reported.lastError?.message ?? null,
+    lastErrorAt: reported.lastError?.at ?? null,
+  };
 }
