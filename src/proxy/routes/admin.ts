@@ -248,6 +248,7 @@ const auditRoute = createRoute({
   responses: { 200: json(AuditPage, "entries, newest first"), ...pick(400, 401), ...adminErrors },
 });
 
+/** Projects, hosts and zones, then the access routes, in the order the OpenAPI document lists them. */
 export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(
     app,
@@ -292,6 +293,11 @@ export function registerAdminRoutes(app: OpenAPIHono<ProxyEnv>): void {
     await removeZone(database(c.env.DB), name, writeControl(c, { preconditions: false }));
     return jsonResponse(c, deleted(`zone ${name}`));
   });
+  registerAccessRoutes(app);
+}
+
+/** Who may call the API and log in, what a project's containers allow, and the audit log of every write. */
+function registerAccessRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(
     app,
     upsertApiUserRoute,
