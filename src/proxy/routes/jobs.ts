@@ -276,6 +276,7 @@ const certificateName = (name: string) => {
   return name;
 };
 
+/** The job starts, the ACME challenge and the job runs, then the version routes, in the order the document lists. */
 export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, genSyncRoute, async (c) => {
     const caller = c.get("caller");
@@ -312,6 +313,11 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, getJobRoute, async (c) =>
     jsonResponse(c, await getProxyJob(database(c.env.DB), Number(c.req.param("id")))),
   );
+  registerVersionRoutes(app);
+}
+
+/** The stored HAProxy and SSH proxy versions, then the certificate inventory. */
+function registerVersionRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, activeHaproxyRoute, async (c) => jsonResponse(c, await getVersion(database(c.env.DB))));
   register(app, haproxyVersionsRoute, async (c) => jsonResponse(c, await listVersions(database(c.env.DB))));
   register(app, haproxyVersionRoute, async (c) =>
