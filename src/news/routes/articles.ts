@@ -138,6 +138,11 @@ export function registerArticleRoutes(app: OpenAPIHono<NewsEnv>): void {
     own,
   );
 
+  registerArticleWrites(app, own);
+}
+
+/** The writes of /news: create, update and delete. */
+function registerArticleWrites(app: OpenAPIHono<NewsEnv>, own: { validation: "middleware" }): void {
   register(
     app,
     create,
