@@ -171,6 +171,11 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
 
   register(app, me, (c) => c.json(fullUserView(c.get("user"))), own);
 
+  registerUserByIdRoutes(app, own);
+}
+
+/** The routes of one user by id: read, update, change the password, delete. */
+function registerUserByIdRoutes(app: OpenAPIHono<NewsEnv>, own: { validation: "middleware" }): void {
   register(
     app,
     show,
