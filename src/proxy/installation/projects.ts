@@ -50,50 +50,8 @@ export async function loadProjectTrees(db: Database, projectId?: number): Promis
 
 /** The trees with the project rows they were read with (same round trip: the revision matches the tree). */
 async function loadTrees(db: Database, projectId?: number): Promise<{ rows: ProjectRow[]; views: ProjectView[] }> {
-  // Single-table selects only: in a D1 batch, rows come back as objects, so joined columns of the same name
-  // (id, version, ipv6) would overwrite each other. The tree is assembled here instead.
-  const all = projectId === undefined;
-  const backendIds = sql`(select ${backends.id} from ${backends} where ${backends.projectId} = ${projectId})`;
-  const containerIds = sql`(select ${containers.id} from ${containers} where ${containers.projectId} = ${projectId})`;
-  const hostIds = sql`(select ${containers.hostId} from ${containers} where ${containers.projectId} = ${projectId})`;
-  const userIds = sql`(select ${containerPermissions.userId} from ${containerPermissions}
-    where ${containerPermissions.containerId} in ${containerIds})`;
-  const rows = await db.batch([
-    db
-      .select()
-      .from(projects)
-      .where(all ? undefined : eq(projects.id, projectId))
-      .orderBy(asc(projects.label)),
-    db
-      .select()
-      .from(backends)
-      .where(all ? undefined : eq(backends.projectId, projectId)),
-    db
-      .select()
-      .from(domains)
-      .where(all ? undefined : inArray(domains.backendId, backendIds)),
-    db
-      .select()
-      .from(backendContainers)
-      .where(all ? undefined : inArray(backendContainers.backendId, backendIds)),
-    db
-      .select()
-      .from(containers)
-      .where(all ? undefined : eq(containers.projectId, projectId)),
-    db
-      .select()
-      .from(hosts)
-      .where(all ? undefined : inArray(hosts.id, hostIds)),
-    db
-      .select()
-      .from(containerPermissions)
-      .where(all ? undefined : inArray(containerPermissions.containerId, containerIds)),
-    db
-      .select()
-      .from(users)
-      .where(all ? undefined : inArray(users.id, userIds)),
-  ]);
-  const [projectRows, backendRows, domainRows, referenceRows, containerRows, hostRows, permissionRows, userRows] = rows;
+  const [projectRows, backendRows, domainRows, referenceRows, containerRows, hostRows, permissionRows, userRows] =
+    await readTreeRows(db, projectId);
 
   const hostById = new Map(hostRows.map((row) => [row.id, row]));
   const userById = new Map(userRows.map((row) => [row.id, row]));
@@ -134,6 +92,53 @@ async function loadTrees(db: Database, projectId?: number): Promise<{ rows: Proj
     ),
   );
   return { rows: projectRows, views };
+}
+
+/** Every table of the trees, of one project or of all, in one round trip. */
+function readTreeRows(db: Database, projectId?: number) {
+  // Single-table selects only: in a D1 batch, rows come back as objects, so joined columns of the same name
+  // (id, version, ipv6) would overwrite each other. The tree is assembled here instead.
+  const all = projectId === undefined;
+  const backendIds = sql`(select ${backends.id} from ${backends} where ${backends.projectId} = ${projectId})`;
+  const containerIds = sql`(select ${containers.id} from ${containers} where ${containers.projectId} = ${projectId})`;
+  const hostIds = sql`(select ${containers.hostId} from ${containers} where ${containers.projectId} = ${projectId})`;
+  const userIds = sql`(select ${containerPermissions.userId} from ${containerPermissions}
+    where ${containerPermissions.containerId} in ${containerIds})`;
+  return db.batch([
+    db
+      .select()
+      .from(projects)
+      .where(all ? undefined : eq(projects.id, projectId))
+      .orderBy(asc(projects.label)),
+    db
+      .select()
+      .from(backends)
+      .where(all ? undefined : eq(backends.projectId, projectId)),
+    db
+      .select()
+      .from(domains)
+      .where(all ? undefined : inArray(domains.backendId, backendIds)),
+    db
+      .select()
+      .from(backendContainers)
+      .where(all ? undefined : inArray(backendContainers.backendId, backendIds)),
+    db
+      .select()
+      .from(containers)
+      .where(all ? undefined : eq(containers.projectId, projectId)),
+    db
+      .select()
+      .from(hosts)
+      .where(all ? undefined : inArray(hosts.id, hostIds)),
+    db
+      .select()
+      .from(containerPermissions)
+      .where(all ? undefined : inArray(containerPermissions.containerId, containerIds)),
+    db
+      .select()
+      .from(users)
+      .where(all ? undefined : inArray(users.id, userIds)),
+  ]);
 }
 
 function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
