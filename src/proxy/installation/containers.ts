@@ -235,30 +235,8 @@ export async function setContainerPermissions(
   for (const email of emails)
     if (!userIdByEmail.has(email)) throw new NotFound(`Invalid user: email ${email} not existing`);
 
-  const emailById = new Map(userRows.map((row) => [row.id, row.email]));
-  const keep = new Set<string>();
-  const removals: (typeof currentRows)[number][] = [];
-  for (const row of currentRows) {
-    const key = `${emailById.get(row.userId)}\n${row.permission}`;
-    if (wanted.has(key)) keep.add(key);
-    else removals.push(row);
-  }
-  const additions = [...wanted]
-    .filter(([key]) => !keep.has(key))
-    .map(([, grant]) => ({ userId: userIdByEmail.get(grant.userEmail)!, permission: grant.permission }));
-
-  const statements: Statement[] = [];
-  if (removals.length) {
-    const ids = removals.map((row) => row.id);
-    statements.push(db.delete(containerPermissions).where(inJsonList(containerPermissions.id, ids)));
-  }
-  if (additions.length) {
-    statements.push(
-      sql`
-        insert into container_permissions (container_id, user_id, permission)
-        select ${container.id}, o.value ->> 'userId', o.value ->> 'permission' from json_each(${JSON.stringify(additions)}) as o`,
-    );
-  }
+  const { removals, additions } = permissionChanges(wanted, userRows, currentRows);
+  const statements = permissionStatements(db, container.id, removals, additions);
   const grantOf = (row: { userId: number; permission: string }) => ({ userId: row.userId, permission: row.permission });
   const summary = {
     containerLabel: container.label,
@@ -277,7 +255,60 @@ export async function setContainerPermissions(
     const tree = await loadProjectTree(db, project);
     return { container: tree.containers.find((view) => view.label === container.label)!, etag };
   }
-  // The view the write would give: kept grants as they are, new ones at version 0, sorted as the tree sorts them.
+  const view = await dryRunView(db, { project, container, userRows, currentRows }, { removals, additions });
+  return { container: view, etag };
+}
+
+type PermissionRow = typeof containerPermissions.$inferSelect;
+type UserRow = typeof users.$inferSelect;
+type Grant = { userId: number; permission: string };
+
+/** The stored permissions `wanted` no longer lists, and the grants it adds. */
+function permissionChanges(
+  wanted: Map<string, { permission: string; userEmail: string }>,
+  userRows: UserRow[],
+  currentRows: PermissionRow[],
+) {
+  const userIdByEmail = new Map(userRows.map((row) => [row.email, row.id]));
+  const emailById = new Map(userRows.map((row) => [row.id, row.email]));
+  const keep = new Set<string>();
+  const removals: (typeof currentRows)[number][] = [];
+  for (const row of currentRows) {
+    const key = `${emailById.get(row.userId)}\n${row.permission}`;
+    if (wanted.has(key)) keep.add(key);
+    else removals.push(row);
+  }
+  const additions = [...wanted]
+    .filter(([key]) => !keep.has(key))
+    .map(([, grant]) => ({ userId: userIdByEmail.get(grant.userEmail)!, permission: grant.permission }));
+
+  return { removals, additions };
+}
+
+function permissionStatements(db: Database, containerId: number, removals: PermissionRow[], additions: Grant[]) {
+  const statements: Statement[] = [];
+  if (removals.length) {
+    const ids = removals.map((row) => row.id);
+    statements.push(db.delete(containerPermissions).where(inJsonList(containerPermissions.id, ids)));
+  }
+  if (additions.length) {
+    statements.push(
+      sql`
+        insert into container_permissions (container_id, user_id, permission)
+        select ${containerId}, o.value ->> 'userId', o.value ->> 'permission' from json_each(${JSON.stringify(additions)}) as o`,
+    );
+  }
+  return statements;
+}
+
+/** The view the write would give: kept grants as they are, new ones at version 0, sorted as the tree sorts them. */
+async function dryRunView(
+  db: Database,
+  read: { project: ProjectRow; container: ContainerRow; userRows: UserRow[]; currentRows: PermissionRow[] },
+  change: { removals: PermissionRow[]; additions: Grant[] },
+) {
+  const { project, container, userRows, currentRows } = read;
+  const { removals, additions } = change;
   const [host] = await db.select().from(hosts).where(eq(hosts.id, container.hostId)).limit(1);
   const userById = new Map(userRows.map((row) => [row.id, row]));
   const granted = [
@@ -286,5 +317,5 @@ export async function setContainerPermissions(
   ]
     .map((permission) => ({ permission, user: userById.get(permission.userId)! }))
     .sort((a, b) => byText(a.user.email, b.user.email) || byText(a.permission.permission, b.permission.permission));
-  return { container: containerView(project.label, container, host, granted), etag };
+  return containerView(project.label, container, host, granted);
 }
