@@ -249,20 +249,8 @@ function judge(
   return { over, remaining: over ? 0 : capacity - usage.after, info, resetSeconds: usage.resetSeconds };
 }
 
-/**
- * Counts the hits of every descriptor that has a limit and returns one status per descriptor. All
- * counters go to the store in one `increment` call (plus one `get` call first in stop-increment mode);
- * keys known to be over limit in the local cache are not sent at all.
- * @param now unix seconds.
- * @returns statuses and stat deltas, or the store's failure.
- */
-export async function doLimit(
-  store: CounterStore,
-  settings: LimiterSettings,
-  input: LimiterInput,
-  now: number,
-  localCache?: LocalCache,
-): Promise<Result<LimiterOutput, StoreFailure>> {
+/** One item per descriptor that has a limit: its counter operation, its hits, and whether the local cache holds it over. */
+function itemsOf(settings: LimiterSettings, input: LimiterInput, now: number, localCache?: LocalCache): Item[] {
   const items: Item[] = [];
   input.descriptors.forEach((descriptor, index) => {
     const limit = input.limits[index];
@@ -293,7 +281,24 @@ export async function doLimit(
       stats,
     });
   });
+  return items;
+}
 
+/**
+ * Counts the hits of every descriptor that has a limit and returns one status per descriptor. All
+ * counters go to the store in one `increment` call (plus one `get` call first in stop-increment mode);
+ * keys known to be over limit in the local cache are not sent at all.
+ * @param now unix seconds.
+ * @returns statuses and stat deltas, or the store's failure.
+ */
+export async function doLimit(
+  store: CounterStore,
+  settings: LimiterSettings,
+  input: LimiterInput,
+  now: number,
+  localCache?: LocalCache,
+): Promise<Result<LimiterOutput, StoreFailure>> {
+  const items = itemsOf(settings, input, now, localCache);
   const toStore = items.filter((item) => !item.overLimitWithLocalCache);
   const plan = await planHits(store, settings, items, toStore, now);
   if (!plan.ok) return plan;
