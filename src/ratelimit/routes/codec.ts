@@ -3,6 +3,7 @@
 // same answer).
 import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { jsonTextTooDeep } from "../../shared/json-depth";
 import { decodeJson } from "../proto-json";
 import {
   DEFAULT_REQUEST_LIMITS,
@@ -10,7 +11,6 @@ import {
   domainSizeProblem,
   entryCountProblem,
   entrySizeProblem,
-  jsonTextTooDeep,
   tooDeep,
   type RequestLimits,
 } from "../core/limits";

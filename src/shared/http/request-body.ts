@@ -1,6 +1,8 @@
-// Reading bodies under a byte limit and as strict UTF-8, for every service: a body over the limit is refused before it
-// is buffered whole (413), and bytes that are not UTF-8 are refused (400) instead of silently replaced. Requests from
-// clients and responses from outside services (publishers' feeds) are read the same way.
+// The one body reader of every service: bytes under a byte limit (refused before buffered whole), strict UTF-8, then
+// JSON with one nesting check (form bodies: form-body.ts). Each refusal is its own class carrying what the service needs
+// to word it; the status and message here are the default answer, which a service may map to its own wire shape.
+// Requests from clients and responses from outside services (publishers' feeds, agents) are read the same way.
+import { jsonTextTooDeep } from "../json-depth";
 import { HttpError, InvalidJsonBody } from "./errors";
 
 /** A body longer than the service's limit; the message names the limit and the setting that raises it. */
@@ -102,14 +104,79 @@ export async function readBodyText(request: HasBody, limit: BodyLimit): Promise<
   return decodeUtf8(await readBodyBytes(request, limit));
 }
 
-/** The body as JSON: within the limit, strict UTF-8, and JSON (each failure a 4xx that says which). */
-export async function readJsonBodyWithin(request: HasBody, limit: BodyLimit): Promise<unknown> {
-  const text = await readBodyText(request, limit);
+/** JSON text nested deeper than a service's limit. */
+export class JsonTooDeep extends HttpError {
+  override name = "JsonTooDeep";
+  constructor(readonly maxDepth: number) {
+    super(400, `request body is nested deeper than ${maxDepth} levels`);
+  }
+}
+
+/** Refuses JSON text that opens more than `maxDepth` objects and arrays inside one another (counted on the text). */
+export function checkJsonDepth(text: string, maxDepth: number): void {
+  if (jsonTextTooDeep(text, maxDepth)) throw new JsonTooDeep(maxDepth);
+}
+
+/** Parses JSON text, its nesting checked first when a limit is given (so a refused body costs no parse). */
+export function parseJsonText(text: string, maxDepth?: number): unknown {
+  if (maxDepth !== undefined) checkJsonDepth(text, maxDepth);
   try {
     return JSON.parse(text);
   } catch {
     throw new InvalidJsonBody();
   }
+}
+
+/** A UTF-16 surrogate without its pair: JSON's \u escapes can spell one, but no UTF-8 text holds it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A \u escape of a surrogate: strict UTF-8 text can hold a lone surrogate only through one of these. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * Refuses a parsed JSON value holding a lone surrogate in a key or a string (D1 would store it as U+FFFD), as
+ * InvalidUtf8. Walks with its own stack; looks only when its text escapes a surrogate at all.
+ */
+export function refuseLoneSurrogates(root: unknown, text: string): void {
+  if (!SURROGATE_ESCAPE.test(text)) return;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === "string") {
+      if (LONE_SURROGATE.test(value)) throw new InvalidUtf8();
+    } else if (value !== null && typeof value === "object") {
+      for (const key in value) pending.push(key, (value as Record<string, unknown>)[key]);
+    }
+  }
+}
+
+/** The body as JSON: within the limit, strict UTF-8, nested no deeper than `maxDepth` if given, and JSON. */
+export async function readJsonBodyWithin(request: HasBody, limit: BodyLimit, maxDepth?: number): Promise<unknown> {
+  return parseJsonText(await readBodyText(request, limit), maxDepth);
+}
+
+/** A Content-Type the route does not take; `type` is the media type sent ("" when none was). */
+export class UnsupportedMediaType extends HttpError {
+  override name = "UnsupportedMediaType";
+  constructor(
+    readonly type: string,
+    readonly accepted: readonly string[],
+  ) {
+    super(
+      415,
+      `Content-Type must be one of ${accepted.join(", ")}, this request's is ${type === "" ? "missing" : `'${type}'`}`,
+    );
+  }
+}
+
+/** The media type of a Content-Type header, lower-cased and without parameters ("" when there is none). */
+export const mediaTypeOf = (headers: Headers): string =>
+  (headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+
+/** The body as text of one of the `accepted` media types: the type is checked before a byte is read. */
+export async function readTextBodyOf(request: HasBody, accepted: readonly string[], limit: BodyLimit): Promise<string> {
+  const type = mediaTypeOf(request.headers);
+  if (!accepted.includes(type)) throw new UnsupportedMediaType(type, accepted);
+  return readBodyText(request, limit);
 }
 
 /** The default limit of a JSON API body: 1 MiB. */

@@ -11,12 +11,11 @@ import { parseRateLimitRequestText, requestFromProto } from "../../../src/rateli
 import {
   DEFAULT_CONFIG_LIMITS,
   DEFAULT_REQUEST_LIMITS,
-  jsonTextTooDeep,
-  jsonValueTooDeep,
   utf8Length,
   type ConfigLimits,
 } from "../../../src/ratelimit/core/limits";
 import { xdsConfigsToFiles } from "../../../src/ratelimit/config/xds";
+import { jsonTextTooDeep, jsonValueTooDeep } from "../../../src/shared/json-depth";
 
 /** Calls `run`, answering its value or what it threw: the properties require the former. */
 function outcome<T>(run: () => T): { value: T } | { thrown: unknown } {
