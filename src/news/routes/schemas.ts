@@ -1,5 +1,6 @@
 // zod schemas of the news API's requests (field order is the order the generator reports failures in), and of its
 // answers for the OpenAPI document.
+import { json } from "../../shared/http/openapi";
 import { oneLine } from "../../shared/settings";
 import { z } from "../../shared/zod";
 import { ARTICLE_SORT_FIELDS } from "../store/articles";
@@ -212,11 +213,7 @@ const NewsFailure = z
   .catchall(z.unknown())
   .openapi("NewsFailure");
 
-/** A JSON answer. */
-export const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
+export { json };
 
 /** A JSON list answer with its total in X-Total-Count. */
 export const jsonList = (schema: z.ZodType, description: string) => ({

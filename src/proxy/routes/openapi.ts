@@ -1,17 +1,14 @@
 // The proxy API's OpenAPI vocabulary: response shapes, the error responses routes pick from, path parameters, the
 // Basic-auth security requirement and the body limit every route with a JSON body passes to register().
 import { z } from "../../shared/zod";
-import type { RegisterOptions } from "../../shared/http/openapi";
+import { json, text, type RegisterOptions } from "../../shared/http/openapi";
 import { REALM } from "../errors";
 import { proxySettings } from "../settings";
 import { requireAdmin, requireBasicAuth, requireMaster } from "./auth";
 import { PATH_EXAMPLES } from "./examples";
 import { MessageResult } from "./schemas";
 
-export const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
+export { json, text };
 export const errorResponse = (description: string) => json(MessageResult, description);
 const errors = {
   400: errorResponse("the body is not JSON or fails the schema (the payload names the field)"),
@@ -57,7 +54,6 @@ export const jsonBody = <S extends z.ZodType>(schema: S, example?: z.input<S>) =
   description: UNKNOWN_FIELDS_NOTE,
   content: { "application/json": { schema, ...(example !== undefined && { example }) } },
 });
-export const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
 
 /** Every route but the availability check and the ACME challenge answers asks for HTTP Basic credentials. */
 export const basicAuth = [{ user_auth: [] }];

@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { parseBearer } from "../../shared/http/basic-auth";
 import { HttpError } from "../../shared/http/errors";
+import { text } from "../../shared/http/openapi";
 import { constantTimeEqualText } from "../../shared/passwords";
 import { rateLimitSettings } from "../settings";
 
@@ -14,19 +15,13 @@ export const adminSecurity = [{ [ADMIN_TOKEN_SCHEME]: [] }];
 
 const CHALLENGE = 'Bearer realm="ratelimit"';
 
-/** A text/plain answer: the service's errors are plain text, as the reference's Go HTTP server answers them. */
-export const plainText = (description: string) => ({
-  description,
-  content: { "text/plain": { schema: { type: "string" as const } } },
-});
-
 /** The refusals of requireAdminToken, for an admin route's declaration. */
 export const adminErrors = {
   401: {
-    ...plainText("Missing or wrong RATELIMIT_ADMIN_TOKEN bearer"),
+    ...text("Missing or wrong RATELIMIT_ADMIN_TOKEN bearer"),
     headers: { "WWW-Authenticate": { description: CHALLENGE, schema: { type: "string" as const } } },
   },
-  404: plainText("No RATELIMIT_ADMIN_TOKEN is configured: the admin routes do not exist"),
+  404: text("No RATELIMIT_ADMIN_TOKEN is configured: the admin routes do not exist"),
 };
 
 /** Adds the admin token's security scheme to the app's OpenAPI registry (copied into the root document). */

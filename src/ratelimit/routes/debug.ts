@@ -2,7 +2,7 @@
 // PULLMETRICS_PATH. Both statistics pages flush this isolate's buffer first, then read the
 // aggregate, so they include everything this isolate counted and what the others flushed (within an interval).
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { register } from "../../shared/http/openapi";
+import { register, text } from "../../shared/http/openapi";
 import { perIsolate } from "../../shared/isolate";
 import { SettingsError } from "../../shared/settings";
 import { bundledConfigFiles } from "../config/bundled.gen";
@@ -13,7 +13,7 @@ import { DEFAULT_MAPPER_YAML, parseMapperConfig, type MapperConfig } from "../st
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../stats/prometheus";
 import { readAggregate } from "../stats/sinks";
 import { statsText } from "../stats/text";
-import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
+import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 
 /** The Prometheus path when pull metrics are on (undefined when off or when the settings do not parse). */
 export function pullMetricsPath(env: Env): string | undefined {
@@ -89,7 +89,7 @@ export async function metricsPage(env: Env): Promise<{ status: 200; body: string
 
 type RateLimitEnv = { Bindings: Env };
 
-const adminText = (description: string) => ({ 200: plainText(description), ...adminErrors });
+const adminText = (description: string) => ({ 200: text(description), ...adminErrors });
 
 export const debugIndexRoute = createRoute({
   method: "get",

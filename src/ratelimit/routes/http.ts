@@ -1,11 +1,10 @@
 // The reference's HTTP server: POST /json (ShouldRateLimit in proto3 JSON) and /healthcheck. Both take any method, as
 // the reference's handlers do; the declarations document the method callers use.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
-import { register } from "../../shared/http/openapi";
+import { register, text } from "../../shared/http/openapi";
 import { readBodyText } from "../../shared/http/request-body";
 import { logError } from "../../shared/log";
 import { currentConfig } from "../config/provider";
@@ -17,8 +16,6 @@ import { rateLimitRequestExample } from "./examples";
 import { RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE, registerMessageSchemas } from "./message-schemas";
 
 type RateLimitEnv = { Bindings: Env };
-
-const text = (description: string) => ({ description, content: { "text/plain": { schema: z.string() } } });
 
 export const shouldRateLimitRoute = createRoute({
   method: "post",

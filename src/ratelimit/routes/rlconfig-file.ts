@@ -5,13 +5,13 @@ import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
-import { register } from "../../shared/http/openapi";
+import { register, text } from "../../shared/http/openapi";
 import { readBodyText } from "../../shared/http/request-body";
 import { deleteUpload, putUpload } from "../config/uploads";
 import type { LoadedConfig } from "../config/provider";
 import { configLoadSettings } from "../settings";
 import { flushAfter } from "../stats/telemetry";
-import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
+import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 
 type RateLimitEnv = { Bindings: Env };
 
@@ -47,7 +47,7 @@ const Answer = z.object({
 
 const answers = {
   200: { description: "The set is stored and in force", content: { "application/json": { schema: Answer } } },
-  400: plainText("The name breaks the rule, or the set would not load (the text names the file and the problem)"),
+  400: text("The name breaks the rule, or the set would not load (the text names the file and the problem)"),
 };
 const raced = "The files changed between this request's read and its write (nothing written: send it again)";
 
@@ -74,9 +74,9 @@ export const putConfigFileRoute = createRoute({
   },
   responses: {
     ...answers,
-    409: plainText(raced),
-    413: plainText("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
-    415: plainText("The Content-Type is not a YAML or plain text type"),
+    409: text(raced),
+    413: text("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
+    415: text("The Content-Type is not a YAML or plain text type"),
     ...adminErrors,
   },
 });
@@ -93,9 +93,9 @@ export const deleteConfigFileRoute = createRoute({
   request: { params: NameParams },
   responses: {
     ...answers,
-    409: plainText(`${raced}, or the name is a bundled file's, not an uploaded one`),
+    409: text(`${raced}, or the name is a bundled file's, not an uploaded one`),
     ...adminErrors,
-    404: plainText("No uploaded file has that name (or no RATELIMIT_ADMIN_TOKEN is configured)"),
+    404: text("No uploaded file has that name (or no RATELIMIT_ADMIN_TOKEN is configured)"),
   },
 });
 

@@ -6,7 +6,7 @@ import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
-import { register } from "../../shared/http/openapi";
+import { register, text } from "../../shared/http/openapi";
 import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 import { describeZodError } from "../../shared/http/validate";
 import { err, ok, type Result } from "../../shared/result";
@@ -18,7 +18,7 @@ import { jsonTextTooDeep } from "../../shared/json-depth";
 import { limitText, tooDeep } from "../core/limits";
 import { configLimits, configLoadSettings, type RateLimitSettings } from "../settings";
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
-import { adminErrors, adminSecurity, plainText, requireAdminToken } from "./auth";
+import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 import { configFilesExample } from "./examples";
 import { FILE_NAME, MAX_FILE_NAME_LENGTH, registerConfigFileRoutes } from "./rlconfig-file";
 
@@ -42,7 +42,7 @@ export const dumpConfigRoute = createRoute({
   summary: "The configuration in force, one line per rule (the reference's /rlconfig)",
   security: adminSecurity,
   middleware: [requireAdminToken],
-  responses: { 200: plainText("The dump"), ...adminErrors },
+  responses: { 200: text("The dump"), ...adminErrors },
 });
 
 export const getConfigFilesRoute = createRoute({
@@ -103,8 +103,8 @@ export const putConfigFilesRoute = createRoute({
       description: "The set is stored and in force",
       content: { "application/json": { schema: z.object({ domains: z.array(z.string()) }) } },
     },
-    400: plainText("The set cannot be read or does not load; the text names the problem"),
-    413: plainText("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
+    400: text("The set cannot be read or does not load; the text names the problem"),
+    413: text("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
     ...adminErrors,
   },
 });

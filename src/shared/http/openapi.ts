@@ -7,6 +7,18 @@ import type { Env, Handler, MiddlewareHandler } from "hono";
 import type { BodyLimit } from "./request-body";
 import { validate } from "./validate";
 
+/** A JSON answer of a route's declaration: the one response vocabulary of every service. */
+export const json = (schema: z.ZodType, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+/** A text/plain answer of a route's declaration. */
+export const text = (description: string) => ({
+  description,
+  content: { "text/plain": { schema: { type: "string" as const } } },
+});
+
 /** A route as createRoute() returns it. */
 export type DeclaredRoute = ReturnType<typeof createRoute> & RouteConfig;
 
