@@ -3,8 +3,9 @@
 // there is one): failed validation, conflicts, oversized bodies, refused credentials (401), unknown ids and routes
 // (404), wrong methods (405) and anything unexpected, which is logged and answered {..., name: "server", message:
 // "Server error"}.
-import { errorHandler, GENERIC_FAILURE, HttpError } from "../shared/http/errors";
-import { InvalidUtf8, PayloadTooLarge } from "../shared/http/request-body";
+import { errorHandler, GENERIC_FAILURE, HttpError, InvalidJsonBody } from "../shared/http/errors";
+import { MalformedMultipart } from "../shared/http/form-body";
+import { InvalidUtf8, JsonTooDeep, PayloadTooLarge } from "../shared/http/request-body";
 import { MethodNotAllowed, RouteNotFound } from "../shared/http/unmatched-route";
 
 /** An operational error whose JSON body is given exactly, in the validation shape {valid, name, param, message}. */
@@ -78,20 +79,22 @@ export const conflict = (param: string, message: string) =>
 
 /**
  * The shared body reader's refusals in the validation shape of the generator, with the limit as the rule's value:
- * {valid: false, name: "maxbytes", param: "body", maxbytes: 1048576, message} and {valid: false, name: "utf8", ...}.
+ * {valid: false, name: "maxbytes", param: "body", maxbytes: 1048576, message}, "utf8", "json", "depth" and "form".
  */
-function bodyFailure(error: Error): NewsError | undefined {
-  if (error instanceof PayloadTooLarge) {
-    return new NewsError(413, {
-      valid: false,
-      name: "maxbytes",
-      param: "body",
-      maxbytes: error.limitBytes,
-      message: error.message,
-    });
+export function bodyFailure(error: Error): NewsError | undefined {
+  // Keys in the generator's order: valid, name, param, then the rule's limit, then message.
+  const refused = (status: number, { name, ...rule }: { name: string; message: string; [rule: string]: unknown }) =>
+    new NewsError(status, { valid: false, name, param: "body", ...rule } as ValidationFailure);
+  if (error instanceof PayloadTooLarge)
+    return refused(413, { name: "maxbytes", maxbytes: error.limitBytes, message: error.message });
+  if (error instanceof InvalidUtf8) return refused(400, { name: "utf8", message: error.message });
+  if (error instanceof InvalidJsonBody) return refused(400, { name: "json", message: "body must be valid JSON" });
+  if (error instanceof JsonTooDeep) {
+    const message = `body must not nest deeper than ${error.maxDepth} levels`;
+    return refused(400, { name: "depth", depth: error.maxDepth, message });
   }
-  if (error instanceof InvalidUtf8)
-    return new NewsError(400, { valid: false, name: "utf8", param: "body", message: error.message });
+  if (error instanceof MalformedMultipart)
+    return refused(400, { name: "form", message: "body must be valid multipart/form-data" });
   return undefined;
 }
 

@@ -2,8 +2,17 @@
 // become the rest generator's validation object {valid: false, name: <rule>, param, value, <rule>: <limit>, message}.
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "../../shared/zod";
-import { decodeUtf8, InvalidUtf8, readBodyBytes } from "../../shared/http/request-body";
-import { NewsError, validationError, type ValidationFailure } from "../errors";
+import { InvalidJsonBody } from "../../shared/http/errors";
+import { multipartEntries, urlEncodedEntries } from "../../shared/http/form-body";
+import {
+  checkJsonDepth,
+  decodeUtf8,
+  JsonTooDeep,
+  parseJsonText,
+  readBodyBytes,
+  refuseLoneSurrogates,
+} from "../../shared/http/request-body";
+import { bodyFailure, NewsError, validationError, type ValidationFailure } from "../errors";
 import { newsBodyLimit } from "../settings";
 import { MAX_URL_LENGTH } from "../store/text";
 
@@ -17,9 +26,10 @@ export const MAX_JSON_DEPTH = 16;
 
 /**
  * The request body as an object, read once per request and kept on the context: the master-key check and the
- * validator both need it. Every body (JSON, URL-encoded or multipart form) is read within NEWS_MAX_BODY_BYTES (413
- * past it) and must be UTF-8 (400 otherwise), multipart included: the API takes no files, so a binary part is refused
- * rather than parsed. An empty body is {}; form fields become strings.
+ * validator both need it. Every body (JSON, URL-encoded or multipart form) is read by the shared reader within
+ * NEWS_MAX_BODY_BYTES (413 past it) and must be UTF-8 (400 otherwise), multipart included: the API takes no files, so
+ * a binary part is refused rather than parsed. An empty body is {}; form fields become strings. Refusals are answered
+ * in the generator's shape (errors.ts bodyFailure).
  */
 export async function requestBody(c: Context): Promise<Body> {
   const cached = c.get("body") as Body | undefined;
@@ -30,7 +40,7 @@ export async function requestBody(c: Context): Promise<Body> {
     const bytes = await readBodyBytes(c.req.raw, newsBodyLimit(c.env));
     const text = decodeUtf8(bytes);
     if (/multipart\/form-data/i.test(type)) {
-      if (bytes.byteLength > 0) body = await multipartFields(bytes, type);
+      if (bytes.byteLength > 0) body = formFields(await multipartEntries(bytes, type));
     } else if (/application\/x-www-form-urlencoded/i.test(type)) {
       body = urlEncodedFields(text);
     } else if (text.trim() !== "") {
@@ -41,101 +51,28 @@ export async function requestBody(c: Context): Promise<Body> {
   return body;
 }
 
-/** Form fields as an object: a form cannot send "no value", so an empty field counts as absent (files are ignored). */
-const formFields = (entries: [string, unknown][]): Body =>
-  Object.fromEntries(entries.filter(([, value]) => typeof value === "string" && value !== ""));
+/** Form fields as an object: a form cannot send "no value", so an empty field counts as absent. */
+const formFields = (entries: [string, string][]): Body =>
+  Object.fromEntries(entries.filter(([, value]) => value !== ""));
+
+export const urlEncodedFields = (text: string): Body => formFields(urlEncodedEntries(text));
 
 /**
- * One name or value of a URL-encoded form. Unlike URLSearchParams, which puts U+FFFD in place of escapes that decode
- * to bytes that are not UTF-8 (%FF), these are refused as raw ones are; a % that starts no escape stays literal.
+ * A JSON body: an object, nested no deeper than MAX_JSON_DEPTH, with no lone surrogate (which D1 would store as
+ * U+FFFD). Parsed first, so that text that is not JSON is answered as such however deep it opens.
  */
-function formComponent(raw: string): string {
-  if (!raw.includes("%") && !raw.includes("+")) return raw;
-  try {
-    return decodeURIComponent(raw.replaceAll("+", " ").replace(/%(?![0-9a-f]{2})/gi, "%25"));
-  } catch {
-    throw new InvalidUtf8("a form field");
-  }
-}
-
-export function urlEncodedFields(text: string): Body {
-  const entries: [string, string][] = [];
-  for (const pair of text.split("&")) {
-    if (pair === "") continue;
-    const at = pair.indexOf("=");
-    entries.push(
-      at < 0 ? [formComponent(pair), ""] : [formComponent(pair.slice(0, at)), formComponent(pair.slice(at + 1))],
-    );
-  }
-  return formFields(entries);
-}
-
-async function multipartFields(bytes: Uint8Array, type: string): Promise<Body> {
-  let form: FormData;
-  try {
-    form = await new Response(bytes, { headers: { "content-type": type } }).formData();
-  } catch {
-    throw new NewsError(400, {
-      valid: false,
-      name: "form",
-      param: "body",
-      message: "body must be valid multipart/form-data",
-    });
-  }
-  return formFields([...form.entries()]);
-}
-
-/** A UTF-16 surrogate without its pair: JSON's \u escapes can spell one, but no UTF-8 text holds it. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** A \u escape of a surrogate: strict UTF-8 text can hold a lone surrogate only through one of these. */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-
-/**
- * Refuses a parsed JSON body nested deeper than MAX_JSON_DEPTH or holding a lone surrogate (which D1 would store
- * as U+FFFD). Walks with its own stack, so no body can exhaust the call stack; strings are looked at only when the
- * text escapes a surrogate at all.
- */
-function checkJson(root: object, text: string): void {
-  const strings = SURROGATE_ESCAPE.test(text);
-  const values: unknown[] = [root];
-  const depths: number[] = [1];
-  while (values.length > 0) {
-    const value = values.pop();
-    const depth = depths.pop()!;
-    if (typeof value === "string") {
-      if (LONE_SURROGATE.test(value)) throw new InvalidUtf8();
-      continue;
-    }
-    if (value === null || typeof value !== "object") continue;
-    if (depth > MAX_JSON_DEPTH) {
-      const message = `body must not nest deeper than ${MAX_JSON_DEPTH} levels`;
-      throw new NewsError(400, { valid: false, name: "depth", param: "body", depth: MAX_JSON_DEPTH, message });
-    }
-    for (const key in value) {
-      const item = (value as Record<string, unknown>)[key];
-      if (strings) {
-        values.push(key, item);
-        depths.push(depth, depth + 1);
-      } else if (item !== null && typeof item === "object") {
-        values.push(item);
-        depths.push(depth + 1);
-      }
-    }
-  }
-}
-
 export function parseJsonObject(text: string): Body {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be valid JSON" });
+    const parsed = parseJsonText(text);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be a JSON object" });
+    }
+    checkJsonDepth(text, MAX_JSON_DEPTH);
+    refuseLoneSurrogates(parsed, text);
+    return parsed as Body;
+  } catch (error) {
+    throw error instanceof InvalidJsonBody || error instanceof JsonTooDeep ? bodyFailure(error) : error;
   }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new NewsError(400, { valid: false, name: "json", param: "body", message: "body must be a JSON object" });
-  }
-  checkJson(parsed, text);
-  return parsed as Body;
 }
 
 const valueAt = (source: unknown, path: PropertyKey[]) =>
