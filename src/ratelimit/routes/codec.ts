@@ -3,7 +3,8 @@
 // same answer).
 import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
-import { jsonTextTooDeep } from "../../shared/json-depth";
+import { InvalidJsonBody } from "../../shared/http/errors";
+import { JsonTooDeep, parseJsonText } from "../../shared/http/request-body";
 import { decodeJson } from "../proto-json";
 import {
   DEFAULT_REQUEST_LIMITS,
@@ -138,19 +139,20 @@ export function parseRateLimitRequestJson(
 }
 
 /**
- * Decodes the text of a /json body: its nesting checked before it is parsed, then parsed and decoded.
+ * Decodes the text of a /json body with the shared reader (its nesting checked before it is parsed), then decodes it.
  * @returns the request, or the message of the 400 that refuses it.
  */
 export function parseRateLimitRequestText(
   text: string,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
 ): Result<RateLimitRequest, string> {
-  if (jsonTextTooDeep(text, limits.depth.max)) return err(tooDeep("request body", limits.depth));
   let body: unknown;
   try {
-    body = JSON.parse(text);
-  } catch {
-    return err("request body is not valid JSON");
+    body = parseJsonText(text, limits.depth.max);
+  } catch (error) {
+    if (error instanceof JsonTooDeep) return err(tooDeep("request body", limits.depth));
+    if (error instanceof InvalidJsonBody) return err(error.message);
+    throw error;
   }
   return parseRateLimitRequestJson(body, limits);
 }

@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { register, text } from "../../shared/http/openapi";
-import { readBodyText } from "../../shared/http/request-body";
+import { readBodyText, requireMediaType, UnsupportedMediaType } from "../../shared/http/request-body";
 import { deleteUpload, putUpload } from "../config/uploads";
 import type { LoadedConfig } from "../config/provider";
 import { configLoadSettings } from "../settings";
@@ -111,16 +111,24 @@ function fileNameOf(c: Context<RateLimitEnv>): string {
 const answer = (c: Context<RateLimitEnv>, loaded: LoadedConfig) =>
   c.json({ domains: loaded.config?.domains ?? [], uploaded: loaded.uploaded.map((file) => file.name) });
 
-async function putConfigFile(c: Context<RateLimitEnv>) {
-  const name = fileNameOf(c);
-  const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
-  if (!YAML_TYPES.includes(type)) {
+/** Refuses a body of another media type, saying how to send the file as it is. */
+function requireYamlType(request: Request): void {
+  try {
+    requireMediaType(request, YAML_TYPES);
+  } catch (error) {
+    if (!(error instanceof UnsupportedMediaType)) throw error;
+    const sent = error.type === "" ? "missing" : `'${error.type}'`;
     throw new HttpError(
       415,
-      `Content-Type must be one of ${YAML_TYPES.join(", ")} (the YAML file as it is), this request's is ` +
-        `${type === "" ? "missing" : `'${type}'`}; with curl: -H 'Content-Type: application/yaml' --data-binary @file.yaml`,
+      `Content-Type must be one of ${YAML_TYPES.join(", ")} (the YAML file as it is), this request's is ${sent}; ` +
+        "with curl: -H 'Content-Type: application/yaml' --data-binary @file.yaml",
     );
   }
+}
+
+async function putConfigFile(c: Context<RateLimitEnv>) {
+  const name = fileNameOf(c);
+  requireYamlType(c.req.raw);
   const settings = configLoadSettings(c.env);
   const limit = {
     maxBytes: settings.service.RATELIMIT_CONFIG_MAX_BODY_BYTES,

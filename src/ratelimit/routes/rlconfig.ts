@@ -5,16 +5,15 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
-import { HttpError } from "../../shared/http/errors";
+import { HttpError, InvalidJsonBody } from "../../shared/http/errors";
 import { register, text } from "../../shared/http/openapi";
-import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { InvalidUtf8, JsonTooDeep, PayloadTooLarge, readJsonBodyWithin } from "../../shared/http/request-body";
 import { describeZodError } from "../../shared/http/validate";
 import { err, ok, type Result } from "../../shared/result";
 import { currentConfig } from "../config/provider";
 import { clearUploads, replaceUploads } from "../config/uploads";
 import { xdsConfigsToFiles } from "../config/xds";
 import { dumpConfig, type ConfigFile } from "../core/config";
-import { jsonTextTooDeep } from "../../shared/json-depth";
 import { limitText, tooDeep } from "../core/limits";
 import { configLimits, configLoadSettings, type RateLimitSettings } from "../settings";
 import { flushAfter, recordConfigLoad } from "../stats/telemetry";
@@ -177,20 +176,15 @@ type ConfigBody = Result<unknown, HttpError>;
 /** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
 async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
   const limit = { maxBytes: settings.RATELIMIT_CONFIG_MAX_BODY_BYTES, setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES" };
-  let text: string;
+  const { depth } = configLimits(settings);
   try {
-    text = await readBodyText(request, limit);
+    return ok(await readJsonBodyWithin(request, limit, depth.max));
   } catch (error) {
     if (error instanceof PayloadTooLarge) return err(new HttpError(413, error.message));
     if (error instanceof InvalidUtf8) return err(new HttpError(400, error.message));
+    if (error instanceof JsonTooDeep) return err(new HttpError(400, tooDeep("request body", depth)));
+    if (error instanceof InvalidJsonBody) return err(new HttpError(400, shapeError(error.message)));
     throw error;
-  }
-  const { depth } = configLimits(settings);
-  if (jsonTextTooDeep(text, depth.max)) return err(new HttpError(400, tooDeep("request body", depth)));
-  try {
-    return ok(JSON.parse(text));
-  } catch {
-    return err(new HttpError(400, shapeError("request body is not valid JSON")));
   }
 }
 

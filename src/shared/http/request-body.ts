@@ -172,11 +172,10 @@ export class UnsupportedMediaType extends HttpError {
 export const mediaTypeOf = (headers: Headers): string =>
   (headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
 
-/** The body as text of one of the `accepted` media types: the type is checked before a byte is read. */
-export async function readTextBodyOf(request: HasBody, accepted: readonly string[], limit: BodyLimit): Promise<string> {
+/** Refuses a body whose media type is none of `accepted` (checked before a byte is read). */
+export function requireMediaType(request: HasBody, accepted: readonly string[]): void {
   const type = mediaTypeOf(request.headers);
   if (!accepted.includes(type)) throw new UnsupportedMediaType(type, accepted);
-  return readBodyText(request, limit);
 }
 
 /** The default limit of a JSON API body: 1 MiB. */
