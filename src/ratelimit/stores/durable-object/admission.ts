@@ -1,11 +1,8 @@
-// Bounds how many distinct per-key counter objects one isolate keeps busy (COUNTER_OBJECT_ACTIVE_LIMIT). workerd keeps
-// an object, with its SQLite database open, for about 10 s after its last activity, and all databases of a process share
-// one 512 MiB SQLite memory limit: past roughly 2,800 open objects every storage call fails with SQLITE_NOMEM and the
-// process restarts, losing every count in memory. A long tail of new keys reaches that in seconds. So a call to an
-// object this isolate has not used within the residency window waits while the limit is reached, until the oldest
-// one ages out, for at most COUNTER_OBJECT_ADMISSION_MAX_WAIT: a request no slot frees for in that time fails at once
-// with CounterObjectsBusy, which names both settings, rather than waiting past its caller's time-out. Objects already
-// in use never wait. (Only where the objects share the Worker's process: on Cloudflare the limit is off.)
+// Bounds how many distinct per-key counter objects one isolate keeps busy (COUNTER_OBJECT_ACTIVE_LIMIT), so that a long
+// tail of new keys cannot open more SQLite databases than workerd's shared 512 MiB memory limit holds. A call to an
+// object not used within the residency window waits, for at most COUNTER_OBJECT_ADMISSION_MAX_WAIT, until the oldest
+// ages out; objects already in use never wait. (Only where the objects share the Worker's process: on Cloudflare the
+// limit is off.)
 import { PublicStoreError } from "../../core/types";
 
 /** A clock and a timer, replaceable in tests. */
@@ -33,6 +30,12 @@ export class CounterObjectsBusy extends PublicStoreError {
   }
 }
 
+/**
+ * workerd keeps an object, with its SQLite database open, for about 10 s after its last activity, and all databases of
+ * a process share one 512 MiB SQLite memory limit: past roughly 2,800 open objects every storage call fails with
+ * SQLITE_NOMEM and the process restarts, losing every count in memory. A request no slot frees for within the wait
+ * bound fails at once with CounterObjectsBusy, which names both settings, rather than waiting past its caller's time-out.
+ */
 export class ObjectAdmission {
   /** Object name → when this isolate last called it, oldest first. */
   private readonly recent = new Map<string, number>();
