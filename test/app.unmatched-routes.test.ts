@@ -4,9 +4,9 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { ADMIN_AUTH, call } from "./helpers/http";
-import { REFUSED } from "./news/helpers";
-import { RATELIMIT_ADMIN } from "./helpers/ratelimit";
+import { ADMIN_AUTH, call } from "./support/worker-http";
+import { REFUSED } from "./support/news-api";
+import { RATELIMIT_ADMIN } from "./support/ratelimit-calls";
 
 const PROXY = { Authorization: ADMIN_AUTH };
 const JSON_TYPE = "application/json";

@@ -3,7 +3,7 @@
 // page that loads only the Worker's own files.
 import { describe, expect, it } from "vitest";
 import committed from "../docs/openapi.json";
-import { call } from "./helpers/http";
+import { call } from "./support/worker-http";
 
 interface Operation {
   operationId?: string;

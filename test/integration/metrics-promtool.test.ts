@@ -2,7 +2,7 @@
 // an unknown domain) and the counter objects' own statistics: Prometheus's promtool must parse it without a problem.
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STATS_CONFIG, statsSequence } from "../ratelimit/core/stats-fixture";
+import { STATS_CONFIG, statsSequence } from "../support/ratelimit-stats-fixture";
 import { requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const TOKEN = "integration-admin-token";

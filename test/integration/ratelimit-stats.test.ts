@@ -4,7 +4,7 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server as HttpServer } from "node:http";
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../ratelimit/core/stats-fixture";
+import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../support/ratelimit-stats-fixture";
 import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const TOKEN = "integration-admin-token";

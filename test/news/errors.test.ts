@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { decodeJwt } from "jose";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app";
-import { call, callJson } from "../helpers/http";
-import { bearer, MASTER_KEY, signUp } from "./helpers";
+import { call, callJson } from "../support/worker-http";
+import { bearer, MASTER_KEY, signUp } from "../support/news-api";
 
 const serverError = (message: string) => ({ valid: false, name: "server", param: "request", message });
 const SERVER_ERROR = serverError("Server error");

@@ -4,7 +4,17 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { as, asAdmin, basic, call, createApiUser, createHost, createProject, errorBody, expectJson } from "./fixtures";
+import {
+  as,
+  asAdmin,
+  basic,
+  call,
+  createApiUser,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "../support/proxy-api";
 
 const containerRows = () =>
   env.DB.prepare("select project_id, label, ipv6 from containers order by id")

@@ -13,8 +13,8 @@ import {
   createHost,
   createProject,
   expectJson,
-} from "./fixtures";
-import { agentEnv, applied, callWith, fakeAgents, type AgentCall } from "./job-env";
+} from "../support/proxy-api";
+import { agentEnv, applied, callWith, fakeAgents, type AgentCall } from "../support/proxy-job-env";
 
 const EXTRA = { HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive" };
 

@@ -3,8 +3,16 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
 import { CONFIG_LOCK } from "../../src/proxy/jobs";
-import { as, createApiUser, createBackend, createContainer, createHost, createProject, expectJson } from "./fixtures";
-import { applied, callWith, db, fakeAgents, agentEnv, locks, withVars } from "./job-env";
+import {
+  as,
+  createApiUser,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  expectJson,
+} from "../support/proxy-api";
+import { applied, callWith, db, fakeAgents, agentEnv, locks, withVars } from "../support/proxy-job-env";
 
 const WINDOW_MS = 1_500;
 const debounced = (vars: Record<string, string> = {}) =>

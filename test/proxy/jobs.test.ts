@@ -24,8 +24,19 @@ import {
   createProject,
   errorBody,
   expectJson,
-} from "./fixtures";
-import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
+} from "../support/proxy-api";
+import {
+  AGENT,
+  agentEnv,
+  applied,
+  callWith,
+  db,
+  fakeAgents,
+  KEY_ANNA,
+  KEY_BEN,
+  locks,
+  withVars,
+} from "../support/proxy-job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
 const SLAVE_2 = "http://slave-2.test:9400";

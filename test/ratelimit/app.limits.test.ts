@@ -7,9 +7,16 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { RateLimitRequestSchema } from "../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 import { rateLimitSettings } from "../../src/ratelimit/settings";
-import { call, callJson } from "../helpers/http";
-import { connectErrorOf, descriptor, installConfig, putConfig, RATELIMIT_ADMIN, rateLimit } from "../helpers/ratelimit";
-import { callWithEnv, clients, postJson, recordingCounters } from "../helpers/ratelimit-wires";
+import { call, callJson } from "../support/worker-http";
+import {
+  connectErrorOf,
+  descriptor,
+  installConfig,
+  putConfig,
+  RATELIMIT_ADMIN,
+  rateLimit,
+} from "../support/ratelimit-calls";
+import { callWithEnv, clients, postJson, recordingCounters } from "../support/ratelimit-wires";
 
 const CONFIG =
   "domain: limits\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";

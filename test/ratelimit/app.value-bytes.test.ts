@@ -3,8 +3,8 @@
 // given, are refused with the exact answer each wire gives an invalid request, before any counter is touched.
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
-import { connectErrorOf, descriptor, installConfig } from "../helpers/ratelimit";
-import { clients, postJson, postRawProto, recordingCounters } from "../helpers/ratelimit-wires";
+import { connectErrorOf, descriptor, installConfig } from "../support/ratelimit-calls";
+import { clients, postJson, postRawProto, recordingCounters } from "../support/ratelimit-wires";
 
 const CONFIG =
   "domain: values\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";

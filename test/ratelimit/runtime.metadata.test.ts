@@ -2,8 +2,8 @@
 // message and keeps the set it had; `!!binary` metadata that is text reaches /json's dynamicMetadata decoded; an
 // infinite number loads (structpb takes it) and /json, which cannot write it, answers 500 as the reference's does.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig, putConfig } from "../helpers/ratelimit";
-import { workerWith } from "./store-helpers";
+import { descriptor, installConfig, putConfig } from "../support/ratelimit-calls";
+import { workerWith } from "../support/ratelimit-stores";
 
 const GOOD = `
 domain: wire-meta

@@ -2,8 +2,8 @@
 // over it) and RESPONSE_DYNAMIC_METADATA, whose `dynamicMetadata` /json answers exactly (no metadata of unlimited or
 // replaced rules, as the reference), and not at all when off.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig } from "../helpers/ratelimit";
-import { workerWith } from "./store-helpers";
+import { descriptor, installConfig } from "../support/ratelimit-calls";
+import { workerWith } from "../support/ratelimit-stores";
 
 const CONFIG = `
 domain: newest

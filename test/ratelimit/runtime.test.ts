@@ -4,7 +4,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { descriptor, installConfig } from "../helpers/ratelimit";
+import { descriptor, installConfig } from "../support/ratelimit-calls";
 
 const CONFIG = `
 domain: wiring

@@ -17,7 +17,7 @@ import guardianSearch from "../fixtures/guardian-search.json?raw";
 import guardianRss from "../fixtures/guardian-business-rss.xml?raw";
 import nytSearch from "../fixtures/nyt-articlesearch.json?raw";
 import wranglerToml from "../../../wrangler.toml?raw";
-import { interceptFetch, requestedUrls, type RecordedResponse } from "../helpers";
+import { interceptFetch, requestedUrls, type RecordedResponse } from "../../support/news-api";
 
 const NOW = new Date("2026-11-20T12:00:00Z");
 const RSS_URL = "https://www.theguardian.com/business/rss";

@@ -13,7 +13,7 @@ import atomFeed from "../fixtures/newsroom-atom.xml?raw";
 import guardianSearch from "../fixtures/guardian-search.json?raw";
 import guardianRss from "../fixtures/guardian-business-rss.xml?raw";
 import nytSearch from "../fixtures/nyt-articlesearch.json?raw";
-import { getJson, signUp } from "../helpers";
+import { getJson, signUp } from "../../support/news-api";
 
 const NOW = new Date("2026-11-20T12:00:00Z");
 const RSS_URL = "https://www.theguardian.com/business/rss";

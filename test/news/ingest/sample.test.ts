@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { getJobRun } from "../../../src/jobs/history";
 import { database } from "../../../src/shared/db";
-import { getJson, interceptFetch, signUp } from "../helpers";
+import { getJson, interceptFetch, signUp } from "../../support/news-api";
 
 const CRON = "*/30 * * * *";
 const SOURCES = ["business.example.com.au", "markets.example.com", "newsroom.example.com.au"];

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, callJson } from "../../helpers/http";
-import { SEED_ARTICLES, seedArticles } from "../articles-fixture";
+import { call, callJson } from "../../support/worker-http";
+import { SEED_ARTICLES, seedArticles } from "../../support/news-articles";
 import type { ArticleView } from "../../../src/news/store/articles";
-import { bearer, expectRefused, getJson, PAGING_REFUSALS, REFUSED, signUp, UNKNOWN_ID } from "../helpers";
+import { bearer, expectRefused, getJson, PAGING_REFUSALS, REFUSED, signUp, UNKNOWN_ID } from "../../support/news-api";
 
 type Article = ArticleView;
 

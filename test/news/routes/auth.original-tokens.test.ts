@@ -8,8 +8,8 @@ import { database } from "../../../src/shared/db";
 import { getUser } from "../../../src/news/store/users";
 import { IAT_LEEWAY_SECONDS } from "../../../src/news/routes/tokens";
 import migration from "../../../migrations/0013_news_password_changed_at.sql?raw";
-import { basic, call, callJson } from "../../helpers/http";
-import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../helpers";
+import { basic, call, callJson } from "../../support/worker-http";
+import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../../support/news-api";
 
 const encoder = new TextEncoder();
 const nowSeconds = () => Math.floor(Date.now() / 1000);

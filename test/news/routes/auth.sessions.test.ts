@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { PBKDF2_ITERATIONS } from "../../../src/shared/passwords";
 import { database } from "../../../src/shared/db";
 import { getUser } from "../../../src/news/store/users";
-import { basic, call, callJson } from "../../helpers/http";
-import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../helpers";
+import { basic, call, callJson } from "../../support/worker-http";
+import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../../support/news-api";
 
 const encoder = new TextEncoder();
 

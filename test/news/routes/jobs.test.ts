@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { createJobRun, finishJobRun, markJobRunning } from "../../../src/jobs/history";
 import { database } from "../../../src/shared/db";
-import { call } from "../../helpers/http";
-import { expectRefused, getJson, JWT_SECRET, PAGING_REFUSALS, REFUSED, signUp } from "../helpers";
+import { call } from "../../support/worker-http";
+import { expectRefused, getJson, JWT_SECRET, PAGING_REFUSALS, REFUSED, signUp } from "../../support/news-api";
 
 const CRON = "*/30 * * * *";
 const db = () => database(env.DB);

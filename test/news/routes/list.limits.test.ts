@@ -2,9 +2,9 @@
 // again keeps its first place and takes the last direction, as querymen did), and every comma list holds at most
 // MAX_LIST_ITEMS items, so no query string makes an ORDER BY, a json_each list or an FTS5 query of the caller's size.
 import { beforeAll, describe, expect, it } from "vitest";
-import { callJson } from "../../helpers/http";
-import { seedArticles } from "../articles-fixture";
-import { bearer, getJson, signUp } from "../helpers";
+import { callJson } from "../../support/worker-http";
+import { seedArticles } from "../../support/news-articles";
+import { bearer, getJson, signUp } from "../../support/news-api";
 
 let reader: string;
 let admin: string;

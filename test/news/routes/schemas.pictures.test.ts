@@ -2,8 +2,8 @@
 // else (javascript:, data:, ftp:, no "//") is refused with the validation object and nothing is stored.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ArticleView } from "../../../src/news/store/articles";
-import { basic, call, callJson } from "../../helpers/http";
-import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../helpers";
+import { basic, call, callJson } from "../../support/worker-http";
+import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../../support/news-api";
 
 const REFUSED = [
   "javascript:alert(document.cookie)",

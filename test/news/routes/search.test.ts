@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import packageJson from "../../../package.json";
-import { call } from "../../helpers/http";
-import { seedArticles } from "../articles-fixture";
-import { getJson, signUp } from "../helpers";
+import { call } from "../../support/worker-http";
+import { seedArticles } from "../../support/news-articles";
+import { getJson, signUp } from "../../support/news-api";
 
 // A fixed clock: the default window is [now - 5 years, now] and the reply carries times.
 const NOW = new Date("2026-06-01T00:00:00Z");

@@ -6,8 +6,8 @@ import { app } from "../../../src/app";
 import { database } from "../../../src/shared/db";
 import { verifyPassword } from "../../../src/shared/passwords";
 import { findUserByEmail, getUser } from "../../../src/news/store/users";
-import { basic } from "../../helpers/http";
-import { bearer, MASTER_KEY, signUp } from "../helpers";
+import { basic } from "../../support/worker-http";
+import { bearer, MASTER_KEY, signUp } from "../../support/news-api";
 
 const serverError = (message: string) => ({ valid: false, name: "server", param: "request", message });
 const NO_JWT_SECRET = serverError("news settings are invalid: JWT_SECRET is not set");

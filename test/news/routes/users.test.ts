@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { verifyPassword } from "../../../src/shared/passwords";
 import { database } from "../../../src/shared/db";
 import { findUserByEmail } from "../../../src/news/store/users";
-import { basic, call, callJson } from "../../helpers/http";
+import { basic, call, callJson } from "../../support/worker-http";
 import {
   bearer,
   expectRefused,
@@ -15,7 +15,7 @@ import {
   signUp,
   UNKNOWN_ID,
   type SignedUp,
-} from "../helpers";
+} from "../../support/news-api";
 
 const encoder = new TextEncoder();
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();

@@ -7,8 +7,8 @@ import type { ArticleView } from "../../../src/news/store/articles";
 import { findUserByEmail } from "../../../src/news/store/users";
 import { MAX_JSON_DEPTH } from "../../../src/news/routes/validation";
 import { database } from "../../../src/shared/db";
-import { basic, call, callJson } from "../../helpers/http";
-import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../helpers";
+import { basic, call, callJson } from "../../support/worker-http";
+import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../../support/news-api";
 
 const MIB = 1024 * 1024;
 const encoder = new TextEncoder();

@@ -23,7 +23,7 @@ import {
   createProject,
   errorBody,
   expectJson,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGF1ZGl0= audit@laptop";
 const DAY_MS = 86_400_000;

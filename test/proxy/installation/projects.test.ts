@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadProjectTrees } from "../../../src/proxy/installation/projects";
 import { database } from "../../../src/shared/db";
-import { createBackend, createContainer, createHost, createProject } from "../fixtures";
+import { createBackend, createContainer, createHost, createProject } from "../../support/proxy-api";
 
 const db = () => database(env.DB);
 

@@ -3,7 +3,14 @@
 // blue/green switch, and deletes that cascade (a container, a backend, a whole project).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { asAdmin, createBackend, createContainer, createHost, createProject, expectJson } from "../fixtures";
+import {
+  asAdmin,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  expectJson,
+} from "../../support/proxy-api";
 
 /** What project_usage should say, counted from the rows. */
 const RECOUNT = `

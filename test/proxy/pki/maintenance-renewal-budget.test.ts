@@ -3,8 +3,8 @@
 // their window or the one-third rule until a later run.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { createBackend, createContainer, createHost, createProject } from "../fixtures";
-import { ariIdOf, askForCertificates, fakeCa, run } from "./stand-in-ca";
+import { createBackend, createContainer, createHost, createProject } from "../../support/proxy-api";
+import { ariIdOf, askForCertificates, fakeCa, run } from "../../support/proxy-stand-in-ca";
 
 const DOMAINS = ["a.budget.example", "b.budget.example", "c.budget.example"];
 const WINDOW: RenewalInfoAnswer = {

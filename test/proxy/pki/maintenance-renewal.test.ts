@@ -3,8 +3,8 @@
 // falling back), and short-lived (6-day) certificates when a third of their lifetime remains.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { createBackend, createContainer, createHost, createProject } from "../fixtures";
-import { ariIdOf, askForCertificates, fakeCa, run, windowRow } from "./stand-in-ca";
+import { createBackend, createContainer, createHost, createProject } from "../../support/proxy-api";
+import { ariIdOf, askForCertificates, fakeCa, run, windowRow } from "../../support/proxy-stand-in-ca";
 
 /** What a run said about one domain (every run handles every domain of the file). */
 const about = (warnings: string[], domainName: string) =>

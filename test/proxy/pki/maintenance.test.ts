@@ -6,12 +6,20 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
-import { asAdmin, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import {
+  asAdmin,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "../../support/proxy-api";
 import otherEcCert from "../fixtures/other-ec.cert.pem?raw";
 import otherEcKey from "../fixtures/other-ec.key.pem?raw";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
-import { acmeRow, askForCertificates as askFor, attempt, DAY, db, fakeCa, run } from "./stand-in-ca";
+import { acmeRow, askForCertificates as askFor, attempt, DAY, db, fakeCa, run } from "../../support/proxy-stand-in-ca";
 
 const askForCertificates = (backend: string, names: string[], enableSSL = true) =>
   askFor("certs", backend, names, enableSSL);

@@ -12,7 +12,7 @@ import {
   createProject,
   errorBody,
   expectJson,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 // A fresh env object per call: settings are memoised per env object.
 async function onSlave(path: string, init: RequestInit = {}): Promise<Response> {

@@ -5,8 +5,8 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
-import { ADMIN_AUTH, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
-import { agentEnv, fakeAgents, withVars, type AgentCall } from "../job-env";
+import { ADMIN_AUTH, createContainer, createHost, createProject, errorBody, expectJson } from "../../support/proxy-api";
+import { agentEnv, fakeAgents, withVars, type AgentCall } from "../../support/proxy-job-env";
 
 async function post(workerEnv: Env, path: string, body: unknown): Promise<Response> {
   const request = new Request(`http://example.com${path}`, {

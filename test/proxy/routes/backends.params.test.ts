@@ -17,7 +17,7 @@ import {
   createProject,
   errorBody,
   expectJson,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 let tenant: string;
 let web1: number;

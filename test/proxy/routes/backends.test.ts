@@ -1,7 +1,15 @@
 // POST /backends/{projectLabel} (create-or-update, lists replaced wholesale) and PATCH .../setContainersOf/...
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { asAdmin, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import {
+  asAdmin,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "../../support/proxy-api";
 
 const post = (body: unknown, project = "be") => asAdmin(`/backends/${project}`, "POST", body);
 const backendOf = async (label: string, project = "be") =>

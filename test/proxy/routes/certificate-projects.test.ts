@@ -5,7 +5,15 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
-import { asAdmin, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import {
+  asAdmin,
+  createBackend,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "../../support/proxy-api";
 
 const put = (name: string, body: Record<string, unknown>) =>
   asAdmin(`/admin/certificates/${name}`, "PUT", { certificatePem: rsaCert, privateKeyPem: rsaKey, ...body });

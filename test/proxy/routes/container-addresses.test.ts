@@ -3,7 +3,16 @@
 // the administrator's keeps them; the metadata and NAT64 ranges added. Each refusal stores nothing.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { as, asAdmin, createApiUser, createHost, createProject, errorBody, expectJson, rowsOf } from "../fixtures";
+import {
+  as,
+  asAdmin,
+  createApiUser,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+  rowsOf,
+} from "../../support/proxy-api";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";
 const HOST = "ca-host.hosts.example";

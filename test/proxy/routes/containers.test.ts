@@ -1,7 +1,16 @@
 // POST /containers/{projectLabel}: create-or-update by label, host resolution, the permissions guard, errors.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { as, asAdmin, call, createApiUser, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import {
+  as,
+  asAdmin,
+  call,
+  createApiUser,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+} from "../../support/proxy-api";
 
 const post = (project: string, body: unknown) => asAdmin(`/containers/${project}`, "POST", body);
 const containerOf = async (project: string, label: string) =>

@@ -13,7 +13,7 @@ import {
   errorBody,
   expectJson,
   massUpdate,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 const op = (domainName: string, projectLabel: string, operation = "CREATE") => ({
   operation,

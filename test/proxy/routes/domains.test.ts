@@ -15,7 +15,7 @@ import {
   errorBody,
   expectJson,
   massUpdate,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 type Operation = {
   operation: string;

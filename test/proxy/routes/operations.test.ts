@@ -21,8 +21,8 @@ import {
   createProject,
   errorBody,
   expectJson,
-} from "../fixtures";
-import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "../job-env";
+} from "../../support/proxy-api";
+import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "../../support/proxy-job-env";
 
 const SLAVE = "http://slave-1.test:9400";
 const METRICS_TOKEN = "test-metrics-token";

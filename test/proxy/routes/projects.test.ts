@@ -12,7 +12,7 @@ import {
   errorBody,
   expectJson,
   massUpdate,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5c2tleQ== ops@host";
 

@@ -6,7 +6,15 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../../src/index";
-import { ADMIN_AUTH, createContainer, createHost, createProject, errorBody, expectJson, rowsOf } from "../fixtures";
+import {
+  ADMIN_AUTH,
+  createContainer,
+  createHost,
+  createProject,
+  errorBody,
+  expectJson,
+  rowsOf,
+} from "../../support/proxy-api";
 
 let containerIds: Record<string, number> = {};
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApiUser } from "../../../src/proxy/installation/api-users";
 import { database } from "../../../src/shared/db";
-import { ADMIN_AUTH, basic, call } from "../../helpers/http";
+import { ADMIN_AUTH, basic, call } from "../../support/worker-http";
 
 const unauthorizedBody = {
   success: false,

@@ -11,7 +11,7 @@ import {
   expectJson,
   massUpdate,
   rowsOf,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 const unknown = (path: string) => `unknown field "${path}" ignored`;
 

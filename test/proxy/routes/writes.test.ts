@@ -20,7 +20,7 @@ import {
   createProject,
   errorBody,
   expectJson,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 const ADMIN = { username: "admin", isAdmin: true, projectPatterns: [] };
 const HOST = "wr-host.example";

@@ -13,7 +13,7 @@ import {
   expectJson,
   massUpdate,
   rowsOf,
-} from "../fixtures";
+} from "../../support/proxy-api";
 
 const op = (domainName: string, projectLabel: string) => ({
   operation: "CREATE",

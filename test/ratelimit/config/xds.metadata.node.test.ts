@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { getLimit, loadConfig } from "../../../src/ratelimit/core/config";
 import { xdsConfigsToFiles } from "../../../src/ratelimit/config/xds";
-import { descriptor } from "../core/helpers";
+import { descriptor } from "../../support/ratelimit-core";
 
 const resourceWith = (metadata: unknown) => ({
   name: "meta-config",

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { dumpConfig, getLimit, loadConfig } from "../../../src/ratelimit/core/config";
 import { UNIT_NAMES } from "../../../src/ratelimit/core/units";
 import { xdsConfigsToFiles } from "../../../src/ratelimit/config/xds";
-import { descriptor } from "../core/helpers";
+import { descriptor } from "../../support/ratelimit-core";
 
 const SHOP_CAMEL = {
   name: "shop-config",

@@ -5,8 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../../src/index";
 import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
-import { call, callJson } from "../../helpers/http";
-import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../../helpers/ratelimit";
+import { call, callJson } from "../../support/worker-http";
+import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../../support/ratelimit-calls";
 
 const LOAD_SUCCESS = "ratelimit.service.config_load_success";
 const LOAD_ERROR = "ratelimit.service.config_load_error";

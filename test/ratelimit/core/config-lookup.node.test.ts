@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { getLimit } from "../../../src/ratelimit/core/config-lookup";
-import { descriptor, loadFixtures } from "./helpers";
+import { descriptor, loadFixtures } from "../../support/ratelimit-core";
 
 const basic = loadFixtures(["basic.yaml"]);
 const wildcard = loadFixtures(["wildcard.yaml"]);

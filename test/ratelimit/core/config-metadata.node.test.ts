@@ -2,7 +2,7 @@
 // as their `%v` text, any number) and structpb.NewStruct's refusals, with each message's exact text.
 import { describe, expect, it } from "vitest";
 import { getLimit, loadConfig } from "../../../src/ratelimit/core/config";
-import { descriptor } from "./helpers";
+import { descriptor } from "../../support/ratelimit-core";
 
 /** A file whose one descriptor `k` carries this metadata block (indented under `metadata:`) and a rule. */
 const withMetadata = (block: string) =>

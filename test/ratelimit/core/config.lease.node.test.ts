@@ -6,7 +6,7 @@ import { xdsConfigsToFiles } from "../../../src/ratelimit/config/xds";
 import { dumpConfig, getLimit, loadConfig, type LoadOptions } from "../../../src/ratelimit/core/config";
 import { doLimit, type LeaseMode } from "../../../src/ratelimit/core/limiter";
 import type { CounterIncrement, CounterReply, CounterStore } from "../../../src/ratelimit/core/types";
-import { descriptor } from "./helpers";
+import { descriptor } from "../../support/ratelimit-core";
 
 const load = (text: string, options: Partial<LoadOptions> = {}) =>
   loadConfig([{ name: "f.yaml", text }], { mergeDomainConfig: false, ...options });

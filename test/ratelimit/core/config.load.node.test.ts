@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 import { dumpConfig, getLimit, loadConfig } from "../../../src/ratelimit/core/config";
-import { descriptor, fixture, loadError, loadFixtures } from "./helpers";
+import { descriptor, fixture, loadError, loadFixtures } from "../../support/ratelimit-core";
 
 describe("loadConfig: accepted files", () => {
   it("loads a basic file and lists its domain", () => {

@@ -2,7 +2,7 @@
 // project's algorithm keys, with every refusal's exact text.
 import { describe, expect, it } from "vitest";
 import { dumpConfig, getLimit, loadConfig, type LoadOptions } from "../../../src/ratelimit/core/config";
-import { descriptor, loadFixtures } from "./helpers";
+import { descriptor, loadFixtures } from "../../support/ratelimit-core";
 
 const load = (text: string, options: Partial<LoadOptions> = {}) =>
   loadConfig([{ name: "f.yaml", text }], { mergeDomainConfig: false, ...options });

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { LocalCache } from "../../../src/ratelimit/core/local-cache";
 import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
-import { harness, loadConfigText, request } from "./helpers";
+import { harness, loadConfigText, request } from "../../support/ratelimit-core";
 
 const CONFIG = `
 domain: algo

@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { LocalCache } from "../../../src/ratelimit/core/local-cache";
 import { doLimit } from "../../../src/ratelimit/core/limiter";
 import { nearLimitThreshold, type RuleStatDelta, sanitizeStatName } from "../../../src/ratelimit/core/stats";
-import { descriptor, harness, loadFixtures, request } from "./helpers";
-import { MemoryStore } from "./memory-store";
+import { descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { MemoryStore } from "../../support/ratelimit-memory-store";
 
 const basic = loadFixtures(["basic.yaml"]);
 const stop = loadFixtures(["stop-increment.yaml"]);

@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { shouldRateLimit, UNLIMITED_REMAINING } from "../../../src/ratelimit/core/service";
 import { PublicStoreError, type RateLimitRequest } from "../../../src/ratelimit/core/types";
-import { DEFAULT_SETTINGS, descriptor, harness, loadFixtures, request } from "./helpers";
-import { MemoryStore } from "./memory-store";
+import { DEFAULT_SETTINGS, descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { MemoryStore } from "../../support/ratelimit-memory-store";
 
 const basic = loadFixtures(["basic.yaml"]);
 const MINUTE_AT_1234 = { durationUntilResetSeconds: 26 };

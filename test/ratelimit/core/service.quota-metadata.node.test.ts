@@ -2,7 +2,7 @@
 // dynamic metadata (RESPONSE_DYNAMIC_METADATA).
 import { describe, expect, it } from "vitest";
 import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
-import { descriptor, harness, loadFixtures, request } from "./helpers";
+import { descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
 
 const quota = loadFixtures(["quota.yaml"]);
 const meta = loadFixtures(["metadata.yaml"]);

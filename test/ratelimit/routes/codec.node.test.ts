@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from "vitest";
 import { parseRateLimitRequestJson, rateLimitResponseToJson } from "../../../src/ratelimit/routes/codec";
-import { harness, loadFixtures, request } from "../core/helpers";
+import { harness, loadFixtures, request } from "../../support/ratelimit-core";
 
 describe("parseRateLimitRequestJson", () => {
   it("reads the README's example request", () => {

@@ -11,9 +11,9 @@ import {
   RateLimitService,
 } from "../../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
 import { RateLimitUnit } from "../../../src/ratelimit/gen/envoy/type/v3/ratelimit_unit_pb";
-import { call, callJson } from "../../helpers/http";
-import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
-import { workerFetch } from "../../helpers/ratelimit-wires";
+import { call, callJson } from "../../support/worker-http";
+import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../support/ratelimit-calls";
+import { workerFetch } from "../../support/ratelimit-wires";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 

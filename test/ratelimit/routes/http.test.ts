@@ -1,9 +1,9 @@
 // POST /json through the real Worker, with counters in real Durable Objects and a frozen clock.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { callJson } from "../../helpers/http";
-import { descriptor, installConfig } from "../../helpers/ratelimit";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../decision-suite";
-import { workerWith } from "../store-helpers";
+import { callJson } from "../../support/worker-http";
+import { descriptor, installConfig } from "../../support/ratelimit-calls";
+import { DECISION_CONFIG, decisionSuite, NOW } from "../../support/ratelimit-decision-suite";
+import { workerWith } from "../../support/ratelimit-stores";
 
 // The suite calls the Worker's fetch handler directly: every call through the test pool's `exports.default` wraps
 // the entrypoint's prototype in one more Proxy (cloudflare/workers-sdk#15092), so the suite's 1800 concurrent calls

@@ -8,8 +8,8 @@ import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { putConfigFile, readConfigSnapshot } from "../../../src/ratelimit/config/repo";
 import { ConfigSetChanged } from "../../../src/ratelimit/errors";
 import { database } from "../../../src/shared/db";
-import { call } from "../../helpers/http";
-import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
+import { call } from "../../support/worker-http";
+import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../support/ratelimit-calls";
 
 const yamlFile = (domain: string, perMinute = 5) =>
   `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: minute\n      requests_per_unit: ${perMinute}\n`;

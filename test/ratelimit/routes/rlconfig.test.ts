@@ -7,8 +7,8 @@ import worker from "../../../src/index";
 import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
 import { database } from "../../../src/shared/db";
-import { call, callJson } from "../../helpers/http";
-import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
+import { call, callJson } from "../../support/worker-http";
+import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../support/ratelimit-calls";
 
 const GOOD =
   "domain: admin-a\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 5\n";

@@ -17,8 +17,8 @@ import {
   type StatsTotals,
 } from "../../../src/ratelimit/stats/buffer";
 import { statsRecord, statsText } from "../../../src/ratelimit/stats/text";
-import { harness, request } from "../core/helpers";
-import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../core/stats-fixture";
+import { harness, request } from "../../support/ratelimit-core";
+import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../../support/ratelimit-stats-fixture";
 
 function configFor(domain: string) {
   const loaded = loadConfig([{ name: "stats.yaml", text: STATS_CONFIG(domain) }], { mergeDomainConfig: false });

@@ -8,8 +8,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
-import { parseStats, RATELIMIT_ADMIN, statDelta } from "../../helpers/ratelimit";
-import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../core/stats-fixture";
+import { parseStats, RATELIMIT_ADMIN, statDelta } from "../../support/ratelimit-calls";
+import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../../support/ratelimit-stats-fixture";
 
 // 2030-01-01T00:00:30Z. Only Date is frozen: flush timers run in real time, and response times are 0 ms.
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);

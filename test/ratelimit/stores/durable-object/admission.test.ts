@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../../../src/index";
 import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
 import { RateLimitService } from "../../../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
-import { connectErrorOf, descriptor, installConfig } from "../../../helpers/ratelimit";
-import { workerWith } from "../../store-helpers";
+import { connectErrorOf, descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG = `
 domain: admission

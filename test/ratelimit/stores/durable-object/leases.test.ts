@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../helpers/ratelimit";
-import { NOW } from "../../decision-suite";
-import { workerWith } from "../../store-helpers";
+import { descriptor, installConfig, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
+import { NOW } from "../../../support/ratelimit-decision-suite";
+import { workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG = `
 domain: lease

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { AlgorithmReply, CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig } from "../../../helpers/ratelimit";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../../decision-suite";
-import { eventually, workerWith, type Answer } from "../../store-helpers";
+import { descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
+import { eventually, workerWith, type Answer } from "../../../support/ratelimit-stores";
 
 // NOW is 30 s into the hour starting here.
 const HOUR_START = 1893456000;

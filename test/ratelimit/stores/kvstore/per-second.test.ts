@@ -3,9 +3,9 @@
 // stay in the main store even when their counter lives one second (an HOUR token bucket with burst 1).
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig } from "../../../helpers/ratelimit";
-import { NOW } from "../../decision-suite";
-import { redis, workerWith } from "../../store-helpers";
+import { descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { NOW } from "../../../support/ratelimit-decision-suite";
+import { redis, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG = `
 domain: ps

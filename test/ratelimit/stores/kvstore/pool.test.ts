@@ -4,8 +4,8 @@
 // apart by the names the pool gives them (CLIENT SETNAME).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { descriptor, installConfig } from "../../../helpers/ratelimit";
-import { redis, workerWith } from "../../store-helpers";
+import { descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { redis, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG =
   "domain: pool\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1000\n";

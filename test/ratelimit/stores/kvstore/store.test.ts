@@ -23,10 +23,10 @@ import {
 } from "../../../../src/ratelimit/stores/kvstore/scripts";
 import { kvstoreCounterStore } from "../../../../src/ratelimit/stores/kvstore/store";
 import { CLOSED_WINDOW_GRACE_MS } from "../../../../src/ratelimit/core/counter-table";
-import { MemoryStore } from "../../core/memory-store";
-import { descriptor, installConfig } from "../../../helpers/ratelimit";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../../decision-suite";
-import { redis, workerWith } from "../../store-helpers";
+import { MemoryStore } from "../../../support/ratelimit-memory-store";
+import { descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
+import { redis, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG =
   DECISION_CONFIG +

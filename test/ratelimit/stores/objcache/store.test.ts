@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { crc32 } from "../../../../src/ratelimit/stores/objcache/hashing";
 import { objcacheCounterStore } from "../../../../src/ratelimit/stores/objcache/store";
-import { descriptor, installConfig } from "../../../helpers/ratelimit";
-import { eventually, memcached, workerWith } from "../../store-helpers";
+import { descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { eventually, memcached, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG = `
 domain: mc

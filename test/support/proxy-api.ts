@@ -1,7 +1,7 @@
 // Shared setup for the proxy API tests: calls as the administrator or an API user, and seeding through the API.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { ADMIN_AUTH, basic, call, callJson } from "../helpers/http";
+import { ADMIN_AUTH, basic, call, callJson } from "./worker-http";
 
 export { ADMIN_AUTH, basic, call, callJson };
 

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import worker from "../../src/index";
 import { database } from "../../src/shared/db";
-import { ADMIN_AUTH } from "./fixtures";
+import { ADMIN_AUTH } from "./proxy-api";
 
 export const AGENT = "http://agent.test:9400";
 export const KEY_ANNA = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";

@@ -1,6 +1,6 @@
 // Helpers for rate limit service tests: admin calls to install a runtime configuration, and /json calls.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { call, callJson } from "./http";
+import { call, callJson } from "./worker-http";
 
 export const RATELIMIT_ADMIN = { Authorization: "Bearer test-ratelimit-admin-token" };
 

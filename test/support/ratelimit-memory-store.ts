@@ -2,8 +2,8 @@
 // algorithms' steps (core/algorithms.ts) as the real stores do, and records every call so tests can check how the
 // limiter talks to the store.
 
-import { slidingWindowStep, tokenBucketStep } from "../../../src/ratelimit/core/algorithms";
-import type { CounterIncrement, CounterReply, CounterStore } from "../../../src/ratelimit/core/types";
+import { slidingWindowStep, tokenBucketStep } from "../../src/ratelimit/core/algorithms";
+import type { CounterIncrement, CounterReply, CounterStore } from "../../src/ratelimit/core/types";
 
 export interface StoreCall {
   method: "increment" | "get";

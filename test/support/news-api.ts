@@ -1,7 +1,7 @@
 // Helpers for the news API tests: sign-up through the real routes, bearer headers, and interception of the
 // Worker's outbound fetch with recorded publisher responses.
 import { expect, vi } from "vitest";
-import { call, callJson } from "../helpers/http";
+import { call, callJson } from "./worker-http";
 
 export const MASTER_KEY = "test-master-key";
 export const JWT_SECRET = "test-jwt-secret-0123456789abcdef";

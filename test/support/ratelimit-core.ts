@@ -2,13 +2,13 @@
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { loadConfig, type RateLimitConfig } from "../../../src/ratelimit/core/config";
-import type { LocalCache } from "../../../src/ratelimit/core/local-cache";
-import { type Decision, type ServiceSettings, shouldRateLimit } from "../../../src/ratelimit/core/service";
-import type { RateLimitDescriptor, RateLimitRequest } from "../../../src/ratelimit/core/types";
-import { MemoryStore } from "./memory-store";
+import { loadConfig, type RateLimitConfig } from "../../src/ratelimit/core/config";
+import type { LocalCache } from "../../src/ratelimit/core/local-cache";
+import { type Decision, type ServiceSettings, shouldRateLimit } from "../../src/ratelimit/core/service";
+import type { RateLimitDescriptor, RateLimitRequest } from "../../src/ratelimit/core/types";
+import { MemoryStore } from "./ratelimit-memory-store";
 
-const FIXTURES = path.join(import.meta.dirname, "fixtures");
+const FIXTURES = path.join(import.meta.dirname, "..", "ratelimit", "core", "fixtures");
 
 export function fixture(name: string): { name: string; text: string } {
   return { name, text: readFileSync(path.join(FIXTURES, name), "utf8") };

@@ -2,12 +2,12 @@
 // and random source, and reads of what the job stored.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { IssuedCertificate, RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { maintainCertificates, type CertificateIssuer } from "../../../src/proxy/pki/maintenance";
-import { ariCertificateId } from "../../../src/proxy/pki/renewal";
-import { readCertificatePem, selfSignedCertificate } from "../../../src/proxy/pki/x509";
-import { database } from "../../../src/shared/db";
-import { asAdmin, expectJson } from "../fixtures";
+import type { IssuedCertificate, RenewalInfoAnswer } from "../../src/proxy/pki/acme-client";
+import { maintainCertificates, type CertificateIssuer } from "../../src/proxy/pki/maintenance";
+import { ariCertificateId } from "../../src/proxy/pki/renewal";
+import { readCertificatePem, selfSignedCertificate } from "../../src/proxy/pki/x509";
+import { database } from "../../src/shared/db";
+import { asAdmin, expectJson } from "./proxy-api";
 
 export const DAY = 86_400_000;
 export const db = () => database(env.DB);
