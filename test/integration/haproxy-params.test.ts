@@ -14,11 +14,11 @@ import {
   vetBackendParams,
   vetServerParams,
 } from "../../src/proxy/installation/params/index";
-import { allowListForms, allowListNames } from "./haproxy-param-forms";
-import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
-import { type Form, checkForms, checkRawLines, firstRefused } from "./haproxy-params-check";
-import { backendParams, serverParams } from "./haproxy-params-grammar";
-import { tempDir } from "./proxy-helpers";
+import { allowListForms, allowListNames } from "../support/haproxy-param-forms";
+import { aclLineOfWords, serverParamsOfWords } from "../support/haproxy-param-words";
+import { type Form, checkForms, checkRawLines, firstRefused } from "../support/haproxy-params-check";
+import { backendParams, serverParams } from "../support/haproxy-params-grammar";
+import { tempDir } from "../support/proxy-haproxy-agent";
 import { requireBinary } from "../support/servers.mjs";
 
 const cleanups: (() => unknown)[] = [];

@@ -7,7 +7,7 @@ import path from "node:path";
 import { parseEnv } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refreshProxyConnection, root, startWranglerDev, type DevServer } from "../support/servers.mjs";
-import { basicAuth } from "./proxy-helpers";
+import { basicAuth } from "../support/proxy-haproxy-agent";
 
 interface Parameter {
   name: string;

@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "n
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleDigest } from "../../src/proxy/haproxy/config";
-import { AGENT_TOKEN, root, tempDir, until, viaHaproxy } from "./proxy-helpers";
+import { AGENT_TOKEN, root, tempDir, until, viaHaproxy } from "../support/proxy-haproxy-agent";
 import { freePort, requireBinary } from "../support/servers.mjs";
 
 const agents: { child: ChildProcess; dir: string }[] = [];

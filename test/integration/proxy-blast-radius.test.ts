@@ -17,7 +17,7 @@ import {
   viaHaproxy,
   type Agent,
   executeSql,
-} from "./proxy-helpers";
+} from "../support/proxy-haproxy-agent";
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let server: DevServer;

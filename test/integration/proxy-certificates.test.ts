@@ -15,7 +15,7 @@
 // Trust: pebble serves its ACME directory over HTTPS with a certificate from a CA made here; wrangler dev's outbound
 // fetch trusts the PEM bundle in NODE_EXTRA_CA_CERTS (miniflare passes it to workerd), so the Worker talks to pebble
 // over verified HTTPS exactly as it talks to Let's Encrypt in production.
-import { TRUST_FILE } from "./proxy-pebble-trust";
+import { TRUST_FILE } from "../support/pebble-trust";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createSocket, type Socket } from "node:dgram";
 import { createPrivateKey, createPublicKey, sign } from "node:crypto";
@@ -38,7 +38,7 @@ import {
   until,
   viaHaproxy,
   type Agent,
-} from "./proxy-helpers";
+} from "../support/proxy-haproxy-agent";
 import { ensurePebble } from "../support/pebble.mjs";
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 

@@ -25,7 +25,7 @@ import {
   viaHaproxy,
   type Agent,
   executeSql,
-} from "./proxy-helpers";
+} from "../support/proxy-haproxy-agent";
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const METRICS_TOKEN = "integration-metrics-token";

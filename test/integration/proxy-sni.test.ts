@@ -7,7 +7,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { connect as tlsConnect } from "node:tls";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, executeSql, haproxyCheck, proxyVars, startAgent, until, viaHaproxy, type Agent } from "./proxy-helpers";
+import {
+  api,
+  executeSql,
+  haproxyCheck,
+  proxyVars,
+  startAgent,
+  until,
+  viaHaproxy,
+  type Agent,
+} from "../support/proxy-haproxy-agent";
 import {
   freePort,
   makeCa,

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
+import { aclLineOfWords, serverParamsOfWords } from "../support/haproxy-param-words";
 import {
   adminCall,
   api,
@@ -15,7 +15,7 @@ import {
   startAgent,
   startBackendServer,
   type Agent,
-} from "./proxy-helpers";
+} from "../support/proxy-haproxy-agent";
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let server: DevServer;

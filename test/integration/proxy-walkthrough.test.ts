@@ -7,7 +7,7 @@ import path from "node:path";
 import { parseEnv } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
-import { root } from "./proxy-helpers";
+import { root } from "../support/proxy-haproxy-agent";
 
 /** Where the page's commands point: `npm start`'s default origin. */
 const DOCUMENTED_ORIGIN = "http://localhost:8787";

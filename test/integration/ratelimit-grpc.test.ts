@@ -22,7 +22,7 @@ import {
   type FakeUpstream,
   type Gateway,
   type RateLimitClient,
-} from "./grpc-helpers";
+} from "../support/grpc-gateway";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 const ADMIN_TOKEN = "integration-admin-token";

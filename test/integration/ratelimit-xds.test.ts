@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "./grpc-helpers";
+import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "../support/grpc-gateway";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
-import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "./xds-server";
+import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "../support/xds-server";
 
 const TOKEN = "integration-admin-token";
 const root = path.join(import.meta.dirname, "..", "..");

@@ -9,7 +9,7 @@ import {
   vetBackendParams,
   vetServerParams,
 } from "../../../../src/proxy/installation/params/index";
-import { aclLineOfWords, serverParamsOfWords } from "../../../integration/haproxy-param-words";
+import { aclLineOfWords, serverParamsOfWords } from "../../../support/haproxy-param-words";
 
 const words = (line: string) => {
   const result = tokenizeLine(line);

@@ -7,7 +7,7 @@ import path from "node:path";
 import { bundleFiles, generateHaproxyBundle } from "../../src/proxy/haproxy/config";
 import type { Installation } from "../../src/proxy/installation/rows";
 import type { CertificateRow } from "../../src/proxy/pki/rows";
-import { root, tempDir } from "./proxy-helpers";
+import { root, tempDir } from "./proxy-haproxy-agent";
 
 /** One backend's params and the params of its one container link. */
 export interface Form {
