@@ -32,6 +32,8 @@ beforeAll(async () => {
   c2 = await createContainer("be", { label: "c2", hostname: "be-host.example", ipv6: "2001:db8::be2" });
   c3 = await createContainer("be", { label: "c3", hostname: "be-host.example", ipv6: "2001:db8::be3" });
   foreign = await createContainer("elsewhere", { label: "c1", hostname: "be-host.example", ipv6: "2001:db8::ee1" });
+  // The domain the refusals below find taken, owned here rather than by a backend another test creates.
+  await createBackend("be", { label: "owner", domainForwardings: [{ domainName: "owned.example" }] });
 });
 
 describe("create", () => {
@@ -123,8 +125,8 @@ describe("create", () => {
     ],
     [
       "a domain of another backend",
-      () => ({ label: "bad4", domainForwardings: [{ domainName: "new.example" }, { domainName: "full-a.example" }] }),
-      () => "full-a.example: domain is already assigned to another backend",
+      () => ({ label: "bad4", domainForwardings: [{ domainName: "new.example" }, { domainName: "owned.example" }] }),
+      () => "owned.example: domain is already assigned to another backend",
     ],
     [
       "the same domain twice",
@@ -156,66 +158,84 @@ describe("create", () => {
 });
 
 describe("update", () => {
-  let id: number;
-  beforeAll(async () => {
-    id = await createBackend("be", {
-      label: "upd",
+  // Each test updates a backend of its own: versions and domain names are counted from a state it built itself.
+  const createUpdated = (label: string) =>
+    createBackend("be", {
+      label,
       port: 81,
       params: "retries 3",
-      domainForwardings: [{ domainName: "keep.example" }, { domainName: "drop.example" }],
+      domainForwardings: [{ domainName: `${label}-keep.example` }, { domainName: `${label}-drop.example` }],
       backendContainers: [{ containerId: c1, params: "check" }, { containerId: c2 }],
     });
-  });
 
   it("copies only the fields present and leaves absent lists alone", async () => {
-    expect((await expectJson(post({ label: "upd", fullname: "Updated" }), 200)).payload.value).toBe(id);
-    expect(await backendOf("upd")).toMatchObject({
+    const id = await createUpdated("updfields");
+    expect((await expectJson(post({ label: "updfields", fullname: "Updated" }), 200)).payload.value).toBe(id);
+    expect(await backendOf("updfields")).toMatchObject({
       fullname: "Updated",
       port: 81,
       params: "retries 3",
       version: 1,
-      domainForwardings: [{ domainName: "drop.example" }, { domainName: "keep.example" }],
+      domainForwardings: [{ domainName: "updfields-drop.example" }, { domainName: "updfields-keep.example" }],
       backendContainers: [{ containerId: c1, params: "check" }, { containerId: c2 }],
     });
   });
 
   it("replaces the lists wholesale when present", async () => {
+    const id = await createUpdated("updlists");
     await expectJson(
       post({
-        label: "upd",
+        label: "updlists",
         port: 82,
-        domainForwardings: [{ domainName: "keep.example", publicCaCertificate: true }, { domainName: "added.example" }],
+        domainForwardings: [
+          { domainName: "updlists-keep.example", publicCaCertificate: true },
+          { domainName: "updlists-added.example" },
+        ],
         backendContainers: [{ containerId: c3 }, { containerId: c1, params: "backup" }],
       }),
       200,
     );
-    const backend = await backendOf("upd");
-    expect(backend).toMatchObject({ fullname: "Updated", port: 82, params: "retries 3", version: 2 });
+    const backend = await backendOf("updlists");
+    expect(backend).toMatchObject({ port: 82, params: "retries 3", version: 1 });
     expect(backend.domainForwardings).toEqual([
-      { backendLabel: "upd", certProvided: false, domainName: "added.example", publicCaCertificate: false, version: 0 },
-      { backendLabel: "upd", certProvided: false, domainName: "keep.example", publicCaCertificate: true, version: 1 },
+      {
+        backendLabel: "updlists",
+        certProvided: false,
+        domainName: "updlists-added.example",
+        publicCaCertificate: false,
+        version: 0,
+      },
+      {
+        backendLabel: "updlists",
+        certProvided: false,
+        domainName: "updlists-keep.example",
+        publicCaCertificate: true,
+        version: 1,
+      },
     ]);
     expect(backend.backendContainers).toEqual([
       { backendId: id, containerId: c1, params: "backup", version: 1 },
       { backendId: id, containerId: c3, version: 0 },
     ]);
     const dropped = await env.DB.prepare(
-      "select count(*) as n from domains where domain_name = 'drop.example'",
+      "select count(*) as n from domains where domain_name = 'updlists-drop.example'",
     ).first();
     expect(dropped).toEqual({ n: 0 });
   });
 
   it("empties the lists with []", async () => {
-    await expectJson(post({ label: "upd", domainForwardings: [], backendContainers: [] }), 200);
-    expect(await backendOf("upd")).toMatchObject({ domainForwardings: [], backendContainers: [], version: 3 });
+    await createUpdated("updempty");
+    await expectJson(post({ label: "updempty", domainForwardings: [], backendContainers: [] }), 200);
+    expect(await backendOf("updempty")).toMatchObject({ domainForwardings: [], backendContainers: [], version: 1 });
   });
 
   it("refuses an invalid update without changing anything", async () => {
-    const before = await backendOf("upd");
+    await createUpdated("updrefused");
+    const before = await backendOf("updrefused");
     expect(
-      await expectJson(post({ label: "upd", port: 99, backendContainers: [{ containerId: foreign }] }), 500),
+      await expectJson(post({ label: "updrefused", port: 99, backendContainers: [{ containerId: foreign }] }), 500),
     ).toEqual(errorBody(`Backend container with ID ${foreign} does not exist in project be`));
-    expect(await backendOf("upd")).toEqual(before);
+    expect(await backendOf("updrefused")).toEqual(before);
   });
 });
 
