@@ -323,6 +323,7 @@ describe("POST /domains/massupdate", () => {
 });
 
 describe("fullSync", () => {
+  // The refusals below change nothing, so they share these projects; every accepted sync builds its own.
   beforeAll(async () => {
     await createProject("sync");
     await createBackend("sync", {
@@ -334,44 +335,59 @@ describe("fullSync", () => {
     await createBackend("bystander", { label: "one", domainForwardings: [{ domainName: "by.example" }] });
   });
 
+  /** Project sync<tag> (backends one and two holding the given domains, all under <tag>.example) and by<tag>. */
+  async function syncProjects(tag: string, one: string[], two: string[]) {
+    const forwardings = (names: string[]) => names.map((name) => ({ domainName: `${name}.${tag}.example` }));
+    await createProject(`sync${tag}`);
+    await createBackend(`sync${tag}`, { label: "one", domainForwardings: forwardings(one) });
+    await createBackend(`sync${tag}`, { label: "two", domainForwardings: forwardings(two) });
+    await createProject(`by${tag}`);
+    await createBackend(`by${tag}`, { label: "one", domainForwardings: forwardings(["by"]) });
+  }
+
   it("applies the operations and removes every other domain of that project only", async () => {
+    await syncProjects("apply", ["s1", "s2"], ["s3"]);
     const warnings = await expectJson(
       update(
         [
-          op("UPDATE", "s2.sync.example", "two", "sync", { enableSSL: true }),
-          op("CREATE", "s4.sync.example", "one", "sync"),
+          op("UPDATE", "s2.apply.example", "two", "syncapply", { enableSSL: true }),
+          op("CREATE", "s4.apply.example", "one", "syncapply"),
         ],
         true,
       ),
       200,
     );
     expect(warnings).toEqual([]);
-    expect(await domainsOf("sync")).toEqual({
-      "s2.sync.example": {
+    expect(await domainsOf("syncapply")).toEqual({
+      "s2.apply.example": {
         backendLabel: "two",
         certProvided: false,
-        domainName: "s2.sync.example",
+        domainName: "s2.apply.example",
         publicCaCertificate: true,
         version: 1,
       },
-      "s4.sync.example": {
+      "s4.apply.example": {
         backendLabel: "one",
         certProvided: false,
-        domainName: "s4.sync.example",
+        domainName: "s4.apply.example",
         publicCaCertificate: false,
         version: 0,
       },
     });
-    expect(Object.keys(await domainsOf("bystander"))).toEqual(["by.example"]);
+    expect(Object.keys(await domainsOf("byapply"))).toEqual(["by.apply.example"]);
   });
 
   it("keeps a domain moved into the project by the same request", async () => {
+    await syncProjects("moved", ["s4"], ["s2"]);
     await expectJson(
-      update([op("CREATE", "s2.sync.example", "two", "sync"), op("UPDATE", "by.example", "one", "sync")], true),
+      update(
+        [op("CREATE", "s2.moved.example", "two", "syncmoved"), op("UPDATE", "by.moved.example", "one", "syncmoved")],
+        true,
+      ),
       200,
     );
-    expect(Object.keys(await domainsOf("sync"))).toEqual(["by.example", "s2.sync.example"]);
-    expect(await domainsOf("bystander")).toEqual({});
+    expect(Object.keys(await domainsOf("syncmoved"))).toEqual(["by.moved.example", "s2.moved.example"]);
+    expect(await domainsOf("bymoved")).toEqual({});
   });
 
   for (const [what, operations, message] of [
@@ -399,8 +415,14 @@ describe("fullSync", () => {
   }
 
   it("with fullSync false behaves as a plain mass update", async () => {
-    await expectJson(update([op("CREATE", "extra.sync.example", "one", "sync")], false), 200);
-    expect(Object.keys(await domainsOf("sync"))).toEqual(["by.example", "extra.sync.example", "s2.sync.example"]);
+    await syncProjects("plain", ["s1", "s2"], ["s3"]);
+    await expectJson(update([op("CREATE", "extra.plain.example", "one", "syncplain")], false), 200);
+    expect(Object.keys(await domainsOf("syncplain"))).toEqual([
+      "extra.plain.example",
+      "s1.plain.example",
+      "s2.plain.example",
+      "s3.plain.example",
+    ]);
   });
 });
 
