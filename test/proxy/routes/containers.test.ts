@@ -70,10 +70,11 @@ describe("create", () => {
   });
 
   it("uses the same label independently in another project", async () => {
-    const first = await expectJson(post("other", { label: "web", hostId: hostA, ipv6: "2001:db8::200" }), 200);
-    const again = await expectJson(post("cont", { label: "web" }), 200);
+    const first = await expectJson(post("other", { label: "twin", hostId: hostA, ipv6: "2001:db8::200" }), 200);
+    const again = await expectJson(post("cont", { label: "twin", hostId: hostA, ipv6: "2001:db8::201" }), 200);
     expect(first.payload.value).not.toBe(again.payload.value);
-    expect((await containerOf("other", "web")).FQLabel).toBe("other-web");
+    expect((await containerOf("other", "twin")).FQLabel).toBe("other-twin");
+    expect((await containerOf("cont", "twin")).FQLabel).toBe("cont-twin");
   });
 
   for (const [what, body, message] of [
