@@ -112,6 +112,11 @@ beforeAll(async () => {
   });
   await createBackend("wr2", { label: "web", domainForwardings: [{ domainName: "moving.wr.example" }] });
   await expectJson(asAdmin("/admin/users", "POST", { email: "anna@wr.example", sshPublicKey: KEY }), 200);
+  // Anna holds a permission in wr whatever ran before: writing her changes wr's tag.
+  await expectJson(
+    asAdmin("/admin/containers/wr/c2/permissions", "PUT", [{ permission: "www-data", userEmail: "anna@wr.example" }]),
+    200,
+  );
 });
 
 describe("the project's ETag", () => {
@@ -327,7 +332,16 @@ describe("If-Match", () => {
 });
 
 describe("dryRun", () => {
-  const cases: [string, () => [string, string, unknown?, Record<string, string>?]][] = [
+  type Request = [string, string, unknown?, Record<string, string>?];
+  const admin = (path: string, method: string, body?: unknown) => expectJson(asAdmin(path, method, body), 200);
+  /** A project of a case's own, with a backend web holding the given domains. */
+  const projectWithDomains = async (label: string, domains: string[]) => {
+    await createProject(label);
+    await createBackend(label, { label: "web", domainForwardings: domains.map((domainName) => ({ domainName })) });
+  };
+  // Each case first makes, with real writes under names of its own, the state its request changes: no case reads what
+  // another wrote.
+  const cases: [string, () => Request | Promise<Request>][] = [
     [
       "a backend create",
       () => [
@@ -340,86 +354,157 @@ describe("dryRun", () => {
         },
       ],
     ],
-    ["a backend update", () => ["POST", "/backends/wr", { label: "dry", port: 8081, domainForwardings: [] }]],
-    ["setContainersOf", () => ["PATCH", "/backends/wr/dry/setContainersOf/blue"]],
+    [
+      "a backend update",
+      async () => {
+        await createBackend("wr", { label: "dryupd", domainForwardings: [{ domainName: "dryupd.wr.example" }] });
+        return ["POST", "/backends/wr", { label: "dryupd", port: 8081, domainForwardings: [] }];
+      },
+    ],
+    [
+      "setContainersOf",
+      async () => {
+        await createBackend("wr", { label: "dryset" });
+        return ["PATCH", "/backends/wr/dryset/setContainersOf/blue"];
+      },
+    ],
     ["a container create", () => ["POST", "/containers/wr", { label: "dry", hostname: HOST, ipv6: "2001:db8::ad" }]],
-    ["a container update", () => ["POST", "/containers/wr", { label: "dry", fullname: "Dry" }]],
+    [
+      "a container update",
+      async () => {
+        await createContainer("wr", { label: "dryupd", hostname: HOST, ipv6: "2001:db8::ae" });
+        return ["POST", "/containers/wr", { label: "dryupd", fullname: "Dry" }];
+      },
+    ],
     [
       "a mass update",
-      () => [
-        "POST",
-        "/domains/massupdate",
-        {
-          domainOperations: [
-            { operation: "CREATE", domainName: "d1.wr.example", projectLabel: "wr", backendLabel: "web" },
-            {
-              operation: "UPDATE",
-              domainName: "blue.wr.example",
-              projectLabel: "wr",
-              backendLabel: "web",
-              enableSSL: true,
-            },
-            { operation: "DELETE", domainName: "m.wr.example", projectLabel: "wr", backendLabel: "web" },
-          ],
-        },
-      ],
+      async () => {
+        await projectWithDomains("wrmass", ["u.mass.wr.example", "m.mass.wr.example"]);
+        return [
+          "POST",
+          "/domains/massupdate",
+          {
+            domainOperations: [
+              { operation: "CREATE", domainName: "d1.mass.wr.example", projectLabel: "wrmass", backendLabel: "web" },
+              {
+                operation: "UPDATE",
+                domainName: "u.mass.wr.example",
+                projectLabel: "wrmass",
+                backendLabel: "web",
+                enableSSL: true,
+              },
+              { operation: "DELETE", domainName: "m.mass.wr.example", projectLabel: "wrmass", backendLabel: "web" },
+            ],
+          },
+        ];
+      },
     ],
     [
       "a full synchronisation",
-      () => [
-        "POST",
-        "/domains/massupdate",
-        {
-          fullSync: true,
-          domainOperations: [
-            { operation: "CREATE", domainName: "d1.wr.example", projectLabel: "wr", backendLabel: "web" },
-          ],
-        },
-      ],
+      async () => {
+        await projectWithDomains("wrsync", ["a.sync.wr.example", "b.sync.wr.example"]);
+        return [
+          "POST",
+          "/domains/massupdate",
+          {
+            fullSync: true,
+            domainOperations: [
+              { operation: "CREATE", domainName: "d1.sync.wr.example", projectLabel: "wrsync", backendLabel: "web" },
+            ],
+          },
+        ];
+      },
     ],
     [
       "PUT permissions",
-      () => [
-        "PUT",
-        "/admin/containers/wr/c1/permissions",
-        [
-          { permission: "www-data", userEmail: "anna@wr.example" },
-          { permission: "deploy", userEmail: "nobody@wr.example" },
-        ],
-      ],
+      async () => {
+        await createContainer("wr", { label: "dryperm", hostname: HOST, ipv6: "2001:db8::c5" });
+        await admin("/admin/users", "POST", { email: "perm1@wr.example" });
+        await admin("/admin/users", "POST", { email: "perm2@wr.example" });
+        return [
+          "PUT",
+          "/admin/containers/wr/dryperm/permissions",
+          [
+            { permission: "www-data", userEmail: "perm1@wr.example" },
+            { permission: "deploy", userEmail: "perm2@wr.example" },
+          ],
+        ];
+      },
     ],
     ["a project create", () => ["POST", "/admin/projects", { label: "wrdry", fullname: "Dry" }]],
-    ["a project update", () => ["POST", "/admin/projects", { label: "wrdry" }]],
-    ["a project delete", () => ["DELETE", "/admin/projects/wrdry"]],
+    [
+      "a project update",
+      async () => {
+        await createProject("wrdryupd", "Dry");
+        return ["POST", "/admin/projects", { label: "wrdryupd" }];
+      },
+    ],
+    [
+      "a project delete",
+      async () => {
+        await createProject("wrdrydel");
+        return ["DELETE", "/admin/projects/wrdrydel"];
+      },
+    ],
     ["a host create", () => ["POST", "/admin/hosts", { hostname: "dry.wr.example", ipv6: "2001:db8::d1" }]],
-    ["a host update", () => ["POST", "/admin/hosts", { hostname: "dry.wr.example", ipv6: "2001:db8::d2" }]],
+    [
+      "a host update",
+      async () => {
+        await createHost("dryupd.wr.example", "2001:db8::d3");
+        return ["POST", "/admin/hosts", { hostname: "dryupd.wr.example", ipv6: "2001:db8::d2" }];
+      },
+    ],
     [
       "an API user create",
       () => ["POST", "/admin/apiusers", { username: "drytenant", password: "password1", projectPatterns: ["wr"] }],
     ],
     [
       "an API user update",
-      () => [
-        "POST",
-        "/admin/apiusers",
-        { username: "drytenant", password: "password2", projectPatterns: [], email: "d@wr.example" },
-      ],
+      async () => {
+        await createApiUser("drytenantupd", ["wr"], "password1");
+        return [
+          "POST",
+          "/admin/apiusers",
+          { username: "drytenantupd", password: "password2", projectPatterns: [], email: "d@wr.example" },
+        ];
+      },
     ],
-    ["an API user delete", () => ["DELETE", "/admin/apiusers/drytenant"]],
+    [
+      "an API user delete",
+      async () => {
+        await createApiUser("drytenantdel", ["wr"], "password1");
+        return ["DELETE", "/admin/apiusers/drytenantdel"];
+      },
+    ],
     [
       "a user create",
       () => ["POST", "/admin/users", { email: "dry@wr.example", role: "USER", defaultPermission: ["www-data"] }],
     ],
-    ["a user update", () => ["POST", "/admin/users", { email: "dry@wr.example", fullname: "Dry", sshPublicKey: KEY }]],
+    [
+      "a user update",
+      async () => {
+        await admin("/admin/users", "POST", { email: "dryupd@wr.example", role: "USER" });
+        return ["POST", "/admin/users", { email: "dryupd@wr.example", fullname: "Dry", sshPublicKey: KEY }];
+      },
+    ],
     [
       "a certificate upload",
       () => ["PUT", "/admin/certificates/wr-dry", { certificatePem: providedCertificate, privateKeyPem: providedKey }],
     ],
-    ["a certificate delete", () => ["DELETE", "/admin/certificates/wr-dry"]],
+    [
+      "a certificate delete",
+      async () => {
+        await admin("/admin/certificates/wr-drydel", "PUT", {
+          certificatePem: providedCertificate,
+          privateKeyPem: providedKey,
+        });
+        return ["DELETE", "/admin/certificates/wr-drydel"];
+      },
+    ],
   ];
   for (const [what, request] of cases) {
     it(`answers ${what} exactly as the real write, and stores nothing`, async () => {
-      const real = await dryRunThenReal(...request());
+      const real = await dryRunThenReal(...(await request()));
       expect(real.status).toBe(200);
     });
   }
