@@ -1,6 +1,7 @@
 // GET /projects and /projects/{p}: the project tree's exact JSON, and what each API user may see and change.
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  ADMIN_AUTH,
   as,
   asAdmin,
   call,
@@ -12,6 +13,7 @@ import {
   errorBody,
   expectJson,
   massUpdate,
+  rowsOf,
 } from "../../support/proxy-api";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5c2tleQ== ops@host";
@@ -69,7 +71,8 @@ describe("GET /projects/{projectLabel}", () => {
     const response = await asAdmin("/projects/shop");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json; charset=UTF-8");
-    const projectId = 1;
+    // The id the project got: other describes may have created projects before this one's beforeAll ran.
+    const [{ id: projectId }] = (await rowsOf("select id from projects where label = 'shop'")) as { id: number }[];
     const permBackendId = prodId + 1;
     const expected = {
       backends: [
@@ -267,6 +270,7 @@ describe("isolation between two API users", () => {
 
   it("a mass update cannot take over a domain of a project the caller cannot see", async () => {
     const before = await expectJson(asAdmin("/domains/bone"), 200);
+    const aliceBefore = await expectJson(as(alice, "/domains/aone"), 200);
     const response = massUpdate(alice, {
       domainOperations: [
         { operation: "UPDATE", domainName: "bone.example.org", projectLabel: "aone", backendLabel: "web" },
@@ -276,23 +280,32 @@ describe("isolation between two API users", () => {
       errorBody("bone.example.org: assigned to a project not existing or access denied"),
     );
     expect(await expectJson(asAdmin("/domains/bone"), 200)).toEqual(before);
-    expect(Object.keys(await expectJson(as(alice, "/domains/aone"), 200))).toEqual(["aone.example.org"]);
+    expect(await expectJson(as(alice, "/domains/aone"), 200)).toEqual(aliceBefore);
   });
 
   it("a mass update may move a domain between two projects the caller can see", async () => {
+    // A domain of its own to move: the other tests find aone and atwo as beforeAll made them.
+    await expectJson(
+      massUpdate(ADMIN_AUTH, {
+        domainOperations: [
+          { operation: "CREATE", domainName: "amove.example.org", projectLabel: "atwo", backendLabel: "web" },
+        ],
+      }),
+      200,
+    );
+    const aoneBefore = Object.keys(await expectJson(as(alice, "/domains/aone"), 200));
     const warnings = await expectJson(
       massUpdate(alice, {
         domainOperations: [
-          { operation: "UPDATE", domainName: "atwo.example.org", projectLabel: "aone", backendLabel: "web" },
+          { operation: "UPDATE", domainName: "amove.example.org", projectLabel: "aone", backendLabel: "web" },
         ],
       }),
       200,
     );
     expect(warnings).toEqual([]);
-    expect(Object.keys(await expectJson(as(alice, "/domains/aone"), 200))).toEqual([
-      "aone.example.org",
-      "atwo.example.org",
-    ]);
-    expect(await expectJson(as(alice, "/domains/atwo"), 200)).toEqual({});
+    expect(Object.keys(await expectJson(as(alice, "/domains/aone"), 200))).toEqual(
+      [...aoneBefore, "amove.example.org"].sort(),
+    );
+    expect(Object.keys(await expectJson(as(alice, "/domains/atwo"), 200))).toEqual(["atwo.example.org"]);
   });
 });
