@@ -169,12 +169,14 @@ describe("accepted writes", () => {
   });
 
   it("records a mass update once per project it changed, with that project's changes", async () => {
+    // The domain it deletes is its own, not the one the tenant's-write test creates.
+    await createBackend("au", { label: "mass", domainForwardings: [{ domainName: "m.au.example" }] });
     const entries = await recorded(() =>
       as(tenant, "/domains/massupdate", "POST", {
         domainOperations: [
           { operation: "CREATE", domainName: "b.au.example", projectLabel: "au", backendLabel: "api" },
           { operation: "UPDATE", domainName: "two.au.example", projectLabel: "au", backendLabel: "api" },
-          { operation: "DELETE", domainName: "a.au.example", projectLabel: "au", backendLabel: "web" },
+          { operation: "DELETE", domainName: "m.au.example", projectLabel: "au", backendLabel: "mass" },
         ],
       }),
     );
@@ -188,7 +190,7 @@ describe("accepted writes", () => {
           operations: 3,
           created: ["b.au.example"],
           movedIn: ["two.au.example"],
-          deleted: ["a.au.example"],
+          deleted: ["m.au.example"],
         },
       },
       { ...entry, projectLabel: "au2", summary: { fullSync: false, operations: 0, movedOut: ["two.au.example"] } },
