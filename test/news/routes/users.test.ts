@@ -444,9 +444,11 @@ describe("users", () => {
   });
 
   it("PUT /users/:id lets an admin change anyone's data, 404 for an unknown id", async () => {
-    const response = await callJson(`/users/${bob.user.id}`, "PUT", { name: "Robert" }, bearer(admin.token));
+    // A user of its own: the other tests read bob as beforeAll made him.
+    const renamed = await signUp("renamed@example.com", { name: "Renamed" });
+    const response = await callJson(`/users/${renamed.user.id}`, "PUT", { name: "Robert" }, bearer(admin.token));
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ id: bob.user.id, name: "Robert" });
+    expect(await response.json()).toMatchObject({ id: renamed.user.id, name: "Robert" });
     const missing = await callJson(
       "/users/00000000-0000-0000-0000-000000000000",
       "PUT",
