@@ -2,7 +2,7 @@
 // /healthcheck, through the real Worker and D1.
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
@@ -70,6 +70,11 @@ describe("admin token", () => {
 });
 
 describe("the configuration set", () => {
+  // Each test starts from the bundled set, whatever another stored before it.
+  beforeEach(async () => {
+    expect((await call("/rlconfig/files", { method: "DELETE", headers: RATELIMIT_ADMIN })).status).toBe(200);
+  });
+
   it("serves the bundled files until a runtime set is stored", async () => {
     const response = await call("/rlconfig/files", { headers: RATELIMIT_ADMIN });
     const body = (await response.json()) as { source: string; domains: string[]; files: Record<string, string> };
