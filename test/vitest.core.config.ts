@@ -11,5 +11,8 @@ export default defineConfig({
     name: "core",
     environment: "node",
     include: ["test/grpc-gateway/**/*.test.ts", "test/**/*.node.test.ts"],
+    // Files and the tests inside them run in a random order (the seed is printed; --sequence.seed=N repeats it), so a
+    // test that reads what another wrote fails instead of passing by position.
+    sequence: { shuffle: true },
   },
 });
