@@ -101,6 +101,14 @@ describe("GET /search", () => {
         expect.objectContaining({ title: "Westpac mining loans under scrutiny" }),
       ],
     });
+    // The original's field order too, so that the text of the answer is unchanged.
+    const envelope = ["status", "version", "startTime", "endTime", "elapsedTime", "parameters", "warnings"];
+    expect(Object.keys(body)).toEqual([...envelope, "companies", "data"]);
+    expect(Object.keys(body.parameters)).toEqual(["topics", "companyids", "start_date", "end_date", "limit", "page"]);
+    expect(Object.keys(body.data[0])).toEqual([
+      ...["id", "title", "abstract", "url", "thumbnail", "source", "publishedAt", "fingerprint", "companies"],
+      ...["createdAt", "updatedAt"],
+    ]);
   });
 
   it("defaults the limit to 50 and says so", async () => {
