@@ -315,7 +315,7 @@ describe("If-Match", () => {
         ifMatch: { tags: [projectETag(project)] },
       },
     );
-    await expect(attempt).rejects.toMatchObject({ status: 412, headers: { ETag: current } });
+    await expect(attempt).rejects.toMatchObject({ kind: "stale_revision", currentETag: current });
     expect(await storage()).toEqual(before);
     // Without If-Match, the same stale read writes as before (and bumps the revision).
     expect(await upsertBackend(db, project, { label: "raced" }, { extraDirectives: [] })).toEqual({
