@@ -72,9 +72,9 @@ export const validationError = (failure: Omit<ValidationFailure, "valid">) =>
 
 /** Each domain failure's status and the generator's rule it answers under. */
 const DOMAIN_ANSWERS: Record<NewsFailureKind, { status: number; rule: string }> = {
-  NotFound: { status: 404, rule: "exists" },
-  Conflict: { status: 409, rule: "unique" },
-  UnknownReference: { status: 400, rule: "exists" },
+  not_found: { status: 404, rule: "exists" },
+  conflict: { status: 409, rule: "unique" },
+  invalid: { status: 400, rule: "exists" },
 };
 
 /** A store's domain error in the generator's shape: {valid: false, name: <rule>, param, value?, message}. */

@@ -16,7 +16,7 @@ async function answerTo(error: Error) {
 }
 
 describe("news domain errors as answered by news/errors.ts", () => {
-  it("answers NotFound with 404 under the rule exists, naming the id", async () => {
+  it("answers not_found with 404 under the rule exists, naming the id", async () => {
     expect(await answerTo(recordNotFound())).toEqual({
       status: 404,
       type: "application/json",
@@ -24,7 +24,7 @@ describe("news domain errors as answered by news/errors.ts", () => {
     });
   });
 
-  it("answers Conflict with 409 under the rule unique, naming the field", async () => {
+  it("answers conflict with 409 under the rule unique, naming the field", async () => {
     expect(await answerTo(duplicateRecord("email", "email already registered"))).toEqual({
       status: 409,
       type: "application/json",
@@ -32,7 +32,7 @@ describe("news domain errors as answered by news/errors.ts", () => {
     });
   });
 
-  it("answers UnknownReference with 400 under the rule exists, echoing the value before the message", async () => {
+  it("answers invalid (an unknown reference) with 400 under the rule exists, echoing the value before the message", async () => {
     const error = unknownReference("companies", "BHP,XYZ", "companies names unknown tickers: XYZ");
     expect(await answerTo(error)).toEqual({
       status: 400,
