@@ -95,8 +95,8 @@ module.exports = {
     {
       name: "objcache-not-through-kvstore",
       severity: "error",
-      from: { path: "^src/ratelimit/(stores/)?objcache/" },
-      to: { path: "^src/ratelimit/(stores/)?kvstore/" },
+      from: { path: "^src/ratelimit/(stores/)?memcache/" },
+      to: { path: "^src/ratelimit/(stores/)?redis/" },
     },
     {
       name: "news-store-is-the-floor",

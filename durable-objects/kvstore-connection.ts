@@ -1,11 +1,11 @@
 // One member of the key-value store's connection pool: it holds a Redis-protocol connection across requests (a
 // Worker's sockets die with their request) and shares it among its callers, first in first out. RPC only; the client
-// lives in src/ratelimit/stores/kvstore. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
+// lives in src/ratelimit/stores/redis. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
 import { DurableObject } from "cloudflare:workers";
-import type { PooledConnection } from "../src/ratelimit/stores/kvstore/pool";
-import { createMember, toWire, type WireReply } from "../src/ratelimit/stores/kvstore/member";
-import type { KvstorePoolOptions } from "../src/ratelimit/stores/kvstore/options";
-import type { Command } from "../src/ratelimit/stores/kvstore/resp";
+import type { PooledConnection } from "../src/ratelimit/stores/redis/pool";
+import { createMember, toWire, type WireReply } from "../src/ratelimit/stores/redis/member";
+import type { KvstorePoolOptions } from "../src/ratelimit/stores/redis/options";
+import type { Command } from "../src/ratelimit/stores/redis/resp";
 
 export class KvstoreConnection extends DurableObject<Env> {
   private member: PooledConnection | undefined;

@@ -5,9 +5,9 @@
 import { waitUntil } from "cloudflare:workers";
 import type { CounterStore } from "../core/types";
 import { durableObjectStore } from "./durable-object/store";
-import { kvstoreOptions } from "./kvstore/options";
-import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
-import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
+import { kvstoreOptions } from "./redis/options";
+import { kvstoreCounterStore, type KvstoreCounterStore } from "./redis/store";
+import { objcacheCounterStore, objcacheOptions } from "./memcache/store";
 import { counterStoreSettings } from "../counter-store-settings";
 import type { LeaseMode } from "../core/limiter";
 

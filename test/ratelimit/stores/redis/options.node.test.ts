@@ -1,7 +1,7 @@
 // The key-value store's settings as the pool sees them: URL forms per type, credentials, the per-second store and
 // the pool's names (a settings hash).
 import { describe, expect, it } from "vitest";
-import { kvstoreOptions, parseCredentials } from "../../../../src/ratelimit/stores/kvstore/options";
+import { kvstoreOptions, parseCredentials } from "../../../../src/ratelimit/stores/redis/options";
 import { parseHostPort } from "../../../../src/ratelimit/stores/socket";
 import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
 

@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
-import { crc32 } from "../../../../src/ratelimit/stores/objcache/hashing";
-import { objcacheCounterStore } from "../../../../src/ratelimit/stores/objcache/store";
+import { crc32 } from "../../../../src/ratelimit/stores/memcache/hashing";
+import { objcacheCounterStore } from "../../../../src/ratelimit/stores/memcache/store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { eventually, memcached, workerWith } from "../../store-helpers";
 

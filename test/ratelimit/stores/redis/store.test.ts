@@ -15,13 +15,9 @@ import type {
   TokenBucketOperation,
 } from "../../../../src/ratelimit/core/types";
 import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
-import { kvstoreOptions } from "../../../../src/ratelimit/stores/kvstore/options";
-import {
-  scriptShas,
-  SLIDING_WINDOW_SCRIPT,
-  TOKEN_BUCKET_SCRIPT,
-} from "../../../../src/ratelimit/stores/kvstore/scripts";
-import { kvstoreCounterStore } from "../../../../src/ratelimit/stores/kvstore/store";
+import { kvstoreOptions } from "../../../../src/ratelimit/stores/redis/options";
+import { scriptShas, SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from "../../../../src/ratelimit/stores/redis/scripts";
+import { kvstoreCounterStore } from "../../../../src/ratelimit/stores/redis/store";
 import { CLOSED_WINDOW_GRACE_MS } from "../../../../src/ratelimit/core/counter-table";
 import { MemoryStore } from "../../core/memory-store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
