@@ -93,10 +93,10 @@ module.exports = {
       to: { path: "^src/ratelimit/stats/" },
     },
     {
-      name: "objcache-not-through-kvstore",
+      name: "memcache-not-through-redis",
       severity: "error",
-      from: { path: "^src/ratelimit/(stores/)?memcache/" },
-      to: { path: "^src/ratelimit/(stores/)?redis/" },
+      from: { path: "^src/ratelimit/stores/memcache/" },
+      to: { path: "^src/ratelimit/stores/redis/" },
     },
     {
       name: "news-store-is-the-floor",
