@@ -18,7 +18,7 @@ import {
   allowedAclKeywords,
   predefinedUsage,
   sampleExpression,
-} from "../../src/proxy/installation/params/index";
+} from "../../src/proxy/haproxy-params/index";
 
 /** One backend's params and the params of its one container link. */
 export interface Form {

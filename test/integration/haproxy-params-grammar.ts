@@ -15,7 +15,7 @@ import {
   SAMPLE_FETCH_KEYWORDS,
   SERVER_OPTIONS,
   allowedAclKeywords,
-} from "../../src/proxy/installation/params/index";
+} from "../../src/proxy/haproxy-params/index";
 import { CONVERTER_EXPRESSIONS, FETCH_ARGS } from "./haproxy-param-forms";
 import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 

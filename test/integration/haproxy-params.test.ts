@@ -13,7 +13,7 @@ import {
   tokenizeLine,
   vetBackendParams,
   vetServerParams,
-} from "../../src/proxy/installation/params/index";
+} from "../../src/proxy/haproxy-params/index";
 import { allowListForms, allowListNames } from "./haproxy-param-forms";
 import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 import { type Form, checkForms, checkRawLines, firstRefused } from "./haproxy-params-check";

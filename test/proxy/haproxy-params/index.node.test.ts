@@ -11,7 +11,7 @@ import {
   tokenizeLine,
   vetBackendParams,
   vetServerParams,
-} from "../../../../src/proxy/installation/params/index";
+} from "../../../src/proxy/haproxy-params/index";
 
 const words = (line: string) => {
   const result = tokenizeLine(line);

@@ -8,8 +8,8 @@ import {
   tokenizeLine,
   vetBackendParams,
   vetServerParams,
-} from "../../../../src/proxy/installation/params/index";
-import { aclLineOfWords, serverParamsOfWords } from "../../../integration/haproxy-param-words";
+} from "../../../src/proxy/haproxy-params/index";
+import { aclLineOfWords, serverParamsOfWords } from "../../integration/haproxy-param-words";
 
 const words = (line: string) => {
   const result = tokenizeLine(line);

@@ -20,7 +20,7 @@ import {
   predefinedUsage,
   vetBackendParams,
   vetServerParams,
-} from "../../../../src/proxy/installation/params/index";
+} from "../../../src/proxy/haproxy-params/index";
 
 const reason = (params: string) => {
   const result = vetBackendParams(params);
