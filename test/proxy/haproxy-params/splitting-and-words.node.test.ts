@@ -5,10 +5,10 @@ import { describe, expect, it } from "vitest";
 import {
   MAX_SERVER_WORDS,
   MAX_WORDS,
-  tokenizeLine,
   vetBackendParams,
   vetServerParams,
 } from "../../../src/proxy/haproxy-params/index";
+import { tokenizeLine } from "../../../src/proxy/haproxy-params/tokenizer";
 import { aclLineOfWords, serverParamsOfWords } from "../../integration/haproxy-param-words";
 
 const words = (line: string) => {
