@@ -17,7 +17,7 @@ import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import { CannotProcess, Invalid, invalidBackend } from "../domain-errors";
 import { checkChangedParams, type ParamsCheck } from "./backend-check";
 import { ownershipGuard, type NameClaim } from "./ownership";
-import { describeProblem, vetBackendParams, vetServerParams } from "./params/index";
+import { describeProblem, vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import { paramsBytes, quotaGuards, type Measure } from "./quotas";
 import type { BackendContainerRow, BackendRow, DomainRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";

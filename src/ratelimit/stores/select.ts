@@ -5,13 +5,13 @@
 import { waitUntil } from "cloudflare:workers";
 import type { CounterStore } from "../core/types";
 import { durableObjectStore } from "./durable-object/store";
-import { kvstoreOptions } from "./kvstore/options";
-import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
-import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
+import { redisOptions } from "./redis/options";
+import { redisCounterStore, type RedisCounterStore } from "./redis/store";
+import { memcacheCounterStore, memcacheOptions } from "./memcache/store";
 import { counterStoreSettings } from "../counter-store-settings";
 import type { LeaseMode } from "../core/limiter";
 
-type Backend = "durable-object" | "kvstore" | "objcache";
+type Backend = "durable-object" | "redis" | "memcache";
 
 /**
  * Most operations one coalesced call to a counter object carries: about 100 KB of RPC, a millisecond or two of the
@@ -29,7 +29,7 @@ const MAX_COALESCED_WAIT_MS = 10_000;
 export interface SelectedStore {
   backend: Backend;
   store: CounterStore;
-  kvstore?: KvstoreCounterStore;
+  redis?: RedisCounterStore;
   healthCheckActiveConnection: boolean;
   /** Which fixed-window counters the store answers from leased shares; absent when it does not lend. */
   leases?: LeaseMode;
@@ -42,12 +42,12 @@ export function selectCounterStore(env: Env): SelectedStore {
   switch (settings.BACKEND_TYPE) {
     case "redis":
     case "kvstore": {
-      const options = kvstoreOptions(settings);
-      const kvstore = kvstoreCounterStore(env.KVSTORE_CONNECTION, options);
+      const options = redisOptions(settings);
+      const redis = redisCounterStore(env.KVSTORE_CONNECTION, options);
       result = {
-        backend: "kvstore",
-        store: kvstore,
-        kvstore,
+        backend: "redis",
+        store: redis,
+        redis,
         healthCheckActiveConnection: options.healthCheckActiveConnection,
       };
       break;
@@ -55,8 +55,8 @@ export function selectCounterStore(env: Env): SelectedStore {
     case "memcache":
       // The increments run after the answer, for as long as the request's waitUntil keeps the Worker alive.
       result = {
-        backend: "objcache",
-        store: objcacheCounterStore(objcacheOptions(settings), waitUntil),
+        backend: "memcache",
+        store: memcacheCounterStore(memcacheOptions(settings), waitUntil),
         healthCheckActiveConnection: false,
       };
       break;
@@ -100,7 +100,7 @@ export const errorsArePublic = (selected: SelectedStore): boolean => selected.ba
  * The cache-store health component: with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION and the key-value store, healthy
  * only while each pool holds (or can open at once) a connection; always healthy otherwise.
  */
-export async function storeHealthy({ kvstore, healthCheckActiveConnection }: SelectedStore): Promise<boolean> {
-  if (!kvstore || !healthCheckActiveConnection) return true;
-  return kvstore.healthy();
+export async function storeHealthy({ redis, healthCheckActiveConnection }: SelectedStore): Promise<boolean> {
+  if (!redis || !healthCheckActiveConnection) return true;
+  return redis.healthy();
 }

@@ -1,6 +1,6 @@
 // Cluster routing: CRC16 (XMODEM) and hash slots, checked against values Redis itself gives (CLUSTER KEYSLOT).
 import { describe, expect, it } from "vitest";
-import { crc16, keySlot } from "../../../../src/ratelimit/stores/kvstore/slots";
+import { crc16, keySlot } from "../../../../src/ratelimit/stores/redis/slots";
 
 describe("keySlot", () => {
   it("computes CRC16-XMODEM", () => {

@@ -3,15 +3,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  BACKEND_DIRECTIVES,
-  FILE_KEYWORDS,
   MAX_LINE_LENGTH,
   MAX_PARAMS_LINES,
-  SERVER_OPTIONS,
-  tokenizeLine,
   vetBackendParams,
   vetServerParams,
-} from "../../../../src/proxy/installation/params/index";
+} from "../../../src/proxy/haproxy-params/index";
+import { BACKEND_DIRECTIVES } from "../../../src/proxy/haproxy-params/directives";
+import { SERVER_OPTIONS } from "../../../src/proxy/haproxy-params/server-options";
+import { FILE_KEYWORDS, tokenizeLine } from "../../../src/proxy/haproxy-params/tokenizer";
 
 const words = (line: string) => {
   const result = tokenizeLine(line);

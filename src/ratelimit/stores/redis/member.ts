@@ -1,7 +1,7 @@
 // What a pool member holds: the pooled connection for one pool's options, and the plain-data form of replies that
 // crosses the Durable Object RPC boundary (an error reply becomes `{ error }`).
 import { PooledConnection } from "./pool";
-import type { KvstorePoolOptions } from "./options";
+import type { RedisPoolOptions } from "./options";
 import { type Reply, ReplyError } from "./resp";
 import { openTransport } from "./topology";
 
@@ -14,7 +14,7 @@ export function toWire(reply: Reply): WireReply {
 }
 
 /** The pooled connection of member `index` of a pool; CLIENT SETNAME tells its (and its extra) connections apart. */
-export function createMember(options: KvstorePoolOptions, index: number): PooledConnection {
+export function createMember(options: RedisPoolOptions, index: number): PooledConnection {
   const name = `ratelimit-${options.role}-${index}`;
   return new PooledConnection(
     (overflow) =>

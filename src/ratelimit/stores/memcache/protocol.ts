@@ -7,8 +7,8 @@ const decoder = new TextDecoder();
 export const MAX_KEY_BYTES = 250;
 
 /** A failure whose message is safe to show callers (addresses, durations, the server's error text). */
-export class ObjcacheError extends Error {
-  override name = "ObjcacheError";
+export class MemcacheError extends Error {
+  override name = "MemcacheError";
 }
 
 /** Why memcached cannot hold this key, or undefined when it can. */

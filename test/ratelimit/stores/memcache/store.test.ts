@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
-import { crc32 } from "../../../../src/ratelimit/stores/objcache/hashing";
-import { objcacheCounterStore } from "../../../../src/ratelimit/stores/objcache/store";
+import { crc32 } from "../../../../src/ratelimit/stores/memcache/hashing";
+import { memcacheCounterStore } from "../../../../src/ratelimit/stores/memcache/store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { eventually, memcached, workerWith } from "../../store-helpers";
 
@@ -180,7 +180,7 @@ describe("the object cache", () => {
   });
 
   it("throws on a sliding-window or token-bucket operation, which the configuration never lets reach it", async () => {
-    const store = objcacheCounterStore(
+    const store = memcacheCounterStore(
       { nodes: [{ host: "127.0.0.1", port: Number(NODES[0]) }], tls: false, timeoutMs: 1000, jitterMaxSeconds: 0 },
       () => {},
     );

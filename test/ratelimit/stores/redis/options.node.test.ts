@@ -1,14 +1,13 @@
 // The key-value store's settings as the pool sees them: URL forms per type, credentials, the per-second store and
 // the pool's names (a settings hash).
 import { describe, expect, it } from "vitest";
-import { kvstoreOptions, parseCredentials } from "../../../../src/ratelimit/stores/kvstore/options";
+import { redisOptions, parseCredentials } from "../../../../src/ratelimit/stores/redis/options";
 import { parseHostPort } from "../../../../src/ratelimit/stores/socket";
 import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
 
-const options = (env: Record<string, string>) =>
-  kvstoreOptions(counterStoreSettings({ BACKEND_TYPE: "redis", ...env }));
+const options = (env: Record<string, string>) => redisOptions(counterStoreSettings({ BACKEND_TYPE: "redis", ...env }));
 
-describe("kvstoreOptions", () => {
+describe("redisOptions", () => {
   it("reads the spec's defaults", () => {
     const { main, perSecond, jitterMaxSeconds, healthCheckActiveConnection } = options({
       KVSTORE_URL: "redis.internal:6379",

@@ -2,9 +2,9 @@
 // pipelined socket: requests are written at once and their replies matched first in first out.
 import { connect } from "cloudflare:sockets";
 import { type Address, formatAddress, messageOf, PipelinedSocket, type Waiter, withTimeout } from "../socket";
-import { encodeRequest, ObjcacheError, type Reply, ReplyParser, type Request } from "./protocol";
+import { encodeRequest, MemcacheError, type Reply, ReplyParser, type Request } from "./protocol";
 
-export { ObjcacheError };
+export { MemcacheError };
 
 /** One request: the parser needs its operation to read the reply. */
 interface Waiting extends Waiter {
@@ -18,7 +18,7 @@ export class MemcacheConnection extends PipelinedSocket<Waiting> {
   private readonly parser = new ReplyParser();
 
   private constructor(socket: Socket, address: Address, timeoutMs: number) {
-    super(socket, address, timeoutMs, { prefix: "objcache", type: ObjcacheError });
+    super(socket, address, timeoutMs, { prefix: "objcache", type: MemcacheError });
   }
 
   static async open(address: Address, tls: boolean, timeoutMs: number): Promise<MemcacheConnection> {
@@ -31,11 +31,11 @@ export class MemcacheConnection extends PipelinedSocket<Waiting> {
       await withTimeout(
         socket.opened,
         timeoutMs,
-        () => new ObjcacheError(`objcache: connecting to ${where} timed out after ${timeoutMs} ms`),
+        () => new MemcacheError(`objcache: connecting to ${where} timed out after ${timeoutMs} ms`),
       );
       return new MemcacheConnection(socket, address, timeoutMs);
     } catch (error) {
-      throw new ObjcacheError(
+      throw new MemcacheError(
         messageOf(error).startsWith("objcache:")
           ? messageOf(error)
           : `objcache: cannot connect to ${where}: ${messageOf(error)}`,

@@ -1,5 +1,5 @@
 // Limits, the keyword sets and the tokeniser: one params line read the way HAProxy 2.6's parser reads it.
-import type { Result } from "../../../shared/result";
+import type { Result } from "../../shared/result";
 
 /** Most lines one backend's params may have. */
 export const MAX_PARAMS_LINES = 200;

@@ -2,25 +2,24 @@
 // HAProxy has, and the vetter refuses what HAProxy 2.6 would refuse: argument counts and types, converter chains it
 // cannot cast, fetches used where HAProxy cannot evaluate them, and the values its keywords check themselves.
 import { describe, expect, it } from "vitest";
+import { vetBackendParams, vetServerParams } from "../../../src/proxy/haproxy-params/index";
+import { PREDEFINED_ACLS, allowedAclKeywords, predefinedUsage } from "../../../src/proxy/haproxy-params/conditions";
 import {
   ACL_KEYWORD_TABLE,
-  ALLOWED_CONVERTERS,
-  ALLOWED_FETCHES,
   CONVERTER_KEYWORDS,
-  CONVERTER_VALUES,
-  EMPTY_ALLOWED,
-  FETCH_VALUES,
   HAPROXY_KEYWORDS_VERSION,
-  PLACES,
-  PREDEFINED_ACLS,
   SAMPLE_CASTS,
   SAMPLE_FETCH_KEYWORDS,
   SAMPLE_USAGE_PLACES,
-  allowedAclKeywords,
-  predefinedUsage,
-  vetBackendParams,
-  vetServerParams,
-} from "../../../../src/proxy/installation/params/index";
+} from "../../../src/proxy/haproxy-params/haproxy-keywords";
+import {
+  ALLOWED_CONVERTERS,
+  ALLOWED_FETCHES,
+  CONVERTER_VALUES,
+  EMPTY_ALLOWED,
+  FETCH_VALUES,
+} from "../../../src/proxy/haproxy-params/sample-policy";
+import { PLACES } from "../../../src/proxy/haproxy-params/samples";
 
 const reason = (params: string) => {
   const result = vetBackendParams(params);

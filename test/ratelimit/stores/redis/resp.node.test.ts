@@ -10,7 +10,7 @@ import {
   ProtocolError,
   ReplyError,
   ReplyParser,
-} from "../../../../src/ratelimit/stores/kvstore/resp";
+} from "../../../../src/ratelimit/stores/redis/resp";
 import {
   scriptShas,
   SLIDING_WINDOW_SCRIPT,
@@ -18,8 +18,8 @@ import {
   slidingWindowKey,
   TOKEN_BUCKET_SCRIPT,
   tokenBucketCommand,
-} from "../../../../src/ratelimit/stores/kvstore/scripts";
-import { keySlot } from "../../../../src/ratelimit/stores/kvstore/slots";
+} from "../../../../src/ratelimit/stores/redis/scripts";
+import { keySlot } from "../../../../src/ratelimit/stores/redis/slots";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);

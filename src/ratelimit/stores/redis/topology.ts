@@ -5,7 +5,7 @@ import {
   type ConnectionOptions,
   type Credentials,
   formatAddress,
-  KvstoreError,
+  RedisError,
   RespConnection,
 } from "./connection";
 import { type Command, commandKey, type Reply, ReplyError } from "./resp";
@@ -120,7 +120,7 @@ class SentinelTransport implements Transport {
         const [role] = await connection.send([["ROLE"]]);
         const name = Array.isArray(role) ? role[0] : undefined;
         if (name !== "master") {
-          throw new KvstoreError(
+          throw new RedisError(
             `kvstore: ${formatAddress(connection.address)} named by the sentinels for ${this.masterName} is not a master`,
             true,
           );
@@ -148,7 +148,7 @@ class SentinelTransport implements Transport {
         connection?.close();
       }
     }
-    throw new KvstoreError(`kvstore: no sentinel knows master ${this.masterName} (${problems.join("; ")})`, true);
+    throw new RedisError(`kvstore: no sentinel knows master ${this.masterName} (${problems.join("; ")})`, true);
   }
 
   isActive(): boolean {
@@ -162,7 +162,7 @@ class SentinelTransport implements Transport {
   async exec(commands: readonly Command[]): Promise<Reply[]> {
     const deadline = Date.now() + this.options.timeoutMs;
     for (;;) {
-      let retryable: KvstoreError;
+      let retryable: RedisError;
       try {
         const replies = await this.master.exec(commands);
         const refused = replies.find(
@@ -170,9 +170,9 @@ class SentinelTransport implements Transport {
         );
         if (!refused) return replies;
         // Reads may have been answered by a demoted master, but no write was applied: ask again and redo it all.
-        retryable = new KvstoreError(`kvstore: master ${this.masterName} refused the write: ${refused.message}`, true);
+        retryable = new RedisError(`kvstore: master ${this.masterName} refused the write: ${refused.message}`, true);
       } catch (error) {
-        if (!(error instanceof KvstoreError) || !error.notSent) throw error;
+        if (!(error instanceof RedisError) || !error.notSent) throw error;
         retryable = error;
       }
       this.master.reset();
@@ -246,7 +246,7 @@ class ClusterTransport implements Transport {
             problems.push(error instanceof Error ? error.message : String(error));
           }
         }
-        throw new KvstoreError(`kvstore: no cluster node answered CLUSTER SLOTS (${problems.join("; ")})`, true);
+        throw new RedisError(`kvstore: no cluster node answered CLUSTER SLOTS (${problems.join("; ")})`, true);
       } finally {
         this.loading = undefined;
       }

@@ -2,7 +2,7 @@
 // Cloudflare's and Google's resolvers answer): a Worker has no system resolver. The targets are sorted by priority,
 // then name and port, so every instance derives the same node order and so the same key-to-node mapping.
 import type { Address } from "../socket";
-import { ObjcacheError } from "./protocol";
+import { MemcacheError } from "./protocol";
 
 interface DohAnswer {
   type: number;
@@ -37,12 +37,12 @@ export async function lookupSrv(name: string, dohUrl: string, timeoutMs: number)
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     body = await response.json();
   } catch (error) {
-    throw new ObjcacheError(
+    throw new MemcacheError(
       `objcache: SRV lookup of ${name} failed: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
   const nodes = parseSrvAnswers(body.Answer ?? []);
   if (body.Status !== 0 || nodes.length === 0)
-    throw new ObjcacheError(`objcache: SRV record ${name} names no node (DNS status ${body.Status})`);
+    throw new MemcacheError(`objcache: SRV record ${name} names no node (DNS status ${body.Status})`);
   return nodes;
 }

@@ -1,14 +1,14 @@
 // The object cache's pure parts: the memcached text protocol, the key rules, the reference's node selection and
 // the SRV answers of DNS over HTTPS.
 import { describe, expect, it } from "vitest";
-import { crc32, pickNode } from "../../../../src/ratelimit/stores/objcache/hashing";
+import { crc32, pickNode } from "../../../../src/ratelimit/stores/memcache/hashing";
 import {
   encodeRequest,
   keyProblem,
   MemcacheReplyError,
   ReplyParser,
-} from "../../../../src/ratelimit/stores/objcache/protocol";
-import { parseSrvAnswers } from "../../../../src/ratelimit/stores/objcache/srv";
+} from "../../../../src/ratelimit/stores/memcache/protocol";
+import { parseSrvAnswers } from "../../../../src/ratelimit/stores/memcache/srv";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

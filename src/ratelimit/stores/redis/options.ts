@@ -8,7 +8,7 @@ import type { OnEmpty } from "./pool";
 import type { TopologyOptions } from "./topology";
 
 /** One pool's options; plain data, sent along with each call to the pool's Durable Objects. */
-export interface KvstorePoolOptions {
+export interface RedisPoolOptions {
   /** "main", or "persecond" for the per-second store. */
   role: "main" | "persecond";
   /** Hash of everything below: names the pool's objects, so a changed setting gets fresh connections. */
@@ -23,10 +23,10 @@ export interface KvstorePoolOptions {
   waitMs: number;
 }
 
-export interface KvstoreOptions {
-  main: KvstorePoolOptions;
+export interface RedisOptions {
+  main: RedisPoolOptions;
   /** Present with KVSTORE_PERSECOND: counters of per-second limits live there. */
-  perSecond?: KvstorePoolOptions;
+  perSecond?: RedisPoolOptions;
   jitterMaxSeconds: number;
   healthCheckActiveConnection: boolean;
 }
@@ -90,7 +90,7 @@ type PoolSettingNames =
   | "AUTH"
   | "SENTINEL_AUTH";
 
-function poolOptions(settings: CounterStoreSettings, role: "main" | "persecond"): KvstorePoolOptions {
+function poolOptions(settings: CounterStoreSettings, role: "main" | "persecond"): RedisPoolOptions {
   const prefix = role === "main" ? "KVSTORE" : "KVSTORE_PERSECOND";
   const get = <N extends PoolSettingNames>(name: N) =>
     (settings as unknown as Record<string, unknown>)[`${prefix}_${name}`] as CounterStoreSettings[`KVSTORE_${N}`];
@@ -129,7 +129,7 @@ function poolOptions(settings: CounterStoreSettings, role: "main" | "persecond")
   return { ...options, fingerprint: fingerprintOf(JSON.stringify(options)) };
 }
 
-export function kvstoreOptions(settings: CounterStoreSettings): KvstoreOptions {
+export function redisOptions(settings: CounterStoreSettings): RedisOptions {
   return {
     main: poolOptions(settings, "main"),
     perSecond: settings.KVSTORE_PERSECOND ? poolOptions(settings, "persecond") : undefined,

@@ -11,8 +11,8 @@ export { type Address, formatAddress };
  * A counter store failure whose message is safe to show callers: composed here from addresses, durations and the
  * server's own error replies, never from credentials.
  */
-export class KvstoreError extends Error {
-  override name = "KvstoreError";
+export class RedisError extends Error {
+  override name = "RedisError";
   constructor(
     message: string,
     /** True when nothing of the failed call reached the server, so it may be tried again without double counting. */
@@ -43,18 +43,18 @@ interface InFlight extends Waiter {
   resolve: (replies: Reply[]) => void;
 }
 
-/** `work`, or a KvstoreError with `message()` after `ms`; `notSent` when the commands cannot have reached the server. */
-export const kvstoreTimeout = <T>(work: Promise<T>, ms: number, message: () => string, notSent = false): Promise<T> =>
-  withTimeout(work, ms, () => new KvstoreError(message(), notSent));
+/** `work`, or a RedisError with `message()` after `ms`; `notSent` when the commands cannot have reached the server. */
+export const redisTimeout = <T>(work: Promise<T>, ms: number, message: () => string, notSent = false): Promise<T> =>
+  withTimeout(work, ms, () => new RedisError(message(), notSent));
 
 export class RespConnection extends PipelinedSocket<InFlight> {
   private readonly parser = new ReplyParser();
 
   private constructor(socket: Socket, address: Address, timeoutMs: number) {
-    super(socket, address, timeoutMs, { prefix: "kvstore", type: KvstoreError });
+    super(socket, address, timeoutMs, { prefix: "kvstore", type: RedisError });
   }
 
-  /** Dials, then authenticates and names the connection; fails with a KvstoreError within the time-out. */
+  /** Dials, then authenticates and names the connection; fails with a RedisError within the time-out. */
   static async open(address: Address, options: ConnectionOptions): Promise<RespConnection> {
     const where = formatAddress(address);
     let socket: Socket;
@@ -63,15 +63,15 @@ export class RespConnection extends PipelinedSocket<InFlight> {
         { hostname: address.host, port: address.port },
         { secureTransport: options.tls ? "on" : "off", allowHalfOpen: false },
       );
-      await kvstoreTimeout(
+      await redisTimeout(
         socket.opened,
         options.timeoutMs,
         () => `kvstore: connecting to ${where} timed out after ${options.timeoutMs} ms`,
         true,
       );
     } catch (error) {
-      if (error instanceof KvstoreError) throw error;
-      throw new KvstoreError(`kvstore: cannot connect to ${where}: ${messageOf(error)}`, true);
+      if (error instanceof RedisError) throw error;
+      throw new RedisError(`kvstore: cannot connect to ${where}: ${messageOf(error)}`, true);
     }
     const connection = new RespConnection(socket, address, options.timeoutMs);
     const handshake: Command[] = [];
@@ -89,12 +89,12 @@ export class RespConnection extends PipelinedSocket<InFlight> {
         replies = await connection.send(handshake);
       } catch (error) {
         connection.close();
-        throw new KvstoreError(`kvstore: handshake with ${where} failed: ${messageOf(error)}`, true);
+        throw new RedisError(`kvstore: handshake with ${where} failed: ${messageOf(error)}`, true);
       }
       // A failed CLIENT SETNAME (an ACL without it) is harmless; a failed AUTH is not.
       if (options.auth && replies[0] instanceof ReplyError) {
         connection.close();
-        throw new KvstoreError(`kvstore: authentication with ${where} failed: ${replies[0].message}`, true);
+        throw new RedisError(`kvstore: authentication with ${where} failed: ${replies[0].message}`, true);
       }
     }
     return connection;

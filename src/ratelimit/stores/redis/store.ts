@@ -5,9 +5,9 @@
 import { CLOSED_WINDOW_GRACE_MS } from "../../core/counter-table";
 import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore } from "../../core/types";
 import type { KvstoreConnection } from "../../../../durable-objects/kvstore-connection";
-import { KvstoreError, kvstoreTimeout } from "./connection";
+import { RedisError, redisTimeout } from "./connection";
 import { createMember, toWire, type WireReply } from "./member";
-import type { KvstoreOptions, KvstorePoolOptions } from "./options";
+import type { RedisOptions, RedisPoolOptions } from "./options";
 import type { Command } from "./resp";
 import {
   type ScriptRef,
@@ -37,25 +37,25 @@ type Namespace = DurableObjectNamespace<KvstoreConnection>;
 /** The member's RPC methods, typed by hand: the generated RPC types of recursive replies are too deep for tsc. */
 interface MemberStub {
   run(
-    options: KvstorePoolOptions,
+    options: RedisPoolOptions,
     index: number,
     commands: Command[],
   ): Promise<{ replies: WireReply[] } | { failure: string }>;
-  active(options: KvstorePoolOptions, index: number, connect: boolean): Promise<boolean>;
+  active(options: RedisPoolOptions, index: number, connect: boolean): Promise<boolean>;
 }
 
-const member = (namespace: Namespace, pool: KvstorePoolOptions, index: number) =>
+const member = (namespace: Namespace, pool: RedisPoolOptions, index: number) =>
   namespace.getByName(memberName(pool, index)) as unknown as MemberStub;
 
 /** Object name of pool member `index`: the pool's settings hash, so a settings change gets fresh connections. */
-export const memberName = (pool: KvstorePoolOptions, index: number) => `${pool.role}-${pool.fingerprint}-${index}`;
+export const memberName = (pool: RedisPoolOptions, index: number) => `${pool.role}-${pool.fingerprint}-${index}`;
 
-async function runOnPool(namespace: Namespace, pool: KvstorePoolOptions, commands: Command[]): Promise<WireReply[]> {
+async function runOnPool(namespace: Namespace, pool: RedisPoolOptions, commands: Command[]): Promise<WireReply[]> {
   if (pool.poolSize === 0) {
     // No pool: this request's own connection, closed when its answer is in.
     const own = createMember(pool, 0);
     try {
-      const replies = await kvstoreTimeout(
+      const replies = await redisTimeout(
         own.run(commands),
         pool.timeoutMs,
         () => `kvstore: no answer within ${pool.timeoutMs} ms`,
@@ -66,12 +66,12 @@ async function runOnPool(namespace: Namespace, pool: KvstorePoolOptions, command
     }
   }
   const index = Math.floor(Math.random() * pool.poolSize);
-  const answer = await kvstoreTimeout(
+  const answer = await redisTimeout(
     member(namespace, pool, index).run(pool, index, commands),
     pool.timeoutMs,
     () => `kvstore: no answer within ${pool.timeoutMs} ms`,
   );
-  if ("failure" in answer) throw new KvstoreError(answer.failure);
+  if ("failure" in answer) throw new RedisError(answer.failure);
   return answer.replies;
 }
 
@@ -81,23 +81,23 @@ const errorOf = (reply: WireReply | undefined): string | undefined =>
 function integerReply(reply: WireReply | undefined, command: string): number {
   if (typeof reply === "number") return reply;
   const error = errorOf(reply);
-  if (error !== undefined) throw new KvstoreError(error);
+  if (error !== undefined) throw new RedisError(error);
   if (reply === null && command === "GET") return 0;
   if (typeof reply === "string" && /^-?\d+$/.test(reply)) return Number(reply);
-  throw new KvstoreError(`kvstore: unexpected reply to ${command}: ${JSON.stringify(reply)}`);
+  throw new RedisError(`kvstore: unexpected reply to ${command}: ${JSON.stringify(reply)}`);
 }
 
 /** A script's reply: an array of `length` integers, the first 0 or 1 (admitted). */
 function scriptReply(reply: WireReply | undefined, length: number): number[] {
   const error = errorOf(reply);
-  if (error !== undefined) throw new KvstoreError(error);
+  if (error !== undefined) throw new RedisError(error);
   if (
     !Array.isArray(reply) ||
     reply.length !== length ||
     !reply.every((value): value is number => typeof value === "number") ||
     (reply[0] !== 0 && reply[0] !== 1)
   )
-    throw new KvstoreError(`kvstore: unexpected reply to a rate limit script: ${JSON.stringify(reply)}`);
+    throw new RedisError(`kvstore: unexpected reply to a rate limit script: ${JSON.stringify(reply)}`);
   return reply;
 }
 
@@ -116,12 +116,12 @@ const BY_TEXT = { slidingWindow: { text: SLIDING_WINDOW_SCRIPT }, tokenBucket: {
 /** The server does not hold the script (yet): nothing was run, so the call may be sent again as EVAL. */
 const isNoScript = (reply: WireReply | undefined) => errorOf(reply)?.startsWith("NOSCRIPT") ?? false;
 
-export interface KvstoreCounterStore extends CounterStore {
+export interface RedisCounterStore extends CounterStore {
   /** True when every pool (main, and the per-second one) holds at least one open connection or can open one. */
   healthy(): Promise<boolean>;
 }
 
-export function kvstoreCounterStore(namespace: Namespace, options: KvstoreOptions): KvstoreCounterStore {
+export function redisCounterStore(namespace: Namespace, options: RedisOptions): RedisCounterStore {
   const pools = [options.main, ...(options.perSecond ? [options.perSecond] : [])];
   return {
     increment: (items) => run(namespace, options, items, true),
@@ -138,7 +138,7 @@ type Scripts = { slidingWindow: ScriptRef; tokenBucket: ScriptRef };
 /** One pipeline per pool; the script calls the server did not know go again as EVAL, once. */
 async function run(
   namespace: Namespace,
-  options: KvstoreOptions,
+  options: RedisOptions,
   items: CounterIncrement[],
   counting: boolean,
 ): Promise<CounterReply[]> {
@@ -176,11 +176,11 @@ function counterReply(item: CounterIncrement, [first, second]: WireReply[], coun
 /** Sends each item's commands to its pool (all of a pool's in one call) and returns each item's replies. */
 async function perPool(
   namespace: Namespace,
-  options: KvstoreOptions,
+  options: RedisOptions,
   items: CounterIncrement[],
   commandsOf: (item: CounterIncrement) => Command[],
 ): Promise<WireReply[][]> {
-  const groups = new Map<KvstorePoolOptions, number[]>();
+  const groups = new Map<RedisPoolOptions, number[]>();
   items.forEach((item, position) => {
     const pool = options.perSecond && item.perSecond === true ? options.perSecond : options.main;
     groups.set(pool, [...(groups.get(pool) ?? []), position]);
@@ -200,11 +200,11 @@ async function perPool(
   return results;
 }
 
-const jitter = (options: KvstoreOptions) =>
+const jitter = (options: RedisOptions) =>
   options.jitterMaxSeconds > 0 ? Math.floor(Math.random() * options.jitterMaxSeconds) : 0;
 
 /** Each item's commands: a fixed counter's INCRBY and EXPIRE (GET to read), or one script call. */
-function itemCommands(options: KvstoreOptions, item: CounterIncrement, counting: boolean, scripts: Scripts): Command[] {
+function itemCommands(options: RedisOptions, item: CounterIncrement, counting: boolean, scripts: Scripts): Command[] {
   const hits = counting ? item.hits : 0;
   const { algorithm } = item;
   if (algorithm?.kind === "sliding_window")
@@ -239,18 +239,18 @@ function itemCommands(options: KvstoreOptions, item: CounterIncrement, counting:
 }
 
 /** A pool is healthy when one of its members holds an open connection or can open one (its own, without a pool). */
-async function poolHealthy(namespace: Namespace, pool: KvstorePoolOptions): Promise<boolean> {
+async function poolHealthy(namespace: Namespace, pool: RedisPoolOptions): Promise<boolean> {
   if (pool.poolSize === 0) {
     const own = createMember(pool, 0);
     try {
-      return await kvstoreTimeout(own.active(true), pool.timeoutMs, () => "timeout").catch(() => false);
+      return await redisTimeout(own.active(true), pool.timeoutMs, () => "timeout").catch(() => false);
     } finally {
       own.close();
     }
   }
   const answers = await Promise.all(
     Array.from({ length: pool.poolSize }, (_, index) =>
-      kvstoreTimeout(member(namespace, pool, index).active(pool, index, true), pool.timeoutMs, () => "timeout").catch(
+      redisTimeout(member(namespace, pool, index).active(pool, index, true), pool.timeoutMs, () => "timeout").catch(
         () => false,
       ),
     ),

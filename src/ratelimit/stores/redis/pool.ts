@@ -1,6 +1,6 @@
 // One member of the connection pool: a transport used by one batch of callers at a time, so that under load the
 // connection carries many callers' commands per round trip.
-import { KvstoreError } from "./connection";
+import { RedisError } from "./connection";
 import type { Command, Reply } from "./resp";
 import type { Transport } from "./topology";
 
@@ -67,7 +67,7 @@ export class PooledConnection {
     this.transport?.close();
     this.transport = undefined;
     for (const job of this.waiting.splice(0))
-      this.settle(job, () => job.reject(new KvstoreError("kvstore: connection pool closed")));
+      this.settle(job, () => job.reject(new RedisError("kvstore: connection pool closed")));
   }
 
   private armEmptyTimers(job: Job): void {
@@ -77,7 +77,7 @@ export class PooledConnection {
         setTimeout(
           () =>
             this.takeWaiting(job, () =>
-              job.reject(new KvstoreError(`kvstore: connection pool empty after waiting ${waitMs} ms`)),
+              job.reject(new RedisError(`kvstore: connection pool empty after waiting ${waitMs} ms`)),
             ),
           waitMs,
         ),
@@ -89,7 +89,7 @@ export class PooledConnection {
       setTimeout(
         () =>
           this.takeWaiting(job, () =>
-            job.reject(new KvstoreError(`kvstore: no pooled connection free within ${timeoutMs} ms`)),
+            job.reject(new RedisError(`kvstore: no pooled connection free within ${timeoutMs} ms`)),
           ),
         timeoutMs,
       ),

@@ -7,12 +7,12 @@ import { SettingsError } from "../../../shared/settings";
 import type { CounterIncrement, CounterStore } from "../../core/types";
 import type { CounterStoreSettings } from "../../counter-store-settings";
 import { type Address, formatAddress, parseHostPort } from "../socket";
-import { MemcacheConnection, ObjcacheError } from "./connection";
+import { MemcacheConnection, MemcacheError } from "./connection";
 import { pickNode } from "./hashing";
 import { keyProblem, MemcacheReplyError, type Reply, type Request } from "./protocol";
 import { lookupSrv } from "./srv";
 
-export interface ObjcacheOptions {
+export interface MemcacheOptions {
   /** OBJCACHE_HOST_PORT's nodes, in the order given; absent with OBJCACHE_SRV. */
   nodes?: Address[];
   srv?: { name: string; refreshMs: number; dohUrl: string };
@@ -23,7 +23,7 @@ export interface ObjcacheOptions {
 
 const invalid = (message: string) => new SettingsError(`ratelimit settings are invalid: ${message}`);
 
-export function objcacheOptions(settings: CounterStoreSettings): ObjcacheOptions {
+export function memcacheOptions(settings: CounterStoreSettings): MemcacheOptions {
   const list = settings.OBJCACHE_HOST_PORT.split(",")
     .map((item) => item.trim())
     .filter(Boolean);
@@ -57,7 +57,7 @@ export function objcacheOptions(settings: CounterStoreSettings): ObjcacheOptions
 /** Per isolate: the nodes an SRV record named, and when (refreshed after OBJCACHE_SRV_REFRESH when that is > 0). */
 const srvNodes = new Map<string, { nodes: Address[]; at: number }>();
 
-async function nodesOf(options: ObjcacheOptions): Promise<Address[]> {
+async function nodesOf(options: MemcacheOptions): Promise<Address[]> {
   if (options.nodes) return options.nodes;
   const { name, refreshMs, dohUrl } = options.srv!;
   const known = srvNodes.get(name);
@@ -83,7 +83,7 @@ const expiryOf = (ttlSeconds: number) =>
 class Session {
   private readonly connections = new Map<string, Promise<MemcacheConnection>>();
 
-  constructor(private readonly options: ObjcacheOptions) {}
+  constructor(private readonly options: MemcacheOptions) {}
 
   async send(node: Address, requests: Request[]): Promise<Reply[]> {
     const where = formatAddress(node);
@@ -114,7 +114,7 @@ function checkItems(items: readonly CounterIncrement[]): void {
     if (item.algorithm)
       throw new Error(`objcache: the ${item.algorithm.kind} algorithm is not supported by BACKEND_TYPE=memcache`);
     const problem = keyProblem(item.key);
-    if (problem) throw new ObjcacheError(problem);
+    if (problem) throw new MemcacheError(problem);
   }
 }
 
@@ -130,9 +130,9 @@ async function readAll(session: Session, nodes: Address[], keys: string[]): Prom
     [...byNode].map(async ([node, nodeKeys]) => {
       const [reply] = await session.send(node, [{ op: "get", keys: nodeKeys }]);
       if (reply instanceof MemcacheReplyError)
-        throw new ObjcacheError(`objcache: get failed on ${formatAddress(node)}: ${reply.message}`);
+        throw new MemcacheError(`objcache: get failed on ${formatAddress(node)}: ${reply.message}`);
       if (!(reply instanceof Map))
-        throw new ObjcacheError(`objcache: unexpected reply to get from ${formatAddress(node)}`);
+        throw new MemcacheError(`objcache: unexpected reply to get from ${formatAddress(node)}`);
       for (const key of nodeKeys) {
         const text = reply.get(key);
         values.set(key, text === undefined ? 0 : Number.parseInt(text.trim(), 10) || 0);
@@ -169,7 +169,7 @@ async function incrementAll(
     [...byNode].map(async ([node, keys]) => {
       const check = (reply: Reply, op: string) => {
         if (reply instanceof MemcacheReplyError)
-          throw new ObjcacheError(`objcache: ${op} failed on ${formatAddress(node)}: ${reply.message}`);
+          throw new MemcacheError(`objcache: ${op} failed on ${formatAddress(node)}: ${reply.message}`);
       };
       const incremented = await session.send(
         node,
@@ -202,7 +202,7 @@ async function incrementAll(
 /**
  * @param defer keeps the asynchronous increments alive after the answer (the request's waitUntil).
  */
-export function objcacheCounterStore(options: ObjcacheOptions, defer: (work: Promise<unknown>) => void): CounterStore {
+export function memcacheCounterStore(options: MemcacheOptions, defer: (work: Promise<unknown>) => void): CounterStore {
   return {
     async increment(items) {
       checkItems(items);

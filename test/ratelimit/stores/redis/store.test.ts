@@ -15,13 +15,9 @@ import type {
   TokenBucketOperation,
 } from "../../../../src/ratelimit/core/types";
 import { counterStoreSettings } from "../../../../src/ratelimit/counter-store-settings";
-import { kvstoreOptions } from "../../../../src/ratelimit/stores/kvstore/options";
-import {
-  scriptShas,
-  SLIDING_WINDOW_SCRIPT,
-  TOKEN_BUCKET_SCRIPT,
-} from "../../../../src/ratelimit/stores/kvstore/scripts";
-import { kvstoreCounterStore } from "../../../../src/ratelimit/stores/kvstore/store";
+import { redisOptions } from "../../../../src/ratelimit/stores/redis/options";
+import { scriptShas, SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from "../../../../src/ratelimit/stores/redis/scripts";
+import { redisCounterStore } from "../../../../src/ratelimit/stores/redis/store";
 import { CLOSED_WINDOW_GRACE_MS } from "../../../../src/ratelimit/core/counter-table";
 import { MemoryStore } from "../../core/memory-store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
@@ -312,9 +308,9 @@ describe("store errors and health", () => {
 
 /** The store itself, over the suite's Redis, with these settings. */
 const storeWith = (vars: Record<string, string> = {}) =>
-  kvstoreCounterStore(
+  redisCounterStore(
     env.KVSTORE_CONNECTION,
-    kvstoreOptions(counterStoreSettings({ ...env, BACKEND_TYPE: "redis", KVSTORE_URL: URL, ...vars })),
+    redisOptions(counterStoreSettings({ ...env, BACKEND_TYPE: "redis", KVSTORE_URL: URL, ...vars })),
   );
 
 const WINDOW = 60;

@@ -5,11 +5,11 @@ import { describe, expect, it } from "vitest";
 import {
   MAX_SERVER_WORDS,
   MAX_WORDS,
-  tokenizeLine,
   vetBackendParams,
   vetServerParams,
-} from "../../../../src/proxy/installation/params/index";
-import { aclLineOfWords, serverParamsOfWords } from "../../../integration/haproxy-param-words";
+} from "../../../src/proxy/haproxy-params/index";
+import { tokenizeLine } from "../../../src/proxy/haproxy-params/tokenizer";
+import { aclLineOfWords, serverParamsOfWords } from "../../integration/haproxy-param-words";
 
 const words = (line: string) => {
   const result = tokenizeLine(line);
