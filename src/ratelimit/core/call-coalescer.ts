@@ -15,7 +15,7 @@ export interface CoalescerOptions {
   maxWaitMs: number;
   /**
    * How long a request told to lead has to start its call before the request that told it makes the call itself (the
-   * told request's client has gone and workerd dropped its continuation).
+   * told request has ended, and workerd dropped its continuation).
    */
   handoffMs: number;
 }
@@ -85,9 +85,10 @@ export interface CoalescerActivity {
  * ends. So a call is always made, and its linger timed, by a request it carries (the leader); a request that waits is
  * told its turn or its replies through a promise it created itself, whose continuation runs in its own context.
  * `keepAlive` (the request's waitUntil) keeps the leader's context alive until every request it carries is answered,
- * even if its own client has gone. workerd drops a continuation resolved for a request that has already ended, so a
- * waiter whose client went away never leads when told to: the request that told it (alive, under its keepAlive)
- * checks after handoffMs and, if the call has not started, makes it itself for the requests still waiting.
+ * even if its own client has gone. workerd drops a continuation resolved for a request that has already ended (its
+ * client went away on Cloudflare, or the gRPC route answered at its deadline), so such a waiter never leads when told
+ * to: the request that told it (alive, under its keepAlive) checks after handoffMs and, if the call has not started,
+ * makes it itself for the requests still waiting.
  */
 export class CallCoalescer<Operation, Reply> {
   private readonly queues = new Map<string, ObjectQueue<Operation, Reply>>();

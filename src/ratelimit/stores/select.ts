@@ -27,8 +27,8 @@ const MAX_COALESCED_WAIT_MS = 10_000;
 
 /**
  * How long a request told to lead a call has to start it before the request that told it makes the call itself. It
- * normally starts within a millisecond; one that has not after this long belongs to a client that went away (workerd
- * then never runs it). Taking over a live but slow one costs it only a later call.
+ * normally starts within a millisecond; one that has not after this long has ended (its client went away, or the gRPC
+ * route answered at its deadline), and workerd never runs it. Taking over a live but slow one costs it a later call.
  */
 const COALESCED_HANDOFF_MS = 500;
 
