@@ -25,6 +25,13 @@ const MAX_OPERATIONS_PER_CALL = 1000;
  */
 const MAX_COALESCED_WAIT_MS = 10_000;
 
+/**
+ * How long a request told to lead a call has to start it before the request that told it makes the call itself. It
+ * normally starts within a millisecond; one that has not after this long has ended (its client went away, or the gRPC
+ * route answered at its deadline), and workerd never runs it. Taking over a live but slow one costs it a later call.
+ */
+const COALESCED_HANDOFF_MS = 500;
+
 /** The store the settings chose, with what the health check and the error messages need to know of it. */
 export interface SelectedStore {
   backend: Backend;
@@ -78,6 +85,7 @@ export function selectCounterStore(env: Env): SelectedStore {
             lingerMs: settings.COUNTER_BATCH_LINGER_MS,
             maxOperationsPerCall: MAX_OPERATIONS_PER_CALL,
             maxWaitMs: MAX_COALESCED_WAIT_MS,
+            handoffMs: COALESCED_HANDOFF_MS,
           },
           { maxUnits: settings.COUNTER_LEASE_MAX_UNITS },
         ),
