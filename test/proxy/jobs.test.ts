@@ -15,16 +15,15 @@ import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
 import {
-  ADMIN_AUTH,
   asAdmin,
   createApiUser,
   createBackend,
   createContainer,
-  createHost,
   createProject,
   errorBody,
   expectJson,
 } from "./fixtures";
+import { createProjectOnHost } from "../support/proxy-fixtures";
 import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
@@ -32,10 +31,11 @@ const SLAVE_2 = "http://slave-2.test:9400";
 
 let apiUser: string;
 beforeAll(async () => {
-  await createProject("jobs");
-  await createHost("node1.example.net", "2001:db8::1");
-  const web1 = await createContainer("jobs", { label: "web1", hostname: "node1.example.net", ipv6: "2001:db8::11" });
-  const web2 = await createContainer("jobs", { label: "web2", hostname: "node1.example.net", ipv6: "2001:db8::12" });
+  const { web1, web2 } = await createProjectOnHost("jobs", {
+    hostname: "node1.example.net",
+    ipv6: "2001:db8::1",
+    containers: { web1: "2001:db8::11", web2: "2001:db8::12" },
+  });
   await createBackend("jobs", {
     label: "www",
     port: 8080,

@@ -13,11 +13,11 @@ import {
   createApiUser,
   createBackend,
   createContainer,
-  createHost,
   createProject,
   errorBody,
   expectJson,
 } from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
 
 let tenant: string;
 let web1: number;
@@ -59,10 +59,11 @@ async function callWith(
 }
 
 beforeAll(async () => {
-  await createProject("pt");
-  await createHost("node1.example.net", "2001:db8::1");
-  web1 = await createContainer("pt", { label: "web1", hostname: "node1.example.net", ipv6: "2001:db8::21" });
-  web2 = await createContainer("pt", { label: "web2", hostname: "node1.example.net", ipv6: "2001:db8::22" });
+  ({ web1, web2 } = await createProjectOnHost("pt", {
+    hostname: "node1.example.net",
+    ipv6: "2001:db8::1",
+    containers: { web1: "2001:db8::21", web2: "2001:db8::22" },
+  }));
   await createBackend("pt", {
     label: "web",
     port: 8080,

@@ -11,17 +11,8 @@ import { CONFIG_LOCK } from "../../../src/proxy/jobs";
 import { writeSshProxyConfiguration } from "../../../src/proxy/sshproxy/versions";
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
 import providedKey from "../fixtures/provided-rsa.key.pem?raw";
-import {
-  ADMIN_AUTH,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../fixtures";
+import { ADMIN_AUTH, asAdmin, createApiUser, createBackend, errorBody, expectJson } from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
 import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "../job-env";
 
 const SLAVE = "http://slave-1.test:9400";
@@ -77,10 +68,11 @@ const agentState = (state: Partial<Record<string, unknown>>) =>
 let apiUser: string;
 let wwwFqLabel: string;
 beforeAll(async () => {
-  await createProject("ops");
-  await createHost("node1.example.net", "2001:db8::1");
-  const web1 = await createContainer("ops", { label: "web1", hostname: "node1.example.net", ipv6: "2001:db8::11" });
-  const web2 = await createContainer("ops", { label: "web2", hostname: "node1.example.net", ipv6: "2001:db8::12" });
+  const { web1, web2 } = await createProjectOnHost("ops", {
+    hostname: "node1.example.net",
+    ipv6: "2001:db8::1",
+    containers: { web1: "2001:db8::11", web2: "2001:db8::12" },
+  });
   await createBackend("ops", {
     label: "www",
     port: 8080,
