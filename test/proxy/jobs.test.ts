@@ -23,7 +23,7 @@ import {
   errorBody,
   expectJson,
 } from "./fixtures";
-import { createProjectOnHost } from "../support/proxy-fixtures";
+import { createDeployedProject } from "../support/proxy-fixtures";
 import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
@@ -31,23 +31,7 @@ const SLAVE_2 = "http://slave-2.test:9400";
 
 let apiUser: string;
 beforeAll(async () => {
-  const { web1, web2 } = await createProjectOnHost("jobs", {
-    hostname: "node1.example.net",
-    ipv6: "2001:db8::1",
-    containers: { web1: "2001:db8::11", web2: "2001:db8::12" },
-  });
-  await createBackend("jobs", {
-    label: "www",
-    port: 8080,
-    backendContainers: [{ containerId: web1 }, { containerId: web2, params: "backup" }],
-    domainForwardings: [{ domainName: "www.jobs.example" }, { domainName: "shop.jobs.example" }],
-  });
-  await createBackend("jobs", {
-    label: "permredirect",
-    domainForwardings: [{ domainName: "old.jobs.example", redirectToUrl: "https://www.jobs.example/*" }],
-  });
-  await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", sshPublicKey: KEY_ANNA }), 200);
-  await expectJson(asAdmin("/admin/users", "POST", { email: "ben@example.com", sshPublicKey: KEY_BEN }), 200);
+  await createDeployedProject("jobs", "backup");
   await expectJson(asAdmin("/admin/users", "POST", { email: "carl@example.com" }), 200);
   await expectJson(
     asAdmin("/admin/containers/jobs/web1/permissions", "PUT", [

@@ -1,5 +1,7 @@
-// Builders for the proxy API tests: the project, host and containers most of them start from, made in one call.
-import { createContainer, createHost, createProject } from "../proxy/fixtures";
+// Builders for the proxy API tests: the project, host and containers most of them start from, made in one call, and
+// the project the configuration job tests deploy.
+import { asAdmin, createBackend, createContainer, createHost, createProject, expectJson } from "../proxy/fixtures";
+import { KEY_ANNA, KEY_BEN } from "../proxy/job-env";
 
 /** A host and the containers to put on it, each label with its IPv6 address. */
 export interface HostWithContainers {
@@ -22,5 +24,34 @@ export async function createProjectOnHost(
   const ids: Record<string, number> = {};
   for (const [label, ipv6] of Object.entries(host.containers))
     ids[label] = await createContainer(project, { label, hostname: host.hostname, ipv6 });
+  return ids;
+}
+
+/**
+ * The project the configuration job tests generate and deploy: web1 and web2 on node1.example.net; backend www (port
+ * 8080, both containers, www. and shop.<label>.example) and permredirect (old.<label>.example redirected to www); the
+ * users anna and ben with their SSH keys. `web2Params`: web2's server params in www. Returns the containers' ids.
+ */
+export async function createDeployedProject(label: string, web2Params?: string): Promise<Record<string, number>> {
+  const ids = await createProjectOnHost(label, {
+    hostname: "node1.example.net",
+    ipv6: "2001:db8::1",
+    containers: { web1: "2001:db8::11", web2: "2001:db8::12" },
+  });
+  await createBackend(label, {
+    label: "www",
+    port: 8080,
+    backendContainers: [
+      { containerId: ids.web1 },
+      { containerId: ids.web2, ...(web2Params && { params: web2Params }) },
+    ],
+    domainForwardings: [{ domainName: `www.${label}.example` }, { domainName: `shop.${label}.example` }],
+  });
+  await createBackend(label, {
+    label: "permredirect",
+    domainForwardings: [{ domainName: `old.${label}.example`, redirectToUrl: `https://www.${label}.example/*` }],
+  });
+  await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", sshPublicKey: KEY_ANNA }), 200);
+  await expectJson(asAdmin("/admin/users", "POST", { email: "ben@example.com", sshPublicKey: KEY_BEN }), 200);
   return ids;
 }

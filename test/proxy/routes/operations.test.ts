@@ -11,8 +11,8 @@ import { CONFIG_LOCK } from "../../../src/proxy/jobs";
 import { writeSshProxyConfiguration } from "../../../src/proxy/sshproxy/versions";
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
 import providedKey from "../fixtures/provided-rsa.key.pem?raw";
-import { ADMIN_AUTH, asAdmin, createApiUser, createBackend, errorBody, expectJson } from "../fixtures";
-import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { ADMIN_AUTH, asAdmin, createApiUser, errorBody, expectJson } from "../fixtures";
+import { createDeployedProject } from "../../support/proxy-fixtures";
 import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "../job-env";
 
 const SLAVE = "http://slave-1.test:9400";
@@ -68,23 +68,7 @@ const agentState = (state: Partial<Record<string, unknown>>) =>
 let apiUser: string;
 let wwwFqLabel: string;
 beforeAll(async () => {
-  const { web1, web2 } = await createProjectOnHost("ops", {
-    hostname: "node1.example.net",
-    ipv6: "2001:db8::1",
-    containers: { web1: "2001:db8::11", web2: "2001:db8::12" },
-  });
-  await createBackend("ops", {
-    label: "www",
-    port: 8080,
-    backendContainers: [{ containerId: web1 }, { containerId: web2 }],
-    domainForwardings: [{ domainName: "www.ops.example" }, { domainName: "shop.ops.example" }],
-  });
-  await createBackend("ops", {
-    label: "permredirect",
-    domainForwardings: [{ domainName: "old.ops.example", redirectToUrl: "https://www.ops.example/*" }],
-  });
-  await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", sshPublicKey: KEY_ANNA }), 200);
-  await expectJson(asAdmin("/admin/users", "POST", { email: "ben@example.com", sshPublicKey: KEY_BEN }), 200);
+  await createDeployedProject("ops");
   await expectJson(
     asAdmin("/admin/containers/ops/web1/permissions", "PUT", [
       { permission: "www-data", userEmail: "anna@example.com" },
