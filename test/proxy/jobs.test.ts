@@ -23,7 +23,7 @@ import {
   errorBody,
   expectJson,
 } from "./fixtures";
-import { createDeployedProject } from "../support/proxy-fixtures";
+import { AGENT_FILES, createDeployedProject } from "../support/proxy-fixtures";
 import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
@@ -143,15 +143,7 @@ describe("gensynchaprx with the master agent", () => {
     expect(call.url).toBe(`${AGENT}/v1/config`);
     expect(call.authorization).toBe("Bearer agent-token");
     expect(call.body.onlyIfNewer).toBe(false);
-    expect(Object.keys(call.body.files).sort()).toEqual([
-      "crt-list.txt",
-      "domain2backend.map",
-      "domain2cert.map",
-      "domain2prefix.map",
-      "domain2redirect.map",
-      "fallback.pem",
-      "haproxy.cfg",
-    ]);
+    expect(Object.keys(call.body.files).sort()).toEqual(AGENT_FILES);
     expect(call.body.files["fallback.pem"]).toMatch(
       /^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n/,
     );

@@ -55,3 +55,14 @@ export async function createDeployedProject(label: string, web2Params?: string):
   await expectJson(asAdmin("/admin/users", "POST", { email: "ben@example.com", sshPublicKey: KEY_BEN }), 200);
   return ids;
 }
+
+/** The names of the files an agent is sent for a configuration, sorted: the bundle's and the fallback certificate. */
+export const AGENT_FILES = [
+  "crt-list.txt",
+  "domain2backend.map",
+  "domain2cert.map",
+  "domain2prefix.map",
+  "domain2redirect.map",
+  "fallback.pem",
+  "haproxy.cfg",
+];

@@ -12,11 +12,24 @@ import { writeSshProxyConfiguration } from "../../../src/proxy/sshproxy/versions
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
 import providedKey from "../fixtures/provided-rsa.key.pem?raw";
 import { ADMIN_AUTH, asAdmin, createApiUser, errorBody, expectJson } from "../fixtures";
-import { createDeployedProject } from "../../support/proxy-fixtures";
+import { AGENT_FILES, createDeployedProject } from "../../support/proxy-fixtures";
 import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "../job-env";
 
 const SLAVE = "http://slave-1.test:9400";
 const METRICS_TOKEN = "test-metrics-token";
+/** The last lines of every metrics page here: the counts of the one project this file builds. */
+const INVENTORY_METRICS = [
+  "# HELP proxy_projects Projects.",
+  "# TYPE proxy_projects gauge",
+  "proxy_projects 1",
+  "# HELP proxy_domains Domains of every project.",
+  "# TYPE proxy_domains gauge",
+  "proxy_domains 3",
+  "# HELP proxy_containers Containers of every project.",
+  "# TYPE proxy_containers gauge",
+  "proxy_containers 2",
+  "",
+];
 
 async function callWith(
   workerEnv: Env,
@@ -207,15 +220,7 @@ describe("GET /admin/haproxy/preview", () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ url: `${AGENT}/v1/check`, method: "POST", authorization: "Bearer agent-token" });
     expect(calls[0].body!.digest).toBe(preview.digest);
-    expect(Object.keys(calls[0].body!.files).sort()).toEqual([
-      "crt-list.txt",
-      "domain2backend.map",
-      "domain2cert.map",
-      "domain2prefix.map",
-      "domain2redirect.map",
-      "fallback.pem",
-      "haproxy.cfg",
-    ]);
+    expect(Object.keys(calls[0].body!.files).sort()).toEqual(AGENT_FILES);
     expect(calls[0].body!.files["haproxy.cfg"]).toBe(preview.files["haproxy.cfg"]);
     // The preview leaves no fallback certificate behind (gensynchaprx makes and stores it).
     expect(await expectJson(callWith(withVars(), "/admin/certificates"), 200)).toEqual([]);
@@ -720,36 +725,14 @@ describe("GET /admin/metrics", () => {
         "# TYPE proxy_haproxy_load_balancer_in_sync gauge",
         `proxy_haproxy_load_balancer_in_sync{agent="${AGENT}",role="master"} 1`,
         `proxy_haproxy_load_balancer_in_sync{agent="${SLAVE}",role="slave"} 0`,
-        "# HELP proxy_projects Projects.",
-        "# TYPE proxy_projects gauge",
-        "proxy_projects 1",
-        "# HELP proxy_domains Domains of every project.",
-        "# TYPE proxy_domains gauge",
-        "proxy_domains 3",
-        "# HELP proxy_containers Containers of every project.",
-        "# TYPE proxy_containers gauge",
-        "proxy_containers 2",
-        "",
+        ...INVENTORY_METRICS,
       ].join("\n"),
     );
   });
 
   it("leaves out what does not exist yet", async () => {
     await forgetGenerations();
-    expect(await (await callWith(withVars(), "/admin/metrics")).text()).toBe(
-      [
-        "# HELP proxy_projects Projects.",
-        "# TYPE proxy_projects gauge",
-        "proxy_projects 1",
-        "# HELP proxy_domains Domains of every project.",
-        "# TYPE proxy_domains gauge",
-        "proxy_domains 3",
-        "# HELP proxy_containers Containers of every project.",
-        "# TYPE proxy_containers gauge",
-        "proxy_containers 2",
-        "",
-      ].join("\n"),
-    );
+    expect(await (await callWith(withVars(), "/admin/metrics")).text()).toBe(INVENTORY_METRICS.join("\n"));
   });
 
   it("takes the administrator or the PROXY_METRICS_TOKEN bearer; 401 and 403 for anyone else", async () => {
