@@ -137,6 +137,19 @@ const setRedirect = (url: string) =>
   massUpdate({ operation: "UPDATE", domainName: "old.ops.example", backendLabel: "permredirect", redirectToUrl: url });
 const removeDomain = (domainName: string) => massUpdate({ operation: "DELETE", domainName, backendLabel: "www" });
 
+/**
+ * Gives www params the API would refuse (written past it) and asks for a public CA certificate for shop.ops.example,
+ * which none covers: the two problems a preview lists. Undone when the test finishes.
+ */
+async function givePreviewProblems() {
+  await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
+  await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
+  onTestFinished(async () => {
+    await env.DB.prepare("update backends set params = null where label = 'www'").run();
+    await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
+  });
+}
+
 describe("GET /admin/haproxy/preview", () => {
   it("shows exactly a changed domain as a diff against the version in force, and stores nothing", async () => {
     const inForce = await generate();
@@ -243,13 +256,7 @@ describe("GET /admin/haproxy/preview", () => {
   });
 
   it("lists the backends whose params, servers or certificates were skipped", async () => {
-    // Written past the API, which would refuse it.
-    await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
-    await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
-    onTestFinished(async () => {
-      await env.DB.prepare("update backends set params = null where label = 'www'").run();
-      await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
-    });
+    await givePreviewProblems();
     const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
     const paramsMessage = `backend ${wwwFqLabel}: params line 1 refused (${preview.problems[0].message.match(/\((.*)\)/)[1]}); the backend is written without its params`;
     expect(preview.problems).toEqual([
@@ -265,12 +272,7 @@ describe("GET /admin/haproxy/preview", () => {
   });
 
   it("lists problems that gensynchaprx then warns of, to the administrator and to the project's tenant", async () => {
-    await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
-    await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
-    onTestFinished(async () => {
-      await env.DB.prepare("update backends set params = null where label = 'www'").run();
-      await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
-    });
+    await givePreviewProblems();
     const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
     const refused = `("bogus-directive" is not an allowed directive)`;
     const problems = [
