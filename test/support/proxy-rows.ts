@@ -1,6 +1,23 @@
 // Stored rows for the proxy's pure generators (HAProxy bundle, SSH proxy accounts): the fallback certificate and the
 // one-project installation their tests hand in, built here instead of spelt out field by field in each test.
+import type { CertificateRow } from "../../src/proxy/pki/rows";
 import type { generateSshAccounts } from "../../src/proxy/sshproxy/config";
+
+/** The fallback certificate's row as the generator reads it; the PEMs are empty unless a test needs real ones. */
+export const fallbackCertificateRow = (certificatePem = "", privateKeyPem = ""): CertificateRow => ({
+  id: 1,
+  name: "fallback",
+  source: "fallback",
+  domainNames: ["fallback.invalid"],
+  issuer: "CN=test",
+  serialNumber: "01",
+  notBefore: new Date("2026-01-01T00:00:00Z"),
+  notAfter: new Date("2036-01-01T00:00:00Z"),
+  certificatePem,
+  privateKeyPem,
+  projectIds: null,
+  updatedAt: new Date("2026-01-01T00:00:00Z"),
+});
 
 /**
  * What generateSshAccounts reads for project shop: the containers (label → address, ids from 1 in order) on host
