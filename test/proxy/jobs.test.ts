@@ -1,13 +1,7 @@
 // The configuration jobs through the Worker: gensynchaprx (stored versions, the master agent, its refusals), slave
 // syncs on the queue (retries, outcomes on the parent run), writesshprx, /maintenance/start and the daily cron, the
 // locks (423), slaves (405), the ACME challenge route and the job history.
-import {
-  createExecutionContext,
-  createMessageBatch,
-  createScheduledController,
-  getQueueResult,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
@@ -23,6 +17,7 @@ import {
   errorBody,
   expectJson,
 } from "./fixtures";
+import { deliverBatch, type QueuedMessage } from "../support/jobs-queue";
 import { AGENT_FILES, createDeployedProject } from "../support/proxy-fixtures";
 import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
@@ -360,16 +355,7 @@ describe("slave sync on the queue", () => {
     return { parentRunId: Number(response.headers.get("X-Job-Id")), warnings, bodies };
   }
 
-  async function runSync(messages: { id: string; attempts: number; body: unknown }[], workerEnv = agentEnv()) {
-    const batch = createMessageBatch(
-      "edge-jobs",
-      messages.map((message) => ({ ...message, timestamp: new Date() })),
-    );
-    const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
-    const ctx = createExecutionContext();
-    await worker.queue(batch, workerEnv, ctx);
-    return { result: await getQueueResult(batch, ctx), retries };
-  }
+  const runSync = (messages: QueuedMessage[], workerEnv = agentEnv()) => deliverBatch(messages, workerEnv);
 
   it("queues one sync per slave agent and records each outcome on the gensynchaprx run", async () => {
     const { parentRunId, warnings, bodies } = await generateWithSlaves();
@@ -495,10 +481,8 @@ describe("locks", () => {
     expect(message).toEqual({ kind: "writesshprx", runId: expect.any(Number), lockHolder: expect.any(String) });
     expect((await locks().inspect(CONFIG_LOCK))!.holder).toBe(message.lockHolder);
 
-    const batch = createMessageBatch("edge-jobs", [{ id: "w1", timestamp: new Date(), attempts: 1, body: message }]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, withVars(), ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["w1"]);
+    const { result } = await deliverBatch([{ id: "w1", attempts: 1, body: message }], withVars());
+    expect(result.explicitAcks).toEqual(["w1"]);
     expect(await locks().inspect(CONFIG_LOCK)).toBeNull();
     expect((await callWith(withVars(), "/admin/gensynchaprx")).status).toBe(200);
   });
@@ -509,12 +493,11 @@ describe("locks", () => {
       const runId = (await db()
         .$client.prepare("insert into job_runs (kind, trigger) values ('gensynchaprx', 'test') returning id")
         .first<{ id: number }>())!.id;
-      const batch = createMessageBatch("edge-jobs", [
-        { id: "g1", timestamp: new Date(), attempts: 1, body: { kind: "gensynchaprx", runId } },
-      ]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, withVars(), ctx);
-      expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([{ msgId: "g1" }]);
+      const { result } = await deliverBatch(
+        [{ id: "g1", attempts: 1, body: { kind: "gensynchaprx", runId } }],
+        withVars(),
+      );
+      expect(result.retryMessages).toEqual([{ msgId: "g1" }]);
       expect(await getJobRun(db(), runId)).toMatchObject({
         state: "queued",
         error: expect.stringMatching(/^Job is already running/),
@@ -549,10 +532,10 @@ describe("writesshprx", () => {
     expect(await expectJson(response, 200)).toEqual([]);
     const message = send.mock.calls[0][0] as { runId: number };
     expect(Number(response.headers.get("X-Job-Id"))).toBe(message.runId);
-    const batch = createMessageBatch("edge-jobs", [{ id: "ssh", timestamp: new Date(), attempts: 1, body: message }]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, withVars({ SSH_PROXY_UPSTREAM_KEY_FILE: "/etc/sshpiperd/prx_key" }), ctx);
-    await getQueueResult(batch, ctx);
+    await deliverBatch(
+      [{ id: "ssh", attempts: 1, body: message }],
+      withVars({ SSH_PROXY_UPSTREAM_KEY_FILE: "/etc/sshpiperd/prx_key" }),
+    );
 
     const stored = await expectJson(callWith(withVars(), "/admin/sshproxy"), 200);
     const warnings = [
@@ -669,13 +652,14 @@ describe("maintenance job and the daily cron", () => {
     const runId = (await db()
       .$client.prepare("insert into job_runs (kind, trigger) values ('certificates', 'test') returning id")
       .first<{ id: number }>())!.id;
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "c1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } },
-    ]);
-    const retry = vi.spyOn(batch.messages[0], "retry");
-    const ctx = createExecutionContext();
-    await worker.queue(batch, withVars({ ACME_DIRECTORY_URL: "https://acme.test/directory" }), ctx);
-    expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([{ msgId: "c1" }]);
+    const {
+      result,
+      retries: [retry],
+    } = await deliverBatch(
+      [{ id: "c1", attempts: 1, body: { kind: "certificates", runId } }],
+      withVars({ ACME_DIRECTORY_URL: "https://acme.test/directory" }),
+    );
+    expect(result.retryMessages).toEqual([{ msgId: "c1" }]);
     expect(retry).toHaveBeenCalledWith({ delaySeconds: 30 });
     expect(fetchSpy.mock.calls.map(([url]) => String(url))).toEqual(["https://acme.test/directory"]);
     expect(await getJobRun(db(), runId)).toMatchObject({
