@@ -66,3 +66,19 @@ export const AGENT_FILES = [
   "fallback.pem",
   "haproxy.cfg",
 ];
+
+/** Creates each project with one backend, web, and nothing else: the tenants domains and zones move between. */
+export async function createWebProjects(labels: string[]) {
+  for (const label of labels) {
+    await createProject(label);
+    await createBackend(label, { label: "web" });
+  }
+}
+
+/** One operation of POST /domains/massupdate on `domainName`, for the backend web of the project. */
+export const webDomainOperation = (domainName: string, projectLabel: string, operation = "CREATE") => ({
+  operation,
+  domainName,
+  projectLabel,
+  backendLabel: "web",
+});
