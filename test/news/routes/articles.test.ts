@@ -3,6 +3,7 @@ import { call, callJson } from "../../helpers/http";
 import { SEED_ARTICLES, seedArticles } from "../articles-fixture";
 import type { ArticleView } from "../../../src/news/store/articles";
 import { bearer, expectRefused, getJson, PAGING_REFUSALS, REFUSED, signUp, UNKNOWN_ID } from "../helpers";
+import { expectNewsError } from "../../support/news-errors";
 
 type Article = ArticleView;
 
@@ -293,13 +294,7 @@ describe("POST, PUT and DELETE /news (admins only)", () => {
       { ...story, url: "https://desk.example.com/other" },
       bearer(admin),
     );
-    expect(duplicate.status).toBe(409);
-    expect(await duplicate.json()).toEqual({
-      valid: false,
-      name: "unique",
-      param: "title",
-      message: "an article with this title and source already exists",
-    });
+    await expectNewsError(duplicate, 409, "unique", "title", "an article with this title and source already exists");
 
     // A new title drops the matched links that no longer apply; the named company (BHP) stays.
     const renamed = await callJson(
