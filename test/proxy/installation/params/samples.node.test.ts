@@ -18,14 +18,10 @@ import {
   SAMPLE_USAGE_PLACES,
   allowedAclKeywords,
   predefinedUsage,
-  vetBackendParams,
   vetServerParams,
 } from "../../../../src/proxy/installation/params/index";
+import { reason } from "../../../support/proxy-params";
 
-const reason = (params: string) => {
-  const result = vetBackendParams(params);
-  return result.ok ? undefined : result.error.reason;
-};
 const header = (sample: string) => reason(`http-request set-header X %[${sample}]`);
 const VALUE = "http-request set-header: the value";
 
