@@ -8,17 +8,9 @@ import worker from "../../src/index";
 import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
-import {
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createProject,
-  errorBody,
-  expectJson,
-} from "./fixtures";
+import { asAdmin, createApiUser, createBackend, errorBody, expectJson } from "./fixtures";
 import { deliverBatch, type QueuedMessage } from "../support/jobs-queue";
-import { AGENT_FILES, createDeployedProject } from "../support/proxy-fixtures";
+import { AGENT_FILES, createDeployedProject, createProjectWithContainers } from "../support/proxy-fixtures";
 import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
@@ -311,12 +303,7 @@ describe("gensynchaprx failures as callers other than the administrator read the
   });
 
   it("an invalid configuration: the tenant does not read other projects' backends or params", async () => {
-    await createProject("jobsother");
-    const app = await createContainer("jobsother", {
-      label: "app",
-      hostname: "node1.example.net",
-      ipv6: "2001:db8::21",
-    });
+    const { app } = await createProjectWithContainers("jobsother", "node1.example.net", { app: "2001:db8::21" });
     const backendId = await createBackend("jobsother", { label: "api", backendContainers: [{ containerId: app }] });
     await createBackend("jobsother", {
       label: "permredirect",

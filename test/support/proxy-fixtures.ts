@@ -21,9 +21,23 @@ export async function createProjectOnHost(
 ): Promise<Record<string, number>> {
   await createProject(project, fullname);
   await createHost(host.hostname, host.ipv6);
+  return createContainers(project, host.hostname, host.containers);
+}
+
+/** Creates the project and its containers (label → IPv6 address) on a host that exists; returns their ids by label. */
+export async function createProjectWithContainers(
+  project: string,
+  hostname: string,
+  containers: Record<string, string>,
+) {
+  await createProject(project);
+  return createContainers(project, hostname, containers);
+}
+
+async function createContainers(project: string, hostname: string, containers: Record<string, string>) {
   const ids: Record<string, number> = {};
-  for (const [label, ipv6] of Object.entries(host.containers))
-    ids[label] = await createContainer(project, { label, hostname: host.hostname, ipv6 });
+  for (const [label, ipv6] of Object.entries(containers))
+    ids[label] = await createContainer(project, { label, hostname, ipv6 });
   return ids;
 }
 

@@ -9,18 +9,8 @@ import { parseIfMatch } from "../../../src/proxy/routes/writes";
 import { database } from "../../../src/shared/db";
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
 import providedKey from "../fixtures/provided-rsa.key.pem?raw";
-import {
-  ADMIN_AUTH,
-  asAdmin,
-  call,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../fixtures";
-import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { ADMIN_AUTH, asAdmin, call, createApiUser, createBackend, errorBody, expectJson } from "../fixtures";
+import { createProjectOnHost, createProjectWithContainers } from "../../support/proxy-fixtures";
 
 const ADMIN = { username: "admin", isAdmin: true, projectPatterns: [] };
 const HOST = "wr-host.example";
@@ -100,8 +90,7 @@ beforeAll(async () => {
     containers: { c1: "2001:db8::a1", c2: "2001:db8::a2" },
   }));
   wrId = (await env.DB.prepare("select id from projects where label = 'wr'").first<{ id: number }>())!.id;
-  await createProject("wr2");
-  await createContainer("wr2", { label: "c1", hostname: HOST, ipv6: "2001:db8::b1" });
+  await createProjectWithContainers("wr2", HOST, { c1: "2001:db8::b1" });
   await createBackend("wr", { label: "web", backendContainers: [{ containerId: c1 }] });
   await createBackend("wr", {
     label: "blue",
