@@ -11,21 +11,7 @@ import {
 import { BACKEND_DIRECTIVES } from "../../../src/proxy/haproxy-params/directives";
 import { SERVER_OPTIONS } from "../../../src/proxy/haproxy-params/server-options";
 import { FILE_KEYWORDS, tokenizeLine } from "../../../src/proxy/haproxy-params/tokenizer";
-
-const words = (line: string) => {
-  const result = tokenizeLine(line);
-  if (!result.ok) throw new Error(result.error);
-  return result.value.words;
-};
-const refusal = (params: string, extra: string[] = []) => {
-  const result = vetBackendParams(params, extra);
-  return result.ok ? undefined : result.error;
-};
-const reason = (params: string, extra: string[] = []) => refusal(params, extra)?.reason;
-const serverReason = (params: string) => {
-  const result = vetServerParams(params);
-  return result.ok ? undefined : result.error.reason;
-};
+import { reason, refusal, serverReason, words } from "../../support/proxy-params";
 
 describe("tokenizeLine (HAProxy 2.6 parse_line)", () => {
   it.each([

@@ -20,11 +20,8 @@ import {
   FETCH_VALUES,
 } from "../../../src/proxy/haproxy-params/sample-policy";
 import { PLACES } from "../../../src/proxy/haproxy-params/samples";
+import { reason } from "../../support/proxy-params";
 
-const reason = (params: string) => {
-  const result = vetBackendParams(params);
-  return result.ok ? undefined : result.error.reason;
-};
 const header = (sample: string) => reason(`http-request set-header X %[${sample}]`);
 const VALUE = "http-request set-header: the value";
 

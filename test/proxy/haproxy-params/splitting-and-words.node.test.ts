@@ -8,23 +8,8 @@ import {
   vetBackendParams,
   vetServerParams,
 } from "../../../src/proxy/haproxy-params/index";
-import { tokenizeLine } from "../../../src/proxy/haproxy-params/tokenizer";
+import { reason, refusal, serverReason, words } from "../../support/proxy-params";
 import { aclLineOfWords, serverParamsOfWords } from "../../integration/haproxy-param-words";
-
-const words = (line: string) => {
-  const result = tokenizeLine(line);
-  if (!result.ok) throw new Error(result.error);
-  return result.value.words;
-};
-const refusal = (params: string) => {
-  const result = vetBackendParams(params);
-  return result.ok ? undefined : result.error;
-};
-const reason = (params: string) => refusal(params)?.reason;
-const serverReason = (params: string) => {
-  const result = vetServerParams(params);
-  return result.ok ? undefined : result.error.reason;
-};
 
 describe("vetting: response splitting (issue 27)", () => {
   it.each([
