@@ -13,7 +13,7 @@ import { CounterStoreSettings, storeAliasOf } from "../../src/ratelimit/counter-
 import { mogrifierSettingDocs, observabilityFields } from "../../src/ratelimit/observability-settings";
 import { limitFields, RateLimitSettings } from "../../src/ratelimit/settings";
 import { logSettingDocs } from "../../src/shared/log";
-import { envDurationMs, type SettingDoc } from "../../src/shared/settings";
+import { type SettingDoc } from "../../src/shared/settings";
 
 const root = path.join(import.meta.dirname, "..", "..");
 export const settingsPagePath = path.join(root, "docs", "settings.md");

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getCursor } from "../../../src/news/store/upsert";
 import { fetchFeed, parseFeed } from "../../../src/news/ingest/feed";
-import { fetchGuardian, guardianSearchUrl } from "../../../src/news/ingest/guardian";
+import { fetchGuardian } from "../../../src/news/ingest/guardian";
 import { fetchNyt, nytThumbnail } from "../../../src/news/ingest/nyt";
 import { CURSOR_OVERLAP_MS, ingestPublisher, listPublishers } from "../../../src/news/ingest/run";
 import type { Fetcher } from "../../../src/news/ingest/types";
@@ -48,6 +48,15 @@ function recordedFetch(answers: Record<string, { body: string; status?: number }
 }
 
 const db = () => database(env.DB);
+
+/** Ingests the one feed configured at `url`, answered with `rss`, at NOW. */
+const ingestFeed = (url: string, rss: string) =>
+  ingestPublisher(db(), {
+    publisher: `feed:${url}`,
+    settings: settings({ NEWS_FEEDS: url }),
+    fetch: recordedFetch({ [url]: { body: rss } }).fetcher,
+    now: NOW,
+  });
 
 beforeEach(() => {
   // Each run logs what it did; keep the test output to the results.
@@ -464,13 +473,7 @@ describe("ingestPublisher", () => {
         <media:thumbnail url="javascript:alert(1)"/><media:content url="https://img.example.net/5.jpg" medium="image"/></item>
     </channel></rss>`;
     const url = "https://pictures.example.net/rss";
-    const { fetcher } = recordedFetch({ [url]: { body: rss } });
-    const outcome = await ingestPublisher(db(), {
-      publisher: `feed:${url}`,
-      settings: settings({ NEWS_FEEDS: url }),
-      fetch: fetcher,
-      now: NOW,
-    });
+    const outcome = await ingestFeed(url, rss);
     expect(outcome.warnings).toEqual([`INFO: feed:${url}: 5 fetched, 5 new, 0 updated, 0 unchanged`]);
     const stored = await newsList("&sources=pictures.example.net&sort=title");
     expect(stored.map((article) => [article.title, article.thumbnail])).toEqual([
@@ -517,13 +520,7 @@ describe("ingestPublisher", () => {
       <item><title>Kept: Telstra outage</title><link>https://news.example.org/telstra-outage</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>
     </channel></rss>`;
     const url = "https://news.example.org/rss";
-    const { fetcher } = recordedFetch({ [url]: { body: rss } });
-    const outcome = await ingestPublisher(db(), {
-      publisher: `feed:${url}`,
-      settings: settings({ NEWS_FEEDS: url }),
-      fetch: fetcher,
-      now: NOW,
-    });
+    const outcome = await ingestFeed(url, rss);
     expect(outcome.warnings).toEqual([
       `INFO: feed:${url}: 3 fetched, 1 new, 0 updated, 0 unchanged`,
       `WARNING: feed:${url}: 2 item(s) without a usable title or URL skipped`,

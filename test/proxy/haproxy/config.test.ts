@@ -7,7 +7,6 @@ import {
   bundleDigest,
   bundleFiles,
   generateHaproxyBundle,
-  InvalidConfiguration,
   type HaproxySettings,
 } from "../../../src/proxy/haproxy/config";
 import type { Installation } from "../../../src/proxy/installation/rows";

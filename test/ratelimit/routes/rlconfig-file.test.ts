@@ -4,7 +4,6 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../../src/index";
-import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { putConfigFile, readConfigSnapshot } from "../../../src/ratelimit/config/repo";
 import { ConfigSetChanged } from "../../../src/ratelimit/errors";
 import { database } from "../../../src/shared/db";
@@ -13,7 +12,6 @@ import { descriptor, putConfig, RATELIMIT_ADMIN, rateLimit } from "../../support
 
 const yamlFile = (domain: string, perMinute = 5) =>
   `domain: ${domain}\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: minute\n      requests_per_unit: ${perMinute}\n`;
-const EXAMPLE = bundledConfigFiles["ratelimit/example.yaml"];
 const LOGIN_LIMIT = { requestsPerUnit: 5, unit: "MINUTE", name: "login" };
 
 /**

@@ -2,7 +2,7 @@
 // /healthcheck, through the real Worker and D1.
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
 import { bundledConfigFiles } from "../../../src/ratelimit/config/bundled.gen";
 import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
