@@ -14,6 +14,7 @@ import { RateLimitUnit } from "../../../src/ratelimit/gen/envoy/type/v3/ratelimi
 import { call, callJson } from "../../helpers/http";
 import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
 import { workerFetch } from "../../helpers/ratelimit-wires";
+import { okStatus, overStatus } from "../../support/ratelimit-statuses";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -123,22 +124,10 @@ describe("ShouldRateLimit on the Worker", () => {
     const request = { domain: "grpc", descriptors: [descriptor(["shared", "one"])] };
     const answers = [];
     for (const path of ["/json", ...PATHS, "/json"]) answers.push(await decideVia(path, request));
-    const ok = (remaining: number) => ({
-      overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 4, unit: "HOUR" },
-          durationUntilReset: "3570s",
-          ...(remaining && { limitRemaining: remaining }),
-        },
-      ],
-    });
+    const ok = (remaining: number) => ({ overallCode: "OK", statuses: [okStatus(4, "HOUR", remaining, "3570s")] });
     const over = {
       overallCode: "OVER_LIMIT",
-      statuses: [
-        { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 4, unit: "HOUR" }, durationUntilReset: "3570s" },
-      ],
+      statuses: [overStatus(4, "HOUR", "3570s")],
     };
     expect(answers).toEqual([ok(3), ok(2), ok(1), ok(0), over, over]);
   });
@@ -163,22 +152,12 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(viaPath).toEqual({
       overallCode: "OVER_LIMIT",
       statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 2,
-          durationUntilReset: "3570s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "per-user" },
-          limitRemaining: 1,
-          durationUntilReset: "30s",
-        },
+        okStatus(3, "HOUR", 2, "3570s"),
+        okStatus(2, "MINUTE", 1, "30s", "per-user"),
         { code: "OK" },
         { code: "OK", limitRemaining: 4294967295 },
         { code: "OK" },
-        { code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" },
+        overStatus(0, "DAY", "86370s"),
       ],
     });
   });
@@ -201,26 +180,7 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(viaPath).toEqual(viaJson);
     expect(viaPath).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 1,
-          durationUntilReset: "3570s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 3,
-          durationUntilReset: "3570s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
-          limitRemaining: 8,
-          durationUntilReset: "86370s",
-        },
-      ],
+      statuses: [okStatus(3, "HOUR", 1, "3570s"), okStatus(3, "HOUR", 3, "3570s"), okStatus(10, "DAY", 8, "86370s")],
     });
   });
 
@@ -234,7 +194,7 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(connect.headers.get("content-type")).toBe("application/json");
     expect(await connect.json()).toEqual({
       overallCode: "OVER_LIMIT",
-      statuses: [{ code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" }],
+      statuses: [overStatus(0, "DAY", "86370s")],
     });
 
     // gRPC-Web by hand: one length-prefixed message frame, then a trailer frame carrying grpc-status 0.
@@ -308,19 +268,9 @@ describe("the newest response fields on every path", () => {
     expect(viaPath).toMatchObject({
       overallCode: "OK",
       statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
-          limitRemaining: 3,
-          durationUntilReset: "3570s",
-        },
+        okStatus(5, "HOUR", 3, "3570s"),
         { code: "OK", limitRemaining: 4294967295 },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
-          limitRemaining: 8,
-          durationUntilReset: "86370s",
-        },
+        okStatus(10, "DAY", 8, "86370s"),
       ],
     });
   });
@@ -330,12 +280,7 @@ describe("the newest response fields on every path", () => {
     const message = await transports["Connect binary"].shouldRateLimit(bucket("fraction-connect"));
     // 10 a second: the token taken comes back 0.1 s later.
     expect(message.statuses[0].durationUntilReset).toMatchObject({ seconds: 0n, nanos: 100_000_000 });
-    const status = {
-      code: "OK",
-      currentLimit: { requestsPerUnit: 10, unit: "SECOND" },
-      limitRemaining: 9,
-      durationUntilReset: "0.100s",
-    };
+    const status = okStatus(10, "SECOND", 9, "0.100s");
     expect(toJson(RateLimitResponseSchema, message)).toEqual({ overallCode: "OK", statuses: [status] });
     expect(await decideVia("Connect JSON", bucket("fraction-connect-json"))).toEqual({
       overallCode: "OK",
@@ -466,9 +411,7 @@ describe("ShouldRateLimit errors", () => {
       descriptors: [descriptor(["client", "snake-case"])],
     });
     expect(snake.status).toBe(200);
-    expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([
-      { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" },
-    ]);
+    expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([okStatus(3, "HOUR", 0, "3570s")]);
   });
 
   it("answers UNKNOWN with a generic message when the counter store fails", async () => {

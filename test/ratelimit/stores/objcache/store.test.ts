@@ -9,6 +9,7 @@ import { crc32 } from "../../../../src/ratelimit/stores/objcache/hashing";
 import { objcacheCounterStore } from "../../../../src/ratelimit/stores/objcache/store";
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { eventually, memcached, workerWith } from "../../store-helpers";
+import { okStatus, overStatus } from "../../../support/ratelimit-statuses";
 
 const CONFIG = `
 domain: mc
@@ -64,20 +65,9 @@ describe("the object cache", () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
     expect(answers[0].body).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 2,
-          durationUntilReset: "3570s",
-        },
-      ],
+      statuses: [okStatus(3, "HOUR", 2, "3570s")],
     });
-    expect(answers[3].body.statuses[0]).toEqual({
-      code: "OVER_LIMIT",
-      currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-      durationUntilReset: "3570s",
-    });
+    expect(answers[3].body.statuses[0]).toEqual(overStatus(3, "HOUR", "3570s"));
   });
 
   it("answers unlimited and zero limits without a node, and unknown domains with OK", async () => {
