@@ -24,6 +24,7 @@ import {
   type RateLimitClient,
 } from "./grpc-helpers";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
 
 const ADMIN_TOKEN = "integration-admin-token";
 const CONFIG = `domain: grpc-it
@@ -39,13 +40,7 @@ descriptors:
       requests_per_unit: 2
   - key: path
     value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
 `;
 
 let worker: DevServer;

@@ -5,6 +5,7 @@
 import { expect, it, vi } from "vitest";
 import { descriptor } from "../helpers/ratelimit";
 import { okStatus, overStatus } from "../support/ratelimit-statuses";
+import { UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
 
 export interface Answer {
   status: number;
@@ -31,13 +32,7 @@ descriptors:
       requests_per_unit: 2
   - key: path
     value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
   - key: hot
     rate_limit:
       unit: hour

@@ -15,6 +15,7 @@ import { call, callJson } from "../../helpers/http";
 import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
 import { workerFetch } from "../../helpers/ratelimit-wires";
 import { okStatus, overStatus } from "../../support/ratelimit-statuses";
+import { UNLIMITED_AND_BLOCKED_RULES } from "../../support/ratelimit-rules";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -36,13 +37,7 @@ descriptors:
       requests_per_unit: 2
   - key: path
     value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
   - key: tagged
     metadata:
       tier: gold

@@ -10,6 +10,7 @@ import { objcacheCounterStore } from "../../../../src/ratelimit/stores/objcache/
 import { descriptor, installConfig } from "../../../helpers/ratelimit";
 import { eventually, memcached, workerWith } from "../../store-helpers";
 import { okStatus, overStatus } from "../../../support/ratelimit-statuses";
+import { UNLIMITED_AND_BLOCKED_RULES } from "../../../support/ratelimit-rules";
 
 const CONFIG = `
 domain: mc
@@ -18,13 +19,7 @@ descriptors:
     rate_limit:
       unit: hour
       requests_per_unit: 3
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
   - key: month
     rate_limit:
       unit: month
