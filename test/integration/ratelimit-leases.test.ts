@@ -5,6 +5,7 @@
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { parseStats, statDelta } from "../support/ratelimit-stats-page";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -41,20 +42,6 @@ const refreshProxyConnections = (server: DevServer) =>
 
 const hit = (key: string, value: string) =>
   JSON.stringify({ domain: "leased", descriptors: [{ entries: [{ key, value }] }] });
-
-/** `/stats` lines (`name: value`) into name → number (timers → their count). */
-function parseStats(text: string): Record<string, number> {
-  const result: Record<string, number> = {};
-  for (const line of text.split("\n").filter(Boolean)) {
-    const separator = line.lastIndexOf(": ");
-    const value = JSON.parse(line.slice(separator + 2));
-    result[line.slice(0, separator)] = typeof value === "number" ? value : value.count;
-  }
-  return result;
-}
-
-const statDelta = (before: Record<string, number>, after: Record<string, number>, name: string) =>
-  (after[name] ?? 0) - (before[name] ?? 0);
 
 function tally(values: number[]): Record<string, number> {
   const counts: Record<string, number> = {};
