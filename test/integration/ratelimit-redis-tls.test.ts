@@ -9,7 +9,7 @@ import {
   makeServerCertificate,
   redisCli,
   refreshProxyConnection,
-  startServer,
+  startRedis,
   startWranglerDev,
   tempDir,
 } from "../support/servers.mjs";
@@ -29,19 +29,10 @@ beforeAll(async () => {
   const files = makeServerCertificate(temp.dir);
   tlsPort = await freePort();
   plainPort = await freePort();
-  redis = await startServer(
-    "redis-server",
+  redis = await startRedis(
     [
-      "--port",
-      String(plainPort),
       "--tls-port",
       String(tlsPort),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
       "--tls-cert-file",
       files.cert,
       "--tls-key-file",
