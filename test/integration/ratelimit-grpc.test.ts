@@ -25,6 +25,7 @@ import {
 } from "./grpc-helpers";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 import { UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
+import { everyKindOfDescriptor } from "../support/ratelimit-requests";
 
 const ADMIN_TOKEN = "integration-admin-token";
 const CONFIG = `domain: grpc-it
@@ -119,11 +120,7 @@ describe("ShouldRateLimit through the gateway", () => {
     const request = (who: string, wrap: (n: number) => unknown) => ({
       domain: "grpc-it",
       descriptors: [
-        descriptor(["client", who]),
-        descriptor(["user", who]),
-        descriptor(["path", "/free"]),
-        descriptor(["unlimited", "u"]),
-        descriptor(["nothing", "x"]),
+        ...everyKindOfDescriptor(who),
         {
           entries: [{ key: "client", value: `${who}-override` }],
           limit: { requestsPerUnit: 10, unit: "DAY" },

@@ -16,6 +16,7 @@ import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit }
 import { workerFetch } from "../../helpers/ratelimit-wires";
 import { okStatus, overStatus } from "../../support/ratelimit-statuses";
 import { UNLIMITED_AND_BLOCKED_RULES } from "../../support/ratelimit-rules";
+import { everyKindOfDescriptor } from "../../support/ratelimit-requests";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -131,14 +132,7 @@ describe("ShouldRateLimit on the Worker", () => {
     // Same rules, fresh keys per call, so the path and /json start from the same counts.
     const request = (who: string) => ({
       domain: "grpc",
-      descriptors: [
-        descriptor(["client", who]),
-        descriptor(["user", who]),
-        descriptor(["path", "/free"]),
-        descriptor(["unlimited", "u"]),
-        descriptor(["nothing", "x"]),
-        descriptor(["blocked", "b"]),
-      ],
+      descriptors: [...everyKindOfDescriptor(who), descriptor(["blocked", "b"])],
     });
     const viaPath = await decideVia(path, request(`kinds-${path}`));
     const viaJson = await rateLimit(request(`kinds-json-${path}`));
