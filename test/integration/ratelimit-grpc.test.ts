@@ -58,6 +58,21 @@ function track<T extends Gateway | RateLimitClient>(item: T): T {
   return item;
 }
 
+/** A gateway to the Worker serving TLS with the test certificates, asking clients for one from the test CA. */
+async function mutualTlsGateway(extra: Record<string, string> = {}): Promise<Gateway> {
+  return track(
+    await startGateway({
+      RATELIMIT_UPSTREAM_URL: worker.url,
+      GRPC_PORT: "0",
+      GRPC_SERVER_USE_TLS: "true",
+      GRPC_SERVER_TLS_CERT: certs.serverCert,
+      GRPC_SERVER_TLS_KEY: certs.serverKey,
+      GRPC_CLIENT_TLS_CACERT: certs.caPem,
+      ...extra,
+    }),
+  );
+}
+
 const descriptor = (...pairs: [string, string][]) => ({ entries: pairs.map(([key, value]) => ({ key, value })) });
 
 /**
@@ -397,17 +412,7 @@ describe("transport security and sockets", () => {
   });
 
   it("requires a client certificate from the client CA, naming GRPC_CLIENT_TLS_SAN, under mutual TLS", async () => {
-    const gateway = track(
-      await startGateway({
-        RATELIMIT_UPSTREAM_URL: worker.url,
-        GRPC_PORT: "0",
-        GRPC_SERVER_USE_TLS: "true",
-        GRPC_SERVER_TLS_CERT: certs.serverCert,
-        GRPC_SERVER_TLS_KEY: certs.serverKey,
-        GRPC_CLIENT_TLS_CACERT: certs.caPem,
-        GRPC_CLIENT_TLS_SAN: "client.example",
-      }),
-    );
+    const gateway = await mutualTlsGateway({ GRPC_CLIENT_TLS_SAN: "client.example" });
     const ca = readFileSync(certs.caPem);
     const withCertificate = (cert: string, key: string) =>
       grpc.credentials.createSsl(ca, readFileSync(key), readFileSync(cert));
@@ -628,16 +633,7 @@ describe("the command-line client", () => {
   });
 
   it("speaks TLS with -grpc-use-tls and the CA file", async () => {
-    const gateway = track(
-      await startGateway({
-        RATELIMIT_UPSTREAM_URL: worker.url,
-        GRPC_PORT: "0",
-        GRPC_SERVER_USE_TLS: "true",
-        GRPC_SERVER_TLS_CERT: certs.serverCert,
-        GRPC_SERVER_TLS_KEY: certs.serverKey,
-        GRPC_CLIENT_TLS_CACERT: certs.caPem,
-      }),
-    );
+    const gateway = await mutualTlsGateway();
     const result = await runClient([
       "-dial_string",
       gateway.target,
