@@ -271,6 +271,16 @@ describe("workerApplier", () => {
     expect(log).toHaveBeenCalledTimes(3);
   });
 
+  /** The Worker refuses once: the applier passes `error` on without retrying or logging. */
+  async function expectPassedOn(refusal: { status: number; body: string }, error: string) {
+    const stub = await startWorkerStub([refusal, OK]);
+    const log = vi.fn();
+    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
+    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
+    expect(stub.seen.length).toBe(1);
+    expect(log).not.toHaveBeenCalled();
+  }
+
   it.each([401, 404])("does not retry a %i answer", async (status) => {
     const stub = await startWorkerStub([{ status, body: "no" }, OK]);
     const apply = workerApplier({ url: stub.url, token: "t", log: vi.fn(), retryDelaysMs: [10, 10] });
@@ -287,22 +297,12 @@ describe("workerApplier", () => {
     ["a body without an error field, as is", '{"message":"x"}', '{"message":"x"}'],
     ["a body that is not JSON, as is", "not json", "not json"],
   ])("passes on a 400 refusal without retrying: %s", async (_label, body, error) => {
-    const stub = await startWorkerStub([{ status: 400, body }, OK]);
-    const log = vi.fn();
-    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
-    expect(stub.seen.length).toBe(1);
-    expect(log).not.toHaveBeenCalled();
+    await expectPassedOn({ status: 400, body }, error);
   });
 
   it("passes on a 413 refusal, a snapshot over the Worker's body limit, without retrying", async () => {
     const error = "request body is larger than 4194304 bytes (the limit set by RATELIMIT_CONFIG_MAX_BODY_BYTES)";
-    const stub = await startWorkerStub([{ status: 413, body: JSON.stringify({ error }) }, OK]);
-    const log = vi.fn();
-    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
-    expect(stub.seen.length).toBe(1);
-    expect(log).not.toHaveBeenCalled();
+    await expectPassedOn({ status: 413, body: JSON.stringify({ error }) }, error);
   });
 
   it("retries an unreachable Worker, then gives up saying so", async () => {
