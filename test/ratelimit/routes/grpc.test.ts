@@ -109,6 +109,23 @@ async function rawProto(request: RequestInit_, vars?: Record<string, unknown>) {
 
 const PATHS = ["Connect binary", "Connect JSON", "gRPC-Web", "raw application/proto"] as const;
 
+/** Every Connect and gRPC-Web client gets `code` with `message`; the raw POST gets `raw`'s status and error code. */
+async function expectRefusedOnEveryPath(
+  request: RequestInit_,
+  code: Code,
+  raw: { status: number; code: string },
+  message: string,
+) {
+  for (const client of Object.values(transports)) {
+    expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code, message });
+  }
+  expect(await rawProto(request)).toEqual({
+    status: raw.status,
+    contentType: "application/json",
+    error: { code: raw.code, message },
+  });
+}
+
 beforeAll(async () => {
   vi.useFakeTimers({ toFake: ["Date"], now: NOW });
   await installConfig({ "grpc.yaml": CONFIG });
@@ -345,14 +362,7 @@ describe("ShouldRateLimit errors", () => {
     ["an empty domain", { domain: "", descriptors: [descriptor(["a", "b"])] }, "rate limit domain must not be empty"],
     ["no descriptors", { domain: "grpc", descriptors: [] }, "rate limit descriptor list must not be empty"],
   ])("answers %s with UNKNOWN and the reference's message on every path", async (_label, request, message) => {
-    for (const client of Object.values(transports)) {
-      expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.Unknown, message });
-    }
-    expect(await rawProto(request)).toEqual({
-      status: 500,
-      contentType: "application/json",
-      error: { code: "unknown", message },
-    });
+    await expectRefusedOnEveryPath(request, Code.Unknown, { status: 500, code: "unknown" }, message);
   });
 
   it("refuses an override without a unit with INVALID_ARGUMENT", async () => {
@@ -361,14 +371,7 @@ describe("ShouldRateLimit errors", () => {
       descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }],
     };
     const message = "descriptor 0: limit override needs a unit";
-    for (const client of Object.values(transports)) {
-      expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.InvalidArgument, message });
-    }
-    expect(await rawProto(request)).toEqual({
-      status: 400,
-      contentType: "application/json",
-      error: { code: "invalid_argument", message },
-    });
+    await expectRefusedOnEveryPath(request, Code.InvalidArgument, { status: 400, code: "invalid_argument" }, message);
   });
 
   it("refuses a hits_addend past 2^53 - 1, which /json refuses too", async () => {
