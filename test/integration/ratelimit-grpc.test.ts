@@ -24,7 +24,7 @@ import {
   type RateLimitClient,
 } from "./grpc-helpers";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
-import { UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
+import { GOLD_METADATA, UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
 import { everyKindOfDescriptor } from "../support/ratelimit-requests";
 
 const ADMIN_TOKEN = "integration-admin-token";
@@ -256,12 +256,7 @@ describe("ShouldRateLimit through the gateway", () => {
 const METADATA_CONFIG = `domain: grpc-meta
 descriptors:
   - key: tagged
-    metadata:
-      tier: gold
-      limits:
-        daily: 100
-      tags: [a, b]
-      ratio: 0.5
+${GOLD_METADATA}
       free: true
       nothing: ~
     rate_limit:

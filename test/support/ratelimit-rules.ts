@@ -8,3 +8,11 @@ export const UNLIMITED_AND_BLOCKED_RULES = `  - key: unlimited
     rate_limit:
       unit: day
       requests_per_unit: 0`;
+
+/** A rule's metadata of every JSON kind but null and booleans, as YAML lines under a rule of `descriptors:`. */
+export const GOLD_METADATA = `    metadata:
+      tier: gold
+      limits:
+        daily: 100
+      tags: [a, b]
+      ratio: 0.5`;

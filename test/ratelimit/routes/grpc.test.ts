@@ -15,7 +15,7 @@ import { call, callJson } from "../../helpers/http";
 import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../helpers/ratelimit";
 import { workerFetch } from "../../helpers/ratelimit-wires";
 import { okStatus, overStatus } from "../../support/ratelimit-statuses";
-import { UNLIMITED_AND_BLOCKED_RULES } from "../../support/ratelimit-rules";
+import { GOLD_METADATA, UNLIMITED_AND_BLOCKED_RULES } from "../../support/ratelimit-rules";
 import { everyKindOfDescriptor } from "../../support/ratelimit-requests";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
@@ -40,12 +40,7 @@ descriptors:
     value: /free
 ${UNLIMITED_AND_BLOCKED_RULES}
   - key: tagged
-    metadata:
-      tier: gold
-      limits:
-        daily: 100
-      tags: [a, b]
-      ratio: 0.5
+${GOLD_METADATA}
       nothing: ~
     rate_limit:
       unit: hour
