@@ -57,6 +57,21 @@ module.exports = {
       to: { path: "^src/proxy/(routes|haproxy|sshproxy|pki)/|^src/proxy/jobs(\\.ts$|/)|^src/jobs/" },
     },
     {
+      name: "proxy-haproxy-params-is-pure",
+      comment:
+        "The params vetting reads HAProxy's grammar only: no table, repository, route, engine or job, no Workers module, no other part of the Worker but the pure shared Result.",
+      severity: "error",
+      from: { path: "^src/proxy/haproxy-params/" },
+      to: { path: "^src/(?!proxy/haproxy-params/|shared/result\\.ts$)|^durable-objects/|^cloudflare:|drizzle-orm" },
+    },
+    {
+      name: "proxy-haproxy-params-through-its-index",
+      comment: "The rest of the Worker vets params through haproxy-params/index.ts, which lists what it offers.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/proxy/haproxy-params/" },
+      to: { path: "^src/proxy/haproxy-params/(?!index\\.ts$)" },
+    },
+    {
       name: "proxy-audit-is-a-leaf",
       comment: "The audit log's repository needs nothing of the proxy but its own table: the writes hand it entries.",
       severity: "error",
@@ -93,10 +108,10 @@ module.exports = {
       to: { path: "^src/ratelimit/stats/" },
     },
     {
-      name: "objcache-not-through-kvstore",
+      name: "memcache-not-through-redis",
       severity: "error",
-      from: { path: "^src/ratelimit/(stores/)?objcache/" },
-      to: { path: "^src/ratelimit/(stores/)?kvstore/" },
+      from: { path: "^src/ratelimit/stores/memcache/" },
+      to: { path: "^src/ratelimit/stores/redis/" },
     },
     {
       name: "news-store-is-the-floor",

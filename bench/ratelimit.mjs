@@ -24,7 +24,7 @@
 // BENCH_BASELINE_REF=<git ref>: the same workloads, per_key only, also on that commit (a `git worktree add` in a
 // temporary directory, node_modules a symlink to this one's, removed at the end), printed as "before" figures beside
 // the new ones; where that code does not count the objects' rows, those columns say n/a.
-// `--backend kvstore` (a redis-server) or `--backend memcache` (a memcached), each started on a free port: (a) the
+// `--backend redis` (a redis-server) or `--backend memcache` (a memcached), each started on a free port: (a) the
 // floor, (b) 1000 distinct keys (warmed first) and (c) one hot key, with the counters in that store and in Durable
 // Objects (two dev servers, each workload run on one then the other), the ratios to the floor and to the Durable
 // Object store.
@@ -89,14 +89,14 @@ function run(title, options) {
   });
 }
 
-const BACKENDS = ["durable-object", "kvstore", "memcache"];
+const BACKENDS = ["durable-object", "redis", "memcache"];
 const backendArg = process.argv.indexOf("--backend");
 const BACKEND = backendArg >= 0 ? process.argv[backendArg + 1] : "durable-object";
 if (!BACKENDS.includes(BACKEND)) throw new Error(`--backend must be one of ${BACKENDS.join(", ")}`);
 
 /** The Worker's variables that put the counters in `backend`, starting its server. */
 async function storeVars(backend) {
-  if (backend === "kvstore") {
+  if (backend === "redis") {
     const { port } = await startRedis();
     // BENCH_KVSTORE_POOL_SIZE=0 measures the pool-less design (a connection per request) for comparison.
     const poolSize = process.env.BENCH_KVSTORE_POOL_SIZE

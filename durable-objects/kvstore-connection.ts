@@ -1,17 +1,17 @@
 // One member of the key-value store's connection pool: it holds a Redis-protocol connection across requests (a
 // Worker's sockets die with their request) and shares it among its callers, first in first out. RPC only; the client
-// lives in src/ratelimit/stores/kvstore. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
+// lives in src/ratelimit/stores/redis. The pool is KVSTORE_POOL_SIZE such objects, named by the settings' hash.
 import { DurableObject } from "cloudflare:workers";
-import type { PooledConnection } from "../src/ratelimit/stores/kvstore/pool";
-import { createMember, toWire, type WireReply } from "../src/ratelimit/stores/kvstore/member";
-import type { KvstorePoolOptions } from "../src/ratelimit/stores/kvstore/options";
-import type { Command } from "../src/ratelimit/stores/kvstore/resp";
+import type { PooledConnection } from "../src/ratelimit/stores/redis/pool";
+import { createMember, toWire, type WireReply } from "../src/ratelimit/stores/redis/member";
+import type { RedisPoolOptions } from "../src/ratelimit/stores/redis/options";
+import type { Command } from "../src/ratelimit/stores/redis/resp";
 
 export class KvstoreConnection extends DurableObject<Env> {
   private member: PooledConnection | undefined;
   private fingerprint: string | undefined;
 
-  private memberFor(options: KvstorePoolOptions, index: number): PooledConnection {
+  private memberFor(options: RedisPoolOptions, index: number): PooledConnection {
     if (!this.member || this.fingerprint !== options.fingerprint) {
       this.member?.close();
       this.member = createMember(options, index);
@@ -25,7 +25,7 @@ export class KvstoreConnection extends DurableObject<Env> {
    * as `{ failure }` (a returned value, not a throw, so the runtime does not report it as an uncaught error).
    */
   async run(
-    options: KvstorePoolOptions,
+    options: RedisPoolOptions,
     index: number,
     commands: Command[],
   ): Promise<{ replies: WireReply[] } | { failure: string }> {
@@ -37,7 +37,7 @@ export class KvstoreConnection extends DurableObject<Env> {
   }
 
   /** Whether this member holds an open connection, dialling first when `connect` and it holds none. */
-  async active(options: KvstorePoolOptions, index: number, connect: boolean): Promise<boolean> {
+  async active(options: RedisPoolOptions, index: number, connect: boolean): Promise<boolean> {
     return this.memberFor(options, index).active(connect);
   }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `node scripts/generate-haproxy-keywords.mjs`: writes src/proxy/installation/params/haproxy-keywords.ts, HAProxy's
+// `node scripts/generate-haproxy-keywords.mjs`: writes src/proxy/haproxy-params/haproxy-keywords.ts, HAProxy's
 // own tables of sample fetches, converters and ACL keywords as the installed haproxy prints them (`-dKsmp`, `-dKcnv`,
 // `-dKacl`), and the type casts it makes, probed with `haproxy -c`. The params vetter takes argument counts and types,
 // sample types and where each fetch may be used from it. test/integration/haproxy-keywords.test.ts fails while the
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import * as prettier from "prettier";
 
 export const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
-export const OUTPUT = path.join(root, "src", "proxy", "installation", "params", "haproxy-keywords.ts");
+export const OUTPUT = path.join(root, "src", "proxy", "haproxy-params", "haproxy-keywords.ts");
 
 /** @param {string[]} args */
 function haproxy(args) {

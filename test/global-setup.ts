@@ -53,9 +53,9 @@ const SERVERS: TestServer[] = [
     // (which pause it, so it is theirs alone).
     name: "redis",
     suites: [
-      "test/ratelimit/stores/kvstore/store.test.ts",
-      "test/ratelimit/stores/kvstore/pool.test.ts",
-      "test/ratelimit/stores/kvstore/per-second.test.ts",
+      "test/ratelimit/stores/redis/store.test.ts",
+      "test/ratelimit/stores/redis/pool.test.ts",
+      "test/ratelimit/stores/redis/per-second.test.ts",
     ],
     async start() {
       const servers = await Promise.all([
@@ -79,7 +79,7 @@ const SERVERS: TestServer[] = [
   {
     // The object cache suite: two memcached nodes, and a DNS-over-HTTPS endpoint whose SRV record names both.
     name: "memcached",
-    suites: ["test/ratelimit/stores/objcache/store.test.ts"],
+    suites: ["test/ratelimit/stores/memcache/store.test.ts"],
     async start() {
       const servers = await Promise.all([startMemcached(), startMemcached()]);
       const doh = await startDoh(

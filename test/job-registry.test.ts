@@ -1,16 +1,11 @@
-import {
-  createExecutionContext,
-  createMessageBatch,
-  createScheduledController,
-  getQueueResult,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { createJobRun, finishJobRun, getJobRun } from "../src/jobs/history";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../src/jobs/queue";
 import { database } from "../src/shared/db";
+import { deliverBatch } from "./support/jobs-queue";
 
 const db = () => database(env.DB);
 
@@ -109,12 +104,10 @@ describe("master-only jobs and the instance role", () => {
       const fetchSpy = vi.spyOn(globalThis, "fetch");
       const versions = await env.DB.prepare("select count(*) as n from haproxy_versions").first();
       const sshVersions = await env.DB.prepare("select count(*) as n from ssh_proxy_versions").first();
-      const batch = createMessageBatch("edge-jobs", [
-        { id: "m1", timestamp: new Date(), attempts: 1, body: { ...body, runId } },
-      ]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, asInstance({ INSTANCE_ROLE: "slave" }), ctx);
-      const result = await getQueueResult(batch, ctx);
+      const { result } = await deliverBatch(
+        [{ id: "m1", attempts: 1, body: { ...body, runId } }],
+        asInstance({ INSTANCE_ROLE: "slave" }),
+      );
       fetchSpy.mockRestore();
       expect(result.explicitAcks).toEqual(["m1"]);
       expect(result.retryMessages).toEqual([]);
@@ -135,12 +128,11 @@ describe("master-only jobs and the instance role", () => {
 
   it("with an INSTANCE_ROLE that cannot be read, a certificate message is refused and says why", async () => {
     const runId = await createJobRun(db(), { kind: "certificates", trigger: "test" });
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, asInstance({ INSTANCE_ROLE: "primary" }), ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m1"]);
+    const { result } = await deliverBatch(
+      [{ id: "m1", attempts: 1, body: { kind: "certificates", runId } }],
+      asInstance({ INSTANCE_ROLE: "primary" }),
+    );
+    expect(result.explicitAcks).toEqual(["m1"]);
     const run = await getJobRun(db(), runId);
     expect(run).toMatchObject({ state: "failed", attempts: 0 });
     expect(run!.error).toMatch(
@@ -150,12 +142,11 @@ describe("master-only jobs and the instance role", () => {
 
   it("a slave still runs housekeeping from the queue", async () => {
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "h1", timestamp: new Date(), attempts: 1, body: { kind: "housekeeping", runId } },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, asInstance({ INSTANCE_ROLE: "slave" }), ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["h1"]);
+    const { result } = await deliverBatch(
+      [{ id: "h1", attempts: 1, body: { kind: "housekeeping", runId } }],
+      asInstance({ INSTANCE_ROLE: "slave" }),
+    );
+    expect(result.explicitAcks).toEqual(["h1"]);
     expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 1, error: null });
   });
 });
@@ -168,12 +159,7 @@ describe("queue consumer", () => {
     await finishJobRun(db(), { id: recent, now: new Date(), state: "succeeded" });
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "api" });
 
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "housekeeping", runId } },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
-    const result = await getQueueResult(batch, ctx);
+    const { result } = await deliverBatch([{ id: "m1", attempts: 1, body: { kind: "housekeeping", runId } }], env);
     expect(result.explicitAcks).toEqual(["m1"]);
     expect(result.retryMessages).toEqual([]);
     expect(await getJobRun(db(), old)).toBeUndefined();
@@ -187,12 +173,7 @@ describe("queue consumer", () => {
   });
 
   it("acks a malformed message instead of retrying it forever", async () => {
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "bad", timestamp: new Date(), attempts: 1, body: { kind: "unknown-job" } },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
-    const result = await getQueueResult(batch, ctx);
+    const { result } = await deliverBatch([{ id: "bad", attempts: 1, body: { kind: "unknown-job" } }], env);
     expect(result.explicitAcks).toEqual(["bad"]);
     expect(result.retryMessages).toEqual([]);
   });
@@ -200,23 +181,18 @@ describe("queue consumer", () => {
   it("retries a failing run with backoff and records the failure on the last attempt", async () => {
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "api" });
     const failing = { ...env, DB: env.DB, JOB_HISTORY_DAYS: "not-a-number" } as unknown as Env;
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "r1", timestamp: new Date(), attempts: 2, body: { kind: "housekeeping", runId } },
-    ]);
-    const retry = vi.spyOn(batch.messages[0], "retry");
-    const ctx = createExecutionContext();
-    await worker.queue(batch, failing, ctx);
-    const result = await getQueueResult(batch, ctx);
+    const {
+      result,
+      retries: [retry],
+    } = await deliverBatch([{ id: "r1", attempts: 2, body: { kind: "housekeeping", runId } }], failing);
     expect(result.retryMessages).toEqual([{ msgId: "r1" }]);
     expect(retry).toHaveBeenCalledWith({ delaySeconds: 60 });
     expect(await getJobRun(db(), runId)).toMatchObject({ state: "queued", attempts: 1 });
 
-    const last = createMessageBatch("edge-jobs", [
-      { id: "r2", timestamp: new Date(), attempts: MAX_ATTEMPTS, body: { kind: "housekeeping", runId } },
-    ]);
-    const ctx2 = createExecutionContext();
-    await worker.queue(last, failing, ctx2);
-    const lastResult = await getQueueResult(last, ctx2);
+    const { result: lastResult } = await deliverBatch(
+      [{ id: "r2", attempts: MAX_ATTEMPTS, body: { kind: "housekeeping", runId } }],
+      failing,
+    );
     expect(lastResult.explicitAcks).toEqual(["r2"]);
     expect(lastResult.retryMessages).toEqual([]);
     const run = await getJobRun(db(), runId);

@@ -1,7 +1,8 @@
-// Job locks, held in the JobLock Durable Object: a job whose lock another holder has is refused with the spec's 423,
-// the same holder may take its lock again (extending it), and a holder that died loses it after the scope's TTL.
+// Job locks, held in the JobLock Durable Object: a job whose lock another holder has is refused (JobLocked, which
+// the service's errors.ts answers with the spec's 423), the same holder may take its lock again (extending it), and
+// a holder that died loses it after the scope's TTL.
 import type { JobLockState } from "../../durable-objects/job-lock";
-import { HttpError } from "../shared/http/errors";
+import { DomainError } from "../shared/domain-errors";
 import { logError } from "../shared/log";
 
 /** Which JobLock object holds a service's locks (its idFromName string), and how long a lock outlives its holder. */
@@ -10,11 +11,11 @@ export interface LockScope {
   ttlMs: number;
 }
 
-/** The spec's 423: the job (or the one sharing its lock) is already running. */
-export class JobLocked extends HttpError {
+/** The job (or the one sharing its lock) is already running. */
+export class JobLocked extends DomainError {
   override name = "JobLocked";
   constructor(readonly lock: JobLockState) {
-    super(423, `Job is already running (${lock.kind} since ${new Date(lock.acquiredAt).toISOString()})`);
+    super("locked", `Job is already running (${lock.kind} since ${new Date(lock.acquiredAt).toISOString()})`);
   }
 }
 

@@ -7,6 +7,7 @@ import { errorHandler, GENERIC_FAILURE, HttpError, InvalidJsonBody } from "../sh
 import { MalformedMultipart } from "../shared/http/form-body";
 import { InvalidUtf8, JsonTooDeep, PayloadTooLarge } from "../shared/http/request-body";
 import { MethodNotAllowed, RouteNotFound } from "../shared/http/unmatched-route";
+import { NewsDomainError, type NewsFailureKind } from "./store/errors";
 
 /** An operational error whose JSON body is given exactly, in the validation shape {valid, name, param, message}. */
 export class NewsError extends HttpError {
@@ -56,10 +57,6 @@ export const loginRefused = () =>
     BASIC_CHALLENGE,
   );
 
-/** 404 for an id that names no record. */
-export const notFound = () =>
-  new NewsError(404, { valid: false, name: "exists", param: "id", message: "id names no record" });
-
 /** The generator's validation error object: {valid: false, name: <rule>, param, value, <rule>: <limit>, message}. */
 export interface ValidationFailure {
   valid: false;
@@ -73,9 +70,20 @@ export interface ValidationFailure {
 export const validationError = (failure: Omit<ValidationFailure, "valid">) =>
   new NewsError(400, { valid: false, ...failure } as ValidationFailure);
 
-/** 409 in the generator's shape, e.g. for an e-mail address that is already registered. */
-export const conflict = (param: string, message: string) =>
-  new NewsError(409, { valid: false, name: "unique", param, message });
+/** Each domain failure's status and the generator's rule it answers under. */
+const DOMAIN_ANSWERS: Record<NewsFailureKind, { status: number; rule: string }> = {
+  not_found: { status: 404, rule: "exists" },
+  conflict: { status: 409, rule: "unique" },
+  invalid: { status: 400, rule: "exists" },
+};
+
+/** A store's domain error in the generator's shape: {valid: false, name: <rule>, param, value?, message}. */
+export function domainFailure(error: Error): NewsError | undefined {
+  if (!(error instanceof NewsDomainError)) return undefined;
+  const { status, rule } = DOMAIN_ANSWERS[error.kind];
+  const value = error.value === undefined ? {} : { value: error.value };
+  return new NewsError(status, { valid: false, name: rule, param: error.param, ...value, message: error.message });
+}
 
 /**
  * The shared body reader's refusals in the validation shape of the generator, with the limit as the rule's value:
@@ -136,5 +144,5 @@ export const newsErrorResponse = errorHandler(
         500,
       ),
   },
-  (error) => bodyFailure(error) ?? routeFailure(error) ?? error,
+  (error) => bodyFailure(error) ?? routeFailure(error) ?? domainFailure(error) ?? error,
 );

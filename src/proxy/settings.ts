@@ -13,7 +13,7 @@ import {
   settingsReader,
   unsetIfEmpty,
 } from "../shared/settings";
-import { NEVER_EXTRA } from "./installation/params/index";
+import { NEVER_EXTRA } from "./haproxy-params/index";
 
 /** An http(s) URL without credentials, query or fragment, kept without its trailing slash. */
 const httpUrl = () =>

@@ -1,9 +1,9 @@
-// The generated table of HAProxy's keywords (src/proxy/installation/params/haproxy-keywords.ts) against the haproxy
+// The generated table of HAProxy's keywords (src/proxy/haproxy-params/haproxy-keywords.ts) against the haproxy
 // installed here: the committed module must be exactly what scripts/generate-haproxy-keywords.mjs reads from it.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OUTPUT, haproxyVersion, readKeywords, renderModule } from "../../scripts/generate-haproxy-keywords.mjs";
-import { HAPROXY_KEYWORDS_VERSION } from "../../src/proxy/installation/params/haproxy-keywords";
+import { HAPROXY_KEYWORDS_VERSION } from "../../src/proxy/haproxy-params/haproxy-keywords";
 import { requireBinary } from "../support/servers.mjs";
 
 describe("the generated HAProxy keyword table", () => {

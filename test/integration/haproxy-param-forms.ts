@@ -1,24 +1,18 @@
 // A representative params line (or a few) for every entry of the params allow-lists: directives, options, http-request
 // and http-response actions, health checks, ACL keywords, sample fetches, converters, predefined ACLs, log-format
 // variables and server options. The integration suite runs them all through a real `haproxy -c`.
+import { PREDEFINED_ACLS, allowedAclKeywords, predefinedUsage } from "../../src/proxy/haproxy-params/conditions";
+import { BACKEND_DIRECTIVES, OPTIONS } from "../../src/proxy/haproxy-params/directives";
 import {
   ACL_KEYWORD_TABLE,
-  ALLOWED_CONVERTERS,
-  ALLOWED_FETCHES,
-  BACKEND_DIRECTIVES,
-  HTTP_REQUEST_ACTIONS,
-  HTTP_RESPONSE_ACTIONS,
-  LOG_VARIABLES,
-  OPTIONS,
-  PREDEFINED_ACLS,
   SAMPLE_FETCH_KEYWORDS,
   SAMPLE_USAGE_PLACES,
-  SERVER_OPTIONS,
   type UsagePlace,
-  allowedAclKeywords,
-  predefinedUsage,
-  sampleExpression,
-} from "../../src/proxy/installation/params/index";
+} from "../../src/proxy/haproxy-params/haproxy-keywords";
+import { HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS } from "../../src/proxy/haproxy-params/http-rules";
+import { ALLOWED_CONVERTERS, ALLOWED_FETCHES } from "../../src/proxy/haproxy-params/sample-policy";
+import { LOG_VARIABLES, sampleExpression } from "../../src/proxy/haproxy-params/samples";
+import { SERVER_OPTIONS } from "../../src/proxy/haproxy-params/server-options";
 
 /** One backend's params and the params of its one container link. */
 export interface Form {

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { bundleFiles, generateHaproxyBundle } from "../../src/proxy/haproxy/config";
 import type { Installation } from "../../src/proxy/installation/rows";
-import type { CertificateRow } from "../../src/proxy/pki/rows";
+import { fallbackCertificateRow } from "../support/proxy-rows";
 import { root, tempDir } from "./proxy-helpers";
 
 /** One backend's params and the params of its one container link. */
@@ -16,21 +16,7 @@ export interface Form {
 }
 
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
-
-const fallback = (): CertificateRow => ({
-  id: 1,
-  name: "fallback",
-  source: "fallback",
-  domainNames: ["fallback.invalid"],
-  issuer: "CN=test",
-  serialNumber: "01",
-  notBefore: new Date("2026-01-01T00:00:00Z"),
-  notAfter: new Date("2036-01-01T00:00:00Z"),
-  updatedAt: new Date("2026-01-01T00:00:00Z"),
-  certificatePem: fixture("provided-rsa.cert.pem"),
-  privateKeyPem: fixture("provided-rsa.key.pem"),
-  projectIds: null,
-});
+const fallback = () => fallbackCertificateRow(fixture("provided-rsa.cert.pem"), fixture("provided-rsa.key.pem"));
 
 /** An installation of one project with one backend per form, each with one server carrying the form's server params. */
 export function installationOf(forms: Form[]): Installation {

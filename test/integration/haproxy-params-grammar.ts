@@ -3,19 +3,13 @@
 // (types, counts, values, the direction of a sample), and the edges of the line reader: word counts around HAProxy's
 // 64, comments, quotes and escapes. The differential test writes whatever the vetter accepts into haproxy.cfg.
 import fc from "fast-check";
-import {
-  ALLOWED_CONVERTERS,
-  ALLOWED_FETCHES,
-  CONVERTER_KEYWORDS,
-  HTTP_REQUEST_ACTIONS,
-  HTTP_RESPONSE_ACTIONS,
-  LOG_VARIABLES,
-  OPTIONS,
-  PREDEFINED_ACLS,
-  SAMPLE_FETCH_KEYWORDS,
-  SERVER_OPTIONS,
-  allowedAclKeywords,
-} from "../../src/proxy/installation/params/index";
+import { PREDEFINED_ACLS, allowedAclKeywords } from "../../src/proxy/haproxy-params/conditions";
+import { OPTIONS } from "../../src/proxy/haproxy-params/directives";
+import { CONVERTER_KEYWORDS, SAMPLE_FETCH_KEYWORDS } from "../../src/proxy/haproxy-params/haproxy-keywords";
+import { HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS } from "../../src/proxy/haproxy-params/http-rules";
+import { ALLOWED_CONVERTERS, ALLOWED_FETCHES } from "../../src/proxy/haproxy-params/sample-policy";
+import { LOG_VARIABLES } from "../../src/proxy/haproxy-params/samples";
+import { SERVER_OPTIONS } from "../../src/proxy/haproxy-params/server-options";
 import { CONVERTER_EXPRESSIONS, FETCH_ARGS } from "./haproxy-param-forms";
 import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 

@@ -7,13 +7,8 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  MAX_SERVER_WORDS,
-  MAX_WORDS,
-  tokenizeLine,
-  vetBackendParams,
-  vetServerParams,
-} from "../../src/proxy/installation/params/index";
+import { MAX_SERVER_WORDS, MAX_WORDS, vetBackendParams, vetServerParams } from "../../src/proxy/haproxy-params/index";
+import { tokenizeLine } from "../../src/proxy/haproxy-params/tokenizer";
 import { allowListForms, allowListNames } from "./haproxy-param-forms";
 import { aclLineOfWords, serverParamsOfWords } from "./haproxy-param-words";
 import { type Form, checkForms, checkRawLines, firstRefused } from "./haproxy-params-check";

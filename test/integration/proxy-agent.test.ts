@@ -44,16 +44,21 @@ async function startTestAgent(reloadCmd?: (dir: string) => string, extraEnv: Rec
   };
 }
 
+/** The global and defaults sections of the agent's test configurations, and the opening of their one frontend. */
+const PREAMBLE = [
+  "global",
+  "    default-path config",
+  "defaults",
+  "    mode http",
+  "    timeout connect 5s",
+  "    timeout client 5s",
+  "    timeout server 5s",
+  "frontend f",
+];
+
 const CONFIG = (marker: string) =>
   [
-    "global",
-    "    default-path config",
-    "defaults",
-    "    mode http",
-    "    timeout connect 5s",
-    "    timeout client 5s",
-    "    timeout server 5s",
-    "frontend f",
+    ...PREAMBLE,
     "    bind 127.0.0.1:65000",
     "    http-request set-var(txn.backend) req.hdr(host),map(domain2backend.map,bk_default)",
     "    use_backend %[var(txn.backend)]",
@@ -330,14 +335,7 @@ describe("haproxy-agent: what haproxy and the reload command may read of its env
     const port = await freePort();
     const agent = await startTestAgent((dir) => `haproxy -W -D -p ${dir}/haproxy.pid -f ${dir}/haproxy.cfg`, AGENT_ENV);
     const config = [
-      "global",
-      "    default-path config",
-      "defaults",
-      "    mode http",
-      "    timeout connect 5s",
-      "    timeout client 5s",
-      "    timeout server 5s",
-      "frontend f",
+      ...PREAMBLE,
       `    bind 127.0.0.1:${port}`,
       '    http-request return status 200 content-type text/plain string "token=[${HAPROXY_AGENT_TOKEN}] secret=[${AGENT_TEST_SECRET}]"',
       "",

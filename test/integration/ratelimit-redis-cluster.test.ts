@@ -2,7 +2,7 @@
 // create). Each counter goes to the node owning its slot; when a slot moves the Worker follows MOVED, and while a
 // slot is being migrated it follows ASK.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keySlot } from "../../src/ratelimit/stores/kvstore/slots";
+import { keySlot } from "../../src/ratelimit/stores/redis/slots";
 import {
   type DevServer,
   freePort,

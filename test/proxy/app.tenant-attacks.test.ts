@@ -12,6 +12,9 @@ const containerRows = () =>
     .then((r) => r.results);
 
 let tenant: string;
+/** The tenant's POST /containers/tenant of a container on h1.hosts.example. */
+const postContainer = (label: string, ipv6: string) =>
+  as(tenant, "/containers/tenant", "POST", { label, hostname: "h1.hosts.example", ipv6 });
 
 beforeAll(async () => {
   await createProject("victim");
@@ -30,21 +33,15 @@ describe("container addresses", () => {
   it("refuses another project's container address with 409, in any spelling", async () => {
     const before = await containerRows();
     for (const ipv6 of ["2001:db8::d", "2001:DB8:0:0:0:0:0:d", "2001:0db8::000d"]) {
-      expect(
-        await expectJson(
-          as(tenant, "/containers/tenant", "POST", { label: "web", hostname: "h1.hosts.example", ipv6 }),
-          409,
-        ),
-      ).toEqual(errorBody(`Invalid container: address ${"2001:db8::d"} is already used by another container`));
+      expect(await expectJson(postContainer("web", ipv6), 409)).toEqual(
+        errorBody(`Invalid container: address ${"2001:db8::d"} is already used by another container`),
+      );
     }
     expect(await containerRows()).toEqual(before);
   });
 
   it("refuses to move an existing container onto another's address", async () => {
-    await expectJson(
-      as(tenant, "/containers/tenant", "POST", { label: "app", hostname: "h1.hosts.example", ipv6: "2001:db8::a" }),
-      200,
-    );
+    await expectJson(postContainer("app", "2001:db8::a"), 200);
     const before = await containerRows();
     expect(
       await expectJson(as(tenant, "/containers/tenant", "POST", { label: "app", ipv6: "2001:db8::d" }), 409),
@@ -66,12 +63,7 @@ describe("container addresses", () => {
     ["fe80::1%eth0", "must be an IPv6 address"],
   ])("refuses %s with 400 and stores nothing", async (ipv6, reason) => {
     const before = await containerRows();
-    expect(
-      await expectJson(
-        as(tenant, "/containers/tenant", "POST", { label: "evil", hostname: "h1.hosts.example", ipv6 }),
-        400,
-      ),
-    ).toEqual(errorBody(`ipv6: ${reason}`));
+    expect(await expectJson(postContainer("evil", ipv6), 400)).toEqual(errorBody(`ipv6: ${reason}`));
     expect(await containerRows()).toEqual(before);
   });
 
@@ -103,27 +95,13 @@ describe("container addresses", () => {
     expect(await expectJson(post("meta", "fd00:ec2::254"), 200)).toMatchObject({ success: true });
     expect(await expectJson(post("lo", "::1"), 400)).toEqual(errorBody("ipv6: is a loopback address"));
     // Without the setting the same address is refused.
-    expect(
-      await expectJson(
-        as(tenant, "/containers/tenant", "POST", {
-          label: "local2",
-          hostname: "h1.hosts.example",
-          ipv6: "::ffff:127.0.0.6",
-        }),
-        400,
-      ),
-    ).toEqual(errorBody("ipv6: embeds 127.0.0.6, which is a loopback address"));
+    expect(await expectJson(postContainer("local2", "::ffff:127.0.0.6"), 400)).toEqual(
+      errorBody("ipv6: embeds 127.0.0.6, which is a loopback address"),
+    );
   });
 
   it("stores the canonical form", async () => {
-    await expectJson(
-      as(tenant, "/containers/tenant", "POST", {
-        label: "canon",
-        hostname: "h1.hosts.example",
-        ipv6: "2001:DB8:0::00C1",
-      }),
-      200,
-    );
+    await expectJson(postContainer("canon", "2001:DB8:0::00C1"), 200);
     const project = await expectJson(as(tenant, "/projects/tenant"), 200);
     expect(project.containers.find((c: { label: string }) => c.label === "canon").ipv6).toBe("2001:db8::c1");
   });

@@ -3,7 +3,8 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
 import { CONFIG_LOCK } from "../../src/proxy/jobs";
-import { as, createApiUser, createBackend, createContainer, createHost, createProject, expectJson } from "./fixtures";
+import { createProjectOnHost } from "../support/proxy-fixtures";
+import { as, createApiUser, createBackend, expectJson } from "./fixtures";
 import { applied, callWith, db, fakeAgents, agentEnv, locks, withVars } from "./job-env";
 
 const WINDOW_MS = 1_500;
@@ -12,12 +13,10 @@ const debounced = (vars: Record<string, string> = {}) =>
 
 let tenant: string;
 beforeAll(async () => {
-  await createProject("debounce");
-  await createHost("node1.debounce.example", "2001:db8:de::1");
-  const web = await createContainer("debounce", {
-    label: "web",
+  const { web } = await createProjectOnHost("debounce", {
     hostname: "node1.debounce.example",
-    ipv6: "2001:db8:de::10",
+    ipv6: "2001:db8:de::1",
+    containers: { web: "2001:db8:de::10" },
   });
   await createBackend("debounce", {
     label: "site",

@@ -1,30 +1,16 @@
 // The configuration jobs through the Worker: gensynchaprx (stored versions, the master agent, its refusals), slave
 // syncs on the queue (retries, outcomes on the parent run), writesshprx, /maintenance/start and the daily cron, the
 // locks (423), slaves (405), the ACME challenge route and the job history.
-import {
-  createExecutionContext,
-  createMessageBatch,
-  createScheduledController,
-  getQueueResult,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
-import {
-  ADMIN_AUTH,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "./fixtures";
+import { asAdmin, createApiUser, createBackend, errorBody, expectJson } from "./fixtures";
+import { deliverBatch, type QueuedMessage } from "../support/jobs-queue";
+import { AGENT_FILES, createDeployedProject, createProjectWithContainers } from "../support/proxy-fixtures";
 import { AGENT, agentEnv, applied, callWith, db, fakeAgents, KEY_ANNA, KEY_BEN, locks, withVars } from "./job-env";
 
 const SLAVE_1 = "http://slave-1.test:9400";
@@ -32,22 +18,7 @@ const SLAVE_2 = "http://slave-2.test:9400";
 
 let apiUser: string;
 beforeAll(async () => {
-  await createProject("jobs");
-  await createHost("node1.example.net", "2001:db8::1");
-  const web1 = await createContainer("jobs", { label: "web1", hostname: "node1.example.net", ipv6: "2001:db8::11" });
-  const web2 = await createContainer("jobs", { label: "web2", hostname: "node1.example.net", ipv6: "2001:db8::12" });
-  await createBackend("jobs", {
-    label: "www",
-    port: 8080,
-    backendContainers: [{ containerId: web1 }, { containerId: web2, params: "backup" }],
-    domainForwardings: [{ domainName: "www.jobs.example" }, { domainName: "shop.jobs.example" }],
-  });
-  await createBackend("jobs", {
-    label: "permredirect",
-    domainForwardings: [{ domainName: "old.jobs.example", redirectToUrl: "https://www.jobs.example/*" }],
-  });
-  await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", sshPublicKey: KEY_ANNA }), 200);
-  await expectJson(asAdmin("/admin/users", "POST", { email: "ben@example.com", sshPublicKey: KEY_BEN }), 200);
+  await createDeployedProject("jobs", "backup");
   await expectJson(asAdmin("/admin/users", "POST", { email: "carl@example.com" }), 200);
   await expectJson(
     asAdmin("/admin/containers/jobs/web1/permissions", "PUT", [
@@ -159,15 +130,7 @@ describe("gensynchaprx with the master agent", () => {
     expect(call.url).toBe(`${AGENT}/v1/config`);
     expect(call.authorization).toBe("Bearer agent-token");
     expect(call.body.onlyIfNewer).toBe(false);
-    expect(Object.keys(call.body.files).sort()).toEqual([
-      "crt-list.txt",
-      "domain2backend.map",
-      "domain2cert.map",
-      "domain2prefix.map",
-      "domain2redirect.map",
-      "fallback.pem",
-      "haproxy.cfg",
-    ]);
+    expect(Object.keys(call.body.files).sort()).toEqual(AGENT_FILES);
     expect(call.body.files["fallback.pem"]).toMatch(
       /^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n/,
     );
@@ -340,12 +303,7 @@ describe("gensynchaprx failures as callers other than the administrator read the
   });
 
   it("an invalid configuration: the tenant does not read other projects' backends or params", async () => {
-    await createProject("jobsother");
-    const app = await createContainer("jobsother", {
-      label: "app",
-      hostname: "node1.example.net",
-      ipv6: "2001:db8::21",
-    });
+    const { app } = await createProjectWithContainers("jobsother", "node1.example.net", { app: "2001:db8::21" });
     const backendId = await createBackend("jobsother", { label: "api", backendContainers: [{ containerId: app }] });
     await createBackend("jobsother", {
       label: "permredirect",
@@ -384,16 +342,7 @@ describe("slave sync on the queue", () => {
     return { parentRunId: Number(response.headers.get("X-Job-Id")), warnings, bodies };
   }
 
-  async function runSync(messages: { id: string; attempts: number; body: unknown }[], workerEnv = agentEnv()) {
-    const batch = createMessageBatch(
-      "edge-jobs",
-      messages.map((message) => ({ ...message, timestamp: new Date() })),
-    );
-    const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
-    const ctx = createExecutionContext();
-    await worker.queue(batch, workerEnv, ctx);
-    return { result: await getQueueResult(batch, ctx), retries };
-  }
+  const runSync = (messages: QueuedMessage[], workerEnv = agentEnv()) => deliverBatch(messages, workerEnv);
 
   it("queues one sync per slave agent and records each outcome on the gensynchaprx run", async () => {
     const { parentRunId, warnings, bodies } = await generateWithSlaves();
@@ -519,10 +468,8 @@ describe("locks", () => {
     expect(message).toEqual({ kind: "writesshprx", runId: expect.any(Number), lockHolder: expect.any(String) });
     expect((await locks().inspect(CONFIG_LOCK))!.holder).toBe(message.lockHolder);
 
-    const batch = createMessageBatch("edge-jobs", [{ id: "w1", timestamp: new Date(), attempts: 1, body: message }]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, withVars(), ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["w1"]);
+    const { result } = await deliverBatch([{ id: "w1", attempts: 1, body: message }], withVars());
+    expect(result.explicitAcks).toEqual(["w1"]);
     expect(await locks().inspect(CONFIG_LOCK)).toBeNull();
     expect((await callWith(withVars(), "/admin/gensynchaprx")).status).toBe(200);
   });
@@ -533,12 +480,11 @@ describe("locks", () => {
       const runId = (await db()
         .$client.prepare("insert into job_runs (kind, trigger) values ('gensynchaprx', 'test') returning id")
         .first<{ id: number }>())!.id;
-      const batch = createMessageBatch("edge-jobs", [
-        { id: "g1", timestamp: new Date(), attempts: 1, body: { kind: "gensynchaprx", runId } },
-      ]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, withVars(), ctx);
-      expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([{ msgId: "g1" }]);
+      const { result } = await deliverBatch(
+        [{ id: "g1", attempts: 1, body: { kind: "gensynchaprx", runId } }],
+        withVars(),
+      );
+      expect(result.retryMessages).toEqual([{ msgId: "g1" }]);
       expect(await getJobRun(db(), runId)).toMatchObject({
         state: "queued",
         error: expect.stringMatching(/^Job is already running/),
@@ -573,10 +519,10 @@ describe("writesshprx", () => {
     expect(await expectJson(response, 200)).toEqual([]);
     const message = send.mock.calls[0][0] as { runId: number };
     expect(Number(response.headers.get("X-Job-Id"))).toBe(message.runId);
-    const batch = createMessageBatch("edge-jobs", [{ id: "ssh", timestamp: new Date(), attempts: 1, body: message }]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, withVars({ SSH_PROXY_UPSTREAM_KEY_FILE: "/etc/sshpiperd/prx_key" }), ctx);
-    await getQueueResult(batch, ctx);
+    await deliverBatch(
+      [{ id: "ssh", attempts: 1, body: message }],
+      withVars({ SSH_PROXY_UPSTREAM_KEY_FILE: "/etc/sshpiperd/prx_key" }),
+    );
 
     const stored = await expectJson(callWith(withVars(), "/admin/sshproxy"), 200);
     const warnings = [
@@ -693,13 +639,14 @@ describe("maintenance job and the daily cron", () => {
     const runId = (await db()
       .$client.prepare("insert into job_runs (kind, trigger) values ('certificates', 'test') returning id")
       .first<{ id: number }>())!.id;
-    const batch = createMessageBatch("edge-jobs", [
-      { id: "c1", timestamp: new Date(), attempts: 1, body: { kind: "certificates", runId } },
-    ]);
-    const retry = vi.spyOn(batch.messages[0], "retry");
-    const ctx = createExecutionContext();
-    await worker.queue(batch, withVars({ ACME_DIRECTORY_URL: "https://acme.test/directory" }), ctx);
-    expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([{ msgId: "c1" }]);
+    const {
+      result,
+      retries: [retry],
+    } = await deliverBatch(
+      [{ id: "c1", attempts: 1, body: { kind: "certificates", runId } }],
+      withVars({ ACME_DIRECTORY_URL: "https://acme.test/directory" }),
+    );
+    expect(result.retryMessages).toEqual([{ msgId: "c1" }]);
     expect(retry).toHaveBeenCalledWith({ delaySeconds: 30 });
     expect(fetchSpy.mock.calls.map(([url]) => String(url))).toEqual(["https://acme.test/directory"]);
     expect(await getJobRun(db(), runId)).toMatchObject({

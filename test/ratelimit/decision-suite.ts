@@ -1,6 +1,6 @@
 // The decision behaviour every counter store must show through POST /json, written once and run against the
 // Durable Object store (routes/http.test.ts, stores/durable-object/store.test.ts) and the key-value store
-// (stores/kvstore/store.test.ts). Callers freeze the clock at NOW and install DECISION_CONFIG (plus rules of their
+// (stores/redis/store.test.ts). Callers freeze the clock at NOW and install DECISION_CONFIG (plus rules of their
 // own) before the suite runs; tests that move the clock put it back at NOW.
 import { expect, it, vi } from "vitest";
 import { descriptor } from "../helpers/ratelimit";

@@ -3,10 +3,10 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
-import { RespConnection } from "../../src/ratelimit/stores/kvstore/connection";
-import type { Command, Reply } from "../../src/ratelimit/stores/kvstore/resp";
-import { MemcacheConnection } from "../../src/ratelimit/stores/objcache/connection";
-import type { Request as MemcacheRequest } from "../../src/ratelimit/stores/objcache/protocol";
+import { RespConnection } from "../../src/ratelimit/stores/redis/connection";
+import type { Command, Reply } from "../../src/ratelimit/stores/redis/resp";
+import { MemcacheConnection } from "../../src/ratelimit/stores/memcache/connection";
+import type { Request as MemcacheRequest } from "../../src/ratelimit/stores/memcache/protocol";
 
 export interface Answer {
   status: number;

@@ -12,7 +12,7 @@ const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
 /** Generated files, by path from the repository root: a file, or a folder when it ends in `/`. */
 const GENERATED = [
-  "src/proxy/installation/params/haproxy-keywords.ts", // npm run gen:haproxy-keywords
+  "src/proxy/haproxy-params/haproxy-keywords.ts", // npm run gen:haproxy-keywords
   "src/ratelimit/gen/", // npm run proto:generate
 ];
 /** Generated at build time under any name: the bundled rate limit configuration (scripts/bundle-ratelimit-config.mjs). */
@@ -71,7 +71,7 @@ describe("source file sizes", () => {
       write("src/node_modules/dep/index.js", 900);
       write("src/ratelimit/gen/big_pb.ts", 900);
       write("src/ratelimit/config/bundled.gen.ts", 900);
-      write("src/proxy/installation/params/haproxy-keywords.ts", 900);
+      write("src/proxy/haproxy-params/haproxy-keywords.ts", 900);
       expect(oversized(base, SOURCE_DIRS, MAX_LINES)).toEqual(["scripts/over.mjs: 500", "src/a/over.ts: 451"]);
     });
 

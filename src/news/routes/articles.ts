@@ -3,7 +3,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { database, type Database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
-import { notFound } from "../errors";
 import {
   ARTICLE_SORT_FIELDS,
   createArticle,
@@ -14,6 +13,7 @@ import {
   type ArticleSortField,
 } from "../store/articles";
 import { companyMatcher, listCompanies } from "../store/companies";
+import { recordNotFound } from "../store/errors";
 import { ftsQuery } from "../store/full-text";
 import { requireAdmin, requireUser, secured, type NewsEnv } from "./auth";
 import { createArticleExample, updateArticleExample } from "./examples";
@@ -33,7 +33,7 @@ import { validateNews } from "./validation";
 
 /** Article ids are integers; anything else names no article (404, as an unknown id does). */
 function articleId(text: string): number {
-  if (!/^[1-9][0-9]{0,15}$/.test(text)) throw notFound();
+  if (!/^[1-9][0-9]{0,15}$/.test(text)) throw recordNotFound();
   return Number(text);
 }
 
@@ -132,7 +132,7 @@ export function registerArticleRoutes(app: OpenAPIHono<NewsEnv>): void {
     show,
     async (c) => {
       const article = await getArticle(database(c.env.DB), articleId(c.req.param("id")));
-      if (!article) throw notFound();
+      if (!article) throw recordNotFound();
       return c.json(article);
     },
     own,

@@ -179,6 +179,7 @@ const CompanyView = z.object({
   websiteUrl: z.string().nullable(),
 });
 
+/** The /search envelope; routes/search.ts builds it typed by this schema (z.infer), so the two cannot drift. */
 export const SearchResponse = z.object({
   status: z.literal(200),
   version: z.string(),

@@ -1,9 +1,10 @@
 // GET /search, the original product endpoint: articles by topics and companies within a date window, in the
 // original's envelope with warnings for what the caller left out.
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
+import { version } from "../../../package.json";
 import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
-import { searchArticles } from "../store/search";
+import { SEARCH_DEFAULT_LIMIT, searchArticles, type SearchResult } from "../store/search";
 import { requireUser, secured, type NewsEnv } from "./auth";
 import { totalCountHeader } from "./list";
 import { failures, jsonList, SearchQuery, SearchResponse } from "./schemas";
@@ -24,6 +25,42 @@ const search = createRoute({
   },
 });
 
+/** The original's warnings, in its order: what the caller left out, then unknown companies and a reversed window. */
+function searchWarnings({ query, unknownCompanyIds, windowIsValid }: SearchResult): string[] {
+  const warnings: string[] = [];
+  if (query.defaulted.startDate) warnings.push("Start time not specified.");
+  if (query.defaulted.endDate) warnings.push("End time not specified.");
+  if (query.defaulted.limit) warnings.push(`Limit not set, defaulting to limit to ${SEARCH_DEFAULT_LIMIT} articles.`);
+  if (query.topics.length === 0) warnings.push("Topics not specified.");
+  if (query.companyids.length === 0) warnings.push("Company Ids not specified.");
+  for (const ticker of unknownCompanyIds) warnings.push(`Company id ${ticker} not found.`);
+  if (!windowIsValid) warnings.push("End date cannot be before start date.");
+  return warnings;
+}
+
+/** The original's envelope around a search's result, timed from `started` to `ended` (milliseconds). */
+function searchEnvelope(result: SearchResult, started: number, ended: number): z.infer<typeof SearchResponse> {
+  const { query } = result;
+  return {
+    status: 200,
+    version,
+    startTime: new Date(started).toISOString(),
+    endTime: new Date(ended).toISOString(),
+    elapsedTime: (ended - started) / 1000,
+    parameters: {
+      topics: query.topics,
+      companyids: query.companyids,
+      start_date: query.startDate.toISOString(),
+      end_date: query.endDate.toISOString(),
+      limit: query.limit,
+      page: query.page,
+    },
+    warnings: searchWarnings(result),
+    companies: result.companies,
+    data: result.rows,
+  };
+}
+
 /** Registers GET /search; the middleware validates the query the news API's own way. */
 export function registerSearchRoute(app: OpenAPIHono<NewsEnv>): void {
   register(
@@ -31,7 +68,8 @@ export function registerSearchRoute(app: OpenAPIHono<NewsEnv>): void {
     search,
     async (c) => {
       const query = c.req.valid("query");
-      const { body, total } = await searchArticles(database(c.env.DB), {
+      const started = Date.now();
+      const result = await searchArticles(database(c.env.DB), {
         topics: query.topics,
         companyids: query.companyids,
         startDate: query.start_date,
@@ -40,7 +78,7 @@ export function registerSearchRoute(app: OpenAPIHono<NewsEnv>): void {
         page: query.page,
         now: new Date(),
       });
-      return c.json(body, 200, totalCountHeader(total));
+      return c.json(searchEnvelope(result, started, Date.now()), 200, totalCountHeader(result.total));
     },
     { validation: "middleware" },
   );

@@ -3,8 +3,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
-import { BASIC_CHALLENGE, BEARER_CHALLENGE, notFound, unauthorized } from "../errors";
+import { BASIC_CHALLENGE, BEARER_CHALLENGE, unauthorized } from "../errors";
 import { newsSettings } from "../settings";
+import { recordNotFound } from "../store/errors";
 import {
   createUser,
   deleteUser,
@@ -181,7 +182,7 @@ function registerUserByIdRoutes(app: OpenAPIHono<NewsEnv>, own: { validation: "m
     show,
     async (c) => {
       const user = await getUser(database(c.env.DB), c.req.param("id"));
-      if (!user) throw notFound();
+      if (!user) throw recordNotFound();
       return c.json(publicUserView(user));
     },
     own,

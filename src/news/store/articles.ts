@@ -3,7 +3,7 @@
 import { and, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { d1Statement, inJsonList, isUniqueFailure, type Database } from "../../shared/db";
-import { conflict, notFound, validationError } from "../errors";
+import { duplicateRecord, recordNotFound, unknownReference } from "./errors";
 import { articlesFts, matchesFts } from "./full-text";
 import { orderOf, type SortKey } from "./sort";
 import { articleCompanies, articles, companies } from "./tables";
@@ -152,12 +152,7 @@ async function checkTickersExist(db: Database, tickers: string[]): Promise<void>
     .where(inJsonList(companies.ticker, tickers));
   const unknown = tickers.filter((ticker) => !known.some((row) => row.ticker === ticker));
   if (unknown.length > 0) {
-    throw validationError({
-      name: "exists",
-      param: "companies",
-      value: tickers.join(","),
-      message: `companies names unknown tickers: ${unknown.join(", ")}`,
-    });
+    throw unknownReference("companies", tickers.join(","), `companies names unknown tickers: ${unknown.join(", ")}`);
   }
 }
 
@@ -200,7 +195,7 @@ export async function createArticle(
     ]);
     return (await getArticle(db, inserted.results[0].id))!;
   } catch (error) {
-    if (isUniqueFailure(error)) throw conflict("title", "an article with this title and source already exists");
+    if (isUniqueFailure(error)) throw duplicateRecord("title", "an article with this title and source already exists");
     throw error;
   }
 }
@@ -211,7 +206,7 @@ export async function updateArticle(
   matcher: Matcher,
 ): Promise<ArticleView> {
   const [existing] = await db.select().from(articles).where(eq(articles.id, input.id)).limit(1);
-  if (!existing) throw notFound();
+  if (!existing) throw recordNotFound();
   const currentLinks = await db.select().from(articleCompanies).where(eq(articleCompanies.articleId, input.id));
   const explicit = input.companies
     ? [...new Set(input.companies)]
@@ -227,7 +222,7 @@ export async function updateArticle(
     .from(articles)
     .where(and(eq(articles.fingerprint, fingerprint), ne(articles.id, input.id)))
     .limit(1);
-  if (clash) throw conflict("title", "an article with this title and source already exists");
+  if (clash) throw duplicateRecord("title", "an article with this title and source already exists");
 
   const changes = {
     title,
@@ -251,7 +246,7 @@ export async function updateArticle(
   try {
     await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   } catch (error) {
-    if (isUniqueFailure(error)) throw conflict("title", "an article with this title and source already exists");
+    if (isUniqueFailure(error)) throw duplicateRecord("title", "an article with this title and source already exists");
     throw error;
   }
   return (await getArticle(db, input.id))!;
@@ -259,7 +254,7 @@ export async function updateArticle(
 
 export async function deleteArticle(db: Database, id: number): Promise<void> {
   const deleted = await db.delete(articles).where(eq(articles.id, id)).returning({ id: articles.id });
-  if (deleted.length === 0) throw notFound();
+  if (deleted.length === 0) throw recordNotFound();
 }
 
 /** Inserts link rows given by article fingerprint, in one statement whatever their number (no bound-parameter limit). */

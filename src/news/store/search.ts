@@ -1,10 +1,8 @@
-// GET /search, the original product endpoint: articles by topics and companies within a date window, wrapped in
-// {status, version, startTime, endTime, elapsedTime, parameters, warnings, companies, data} with warnings for
-// what the caller left out.
-import { version as packageVersion } from "../../../package.json";
+// GET /search's data: articles by topics and companies within a date window, newest first, with the query as run
+// (defaults filled in) and what the caller left out or got wrong; routes/search.ts wraps it in the original envelope.
 import type { Database } from "../../shared/db";
 import { listArticles, type ArticleView } from "./articles";
-import { companyView, findCompanies, type CompanyView } from "./companies";
+import { companyView, findCompanies, type Company, type CompanyView } from "./companies";
 import { ftsAnyOf } from "./full-text";
 
 export const SEARCH_DEFAULT_LIMIT = 50;
@@ -20,100 +18,84 @@ export interface SearchInput {
   now: Date;
 }
 
+/** The query as run: each topic and company id once, and the window and limit filled in where left out. */
+export interface SearchQuery {
+  topics: string[];
+  companyids: string[];
+  startDate: Date;
+  endDate: Date;
+  limit: number;
+  page: number;
+  /** Which of the window's ends and the limit the caller left out (and got the default). */
+  defaulted: { startDate: boolean; endDate: boolean; limit: boolean };
+}
+
 export interface SearchArticle extends Omit<ArticleView, "companies"> {
   companies: CompanyView[];
 }
 
-export interface SearchResponse {
-  status: 200;
-  version: string;
-  startTime: string;
-  endTime: string;
-  /** Seconds. */
-  elapsedTime: number;
-  parameters: {
-    topics: string[];
-    companyids: string[];
-    start_date: string;
-    end_date: string;
-    limit: number;
-    page: number;
-  };
-  warnings: string[];
+export interface SearchResult {
+  query: SearchQuery;
+  /** The companies asked for that exist, by ticker. */
   companies: CompanyView[];
-  data: SearchArticle[];
+  /** Company ids asked for that name no company, in the order given. */
+  unknownCompanyIds: string[];
+  /** False when the window ends before it starts (nothing is searched). */
+  windowIsValid: boolean;
+  /** One page of matches, newest first, each with its linked companies. */
+  rows: SearchArticle[];
+  /** Matches over every page. */
+  total: number;
 }
 
-export async function searchArticles(
-  db: Database,
-  input: SearchInput,
-): Promise<{ body: SearchResponse; total: number }> {
-  const started = Date.now();
-  const warnings: string[] = [];
+/** The query with its defaults: the last DEFAULT_WINDOW_YEARS up to now, SEARCH_DEFAULT_LIMIT articles. */
+export function searchQuery(input: SearchInput): SearchQuery {
   const windowStart = new Date(input.now);
   windowStart.setUTCFullYear(windowStart.getUTCFullYear() - DEFAULT_WINDOW_YEARS);
-  const startDate = input.startDate ?? windowStart;
-  const endDate = input.endDate ?? input.now;
-  if (!input.startDate) warnings.push("Start time not specified.");
-  if (!input.endDate) warnings.push("End time not specified.");
-  if (input.limit === undefined)
-    warnings.push(`Limit not set, defaulting to limit to ${SEARCH_DEFAULT_LIMIT} articles.`);
-  const limit = input.limit ?? SEARCH_DEFAULT_LIMIT;
-  const topics = [...new Set(input.topics ?? [])];
-  const companyids = [...new Set(input.companyids ?? [])];
-  if (topics.length === 0) warnings.push("Topics not specified.");
-  if (companyids.length === 0) warnings.push("Company Ids not specified.");
-
-  const companies = await findCompanies(db, companyids);
-  for (const ticker of companyids) {
-    if (!companies.some((company) => company.ticker === ticker)) warnings.push(`Company id ${ticker} not found.`);
-  }
-
-  let data: SearchArticle[] = [];
-  let total = 0;
-  const windowIsValid = endDate >= startDate;
-  if (!windowIsValid) warnings.push("End date cannot be before start date.");
-  // Unknown tickers match nothing; asked only for unknown ones, the answer is empty rather than everything.
-  const nothingCanMatch = !windowIsValid || (companyids.length > 0 && companies.length === 0);
-  if (!nothingCanMatch) {
-    const listed = await listArticles(db, {
-      match: topics.length > 0 ? (ftsAnyOf(topics) ?? null) : undefined,
-      tickers: companyids.length > 0 ? companies.map((company) => company.ticker) : undefined,
-      from: startDate,
-      to: endDate,
-      page: input.page,
-      limit,
-      sort: [{ field: "publishedAt", descending: true }],
-    });
-    total = listed.total;
-    const linked = await findCompanies(db, [...new Set(listed.rows.flatMap((article) => article.companies))]);
-    const views = new Map(linked.map((company) => [company.ticker, companyView(company)]));
-    data = listed.rows.map((article) => ({
-      ...article,
-      companies: article.companies.map((ticker) => views.get(ticker)).filter((view) => view !== undefined),
-    }));
-  }
-
-  const ended = Date.now();
   return {
-    total,
-    body: {
-      status: 200,
-      version: packageVersion,
-      startTime: new Date(started).toISOString(),
-      endTime: new Date(ended).toISOString(),
-      elapsedTime: (ended - started) / 1000,
-      parameters: {
-        topics,
-        companyids,
-        start_date: startDate.toISOString(),
-        end_date: endDate.toISOString(),
-        limit,
-        page: input.page,
-      },
-      warnings,
-      companies: companies.map(companyView),
-      data,
-    },
+    topics: [...new Set(input.topics ?? [])],
+    companyids: [...new Set(input.companyids ?? [])],
+    startDate: input.startDate ?? windowStart,
+    endDate: input.endDate ?? input.now,
+    limit: input.limit ?? SEARCH_DEFAULT_LIMIT,
+    page: input.page,
+    defaulted: { startDate: !input.startDate, endDate: !input.endDate, limit: input.limit === undefined },
   };
+}
+
+export async function searchArticles(db: Database, input: SearchInput): Promise<SearchResult> {
+  const query = searchQuery(input);
+  const companies = await findCompanies(db, query.companyids);
+  const unknownCompanyIds = query.companyids.filter(
+    (ticker) => !companies.some((company) => company.ticker === ticker),
+  );
+  const windowIsValid = query.endDate >= query.startDate;
+  // Unknown tickers match nothing; asked only for unknown ones, the answer is empty rather than everything.
+  const nothingCanMatch = !windowIsValid || (query.companyids.length > 0 && companies.length === 0);
+  const { rows, total } = nothingCanMatch ? { rows: [], total: 0 } : await matchingArticles(db, query, companies);
+  return { query, companies: companies.map(companyView), unknownCompanyIds, windowIsValid, rows, total };
+}
+
+/** One page of the articles matching the query, each with its linked companies' views. */
+async function matchingArticles(
+  db: Database,
+  query: SearchQuery,
+  companies: Company[],
+): Promise<{ rows: SearchArticle[]; total: number }> {
+  const listed = await listArticles(db, {
+    match: query.topics.length > 0 ? (ftsAnyOf(query.topics) ?? null) : undefined,
+    tickers: query.companyids.length > 0 ? companies.map((company) => company.ticker) : undefined,
+    from: query.startDate,
+    to: query.endDate,
+    page: query.page,
+    limit: query.limit,
+    sort: [{ field: "publishedAt", descending: true }],
+  });
+  const linked = await findCompanies(db, [...new Set(listed.rows.flatMap((article) => article.companies))]);
+  const views = new Map(linked.map((company) => [company.ticker, companyView(company)]));
+  const rows = listed.rows.map((article) => ({
+    ...article,
+    companies: article.companies.map((ticker) => views.get(ticker)).filter((view) => view !== undefined),
+  }));
+  return { rows, total: listed.total };
 }

@@ -4,7 +4,7 @@ import { asc, count, eq, sql, type SQL } from "drizzle-orm";
 import { md5Hex } from "../../shared/bytes";
 import { isUniqueFailure, type Database } from "../../shared/db";
 import { hashPassword } from "../../shared/passwords";
-import { conflict, notFound } from "../errors";
+import { duplicateRecord, recordNotFound } from "./errors";
 import { orderOf, type SortKey } from "./sort";
 import { newsUsers } from "./tables";
 
@@ -52,7 +52,7 @@ export async function createUser(
   db: Database,
   input: { email: string; password: string; name?: string; picture?: string; role?: NewsUser["role"]; now: Date },
 ): Promise<NewsUser> {
-  if (await findUserByEmail(db, input.email)) throw conflict("email", "email already registered");
+  if (await findUserByEmail(db, input.email)) throw duplicateRecord("email", "email already registered");
   const row = {
     id: crypto.randomUUID(),
     email: input.email,
@@ -67,8 +67,8 @@ export async function createUser(
     const [user] = await db.insert(newsUsers).values(row).returning();
     return user;
   } catch (error) {
-    // Two sign-ups with one address at once: the unique index decides, the loser gets the same 409.
-    if (isUniqueFailure(error)) throw conflict("email", "email already registered");
+    // Two sign-ups with one address at once: the unique index decides, the loser gets the same Conflict.
+    if (isUniqueFailure(error)) throw duplicateRecord("email", "email already registered");
     throw error;
   }
 }
@@ -83,7 +83,7 @@ export async function updateUser(
     updatedAt: input.now,
   };
   const [user] = await db.update(newsUsers).set(changes).where(eq(newsUsers.id, input.id)).returning();
-  if (!user) throw notFound();
+  if (!user) throw recordNotFound();
   return user;
 }
 
@@ -104,13 +104,13 @@ export async function setPassword(db: Database, input: { id: string; password: s
     })
     .where(eq(newsUsers.id, input.id))
     .returning();
-  if (!user) throw notFound();
+  if (!user) throw recordNotFound();
   return user;
 }
 
 export async function deleteUser(db: Database, id: string): Promise<void> {
   const deleted = await db.delete(newsUsers).where(eq(newsUsers.id, id)).returning({ id: newsUsers.id });
-  if (deleted.length === 0) throw notFound();
+  if (deleted.length === 0) throw recordNotFound();
 }
 
 export const USER_SORT_FIELDS = {

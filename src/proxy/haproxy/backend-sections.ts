@@ -1,7 +1,7 @@
 // The tenants' part of haproxy.cfg: one backend section per backend with containers, the routing map lines of every
 // backend, and the redirect maps of the global redirect backends. Pure: it takes the installation's rows.
 import { vetTargetAddress } from "../installation/addresses";
-import { vetBackendParams, vetServerParams } from "../installation/params/index";
+import { vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import { invalidRedirect, isValidRedirectUrl, redirectPrefix } from "../installation/redirects";
 import type { BackendRow, Installation } from "../installation/rows";
 import { backendFqLabel, containerFqLabel, GLOBAL_BACKEND_LABELS } from "../installation/views";

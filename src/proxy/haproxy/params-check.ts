@@ -2,7 +2,7 @@
 // a minimal configuration (the generator's global and defaults, and this one backend written as the generator would
 // write it), and its refusal is answered to the writer with HAProxy's reason. Without an agent, vetting alone applies.
 import type { BackendDraft, ParamsCheck, ParamsVerdict } from "../installation/backend-check";
-import { vetBackendParams, vetServerParams } from "../installation/params/index";
+import { vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import type { ProxySettings } from "../settings";
 import { AgentError, checkWithAgent } from "./agent-client";
 import { serverLine } from "./backend-sections";

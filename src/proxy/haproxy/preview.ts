@@ -1,7 +1,7 @@
 // GET /admin/haproxy/preview: the bundle gensynchaprx would make from the data as it is now, with its diff against
 // the version in force and the master agent's `haproxy -c` verdict; nothing is stored and nothing is applied.
-import { HttpError } from "../../shared/http/errors";
 import { database } from "../../shared/db";
+import { DomainError } from "../../shared/domain-errors";
 import { unifiedDiff } from "../unified-diff";
 import { loadInstallation } from "../installation/load";
 import { listCertificates, newFallbackCertificate } from "../pki/certificates";
@@ -59,7 +59,7 @@ export async function previewHaproxy(env: Env, now: Date): Promise<HaproxyPrevie
       return generateHaproxyBundle(installation, certificates, haproxySettingsOf(settings), excluded);
     } catch (error) {
       if (error instanceof InvalidConfiguration) {
-        throw new HttpError(422, `The configuration cannot be generated: ${error.message}`);
+        throw new DomainError("invalid_state", `The configuration cannot be generated: ${error.message}`);
       }
       throw error;
     }

@@ -3,8 +3,8 @@
 // version as a new one (rollback); and the slave sync itself.
 import { appendJobWarnings } from "../../jobs/history";
 import { database, type Database } from "../../shared/db";
-import { HttpError } from "../../shared/http/errors";
-import { versionNotFound } from "../errors";
+import { DomainError } from "../../shared/domain-errors";
+import { RunFailed, versionNotFound } from "../domain-errors";
 import type { Caller } from "../installation/api-users";
 import { loadInstallation } from "../installation/load";
 import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
@@ -27,8 +27,8 @@ export type QueueSlaveSyncs = (syncs: { version: number; agentUrl: string }[]) =
 
 export const GENSYNC_FAILED = "Unable to reload and sync of HAProxy: ";
 
-/** The spec's 500 for gensynchaprx: nothing was applied and the previous configuration stays active. */
-export class GenSyncFailed extends HttpError {
+/** A failed gensynchaprx (the spec's 500): nothing was applied and the previous configuration stays active. */
+export class GenSyncFailed extends DomainError {
   override name = "GenSyncFailed";
   /**
    * @param detail the cause for the administrator and the job history; it may quote the agent (`haproxy -c` output)
@@ -39,7 +39,7 @@ export class GenSyncFailed extends HttpError {
     detail: string,
     readonly summary: string,
   ) {
-    super(500, `${GENSYNC_FAILED}${detail}`);
+    super("failed", `${GENSYNC_FAILED}${detail}`);
   }
 }
 
@@ -54,15 +54,14 @@ const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
  * the job history). Any other caller may start the job but must not read what the agent's tools printed (HAProxy
  * quotes expanded configuration text) nor other projects' data, so gets the summary and the run to ask about.
  */
-export function genSyncFailureFor(caller: Pick<Caller, "isAdmin">, failure: HttpError, runId: number): HttpError {
-  const headers = { ...failure.headers, "X-Job-Id": String(runId) };
-  if (caller.isAdmin) return new HttpError(failure.status, failure.message, headers);
+export function genSyncFailureFor(caller: Pick<Caller, "isAdmin">, failure: DomainError, runId: number): RunFailed {
+  if (caller.isAdmin) return new RunFailed(failure.kind, failure.message, runId);
   const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
   const message =
     failure instanceof GenSyncFailed
       ? `${GENSYNC_FAILED}${failure.summary} ${where}. The previous configuration is still active.`
       : `${GENSYNC_FAILED}internal error ${where}`;
-  return new HttpError(500, message, headers);
+  return new RunFailed("failed", message, runId);
 }
 
 export const haproxySettingsOf = (settings: ProxySettings): HaproxySettings => ({

@@ -2,7 +2,7 @@
 // (pending, active, previous, rejected) and the version it restores, if any; the number kept is bounded.
 import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { NotFound, versionNotFound } from "../errors";
+import { NotFound, versionNotFound } from "../domain-errors";
 import { combinedPem } from "../pki/selection";
 import { certificates } from "../pki/tables";
 import type { BundleNote, BundleProblem } from "./backend-sections";

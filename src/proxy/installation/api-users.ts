@@ -3,7 +3,7 @@ import { toHex } from "../../shared/bytes";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { constantTimeEqualText, hashPassword, verifyPassword } from "../../shared/passwords";
-import { NotFound } from "../errors";
+import { NotFound } from "../domain-errors";
 import { anyPatternMatchesLabel } from "./project-patterns";
 import { apiUsers } from "./tables";
 import { commitWrite, DELETED_A_ROW, tableRow, type WriteControl } from "./writes";

@@ -3,7 +3,7 @@
 // (the agent's `haproxy -c` on a minimal configuration) is haproxy/params-check.ts; the routes hand it in.
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { HttpError } from "../../shared/http/errors";
+import { Invalid } from "../domain-errors";
 import { inJsonList } from "./bulk";
 import type { BackendInput } from "./inputs";
 import type { BackendRow, ProjectRow } from "./rows";
@@ -70,6 +70,6 @@ export async function checkChangedParams(
   const draft = { port: input.port ?? existing?.port ?? 80, params: input.params ?? existing?.params ?? null, servers };
   const verdict = await check(draft);
   if (verdict.ok === "unchecked") return [`WARN: the params were not checked by HAProxy (${verdict.reason})`];
-  if (!verdict.ok) throw new HttpError(400, `${verdict.field}: HAProxy refused it: ${verdict.message}`);
+  if (!verdict.ok) throw new Invalid(`${verdict.field}: HAProxy refused it: ${verdict.message}`);
   return [];
 }

@@ -2,7 +2,6 @@
 // replaced wholesale when given), and switching a backend to the containers of another one.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { HttpError } from "../../shared/http/errors";
 import {
   deleteBackendContainers,
   deleteDomains,
@@ -15,10 +14,10 @@ import {
   type Statement,
 } from "./bulk";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
-import { CannotProcess, invalidBackend } from "../errors";
+import { CannotProcess, Invalid, invalidBackend } from "../domain-errors";
 import { checkChangedParams, type ParamsCheck } from "./backend-check";
 import { ownershipGuard, type NameClaim } from "./ownership";
-import { describeProblem, vetBackendParams, vetServerParams } from "./params/index";
+import { describeProblem, vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import { paramsBytes, quotaGuards, type Measure } from "./quotas";
 import type { BackendContainerRow, BackendRow, DomainRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";
@@ -69,11 +68,11 @@ async function checkDomainForwardings(db: Database, input: BackendInput, existin
 function checkParams(input: BackendInput, options: BackendOptions): void {
   if (input.params != null) {
     const vetted = vetBackendParams(input.params, options.extraDirectives);
-    if (!vetted.ok) throw new HttpError(400, describeProblem("params", vetted.error));
+    if (!vetted.ok) throw new Invalid(describeProblem("params", vetted.error));
   }
   for (const [index, reference] of (input.backendContainers ?? []).entries()) {
     const vetted = vetServerParams(reference.params);
-    if (!vetted.ok) throw new HttpError(400, describeProblem(`backendContainers[${index}].params`, vetted.error));
+    if (!vetted.ok) throw new Invalid(describeProblem(`backendContainers[${index}].params`, vetted.error));
   }
 }
 

@@ -2,9 +2,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import { isUniqueFailure, type Database } from "../../shared/db";
 import { canonicalIpv6, vetContainerAddress, type Ipv6Network } from "./addresses";
-import { HttpError } from "../../shared/http/errors";
 import { inJsonList, type Statement } from "./bulk";
-import { CannotProcess, Conflict, NotFound } from "../errors";
+import { CannotProcess, Conflict, Invalid, NotFound } from "../domain-errors";
 import { loadProjectTree } from "./projects";
 import type { Guard } from "./guards";
 import { quotaGuards } from "./quotas";
@@ -35,7 +34,7 @@ async function resolveHost(db: Database, input: ContainerInput): Promise<number 
 /** The address as stored, or a 400 naming why HAProxy and the SSH proxy may not connect to it. */
 export function storableAddress(ipv6: string, exceptions: readonly Ipv6Network[]): string {
   const checked = vetContainerAddress(ipv6, exceptions);
-  if (!checked.ok) throw new HttpError(400, `ipv6: ${checked.error}`);
+  if (!checked.ok) throw new Invalid(`ipv6: ${checked.error}`);
   return checked.value;
 }
 
@@ -216,12 +215,11 @@ export async function setContainerPermissions(
   const wanted = new Map<string, { permission: string; userEmail: string }>();
   grants.forEach((grant, index) => {
     const key = `${grant.userEmail}\n${grant.permission}`;
-    if (wanted.has(key))
-      throw new HttpError(400, `${index}: duplicate permission ${grant.permission} for ${grant.userEmail}`);
+    if (wanted.has(key)) throw new Invalid(`${index}: duplicate permission ${grant.permission} for ${grant.userEmail}`);
     const account = sshProxyUsername(project.label, container.label, grant.permission);
     if (account.length > MAX_ACCOUNT_NAME) {
       const problem = `SSH proxy user name ${account} is longer than ${MAX_ACCOUNT_NAME} characters`;
-      throw new HttpError(400, `${index}.permission: ${problem}`);
+      throw new Invalid(`${index}.permission: ${problem}`);
     }
     wanted.set(key, grant);
   });

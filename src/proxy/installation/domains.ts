@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
 import { deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
-import { CannotProcess, invalidBackend, invalidProject } from "../errors";
+import { CannotProcess, invalidBackend, invalidProject } from "../domain-errors";
 import { ownershipGuard, type NameClaim } from "./ownership";
 import type { Guard } from "./guards";
 import { quotaGuards, type Measure } from "./quotas";

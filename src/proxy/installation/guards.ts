@@ -3,13 +3,13 @@
 // one transaction, so two concurrent writes can never both pass a rule that only one of them may (a quota, a name).
 import { sql, type SQL } from "drizzle-orm";
 import { raise, raisedText } from "../../shared/db";
-import type { HttpError } from "../../shared/http/errors";
+import type { DomainError } from "../../shared/domain-errors";
 
 export interface Guard {
   /** SQL for one text value: NULL when the write may stand, else a detail the answer is built from. */
   refusal: SQL;
-  /** The 4xx the request gets when the refusal is not NULL; nothing of the write is stored. */
-  answer: (detail: string) => HttpError;
+  /** The refusal the request gets when it is not NULL; nothing of the write is stored. */
+  answer: (detail: string) => DomainError;
 }
 
 /**
@@ -23,7 +23,7 @@ export function guardStatement(guard: Guard, index: number): SQL {
 }
 
 /** The answer of the guard that failed the batch, when one did. */
-export function guardAnswer(error: unknown, guards: readonly Guard[]): HttpError | undefined {
+export function guardAnswer(error: unknown, guards: readonly Guard[]): DomainError | undefined {
   const match = /^(\d+):(.*)$/s.exec(raisedText(error) ?? "");
   const guard = match && guards[Number(match[1])];
   return guard ? guard.answer(match[2]) : undefined;

@@ -2,7 +2,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import type { Database, Statement } from "../../shared/db";
 import type { Ipv6Network } from "./addresses";
-import { Conflict } from "../errors";
+import { Conflict } from "../domain-errors";
 import { addressChanges, storableAddress } from "./containers";
 import type { HostCreate } from "./inputs";
 import { revisionBumpWhere } from "./revisions";

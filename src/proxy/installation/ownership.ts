@@ -1,7 +1,7 @@
 // Who may hold a domain name (issue 27, item 5), checked inside the write's own batch once its statements ran, so that
 // two projects can never claim neighbouring names at once.
 import { sql } from "drizzle-orm";
-import { Conflict } from "../errors";
+import { Conflict } from "../domain-errors";
 import { claimingAncestors, reversedName, selfAndAncestors } from "./domain-names";
 import type { Guard } from "./guards";
 

@@ -2,7 +2,7 @@
 import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
-import { invalidProject, NotFound } from "../errors";
+import { invalidProject, NotFound } from "../domain-errors";
 import type { ProjectInput } from "./inputs";
 import {
   backendContainers,

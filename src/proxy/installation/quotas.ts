@@ -3,7 +3,7 @@
 // triggers keep (migrations/0011), so two concurrent writes can never pass a limit together. Only a write that makes
 // a project hold more of something is checked, so a project past a lowered limit may still shrink.
 import { sql } from "drizzle-orm";
-import { QuotaExceeded } from "../errors";
+import { QuotaExceeded } from "../domain-errors";
 import type { Guard } from "./guards";
 import { projectUsage } from "./tables";
 

@@ -10,8 +10,8 @@ import {
   type Database,
   type Statement,
 } from "../../shared/db";
-import type { HttpError } from "../../shared/http/errors";
-import { CannotProcess, PreconditionFailed } from "../errors";
+import type { DomainError } from "../../shared/domain-errors";
+import { CannotProcess, PreconditionFailed } from "../domain-errors";
 import { guardAnswer, guardStatement, type Guard } from "./guards";
 import type { Limits } from "./quotas";
 import {
@@ -72,7 +72,7 @@ export interface WritePlan {
   guards?: readonly Guard[];
   changes: readonly AuditChange[];
   /** The answer to a constraint failure that is the caller's to explain (an address in use, say). */
-  conflict?: (error: unknown) => HttpError | undefined;
+  conflict?: (error: unknown) => DomainError | undefined;
 }
 
 export interface WriteResult {

@@ -4,7 +4,7 @@
 // sits in a zone that is not its project's.
 import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { Conflict, NotFound } from "../errors";
+import { Conflict, NotFound } from "../domain-errors";
 import { rangeUnder, reversedName } from "./domain-names";
 import type { Guard } from "./guards";
 import { projects, zones } from "./tables";

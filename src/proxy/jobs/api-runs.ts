@@ -5,8 +5,9 @@ import { enqueueJob } from "../../jobs/enqueue";
 import { getJobRun, latestStartedRun, finishJobRun, startJobRun } from "../../jobs/history";
 import { JobLocked } from "../../jobs/locks";
 import { database, type Database } from "../../shared/db";
-import { HttpError } from "../../shared/http/errors";
+import { DomainError } from "../../shared/domain-errors";
 import { logError } from "../../shared/log";
+import { RunFailed } from "../domain-errors";
 import {
   GENSYNC_FAILED,
   generateAndApply,
@@ -111,9 +112,7 @@ async function joinedRun(db: Database, runId: number) {
   const [run, notes] = await Promise.all([getJobRun(db, runId), notesOfRun(db, runId)]);
   if (run?.state !== "succeeded" || notes === undefined) {
     const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
-    throw new HttpError(500, `${GENSYNC_FAILED}the run this call joined failed ${where}`, {
-      "X-Job-Id": String(runId),
-    });
+    throw new RunFailed("failed", `${GENSYNC_FAILED}the run this call joined failed ${where}`, runId);
   }
   return { runId, notes, joined: true };
 }
@@ -148,7 +147,7 @@ function runHaproxyFromApi<T extends { warnings: string[] }>(
     now: input.now,
     work: (_db, runId) => work(runId),
     failed: (expected, _error, runId) => {
-      const failure = expected ?? new HttpError(500, `${GENSYNC_FAILED}internal error (see the logs)`);
+      const failure = expected ?? new DomainError("failed", `${GENSYNC_FAILED}internal error (see the logs)`);
       return { recorded: failure.message, thrown: genSyncFailureFor(input.caller, failure, runId) };
     },
   });
@@ -157,7 +156,7 @@ function runHaproxyFromApi<T extends { warnings: string[] }>(
 /**
  * An API call's run under the shared lock (423 when held), recorded as a run of `kind`: succeeded with the work's
  * warnings, or failed with what `failed` records, which also says what the caller gets. `expected` is the failure
- * when it is an HttpError; any other is logged, and its text stays out of the run and the answer.
+ * when it is a DomainError; any other is logged, and its text stays out of the run and the answer.
  */
 async function runConfigJobFromApi<T extends { warnings: string[] }>(
   env: Env,
@@ -166,7 +165,7 @@ async function runConfigJobFromApi<T extends { warnings: string[] }>(
     trigger: string;
     now: Date;
     work: (db: Database, runId: number) => Promise<T>;
-    failed: (expected: HttpError | undefined, error: unknown, runId: number) => { recorded: string; thrown: unknown };
+    failed: (expected: DomainError | undefined, error: unknown, runId: number) => { recorded: string; thrown: unknown };
   },
 ): Promise<T & { runId: number }> {
   const holder = crypto.randomUUID();
@@ -178,7 +177,7 @@ async function runConfigJobFromApi<T extends { warnings: string[] }>(
       await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: result.warnings });
       return { ...result, runId };
     } catch (error) {
-      const expected = error instanceof HttpError ? error : undefined;
+      const expected = error instanceof DomainError ? error : undefined;
       if (!expected) logError(`proxy: ${input.kind} run ${runId} failed`, error);
       const { recorded, thrown } = input.failed(expected, error, runId);
       await finishJobRun(db, { id: runId, now: new Date(), state: "failed", error: recorded });

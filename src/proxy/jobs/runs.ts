@@ -1,7 +1,7 @@
 // The proxy's job runs as the API shows them (GET /admin/jobs): only its own kinds.
 import { getJobRun, jobRunView, listJobRuns } from "../../jobs/history";
 import type { Database } from "../../shared/db";
-import { NotFound } from "../errors";
+import { NotFound } from "../domain-errors";
 import { auditPruneJob, certificatesJob, genSyncJob, slaveSyncJob, sshProxyJob } from "./definitions";
 
 export const PROXY_JOB_KINDS = [

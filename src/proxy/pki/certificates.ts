@@ -3,8 +3,7 @@
 // then sets certProvided instead of publicCaCertificate). Which certificate serves which domain is ./selection.ts.
 import { and, asc, eq, gt } from "drizzle-orm";
 import { inJsonList, type Database } from "../../shared/db";
-import { HttpError } from "../../shared/http/errors";
-import { NotFound } from "../errors";
+import { Invalid, NotFound } from "../domain-errors";
 import type { ProvidedCertificateLookup } from "../installation/domains";
 import { projects } from "../installation/tables";
 import { commitWrite, DELETED_A_ROW, listed, tableRow, type WriteControl } from "../installation/writes";
@@ -52,7 +51,7 @@ async function projectIdsOf(db: Database, labels: readonly string[]): Promise<nu
     .where(inJsonList(projects.label, labels));
   const idOf = new Map(rows.map((row) => [row.label, row.id]));
   const unknown = labels.find((label) => !idOf.has(label));
-  if (unknown !== undefined) throw new HttpError(400, `projects: no project has the label ${unknown}`);
+  if (unknown !== undefined) throw new Invalid(`projects: no project has the label ${unknown}`);
   return [...new Set(labels.map((label) => idOf.get(label)!))].sort((a, b) => a - b);
 }
 
@@ -76,15 +75,14 @@ export async function putProvidedCertificate(
   try {
     info = readCertificatePem(input.certificatePem);
   } catch (error) {
-    throw new HttpError(
-      400,
+    throw new Invalid(
       `certificatePem: not a PEM X.509 certificate (${error instanceof Error ? error.message : String(error)})`,
     );
   }
   const mismatch = await keyMismatch(input.privateKeyPem, info);
-  if (mismatch) throw new HttpError(400, `privateKeyPem: ${mismatch}`);
+  if (mismatch) throw new Invalid(`privateKeyPem: ${mismatch}`);
   if (info.notAfter <= input.now)
-    throw new HttpError(400, `certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
+    throw new Invalid(`certificatePem: the certificate ended on ${info.notAfter.toISOString()}`);
   const projectIds = input.projects == null ? null : await projectIdsOf(db, input.projects);
   // Written with its audit entry (the certificate's name and details, never its key) in one batch, or a dry run.
   const values = certificateValues({ ...input, source: "provided", info, projectIds });

@@ -4,7 +4,8 @@ import { parseBasicAuth } from "../../shared/http/basic-auth";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { authenticate, type Caller } from "../installation/api-users";
-import { Forbidden, Unauthorized } from "../errors";
+import { Forbidden } from "../domain-errors";
+import { Unauthorized } from "../errors";
 import { proxySettings } from "../settings";
 
 export type ProxyEnv = { Bindings: Env; Variables: { caller: Caller } };

@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
-import { NotFound, versionNotFound } from "../errors";
+import { NotFound, versionNotFound } from "../domain-errors";
 import { getVersion, listVersions } from "../haproxy/versions";
 import {
   certificatesJob,

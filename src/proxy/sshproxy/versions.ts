@@ -4,7 +4,7 @@ import { desc, eq, notInArray } from "drizzle-orm";
 import { sha256Hex } from "../../shared/bytes";
 import type { Database } from "../../shared/db";
 import { unifiedDiff } from "../unified-diff";
-import { NotFound, versionNotFound } from "../errors";
+import { NotFound, versionNotFound } from "../domain-errors";
 import type { Ipv6Network } from "../installation/addresses";
 import { loadSshInstallation } from "../installation/load";
 import type { ProxySettings } from "../settings";

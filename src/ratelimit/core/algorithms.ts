@@ -1,7 +1,7 @@
 // The counting algorithms beyond the reference's fixed window, as pure steps: what a store does atomically for one
 // operation (sliding window, token bucket as GCRA), and how the limiter reads a store's reply into usage, remaining
 // quota and the time until the next unit of quota frees. The key-value store's Lua script mirrors the steps exactly
-// (stores/kvstore/scripts.ts); every number here is an integer or a product the script computes the same way.
+// (stores/redis/scripts.ts); every number here is an integer or a product the script computes the same way.
 import type { AlgorithmReply, SlidingWindowOperation, TokenBucketOperation } from "./types";
 
 export type Algorithm = "fixed_window" | "sliding_window" | "token_bucket";

@@ -13,6 +13,11 @@ export interface CoalescerOptions {
   maxOperationsPerCall: number;
   /** Longest a request waits for its turn or its replies before it fails (the object is stuck or gone). */
   maxWaitMs: number;
+  /**
+   * How long a request told to lead has to start its call before the request that told it makes the call itself (the
+   * told request has ended, and workerd dropped its continuation).
+   */
+  handoffMs: number;
 }
 
 /** The timer the linger and the wait bound use, replaceable in tests; `schedule` returns its cancel. */
@@ -39,19 +44,28 @@ export class CoalescedWaitTimeout extends Error {
 
 /** What a waiting request learns: lead the next call itself, or its replies from a call another request led. */
 type Turn<Reply> =
-  | { kind: "lead"; call: { since: number } }
-  | { kind: "replies"; replies: Reply[] }
-  | { kind: "failed"; error: unknown };
+  { kind: "lead"; call: CallSlot } | { kind: "replies"; replies: Reply[] } | { kind: "failed"; error: unknown };
 
 interface Waiting<Operation, Reply> {
   operations: Operation[];
   tell(turn: Turn<Reply>): void;
 }
 
+/**
+ * One call in flight, from when its leader is told its turn: `told` until the leader starts, `abandoned` when another
+ * request took the turn over because the leader did not start within handoffMs.
+ */
+interface CallSlot {
+  since: number;
+  state: "told" | "leading" | "abandoned";
+  /** Ends the telling request's check early (its keepAlive need not last handoffMs). */
+  started?: () => void;
+}
+
 interface ObjectQueue<Operation, Reply> {
   waiting: Waiting<Operation, Reply>[];
   /** Calls in flight, counting a leader told its turn or still lingering, with when each began. */
-  calls: Set<{ since: number }>;
+  calls: Set<CallSlot>;
   /** Wakes the lingering leader early (its call is full); undefined when none lingers. */
   wakeLeader: (() => void) | undefined;
   /** Operations of the lingering leader itself. */
@@ -71,7 +85,10 @@ export interface CoalescerActivity {
  * ends. So a call is always made, and its linger timed, by a request it carries (the leader); a request that waits is
  * told its turn or its replies through a promise it created itself, whose continuation runs in its own context.
  * `keepAlive` (the request's waitUntil) keeps the leader's context alive until every request it carries is answered,
- * even if its own client has gone.
+ * even if its own client has gone. workerd drops a continuation resolved for a request that has already ended (its
+ * client went away on Cloudflare, or the gRPC route answered at its deadline), so such a waiter never leads when told
+ * to: the request that told it (alive, under its keepAlive) checks after handoffMs and, if the call has not started,
+ * makes it itself for the requests still waiting.
  */
 export class CallCoalescer<Operation, Reply> {
   private readonly queues = new Map<string, ObjectQueue<Operation, Reply>>();
@@ -95,10 +112,10 @@ export class CallCoalescer<Operation, Reply> {
       const index = queue.waiting.indexOf(waiting);
       if (index >= 0) queue.waiting.splice(index, 1);
       waiting.tell({ kind: "failed", error: new CoalescedWaitTimeout(object, this.options.maxWaitMs) });
-      this.pump(object, queue);
+      this.pump(object, queue, waiting);
     });
     if (queue.wakeLeader && this.isFull(queue)) queue.wakeLeader();
-    this.pump(object, queue);
+    this.pump(object, queue, waiting);
     const told = await turn.finally(cancelTimer);
     if (told.kind === "replies") return told.replies;
     if (told.kind === "failed") throw told.error;
@@ -118,20 +135,48 @@ export class CallCoalescer<Operation, Reply> {
   }
 
   /**
-   * Makes the first waiting request the leader of a call while fewer than maxInFlight are in flight. A call older than
-   * maxWaitMs no longer counts: its leader's request was cancelled before it could lead or finish (its client went
-   * away), and the queue must not stay blocked behind it.
+   * Makes the first waiting request the leader of a call while fewer than maxInFlight are in flight, run by a request
+   * whose context is alive (`self`: the pumping request's own entry, which needs no check). A call older than
+   * maxWaitMs no longer counts: its leader's request was cancelled while its call was in flight, and the queue must
+   * not stay blocked behind it.
    */
-  private pump(object: string, queue: ObjectQueue<Operation, Reply>): void {
+  private pump(object: string, queue: ObjectQueue<Operation, Reply>, self?: Waiting<Operation, Reply>): void {
     const now = this.timer.now();
     for (const call of queue.calls) if (now - call.since > this.options.maxWaitMs) queue.calls.delete(call);
     while (queue.waiting.length > 0 && queue.calls.size < this.options.maxInFlight) {
-      const call = { since: now };
+      const call: CallSlot = { since: now, state: "told" };
       queue.calls.add(call);
-      queue.waiting.shift()!.tell({ kind: "lead", call });
+      const leader = queue.waiting.shift()!;
+      leader.tell({ kind: "lead", call });
+      if (leader !== self) this.checkHandoff(object, queue, call);
     }
     if (queue.waiting.length === 0 && queue.calls.size === 0 && this.queues.get(object) === queue)
       this.queues.delete(object);
+  }
+
+  /**
+   * In the telling request's context, kept alive by its keepAlive: if the told leader has not started its call within
+   * handoffMs, its turn is taken over and this request calls for what waits (the told one queues again if it wakes).
+   */
+  private checkHandoff(object: string, queue: ObjectQueue<Operation, Reply>, call: CallSlot): void {
+    const checked = new Promise<void>((done) => {
+      call.started = done;
+      this.timer.schedule(this.options.handoffMs, () => {
+        if (call.state !== "told") return done();
+        call.state = "abandoned";
+        queue.calls.delete(call);
+        done(this.takeOver(object, queue));
+      });
+    });
+    this.keepAlive(checked);
+  }
+
+  /** Leads one call with no operations of its own for the requests waiting, if a call may start. */
+  private async takeOver(object: string, queue: ObjectQueue<Operation, Reply>): Promise<void> {
+    if (queue.waiting.length === 0 || queue.calls.size >= this.options.maxInFlight) return this.pump(object, queue);
+    const call: CallSlot = { since: this.timer.now(), state: "told" };
+    queue.calls.add(call);
+    await this.lead(object, queue, call, []).catch(() => {});
   }
 
   private isFull(queue: ObjectQueue<Operation, Reply>): boolean {
@@ -147,14 +192,19 @@ export class CallCoalescer<Operation, Reply> {
   private async lead(
     object: string,
     queue: ObjectQueue<Operation, Reply>,
-    slot: { since: number },
+    slot: CallSlot,
     own: Operation[],
   ): Promise<Reply[]> {
+    // Woken after another request took this turn over: queue again, as a request arriving now.
+    if (slot.state === "abandoned") return this.submit(object, own);
+    slot.state = "leading";
+    slot.started?.();
     try {
       await this.linger(queue, own.length);
       const others = this.takeFollowers(queue, own.length);
+      if (own.length === 0 && others.length === 0) return [];
       this.activity.calls++;
-      this.activity.groups += 1 + others.length;
+      this.activity.groups += (own.length > 0 ? 1 : 0) + others.length;
       const call = this.call(object, [own, ...others.map((waiting) => waiting.operations)]);
       const answered = call.then(
         ([mine, ...theirs]) => {

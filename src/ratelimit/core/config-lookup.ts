@@ -3,7 +3,7 @@
 import type { ConfiguredRule, DescriptorLevel, MatchedLimit, RateLimitConfig, Wildcard } from "./config-model";
 import { composeMetricKey, type MatchedLevel, type MatchKind, overrideMetricKey } from "./stats";
 import type { RateLimitDescriptor } from "./types";
-import { isKnownUnit, unitToDivider } from "./units";
+import { isKnownUnit, type KnownUnit, unitToDivider } from "./units";
 
 /** Splits a composite key at its stars; undefined when it has none (then it only matches itself). */
 export function wildcardOf(composite: string): Wildcard | undefined {
@@ -52,23 +52,11 @@ export function getLimit(
   if (root === undefined) return undefined;
 
   if (descriptor.limit !== undefined && isKnownUnit(descriptor.limit.unit)) {
-    return {
-      requestsPerUnit: descriptor.limit.requestsPerUnit,
-      unit: descriptor.limit.unit,
-      name: "",
-      unlimited: false,
-      shadowMode: false,
-      replaces: [],
-      metricKey: overrideMetricKey(domain, descriptor.entries),
+    const metricKey = overrideMetricKey(domain, descriptor.entries);
+    return matchedLimit(overrideRule(descriptor.limit.requestsPerUnit, descriptor.limit.unit), {
+      metricKey,
       override: true,
-      quotaMode: false,
-      algorithm: "fixed_window",
-      windowSeconds: unitToDivider(descriptor.limit.unit),
-      unitMultiplier: 1,
-      capacity: descriptor.limit.requestsPerUnit,
-      emissionIntervalMicros: 0,
-      lease: false,
-    };
+    });
   }
 
   const entries = descriptor.entries;
@@ -112,23 +100,73 @@ export function getLimit(
   if (found === undefined) return undefined;
 
   const shared = levels.some((l) => l.sharedPattern !== undefined);
-  return {
-    requestsPerUnit: found.requestsPerUnit,
-    unit: found.unit,
-    name: found.name,
-    unlimited: found.unlimited,
-    shadowMode: found.shadowMode,
-    replaces: found.replaces,
+  return matchedLimit(found, {
     metricKey: composeMetricKey(domain, levels, found.detailedMetric),
     sharedValues: shared ? levels.map((l) => l.sharedPattern) : undefined,
     override: false,
-    quotaMode: found.quotaMode,
-    metadata: found.metadata,
-    algorithm: found.algorithm,
-    windowSeconds: found.windowSeconds,
-    unitMultiplier: found.unitMultiplier,
-    capacity: found.capacity,
-    emissionIntervalMicros: found.emissionIntervalMicros,
-    lease: found.lease,
+  });
+}
+
+/** What a limit takes from the rule that gave it. */
+type RuleFields = Pick<
+  ConfiguredRule,
+  | "requestsPerUnit"
+  | "unit"
+  | "name"
+  | "unlimited"
+  | "shadowMode"
+  | "replaces"
+  | "quotaMode"
+  | "metadata"
+  | "algorithm"
+  | "windowSeconds"
+  | "unitMultiplier"
+  | "capacity"
+  | "emissionIntervalMicros"
+  | "lease"
+>;
+
+/** Where a limit matched: its metric key, the shared values of its cache key, whether the request gave it. */
+type MatchPlace = Pick<MatchedLimit, "metricKey" | "sharedValues" | "override">;
+
+/** The one place a MatchedLimit is made: the rule's fields, then where it matched. */
+function matchedLimit(rule: RuleFields, place: MatchPlace): MatchedLimit {
+  return {
+    requestsPerUnit: rule.requestsPerUnit,
+    unit: rule.unit,
+    name: rule.name,
+    unlimited: rule.unlimited,
+    shadowMode: rule.shadowMode,
+    replaces: rule.replaces,
+    metricKey: place.metricKey,
+    sharedValues: place.sharedValues,
+    override: place.override,
+    quotaMode: rule.quotaMode,
+    metadata: rule.metadata,
+    algorithm: rule.algorithm,
+    windowSeconds: rule.windowSeconds,
+    unitMultiplier: rule.unitMultiplier,
+    capacity: rule.capacity,
+    emissionIntervalMicros: rule.emissionIntervalMicros,
+    lease: rule.lease,
+  };
+}
+
+/** A request's own limit as a rule: an unnamed fixed window of one unit, never leased, with no metadata. */
+function overrideRule(requestsPerUnit: number, unit: KnownUnit): RuleFields {
+  return {
+    requestsPerUnit,
+    unit,
+    name: "",
+    unlimited: false,
+    shadowMode: false,
+    replaces: [],
+    quotaMode: false,
+    algorithm: "fixed_window",
+    windowSeconds: unitToDivider(unit),
+    unitMultiplier: 1,
+    capacity: requestsPerUnit,
+    emissionIntervalMicros: 0,
+    lease: false,
   };
 }

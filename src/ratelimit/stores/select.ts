@@ -5,13 +5,13 @@
 import { waitUntil } from "cloudflare:workers";
 import type { CounterStore } from "../core/types";
 import { durableObjectStore } from "./durable-object/store";
-import { kvstoreOptions } from "./kvstore/options";
-import { kvstoreCounterStore, type KvstoreCounterStore } from "./kvstore/store";
-import { objcacheCounterStore, objcacheOptions } from "./objcache/store";
+import { redisOptions } from "./redis/options";
+import { redisCounterStore, type RedisCounterStore } from "./redis/store";
+import { memcacheCounterStore, memcacheOptions } from "./memcache/store";
 import { counterStoreSettings } from "../counter-store-settings";
 import type { LeaseMode } from "../core/limiter";
 
-type Backend = "durable-object" | "kvstore" | "objcache";
+type Backend = "durable-object" | "redis" | "memcache";
 
 /**
  * Most operations one coalesced call to a counter object carries: about 100 KB of RPC, a millisecond or two of the
@@ -25,11 +25,18 @@ const MAX_OPERATIONS_PER_CALL = 1000;
  */
 const MAX_COALESCED_WAIT_MS = 10_000;
 
+/**
+ * How long a request told to lead a call has to start it before the request that told it makes the call itself. It
+ * normally starts within a millisecond; one that has not after this long has ended (its client went away, or the gRPC
+ * route answered at its deadline), and workerd never runs it. Taking over a live but slow one costs it a later call.
+ */
+const COALESCED_HANDOFF_MS = 500;
+
 /** The store the settings chose, with what the health check and the error messages need to know of it. */
 export interface SelectedStore {
   backend: Backend;
   store: CounterStore;
-  kvstore?: KvstoreCounterStore;
+  redis?: RedisCounterStore;
   healthCheckActiveConnection: boolean;
   /** Which fixed-window counters the store answers from leased shares; absent when it does not lend. */
   leases?: LeaseMode;
@@ -42,12 +49,12 @@ export function selectCounterStore(env: Env): SelectedStore {
   switch (settings.BACKEND_TYPE) {
     case "redis":
     case "kvstore": {
-      const options = kvstoreOptions(settings);
-      const kvstore = kvstoreCounterStore(env.KVSTORE_CONNECTION, options);
+      const options = redisOptions(settings);
+      const redis = redisCounterStore(env.KVSTORE_CONNECTION, options);
       result = {
-        backend: "kvstore",
-        store: kvstore,
-        kvstore,
+        backend: "redis",
+        store: redis,
+        redis,
         healthCheckActiveConnection: options.healthCheckActiveConnection,
       };
       break;
@@ -55,8 +62,8 @@ export function selectCounterStore(env: Env): SelectedStore {
     case "memcache":
       // The increments run after the answer, for as long as the request's waitUntil keeps the Worker alive.
       result = {
-        backend: "objcache",
-        store: objcacheCounterStore(objcacheOptions(settings), waitUntil),
+        backend: "memcache",
+        store: memcacheCounterStore(memcacheOptions(settings), waitUntil),
         healthCheckActiveConnection: false,
       };
       break;
@@ -78,6 +85,7 @@ export function selectCounterStore(env: Env): SelectedStore {
             lingerMs: settings.COUNTER_BATCH_LINGER_MS,
             maxOperationsPerCall: MAX_OPERATIONS_PER_CALL,
             maxWaitMs: MAX_COALESCED_WAIT_MS,
+            handoffMs: COALESCED_HANDOFF_MS,
           },
           { maxUnits: settings.COUNTER_LEASE_MAX_UNITS },
         ),
@@ -100,7 +108,7 @@ export const errorsArePublic = (selected: SelectedStore): boolean => selected.ba
  * The cache-store health component: with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION and the key-value store, healthy
  * only while each pool holds (or can open at once) a connection; always healthy otherwise.
  */
-export async function storeHealthy({ kvstore, healthCheckActiveConnection }: SelectedStore): Promise<boolean> {
-  if (!kvstore || !healthCheckActiveConnection) return true;
-  return kvstore.healthy();
+export async function storeHealthy({ redis, healthCheckActiveConnection }: SelectedStore): Promise<boolean> {
+  if (!redis || !healthCheckActiveConnection) return true;
+  return redis.healthy();
 }

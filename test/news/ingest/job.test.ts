@@ -1,13 +1,8 @@
-import {
-  createExecutionContext,
-  createMessageBatch,
-  createScheduledController,
-  getQueueResult,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
+import { deliverBatch } from "../../support/jobs-queue";
 import { createJobRun, getJobRun } from "../../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../../src/jobs/queue";
 import { registry } from "../../../src/job-registry";
@@ -60,17 +55,6 @@ beforeEach(() => {
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function runBatch(messages: { id: string; attempts: number; body: unknown }[], workerEnv: Env) {
-  const batch = createMessageBatch(
-    "edge-jobs",
-    messages.map((message) => ({ ...message, timestamp: new Date() })),
-  );
-  const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
-  const ctx = createExecutionContext();
-  await worker.queue(batch, workerEnv, ctx);
-  return { result: await getQueueResult(batch, ctx), retries };
-}
 
 async function queuedRun(publisher: string) {
   const runId = await createJobRun(db(), { kind: "news-ingest", trigger: CRON });
@@ -127,7 +111,7 @@ describe("news ingestion consumer", () => {
       },
     });
     const runs = await Promise.all(["guardian", "nyt", `feed:${RSS_URL}`, `feed:${ATOM_URL}`].map(queuedRun));
-    const { result, retries } = await runBatch(
+    const { result, retries } = await deliverBatch(
       runs.map((run, i) => ({ id: `m${i}`, attempts: 1, body: run.body })),
       withPublishers(),
     );
@@ -173,7 +157,7 @@ describe("news ingestion consumer", () => {
     // The retry arrives once the NYT answers again.
     fetchSpy.mockRestore();
     interceptFetch(recorded);
-    const retry = await runBatch([{ id: "m1-again", attempts: 2, body: runs[1].body }], withPublishers());
+    const retry = await deliverBatch([{ id: "m1-again", attempts: 2, body: runs[1].body }], withPublishers());
     expect(retry.result.explicitAcks).toEqual(["m1-again"]);
     expect(await getJobRun(db(), runs[1].runId)).toMatchObject({
       state: "succeeded",
@@ -185,7 +169,7 @@ describe("news ingestion consumer", () => {
 
     // A later run of every publisher finds nothing new: no duplicates across runs or publishers.
     const again = await Promise.all(["guardian", "nyt", `feed:${RSS_URL}`, `feed:${ATOM_URL}`].map(queuedRun));
-    const second = await runBatch(
+    const second = await deliverBatch(
       again.map((run, i) => ({ id: `n${i}`, attempts: 1, body: run.body })),
       withPublishers(),
     );
@@ -200,7 +184,7 @@ describe("news ingestion consumer", () => {
   it("records a skipped publisher as a success with a warning, fetching nothing", async () => {
     const fetchSpy = interceptFetch(recorded);
     const run = await queuedRun("guardian");
-    const { result } = await runBatch(
+    const { result } = await deliverBatch(
       [{ id: "s1", attempts: 1, body: run.body }],
       withPublishers({ GUARDIAN_API_KEY: "" }),
     );
@@ -215,7 +199,7 @@ describe("news ingestion consumer", () => {
   it("gives up on the last attempt, recording the failure", async () => {
     interceptFetch({ [RSS_URL]: { status: 500, body: "oops", contentType: "text/plain" } });
     const run = await queuedRun(`feed:${RSS_URL}`);
-    const { result } = await runBatch([{ id: "f1", attempts: MAX_ATTEMPTS, body: run.body }], withPublishers());
+    const { result } = await deliverBatch([{ id: "f1", attempts: MAX_ATTEMPTS, body: run.body }], withPublishers());
     expect(result.explicitAcks).toEqual(["f1"]);
     expect(result.retryMessages).toEqual([]);
     expect(await getJobRun(db(), run.runId)).toMatchObject({
@@ -225,7 +209,7 @@ describe("news ingestion consumer", () => {
   });
 
   it("acks a news message without a publisher as malformed", async () => {
-    const { result } = await runBatch(
+    const { result } = await deliverBatch(
       [{ id: "bad", attempts: 1, body: { kind: "news-ingest", runId: 1 } }],
       withPublishers(),
     );

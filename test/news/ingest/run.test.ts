@@ -49,6 +49,15 @@ function recordedFetch(answers: Record<string, { body: string; status?: number }
 
 const db = () => database(env.DB);
 
+/** Ingests the one feed configured at `url`, answered with `rss`, at NOW. */
+const ingestFeed = (url: string, rss: string) =>
+  ingestPublisher(db(), {
+    publisher: `feed:${url}`,
+    settings: settings({ NEWS_FEEDS: url }),
+    fetch: recordedFetch({ [url]: { body: rss } }).fetcher,
+    now: NOW,
+  });
+
 beforeEach(() => {
   // Each run logs what it did; keep the test output to the results.
   vi.spyOn(console, "log").mockImplementation(() => {});
@@ -449,13 +458,7 @@ describe("ingestPublisher", () => {
         <media:thumbnail url="javascript:alert(1)"/><media:content url="https://img.example.net/5.jpg" medium="image"/></item>
     </channel></rss>`;
     const url = "https://pictures.example.net/rss";
-    const { fetcher } = recordedFetch({ [url]: { body: rss } });
-    const outcome = await ingestPublisher(db(), {
-      publisher: `feed:${url}`,
-      settings: settings({ NEWS_FEEDS: url }),
-      fetch: fetcher,
-      now: NOW,
-    });
+    const outcome = await ingestFeed(url, rss);
     expect(outcome.warnings).toEqual([`INFO: feed:${url}: 5 fetched, 5 new, 0 updated, 0 unchanged`]);
     const stored = await newsList("&sources=pictures.example.net&sort=title");
     expect(stored.map((article) => [article.title, article.thumbnail])).toEqual([
@@ -502,13 +505,7 @@ describe("ingestPublisher", () => {
       <item><title>Kept: Telstra outage</title><link>https://news.example.org/telstra-outage</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>
     </channel></rss>`;
     const url = "https://news.example.org/rss";
-    const { fetcher } = recordedFetch({ [url]: { body: rss } });
-    const outcome = await ingestPublisher(db(), {
-      publisher: `feed:${url}`,
-      settings: settings({ NEWS_FEEDS: url }),
-      fetch: fetcher,
-      now: NOW,
-    });
+    const outcome = await ingestFeed(url, rss);
     expect(outcome.warnings).toEqual([
       `INFO: feed:${url}: 3 fetched, 1 new, 0 updated, 0 unchanged`,
       `WARNING: feed:${url}: 2 item(s) without a usable title or URL skipped`,

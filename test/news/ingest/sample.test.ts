@@ -1,10 +1,11 @@
 // NEWS_DEMO (issue 28): the half-hourly cron queues the bundled sample's publishers instead of the real ones, and the
 // queue consumer ingests it through the real path (adapters, company links, the full-text index) without going online;
 // its articles are listed and searched like any others, and running the cron again stores nothing twice.
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
+import { deliverBatch } from "../../support/jobs-queue";
 import { getJobRun } from "../../../src/jobs/history";
 import { database } from "../../../src/shared/db";
 import { getJson, interceptFetch, signUp } from "../helpers";
@@ -41,13 +42,8 @@ async function runCron(workerEnv: Env) {
 }
 
 async function consume(messages: { runId: number }[], workerEnv: Env) {
-  const batch = createMessageBatch(
-    "edge-jobs",
-    messages.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
-  );
-  const ctx = createExecutionContext();
-  await worker.queue(batch, workerEnv, ctx);
-  return getQueueResult(batch, ctx);
+  const delivery = messages.map((body, i) => ({ id: `m${i}`, attempts: 1, body }));
+  return (await deliverBatch(delivery, workerEnv)).result;
 }
 
 const sampleCount = async () =>

@@ -3,6 +3,8 @@ import { call, callJson } from "../../helpers/http";
 import { SEED_ARTICLES, seedArticles } from "../articles-fixture";
 import type { ArticleView } from "../../../src/news/store/articles";
 import { bearer, expectRefused, getJson, PAGING_REFUSALS, REFUSED, signUp, UNKNOWN_ID } from "../helpers";
+import { telstraArticleView } from "../../support/news-articles";
+import { expectNewsError } from "../../support/news-errors";
 
 type Article = ArticleView;
 
@@ -45,19 +47,7 @@ describe("GET /news", () => {
     expect(result.total).toBe(String(SEED_ARTICLES.length));
     expect(result.titles).toEqual(newestFirst.slice(0, 30));
     const [first] = result.body as Article[];
-    expect(first).toEqual({
-      id: ids.get("Telstra switches on its 5G network in the outback"),
-      title: "Telstra switches on its 5G network in the outback",
-      abstract: "Regional towns get faster mobile data.",
-      url: "https://abc.net.au/Telstra%20switches%20on%20its%205G%20network%20in%20the%20outback",
-      thumbnail: null,
-      source: "abc.net.au",
-      publishedAt: "2026-04-01T01:00:00.000Z",
-      fingerprint: expect.stringMatching(/^[0-9a-f]{32}$/),
-      companies: ["TLS"],
-      createdAt: "2026-05-01T00:00:00.000Z",
-      updatedAt: "2026-05-01T00:00:00.000Z",
-    });
+    expect(first).toEqual(telstraArticleView(ids.get("Telstra switches on its 5G network in the outback"), ["TLS"]));
   });
 
   it("pages with page and limit, keeping the total", async () => {
@@ -293,13 +283,7 @@ describe("POST, PUT and DELETE /news (admins only)", () => {
       { ...story, url: "https://desk.example.com/other" },
       bearer(admin),
     );
-    expect(duplicate.status).toBe(409);
-    expect(await duplicate.json()).toEqual({
-      valid: false,
-      name: "unique",
-      param: "title",
-      message: "an article with this title and source already exists",
-    });
+    await expectNewsError(duplicate, 409, "unique", "title", "an article with this title and source already exists");
 
     // A new title drops the matched links that no longer apply; the named company (BHP) stays.
     const renamed = await callJson(

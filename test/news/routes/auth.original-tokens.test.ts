@@ -9,6 +9,7 @@ import { getUser } from "../../../src/news/store/users";
 import { IAT_LEEWAY_SECONDS } from "../../../src/news/routes/tokens";
 import migration from "../../../migrations/0013_news_password_changed_at.sql?raw";
 import { basic, call, callJson } from "../../helpers/http";
+import { changePassword } from "../../support/news-users";
 import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../helpers";
 
 const encoder = new TextEncoder();
@@ -30,17 +31,6 @@ async function expectMe(token: string, user: object) {
   const response = await getJson("/users/me", token);
   expect(response.status).toBe(200);
   expect(await response.json()).toEqual(user);
-}
-
-async function changePassword(id: string, email: string, from: string, to: string): Promise<Date> {
-  const response = await callJson(
-    `/users/${id}/password`,
-    "PUT",
-    { password: to },
-    { Authorization: basic(email, from) },
-  );
-  expect(response.status).toBe(200);
-  return (await getUser(database(env.DB), id))!.passwordChangedAt!;
 }
 
 async function login(email: string, password: string): Promise<string> {

@@ -7,6 +7,7 @@ import { PBKDF2_ITERATIONS } from "../../../src/shared/passwords";
 import { database } from "../../../src/shared/db";
 import { getUser } from "../../../src/news/store/users";
 import { basic, call, callJson } from "../../helpers/http";
+import { changePassword } from "../../support/news-users";
 import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../helpers";
 
 const encoder = new TextEncoder();
@@ -25,16 +26,6 @@ async function loginToken(email: string, password: string): Promise<string> {
   const response = await login(email, password);
   expect(response.status).toBe(201);
   return ((await response.json()) as { token: string }).token;
-}
-
-async function changePassword(id: string, email: string, from: string, to: string) {
-  const response = await callJson(
-    `/users/${id}/password`,
-    "PUT",
-    { password: to },
-    { Authorization: basic(email, from) },
-  );
-  expect(response.status).toBe(200);
 }
 
 const storedUser = (id: string) => getUser(database(env.DB), id);

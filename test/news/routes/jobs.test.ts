@@ -9,6 +9,7 @@ import { createJobRun, finishJobRun, markJobRunning } from "../../../src/jobs/hi
 import { database } from "../../../src/shared/db";
 import { call } from "../../helpers/http";
 import { expectRefused, getJson, JWT_SECRET, PAGING_REFUSALS, REFUSED, signUp } from "../helpers";
+import { expectNewsError } from "../../support/news-errors";
 
 const CRON = "*/30 * * * *";
 const db = () => database(env.DB);
@@ -169,7 +170,6 @@ describe("GET /news/{id}", () => {
   it("still answers articles: /news/jobs takes only its own path", async () => {
     const reader = await signUp("jobs-article-reader@example.com");
     const unknown = await getJson("/news/jobs-and-more", reader.token);
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ valid: false, name: "exists", param: "id", message: "id names no record" });
+    await expectNewsError(unknown, 404, "exists", "id", "id names no record");
   });
 });

@@ -16,6 +16,7 @@ import {
   UNKNOWN_ID,
   type SignedUp,
 } from "../helpers";
+import { expectNewsError } from "../../support/news-errors";
 
 const encoder = new TextEncoder();
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
@@ -144,13 +145,7 @@ describe("POST /users", () => {
       email: " DUP@example.com",
       password: "123456",
     });
-    expect(response.status).toBe(409);
-    expect(await response.json()).toEqual({
-      valid: false,
-      name: "unique",
-      param: "email",
-      message: "email already registered",
-    });
+    await expectNewsError(response, 409, "unique", "email", "email already registered");
   });
 
   const validationCases: [string, Record<string, unknown>, Record<string, unknown>][] = [
@@ -227,13 +222,7 @@ describe("POST /users", () => {
       headers: { "content-type": "application/json", Authorization: `Bearer ${MASTER_KEY}` },
       body: "{not json",
     });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      valid: false,
-      name: "json",
-      param: "body",
-      message: "body must be valid JSON",
-    });
+    await expectNewsError(response, 400, "json", "body", "body must be valid JSON");
   });
 });
 
@@ -433,14 +422,8 @@ describe("users", () => {
 
   it("PUT /users/:id refuses another user's data with 401", async () => {
     const response = await callJson(`/users/${carol.user.id}`, "PUT", { name: "Hacked" }, bearer(bob.token));
-    expect(response.status).toBe(401);
     expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="Users"');
-    expect(await response.json()).toEqual({
-      valid: false,
-      name: "unauthorized",
-      param: "id",
-      message: "You can't change other user's data",
-    });
+    await expectNewsError(response, 401, "unauthorized", "id", "You can't change other user's data");
   });
 
   it("PUT /users/:id lets an admin change anyone's data, 404 for an unknown id", async () => {
@@ -489,14 +472,8 @@ describe("users", () => {
       { password: "takeover-1" },
       { Authorization: basic("bob@example.com", "bob-secret") },
     );
-    expect(other.status).toBe(401);
     expect(other.headers.get("WWW-Authenticate")).toBe('Basic realm="Users"');
-    expect(await other.json()).toEqual({
-      valid: false,
-      name: "unauthorized",
-      param: "password",
-      message: "You can't change other user's password",
-    });
+    await expectNewsError(other, 401, "unauthorized", "password", "You can't change other user's password");
     const wrong = await callJson(
       `/users/${bob.user.id}/password`,
       "PUT",

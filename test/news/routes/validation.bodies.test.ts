@@ -9,6 +9,7 @@ import { MAX_JSON_DEPTH } from "../../../src/news/routes/validation";
 import { database } from "../../../src/shared/db";
 import { basic, call, callJson } from "../../helpers/http";
 import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../helpers";
+import { expectNewsError } from "../../support/news-errors";
 
 const MIB = 1024 * 1024;
 const encoder = new TextEncoder();
@@ -294,13 +295,7 @@ describe("UTF-8", () => {
       headers: { "content-type": "multipart/form-data" },
       body: `access_token=${MASTER_KEY}&email=nob%40example.com&password=123456`,
     });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      valid: false,
-      name: "form",
-      param: "body",
-      message: "body must be valid multipart/form-data",
-    });
+    await expectNewsError(response, 400, "form", "body", "body must be valid multipart/form-data");
     expect(await stored("nob@example.com")).toBeUndefined();
   });
 });

@@ -3,23 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { generateHaproxyBundle } from "../../../src/proxy/haproxy/config";
 import type { Installation } from "../../../src/proxy/installation/rows";
-import type { CertificateRow } from "../../../src/proxy/pki/rows";
+import { fallbackCertificateRow } from "../../support/proxy-rows";
 
 const v = { version: 0 };
-const fallback: CertificateRow = {
-  id: 1,
-  name: "fallback",
-  source: "fallback",
-  domainNames: ["fallback.invalid"],
-  issuer: "CN=test",
-  serialNumber: "01",
-  notBefore: new Date("2026-01-01T00:00:00Z"),
-  notAfter: new Date("2036-01-01T00:00:00Z"),
-  certificatePem: "",
-  privateKeyPem: "",
-  projectIds: null,
-  updatedAt: new Date("2026-01-01T00:00:00Z"),
-};
 
 const installation: Installation = {
   projects: [{ id: 1, label: "shop", fullname: null, revision: 0, ...v }],
@@ -42,7 +28,7 @@ const installation: Installation = {
 
 describe("generateHaproxyBundle and host addresses", () => {
   it("leaves out a server at a registered host's address, with a warning and a problem", () => {
-    const bundle = generateHaproxyBundle(installation, [fallback], {
+    const bundle = generateHaproxyBundle(installation, [fallbackCertificateRow()], {
       httpPort: 80,
       httpsPort: 443,
       bindAddress: "::",

@@ -21,13 +21,13 @@ describe("commitWrite", () => {
     expect(inserted).toEqual([{ id: expect.any(Number) }]);
   });
 
-  it("writes nothing when one statement fails, and reports a conflict as a 500 that names the operation", async () => {
+  it("writes nothing when one statement fails, and reports a conflict as CannotProcess naming the operation", async () => {
     const attempt = commit(
       [db().insert(projects).values({ label: "batchtwo" }), db().insert(projects).values({ label: "batchone" })],
       "Unable to process test",
     );
     await expect(attempt).rejects.toMatchObject({
-      status: 500,
+      kind: "unprocessable",
       message: "Unable to process test: a concurrent change conflicted with this request, nothing was changed",
     });
     const labels = (await db().select({ label: projects.label }).from(projects)).map((row) => row.label);

@@ -3,9 +3,9 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { HttpError } from "../../../src/shared/http/errors";
 import { database } from "../../../src/shared/db";
 import { commitWrite } from "../../../src/proxy/installation/writes";
+import { DomainError } from "../../../src/shared/domain-errors";
 
 const labels = () =>
   env.DB.prepare("select label from projects where label like 'guard%' order by label")
@@ -25,16 +25,16 @@ describe("commitWrite with guards", () => {
         projects: [],
         statements: [insertProject("guarda"), insertProject("guardb")],
         guards: [
-          { refusal: sql`null`, answer: () => new HttpError(400, "first") },
+          { refusal: sql`null`, answer: () => new DomainError("invalid", "first") },
           {
             refusal: sql`(select group_concat(label, ',') from projects where label like 'guard%')`,
-            answer: (detail) => new HttpError(409, `second: ${detail}`),
+            answer: (detail) => new DomainError("conflict", `second: ${detail}`),
           },
         ],
         changes: [],
       },
     );
-    await expect(attempt).rejects.toMatchObject({ status: 409, message: "second: guarda,guardb" });
+    await expect(attempt).rejects.toMatchObject({ kind: "conflict", message: "second: guarda,guardb" });
     expect(await labels()).toEqual([]);
   });
 
@@ -48,7 +48,10 @@ describe("commitWrite with guards", () => {
         projects: [],
         statements: [insertProject("guardc")],
         guards: [
-          { refusal: sql`(select label from projects where label = 'nothere')`, answer: () => new HttpError(400, "x") },
+          {
+            refusal: sql`(select label from projects where label = 'nothere')`,
+            answer: () => new DomainError("invalid", "x"),
+          },
         ],
         changes: [],
       },
@@ -65,11 +68,11 @@ describe("commitWrite with guards", () => {
         what: "test",
         projects: [],
         statements: [insertProject("guardd")],
-        guards: [{ refusal: sql`'limit'`, answer: (detail) => new HttpError(403, `refused: ${detail}`) }],
+        guards: [{ refusal: sql`'limit'`, answer: (detail) => new DomainError("quota", `refused: ${detail}`) }],
         changes: [],
       },
     );
-    await expect(attempt).rejects.toMatchObject({ status: 403, message: "refused: limit" });
+    await expect(attempt).rejects.toMatchObject({ kind: "quota", message: "refused: limit" });
     expect(await labels()).toEqual(["guardc"]);
   });
 });

@@ -3,7 +3,8 @@
 // their window or the one-third rule until a later run.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { createBackend, createContainer, createHost, createProject } from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { createBackend } from "../fixtures";
 import { ariIdOf, askForCertificates, fakeCa, run } from "./stand-in-ca";
 
 const DOMAINS = ["a.budget.example", "b.budget.example", "c.budget.example"];
@@ -13,14 +14,12 @@ const WINDOW: RenewalInfoAnswer = {
 };
 
 beforeAll(async () => {
-  await createProject("budget");
-  await createHost("budget-node.example.net", "2001:db8::e");
-  const container = await createContainer("budget", {
-    label: "web",
+  const { web } = await createProjectOnHost("budget", {
     hostname: "budget-node.example.net",
-    ipv6: "2001:db8::e1",
+    ipv6: "2001:db8::e",
+    containers: { web: "2001:db8::e1" },
   });
-  await createBackend("budget", { label: "shop", backendContainers: [{ containerId: container }] });
+  await createBackend("budget", { label: "shop", backendContainers: [{ containerId: web }] });
   await askForCertificates("budget", "shop", DOMAINS);
 });
 

@@ -3,7 +3,8 @@
 // falling back), and short-lived (6-day) certificates when a third of their lifetime remains.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { createBackend, createContainer, createHost, createProject } from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { createBackend } from "../fixtures";
 import { ariIdOf, askForCertificates, fakeCa, run, windowRow } from "./stand-in-ca";
 
 /** What a run said about one domain (every run handles every domain of the file). */
@@ -18,14 +19,12 @@ const answer = (start: string, end: string, retryAfter: string | null = "3600", 
 });
 
 beforeAll(async () => {
-  await createProject("renewals");
-  await createHost("renewal-node.example.net", "2001:db8::d");
-  const container = await createContainer("renewals", {
-    label: "web",
+  const { web } = await createProjectOnHost("renewals", {
     hostname: "renewal-node.example.net",
-    ipv6: "2001:db8::d1",
+    ipv6: "2001:db8::d",
+    containers: { web: "2001:db8::d1" },
   });
-  await createBackend("renewals", { label: "shop", backendContainers: [{ containerId: container }] });
+  await createBackend("renewals", { label: "shop", backendContainers: [{ containerId: web }] });
 });
 
 describe("renewal by the CA's ACME Renewal Information (RFC 9773)", () => {

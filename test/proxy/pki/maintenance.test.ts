@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
-import { asAdmin, createBackend, createContainer, createHost, createProject, errorBody, expectJson } from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { asAdmin, createBackend, errorBody, expectJson } from "../fixtures";
 import otherEcCert from "../fixtures/other-ec.cert.pem?raw";
 import otherEcKey from "../fixtures/other-ec.key.pem?raw";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
@@ -17,15 +18,13 @@ const askForCertificates = (backend: string, names: string[], enableSSL = true) 
   askFor("certs", backend, names, enableSSL);
 
 beforeAll(async () => {
-  await createProject("certs");
-  await createHost("cert-node.example.net", "2001:db8::c");
-  const container = await createContainer("certs", {
-    label: "web",
+  const { web } = await createProjectOnHost("certs", {
     hostname: "cert-node.example.net",
-    ipv6: "2001:db8::c1",
+    ipv6: "2001:db8::c",
+    containers: { web: "2001:db8::c1" },
   });
   for (const label of ["issue", "renew", "fail", "ending", "drop"])
-    await createBackend("certs", { label, backendContainers: [{ containerId: container }] });
+    await createBackend("certs", { label, backendContainers: [{ containerId: web }] });
 });
 
 describe("obtaining and renewing", () => {

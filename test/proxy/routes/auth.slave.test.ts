@@ -3,16 +3,8 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../../src/index";
-import {
-  ADMIN_AUTH,
-  asAdmin,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../fixtures";
+import { ADMIN_AUTH, asAdmin, createBackend, errorBody, expectJson } from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
 
 // A fresh env object per call: settings are memoised per env object.
 async function onSlave(path: string, init: RequestInit = {}): Promise<Response> {
@@ -32,9 +24,11 @@ const slaveJson = (path: string, method: string, body: unknown) =>
 const refused = errorBody("This is a slave instance: writes and jobs must go to the master instance");
 
 beforeAll(async () => {
-  await createProject("rep");
-  await createHost("rep.example", "2001:db8::7");
-  await createContainer("rep", { label: "web", hostname: "rep.example", ipv6: "2001:db8::71" });
+  await createProjectOnHost("rep", {
+    hostname: "rep.example",
+    ipv6: "2001:db8::7",
+    containers: { web: "2001:db8::71" },
+  });
   await createBackend("rep", { label: "prod", domainForwardings: [{ domainName: "rep.example.org" }] });
   await createBackend("rep", { label: "standby" });
   await expectJson(asAdmin("/admin/users", "POST", { email: "rep@example.com" }), 200);

@@ -6,18 +6,8 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
-import {
-  ADMIN_AUTH,
-  as,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../fixtures";
+import { ADMIN_AUTH, as, asAdmin, createApiUser, createBackend, errorBody, expectJson } from "../fixtures";
+import { createProjectOnHost, createProjectWithContainers } from "../../support/proxy-fixtures";
 
 let tenant: string;
 let web1: number;
@@ -59,10 +49,11 @@ async function callWith(
 }
 
 beforeAll(async () => {
-  await createProject("pt");
-  await createHost("node1.example.net", "2001:db8::1");
-  web1 = await createContainer("pt", { label: "web1", hostname: "node1.example.net", ipv6: "2001:db8::21" });
-  web2 = await createContainer("pt", { label: "web2", hostname: "node1.example.net", ipv6: "2001:db8::22" });
+  ({ web1, web2 } = await createProjectOnHost("pt", {
+    hostname: "node1.example.net",
+    ipv6: "2001:db8::1",
+    containers: { web1: "2001:db8::21", web2: "2001:db8::22" },
+  }));
   await createBackend("pt", {
     label: "web",
     port: 8080,
@@ -305,12 +296,7 @@ describe("issue 27: params that split responses or that haproxy -c would refuse"
   });
 
   it("stores 64 words and a comment as written, which gensynchaprx by another tenant writes without the comment", async () => {
-    await createProject("pw");
-    const container = await createContainer("pw", {
-      label: "app",
-      hostname: "node1.example.net",
-      ipv6: "2001:db8::31",
-    });
+    const { app: container } = await createProjectWithContainers("pw", "node1.example.net", { app: "2001:db8::31" });
     const owner = await createApiUser("pwowner", ["pw"]);
     const params = `${words(64)} # the paths\nhttp-request deny if a`;
     await expectJson(

@@ -4,23 +4,8 @@
 // on refusal.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  as,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createProject,
-  errorBody,
-  expectJson,
-  massUpdate,
-} from "../fixtures";
-
-const op = (domainName: string, projectLabel: string, operation = "CREATE") => ({
-  operation,
-  domainName,
-  projectLabel,
-  backendLabel: "web",
-});
+import { as, asAdmin, createApiUser, errorBody, expectJson, massUpdate } from "../fixtures";
+import { createWebProjects, webDomainOperation as op } from "../../support/proxy-fixtures";
 
 /** Every domain with its project, and how many audit entries and backends exist: what a refusal must leave as it was. */
 async function stored() {
@@ -47,10 +32,7 @@ let beta: string;
 let both: string;
 
 beforeAll(async () => {
-  for (const project of ["owalpha", "owbeta", "owgamma"]) {
-    await createProject(project);
-    await createBackend(project, { label: "web" });
-  }
+  await createWebProjects(["owalpha", "owbeta", "owgamma"]);
   alpha = await createApiUser("owalphauser", ["owalpha"]);
   beta = await createApiUser("owbetauser", ["owbeta"]);
   both = await createApiUser("owbothuser", ["owalpha|owbeta"]);

@@ -11,21 +11,25 @@ import { CONFIG_LOCK } from "../../../src/proxy/jobs";
 import { writeSshProxyConfiguration } from "../../../src/proxy/sshproxy/versions";
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
 import providedKey from "../fixtures/provided-rsa.key.pem?raw";
-import {
-  ADMIN_AUTH,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../fixtures";
+import { ADMIN_AUTH, asAdmin, createApiUser, errorBody, expectJson } from "../fixtures";
+import { AGENT_FILES, createDeployedProject } from "../../support/proxy-fixtures";
 import { AGENT, agentEnv, db, KEY_ANNA, KEY_BEN, locks, withVars } from "../job-env";
 
 const SLAVE = "http://slave-1.test:9400";
 const METRICS_TOKEN = "test-metrics-token";
+/** The last lines of every metrics page here: the counts of the one project this file builds. */
+const INVENTORY_METRICS = [
+  "# HELP proxy_projects Projects.",
+  "# TYPE proxy_projects gauge",
+  "proxy_projects 1",
+  "# HELP proxy_domains Domains of every project.",
+  "# TYPE proxy_domains gauge",
+  "proxy_domains 3",
+  "# HELP proxy_containers Containers of every project.",
+  "# TYPE proxy_containers gauge",
+  "proxy_containers 2",
+  "",
+];
 
 async function callWith(
   workerEnv: Env,
@@ -77,22 +81,7 @@ const agentState = (state: Partial<Record<string, unknown>>) =>
 let apiUser: string;
 let wwwFqLabel: string;
 beforeAll(async () => {
-  await createProject("ops");
-  await createHost("node1.example.net", "2001:db8::1");
-  const web1 = await createContainer("ops", { label: "web1", hostname: "node1.example.net", ipv6: "2001:db8::11" });
-  const web2 = await createContainer("ops", { label: "web2", hostname: "node1.example.net", ipv6: "2001:db8::12" });
-  await createBackend("ops", {
-    label: "www",
-    port: 8080,
-    backendContainers: [{ containerId: web1 }, { containerId: web2 }],
-    domainForwardings: [{ domainName: "www.ops.example" }, { domainName: "shop.ops.example" }],
-  });
-  await createBackend("ops", {
-    label: "permredirect",
-    domainForwardings: [{ domainName: "old.ops.example", redirectToUrl: "https://www.ops.example/*" }],
-  });
-  await expectJson(asAdmin("/admin/users", "POST", { email: "anna@example.com", sshPublicKey: KEY_ANNA }), 200);
-  await expectJson(asAdmin("/admin/users", "POST", { email: "ben@example.com", sshPublicKey: KEY_BEN }), 200);
+  await createDeployedProject("ops");
   await expectJson(
     asAdmin("/admin/containers/ops/web1/permissions", "PUT", [
       { permission: "www-data", userEmail: "anna@example.com" },
@@ -147,6 +136,19 @@ const OLD_REDIRECT = "https://www.ops.example/*";
 const setRedirect = (url: string) =>
   massUpdate({ operation: "UPDATE", domainName: "old.ops.example", backendLabel: "permredirect", redirectToUrl: url });
 const removeDomain = (domainName: string) => massUpdate({ operation: "DELETE", domainName, backendLabel: "www" });
+
+/**
+ * Gives www params the API would refuse (written past it) and asks for a public CA certificate for shop.ops.example,
+ * which none covers: the two problems a preview lists. Undone when the test finishes.
+ */
+async function givePreviewProblems() {
+  await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
+  await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
+  onTestFinished(async () => {
+    await env.DB.prepare("update backends set params = null where label = 'www'").run();
+    await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
+  });
+}
 
 describe("GET /admin/haproxy/preview", () => {
   it("shows exactly a changed domain as a diff against the version in force, and stores nothing", async () => {
@@ -231,15 +233,7 @@ describe("GET /admin/haproxy/preview", () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ url: `${AGENT}/v1/check`, method: "POST", authorization: "Bearer agent-token" });
     expect(calls[0].body!.digest).toBe(preview.digest);
-    expect(Object.keys(calls[0].body!.files).sort()).toEqual([
-      "crt-list.txt",
-      "domain2backend.map",
-      "domain2cert.map",
-      "domain2prefix.map",
-      "domain2redirect.map",
-      "fallback.pem",
-      "haproxy.cfg",
-    ]);
+    expect(Object.keys(calls[0].body!.files).sort()).toEqual(AGENT_FILES);
     expect(calls[0].body!.files["haproxy.cfg"]).toBe(preview.files["haproxy.cfg"]);
     // The preview leaves no fallback certificate behind (gensynchaprx makes and stores it).
     expect(await expectJson(callWith(withVars(), "/admin/certificates"), 200)).toEqual([]);
@@ -262,13 +256,7 @@ describe("GET /admin/haproxy/preview", () => {
   });
 
   it("lists the backends whose params, servers or certificates were skipped", async () => {
-    // Written past the API, which would refuse it.
-    await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
-    await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
-    onTestFinished(async () => {
-      await env.DB.prepare("update backends set params = null where label = 'www'").run();
-      await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
-    });
+    await givePreviewProblems();
     const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
     const paramsMessage = `backend ${wwwFqLabel}: params line 1 refused (${preview.problems[0].message.match(/\((.*)\)/)[1]}); the backend is written without its params`;
     expect(preview.problems).toEqual([
@@ -284,12 +272,7 @@ describe("GET /admin/haproxy/preview", () => {
   });
 
   it("lists problems that gensynchaprx then warns of, to the administrator and to the project's tenant", async () => {
-    await env.DB.prepare("update backends set params = 'bogus-directive on' where label = 'www'").run();
-    await massUpdate({ operation: "UPDATE", domainName: "shop.ops.example", backendLabel: "www", enableSSL: true });
-    onTestFinished(async () => {
-      await env.DB.prepare("update backends set params = null where label = 'www'").run();
-      await env.DB.prepare("update domains set public_ca_certificate = 0 where domain_name = 'shop.ops.example'").run();
-    });
+    await givePreviewProblems();
     const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
     const refused = `("bogus-directive" is not an allowed directive)`;
     const problems = [
@@ -744,36 +727,14 @@ describe("GET /admin/metrics", () => {
         "# TYPE proxy_haproxy_load_balancer_in_sync gauge",
         `proxy_haproxy_load_balancer_in_sync{agent="${AGENT}",role="master"} 1`,
         `proxy_haproxy_load_balancer_in_sync{agent="${SLAVE}",role="slave"} 0`,
-        "# HELP proxy_projects Projects.",
-        "# TYPE proxy_projects gauge",
-        "proxy_projects 1",
-        "# HELP proxy_domains Domains of every project.",
-        "# TYPE proxy_domains gauge",
-        "proxy_domains 3",
-        "# HELP proxy_containers Containers of every project.",
-        "# TYPE proxy_containers gauge",
-        "proxy_containers 2",
-        "",
+        ...INVENTORY_METRICS,
       ].join("\n"),
     );
   });
 
   it("leaves out what does not exist yet", async () => {
     await forgetGenerations();
-    expect(await (await callWith(withVars(), "/admin/metrics")).text()).toBe(
-      [
-        "# HELP proxy_projects Projects.",
-        "# TYPE proxy_projects gauge",
-        "proxy_projects 1",
-        "# HELP proxy_domains Domains of every project.",
-        "# TYPE proxy_domains gauge",
-        "proxy_domains 3",
-        "# HELP proxy_containers Containers of every project.",
-        "# TYPE proxy_containers gauge",
-        "proxy_containers 2",
-        "",
-      ].join("\n"),
-    );
+    expect(await (await callWith(withVars(), "/admin/metrics")).text()).toBe(INVENTORY_METRICS.join("\n"));
   });
 
   it("takes the administrator or the PROXY_METRICS_TOKEN bearer; 401 and 403 for anyone else", async () => {

@@ -1,17 +1,8 @@
 // Unknown fields in a proxy request body: the write succeeds as the original's did (they are ignored), and the answer
 // names each one in its warnings, top-level or nested, at most ten of them.
 import { describe, expect, it } from "vitest";
-import {
-  as,
-  asAdmin,
-  createApiUser,
-  createContainer,
-  createHost,
-  createProject,
-  expectJson,
-  massUpdate,
-  rowsOf,
-} from "../fixtures";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { as, asAdmin, createApiUser, createHost, createProject, expectJson, massUpdate, rowsOf } from "../fixtures";
 
 const unknown = (path: string) => `unknown field "${path}" ignored`;
 
@@ -148,15 +139,13 @@ describe("POST /containers/{projectLabel}", () => {
 
 describe("POST /domains/massupdate", () => {
   it("appends them to the list of warnings it answers, and applies the operations", async () => {
-    await createProject("ufmass");
-    await createHost("uf-host2.example", "2001:db8:0:f::2");
-    const id = await createContainer("ufmass", {
-      label: "web",
+    const { web } = await createProjectOnHost("ufmass", {
       hostname: "uf-host2.example",
-      ipv6: "2001:db8:0:f::20",
+      ipv6: "2001:db8:0:f::2",
+      containers: { web: "2001:db8:0:f::20" },
     });
     await expectJson(
-      asAdmin("/backends/ufmass", "POST", { label: "site", backendContainers: [{ containerId: id }] }),
+      asAdmin("/backends/ufmass", "POST", { label: "site", backendContainers: [{ containerId: web }] }),
       200,
     );
     const tenant = await createApiUser("ufmassops", ["ufmass"]);

@@ -9,18 +9,8 @@ import { parseIfMatch } from "../../../src/proxy/routes/writes";
 import { database } from "../../../src/shared/db";
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
 import providedKey from "../fixtures/provided-rsa.key.pem?raw";
-import {
-  ADMIN_AUTH,
-  asAdmin,
-  call,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../fixtures";
+import { ADMIN_AUTH, asAdmin, call, createApiUser, createBackend, errorBody, expectJson } from "../fixtures";
+import { createProjectOnHost, createProjectWithContainers } from "../../support/proxy-fixtures";
 
 const ADMIN = { username: "admin", isAdmin: true, projectPatterns: [] };
 const HOST = "wr-host.example";
@@ -94,16 +84,13 @@ let c2: number;
 let wrId: number;
 
 beforeAll(async () => {
-  wrId =
-    (await createProject("wr")) &&
-    (await env.DB.prepare("select id from projects where label = 'wr'").first<{
-      id: number;
-    }>())!.id;
-  await createProject("wr2");
-  await createHost(HOST, "2001:db8::a0");
-  c1 = await createContainer("wr", { label: "c1", hostname: HOST, ipv6: "2001:db8::a1" });
-  c2 = await createContainer("wr", { label: "c2", hostname: HOST, ipv6: "2001:db8::a2" });
-  await createContainer("wr2", { label: "c1", hostname: HOST, ipv6: "2001:db8::b1" });
+  ({ c1, c2 } = await createProjectOnHost("wr", {
+    hostname: HOST,
+    ipv6: "2001:db8::a0",
+    containers: { c1: "2001:db8::a1", c2: "2001:db8::a2" },
+  }));
+  wrId = (await env.DB.prepare("select id from projects where label = 'wr'").first<{ id: number }>())!.id;
+  await createProjectWithContainers("wr2", HOST, { c1: "2001:db8::b1" });
   await createBackend("wr", { label: "web", backendContainers: [{ containerId: c1 }] });
   await createBackend("wr", {
     label: "blue",
@@ -315,7 +302,7 @@ describe("If-Match", () => {
         ifMatch: { tags: [projectETag(project)] },
       },
     );
-    await expect(attempt).rejects.toMatchObject({ status: 412, headers: { ETag: current } });
+    await expect(attempt).rejects.toMatchObject({ kind: "stale_revision", currentETag: current });
     expect(await storage()).toEqual(before);
     // Without If-Match, the same stale read writes as before (and bumps the revision).
     expect(await upsertBackend(db, project, { label: "raced" }, { extraDirectives: [] })).toEqual({

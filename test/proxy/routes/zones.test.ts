@@ -3,24 +3,9 @@
 // on neighbouring names does not apply; an assignment over another project's domains is refused naming them.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  as,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createProject,
-  errorBody,
-  expectJson,
-  massUpdate,
-  rowsOf,
-} from "../fixtures";
+import { as, asAdmin, createApiUser, errorBody, expectJson, massUpdate, rowsOf } from "../fixtures";
+import { createWebProjects, webDomainOperation as op } from "../../support/proxy-fixtures";
 
-const op = (domainName: string, projectLabel: string) => ({
-  operation: "CREATE",
-  domainName,
-  projectLabel,
-  backendLabel: "web",
-});
 const assign = (name: string, projectLabel: string, query = "") =>
   asAdmin(`/admin/zones/${name}${query}`, "PUT", { projectLabel });
 
@@ -42,10 +27,7 @@ let beta: string;
 const ids: Record<string, number> = {};
 
 beforeAll(async () => {
-  for (const project of ["zalpha", "zbeta", "zgamma"]) {
-    await createProject(project);
-    await createBackend(project, { label: "web" });
-  }
+  await createWebProjects(["zalpha", "zbeta", "zgamma"]);
   for (const row of (await env.DB.prepare("select id, label from projects").all<{ id: number; label: string }>())
     .results)
     ids[row.label] = row.id;

@@ -76,7 +76,7 @@ describe("CallCoalescer", () => {
                 .schedule(Promise.resolve(), `call to ${object}`)
                 .then(() => objects.get(object)!.increment(operations, NOW_MS).replies);
             },
-            { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall, maxWaitMs: 60_000 },
+            { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall, maxWaitMs: 60_000, handoffMs: 60_000 },
           );
           const arrivals: number[] = [];
           const answers = new Map<number, ObjectReply[]>();
@@ -112,7 +112,7 @@ describe("CallCoalescer", () => {
         sent.push({ object, operations });
         return new Promise((resolve) => releases.push(() => resolve(operations.map((n) => n * 10))));
       },
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 100, maxWaitMs: 60_000 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 100, maxWaitMs: 60_000, handoffMs: 60_000 },
     );
     const first = coalescer.submit("x", [1]);
     const other = coalescer.submit("y", [5]);
@@ -146,7 +146,7 @@ describe("CallCoalescer", () => {
         sent.push(operations);
         return new Promise((resolve) => releases.push(() => resolve(operations)));
       },
-      { maxInFlight: 2, lingerMs: 0, maxOperationsPerCall: 3, maxWaitMs: 60_000 },
+      { maxInFlight: 2, lingerMs: 0, maxOperationsPerCall: 3, maxWaitMs: 60_000, handoffMs: 60_000 },
     );
     const replies = [1, 2, 3, 4, 5].map((n) => coalescer.submit("x", [n]));
     replies.push(coalescer.submit("x", [6, 7, 8, 9]), coalescer.submit("x", [10]));
@@ -188,7 +188,7 @@ describe("CallCoalescer", () => {
         sent.push(operations);
         return operations;
       },
-      { maxInFlight: 1, lingerMs: 5, maxOperationsPerCall: 3, maxWaitMs: 60_000 },
+      { maxInFlight: 1, lingerMs: 5, maxOperationsPerCall: 3, maxWaitMs: 60_000, handoffMs: 60_000 },
       timer,
     );
     const early = [coalescer.submit("x", [1]), coalescer.submit("x", [2])];
@@ -221,7 +221,7 @@ describe("CallCoalescer", () => {
         operations[0] === 1
           ? new Promise((resolve) => (release = () => resolve(operations)))
           : Promise.resolve(operations),
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 7 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 7, handoffMs: 60_000 },
       timer,
     );
     const stuck = coalescer.submit("x", [1]);
@@ -247,7 +247,7 @@ describe("CallCoalescer", () => {
         sent.push(operations),
         sent.length === 1 ? new Promise(() => {}) : Promise.resolve(operations)
       ),
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 7 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 7, handoffMs: 60_000 },
       timer,
     );
     void coalescer.submit("x", [1]);
@@ -263,6 +263,101 @@ describe("CallCoalescer", () => {
     expect(sent).toEqual([[1], [3]]);
   });
 
+  /**
+   * workerd drops a continuation that another request resolves for a request that has ended (its client went away):
+   * the waiter is told its turn and never runs. Modelled by holding back what that one waiter is told.
+   */
+  function holdBackTurns(coalescer: CallCoalescer<number, number>, object: string, index: number) {
+    const queues = (coalescer as unknown as { queues: Map<string, { waiting: { tell(turn: unknown): void }[] }> })
+      .queues;
+    const waiting = queues.get(object)!.waiting[index];
+    const tell = waiting.tell;
+    const held: unknown[] = [];
+    waiting.tell = (turn) => held.push(turn);
+    return { held, deliver: () => held.splice(0).forEach((turn) => tell(turn)) };
+  }
+
+  function handoffHarness() {
+    const timers: { ms: number; run: () => void; cancelled: boolean }[] = [];
+    const timer: CoalescerTimer = {
+      now: () => 0,
+      schedule: (ms, run) => {
+        const entry = { ms, run, cancelled: false };
+        timers.push(entry);
+        return () => (entry.cancelled = true);
+      },
+    };
+    const sent: number[][] = [];
+    let release!: () => void;
+    const coalescer = new CallCoalescer<number, number>(
+      (_object, operations) => (
+        sent.push(operations),
+        sent.length === 1
+          ? new Promise((resolve) => (release = () => resolve(operations)))
+          : Promise.resolve(operations.map((n) => n * 10))
+      ),
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 60_000, handoffMs: 300 },
+      timer,
+    );
+    const handoffs = () => timers.filter((entry) => entry.ms === 300 && !entry.cancelled);
+    return { coalescer, sent, release: () => release(), handoffs };
+  }
+
+  it("makes the next call itself when the request told to lead never does", async () => {
+    const { coalescer, sent, release, handoffs } = handoffHarness();
+    const first = coalescer.submit("x", [1]);
+    await settled();
+    void coalescer.submit("x", [2]);
+    const gone = holdBackTurns(coalescer, "x", 0);
+    const third = coalescer.submit("x", [3]);
+    release();
+    expect(await first).toEqual([1]);
+    await settled();
+    // The second request was told to lead and never ran: nothing moves until the hand-off bound.
+    expect(gone.held).toEqual([{ kind: "lead", call: expect.anything() }]);
+    expect(sent).toEqual([[1]]);
+    const [check] = handoffs();
+    check.run();
+    // The first request, whose waitUntil keeps it alive, calls for the requests still waiting.
+    expect(await third).toEqual([30]);
+    expect(sent).toEqual([[1], [3]]);
+    expect(coalescer.takeActivity()).toEqual({ calls: 2, groups: 2 });
+    expect(coalescer.busyObjects).toBe(0);
+  });
+
+  it("sends the operations of a request that wakes after its turn was taken over once, in a later call", async () => {
+    const { coalescer, sent, release, handoffs } = handoffHarness();
+    const first = coalescer.submit("x", [1]);
+    await settled();
+    const late = coalescer.submit("x", [2]);
+    const slow = holdBackTurns(coalescer, "x", 0);
+    const third = coalescer.submit("x", [3]);
+    release();
+    await first;
+    await settled();
+    handoffs()[0].run();
+    expect(await third).toEqual([30]);
+    // The slow request finally runs its turn: it queues again and its hits travel in a call of their own.
+    slow.deliver();
+    expect(await late).toEqual([20]);
+    expect(sent).toEqual([[1], [3], [2]]);
+    expect(coalescer.busyObjects).toBe(0);
+  });
+
+  it("leaves a hand-off alone once the request told to lead has started its call", async () => {
+    const { coalescer, sent, release, handoffs } = handoffHarness();
+    const first = coalescer.submit("x", [1]);
+    await settled();
+    const second = coalescer.submit("x", [2]);
+    release();
+    await first;
+    expect(await second).toEqual([20]);
+    for (const check of handoffs()) check.run();
+    await settled();
+    expect(sent).toEqual([[1], [2]]);
+    expect(coalescer.busyObjects).toBe(0);
+  });
+
   it("fails every request of a failed call and goes on with the next", async () => {
     let calls = 0;
     const coalescer = new CallCoalescer<number, number>(
@@ -271,7 +366,7 @@ describe("CallCoalescer", () => {
         if (calls === 1) throw new Error("object overloaded");
         return operations;
       },
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 60_000 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 60_000, handoffMs: 60_000 },
     );
     const carried = [coalescer.submit("x", [1]), coalescer.submit("x", [2])];
     const outcomes = await Promise.allSettled(carried);
@@ -287,6 +382,7 @@ describe("CallCoalescer", () => {
       lingerMs: 0,
       maxOperationsPerCall: 10,
       maxWaitMs: 60_000,
+      handoffMs: 60_000,
     });
     await expect(coalescer.submit("x", [1, 2])).rejects.toThrow("counter object x answered 1 replies to 2");
     expect(coalescer.busyObjects).toBe(0);

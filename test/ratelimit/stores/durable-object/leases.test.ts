@@ -73,7 +73,7 @@ describe("POST /json with leases", () => {
   }, 60_000);
 });
 
-const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000 };
+const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000, handoffMs: 500 };
 const HOUR = 3600;
 
 /** A leased fixed-window hit of `counterName` in the hour starting at `start`. */

@@ -103,8 +103,8 @@ describe.each(layouts)("the %s layout under concurrency", (_name, layout) => {
 
 const PER_KEY = { kind: "per_key", activeLimit: 0, admissionMaxWaitMs: 2_000, writeBehindMs: 2_000 } as const;
 const SHARDED = { kind: "sharded", shards: SHARDS } as const;
-const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000 };
-const FOUR_LINGERING = { maxInFlight: 4, lingerMs: 2, maxOperationsPerCall: 50, maxWaitMs: 10_000 };
+const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000, handoffMs: 500 };
+const FOUR_LINGERING = { maxInFlight: 4, lingerMs: 2, maxOperationsPerCall: 50, maxWaitMs: 10_000, handoffMs: 500 };
 
 describe.each([
   ["per_key", "one call in flight", PER_KEY, ONE_AT_A_TIME],
