@@ -13,6 +13,7 @@ import {
 } from "../../grpc-gateway/xds-client.mjs";
 import { xdsConfigsToFiles } from "../../src/ratelimit/config/xds";
 import { getLimit, loadConfig } from "../../src/ratelimit/core/config";
+import { shopConfig, structOf } from "../support/ratelimit-xds";
 
 /** google.protobuf.Any as @grpc/proto-loader gives it, holding this RateLimitConfig. */
 function anyOf(config: Record<string, unknown>): { type_url: string; value: Buffer } {
@@ -59,21 +60,7 @@ describe("backoffDelayMs", () => {
 });
 
 describe("decodeRateLimitConfigs", () => {
-  const shop = {
-    name: "shop-config",
-    domain: "shop",
-    descriptors: [
-      {
-        key: "path",
-        value: "/login",
-        rateLimit: { unit: "MINUTE", requestsPerUnit: 5, name: "login", replaces: [{ name: "base" }] },
-        shadowMode: true,
-        detailedMetric: true,
-      },
-      { key: "user", descriptors: [{ key: "plan", value: "free", rateLimit: { unit: "HOUR", requestsPerUnit: 100 } }] },
-      { key: "internal", rateLimit: { unlimited: true } },
-    ],
-  };
+  const shop = shopConfig(100);
 
   it("exports the RateLimitConfig type URL", () => {
     expect(RATE_LIMIT_CONFIG_TYPE_URL).toBe("type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig");
@@ -122,6 +109,7 @@ describe("decodeRateLimitConfigs", () => {
   });
 
   it("decodes quota_mode, metadata (a Struct) and the algorithm extension into what the Worker loads", () => {
+    const metadata = { tier: "gold", limits: { daily: 100 }, tags: ["a", "b"], ratio: 0.5, free: true, nothing: null };
     const newest = {
       name: "newest-config",
       domain: "newest",
@@ -129,16 +117,7 @@ describe("decodeRateLimitConfigs", () => {
         {
           key: "plan",
           quotaMode: true,
-          metadata: {
-            fields: {
-              tier: { stringValue: "gold" },
-              limits: { structValue: { fields: { daily: { numberValue: 100 } } } },
-              tags: { listValue: { values: [{ stringValue: "a" }, { stringValue: "b" }] } },
-              ratio: { numberValue: 0.5 },
-              free: { boolValue: true },
-              nothing: { nullValue: "NULL_VALUE" },
-            },
-          },
+          metadata: structOf(metadata),
           rateLimit: { unit: "MINUTE", requestsPerUnit: 1 },
         },
         {
@@ -151,7 +130,6 @@ describe("decodeRateLimitConfigs", () => {
         },
       ],
     };
-    const metadata = { tier: "gold", limits: { daily: 100 }, tags: ["a", "b"], ratio: 0.5, free: true, nothing: null };
     const decoded = decodeRateLimitConfigs([anyOf(newest)]);
     expect(decoded).toEqual({
       ok: true,
@@ -293,6 +271,16 @@ describe("workerApplier", () => {
     expect(log).toHaveBeenCalledTimes(3);
   });
 
+  /** The Worker refuses once: the applier passes `error` on without retrying or logging. */
+  async function expectPassedOn(refusal: { status: number; body: string }, error: string) {
+    const stub = await startWorkerStub([refusal, OK]);
+    const log = vi.fn();
+    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
+    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
+    expect(stub.seen.length).toBe(1);
+    expect(log).not.toHaveBeenCalled();
+  }
+
   it.each([401, 404])("does not retry a %i answer", async (status) => {
     const stub = await startWorkerStub([{ status, body: "no" }, OK]);
     const apply = workerApplier({ url: stub.url, token: "t", log: vi.fn(), retryDelaysMs: [10, 10] });
@@ -309,22 +297,12 @@ describe("workerApplier", () => {
     ["a body without an error field, as is", '{"message":"x"}', '{"message":"x"}'],
     ["a body that is not JSON, as is", "not json", "not json"],
   ])("passes on a 400 refusal without retrying: %s", async (_label, body, error) => {
-    const stub = await startWorkerStub([{ status: 400, body }, OK]);
-    const log = vi.fn();
-    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
-    expect(stub.seen.length).toBe(1);
-    expect(log).not.toHaveBeenCalled();
+    await expectPassedOn({ status: 400, body }, error);
   });
 
   it("passes on a 413 refusal, a snapshot over the Worker's body limit, without retrying", async () => {
     const error = "request body is larger than 4194304 bytes (the limit set by RATELIMIT_CONFIG_MAX_BODY_BYTES)";
-    const stub = await startWorkerStub([{ status: 413, body: JSON.stringify({ error }) }, OK]);
-    const log = vi.fn();
-    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
-    expect(stub.seen.length).toBe(1);
-    expect(log).not.toHaveBeenCalled();
+    await expectPassedOn({ status: 413, body: JSON.stringify({ error }) }, error);
   });
 
   it("retries an unreachable Worker, then gives up saying so", async () => {

@@ -3,9 +3,9 @@
 // limit 100 admit exactly 100; bursts that arrive when the isolate's config check is due all get their answer; and a
 // long tail of 3000 keys never seen before, 40 requests at a time, all answer 200 with the OK body (per_key: past
 // COUNTER_OBJECT_ACTIVE_LIMIT, with a wait bound long enough for objects to age out).
-import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { agent, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
 const CONFIG = `domain: burst
@@ -19,39 +19,6 @@ descriptors:
       unit: hour
       requests_per_unit: 1000000
 `;
-
-/**
- * Every request of this file goes over at most this many kept-alive connections, so wrangler dev's proxy never holds
- * more connections to the Worker than that. workerd closes a connection idle for 5 s, and a POST that the proxy sends
- * on one as it closes is answered 503 "Your worker restarted mid-request" though nothing restarted (workers-sdk issue
- * 14641; only GET and HEAD are retried). Before each burst, as many simultaneous GETs take that hit harmlessly.
- * Hundreds of requests still wait in the Worker at once: the proxy answers nothing before the Worker does.
- */
-const CONNECTIONS = 64;
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-
-/** One request over the agent; its status and body. */
-function send(
-  server: DevServer,
-  method: string,
-  path: string,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${server.url}${path}`, { method, agent }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      response.on("error", reject);
-    });
-    request.on("error", reject);
-    request.end(body);
-  });
-}
-
-/** Refreshes every connection the proxy may hold to the Worker (see CONNECTIONS). */
-const refreshProxyConnections = (server: DevServer) =>
-  Promise.all(Array.from({ length: CONNECTIONS }, () => send(server, "GET", "/test/ping")));
 
 /** Each answer as "status body", the seconds until reset blanked out; counted by distinct answer. */
 async function post(server: DevServer, body: unknown): Promise<string> {

@@ -24,6 +24,8 @@ import {
   type RateLimitClient,
 } from "../support/grpc-gateway";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { GOLD_METADATA, UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
+import { everyKindOfDescriptor } from "../support/ratelimit-requests";
 
 const ADMIN_TOKEN = "integration-admin-token";
 const CONFIG = `domain: grpc-it
@@ -39,13 +41,7 @@ descriptors:
       requests_per_unit: 2
   - key: path
     value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
 `;
 
 let worker: DevServer;
@@ -60,6 +56,21 @@ function track<T extends Gateway | RateLimitClient>(item: T): T {
   if ("child" in item) gateways.push(item);
   else clients.push(item);
   return item;
+}
+
+/** A gateway to the Worker serving TLS with the test certificates, asking clients for one from the test CA. */
+async function mutualTlsGateway(extra: Record<string, string> = {}): Promise<Gateway> {
+  return track(
+    await startGateway({
+      RATELIMIT_UPSTREAM_URL: worker.url,
+      GRPC_PORT: "0",
+      GRPC_SERVER_USE_TLS: "true",
+      GRPC_SERVER_TLS_CERT: certs.serverCert,
+      GRPC_SERVER_TLS_KEY: certs.serverKey,
+      GRPC_CLIENT_TLS_CACERT: certs.caPem,
+      ...extra,
+    }),
+  );
 }
 
 const descriptor = (...pairs: [string, string][]) => ({ entries: pairs.map(([key, value]) => ({ key, value })) });
@@ -124,11 +135,7 @@ describe("ShouldRateLimit through the gateway", () => {
     const request = (who: string, wrap: (n: number) => unknown) => ({
       domain: "grpc-it",
       descriptors: [
-        descriptor(["client", who]),
-        descriptor(["user", who]),
-        descriptor(["path", "/free"]),
-        descriptor(["unlimited", "u"]),
-        descriptor(["nothing", "x"]),
+        ...everyKindOfDescriptor(who),
         {
           entries: [{ key: "client", value: `${who}-override` }],
           limit: { requestsPerUnit: 10, unit: "DAY" },
@@ -249,12 +256,7 @@ describe("ShouldRateLimit through the gateway", () => {
 const METADATA_CONFIG = `domain: grpc-meta
 descriptors:
   - key: tagged
-    metadata:
-      tier: gold
-      limits:
-        daily: 100
-      tags: [a, b]
-      ratio: 0.5
+${GOLD_METADATA}
       free: true
       nothing: ~
     rate_limit:
@@ -405,17 +407,7 @@ describe("transport security and sockets", () => {
   });
 
   it("requires a client certificate from the client CA, naming GRPC_CLIENT_TLS_SAN, under mutual TLS", async () => {
-    const gateway = track(
-      await startGateway({
-        RATELIMIT_UPSTREAM_URL: worker.url,
-        GRPC_PORT: "0",
-        GRPC_SERVER_USE_TLS: "true",
-        GRPC_SERVER_TLS_CERT: certs.serverCert,
-        GRPC_SERVER_TLS_KEY: certs.serverKey,
-        GRPC_CLIENT_TLS_CACERT: certs.caPem,
-        GRPC_CLIENT_TLS_SAN: "client.example",
-      }),
-    );
+    const gateway = await mutualTlsGateway({ GRPC_CLIENT_TLS_SAN: "client.example" });
     const ca = readFileSync(certs.caPem);
     const withCertificate = (cert: string, key: string) =>
       grpc.credentials.createSsl(ca, readFileSync(key), readFileSync(cert));
@@ -636,16 +628,7 @@ describe("the command-line client", () => {
   });
 
   it("speaks TLS with -grpc-use-tls and the CA file", async () => {
-    const gateway = track(
-      await startGateway({
-        RATELIMIT_UPSTREAM_URL: worker.url,
-        GRPC_PORT: "0",
-        GRPC_SERVER_USE_TLS: "true",
-        GRPC_SERVER_TLS_CERT: certs.serverCert,
-        GRPC_SERVER_TLS_KEY: certs.serverKey,
-        GRPC_CLIENT_TLS_CACERT: certs.caPem,
-      }),
-    );
+    const gateway = await mutualTlsGateway();
     const result = await runClient([
       "-dial_string",
       gateway.target,

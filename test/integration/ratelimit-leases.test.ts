@@ -2,9 +2,10 @@
 // bursts on one key limited to 100 admit 95 to 100, never more, every answer 200 or 429; a steady stream on a hot key
 // costs at most 0.05 object calls per decision (ratelimit.durable_object.calls on /stats), and once it stops the
 // shares come back (leases_returned).
-import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { agent, CONNECTIONS, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
+import { parseStats, statDelta } from "../support/ratelimit-stats-page";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -20,41 +21,11 @@ descriptors:
       requests_per_unit: 100000000
 `;
 
-/** As in ratelimit-concurrency.test.ts: at most this many kept-alive connections, refreshed before each burst. */
-const CONNECTIONS = 64;
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-
-function send(server: DevServer, method: string, path: string, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${server.url}${path}`, { method, agent }, (response) => {
-      response.resume();
-      response.on("end", () => resolve(response.statusCode ?? 0));
-      response.on("error", reject);
-    });
-    request.on("error", reject);
-    request.end(body);
-  });
-}
-
-const refreshProxyConnections = (server: DevServer) =>
-  Promise.all(Array.from({ length: CONNECTIONS }, () => send(server, "GET", "/test/ping")));
+/** The status of one request over the suite's kept-alive connections. */
+const statusOf = async (server: DevServer, body: string) => (await send(server, "POST", "/json", body)).status;
 
 const hit = (key: string, value: string) =>
   JSON.stringify({ domain: "leased", descriptors: [{ entries: [{ key, value }] }] });
-
-/** `/stats` lines (`name: value`) into name → number (timers → their count). */
-function parseStats(text: string): Record<string, number> {
-  const result: Record<string, number> = {};
-  for (const line of text.split("\n").filter(Boolean)) {
-    const separator = line.lastIndexOf(": ");
-    const value = JSON.parse(line.slice(separator + 2));
-    result[line.slice(0, separator)] = typeof value === "number" ? value : value.count;
-  }
-  return result;
-}
-
-const statDelta = (before: Record<string, number>, after: Record<string, number>, name: string) =>
-  (after[name] ?? 0) - (before[name] ?? 0);
 
 function tally(values: number[]): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -75,7 +46,7 @@ describe("POST /json with COUNTER_LEASES=true", () => {
       body: JSON.stringify({ files: { "leased.yaml": CONFIG } }),
     });
     expect(response.status).toBe(200);
-    for (let i = 0; i < 5; i++) expect(await send(server, "POST", "/json", hit("hot", "warm-up"))).toBe(200);
+    for (let i = 0; i < 5; i++) expect(await statusOf(server, hit("hot", "warm-up"))).toBe(200);
   });
 
   afterAll(async () => {
@@ -86,7 +57,7 @@ describe("POST /json with COUNTER_LEASES=true", () => {
   it.each([600, 2000])("admits 95 to 100 of %i concurrent hits on a key limited to 100, never more", async (count) => {
     await refreshProxyConnections(server);
     const body = hit("hot", `burst-${count}`);
-    const counts = tally(await Promise.all(Array.from({ length: count }, () => send(server, "POST", "/json", body))));
+    const counts = tally(await Promise.all(Array.from({ length: count }, () => statusOf(server, body))));
     expect(Object.keys(counts).sort()).toEqual(["200", "429"]);
     expect(counts[200]).toBeGreaterThanOrEqual(95);
     expect(counts[200]).toBeLessThanOrEqual(100);
@@ -101,7 +72,7 @@ describe("POST /json with COUNTER_LEASES=true", () => {
     const body = hit("stream", "one");
     const statuses: number[] = [];
     const client = async () => {
-      for (let i = 0; i < 60; i++) statuses.push(await send(server, "POST", "/json", body));
+      for (let i = 0; i < 60; i++) statuses.push(await statusOf(server, body));
     };
     await Promise.all(Array.from({ length: CONNECTIONS }, client));
     expect(tally(statuses)).toEqual({ 200: CONNECTIONS * 60 });

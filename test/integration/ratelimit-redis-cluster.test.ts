@@ -12,10 +12,9 @@ import {
   startWranglerDev,
   tempDir,
 } from "../support/servers.mjs";
+import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
-const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG =
-  "domain: cl\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 1000\n";
+const CONFIG = dailyLimitConfig("cl", "client", 1000);
 
 let temp: ReturnType<typeof tempDir>;
 const nodes: LocalServer[] = [];
@@ -23,8 +22,7 @@ let ports: number[];
 let worker: DevServer;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const day = () => Math.floor(Date.now() / 86_400_000) * 86_400;
-const keyOf = (value: string) => `cl_client_${value}_${day()}`;
+const keyOf = (value: string) => `cl_client_${value}_${dayStart()}`;
 const nodeId = (port: number) => redisCli(port, "CLUSTER", "MYID");
 
 /** The port of the node that owns `slot`, from CLUSTER SLOTS as node 0 sees it. */
@@ -69,7 +67,7 @@ beforeAll(async () => {
   for (let i = 0; i < 100 && !ports.every((port) => /cluster_state:ok/.test(redisCli(port, "CLUSTER", "INFO"))); i++)
     await sleep(100);
   worker = await startWranglerDev({
-    RATELIMIT_ADMIN_TOKEN: "integration-admin-token",
+    RATELIMIT_ADMIN_TOKEN: ADMIN_TOKEN,
     BACKEND_TYPE: "redis",
     KVSTORE_TYPE: "cluster",
     KVSTORE_URL: ports.map((port) => `127.0.0.1:${port}`).join(","),
@@ -77,12 +75,7 @@ beforeAll(async () => {
     KVSTORE_POOL_SIZE: "1",
     KVSTORE_TIMEOUT: "5s",
   });
-  const response = await fetch(`${worker.url}/rlconfig/files`, {
-    method: "PUT",
-    headers: ADMIN,
-    body: JSON.stringify({ files: { "cl.yaml": CONFIG } }),
-  });
-  expect(response.status).toBe(200);
+  await installFiles(worker, { "cl.yaml": CONFIG });
 });
 
 afterAll(async () => {

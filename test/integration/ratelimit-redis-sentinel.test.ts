@@ -14,10 +14,9 @@ import {
   startWranglerDev,
   tempDir,
 } from "../support/servers.mjs";
+import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
-const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG =
-  "domain: sent\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 100000\n";
+const CONFIG = dailyLimitConfig("sent", "client", 100000);
 const TIMEOUT_MS = 5000;
 
 let temp: ReturnType<typeof tempDir>;
@@ -67,19 +66,14 @@ beforeAll(async () => {
   );
   await until(() => /master_link_status:up/.test(redisCli(replicaPort, "INFO", "replication")), "the replica to sync");
   worker = await startWranglerDev({
-    RATELIMIT_ADMIN_TOKEN: "integration-admin-token",
+    RATELIMIT_ADMIN_TOKEN: ADMIN_TOKEN,
     BACKEND_TYPE: "redis",
     KVSTORE_TYPE: "sentinel",
     KVSTORE_URL: `mymaster,127.0.0.1:${await freePort()},127.0.0.1:${sentinelPort}`,
     KVSTORE_POOL_SIZE: "3",
     KVSTORE_TIMEOUT: `${TIMEOUT_MS}ms`,
   });
-  const response = await fetch(`${worker.url}/rlconfig/files`, {
-    method: "PUT",
-    headers: ADMIN,
-    body: JSON.stringify({ files: { "sent.yaml": CONFIG } }),
-  });
-  expect(response.status).toBe(200);
+  await installFiles(worker, { "sent.yaml": CONFIG });
 });
 
 afterAll(async () => {
@@ -97,13 +91,11 @@ async function post(value: string): Promise<{ status: number; text: string }> {
   return { status: response.status, text: await response.text() };
 }
 
-const day = () => Math.floor(Date.now() / 86_400_000) * 86_400;
-
 describe("KVSTORE_TYPE=sentinel", () => {
   it("counts on the master the sentinel names (skipping a sentinel that is down)", async () => {
     expect(masterNamed()).toBe(String(masterPort));
     for (let i = 0; i < 3; i++) expect((await post("before")).status).toBe(200);
-    expect(redisCli(masterPort, "GET", `sent_client_before_${day()}`)).toBe("3");
+    expect(redisCli(masterPort, "GET", `sent_client_before_${dayStart()}`)).toBe("3");
   });
 
   it("follows a failover during traffic: no request hangs, and counting goes on on the new master", async () => {
@@ -132,7 +124,7 @@ describe("KVSTORE_TYPE=sentinel", () => {
     expect(answers.at(-1)!.status).toBe(200);
 
     // After the failover, each hit is counted once on the new master.
-    const key = `sent_client_after_${day()}`;
+    const key = `sent_client_after_${dayStart()}`;
     for (let i = 0; i < 10; i++) expect((await post("after")).status).toBe(200);
     expect(redisCli(replicaPort, "GET", key)).toBe("10");
   });

@@ -9,14 +9,13 @@ import {
   makeServerCertificate,
   redisCli,
   refreshProxyConnection,
-  startServer,
+  startRedis,
   startWranglerDev,
   tempDir,
 } from "../support/servers.mjs";
+import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
-const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
-const CONFIG =
-  "domain: tls\ndescriptors:\n  - key: client\n    rate_limit:\n      unit: day\n      requests_per_unit: 2\n";
+const CONFIG = dailyLimitConfig("tls", "client", 2);
 
 let temp: ReturnType<typeof tempDir>;
 let redis: LocalServer;
@@ -30,19 +29,10 @@ beforeAll(async () => {
   const files = makeServerCertificate(temp.dir);
   tlsPort = await freePort();
   plainPort = await freePort();
-  redis = await startServer(
-    "redis-server",
+  redis = await startRedis(
     [
-      "--port",
-      String(plainPort),
       "--tls-port",
       String(tlsPort),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
       "--tls-cert-file",
       files.cert,
       "--tls-key-file",
@@ -57,7 +47,7 @@ beforeAll(async () => {
     plainPort,
   );
   const vars = {
-    RATELIMIT_ADMIN_TOKEN: "integration-admin-token",
+    RATELIMIT_ADMIN_TOKEN: ADMIN_TOKEN,
     BACKEND_TYPE: "redis",
     KVSTORE_URL: `127.0.0.1:${tlsPort}`,
     KVSTORE_TLS: "true",
@@ -75,12 +65,7 @@ beforeAll(async () => {
   untrusted = await startWranglerDev(vars);
   for (const server of [trusted, untrusted]) {
     await refreshProxyConnection(server);
-    const response = await fetch(`${server.url}/rlconfig/files`, {
-      method: "PUT",
-      headers: ADMIN,
-      body: JSON.stringify({ files: { "tls.yaml": CONFIG } }),
-    });
-    expect(response.status).toBe(200);
+    await installFiles(server, { "tls.yaml": CONFIG });
   }
 });
 
@@ -103,7 +88,7 @@ describe("KVSTORE_TLS", () => {
   it("counts over TLS with AUTH when the server's certificate is trusted", async () => {
     const answers = [await post(trusted.url, "a"), await post(trusted.url, "a"), await post(trusted.url, "a")];
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
-    const day = Math.floor(Date.now() / 86_400_000) * 86_400;
+    const day = dayStart();
     expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "GET", `tls_client_a_${day}`)).toBe("3");
     // The connections are TLS ones: the server counts them on its TLS port.
     expect(redisCli(plainPort, "-a", "tls-test-password", "--no-auth-warning", "CLIENT", "LIST")).toMatch(

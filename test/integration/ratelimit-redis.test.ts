@@ -12,11 +12,9 @@ import {
   startRedis,
   startWranglerDev,
 } from "../support/servers.mjs";
+import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
-const TOKEN = "integration-admin-token";
-const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-const CONFIG =
-  "domain: burst\ndescriptors:\n  - key: hot\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n";
+const CONFIG = dailyLimitConfig("burst", "hot", 100);
 const TIMEOUT_MS = 3000;
 
 let redisPort: number;
@@ -30,7 +28,7 @@ beforeAll(async () => {
   redisPort = await freePort();
   redis = await startRedis([], redisPort);
   const vars = {
-    RATELIMIT_ADMIN_TOKEN: TOKEN,
+    RATELIMIT_ADMIN_TOKEN: ADMIN_TOKEN,
     BACKEND_TYPE: "redis",
     KVSTORE_URL: `127.0.0.1:${redisPort}`,
     KVSTORE_POOL_SIZE: "4",
@@ -41,12 +39,7 @@ beforeAll(async () => {
   ]);
   for (const server of [burst, away]) {
     await refreshProxyConnection(server);
-    const response = await fetch(`${server.url}/rlconfig/files`, {
-      method: "PUT",
-      headers: ADMIN,
-      body: JSON.stringify({ files: { "burst.yaml": CONFIG } }),
-    });
-    expect(response.status).toBe(200);
+    await installFiles(server, { "burst.yaml": CONFIG });
   }
 });
 
@@ -72,7 +65,6 @@ async function post(server: DevServer, value: string, boundMs: number): Promise<
 /** Well past KVSTORE_TIMEOUT: an answer later than this is a hang. */
 const BOUND_MS = TIMEOUT_MS + 10_000;
 const health = async () => (await fetch(`${away.url}/healthcheck`, { signal: AbortSignal.timeout(BOUND_MS) })).status;
-const day = () => Math.floor(Date.now() / 86_400_000) * 86_400;
 
 describe("the key-value store through wrangler dev", () => {
   it("admits exactly 100 of 2000 concurrent hits on a key limited to 100, and sets the window's expiry", async () => {
@@ -82,8 +74,8 @@ describe("the key-value store through wrangler dev", () => {
     const counts: Record<number, number> = {};
     for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
     expect(counts).toEqual({ 200: 100, 429: 1900 });
-    expect(redisCli(redisPort, "GET", `burst_hot_one-key_${day()}`)).toBe("2000");
-    const ttl = Number(redisCli(redisPort, "TTL", `burst_hot_one-key_${day()}`));
+    expect(redisCli(redisPort, "GET", `burst_hot_one-key_${dayStart()}`)).toBe("2000");
+    const ttl = Number(redisCli(redisPort, "TTL", `burst_hot_one-key_${dayStart()}`));
     expect(ttl).toBeGreaterThan(86_400 - 60);
     expect(ttl).toBeLessThanOrEqual(86_400 + 300);
   });

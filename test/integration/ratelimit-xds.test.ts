@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "../support/grpc-gateway";
 import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
 import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "../support/xds-server";
+import { structOf } from "../support/ratelimit-xds";
 
 const TOKEN = "integration-admin-token";
 const root = path.join(import.meta.dirname, "..", "..");
@@ -268,13 +269,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
           {
             key: "plan",
             quotaMode: true,
-            metadata: {
-              fields: {
-                tier: { stringValue: "gold" },
-                limits: { structValue: { fields: { daily: { numberValue: 100 } } } },
-                tags: { listValue: { values: [{ stringValue: "a" }] } },
-              },
-            },
+            metadata: structOf({ tier: "gold", limits: { daily: 100 }, tags: ["a"] }),
             rateLimit: { unit: "HOUR", requestsPerUnit: 1 },
           },
           { key: "addon", quotaMode: true, rateLimit: { unit: "HOUR", requestsPerUnit: 1 } },

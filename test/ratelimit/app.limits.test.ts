@@ -232,14 +232,19 @@ describe("PUT /rlconfig/files", () => {
 });
 
 describe("POST /json", () => {
-  it("refuses 10,000 descriptors with 400 before any counter is touched", async () => {
+  /** POSTs `body` with the counters recorded: refused with `status` and the plain-text `message`, none touched. */
+  async function expectRefusedBeforeCounting(body: string, status: number, message: string) {
     const counters = recordingCounters();
-    const body = JSON.stringify({ domain: "limits", descriptors: manyDescriptors(10_000) });
     const response = await postJson({ RATE_LIMIT_COUNTER: counters.binding }, body);
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(status);
     expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
-    expect(await response.text()).toBe(TOO_MANY_DESCRIPTORS);
+    expect(await response.text()).toBe(message);
     expect(counters.objects).toEqual([]);
+  }
+
+  it("refuses 10,000 descriptors with 400 before any counter is touched", async () => {
+    const body = JSON.stringify({ domain: "limits", descriptors: manyDescriptors(10_000) });
+    await expectRefusedBeforeCounting(body, 400, TOO_MANY_DESCRIPTORS);
   });
 
   it("takes exactly RATELIMIT_MAX_DESCRIPTORS descriptors, and RATELIMIT_MAX_DESCRIPTOR_ENTRIES entries", async () => {
@@ -271,13 +276,8 @@ describe("POST /json", () => {
   });
 
   it("refuses a body over 1 MiB with 413 and the exact body", async () => {
-    const counters = recordingCounters();
     const body = JSON.stringify({ domain: "limits", descriptors: [descriptor(["k", "x".repeat(MiB)])] });
-    const response = await postJson({ RATE_LIMIT_COUNTER: counters.binding }, body);
-    expect(response.status).toBe(413);
-    expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
-    expect(await response.text()).toBe(REQUEST_BYTES);
-    expect(counters.objects).toEqual([]);
+    await expectRefusedBeforeCounting(body, 413, REQUEST_BYTES);
   });
 
   it("refuses a body nested deeper than the limit with 400", async () => {

@@ -79,6 +79,8 @@ function processesWith(text: string): string[] {
 }
 
 /** Free ports for wrangler dev and the gateway, and a --persist-to of this test's own. */
+type Started = Awaited<ReturnType<typeof plan>>;
+
 async function plan(name: string) {
   const [port, grpcPort] = [await freePort(), await freePort()];
   const persistTo = path.join(dir, `state-${name}`);
@@ -118,22 +120,39 @@ describe("npm start --help", () => {
 });
 
 describe("npm start with a port taken", () => {
-  it("names wrangler dev's port, --port and PORT, and exits 1 before anything starts", async () => {
-    const started = await plan("dev-port");
-    const holder = await listen(started.port, "127.0.0.1");
-    const vars = varsFile("dev-port.vars");
+  it.each<
+    [string, { label: string; held: (started: Started) => number; host: string; message: (started: Started) => string }]
+  >([
+    [
+      "wrangler dev's port, --port and PORT",
+      {
+        label: "dev-port",
+        held: (started) => started.port,
+        host: "127.0.0.1",
+        message: (started) =>
+          `  port ${started.port} (localhost) is already in use: wrangler dev listens there (set by --port). Choose ` +
+          `another with --port or PORT, e.g. npm start -- --port ${started.port + 1}`,
+      },
+    ],
+    [
+      "the gateway's port and GRPC_PORT",
+      {
+        label: "grpc-port",
+        held: (started) => started.grpcPort,
+        host: "0.0.0.0",
+        message: (started) =>
+          `  port ${started.grpcPort} (0.0.0.0) is already in use: the gRPC gateway listens there (set by GRPC_PORT). ` +
+          `Choose another with GRPC_PORT, e.g. GRPC_PORT=${started.grpcPort + 1} npm start (GRPC_HOST chooses the ` +
+          "address, GRPC_UDS a unix socket instead)",
+      },
+    ],
+  ])("names %s, and exits 1 before anything starts", async (_what, { label, held, host, message }) => {
+    const started = await plan(label);
+    const holder = await listen(held(started), host);
+    const vars = varsFile(`${label}.vars`);
     const result = await run([...started.args, "--env-file", vars], { GRPC_PORT: String(started.grpcPort) });
     await close(holder);
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: [
-        HEADER,
-        `  port ${started.port} (localhost) is already in use: wrangler dev listens there (set by --port). Choose ` +
-          `another with --port or PORT, e.g. npm start -- --port ${started.port + 1}`,
-        "",
-      ].join("\n"),
-    });
+    expect(result).toEqual({ code: 1, stdout: "", stderr: [HEADER, message(started), ""].join("\n") });
     await expectNothingStarted(started);
   });
 
@@ -149,26 +168,6 @@ describe("npm start with a port taken", () => {
       `  port ${started.port} (localhost) is already in use: wrangler dev listens there (set by PORT). Choose ` +
         `another with --port or PORT, e.g. npm start -- --port ${started.port + 1}`,
     );
-    await expectNothingStarted(started);
-  });
-
-  it("names the gateway's port and GRPC_PORT, and exits 1 before anything starts", async () => {
-    const started = await plan("grpc-port");
-    const holder = await listen(started.grpcPort, "0.0.0.0");
-    const vars = varsFile("grpc-port.vars");
-    const result = await run([...started.args, "--env-file", vars], { GRPC_PORT: String(started.grpcPort) });
-    await close(holder);
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: [
-        HEADER,
-        `  port ${started.grpcPort} (0.0.0.0) is already in use: the gRPC gateway listens there (set by GRPC_PORT). ` +
-          `Choose another with GRPC_PORT, e.g. GRPC_PORT=${started.grpcPort + 1} npm start (GRPC_HOST chooses the ` +
-          "address, GRPC_UDS a unix socket instead)",
-        "",
-      ].join("\n"),
-    });
     await expectNothingStarted(started);
   });
 });

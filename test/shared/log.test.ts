@@ -96,26 +96,23 @@ describe("log level", () => {
   });
 
   it("applies to every service through the Worker's entry", async () => {
+    /** POST /json for one descriptor of `domain`, under these bindings. */
+    const postJson = (domain: string, bindings: Env) =>
+      worker.fetch(
+        new Request("http://example.com/json", {
+          method: "POST",
+          body: `{"domain":"${domain}","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}`,
+        }),
+        bindings,
+      );
     const lines = capture();
     const quiet = { ...env, LOG_LEVEL: "error" } as Env;
     // The proxy API's unknown route answers without logging; a news error would log at error level. Here the
     // rate limit service's configuration load logs at info level, which LOG_LEVEL=error silences.
-    await worker.fetch(
-      new Request("http://example.com/json", {
-        method: "POST",
-        body: '{"domain":"quiet","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}',
-      }),
-      quiet,
-    );
+    await postJson("quiet", quiet);
     expect(lines.filter(([, line]) => line.includes("configuration loaded"))).toEqual([]);
     const loud = { ...env, LOG_LEVEL: "info" } as Env;
-    await worker.fetch(
-      new Request("http://example.com/json", {
-        method: "POST",
-        body: '{"domain":"loud","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}',
-      }),
-      loud,
-    );
+    await postJson("loud", loud);
     expect(
       lines.filter(([, line]) => line.includes("configuration loaded")).map(([, line]) => JSON.parse(line).level),
     ).toEqual(["info"]);

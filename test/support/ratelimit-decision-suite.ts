@@ -4,6 +4,8 @@
 // own) before the suite runs; tests that move the clock put it back at NOW.
 import { expect, it, vi } from "vitest";
 import { descriptor } from "./ratelimit-calls";
+import { okStatus, overStatus } from "./ratelimit-statuses";
+import { UNLIMITED_AND_BLOCKED_RULES } from "./ratelimit-rules";
 
 export interface Answer {
   status: number;
@@ -30,13 +32,7 @@ descriptors:
       requests_per_unit: 2
   - key: path
     value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
   - key: hot
     rate_limit:
       unit: hour
@@ -140,25 +136,12 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
     expect(answers[0].body).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 2,
-          durationUntilReset: "3570s",
-        },
-      ],
+      statuses: [okStatus(3, "HOUR", 2, "3570s")],
     });
-    expect(answers[2].body.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-      durationUntilReset: "3570s",
-    });
+    expect(answers[2].body.statuses[0]).toEqual(okStatus(3, "HOUR", 0, "3570s"));
     expect(answers[3].body).toEqual({
       overallCode: "OVER_LIMIT",
-      statuses: [
-        { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" },
-      ],
+      statuses: [overStatus(3, "HOUR", "3570s")],
     });
     expect(answers[3].contentType).toMatch(/^application\/json/);
     // Another value of the same key has its own counter.
@@ -169,12 +152,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
 
   it("names the rule in currentLimit and reports the rest of the minute", async () => {
     const answer = await rateLimit({ domain: "rl", descriptors: [descriptor(["path", "/login"])] });
-    expect(answer.body.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "login" },
-      limitRemaining: 1,
-      durationUntilReset: "30s",
-    });
+    expect(answer.body.statuses[0]).toEqual(okStatus(2, "MINUTE", 1, "30s", "login"));
   });
 
   it("whitelists a key and value without a limit, and gives unknown descriptors OK", async () => {
@@ -196,10 +174,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     expect(answer.status).toBe(429);
     expect(answer.body).toEqual({
       overallCode: "OVER_LIMIT",
-      statuses: [
-        { code: "OK", limitRemaining: 4294967295 },
-        { code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" },
-      ],
+      statuses: [{ code: "OK", limitRemaining: 4294967295 }, overStatus(0, "DAY", "86370s")],
     });
   });
 
@@ -229,12 +204,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
       hits_addend: "2",
       descriptors: [{ entries: [{ key: "client", value: "snake" }], limit: { requests_per_unit: "10", unit: 3 } }],
     });
-    expect(answer.body.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 10, unit: "HOUR" },
-      limitRemaining: 8,
-      durationUntilReset: "3570s",
-    });
+    expect(answer.body.statuses[0]).toEqual(okStatus(10, "HOUR", 8, "3570s"));
   });
 
   it("admits exactly the limit out of 150 concurrent hits on one key (2000 run in test/integration)", async () => {
@@ -261,12 +231,8 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     return answers;
   }
 
-  const hourly = (requestsPerUnit: number, limitRemaining = 0) => ({
-    code: "OK",
-    currentLimit: { requestsPerUnit, unit: "HOUR" },
-    ...(limitRemaining && { limitRemaining }),
-    durationUntilReset: "3570s",
-  });
+  const hourly = (requestsPerUnit: number, limitRemaining = 0) =>
+    okStatus(requestsPerUnit, "HOUR", limitRemaining, "3570s");
 
   it("matches a star in the middle with prefix and suffix anchored, the first declared pattern winning", async () => {
     const answer = await rateLimit({
@@ -342,7 +308,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("quota_mode: a descriptor that is not a quota decides as always beside quota descriptors", async () => {
-    const blockedOver = { code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" };
+    const blockedOver = overStatus(0, "DAY", "86370s");
     // A failed non-quota descriptor fails the request whatever its quotas say.
     const nonQuotaOver = await rateLimit({
       domain: "rl",
@@ -415,39 +381,13 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     // NOW is 30 s into its 2-minute window and 270 s into its 7-minute one; 5 tokens per 5 minutes is one a minute.
     expect(answer.body).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "MINUTE" },
-          limitRemaining: 2,
-          durationUntilReset: "90s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "MINUTE" },
-          limitRemaining: 2,
-          durationUntilReset: "150s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 5, unit: "MINUTE" },
-          limitRemaining: 4,
-          durationUntilReset: "60s",
-        },
-      ],
+      statuses: [okStatus(3, "MINUTE", 2, "90s"), okStatus(3, "MINUTE", 2, "150s"), okStatus(5, "MINUTE", 4, "60s")],
     });
     const twoMinutes = { domain: "rl", descriptors: [descriptor(["window2m", "reset"])] };
     expect((await repeat(twoMinutes, 3)).map((a) => a.status)).toEqual([200, 200, 429]);
     // The next 2-minute window starts 90 s later with a fresh count.
     const next = await at(NOW + 90_000, () => rateLimit(twoMinutes));
-    expect(next.body.statuses).toEqual([
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 3, unit: "MINUTE" },
-        limitRemaining: 2,
-        durationUntilReset: "120s",
-      },
-    ]);
+    expect(next.body.statuses).toEqual([okStatus(3, "MINUTE", 2, "120s")]);
   });
 
   it.each([

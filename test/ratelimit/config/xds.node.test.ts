@@ -6,22 +6,10 @@ import { dumpConfig, getLimit, loadConfig } from "../../../src/ratelimit/core/co
 import { UNIT_NAMES } from "../../../src/ratelimit/core/units";
 import { xdsConfigsToFiles } from "../../../src/ratelimit/config/xds";
 import { descriptor } from "../../support/ratelimit-core";
+import { shopConfig } from "../../support/ratelimit-xds";
 
-const SHOP_CAMEL = {
-  name: "shop-config",
-  domain: "shop",
-  descriptors: [
-    {
-      key: "path",
-      value: "/login",
-      rateLimit: { unit: "MINUTE", requestsPerUnit: 5, name: "login", replaces: [{ name: "base" }] },
-      shadowMode: true,
-      detailedMetric: true,
-    },
-    { key: "user", descriptors: [{ key: "plan", value: "free", rateLimit: { unit: "HOUR", requestsPerUnit: "100" } }] },
-    { key: "internal", rateLimit: { unlimited: true } },
-  ],
-};
+// The int64 as a string, as proto3 JSON may write it.
+const SHOP_CAMEL = shopConfig("100");
 
 const SHOP_SNAKE = {
   name: "shop-config",

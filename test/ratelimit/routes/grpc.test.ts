@@ -14,6 +14,9 @@ import { RateLimitUnit } from "../../../src/ratelimit/gen/envoy/type/v3/ratelimi
 import { call, callJson } from "../../support/worker-http";
 import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../support/ratelimit-calls";
 import { workerFetch } from "../../support/ratelimit-wires";
+import { okStatus, overStatus } from "../../support/ratelimit-statuses";
+import { GOLD_METADATA, UNLIMITED_AND_BLOCKED_RULES } from "../../support/ratelimit-rules";
+import { everyKindOfDescriptor } from "../../support/ratelimit-requests";
 
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
@@ -35,20 +38,9 @@ descriptors:
       requests_per_unit: 2
   - key: path
     value: /free
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
   - key: tagged
-    metadata:
-      tier: gold
-      limits:
-        daily: 100
-      tags: [a, b]
-      ratio: 0.5
+${GOLD_METADATA}
       nothing: ~
     rate_limit:
       unit: hour
@@ -112,6 +104,23 @@ async function rawProto(request: RequestInit_, vars?: Record<string, unknown>) {
 
 const PATHS = ["Connect binary", "Connect JSON", "gRPC-Web", "raw application/proto"] as const;
 
+/** Every Connect and gRPC-Web client gets `code` with `message`; the raw POST gets `raw`'s status and error code. */
+async function expectRefusedOnEveryPath(
+  request: RequestInit_,
+  code: Code,
+  raw: { status: number; code: string },
+  message: string,
+) {
+  for (const client of Object.values(transports)) {
+    expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code, message });
+  }
+  expect(await rawProto(request)).toEqual({
+    status: raw.status,
+    contentType: "application/json",
+    error: { code: raw.code, message },
+  });
+}
+
 beforeAll(async () => {
   vi.useFakeTimers({ toFake: ["Date"], now: NOW });
   await installConfig({ "grpc.yaml": CONFIG });
@@ -123,22 +132,10 @@ describe("ShouldRateLimit on the Worker", () => {
     const request = { domain: "grpc", descriptors: [descriptor(["shared", "one"])] };
     const answers = [];
     for (const path of ["/json", ...PATHS, "/json"]) answers.push(await decideVia(path, request));
-    const ok = (remaining: number) => ({
-      overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 4, unit: "HOUR" },
-          durationUntilReset: "3570s",
-          ...(remaining && { limitRemaining: remaining }),
-        },
-      ],
-    });
+    const ok = (remaining: number) => ({ overallCode: "OK", statuses: [okStatus(4, "HOUR", remaining, "3570s")] });
     const over = {
       overallCode: "OVER_LIMIT",
-      statuses: [
-        { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 4, unit: "HOUR" }, durationUntilReset: "3570s" },
-      ],
+      statuses: [overStatus(4, "HOUR", "3570s")],
     };
     expect(answers).toEqual([ok(3), ok(2), ok(1), ok(0), over, over]);
   });
@@ -147,14 +144,7 @@ describe("ShouldRateLimit on the Worker", () => {
     // Same rules, fresh keys per call, so the path and /json start from the same counts.
     const request = (who: string) => ({
       domain: "grpc",
-      descriptors: [
-        descriptor(["client", who]),
-        descriptor(["user", who]),
-        descriptor(["path", "/free"]),
-        descriptor(["unlimited", "u"]),
-        descriptor(["nothing", "x"]),
-        descriptor(["blocked", "b"]),
-      ],
+      descriptors: [...everyKindOfDescriptor(who), descriptor(["blocked", "b"])],
     });
     const viaPath = await decideVia(path, request(`kinds-${path}`));
     const viaJson = await rateLimit(request(`kinds-json-${path}`));
@@ -163,22 +153,12 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(viaPath).toEqual({
       overallCode: "OVER_LIMIT",
       statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 2,
-          durationUntilReset: "3570s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 2, unit: "MINUTE", name: "per-user" },
-          limitRemaining: 1,
-          durationUntilReset: "30s",
-        },
+        okStatus(3, "HOUR", 2, "3570s"),
+        okStatus(2, "MINUTE", 1, "30s", "per-user"),
         { code: "OK" },
         { code: "OK", limitRemaining: 4294967295 },
         { code: "OK" },
-        { code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" },
+        overStatus(0, "DAY", "86370s"),
       ],
     });
   });
@@ -201,26 +181,7 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(viaPath).toEqual(viaJson);
     expect(viaPath).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 1,
-          durationUntilReset: "3570s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 3,
-          durationUntilReset: "3570s",
-        },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
-          limitRemaining: 8,
-          durationUntilReset: "86370s",
-        },
-      ],
+      statuses: [okStatus(3, "HOUR", 1, "3570s"), okStatus(3, "HOUR", 3, "3570s"), okStatus(10, "DAY", 8, "86370s")],
     });
   });
 
@@ -234,7 +195,7 @@ describe("ShouldRateLimit on the Worker", () => {
     expect(connect.headers.get("content-type")).toBe("application/json");
     expect(await connect.json()).toEqual({
       overallCode: "OVER_LIMIT",
-      statuses: [{ code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" }],
+      statuses: [overStatus(0, "DAY", "86370s")],
     });
 
     // gRPC-Web by hand: one length-prefixed message frame, then a trailer frame carrying grpc-status 0.
@@ -308,19 +269,9 @@ describe("the newest response fields on every path", () => {
     expect(viaPath).toMatchObject({
       overallCode: "OK",
       statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
-          limitRemaining: 3,
-          durationUntilReset: "3570s",
-        },
+        okStatus(5, "HOUR", 3, "3570s"),
         { code: "OK", limitRemaining: 4294967295 },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 10, unit: "DAY" },
-          limitRemaining: 8,
-          durationUntilReset: "86370s",
-        },
+        okStatus(10, "DAY", 8, "86370s"),
       ],
     });
   });
@@ -330,12 +281,7 @@ describe("the newest response fields on every path", () => {
     const message = await transports["Connect binary"].shouldRateLimit(bucket("fraction-connect"));
     // 10 a second: the token taken comes back 0.1 s later.
     expect(message.statuses[0].durationUntilReset).toMatchObject({ seconds: 0n, nanos: 100_000_000 });
-    const status = {
-      code: "OK",
-      currentLimit: { requestsPerUnit: 10, unit: "SECOND" },
-      limitRemaining: 9,
-      durationUntilReset: "0.100s",
-    };
+    const status = okStatus(10, "SECOND", 9, "0.100s");
     expect(toJson(RateLimitResponseSchema, message)).toEqual({ overallCode: "OK", statuses: [status] });
     expect(await decideVia("Connect JSON", bucket("fraction-connect-json"))).toEqual({
       overallCode: "OK",
@@ -411,14 +357,7 @@ describe("ShouldRateLimit errors", () => {
     ["an empty domain", { domain: "", descriptors: [descriptor(["a", "b"])] }, "rate limit domain must not be empty"],
     ["no descriptors", { domain: "grpc", descriptors: [] }, "rate limit descriptor list must not be empty"],
   ])("answers %s with UNKNOWN and the reference's message on every path", async (_label, request, message) => {
-    for (const client of Object.values(transports)) {
-      expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.Unknown, message });
-    }
-    expect(await rawProto(request)).toEqual({
-      status: 500,
-      contentType: "application/json",
-      error: { code: "unknown", message },
-    });
+    await expectRefusedOnEveryPath(request, Code.Unknown, { status: 500, code: "unknown" }, message);
   });
 
   it("refuses an override without a unit with INVALID_ARGUMENT", async () => {
@@ -427,14 +366,7 @@ describe("ShouldRateLimit errors", () => {
       descriptors: [{ entries: [{ key: "a", value: "b" }], limit: { requestsPerUnit: 5 } }],
     };
     const message = "descriptor 0: limit override needs a unit";
-    for (const client of Object.values(transports)) {
-      expect(await connectErrorOf(client.shouldRateLimit(request))).toEqual({ code: Code.InvalidArgument, message });
-    }
-    expect(await rawProto(request)).toEqual({
-      status: 400,
-      contentType: "application/json",
-      error: { code: "invalid_argument", message },
-    });
+    await expectRefusedOnEveryPath(request, Code.InvalidArgument, { status: 400, code: "invalid_argument" }, message);
   });
 
   it("refuses a hits_addend past 2^53 - 1, which /json refuses too", async () => {
@@ -466,9 +398,7 @@ describe("ShouldRateLimit errors", () => {
       descriptors: [descriptor(["client", "snake-case"])],
     });
     expect(snake.status).toBe(200);
-    expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([
-      { code: "OK", currentLimit: { requestsPerUnit: 3, unit: "HOUR" }, durationUntilReset: "3570s" },
-    ]);
+    expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([okStatus(3, "HOUR", 0, "3570s")]);
   });
 
   it("answers UNKNOWN with a generic message when the counter store fails", async () => {

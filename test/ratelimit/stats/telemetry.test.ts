@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import worker from "../../../src/index";
 import { parseStats, RATELIMIT_ADMIN, statDelta } from "../../support/ratelimit-calls";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../../support/ratelimit-stats-fixture";
+import { executionSpan } from "../../support/ratelimit-spans";
 
 // 2030-01-01T00:00:30Z. Only Date is frozen: flush timers run in real time, and response times are 0 ms.
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
@@ -433,18 +434,7 @@ describe("traces", () => {
       { key: "service.instance.id", value: { stringValue: "instance-1" } },
     ]);
     const [joined] = first.scopeSpans[0].spans;
-    expect(joined).toMatchObject({
-      traceId: TRACE,
-      parentSpanId: PARENT,
-      name: "ShouldRateLimit Execution",
-      kind: 2,
-      attributes: [
-        { key: "domain", value: { stringValue: "traced" } },
-        { key: "descriptor_count", value: { intValue: "2" } },
-        { key: "overall_code", value: { stringValue: "OK" } },
-      ],
-      status: { code: 1 },
-    });
+    expect(joined).toMatchObject(executionSpan(TRACE, PARENT, "traced", 2, "OK"));
     expect(joined.spanId).toMatch(/^[0-9a-f]{16}$/);
     const [root] = second.scopeSpans[0].spans;
     expect(root.traceId).toMatch(/^[0-9a-f]{32}$/);

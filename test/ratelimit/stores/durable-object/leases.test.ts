@@ -11,6 +11,7 @@ import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-obj
 import { descriptor, installConfig, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
 import { NOW } from "../../../support/ratelimit-decision-suite";
 import { workerWith } from "../../../support/ratelimit-stores";
+import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
 const CONFIG = `
 domain: lease
@@ -71,23 +72,6 @@ describe("POST /json with leases", () => {
     expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
   }, 60_000);
 });
-
-/** The counter namespace, counting the calls made to its objects' `increment`. */
-function countingNamespace() {
-  const counted = { calls: 0 };
-  const namespace = {
-    getByName: (name: string) => {
-      const stub = env.RATE_LIMIT_COUNTER.getByName(name);
-      return {
-        increment: (operations: Parameters<typeof stub.increment>[0]) => {
-          counted.calls++;
-          return stub.increment(operations);
-        },
-      };
-    },
-  } as unknown as typeof env.RATE_LIMIT_COUNTER;
-  return { namespace, counted };
-}
 
 const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000, handoffMs: 500 };
 const HOUR = 3600;

@@ -12,6 +12,7 @@ import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-obj
 import { descriptor, installConfig } from "../../../support/ratelimit-calls";
 import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
 import { eventually, workerWith, type Answer } from "../../../support/ratelimit-stores";
+import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
 // NOW is 30 s into the hour starting here.
 const HOUR_START = 1893456000;
@@ -99,24 +100,6 @@ describe.each(layouts)("the %s layout under concurrency", (_name, layout) => {
     expect(counts).toEqual({ 200: 100, 429: 200 });
   }, 60_000);
 });
-
-/** The counter namespace, counting the calls made to its objects' `increment`. */
-function countingNamespace() {
-  const counted = { calls: 0, operations: 0 };
-  const namespace = {
-    getByName: (name: string) => {
-      const stub = env.RATE_LIMIT_COUNTER.getByName(name);
-      return {
-        increment: (operations: Parameters<typeof stub.increment>[0]) => {
-          counted.calls++;
-          counted.operations += operations.length;
-          return stub.increment(operations);
-        },
-      };
-    },
-  } as unknown as typeof env.RATE_LIMIT_COUNTER;
-  return { namespace, counted };
-}
 
 const PER_KEY = { kind: "per_key", activeLimit: 0, admissionMaxWaitMs: 2_000, writeBehindMs: 2_000 } as const;
 const SHARDED = { kind: "sharded", shards: SHARDS } as const;

@@ -9,6 +9,8 @@ import { crc32 } from "../../../../src/ratelimit/stores/memcache/hashing";
 import { memcacheCounterStore } from "../../../../src/ratelimit/stores/memcache/store";
 import { descriptor, installConfig } from "../../../support/ratelimit-calls";
 import { eventually, memcached, workerWith } from "../../../support/ratelimit-stores";
+import { okStatus, overStatus } from "../../../support/ratelimit-statuses";
+import { UNLIMITED_AND_BLOCKED_RULES } from "../../../support/ratelimit-rules";
 
 const CONFIG = `
 domain: mc
@@ -17,13 +19,7 @@ descriptors:
     rate_limit:
       unit: hour
       requests_per_unit: 3
-  - key: unlimited
-    rate_limit:
-      unlimited: true
-  - key: blocked
-    rate_limit:
-      unit: day
-      requests_per_unit: 0
+${UNLIMITED_AND_BLOCKED_RULES}
   - key: month
     rate_limit:
       unit: month
@@ -64,20 +60,9 @@ describe("the object cache", () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
     expect(answers[0].body).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-          limitRemaining: 2,
-          durationUntilReset: "3570s",
-        },
-      ],
+      statuses: [okStatus(3, "HOUR", 2, "3570s")],
     });
-    expect(answers[3].body.statuses[0]).toEqual({
-      code: "OVER_LIMIT",
-      currentLimit: { requestsPerUnit: 3, unit: "HOUR" },
-      durationUntilReset: "3570s",
-    });
+    expect(answers[3].body.statuses[0]).toEqual(overStatus(3, "HOUR", "3570s"));
   });
 
   it("answers unlimited and zero limits without a node, and unknown domains with OK", async () => {

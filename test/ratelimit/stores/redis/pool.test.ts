@@ -22,14 +22,16 @@ async function poolConnections(): Promise<string[]> {
   return [...String(list).matchAll(/ name=(ratelimit-\S*)/g)].map((match) => match[1]).sort();
 }
 
+/** The Worker over this file's redis-server, with these settings besides. */
+const redisWorker = (vars: Record<string, string>) =>
+  workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${PORT}`, ...vars });
+
 /**
  * Holds the only pooled connection busy (writes paused for 1.5 s), sends a second request while it is, and returns
  * both answers and the pool's connections seen while both were waiting.
  */
 async function secondCallerWhileBusy(behaviour: string, value: string) {
-  const pool = workerWith({
-    BACKEND_TYPE: "redis",
-    KVSTORE_URL: `127.0.0.1:${PORT}`,
+  const pool = redisWorker({
     KVSTORE_POOL_SIZE: "1",
     KVSTORE_POOL_ON_EMPTY_BEHAVIOR: behaviour,
     KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: "100ms",
@@ -74,9 +76,7 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
   });
 
   it("fails a call that gets no reply within KVSTORE_TIMEOUT instead of hanging", async () => {
-    const slow = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: `127.0.0.1:${PORT}`,
+    const slow = redisWorker({
       KVSTORE_POOL_SIZE: "1",
       KVSTORE_TIMEOUT: "300ms",
       CACHE_KEY_PREFIX: "timeout_",
@@ -97,9 +97,7 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
 
 describe("KVSTORE_PIPELINE_WINDOW", () => {
   it("gathers simultaneous callers into shared writes and still counts exactly", async () => {
-    const windowed = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: `127.0.0.1:${PORT}`,
+    const windowed = redisWorker({
       KVSTORE_POOL_SIZE: "2",
       KVSTORE_PIPELINE_WINDOW: "2ms",
       CACHE_KEY_PREFIX: "window_",

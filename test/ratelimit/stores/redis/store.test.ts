@@ -41,7 +41,9 @@ const CONFIG =
 const HOUR_START = 1893456000;
 
 const URL = `127.0.0.1:${env.TEST_REDIS_PORT}`;
-const main = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "suite_" });
+/** The Worker over the suite's redis-server, with these settings besides. */
+const redisWorker = (vars: Record<string, string>) => workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, ...vars });
+const main = redisWorker({ CACHE_KEY_PREFIX: "suite_" });
 
 beforeAll(async () => {
   vi.useFakeTimers({ toFake: ["Date"], now: NOW });
@@ -59,9 +61,7 @@ describe("the key-value store decides as the Durable Object store does", () => {
 
 describe("counting as the reference does", () => {
   it("sets an expiry of the window plus less than EXPIRATION_JITTER_MAX_SECONDS on every key it counts", async () => {
-    const jittered = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: URL,
+    const jittered = redisWorker({
       CACHE_KEY_PREFIX: "ttl_",
       EXPIRATION_JITTER_MAX_SECONDS: "20",
     });
@@ -92,9 +92,7 @@ describe("counting as the reference does", () => {
   });
 
   it("without jitter, the expiry is exactly the window", async () => {
-    const exact = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: URL,
+    const exact = redisWorker({
       CACHE_KEY_PREFIX: "exact_",
       EXPIRATION_JITTER_MAX_SECONDS: "0",
     });
@@ -104,9 +102,7 @@ describe("counting as the reference does", () => {
   });
 
   it("keeps the other counters still when one descriptor is over, with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", async () => {
-    const stop = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: URL,
+    const stop = redisWorker({
       CACHE_KEY_PREFIX: "stop_",
       STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: "true",
     });
@@ -131,9 +127,7 @@ describe("counting as the reference does", () => {
   });
 
   it("sends per-second counters to the per-second store and the others to the main store", async () => {
-    const split = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: URL,
+    const split = redisWorker({
       CACHE_KEY_PREFIX: "split_",
       KVSTORE_PERSECOND: "true",
       KVSTORE_PERSECOND_URL: `127.0.0.1:${env.TEST_REDIS_PERSECOND_PORT}`,
@@ -161,9 +155,7 @@ describe("counting as the reference does", () => {
   });
 
   it("opens a connection per request with KVSTORE_POOL_SIZE=0, counting the same way", async () => {
-    const direct = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: URL,
+    const direct = redisWorker({
       CACHE_KEY_PREFIX: "direct_",
       KVSTORE_POOL_SIZE: "0",
     });
@@ -260,9 +252,7 @@ describe("store errors and health", () => {
   });
 
   it("is healthy with the flag while the pool holds a connection", async () => {
-    const up = workerWith({
-      BACKEND_TYPE: "redis",
-      KVSTORE_URL: URL,
+    const up = redisWorker({
       KVSTORE_POOL_SIZE: "2",
       KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true",
     });
@@ -296,7 +286,7 @@ describe("store errors and health", () => {
     [{ KVSTORE_PERSECOND: "true" }, "KVSTORE_PERSECOND_URL is required with BACKEND_TYPE=redis"],
     [{ KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "SOMETIMES" }, "KVSTORE_POOL_ON_EMPTY_BEHAVIOR: Invalid option"],
   ])("refuses settings a Worker cannot honour: %j", async (vars, message) => {
-    const refused = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, ...vars });
+    const refused = redisWorker(vars);
     const error = vi.spyOn(console, "error").mockImplementation(() => {});
     const answer = await refused.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "x"])] });
     error.mockRestore();

@@ -1,0 +1,36 @@
+// Requests from the rate limit integration suites' bursts to a `wrangler dev`, over a bounded set of kept-alive
+// connections that can be refreshed before each burst.
+import http from "node:http";
+
+/**
+ * Every request of a suite goes over at most this many kept-alive connections, so wrangler dev's proxy never holds
+ * more connections to the Worker than that. workerd closes a connection idle for 5 s, and a POST that the proxy sends
+ * on one as it closes is answered 503 "Your worker restarted mid-request" though nothing restarted (workers-sdk issue
+ * 14641; only GET and HEAD are retried). Before each burst, as many simultaneous GETs take that hit harmlessly.
+ * Hundreds of requests still wait in the Worker at once: the proxy answers nothing before the Worker does.
+ */
+export const CONNECTIONS = 64;
+export const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+/** One request over the agent; its status and body. */
+export function send(
+  server: { url: string },
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${server.url}${path}`, { method, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+/** Refreshes every connection the proxy may hold to the Worker (see CONNECTIONS). */
+export const refreshProxyConnections = (server: { url: string }) =>
+  Promise.all(Array.from({ length: CONNECTIONS }, () => send(server, "GET", "/test/ping")));

@@ -1,0 +1,39 @@
+// The descriptor statuses the rate limit service answers in JSON (POST /json, Connect JSON), built once for the tests
+// that expect them. proto3 JSON leaves out zeros: a limitRemaining of 0 and a requestsPerUnit of 0 are absent.
+
+type Code = "OK" | "OVER_LIMIT";
+
+/** A limit as currentLimit shows it; `name` only where the rule names it. */
+export function currentLimit(requestsPerUnit: number, unit: string, name?: string) {
+  return { ...(requestsPerUnit && { requestsPerUnit }), unit, ...(name !== undefined && { name }) };
+}
+
+/** A status with a limit, `limitRemaining` left out when 0. */
+export function limitStatus(
+  code: Code,
+  requestsPerUnit: number,
+  unit: string,
+  limitRemaining: number,
+  durationUntilReset: string,
+  name?: string,
+) {
+  return {
+    code,
+    currentLimit: currentLimit(requestsPerUnit, unit, name),
+    ...(limitRemaining && { limitRemaining }),
+    durationUntilReset,
+  };
+}
+
+/** An OK status with `limitRemaining` left (absent when 0). */
+export const okStatus = (
+  requestsPerUnit: number,
+  unit: string,
+  limitRemaining: number,
+  durationUntilReset: string,
+  name?: string,
+) => limitStatus("OK", requestsPerUnit, unit, limitRemaining, durationUntilReset, name);
+
+/** An OVER_LIMIT status: nothing remains. */
+export const overStatus = (requestsPerUnit: number, unit: string, durationUntilReset: string, name?: string) =>
+  limitStatus("OVER_LIMIT", requestsPerUnit, unit, 0, durationUntilReset, name);
