@@ -2,9 +2,10 @@
 // `npm test`: type check, then every suite (the pure core in plain Node, the rest inside the Workers runtime),
 // and the integration suite against a real `wrangler dev`, ending with the line "N passed, M failed".
 // Each type check counts as one test. First it makes sure of the system programs the suites start (redis,
-// memcached, haproxy, openssl, chromium, promtool, dpkg-deb): it installs the missing ones with apt-get when it may (root,
-// or sudo without a password), else stops at once naming them and the apt-get line; then it fetches the pinned pebble
-// (Debian trixie's 2.6.0, test/support/pebble.mjs) into node_modules/.cache once, or stops saying why it could not.
+// memcached, haproxy, openssl, chromium, promtool, dpkg-deb, wrk): it installs the missing ones with apt-get when it
+// may (root, or sudo without a password), else stops at once naming them and the apt-get line; then it fetches the
+// pinned pebble (Debian trixie's 2.6.0, test/support/pebble.mjs) into node_modules/.cache once, or stops saying why it
+// could not.
 // `npm run test:fast` (--fast): the plain Node and Workers unit suites only, without the suites that need a server
 // (TEST_NO_SERVERS: test/global-setup.ts starts none and test/vitest.workers.config.ts leaves their files out),
 // no type checks and no system program: the inner loop.

@@ -111,6 +111,7 @@ export const SYSTEM_PACKAGES = {
   openssl: "openssl",
   chromium: "chromium",
   promtool: "prometheus",
+  wrk: "wrk",
 };
 
 /**
