@@ -3,7 +3,8 @@
 //   modes: per_key and sharded (COUNTER_OBJECT_LAYOUT, coalescing as shipped) and leases (COUNTER_LEASES=true, each
 //   rule also asking `lease: true` where the configuration accepts it); a mode the checkout does not know (no
 //   COUNTER_LEASES in src/ratelimit) or that the Worker refuses is reported "not available" and skipped;
-//   (a) for each of 8, 64 and 256 connections (BENCH_HOT_CONNECTIONS), autocannon for 6 s (BENCH_HOT_DURATION) on
+//   (a) for each of 8, 64 and 256 connections (BENCH_HOT_CONNECTIONS), autocannon (or wrk: BENCH_HOT_TOOL, see
+//       load-runners.mjs) for 6 s (BENCH_HOT_DURATION) on
 //       GET /test/ping, the floor, and 6 s on POST /json for one new key of a limit never reached, in 3 alternating
 //       slices each (BENCH_HOT_SLICES): decisions a second and their ratio to the floor at the same connections, p50
 //       (the median slice's) and p99 (the worst slice's), non-2xx answers, and object calls per decision
@@ -27,8 +28,8 @@
 import { cpSync, readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import autocannon from "autocannon";
 import { root, startWranglerDev } from "../test/support/servers.mjs";
+import { loadRunner } from "./load-runners.mjs";
 import { baselineWorktree } from "./worktree.mjs";
 
 const TOKEN = "bench-admin-token";
@@ -57,28 +58,9 @@ const config = (lease) =>
 const body = (value, key = "client") => JSON.stringify({ domain: "hot", descriptors: [{ entries: [{ key, value }] }] });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One autocannon run; decisions are the 2xx answers. */
-function run(options) {
-  return new Promise((resolve, reject) => {
-    autocannon({ duration: DURATION, ...options }, (error, result) => {
-      if (error) return reject(error);
-      const codes = Object.entries(result.statusCodeStats ?? {})
-        .filter(([code]) => !code.startsWith("2"))
-        .map(([code, { count }]) => ` ${code}×${count}`)
-        .join("");
-      const bad = result.non2xx + result.errors + result.timeouts;
-      resolve({
-        seconds: result.duration,
-        decisions: result["2xx"],
-        answered: result["2xx"] + result.non2xx,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        bad,
-        codes,
-      });
-    });
-  });
-}
+/** One load run of DURATION seconds unless given (bench/load-runners.mjs); decisions are the 2xx answers. */
+const loadRun = loadRunner();
+const run = (options) => loadRun({ duration: DURATION, ...options });
 
 /** As many simultaneous GETs as the next run has connections (see the top of the file). */
 async function refresh(url, connections) {
@@ -187,7 +169,7 @@ function combine(runs) {
 /**
  * One point at `connections`: SLICES runs of the floor and of one new hot key, alternating, so that both sides see the
  * same drift of the machine's load (after a hot slice, its last requests are let finish before the floor runs); object
- * calls per decision from /stats and the lease statistics. autocannon stops with one request in flight on each
+ * calls per decision from /stats and the lease statistics. The load generator stops with one request in flight on each
  * connection, which the Worker still serves: those count as decisions for the calls they made.
  */
 async function point(url, connections, key) {
