@@ -29,6 +29,10 @@ async function postForm(path: string, fields: Record<string, string>, headers: R
   });
 }
 
+/** POST /auth as a form with the master key and these Basic credentials. */
+const logIn = (email: string, password: string) =>
+  postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic(email, password) });
+
 const { masterKey, token: badToken, login } = REFUSED;
 
 describe("POST /users", () => {
@@ -232,11 +236,7 @@ describe("POST /auth", () => {
   });
 
   it("answers 201 {token, user} for Basic credentials plus the master key, the token carrying {id, ver} and an expiry", async () => {
-    const response = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("Login@Example.com", "login-secret") },
-    );
+    const response = await logIn("Login@Example.com", "login-secret");
     expect(response.status).toBe(201);
     const body = (await response.json()) as SignedUp;
     expect(body.user).toMatchObject({ email: "login@example.com", name: "login", role: "user" });
@@ -269,16 +269,8 @@ describe("POST /auth", () => {
   });
 
   it("answers a wrong password and an unknown e-mail with the same 401", async () => {
-    const wrongPassword = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("login@example.com", "not-the-secret") },
-    );
-    const unknownEmail = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("nobody@example.com", "login-secret") },
-    );
+    const wrongPassword = await logIn("login@example.com", "not-the-secret");
+    const unknownEmail = await logIn("nobody@example.com", "login-secret");
     for (const response of [wrongPassword, unknownEmail]) await expectRefused(response, login);
     expect([...wrongPassword.headers].filter(([name]) => name !== "date")).toEqual(
       [...unknownEmail.headers].filter(([name]) => name !== "date"),
@@ -286,18 +278,13 @@ describe("POST /auth", () => {
   });
 
   it("answers 400 with the validation object for a malformed e-mail", async () => {
-    const badEmail = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("nobody", "login-secret") },
-    );
+    const badEmail = await logIn("nobody", "login-secret");
     expect(badEmail.status).toBe(400);
     expect(await badEmail.json()).toMatchObject({ valid: false, name: "match", param: "email", value: "nobody" });
   });
 
   it("answers a wrong password of any length with the 401 of any wrong password, never a length rule", async () => {
-    const attempt = (password: string) =>
-      postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("login@example.com", password) });
+    const attempt = (password: string) => logIn("login@example.com", password);
     const reference = await attempt("not-the-secret");
     await expectRefused(reference, login);
     const headersOf = (response: Response) => [...response.headers].filter(([name]) => name !== "date");
