@@ -41,6 +41,17 @@ async function outcome(response: Response | Promise<Response>) {
   return { status: resolved.status, body: await resolved.text(), etag: resolved.headers.get("ETag") };
 }
 
+/** The outcome of a write whose If-Match names no current tag of `project`, whose tag is `current`. */
+const staleTag = (project: string, current: string) => ({
+  status: 412,
+  body: JSON.stringify(
+    errorBody(
+      `Precondition failed: If-Match names no current ETag of project ${project} (it is ${current}), nothing was changed`,
+    ),
+  ),
+  etag: current,
+});
+
 async function etagOf(project: string): Promise<string> {
   const response = await asAdmin(`/projects/${project}`);
   expect(response.status).toBe(200);
@@ -210,15 +221,7 @@ describe("If-Match", () => {
       const current = await etagOf("wr");
       const before = await storage();
       const response = await send(method, path, body, { "If-Match": stale });
-      expect(await outcome(response)).toEqual({
-        status: 412,
-        body: JSON.stringify(
-          errorBody(
-            `Precondition failed: If-Match names no current ETag of project wr (it is ${current}), nothing was changed`,
-          ),
-        ),
-        etag: current,
-      });
+      expect(await outcome(response)).toEqual(staleTag("wr", current));
       expect(await storage()).toEqual(before);
     });
   }
@@ -287,15 +290,9 @@ describe("If-Match", () => {
     };
     const [wr, wr2] = [await etagOf("wr"), await etagOf("wr2")];
     const before = await storage();
-    expect(await outcome(send("POST", "/domains/massupdate", operations, { "If-Match": wr }))).toEqual({
-      status: 412,
-      body: JSON.stringify(
-        errorBody(
-          `Precondition failed: If-Match names no current ETag of project wr2 (it is ${wr2}), nothing was changed`,
-        ),
-      ),
-      etag: wr2,
-    });
+    expect(await outcome(send("POST", "/domains/massupdate", operations, { "If-Match": wr }))).toEqual(
+      staleTag("wr2", wr2),
+    );
     expect(await storage()).toEqual(before);
     const response = await send("POST", "/domains/massupdate", operations, { "If-Match": `${wr2}, ${wr}` });
     expect(await outcome(response)).toEqual({ status: 200, body: "[]", etag: null });
