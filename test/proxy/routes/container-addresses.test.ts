@@ -3,16 +3,8 @@
 // the administrator's keeps them; the metadata and NAT64 ranges added. Each refusal stores nothing.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  as,
-  asAdmin,
-  createApiUser,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-  rowsOf,
-} from "../../support/proxy-api";
+import { as, asAdmin, createApiUser, createHost, errorBody, expectJson, rowsOf } from "../../support/proxy-api";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";
 const HOST = "ca-host.hosts.example";
@@ -60,8 +52,7 @@ const adminPost = (body: object, status: number, query = "") =>
   expectJson(asAdmin(`/containers/caone${query}`, "POST", body), status);
 
 beforeAll(async () => {
-  await createProject("caone");
-  await createHost(HOST, HOST_ADDRESS);
+  await createProjectOnHost("caone", { hostname: HOST, ipv6: HOST_ADDRESS, containers: {} });
   await expectJson(asAdmin("/admin/users", "POST", { email: "ops@ca.example", sshPublicKey: KEY }), 200);
   tenant = await createApiUser("catenant", ["caone"]);
 });
