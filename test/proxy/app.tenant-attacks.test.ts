@@ -15,6 +15,7 @@ import {
   errorBody,
   expectJson,
 } from "../support/proxy-api";
+import { bytes } from "../support/byte-strings";
 
 const containerRows = () =>
   env.DB.prepare("select project_id, label, ipv6 from containers order by id")
@@ -238,16 +239,10 @@ describe("request bodies", () => {
   });
 
   it("answers 400 for a body that is not UTF-8, storing nothing", async () => {
-    const bytes = new Uint8Array([
-      ...new TextEncoder().encode('{"label":"bad","fullname":"'),
-      0xff,
-      0xfe,
-      ...new TextEncoder().encode('"}'),
-    ]);
     const response = call("/backends/tenant", {
       method: "POST",
       headers: { Authorization: tenant, "content-type": "application/json" },
-      body: bytes,
+      body: bytes('{"label":"bad","fullname":"', [0xff, 0xfe], '"}'),
     });
     expect(await expectJson(response, 400)).toEqual(errorBody("request body is not valid UTF-8"));
     expect(await env.DB.prepare("select count(*) as n from backends where label = 'bad'").first("n")).toBe(0);

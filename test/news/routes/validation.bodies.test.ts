@@ -10,6 +10,7 @@ import { database } from "../../../src/shared/db";
 import { basic, call, callJson } from "../../support/worker-http";
 import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../../support/news-api";
 import { expectNewsError } from "../../support/news-errors";
+import { bytes } from "../../support/byte-strings";
 
 const MIB = 1024 * 1024;
 const encoder = new TextEncoder();
@@ -36,9 +37,6 @@ function signUpJsonOfSize(email: string, size: number): string {
     padding: "x".repeat(size - base.length),
   });
 }
-
-const bytes = (...parts: (string | number[])[]) =>
-  new Uint8Array(parts.flatMap((part) => (typeof part === "string" ? [...encoder.encode(part)] : part)));
 
 /** Calls the app with another NEWS_MAX_BODY_BYTES (settings are read per env object). */
 const withLimit = (limit: number, path: string, init: RequestInit) =>
