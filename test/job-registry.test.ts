@@ -9,6 +9,13 @@ import { deliverBatch } from "./support/jobs-queue";
 
 const db = () => database(env.DB);
 
+/** Records a queued run of `body.kind` and delivers its first message (`id`) on `workerEnv`. */
+async function deliverNewRun(body: { kind: string }, workerEnv: Env, id = "m1", trigger = "test") {
+  const runId = await createJobRun(db(), { kind: body.kind, trigger });
+  const { result } = await deliverBatch([{ id, attempts: 1, body: { ...body, runId } }], workerEnv);
+  return { runId, result };
+}
+
 describe("cron triggers", () => {
   it("the daily schedule queues a housekeeping run", async () => {
     const send = vi.spyOn(env.JOBS, "send");
@@ -100,14 +107,10 @@ describe("master-only jobs and the instance role", () => {
     { kind: "haproxy-slave-sync", parentRunId: 1, version: 1, agentUrl: "http://slave.test:9400" },
   ]) {
     it(`a slave refuses a ${body.kind} message: acked, its run failed and never started, nothing fetched or stored`, async () => {
-      const runId = await createJobRun(db(), { kind: body.kind, trigger: "test" });
       const fetchSpy = vi.spyOn(globalThis, "fetch");
       const versions = await env.DB.prepare("select count(*) as n from haproxy_versions").first();
       const sshVersions = await env.DB.prepare("select count(*) as n from ssh_proxy_versions").first();
-      const { result } = await deliverBatch(
-        [{ id: "m1", attempts: 1, body: { ...body, runId } }],
-        asInstance({ INSTANCE_ROLE: "slave" }),
-      );
+      const { runId, result } = await deliverNewRun(body, asInstance({ INSTANCE_ROLE: "slave" }));
       fetchSpy.mockRestore();
       expect(result.explicitAcks).toEqual(["m1"]);
       expect(result.retryMessages).toEqual([]);
@@ -127,11 +130,7 @@ describe("master-only jobs and the instance role", () => {
   }
 
   it("with an INSTANCE_ROLE that cannot be read, a certificate message is refused and says why", async () => {
-    const runId = await createJobRun(db(), { kind: "certificates", trigger: "test" });
-    const { result } = await deliverBatch(
-      [{ id: "m1", attempts: 1, body: { kind: "certificates", runId } }],
-      asInstance({ INSTANCE_ROLE: "primary" }),
-    );
+    const { runId, result } = await deliverNewRun({ kind: "certificates" }, asInstance({ INSTANCE_ROLE: "primary" }));
     expect(result.explicitAcks).toEqual(["m1"]);
     const run = await getJobRun(db(), runId);
     expect(run).toMatchObject({ state: "failed", attempts: 0 });
@@ -141,10 +140,10 @@ describe("master-only jobs and the instance role", () => {
   });
 
   it("a slave still runs housekeeping from the queue", async () => {
-    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
-    const { result } = await deliverBatch(
-      [{ id: "h1", attempts: 1, body: { kind: "housekeeping", runId } }],
+    const { runId, result } = await deliverNewRun(
+      { kind: "housekeeping" },
       asInstance({ INSTANCE_ROLE: "slave" }),
+      "h1",
     );
     expect(result.explicitAcks).toEqual(["h1"]);
     expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 1, error: null });
@@ -157,9 +156,8 @@ describe("queue consumer", () => {
     await finishJobRun(db(), { id: old, now: new Date("2020-01-01T00:00:00Z"), state: "succeeded" });
     const recent = await createJobRun(db(), { kind: "housekeeping", trigger: "api" });
     await finishJobRun(db(), { id: recent, now: new Date(), state: "succeeded" });
-    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "api" });
 
-    const { result } = await deliverBatch([{ id: "m1", attempts: 1, body: { kind: "housekeeping", runId } }], env);
+    const { runId, result } = await deliverNewRun({ kind: "housekeeping" }, env, "m1", "api");
     expect(result.explicitAcks).toEqual(["m1"]);
     expect(result.retryMessages).toEqual([]);
     expect(await getJobRun(db(), old)).toBeUndefined();

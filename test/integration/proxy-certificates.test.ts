@@ -16,7 +16,7 @@
 // fetch trusts the PEM bundle in NODE_EXTRA_CA_CERTS (miniflare passes it to workerd), so the Worker talks to pebble
 // over verified HTTPS exactly as it talks to Let's Encrypt in production.
 import { TRUST_FILE } from "../support/pebble-trust";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createSocket, type Socket } from "node:dgram";
 import { createPrivateKey, createPublicKey, sign } from "node:crypto";
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -40,7 +40,7 @@ import {
   type Agent,
 } from "../support/proxy-haproxy-agent";
 import { ensurePebble } from "../support/pebble.mjs";
-import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort, makeCa, makeLeaf, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 let work: string;
 let pebble: ChildProcess;
@@ -97,67 +97,14 @@ function startDns(port: number): Promise<Socket> {
   return new Promise((resolve) => socket.bind(port, "127.0.0.1", () => resolve(socket)));
 }
 
-function openssl(args: string[]) {
-  const result = spawnSync("openssl", args, { cwd: work, encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`openssl ${args.join(" ")} failed: ${result.stderr}`);
-}
-
 beforeAll(async () => {
   requireBinary("haproxy");
-  requireBinary("openssl");
   const pebbleBinary = await ensurePebble();
   work = tempDir("pebble");
 
   // The CA wrangler dev trusts, and pebble's listener certificate from it.
-  openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=integration test CA",
-  ]);
-  openssl([
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    "pebble.key",
-    "-out",
-    "pebble.csr",
-    "-subj",
-    "/CN=localhost",
-  ]);
-  writeFileSync(path.join(work, "san.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-  openssl([
-    "x509",
-    "-req",
-    "-in",
-    "pebble.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "pebble.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "san.ext",
-  ]);
+  makeCa(work, "ca", "integration test CA");
+  makeLeaf(work, "pebble", "ca", "subjectAltName=DNS:localhost,IP:127.0.0.1\n", "localhost");
 
   httpPort = await freePort();
   httpsPort = await freePort();

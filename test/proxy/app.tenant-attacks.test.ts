@@ -4,17 +4,9 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import worker from "../../src/index";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  as,
-  asAdmin,
-  basic,
-  call,
-  createApiUser,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../support/proxy-api";
+import { as, asAdmin, basic, call, createApiUser, createProject, errorBody, expectJson } from "../support/proxy-api";
+import { bytes } from "../support/byte-strings";
+import { createProjectOnHost } from "../support/proxy-fixtures";
 
 const containerRows = () =>
   env.DB.prepare("select project_id, label, ipv6 from containers order by id")
@@ -27,13 +19,12 @@ const postContainer = (label: string, ipv6: string) =>
   as(tenant, "/containers/tenant", "POST", { label, hostname: "h1.hosts.example", ipv6 });
 
 beforeAll(async () => {
-  await createProject("victim");
+  await createProjectOnHost("victim", {
+    hostname: "h1.hosts.example",
+    ipv6: "2001:db8::1",
+    containers: { db: "2001:db8::d" },
+  });
   await createProject("tenant");
-  await createHost("h1.hosts.example", "2001:db8::1");
-  await expectJson(
-    asAdmin("/containers/victim", "POST", { label: "db", hostname: "h1.hosts.example", ipv6: "2001:db8::d" }),
-    200,
-  );
   tenant = await createApiUser("mallory", ["tenant"]);
 });
 
@@ -238,16 +229,10 @@ describe("request bodies", () => {
   });
 
   it("answers 400 for a body that is not UTF-8, storing nothing", async () => {
-    const bytes = new Uint8Array([
-      ...new TextEncoder().encode('{"label":"bad","fullname":"'),
-      0xff,
-      0xfe,
-      ...new TextEncoder().encode('"}'),
-    ]);
     const response = call("/backends/tenant", {
       method: "POST",
       headers: { Authorization: tenant, "content-type": "application/json" },
-      body: bytes,
+      body: bytes('{"label":"bad","fullname":"', [0xff, 0xfe], '"}'),
     });
     expect(await expectJson(response, 400)).toEqual(errorBody("request body is not valid UTF-8"));
     expect(await env.DB.prepare("select count(*) as n from backends where label = 'bad'").first("n")).toBe(0);

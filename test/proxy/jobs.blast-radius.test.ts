@@ -4,16 +4,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_ISOLATION_ROUNDS } from "../../src/proxy/haproxy/checked-bundle";
-import {
-  as,
-  asAdmin,
-  createApiUser,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  expectJson,
-} from "../support/proxy-api";
+import { as, asAdmin, createApiUser, createBackend, createHost, expectJson } from "../support/proxy-api";
+import { createProjectWithContainers } from "../support/proxy-fixtures";
 import { agentEnv, applied, callWith, fakeAgents, type AgentCall } from "../support/proxy-job-env";
 
 const EXTRA = { HAPROXY_PARAMS_EXTRA_DIRECTIVES: "bogus-directive" };
@@ -54,11 +46,8 @@ beforeAll(async () => {
     ["blastbad", "a"],
     ["blastgood", "b"],
   ]) {
-    await createProject(project);
-    const web = await createContainer(project, {
-      label: "web",
-      hostname: "node1.blast.example",
-      ipv6: `2001:db8:b1::${suffix}`,
+    const { web } = await createProjectWithContainers(project, "node1.blast.example", {
+      web: `2001:db8:b1::${suffix}`,
     });
     const id = await createBackend(project, {
       label: "site",
@@ -151,18 +140,19 @@ describe("a backend the load balancer refuses", () => {
   });
 
   it("fails the run, nothing shipped, when refusals remain after MAX_ISOLATION_ROUNDS rounds", async () => {
-    await createProject("blastmany");
+    const webs = await createProjectWithContainers(
+      "blastmany",
+      "node1.blast.example",
+      Object.fromEntries(
+        Array.from({ length: MAX_ISOLATION_ROUNDS }, (_, index) => [`web${index}`, `2001:db8:b1::1${index}`]),
+      ),
+    );
     try {
       // More refused backends than rounds, and a parse that stops at the first refusal.
       for (let index = 0; index < MAX_ISOLATION_ROUNDS; index++) {
-        const web = await createContainer("blastmany", {
-          label: `web${index}`,
-          hostname: "node1.blast.example",
-          ipv6: `2001:db8:b1::1${index}`,
-        });
         const id = await createBackend("blastmany", {
           label: `site${index}`,
-          backendContainers: [{ containerId: web }],
+          backendContainers: [{ containerId: webs[`web${index}`] }],
         });
         await storeParams(id, "bogus-directive on");
       }

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { bundleFiles, generateHaproxyBundle } from "../../src/proxy/haproxy/config";
 import type { Installation } from "../../src/proxy/installation/rows";
-import { fallbackCertificateRow } from "./proxy-rows";
+import { containerRow, fallbackCertificateRow } from "./proxy-rows";
 import { root, tempDir } from "./proxy-haproxy-agent";
 
 /** One backend's params and the params of its one container link. */
@@ -39,15 +39,7 @@ export function installationOf(forms: Form[]): Installation {
       params: form.server ?? null,
       version: 0,
     })),
-    containers: forms.map((_, i) => ({
-      id: i + 1,
-      projectId: 1,
-      label: `c${i + 1}`,
-      fullname: null,
-      hostId: 1,
-      ipv6: `2001:db8::${(i + 1).toString(16)}`,
-      version: 0,
-    })),
+    containers: forms.map((_, i) => containerRow(i + 1, `c${i + 1}`, `2001:db8::${(i + 1).toString(16)}`)),
     // Apart from every container's address: a server at a host's address would be left out.
     hosts: [{ id: 1, hostname: "node1.example.net", ipv6: "2001:db8:ffff::1", version: 0 }],
   };

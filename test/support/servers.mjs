@@ -283,25 +283,21 @@ function openssl(dir, args) {
 }
 
 /**
+ * A new P-256 key `<name>.key` and what `openssl req` with `options` makes of it: a request or a self-signed certificate.
+ * @param {string} dir @param {string} name @param {string} out @param {string} commonName @param {string[]} options
+ */
+function newKey(dir, name, out, commonName, options) {
+  const key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${name}.key`];
+  openssl(dir, ["req", ...options, ...key, "-out", out, "-subj", `/CN=${commonName}`]);
+}
+
+/**
  * A self-signed P-256 CA in `dir` (`<name>.key`, `<name>.pem`), valid two days.
  * @param {string} dir @param {string} name @param {string} [commonName]
  */
 export function makeCa(dir, name, commonName = name) {
   requireBinary("openssl");
-  const keyOptions = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  openssl(dir, [
-    "req",
-    "-x509",
-    ...keyOptions,
-    "-days",
-    "2",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.pem`,
-    "-subj",
-    `/CN=${commonName}`,
-  ]);
+  newKey(dir, name, `${name}.pem`, commonName, ["-x509", "-days", "2"]);
 }
 
 /**
@@ -311,19 +307,9 @@ export function makeCa(dir, name, commonName = name) {
 export function makeLeaf(dir, name, ca, extensions, commonName = name) {
   requireBinary("openssl");
   writeFileSync(path.join(dir, `${name}.ext`), extensions);
-  const keyOptions = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  openssl(dir, ["req", ...keyOptions, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${commonName}`]);
-  openssl(
-    dir,
-    ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial"].concat([
-      "-days",
-      "2",
-      "-out",
-      `${name}.pem`,
-      "-extfile",
-      `${name}.ext`,
-    ]),
-  );
+  newKey(dir, name, `${name}.csr`, commonName, []);
+  const signer = ["-CA", `${ca}.pem`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-days", "2"];
+  openssl(dir, ["x509", "-req", "-in", `${name}.csr`, ...signer, "-out", `${name}.pem`, "-extfile", `${name}.ext`]);
 }
 
 /**

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { fetchFeed } from "../../../src/news/ingest/feed";
 import { fetchJson, MAX_PUBLISHER_BYTES, PublisherError } from "../../../src/news/ingest/types";
+import { bytes } from "../../support/byte-strings";
 
 /** A response streamed in 64 KiB chunks with no Content-Length, counting how many bytes were pulled from it. */
 function streamed(total: number, fill = 0x20) {
@@ -41,12 +42,7 @@ describe("publisher answers", () => {
   });
 
   it("refuses a feed that is not UTF-8", async () => {
-    const xml = new Uint8Array([
-      ...new TextEncoder().encode("<rss><channel><title>"),
-      0xc3,
-      0x28,
-      ...new TextEncoder().encode("</title></channel></rss>"),
-    ]);
+    const xml = bytes("<rss><channel><title>", [0xc3, 0x28], "</title></channel></rss>");
     await expect(
       fetchFeed({ fetch: async () => new Response(xml), url: "https://feeds.example/b.xml", since }),
     ).rejects.toEqual(new PublisherError("feed https://feeds.example/b.xml is not valid UTF-8"));

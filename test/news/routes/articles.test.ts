@@ -146,29 +146,60 @@ describe("GET /news", () => {
     expect(await list("?companies=ZZZ")).toMatchObject({ total: "0", titles: [] });
   });
 
-  it("filters by sources", async () => {
-    expect((await list("?sources=nyt")).titles).toEqual([
-      "Lithium price slump hits Pilbara Minerals",
-      "Qantas fares rise ahead of the summer holidays",
-    ]);
-    expect((await list("?sources=NYT,abc.net.au")).titles).toEqual([
-      "Telstra switches on its 5G network in the outback",
-      "Lithium price slump hits Pilbara Minerals",
-      "Qantas fares rise ahead of the summer holidays",
-    ]);
-  });
-
-  it("honours from and to, a bare to date including its whole day", async () => {
-    expect((await list("?from=2026-03-01&to=2026-03-15")).titles).toEqual([
-      "Westpac mining loans under scrutiny",
-      "Commonwealth Bank posts a record half-year profit",
-    ]);
-    expect((await list("?from=2026-03-01T00:00:01Z&to=2026-03-15T09:59:59Z")).titles).toEqual([]);
-    expect((await list("?to=2025-06-02")).titles).toEqual(["Market wrap for day 2", "Market wrap for day 1"]);
-    expect((await list("?from=2026-03-15T21:00:00%2B11:00")).titles).toEqual([
-      "Telstra switches on its 5G network in the outback",
-      "Westpac mining loans under scrutiny",
-    ]);
+  // Each case lists queries and the titles each answers, in order.
+  it.each<[string, [string, string[]][]]>([
+    [
+      "filters by sources",
+      [
+        [
+          "?sources=nyt",
+          ["Lithium price slump hits Pilbara Minerals", "Qantas fares rise ahead of the summer holidays"],
+        ],
+        [
+          "?sources=NYT,abc.net.au",
+          [
+            "Telstra switches on its 5G network in the outback",
+            "Lithium price slump hits Pilbara Minerals",
+            "Qantas fares rise ahead of the summer holidays",
+          ],
+        ],
+      ],
+    ],
+    [
+      "honours from and to, a bare to date including its whole day",
+      [
+        [
+          "?from=2026-03-01&to=2026-03-15",
+          ["Westpac mining loans under scrutiny", "Commonwealth Bank posts a record half-year profit"],
+        ],
+        ["?from=2026-03-01T00:00:01Z&to=2026-03-15T09:59:59Z", []],
+        ["?to=2025-06-02", ["Market wrap for day 2", "Market wrap for day 1"]],
+        [
+          "?from=2026-03-15T21:00:00%2B11:00",
+          ["Telstra switches on its 5G network in the outback", "Westpac mining loans under scrutiny"],
+        ],
+      ],
+    ],
+    [
+      "sorts by a comma list, - for descending",
+      [
+        ["?sort=publishedAt&limit=2", ["Market wrap for day 1", "Market wrap for day 2"]],
+        [
+          "?sort=-source,publishedAt&limit=3",
+          ["Market wrap for day 1", "Market wrap for day 2", "Market wrap for day 3"],
+        ],
+        [
+          "?sort=source,-publishedAt&limit=3",
+          [
+            "Telstra switches on its 5G network in the outback",
+            "Westpac mining loans under scrutiny",
+            "Commonwealth Bank posts a record half-year profit",
+          ],
+        ],
+      ],
+    ],
+  ])("%s", async (_name, queries) => {
+    for (const [query, titles] of queries) expect((await list(query)).titles, query).toEqual(titles);
   });
 
   it("combines full text, filters and paging", async () => {
@@ -180,23 +211,6 @@ describe("GET /news", () => {
       total: "10",
       titles: ["Market wrap for day 13", "Market wrap for day 14", "Market wrap for day 15"],
     });
-  });
-
-  it("sorts by a comma list, - for descending", async () => {
-    expect((await list("?sort=publishedAt&limit=2")).titles).toEqual([
-      "Market wrap for day 1",
-      "Market wrap for day 2",
-    ]);
-    expect((await list("?sort=-source,publishedAt&limit=3")).titles).toEqual([
-      "Market wrap for day 1",
-      "Market wrap for day 2",
-      "Market wrap for day 3",
-    ]);
-    expect((await list("?sort=source,-publishedAt&limit=3")).titles).toEqual([
-      "Telstra switches on its 5G network in the outback",
-      "Westpac mining loans under scrutiny",
-      "Commonwealth Bank posts a record half-year profit",
-    ]);
   });
 
   it("keeps only the fields asked for (id always), or drops the - ones", async () => {

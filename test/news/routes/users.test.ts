@@ -29,6 +29,18 @@ async function postForm(path: string, fields: Record<string, string>, headers: R
   });
 }
 
+/** POST /auth as a form with the master key and these Basic credentials. */
+const logIn = (email: string, password: string) =>
+  postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic(email, password) });
+
+/** POST /auth as JSON with the master key and these Basic credentials. */
+const logInWithJson = (email: string, password: string) =>
+  callJson("/auth", "POST", { access_token: MASTER_KEY }, { Authorization: basic(email, password) });
+
+/** PUT /users/:id/password with these headers (Basic credentials or a token). */
+const putPassword = (id: string, password: string, headers: Record<string, string>) =>
+  callJson(`/users/${id}/password`, "PUT", { password }, headers);
+
 const { masterKey, token: badToken, login } = REFUSED;
 
 describe("POST /users", () => {
@@ -232,11 +244,7 @@ describe("POST /auth", () => {
   });
 
   it("answers 201 {token, user} for Basic credentials plus the master key, the token carrying {id, ver} and an expiry", async () => {
-    const response = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("Login@Example.com", "login-secret") },
-    );
+    const response = await logIn("Login@Example.com", "login-secret");
     expect(response.status).toBe(201);
     const body = (await response.json()) as SignedUp;
     expect(body.user).toMatchObject({ email: "login@example.com", name: "login", role: "user" });
@@ -269,16 +277,8 @@ describe("POST /auth", () => {
   });
 
   it("answers a wrong password and an unknown e-mail with the same 401", async () => {
-    const wrongPassword = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("login@example.com", "not-the-secret") },
-    );
-    const unknownEmail = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("nobody@example.com", "login-secret") },
-    );
+    const wrongPassword = await logIn("login@example.com", "not-the-secret");
+    const unknownEmail = await logIn("nobody@example.com", "login-secret");
     for (const response of [wrongPassword, unknownEmail]) await expectRefused(response, login);
     expect([...wrongPassword.headers].filter(([name]) => name !== "date")).toEqual(
       [...unknownEmail.headers].filter(([name]) => name !== "date"),
@@ -286,18 +286,13 @@ describe("POST /auth", () => {
   });
 
   it("answers 400 with the validation object for a malformed e-mail", async () => {
-    const badEmail = await postForm(
-      "/auth",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("nobody", "login-secret") },
-    );
+    const badEmail = await logIn("nobody", "login-secret");
     expect(badEmail.status).toBe(400);
     expect(await badEmail.json()).toMatchObject({ valid: false, name: "match", param: "email", value: "nobody" });
   });
 
   it("answers a wrong password of any length with the 401 of any wrong password, never a length rule", async () => {
-    const attempt = (password: string) =>
-      postForm("/auth", { access_token: MASTER_KEY }, { Authorization: basic("login@example.com", password) });
+    const attempt = (password: string) => logIn("login@example.com", password);
     const reference = await attempt("not-the-secret");
     await expectRefused(reference, login);
     const headersOf = (response: Response) => [...response.headers].filter(([name]) => name !== "date");
@@ -443,59 +438,30 @@ describe("users", () => {
 
   it("PUT /users/:id/password changes one's own password with Basic credentials", async () => {
     const dave = await signUp("dave@example.com", { password: "dave-old-secret" });
-    const response = await callJson(
-      `/users/${dave.user.id}/password`,
-      "PUT",
-      { password: "dave-new-secret" },
-      { Authorization: basic("dave@example.com", "dave-old-secret") },
-    );
+    const response = await putPassword(dave.user.id, "dave-new-secret", {
+      Authorization: basic("dave@example.com", "dave-old-secret"),
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(dave.user);
-    const oldLogin = await callJson(
-      "/auth",
-      "POST",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("dave@example.com", "dave-old-secret") },
-    );
+    const oldLogin = await logInWithJson("dave@example.com", "dave-old-secret");
     expect(oldLogin.status).toBe(401);
-    const newLogin = await callJson(
-      "/auth",
-      "POST",
-      { access_token: MASTER_KEY },
-      { Authorization: basic("dave@example.com", "dave-new-secret") },
-    );
+    const newLogin = await logInWithJson("dave@example.com", "dave-new-secret");
     expect(newLogin.status).toBe(201);
   });
 
   it("PUT /users/:id/password refuses another user's password, a wrong password, a token and a short password", async () => {
-    const other = await callJson(
-      `/users/${carol.user.id}/password`,
-      "PUT",
-      { password: "takeover-1" },
-      { Authorization: basic("bob@example.com", "bob-secret") },
-    );
+    const other = await putPassword(carol.user.id, "takeover-1", {
+      Authorization: basic("bob@example.com", "bob-secret"),
+    });
     expect(other.headers.get("WWW-Authenticate")).toBe('Basic realm="Users"');
     await expectNewsError(other, 401, "unauthorized", "password", "You can't change other user's password");
-    const wrong = await callJson(
-      `/users/${bob.user.id}/password`,
-      "PUT",
-      { password: "new-secret" },
-      { Authorization: basic("bob@example.com", "wrong-secret") },
-    );
+    const wrong = await putPassword(bob.user.id, "new-secret", {
+      Authorization: basic("bob@example.com", "wrong-secret"),
+    });
     await expectRefused(wrong, login);
-    const token = await callJson(
-      `/users/${bob.user.id}/password`,
-      "PUT",
-      { password: "new-secret" },
-      bearer(bob.token),
-    );
+    const token = await putPassword(bob.user.id, "new-secret", bearer(bob.token));
     await expectRefused(token, login);
-    const short = await callJson(
-      `/users/${bob.user.id}/password`,
-      "PUT",
-      { password: "123" },
-      { Authorization: basic("bob@example.com", "bob-secret") },
-    );
+    const short = await putPassword(bob.user.id, "123", { Authorization: basic("bob@example.com", "bob-secret") });
     expect(short.status).toBe(400);
     expect(await short.json()).toMatchObject({ name: "minlength", param: "password" });
   });

@@ -10,6 +10,7 @@ import { database } from "../../../src/shared/db";
 import { basic, call, callJson } from "../../support/worker-http";
 import { bearer, getJson, MASTER_KEY, signUp, type SignedUp } from "../../support/news-api";
 import { expectNewsError } from "../../support/news-errors";
+import { bytes } from "../../support/byte-strings";
 
 const MIB = 1024 * 1024;
 const encoder = new TextEncoder();
@@ -37,12 +38,15 @@ function signUpJsonOfSize(email: string, size: number): string {
   });
 }
 
-const bytes = (...parts: (string | number[])[]) =>
-  new Uint8Array(parts.flatMap((part) => (typeof part === "string" ? [...encoder.encode(part)] : part)));
-
 /** Calls the app with another NEWS_MAX_BODY_BYTES (settings are read per env object). */
 const withLimit = (limit: number, path: string, init: RequestInit) =>
   app.request(path, init, { ...env, NEWS_MAX_BODY_BYTES: String(limit) });
+
+/** POST /users with a body of this type, through the Worker or, given a limit, the app with that NEWS_MAX_BODY_BYTES. */
+const postUsers = (type: string, body: BodyInit, limit?: number) => {
+  const init = { method: "POST", headers: { "content-type": type }, body };
+  return limit === undefined ? call("/users", init) : withLimit(limit, "/users", init);
+};
 
 const multipart = (boundary: string, fields: Record<string, string | number[]>) =>
   bytes(
@@ -63,20 +67,12 @@ beforeAll(async () => {
 
 describe("NEWS_MAX_BODY_BYTES", () => {
   it("is 1 MiB by default: one byte more is refused with 413 and nothing is stored, the limit itself is accepted", async () => {
-    const over = await call("/users", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: signUpJsonOfSize("big@example.com", MIB + 1),
-    });
+    const over = await postUsers("application/json", signUpJsonOfSize("big@example.com", MIB + 1));
     expect(over.status).toBe(413);
     expect(await over.json()).toEqual(tooLarge(MIB));
     expect(await stored("big@example.com")).toBeUndefined();
 
-    const at = await call("/users", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: signUpJsonOfSize("big@example.com", MIB),
-    });
+    const at = await postUsers("application/json", signUpJsonOfSize("big@example.com", MIB));
     expect(at.status).toBe(201);
   });
 
@@ -94,11 +90,7 @@ describe("NEWS_MAX_BODY_BYTES", () => {
         controller.close();
       },
     });
-    const response = await withLimit(200, "/users", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: stream,
-    });
+    const response = await postUsers("application/json", stream, 200);
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual(tooLarge(200));
     expect(await stored("stream@example.com")).toBeUndefined();
@@ -159,11 +151,7 @@ describe("NEWS_MAX_BODY_BYTES", () => {
       password: "123456",
       padding: "x".repeat(200),
     });
-    const encoded = await withLimit(200, "/users", {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: form.toString(),
-    });
+    const encoded = await postUsers("application/x-www-form-urlencoded", form.toString(), 200);
     expect(encoded.status).toBe(413);
     expect(await encoded.json()).toEqual(tooLarge(200));
     const parts = multipart("b0undary", {
@@ -172,11 +160,7 @@ describe("NEWS_MAX_BODY_BYTES", () => {
       password: "123456",
       padding: "x".repeat(200),
     });
-    const multi = await withLimit(200, "/users", {
-      method: "POST",
-      headers: { "content-type": "multipart/form-data; boundary=b0undary" },
-      body: parts,
-    });
+    const multi = await postUsers("multipart/form-data; boundary=b0undary", parts, 200);
     expect(multi.status).toBe(413);
     expect(await multi.json()).toEqual(tooLarge(200));
     expect(await stored("form-big@example.com")).toBeUndefined();
@@ -254,7 +238,7 @@ describe("UTF-8", () => {
   ];
   for (const [label, type, body, expected] of cases) {
     it(`refuses ${label} with 400, storing nothing`, async () => {
-      const response = await call("/users", { method: "POST", headers: { "content-type": type }, body });
+      const response = await postUsers(type, body);
       expect(response.status).toBe(400);
       expect(await response.json()).toEqual(expected);
       const email = /email=([a-z0-9]+)%40|"email":"([a-z0-9]+)@|name="email"\r\n\r\n([a-z0-9]+)@/.exec(
@@ -272,17 +256,15 @@ describe("UTF-8", () => {
       password: "123456",
       name,
     });
-    const viaForm = await call("/users", {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
+    const viaForm = await postUsers(
+      "application/x-www-form-urlencoded",
       // A % that starts no escape stays literal, as browsers and URLSearchParams read it.
-      body: `access_token=${MASTER_KEY}&email=zoe2%40example.com&password=123456&name=Zo%C3%AB+%F0%9F%98%80+100%`,
-    });
-    const viaMultipart = await call("/users", {
-      method: "POST",
-      headers: { "content-type": "multipart/form-data; boundary=zz" },
-      body: multipart("zz", { access_token: MASTER_KEY, email: "zoe3@example.com", password: "123456", name }),
-    });
+      `access_token=${MASTER_KEY}&email=zoe2%40example.com&password=123456&name=Zo%C3%AB+%F0%9F%98%80+100%`,
+    );
+    const viaMultipart = await postUsers(
+      "multipart/form-data; boundary=zz",
+      multipart("zz", { access_token: MASTER_KEY, email: "zoe3@example.com", password: "123456", name }),
+    );
     for (const response of [viaJson, viaForm, viaMultipart]) {
       expect(response.status).toBe(201);
       expect(((await response.json()) as SignedUp).user.name).toBe(name);
@@ -290,11 +272,10 @@ describe("UTF-8", () => {
   });
 
   it("refuses a multipart body that does not parse with 400", async () => {
-    const response = await call("/users", {
-      method: "POST",
-      headers: { "content-type": "multipart/form-data" },
-      body: `access_token=${MASTER_KEY}&email=nob%40example.com&password=123456`,
-    });
+    const response = await postUsers(
+      "multipart/form-data",
+      `access_token=${MASTER_KEY}&email=nob%40example.com&password=123456`,
+    );
     await expectNewsError(response, 400, "form", "body", "body must be valid multipart/form-data");
     expect(await stored("nob@example.com")).toBeUndefined();
   });

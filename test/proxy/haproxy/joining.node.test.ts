@@ -93,44 +93,41 @@ function simulation(runMs: number) {
   };
 }
 
+/** A simulation after "a" ran once, its run starting at `aStartsAt`, with the clock then at `bArrivesAt`. */
+async function afterARan(runMs: number, bArrivesAt: number, aStartsAt = 0) {
+  const sim = simulation(runMs);
+  const log: string[] = [];
+  sim.at(aStartsAt);
+  await sim.ports("a", log).run();
+  sim.at(bArrivesAt);
+  return { sim, log, b: sim.ports("b", log) };
+}
+
 describe("joinOrRun", () => {
   it("a call right after a run waits out the window, then runs once", async () => {
-    const sim = simulation(200);
-    const log: string[] = [];
-    await sim.ports("a", log).run();
-    sim.at(1_000);
-    expect(await joinOrRun(sim.ports("b", log), { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(2);
+    const { sim, log, b } = await afterARan(200, 1_000);
+    expect(await joinOrRun(b, { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(2);
     expect(log).toEqual(["a ran 1", "b slept 2000", "b ran 2"]);
     expect(sim.runs.map((r) => r.startedAt)).toEqual([0, 3_000]);
   });
 
   it("a call that arrives while a later run is going joins it when it ends", async () => {
-    const sim = simulation(2_000);
-    const log: string[] = [];
-    sim.at(100);
-    await sim.ports("a", log).run();
     // b arrives at 50, before a's run starts at 100 and ends at 2,100: the lock refuses b until then.
-    sim.at(50);
-    expect(await joinOrRun(sim.ports("b", log), { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(1);
+    const { log, b } = await afterARan(2_000, 50, 100);
+    expect(await joinOrRun(b, { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(1);
     expect(log).toEqual(["a ran 1", ...Array(5).fill("b slept 500"), "b joined 1"]);
   });
 
   it("past its deadline, the lock's refusal is the answer", async () => {
-    const sim = simulation(100_000);
-    const log: string[] = [];
-    await sim.ports("a", log).run();
-    sim.at(10);
-    await expect(joinOrRun(sim.ports("b", log), { debounceMs: 1_000, deadlineMs: 5_000 })).rejects.toThrow("locked");
+    const { log, b } = await afterARan(100_000, 10);
+    await expect(joinOrRun(b, { debounceMs: 1_000, deadlineMs: 5_000 })).rejects.toThrow("locked");
     expect(log).toEqual(["a ran 1", ...Array(9).fill("b slept 500")]);
   });
 
   it("looks again every POLL_MS while the lock refuses, and runs once a run that started before it ends", async () => {
-    const sim = simulation(1_200);
-    const log: string[] = [];
-    await sim.ports("a", log).run();
     // b arrives at 10, after a's run started at 0: it waits for the run to end, and no window applies.
-    sim.at(10);
-    expect(await joinOrRun(sim.ports("b", log), { debounceMs: 0, deadlineMs: 60_000 })).toBe(2);
+    const { log, b } = await afterARan(1_200, 10);
+    expect(await joinOrRun(b, { debounceMs: 0, deadlineMs: 60_000 })).toBe(2);
     expect(log).toEqual(["a ran 1", "b slept 500", "b slept 500", "b slept 500", "b ran 2"]);
     expect(POLL_MS).toBe(500);
   });

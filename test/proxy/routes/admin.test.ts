@@ -11,13 +11,13 @@ import {
   call,
   callJson,
   createApiUser,
-  createContainer,
   createHost,
   createProject,
   errorBody,
   expectJson,
   massUpdate,
 } from "../../support/proxy-api";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5c2tleQ== anna@laptop";
 
@@ -106,9 +106,11 @@ describe("projects", () => {
   });
 
   it("deletes a project with everything in it, freeing its domain names", async () => {
-    await createProject("doomed");
-    await createHost("doomed-host.example.com", "2001:db8::d");
-    await createContainer("doomed", { label: "web", hostname: "doomed-host.example.com", ipv6: "2001:db8::d1" });
+    await createProjectOnHost("doomed", {
+      hostname: "doomed-host.example.com",
+      ipv6: "2001:db8::d",
+      containers: { web: "2001:db8::d1" },
+    });
     await expectJson(
       asAdmin("/backends/doomed", "POST", { label: "prod", domainForwardings: [{ domainName: "doomed.example.com" }] }),
       200,
@@ -319,9 +321,11 @@ describe("console and SSH users", () => {
 
 describe("PUT /admin/containers/{p}/{c}/permissions", () => {
   beforeAll(async () => {
-    await createProject("perm");
-    await createHost("perm-host.example.com", "2001:db8::50");
-    await createContainer("perm", { label: "app", hostname: "perm-host.example.com", ipv6: "2001:db8::51" });
+    await createProjectOnHost("perm", {
+      hostname: "perm-host.example.com",
+      ipv6: "2001:db8::50",
+      containers: { app: "2001:db8::51" },
+    });
     await expectJson(asAdmin("/admin/users", "POST", { email: "ops@example.com", sshPublicKey: KEY }), 200);
     await expectJson(asAdmin("/admin/users", "POST", { email: "dev@example.com" }), 200);
   });

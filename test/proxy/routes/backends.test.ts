@@ -1,15 +1,8 @@
 // POST /backends/{projectLabel} (create-or-update, lists replaced wholesale) and PATCH .../setContainersOf/...
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  asAdmin,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../../support/proxy-api";
+import { asAdmin, createBackend, errorBody, expectJson } from "../../support/proxy-api";
+import { createProjectOnHost, createProjectWithContainers } from "../../support/proxy-fixtures";
 
 const post = (body: unknown, project = "be") => asAdmin(`/backends/${project}`, "POST", body);
 const backendOf = async (label: string, project = "be") =>
@@ -25,13 +18,12 @@ let c3: number;
 let foreign: number;
 
 beforeAll(async () => {
-  await createProject("be");
-  await createProject("elsewhere");
-  await createHost("be-host.example", "2001:db8::be");
-  c1 = await createContainer("be", { label: "c1", hostname: "be-host.example", ipv6: "2001:db8::be1" });
-  c2 = await createContainer("be", { label: "c2", hostname: "be-host.example", ipv6: "2001:db8::be2" });
-  c3 = await createContainer("be", { label: "c3", hostname: "be-host.example", ipv6: "2001:db8::be3" });
-  foreign = await createContainer("elsewhere", { label: "c1", hostname: "be-host.example", ipv6: "2001:db8::ee1" });
+  ({ c1, c2, c3 } = await createProjectOnHost("be", {
+    hostname: "be-host.example",
+    ipv6: "2001:db8::be",
+    containers: { c1: "2001:db8::be1", c2: "2001:db8::be2", c3: "2001:db8::be3" },
+  }));
+  ({ c1: foreign } = await createProjectWithContainers("elsewhere", "be-host.example", { c1: "2001:db8::ee1" }));
   // The domain the refusals below find taken, owned here rather than by a backend another test creates.
   await createBackend("be", { label: "owner", domainForwardings: [{ domainName: "owned.example" }] });
 });

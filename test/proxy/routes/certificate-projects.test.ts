@@ -5,15 +5,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
-import {
-  asAdmin,
-  createBackend,
-  createContainer,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-} from "../../support/proxy-api";
+import { asAdmin, createBackend, createHost, errorBody, expectJson } from "../../support/proxy-api";
+import { createProjectWithContainers } from "../../support/proxy-fixtures";
 
 const put = (name: string, body: Record<string, unknown>) =>
   asAdmin(`/admin/certificates/${name}`, "PUT", { certificatePem: rsaCert, privateKeyPem: rsaKey, ...body });
@@ -39,13 +32,8 @@ beforeAll(async () => {
     ["cpalpha", "2001:db8:cf::a"],
     ["cpbeta", "2001:db8:cf::b"],
   ]) {
-    await createProject(project);
-    const containerId = await createContainer(project, {
-      label: "app",
-      hostname: "cp-host.hosts.example",
-      ipv6: address,
-    });
-    await createBackend(project, { label: "web", backendContainers: [{ containerId }] });
+    const { app } = await createProjectWithContainers(project, "cp-host.hosts.example", { app: address });
+    await createBackend(project, { label: "web", backendContainers: [{ containerId: app }] });
   }
 });
 

@@ -3,16 +3,8 @@
 // the administrator's keeps them; the metadata and NAT64 ranges added. Each refusal stores nothing.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  as,
-  asAdmin,
-  createApiUser,
-  createHost,
-  createProject,
-  errorBody,
-  expectJson,
-  rowsOf,
-} from "../../support/proxy-api";
+import { as, asAdmin, createApiUser, createHost, errorBody, expectJson, rowsOf } from "../../support/proxy-api";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= anna@laptop";
 const HOST = "ca-host.hosts.example";
@@ -42,18 +34,32 @@ const lastAudit = () =>
     .first<{ actor: string; role: string; summary: string }>()
     .then((row) => ({ ...row!, summary: JSON.parse(row!.summary) }));
 
+/** The root and www-data grants of ops@ca.example, as the audit names them. */
+async function opsGrants() {
+  const userId = await env.DB.prepare("select id from users where email = 'ops@ca.example'").first<number>("id");
+  return [
+    { userId, permission: "root" },
+    { userId, permission: "www-data" },
+  ];
+}
+
 let tenant: string;
+/** The tenant's POST /containers/caone (with a query such as ?dryRun=true), expecting this status. */
+const tenantPost = (body: object, status: number, query = "") =>
+  expectJson(as(tenant, `/containers/caone${query}`, "POST", body), status);
+/** The administrator's POST /containers/caone, expecting this status. */
+const adminPost = (body: object, status: number, query = "") =>
+  expectJson(asAdmin(`/containers/caone${query}`, "POST", body), status);
 
 beforeAll(async () => {
-  await createProject("caone");
-  await createHost(HOST, HOST_ADDRESS);
+  await createProjectOnHost("caone", { hostname: HOST, ipv6: HOST_ADDRESS, containers: {} });
   await expectJson(asAdmin("/admin/users", "POST", { email: "ops@ca.example", sshPublicKey: KEY }), 200);
   tenant = await createApiUser("catenant", ["caone"]);
 });
 
 /** A container of project caone with SSH grants root and www-data for ops@ca.example. */
 async function grantedContainer(label: string, ipv6: string) {
-  await expectJson(as(tenant, "/containers/caone", "POST", { label, hostname: HOST, ipv6 }), 200);
+  await tenantPost({ label, hostname: HOST, ipv6 }, 200);
   await expectJson(
     asAdmin(`/admin/containers/caone/${label}/permissions`, "PUT", [
       { permission: "root", userEmail: "ops@ca.example" },
@@ -67,37 +73,25 @@ describe("a container at a host's address", () => {
   it("is refused with 409 on create, in any spelling, storing nothing", async () => {
     const before = await stored();
     for (const ipv6 of [HOST_ADDRESS, "2001:DB8:CA:0::0001"]) {
-      expect(
-        await expectJson(as(tenant, "/containers/caone", "POST", { label: "onhost", hostname: HOST, ipv6 }), 409),
-      ).toEqual(errorBody("Invalid container: address 2001:db8:ca::1 is the address of a registered host"));
+      expect(await tenantPost({ label: "onhost", hostname: HOST, ipv6 }, 409)).toEqual(
+        errorBody("Invalid container: address 2001:db8:ca::1 is the address of a registered host"),
+      );
     }
     expect(await stored()).toEqual(before);
   });
 
   it("is refused with 409 when an existing container moves there, for the administrator too", async () => {
-    await expectJson(
-      as(tenant, "/containers/caone", "POST", { label: "mover", hostname: HOST, ipv6: "2001:db8:ca::10" }),
-      200,
-    );
+    await tenantPost({ label: "mover", hostname: HOST, ipv6: "2001:db8:ca::10" }, 200);
     const before = await stored();
     const refusal = errorBody("Invalid container: address 2001:db8:ca::1 is the address of a registered host");
-    expect(
-      await expectJson(as(tenant, "/containers/caone", "POST", { label: "mover", ipv6: HOST_ADDRESS }), 409),
-    ).toEqual(refusal);
-    expect(
-      await expectJson(asAdmin("/containers/caone?dryRun=true", "POST", { label: "mover", ipv6: HOST_ADDRESS }), 409),
-    ).toEqual(refusal);
-    expect(await expectJson(asAdmin("/containers/caone", "POST", { label: "mover", ipv6: HOST_ADDRESS }), 409)).toEqual(
-      refusal,
-    );
+    expect(await tenantPost({ label: "mover", ipv6: HOST_ADDRESS }, 409)).toEqual(refusal);
+    expect(await adminPost({ label: "mover", ipv6: HOST_ADDRESS }, 409, "?dryRun=true")).toEqual(refusal);
+    expect(await adminPost({ label: "mover", ipv6: HOST_ADDRESS }, 409)).toEqual(refusal);
     expect(await stored()).toEqual(before);
   });
 
   it("refuses to register a host, or move one, at a container's address (409), storing nothing", async () => {
-    await expectJson(
-      as(tenant, "/containers/caone", "POST", { label: "taken", hostname: HOST, ipv6: "2001:db8:ca::20" }),
-      200,
-    );
+    await tenantPost({ label: "taken", hostname: HOST, ipv6: "2001:db8:ca::20" }, 200);
     await createHost("ca-other.hosts.example", "2001:db8:ca::2");
     const before = await stored();
     const refusal = errorBody("Invalid host: address 2001:db8:ca::20 is already used by a container");
@@ -128,9 +122,7 @@ describe("the ranges added in issue 27", () => {
     ],
   ])("refuses %s with 400 for containers and hosts, storing nothing", async (ipv6, reason) => {
     const before = await stored();
-    expect(
-      await expectJson(as(tenant, "/containers/caone", "POST", { label: "meta", hostname: HOST, ipv6 }), 400),
-    ).toEqual(errorBody(`ipv6: ${reason}`));
+    expect(await tenantPost({ label: "meta", hostname: HOST, ipv6 }, 400)).toEqual(errorBody(`ipv6: ${reason}`));
     expect(await expectJson(asAdmin("/admin/hosts", "POST", { hostname: "ca-meta.hosts.example", ipv6 }), 400)).toEqual(
       errorBody(`ipv6: ${reason}`),
     );
@@ -141,10 +133,7 @@ describe("the ranges added in issue 27", () => {
 describe("SSH grants when the address changes", () => {
   it("are removed in the same write when a tenant changes the address, and the answer and the audit say so", async () => {
     await grantedContainer("tenmove", "2001:db8:ca::30");
-    const body = await expectJson(
-      as(tenant, "/containers/caone", "POST", { label: "tenmove", ipv6: "2001:db8:ca::31" }),
-      200,
-    );
+    const body = await tenantPost({ label: "tenmove", ipv6: "2001:db8:ca::31" }, 200);
     expect(body).toEqual({
       success: true,
       payload: { key: "containerId", value: expect.any(Number) },
@@ -153,7 +142,6 @@ describe("SSH grants when the address changes", () => {
       ],
     });
     expect(await permissionsOf("caone", "tenmove")).toEqual([]);
-    const userId = (await env.DB.prepare("select id from users where email = 'ops@ca.example'").first("id")) as number;
     expect(await lastAudit()).toEqual({
       actor: "catenant",
       role: "tenant",
@@ -163,10 +151,7 @@ describe("SSH grants when the address changes", () => {
         containerId: body.payload.value,
         fields: ["ipv6"],
         ipv6: "2001:db8:ca::31",
-        permissionsRemoved: [
-          { userId, permission: "root" },
-          { userId, permission: "www-data" },
-        ],
+        permissionsRemoved: await opsGrants(),
       },
     });
   });
@@ -174,12 +159,7 @@ describe("SSH grants when the address changes", () => {
   it("answers a tenant's dry run the same, removing nothing", async () => {
     await grantedContainer("tendry", "2001:db8:ca::40");
     const before = await stored();
-    expect(
-      await expectJson(
-        as(tenant, "/containers/caone?dryRun=true", "POST", { label: "tendry", ipv6: "2001:db8:ca::41" }),
-        200,
-      ),
-    ).toMatchObject({
+    expect(await tenantPost({ label: "tendry", ipv6: "2001:db8:ca::41" }, 200, "?dryRun=true")).toMatchObject({
       warnings: [
         "WARN: the address of container tendry changed, so its 2 SSH permission(s) were removed; an administrator may grant them again",
       ],
@@ -189,45 +169,29 @@ describe("SSH grants when the address changes", () => {
 
   it("stay when the administrator changes the address, which the audit records", async () => {
     await grantedContainer("admove", "2001:db8:ca::50");
-    const body = await expectJson(
-      asAdmin("/containers/caone", "POST", { label: "admove", ipv6: "2001:db8:ca::51" }),
-      200,
-    );
+    const body = await adminPost({ label: "admove", ipv6: "2001:db8:ca::51" }, 200);
     expect(body.warnings).toEqual([]);
     expect(await permissionsOf("caone", "admove")).toEqual(["root", "www-data"]);
-    const userId = (await env.DB.prepare("select id from users where email = 'ops@ca.example'").first("id")) as number;
     expect(await lastAudit()).toMatchObject({
       role: "admin",
       summary: {
         ipv6: "2001:db8:ca::51",
-        permissionsKept: [
-          { userId, permission: "root" },
-          { userId, permission: "www-data" },
-        ],
+        permissionsKept: await opsGrants(),
       },
     });
   });
 
   it("stay when a tenant's update keeps the address (in another spelling) or changes other fields", async () => {
     await grantedContainer("tenkeep", "2001:db8:ca::60");
-    const body = await expectJson(
-      as(tenant, "/containers/caone", "POST", { label: "tenkeep", ipv6: "2001:DB8:CA:0::60", fullname: "Kept" }),
-      200,
-    );
+    const body = await tenantPost({ label: "tenkeep", ipv6: "2001:DB8:CA:0::60", fullname: "Kept" }, 200);
     expect(body.warnings).toEqual([]);
     expect(await permissionsOf("caone", "tenkeep")).toEqual(["root", "www-data"]);
     expect((await lastAudit()).summary).not.toHaveProperty("permissionsRemoved");
   });
 
   it("leave a tenant's address change without grants free of warnings", async () => {
-    await expectJson(
-      as(tenant, "/containers/caone", "POST", { label: "bare", hostname: HOST, ipv6: "2001:db8:ca::70" }),
-      200,
-    );
-    const body = await expectJson(
-      as(tenant, "/containers/caone", "POST", { label: "bare", ipv6: "2001:db8:ca::71" }),
-      200,
-    );
+    await tenantPost({ label: "bare", hostname: HOST, ipv6: "2001:db8:ca::70" }, 200);
+    const body = await tenantPost({ label: "bare", ipv6: "2001:db8:ca::71" }, 200);
     expect(body.warnings).toEqual([]);
     expect((await lastAudit()).summary).toEqual({
       action: "update",

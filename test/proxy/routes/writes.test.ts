@@ -41,6 +41,26 @@ async function outcome(response: Response | Promise<Response>) {
   return { status: resolved.status, body: await resolved.text(), etag: resolved.headers.get("ETag") };
 }
 
+/** A domain operation on backend web of `projectLabel`, with `extra` fields. */
+const webDomainOp = (operation: string, domainName: string, projectLabel: string, extra = {}) => ({
+  operation,
+  domainName,
+  projectLabel,
+  backendLabel: "web",
+  ...extra,
+});
+
+/** The outcome of a write whose If-Match names no current tag of `project`, whose tag is `current`. */
+const staleTag = (project: string, current: string) => ({
+  status: 412,
+  body: JSON.stringify(
+    errorBody(
+      `Precondition failed: If-Match names no current ETag of project ${project} (it is ${current}), nothing was changed`,
+    ),
+  ),
+  etag: current,
+});
+
 async function etagOf(project: string): Promise<string> {
   const response = await asAdmin(`/projects/${project}`);
   expect(response.status).toBe(200);
@@ -139,9 +159,7 @@ describe("the project's ETag", () => {
       "a mass update",
       () =>
         asAdmin("/domains/massupdate", "POST", {
-          domainOperations: [
-            { operation: "CREATE", domainName: "m.wr.example", projectLabel: "wr", backendLabel: "web" },
-          ],
+          domainOperations: [webDomainOp("CREATE", "m.wr.example", "wr")],
         }),
     ],
     [
@@ -197,9 +215,7 @@ describe("If-Match", () => {
       "POST",
       "/domains/massupdate",
       {
-        domainOperations: [
-          { operation: "CREATE", domainName: "x.wr.example", projectLabel: "wr", backendLabel: "web" },
-        ],
+        domainOperations: [webDomainOp("CREATE", "x.wr.example", "wr")],
       },
     ],
     ["PUT", "/admin/containers/wr/c2/permissions", [{ permission: "root", userEmail: "anna@wr.example" }]],
@@ -210,15 +226,7 @@ describe("If-Match", () => {
       const current = await etagOf("wr");
       const before = await storage();
       const response = await send(method, path, body, { "If-Match": stale });
-      expect(await outcome(response)).toEqual({
-        status: 412,
-        body: JSON.stringify(
-          errorBody(
-            `Precondition failed: If-Match names no current ETag of project wr (it is ${current}), nothing was changed`,
-          ),
-        ),
-        etag: current,
-      });
+      expect(await outcome(response)).toEqual(staleTag("wr", current));
       expect(await storage()).toEqual(before);
     });
   }
@@ -281,21 +289,13 @@ describe("If-Match", () => {
 
   it("a mass update lists the tag of every project it changes, the one a domain moves out of too", async () => {
     const operations = {
-      domainOperations: [
-        { operation: "UPDATE", domainName: "moving.wr.example", projectLabel: "wr", backendLabel: "web" },
-      ],
+      domainOperations: [webDomainOp("UPDATE", "moving.wr.example", "wr")],
     };
     const [wr, wr2] = [await etagOf("wr"), await etagOf("wr2")];
     const before = await storage();
-    expect(await outcome(send("POST", "/domains/massupdate", operations, { "If-Match": wr }))).toEqual({
-      status: 412,
-      body: JSON.stringify(
-        errorBody(
-          `Precondition failed: If-Match names no current ETag of project wr2 (it is ${wr2}), nothing was changed`,
-        ),
-      ),
-      etag: wr2,
-    });
+    expect(await outcome(send("POST", "/domains/massupdate", operations, { "If-Match": wr }))).toEqual(
+      staleTag("wr2", wr2),
+    );
     expect(await storage()).toEqual(before);
     const response = await send("POST", "/domains/massupdate", operations, { "If-Match": `${wr2}, ${wr}` });
     expect(await outcome(response)).toEqual({ status: 200, body: "[]", etag: null });
@@ -337,6 +337,11 @@ describe("dryRun", () => {
     await createProject(label);
     await createBackend(label, { label: "web", domainForwardings: domains.map((domainName) => ({ domainName })) });
   };
+  /** A case that makes `project` with `domains`, then sends this mass update. */
+  const massUpdateOf = (project: string, domains: string[], body: object) => async (): Promise<Request> => {
+    await projectWithDomains(project, domains);
+    return ["POST", "/domains/massupdate", body];
+  };
   // Each case first makes, with real writes under names of its own, the state its request changes: no case reads what
   // another wrote.
   const cases: [string, () => Request | Promise<Request>][] = [
@@ -376,42 +381,20 @@ describe("dryRun", () => {
     ],
     [
       "a mass update",
-      async () => {
-        await projectWithDomains("wrmass", ["u.mass.wr.example", "m.mass.wr.example"]);
-        return [
-          "POST",
-          "/domains/massupdate",
-          {
-            domainOperations: [
-              { operation: "CREATE", domainName: "d1.mass.wr.example", projectLabel: "wrmass", backendLabel: "web" },
-              {
-                operation: "UPDATE",
-                domainName: "u.mass.wr.example",
-                projectLabel: "wrmass",
-                backendLabel: "web",
-                enableSSL: true,
-              },
-              { operation: "DELETE", domainName: "m.mass.wr.example", projectLabel: "wrmass", backendLabel: "web" },
-            ],
-          },
-        ];
-      },
+      massUpdateOf("wrmass", ["u.mass.wr.example", "m.mass.wr.example"], {
+        domainOperations: [
+          webDomainOp("CREATE", "d1.mass.wr.example", "wrmass"),
+          webDomainOp("UPDATE", "u.mass.wr.example", "wrmass", { enableSSL: true }),
+          webDomainOp("DELETE", "m.mass.wr.example", "wrmass"),
+        ],
+      }),
     ],
     [
       "a full synchronisation",
-      async () => {
-        await projectWithDomains("wrsync", ["a.sync.wr.example", "b.sync.wr.example"]);
-        return [
-          "POST",
-          "/domains/massupdate",
-          {
-            fullSync: true,
-            domainOperations: [
-              { operation: "CREATE", domainName: "d1.sync.wr.example", projectLabel: "wrsync", backendLabel: "web" },
-            ],
-          },
-        ];
-      },
+      massUpdateOf("wrsync", ["a.sync.wr.example", "b.sync.wr.example"], {
+        fullSync: true,
+        domainOperations: [webDomainOp("CREATE", "d1.sync.wr.example", "wrsync")],
+      }),
     ],
     [
       "PUT permissions",
@@ -536,14 +519,8 @@ describe("dryRun", () => {
         "/domains/massupdate",
         {
           domainOperations: [
-            { operation: "CREATE", domainName: "ok.wr.example", projectLabel: "wr", backendLabel: "web" },
-            {
-              operation: "CREATE",
-              domainName: "bad.wr.example",
-              projectLabel: "wr",
-              backendLabel: "web",
-              redirectToUrl: "ftp://x",
-            },
+            webDomainOp("CREATE", "ok.wr.example", "wr"),
+            webDomainOp("CREATE", "bad.wr.example", "wr", { redirectToUrl: "ftp://x" }),
           ],
         },
       ],
