@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { decidedStatus } from "../../support/ratelimit-statuses";
 
 const quota = loadFixtures(["quota.yaml"]);
 const meta = loadFixtures(["metadata.yaml"]);
@@ -28,18 +29,8 @@ describe("quota mode", () => {
     const { response } = await h.run(request("quota", [[["plan", "b"]], [["addon", "b"]]]));
     expect(response.overallCode).toBe("OK");
     expect(response.statuses).toEqual([
-      {
-        code: "OVER_LIMIT",
-        currentLimit: { requestsPerUnit: 1, unit: "MINUTE" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 26,
-      },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 1, unit: "MINUTE" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 26,
-      },
+      decidedStatus("OVER_LIMIT", 1, "MINUTE", 0, 26),
+      decidedStatus("OK", 1, "MINUTE", 0, 26),
     ]);
   });
 
@@ -139,12 +130,7 @@ describe("dynamic metadata", () => {
     );
     expect(response.statuses).toEqual([
       { code: "OK", limitRemaining: 4294967295 },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 2, unit: "MINUTE" },
-        limitRemaining: 1,
-        durationUntilResetSeconds: 26,
-      },
+      decidedStatus("OK", 2, "MINUTE", 1, 26),
     ]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
@@ -190,12 +176,7 @@ describe("dynamic metadata", () => {
     // only quota, and fails the request.
     expect(response.overallCode).toBe("OVER_LIMIT");
     expect(response.statuses).toEqual([
-      {
-        code: "OVER_LIMIT",
-        currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 26,
-      },
+      decidedStatus("OVER_LIMIT", 0, "MINUTE", 0, 26),
       { code: "OK", limitRemaining: 4294967295 },
       { code: "OK", limitRemaining: 4294967295 },
     ]);

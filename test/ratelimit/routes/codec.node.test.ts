@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { parseRateLimitRequestJson, rateLimitResponseToJson } from "../../../src/ratelimit/routes/codec";
 import { harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { decidedStatus } from "../../support/ratelimit-statuses";
 
 describe("parseRateLimitRequestJson", () => {
   it("reads the README's example request", () => {
@@ -140,18 +141,8 @@ describe("rateLimitResponseToJson", () => {
       rateLimitResponseToJson({
         overallCode: "OVER_LIMIT",
         statuses: [
-          {
-            code: "OVER_LIMIT",
-            currentLimit: { name: "per_user", requestsPerUnit: 10, unit: "MINUTE" },
-            limitRemaining: 0,
-            durationUntilResetSeconds: 58,
-          },
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
-            limitRemaining: 0,
-            durationUntilResetSeconds: 58,
-          },
+          decidedStatus("OVER_LIMIT", 10, "MINUTE", 0, 58, "per_user"),
+          decidedStatus("OK", 0, "MINUTE", 0, 58),
           { code: "OK", limitRemaining: 4294967295 },
           { code: "OK", limitRemaining: 0 },
         ],
