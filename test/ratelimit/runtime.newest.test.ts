@@ -3,6 +3,7 @@
 // replaced rules, as the reference), and not at all when off.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { descriptor, installConfig } from "../support/ratelimit-calls";
+import { GOLD_BEFORE_SILVER_METADATA } from "../support/ratelimit-rules";
 import { workerWith } from "../support/ratelimit-stores";
 
 const CONFIG = `
@@ -147,13 +148,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
           { entries: ["unknown=m1", "x="] },
         ],
         hitsAddend: 1,
-        metadata: {
-          tier: "gold",
-          limits: { daily: 100, monthly: 5 },
-          tags: ["a", "b"],
-          ratio: 0.5,
-          nothing: null,
-        },
+        metadata: GOLD_BEFORE_SILVER_METADATA,
       },
     });
   });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { GOLD_BEFORE_SILVER_METADATA } from "../../support/ratelimit-rules";
 import { decidedStatus } from "../../support/ratelimit-statuses";
 
 const quota = loadFixtures(["quota.yaml"]);
@@ -113,14 +114,8 @@ describe("dynamic metadata", () => {
         { entries: ["unknown=n"] },
       ],
       hitsAddend: 1,
-      metadata: {
-        tier: "gold",
-        limits: { daily: 100, monthly: 5 },
-        tags: ["a", "b"],
-        ratio: 0.5,
-        free: true,
-        nothing: null,
-      },
+      // The silver rule (team) also says free: yes.
+      metadata: { ...GOLD_BEFORE_SILVER_METADATA, free: true },
     });
   });
 
