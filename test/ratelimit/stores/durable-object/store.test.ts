@@ -11,7 +11,7 @@ import type { AlgorithmReply, CounterIncrement } from "../../../../src/ratelimit
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
 import { descriptor, installConfig } from "../../../support/ratelimit-calls";
 import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
-import { eventually, workerWith, type Answer } from "../../../support/ratelimit-stores";
+import { eventually, refusedAnswer, workerWith, type Answer } from "../../../support/ratelimit-stores";
 import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
 // NOW is 30 s into the hour starting here.
@@ -256,10 +256,10 @@ describe("the layout settings", () => {
       'COUNTER_OBJECT_ADMISSION_MAX_WAIT: expected a duration such as "10s", "500ms" or "1m"',
     ],
   ])("refuses %j with a 500 naming the variable", async (vars, message) => {
-    const refused = workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars });
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const answer = await refused.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "refused"])] });
-    error.mockRestore();
+    const answer = await refusedAnswer(workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars }), {
+      domain: "rl",
+      descriptors: [descriptor(["client", "refused"])],
+    });
     expect(answer.status).toBe(500);
     expect(answer.body).toBe(`ratelimit settings are invalid: ${message}`);
   });

@@ -22,7 +22,7 @@ import { CLOSED_WINDOW_GRACE_MS } from "../../../../src/ratelimit/core/counter-t
 import { MemoryStore } from "../../../support/ratelimit-memory-store";
 import { descriptor, installConfig } from "../../../support/ratelimit-calls";
 import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
-import { redis, workerWith } from "../../../support/ratelimit-stores";
+import { redis, refusedAnswer, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG =
   DECISION_CONFIG +
@@ -286,10 +286,7 @@ describe("store errors and health", () => {
     [{ KVSTORE_PERSECOND: "true" }, "KVSTORE_PERSECOND_URL is required with BACKEND_TYPE=redis"],
     [{ KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "SOMETIMES" }, "KVSTORE_POOL_ON_EMPTY_BEHAVIOR: Invalid option"],
   ])("refuses settings a Worker cannot honour: %j", async (vars, message) => {
-    const refused = redisWorker(vars);
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const answer = await refused.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "x"])] });
-    error.mockRestore();
+    const answer = await refusedAnswer(redisWorker(vars), { domain: "rl", descriptors: [descriptor(["client", "x"])] });
     expect(answer.status).toBe(500);
     expect(answer.body).toContain(message);
     expect(answer.body).toMatch(/^ratelimit settings are invalid: /);
