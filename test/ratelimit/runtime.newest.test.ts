@@ -1,8 +1,9 @@
 // Upstream's newest settings reach the decisions in the real Worker: QUOTA_MODE (global shadow mode still winning
 // over it) and RESPONSE_DYNAMIC_METADATA, whose `dynamicMetadata` /json answers exactly (no metadata of unlimited or
 // replaced rules, as the reference), and not at all when off.
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig } from "../support/ratelimit-calls";
+import { describe, expect, it } from "vitest";
+import { descriptor } from "../support/ratelimit-calls";
+import { atNowWithConfig } from "../support/ratelimit-decision-suite";
 import { GOLD_BEFORE_SILVER_METADATA } from "../support/ratelimit-rules";
 import { workerWith } from "../support/ratelimit-stores";
 
@@ -58,14 +59,8 @@ descriptors:
         - name: standard
 `;
 
-// 2030-01-01T00:00:30Z: 30 s into the hour and the day.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
-
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "newest.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+// At NOW, 2030-01-01T00:00:30Z: 30 s into the hour and the day.
+atNowWithConfig({ "newest.yaml": CONFIG });
 
 const planOk = { code: "OK", currentLimit: { requestsPerUnit: 1, unit: "HOUR" }, durationUntilReset: "3570s" };
 const planOver = { ...planOk, code: "OVER_LIMIT" };

@@ -2,9 +2,10 @@
 // stop-increment, the local over-limit cache and the cache key prefix (which names the Durable Objects).
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { descriptor, installConfig } from "../support/ratelimit-calls";
+import { descriptor } from "../support/ratelimit-calls";
+import { atNowWithConfig, NOW } from "../support/ratelimit-decision-suite";
 
 const CONFIG = `
 domain: wiring
@@ -34,15 +35,10 @@ descriptors:
       requests_per_unit: 3
 `;
 
-// 2030-01-01T00:00:30Z; the day window starts at 1893456000.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+// NOW is 2030-01-01T00:00:30Z; its day window starts at 1893456000.
 const DAY_START = 1893456000;
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "wiring.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "wiring.yaml": CONFIG });
 
 /** A Worker whose env carries these variables; the same object is reused, as one isolate would. */
 function workerWith(vars: Record<string, string>) {

@@ -1,9 +1,9 @@
 // The decision behaviour every counter store must show through POST /json, written once and run against the
 // Durable Object store (test/ratelimit/routes/http.test.ts, stores/durable-object/store.test.ts) and the key-value
 // store (stores/redis/store.test.ts). Callers freeze the clock at NOW and install DECISION_CONFIG (plus rules of their
-// own) before the suite runs; tests that move the clock put it back at NOW.
-import { expect, it, vi } from "vitest";
-import { descriptor } from "./ratelimit-calls";
+// own) with atNowWithConfig before the suite runs; tests that move the clock put it back at NOW.
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { descriptor, installConfig } from "./ratelimit-calls";
 import { okStatus, overStatus } from "./ratelimit-statuses";
 import { UNLIMITED_AND_BLOCKED_RULES } from "./ratelimit-rules";
 
@@ -15,6 +15,15 @@ export interface Answer {
 
 /** 2030-01-01T00:00:30Z: 30 s into a minute, 30 s into an hour. */
 export const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+
+/** Sets up the calling file or describe: the clock frozen at NOW and these configuration files installed first. */
+export function atNowWithConfig(files: Record<string, string>): void {
+  beforeAll(async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+    await installConfig(files);
+  });
+  afterAll(() => vi.useRealTimers());
+}
 
 /** Rules of domain "rl" the suite relies on; append rules for a store's own tests. */
 export const DECISION_CONFIG = `

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
-import { NOW } from "../../../support/ratelimit-decision-suite";
+import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, NOW } from "../../../support/ratelimit-decision-suite";
 import { refusedAnswer, workerWith } from "../../../support/ratelimit-stores";
 import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
@@ -41,11 +41,7 @@ async function burst(worker: ReturnType<typeof workerWith>, key: string, value: 
 }
 
 describe("POST /json with leases", () => {
-  beforeAll(async () => {
-    vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-    await installConfig({ "lease.yaml": CONFIG });
-  });
-  afterAll(() => vi.useRealTimers());
+  atNowWithConfig({ "lease.yaml": CONFIG });
 
   it("admits 95 to 100 of 600 concurrent hits limited to 100 with COUNTER_LEASES=true, never more", async () => {
     const statuses = await burst(workerWith({ COUNTER_LEASES: "true", CACHE_KEY_PREFIX: "all_" }), "hot", "a");

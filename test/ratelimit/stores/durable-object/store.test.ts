@@ -5,12 +5,12 @@
 // by name when malformed.
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { AlgorithmReply, CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig } from "../../../support/ratelimit-calls";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
+import { descriptor } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
 import { eventually, refusedAnswer, workerWith, type Answer } from "../../../support/ratelimit-stores";
 import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
@@ -45,11 +45,7 @@ const storedRows = (object: DurableObjectStub, ...keys: string[]) =>
       .toArray();
   });
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "rl.yaml": DECISION_CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "rl.yaml": DECISION_CONFIG });
 
 describe("the sharded layout decides as the per-key layout does", () => {
   decisionSuite(sharded.rateLimit, {
