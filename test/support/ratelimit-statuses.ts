@@ -52,3 +52,9 @@ export function decidedStatus(
   const currentLimit = { requestsPerUnit, unit, ...(name !== undefined && { name }) };
   return { code, currentLimit, limitRemaining, durationUntilResetSeconds };
 }
+
+/** The core's status of a descriptor no rule limits (none matches, or its rule was replaced): nothing counted. */
+export const NO_LIMIT_STATUS: DescriptorStatus = { code: "OK", limitRemaining: 0 };
+
+/** The core's status of a descriptor an unlimited rule matches: the largest uint32 remaining. */
+export const UNLIMITED_STATUS: DescriptorStatus = { code: "OK", limitRemaining: 4294967295 };

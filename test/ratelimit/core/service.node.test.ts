@@ -6,7 +6,7 @@ import { shouldRateLimit, UNLIMITED_REMAINING } from "../../../src/ratelimit/cor
 import { PublicStoreError, type RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { DEFAULT_SETTINGS, descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
 import { MemoryStore } from "../../support/ratelimit-memory-store";
-import { decidedStatus } from "../../support/ratelimit-statuses";
+import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
 const basic = loadFixtures(["basic.yaml"]);
 /** Seconds from 1234, the harness's default time, to the end of its minute. */
@@ -113,11 +113,7 @@ describe("shouldRateLimit: decisions", () => {
   it("answers OK without a limit or a store call for whitelisted and unmatched descriptors (rule 1)", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key2", "value3"]], [["nothing", "here"]], []]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, NO_LIMIT_STATUS, NO_LIMIT_STATUS]);
     expect(decision.response.overallCode).toBe("OK");
     expect(h.store.calls).toEqual([]);
     expect(decision.stats.rules).toEqual([]);
@@ -126,10 +122,7 @@ describe("shouldRateLimit: decisions", () => {
   it("answers one OK per descriptor for an unknown domain and counts domain_not_found", async () => {
     const h = harness(basic);
     const decision = await h.run(request("foo_domain", [[["key2", "x"]], [["key3", "y"]]]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, NO_LIMIT_STATUS]);
     expect(decision.stats).toEqual({ rules: [], domainNotFound: 2, globalShadowMode: 0 });
     expect(h.store.calls).toEqual([]);
   });
@@ -205,7 +198,7 @@ describe("shouldRateLimit: decisions", () => {
   it("answers OK with the largest uint32 for unlimited rules, without the store (rule 8)", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key6", "x"]]]));
-    expect(decision.response.statuses).toEqual([{ code: "OK", limitRemaining: UNLIMITED_REMAINING }]);
+    expect(decision.response.statuses).toEqual([UNLIMITED_STATUS]);
     expect(UNLIMITED_REMAINING).toBe(4294967295);
     expect(h.store.calls).toEqual([]);
     expect(decision.stats.rules).toEqual([]);
@@ -252,10 +245,7 @@ describe("shouldRateLimit: replaces (rule 10)", () => {
   it("drops the replaced rule and leaves its counter untouched", async () => {
     const h = harness(config);
     const decision = await h.run(request("replaces", [specific, replacing]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      decidedStatus("OK", 10, "SECOND", 9, 1),
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, decidedStatus("OK", 10, "SECOND", 9, 1)]);
     expect([...h.store.counters.keys()]).toEqual(["replaces_key_2_value_2_user_bkthomps_1234"]);
     expect(decision.stats.rules.map((r) => r.key)).toEqual(["replaces.key_2_value_2.user_bkthomps"]);
   });
@@ -263,20 +253,14 @@ describe("shouldRateLimit: replaces (rule 10)", () => {
   it("drops both rules when two rules replace each other", async () => {
     const h = harness(config);
     const decision = await h.run(request("replaces", [[["ping", "1"]], [["pong", "2"]]]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, NO_LIMIT_STATUS]);
     expect(h.store.calls).toEqual([]);
   });
 
   it("lets an unlimited rule replace a limited one", async () => {
     const h = harness(config);
     const decision = await h.run(request("replaces", [specific, [["free", "x"]]]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: UNLIMITED_REMAINING },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, UNLIMITED_STATUS]);
     expect(h.store.calls).toEqual([]);
   });
 });
@@ -386,7 +370,7 @@ describe("shouldRateLimit: limit overrides", () => {
       descriptors: [{ ...descriptor(["key2", "x"]), limit: { requestsPerUnit: 2, unit: "MINUTE" } }],
       hitsAddend: 0,
     });
-    expect(decision.response.statuses).toEqual([{ code: "OK", limitRemaining: 0 }]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS]);
   });
 });
 

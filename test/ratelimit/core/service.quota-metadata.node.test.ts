@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
 import { GOLD_BEFORE_SILVER_METADATA } from "../../support/ratelimit-rules";
-import { decidedStatus } from "../../support/ratelimit-statuses";
+import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
 const quota = loadFixtures(["quota.yaml"]);
 const meta = loadFixtures(["metadata.yaml"]);
@@ -123,10 +123,7 @@ describe("dynamic metadata", () => {
     const { response } = await harness(meta, { dynamicMetadata: true }).run(
       request("meta", [[["open", "o"]], [["user", "u2"]]]),
     );
-    expect(response.statuses).toEqual([
-      { code: "OK", limitRemaining: 4294967295 },
-      decidedStatus("OK", 2, "MINUTE", 1, 26),
-    ]);
+    expect(response.statuses).toEqual([UNLIMITED_STATUS, decidedStatus("OK", 2, "MINUTE", 1, 26)]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
       descriptors: [{ entries: ["open=o"] }, { entries: ["user=u2"] }],
@@ -142,7 +139,7 @@ describe("dynamic metadata", () => {
       ["OK", undefined],
       ["OK", "premium"],
     ]);
-    expect(response.statuses[0]).toEqual({ code: "OK", limitRemaining: 0 });
+    expect(response.statuses[0]).toEqual(NO_LIMIT_STATUS);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
       descriptors: [{ entries: ["standard=s"] }, { entries: ["premium=s"] }],
@@ -154,10 +151,7 @@ describe("dynamic metadata", () => {
     const { response } = await harness(meta, { dynamicMetadata: true }).run(
       request("meta", [[["standard", "v"]], [["vip", "v"]]]),
     );
-    expect(response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 4294967295 },
-    ]);
+    expect(response.statuses).toEqual([NO_LIMIT_STATUS, UNLIMITED_STATUS]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
       descriptors: [{ entries: ["standard=v"] }, { entries: ["vip=v"] }],
@@ -172,8 +166,8 @@ describe("dynamic metadata", () => {
     expect(response.overallCode).toBe("OVER_LIMIT");
     expect(response.statuses).toEqual([
       decidedStatus("OVER_LIMIT", 0, "MINUTE", 0, 26),
-      { code: "OK", limitRemaining: 4294967295 },
-      { code: "OK", limitRemaining: 4294967295 },
+      UNLIMITED_STATUS,
+      UNLIMITED_STATUS,
     ]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",

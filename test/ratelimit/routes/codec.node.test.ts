@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { parseRateLimitRequestJson, rateLimitResponseToJson } from "../../../src/ratelimit/routes/codec";
 import { harness, loadFixtures, request } from "../../support/ratelimit-core";
-import { decidedStatus } from "../../support/ratelimit-statuses";
+import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
 describe("parseRateLimitRequestJson", () => {
   it("reads the README's example request", () => {
@@ -143,8 +143,8 @@ describe("rateLimitResponseToJson", () => {
         statuses: [
           decidedStatus("OVER_LIMIT", 10, "MINUTE", 0, 58, "per_user"),
           decidedStatus("OK", 0, "MINUTE", 0, 58),
-          { code: "OK", limitRemaining: 4294967295 },
-          { code: "OK", limitRemaining: 0 },
+          UNLIMITED_STATUS,
+          NO_LIMIT_STATUS,
         ],
         responseHeadersToAdd: [{ key: "RateLimit-Limit", value: "10" }],
       }),
@@ -157,7 +157,7 @@ describe("rateLimitResponseToJson", () => {
           durationUntilReset: "58s",
         },
         { code: "OK", currentLimit: { unit: "MINUTE" }, durationUntilReset: "58s" },
-        { code: "OK", limitRemaining: 4294967295 },
+        UNLIMITED_STATUS,
         { code: "OK" },
       ],
       responseHeadersToAdd: [{ key: "RateLimit-Limit", value: "10" }],
