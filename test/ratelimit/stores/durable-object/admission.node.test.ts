@@ -26,6 +26,13 @@ function fakeClock(start = 1_000_000) {
   return { clock, sleeps };
 }
 
+/** Asserts the waiter slept once, at least `atLeast` ms and less than `under` (the wake-up spread on top). */
+function expectOneSleep(sleeps: number[], atLeast: number, under: number) {
+  expect(sleeps.length).toBe(1);
+  expect(sleeps[0]).toBeGreaterThanOrEqual(atLeast);
+  expect(sleeps[0]).toBeLessThan(under);
+}
+
 /** An admission of `limit` objects, each resident 12 s after its last use, waiting at most `maxWaitMs`. */
 function admissionOver(limit: number, maxWaitMs: number) {
   const { clock, sleeps } = fakeClock();
@@ -49,9 +56,7 @@ describe("ObjectAdmission", () => {
     await admission.admit(["b"]);
     await admission.admit(["c"]);
     // "a" was used 5 s before "b": it ages out 7 s after "b", so "c" waited at least that long, and less than "b"'s.
-    expect(sleeps.length).toBe(1);
-    expect(sleeps[0]).toBeGreaterThanOrEqual(7_000);
-    expect(sleeps[0]).toBeLessThan(7_100);
+    expectOneSleep(sleeps, 7_000, 7_100);
     expect(admission.size).toBe(2);
   });
 
@@ -90,9 +95,7 @@ describe("ObjectAdmission's wait bound", () => {
     clock.time += 10_000;
     await admission.admit(["b"]);
     // "a" ages out 2 s later; the wake-up spread adds less than 50 ms.
-    expect(sleeps.length).toBe(1);
-    expect(sleeps[0]).toBeGreaterThanOrEqual(2_000);
-    expect(sleeps[0]).toBeLessThan(2_050);
+    expectOneSleep(sleeps, 2_000, 2_050);
     expect(admission.size).toBe(1);
   });
 
