@@ -240,23 +240,28 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     return answers;
   }
 
+  /** A request of domain rl with one descriptor per value of `key`, in order. */
+  const valuesOf = (key: string, values: string[]) => ({
+    domain: "rl",
+    descriptors: values.map((value) => descriptor([key, value])),
+  });
+
   const hourly = (requestsPerUnit: number, limitRemaining = 0) =>
     okStatus(requestsPerUnit, "HOUR", limitRemaining, "3570s");
 
   it("matches a star in the middle with prefix and suffix anchored, the first declared pattern winning", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [
+    const answer = await rateLimit(
+      valuesOf("mid", [
         // Matches img/*.png and img/a*: the first declared wins, however specific the other is.
-        descriptor(["mid", "img/a.png"]),
-        descriptor(["mid", "img/a.gif"]),
+        "img/a.png",
+        "img/a.gif",
         // A star matches zero characters too.
-        descriptor(["mid", "img/.png"]),
+        "img/.png",
         // Anchored at both ends: text after the suffix or before the prefix is no match.
-        descriptor(["mid", "img/b.png.bak"]),
-        descriptor(["mid", "x/img/b.png"]),
-      ],
-    });
+        "img/b.png.bak",
+        "x/img/b.png",
+      ]),
+    );
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
       overallCode: "OK",
@@ -265,15 +270,9 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("matches several stars with their segments in order, else falls back to the key-only rule", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [
-        descriptor(["stars", "/v1/users/42/posts"]),
-        descriptor(["stars", "/v/users//posts"]),
-        descriptor(["stars", "/v1/posts/users/42"]),
-        descriptor(["stars", "/v1/users/42/posts/x"]),
-      ],
-    });
+    const answer = await rateLimit(
+      valuesOf("stars", ["/v1/users/42/posts", "/v/users//posts", "/v1/posts/users/42", "/v1/users/42/posts/x"]),
+    );
     expect(answer.body).toEqual({
       overallCode: "OK",
       statuses: [hourly(7, 6), hourly(7, 6), hourly(70, 69), hourly(70, 69)],
@@ -283,14 +282,14 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   it("shares one counter among the values a mid-value star matches with share_threshold", async () => {
     const answers = [];
     for (const value of ["/api/a/v1", "/api/b/v1", "/apiv1"])
-      answers.push(await rateLimit({ domain: "rl", descriptors: [descriptor(["midshare", value])] }));
+      answers.push(await rateLimit(valuesOf("midshare", [value])));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
     expect(answers.map((a) => a.body)).toEqual([
       { overallCode: "OK", statuses: [hourly(2, 1)] },
       { overallCode: "OK", statuses: [hourly(2)] },
       { overallCode: "OVER_LIMIT", statuses: [{ ...hourly(2), code: "OVER_LIMIT" }] },
     ]);
-    const unmatched = await rateLimit({ domain: "rl", descriptors: [descriptor(["midshare", "/api/a/v2"])] });
+    const unmatched = await rateLimit(valuesOf("midshare", ["/api/a/v2"]));
     expect(unmatched.body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
   });
 
