@@ -99,6 +99,14 @@ function tableOver(stored: CounterRow[] = [], options: Partial<CounterTableOptio
   return { rows, table: new CounterTable(rows, { ...OPTIONS, ...options }) };
 }
 
+/** Writes what waits and sweeps at `nowMs`: the rows were never looked up nor written, and memory is empty. */
+function expectRowsUntouched(rows: FakeRows, table: CounterTable, nowMs: number) {
+  table.writeUnwritten(nowMs);
+  expect(table.sweep(nowMs)).toEqual({ kind: "empty" });
+  expect(rows.finds).toEqual([]);
+  expect(rows.commits).toEqual([]);
+}
+
 describe("CounterTable: counting", () => {
   it("returns each counter after its operation, in order, several operations on one key included", () => {
     const { rows, table } = tableOver();
@@ -127,10 +135,7 @@ describe("CounterTable: counting", () => {
     );
     expect(counts).toEqual({ replies: [3, 1, 4], writeDueMs: undefined });
     expect(table.read([op("one", 0, T0S + 1, 1)], T0 + 500)).toEqual([1]);
-    table.writeUnwritten(T0 + 5_000);
-    expect(table.sweep(T0 + 5_000)).toEqual({ kind: "empty" });
-    expect(rows.finds).toEqual([]);
-    expect(rows.commits).toEqual([]);
+    expectRowsUntouched(rows, table, T0 + 5_000);
     expect(table.takeActivity()).toEqual(rowActivity(4, 0, 0, 0, 0));
   });
 
@@ -529,10 +534,7 @@ describe("CounterTable: sliding window", () => {
       replies: [sliding(true, 2, 1)],
       writeDueMs: undefined,
     });
-    table.writeUnwritten(T0 + 9_000);
-    expect(table.sweep(T0 + 9_000)).toEqual({ kind: "empty" });
-    expect(rows.finds).toEqual([]);
-    expect(rows.commits).toEqual([]);
+    expectRowsUntouched(rows, table, T0 + 9_000);
   });
 
   it("keeps the previous window in memory until the current window ends, then forgets it", () => {
@@ -627,10 +629,7 @@ describe("CounterTable: token bucket", () => {
       writeDueMs: undefined,
     });
     expect(table.increment([take(1, T0 + 5_000)], T0 + 5_000).replies).toEqual([tokens(true, T0_MICROS + 15e6)]);
-    table.writeUnwritten(T0 + 7_000);
-    expect(table.sweep(T0 + 7_000)).toEqual({ kind: "empty" });
-    expect(rows.finds).toEqual([]);
-    expect(rows.commits).toEqual([]);
+    expectRowsUntouched(rows, table, T0 + 7_000);
   });
 
   it("writes nothing for a refused operation, and a new table continues from the row", () => {
