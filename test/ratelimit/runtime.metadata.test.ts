@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { descriptor, putConfig } from "../support/ratelimit-calls";
 import { atNowWithConfig } from "../support/ratelimit-decision-suite";
 import { workerWith } from "../support/ratelimit-stores";
+import { okStatus } from "../support/ratelimit-statuses";
 
 const GOOD = `
 domain: wire-meta
@@ -55,14 +56,7 @@ describe("metadata over the wire", () => {
       200,
       {
         overallCode: "OK",
-        statuses: [
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 10, unit: "HOUR" },
-            limitRemaining: 9,
-            durationUntilReset: "3570s",
-          },
-        ],
+        statuses: [okStatus(10, "HOUR", 9, "3570s")],
         dynamicMetadata: {
           domain: "wire-meta",
           descriptors: [{ entries: ["plan=binary"] }],

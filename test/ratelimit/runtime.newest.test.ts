@@ -6,6 +6,7 @@ import { descriptor } from "../support/ratelimit-calls";
 import { atNowWithConfig } from "../support/ratelimit-decision-suite";
 import { GOLD_BEFORE_SILVER_METADATA } from "../support/ratelimit-rules";
 import { workerWith } from "../support/ratelimit-stores";
+import { okStatus, overStatus } from "../support/ratelimit-statuses";
 
 const CONFIG = `
 domain: newest
@@ -62,8 +63,8 @@ descriptors:
 // At NOW, 2030-01-01T00:00:30Z: 30 s into the hour and the day.
 atNowWithConfig({ "newest.yaml": CONFIG });
 
-const planOk = { code: "OK", currentLimit: { requestsPerUnit: 1, unit: "HOUR" }, durationUntilReset: "3570s" };
-const planOver = { ...planOk, code: "OVER_LIMIT" };
+const planOk = okStatus(1, "HOUR", 0, "3570s");
+const planOver = overStatus(1, "HOUR", "3570s");
 
 describe("QUOTA_MODE in the Worker", () => {
   it("makes every descriptor but unlimited ones a quota: one over no longer fails the request", async () => {
@@ -123,12 +124,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
       statuses: [
         planOk,
         { ...planOk, limitRemaining: 1 },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 7, unit: "HOUR" },
-          limitRemaining: 6,
-          durationUntilReset: "3570s",
-        },
+        okStatus(7, "HOUR", 6, "3570s"),
         { code: "OK", limitRemaining: 4294967295 },
         { code: "OK" },
       ],
@@ -158,16 +154,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
       200,
       {
         overallCode: "OK",
-        statuses: [
-          { code: "OK", limitRemaining: 4294967295 },
-          { code: "OK" },
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
-            limitRemaining: 4,
-            durationUntilReset: "3570s",
-          },
-        ],
+        statuses: [{ code: "OK", limitRemaining: 4294967295 }, { code: "OK" }, okStatus(5, "HOUR", 4, "3570s")],
         dynamicMetadata: {
           domain: "newest",
           descriptors: [{ entries: ["free=m3"] }, { entries: ["standard=m3"] }, { entries: ["premium=m3"] }],
@@ -201,7 +188,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
       429,
       {
         overallCode: "OVER_LIMIT",
-        statuses: [{ code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" }],
+        statuses: [overStatus(0, "DAY", "86370s")],
         dynamicMetadata: { domain: "newest", descriptors: [{ entries: ["blocked=m2"] }] },
       },
     ]);

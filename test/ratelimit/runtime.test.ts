@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { descriptor } from "../support/ratelimit-calls";
 import { atNowWithConfig, NOW } from "../support/ratelimit-decision-suite";
+import { okStatus, overStatus } from "../support/ratelimit-statuses";
 
 const CONFIG = `
 domain: wiring
@@ -73,9 +74,7 @@ describe("settings in the Worker", () => {
       status: 200,
       body: {
         overallCode: "OK",
-        statuses: [
-          { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "DAY" }, durationUntilReset: "86370s" },
-        ],
+        statuses: [overStatus(2, "DAY", "86370s")],
       },
     });
   });
@@ -127,15 +126,7 @@ describe("settings in the Worker", () => {
   it("replaces drops the replaced rule without touching its counter", async () => {
     const send = workerWith({});
     const answer = await send({ domain: "wiring", descriptors: [descriptor(["old", "r"]), descriptor(["new", "r"])] });
-    expect(answer.body.statuses).toEqual([
-      { code: "OK" },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 3, unit: "DAY" },
-        limitRemaining: 2,
-        durationUntilReset: "86370s",
-      },
-    ]);
+    expect(answer.body.statuses).toEqual([{ code: "OK" }, okStatus(3, "DAY", 2, "86370s")]);
     expect(await counter("wiring_old_r_", `wiring_old_r_${DAY_START}`, DAY)).toBe(0);
   });
 
