@@ -1,9 +1,11 @@
 // Rule metadata over the wire: PUT /rlconfig/files refuses what a protobuf Struct cannot hold with the reference's
 // message and keeps the set it had; `!!binary` metadata that is text reaches /json's dynamicMetadata decoded; an
 // infinite number loads (structpb takes it) and /json, which cannot write it, answers 500 as the reference's does.
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig, putConfig } from "../support/ratelimit-calls";
+import { describe, expect, it } from "vitest";
+import { descriptor, putConfig } from "../support/ratelimit-calls";
+import { atNowWithConfig } from "../support/ratelimit-decision-suite";
 import { workerWith } from "../support/ratelimit-stores";
+import { okStatus } from "../support/ratelimit-statuses";
 
 const GOOD = `
 domain: wire-meta
@@ -31,14 +33,8 @@ descriptors:
       raw: !!binary aMOp/w==
 `;
 
-// 2030-01-01T00:00:30Z: 30 s into the hour.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
-
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "good.yaml": GOOD });
-});
-afterAll(() => vi.useRealTimers());
+// At NOW, 2030-01-01T00:00:30Z: 30 s into the hour.
+atNowWithConfig({ "good.yaml": GOOD });
 
 const send = workerWith({ RESPONSE_DYNAMIC_METADATA: "true" }).rateLimit;
 
@@ -60,14 +56,7 @@ describe("metadata over the wire", () => {
       200,
       {
         overallCode: "OK",
-        statuses: [
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 10, unit: "HOUR" },
-            limitRemaining: 9,
-            durationUntilReset: "3570s",
-          },
-        ],
+        statuses: [okStatus(10, "HOUR", 9, "3570s")],
         dynamicMetadata: {
           domain: "wire-meta",
           descriptors: [{ entries: ["plan=binary"] }],

@@ -1,9 +1,12 @@
 // Upstream's newest settings reach the decisions in the real Worker: QUOTA_MODE (global shadow mode still winning
 // over it) and RESPONSE_DYNAMIC_METADATA, whose `dynamicMetadata` /json answers exactly (no metadata of unlimited or
 // replaced rules, as the reference), and not at all when off.
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig } from "../support/ratelimit-calls";
+import { describe, expect, it } from "vitest";
+import { descriptor } from "../support/ratelimit-calls";
+import { atNowWithConfig } from "../support/ratelimit-decision-suite";
+import { GOLD_BEFORE_SILVER_METADATA } from "../support/ratelimit-rules";
 import { workerWith } from "../support/ratelimit-stores";
+import { okStatus, overStatus } from "../support/ratelimit-statuses";
 
 const CONFIG = `
 domain: newest
@@ -57,17 +60,11 @@ descriptors:
         - name: standard
 `;
 
-// 2030-01-01T00:00:30Z: 30 s into the hour and the day.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+// At NOW, 2030-01-01T00:00:30Z: 30 s into the hour and the day.
+atNowWithConfig({ "newest.yaml": CONFIG });
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "newest.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
-
-const planOk = { code: "OK", currentLimit: { requestsPerUnit: 1, unit: "HOUR" }, durationUntilReset: "3570s" };
-const planOver = { ...planOk, code: "OVER_LIMIT" };
+const planOk = okStatus(1, "HOUR", 0, "3570s");
+const planOver = overStatus(1, "HOUR", "3570s");
 
 describe("QUOTA_MODE in the Worker", () => {
   it("makes every descriptor but unlimited ones a quota: one over no longer fails the request", async () => {
@@ -127,12 +124,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
       statuses: [
         planOk,
         { ...planOk, limitRemaining: 1 },
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 7, unit: "HOUR" },
-          limitRemaining: 6,
-          durationUntilReset: "3570s",
-        },
+        okStatus(7, "HOUR", 6, "3570s"),
         { code: "OK", limitRemaining: 4294967295 },
         { code: "OK" },
       ],
@@ -147,13 +139,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
           { entries: ["unknown=m1", "x="] },
         ],
         hitsAddend: 1,
-        metadata: {
-          tier: "gold",
-          limits: { daily: 100, monthly: 5 },
-          tags: ["a", "b"],
-          ratio: 0.5,
-          nothing: null,
-        },
+        metadata: GOLD_BEFORE_SILVER_METADATA,
       },
     });
   });
@@ -168,16 +154,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
       200,
       {
         overallCode: "OK",
-        statuses: [
-          { code: "OK", limitRemaining: 4294967295 },
-          { code: "OK" },
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 5, unit: "HOUR" },
-            limitRemaining: 4,
-            durationUntilReset: "3570s",
-          },
-        ],
+        statuses: [{ code: "OK", limitRemaining: 4294967295 }, { code: "OK" }, okStatus(5, "HOUR", 4, "3570s")],
         dynamicMetadata: {
           domain: "newest",
           descriptors: [{ entries: ["free=m3"] }, { entries: ["standard=m3"] }, { entries: ["premium=m3"] }],
@@ -211,7 +188,7 @@ describe("RESPONSE_DYNAMIC_METADATA in the Worker", () => {
       429,
       {
         overallCode: "OVER_LIMIT",
-        statuses: [{ code: "OVER_LIMIT", currentLimit: { unit: "DAY" }, durationUntilReset: "86370s" }],
+        statuses: [overStatus(0, "DAY", "86370s")],
         dynamicMetadata: { domain: "newest", descriptors: [{ entries: ["blocked=m2"] }] },
       },
     ]);

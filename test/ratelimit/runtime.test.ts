@@ -2,9 +2,11 @@
 // stop-increment, the local over-limit cache and the cache key prefix (which names the Durable Objects).
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { descriptor, installConfig } from "../support/ratelimit-calls";
+import { descriptor } from "../support/ratelimit-calls";
+import { atNowWithConfig, NOW } from "../support/ratelimit-decision-suite";
+import { okStatus, overStatus } from "../support/ratelimit-statuses";
 
 const CONFIG = `
 domain: wiring
@@ -34,15 +36,10 @@ descriptors:
       requests_per_unit: 3
 `;
 
-// 2030-01-01T00:00:30Z; the day window starts at 1893456000.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+// NOW is 2030-01-01T00:00:30Z; its day window starts at 1893456000.
 const DAY_START = 1893456000;
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "wiring.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "wiring.yaml": CONFIG });
 
 /** A Worker whose env carries these variables; the same object is reused, as one isolate would. */
 function workerWith(vars: Record<string, string>) {
@@ -77,9 +74,7 @@ describe("settings in the Worker", () => {
       status: 200,
       body: {
         overallCode: "OK",
-        statuses: [
-          { code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "DAY" }, durationUntilReset: "86370s" },
-        ],
+        statuses: [overStatus(2, "DAY", "86370s")],
       },
     });
   });
@@ -131,15 +126,7 @@ describe("settings in the Worker", () => {
   it("replaces drops the replaced rule without touching its counter", async () => {
     const send = workerWith({});
     const answer = await send({ domain: "wiring", descriptors: [descriptor(["old", "r"]), descriptor(["new", "r"])] });
-    expect(answer.body.statuses).toEqual([
-      { code: "OK" },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 3, unit: "DAY" },
-        limitRemaining: 2,
-        durationUntilReset: "86370s",
-      },
-    ]);
+    expect(answer.body.statuses).toEqual([{ code: "OK" }, okStatus(3, "DAY", 2, "86370s")]);
     expect(await counter("wiring_old_r_", `wiring_old_r_${DAY_START}`, DAY)).toBe(0);
   });
 

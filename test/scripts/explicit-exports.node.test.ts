@@ -1,8 +1,8 @@
 // No `export *` in src/ or durable-objects/: a module's index says by name what it offers, so that what the rest of
 // the Worker may import is read in one place and a helper made public by accident shows in review.
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { matchingLines, typeScriptFiles } from "../support/source-files";
 
 const root = path.join(import.meta.dirname, "..", "..");
 
@@ -13,19 +13,7 @@ const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").
 
 /** `file:line` of every `export *` in the TypeScript files under `dir`. */
 function exportStars(dir: string): string[] {
-  const found: string[] = [];
-  const walk = (relative: string) => {
-    for (const entry of readdirSync(path.join(root, relative), { withFileTypes: true })) {
-      const child = `${relative}/${entry.name}`;
-      if (entry.isDirectory()) walk(child);
-      else if (entry.name.endsWith(".ts")) {
-        const lines = withoutComments(readFileSync(path.join(root, child), "utf8")).split("\n");
-        lines.forEach((line, i) => EXPORT_STAR.test(line) && found.push(`${child}:${i + 1}`));
-      }
-    }
-  };
-  walk(dir);
-  return found;
+  return typeScriptFiles(root, dir).flatMap((file) => matchingLines(root, file, EXPORT_STAR, withoutComments));
 }
 
 describe("explicit exports", () => {

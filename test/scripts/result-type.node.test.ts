@@ -1,8 +1,8 @@
 // One Result type (src/shared/result.ts): a second `{ ok: true; … } | { ok: false; … }` union declared anywhere
 // else in src fails here, so that every caller reads `value` and `error` the same way.
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { matchingLines, typeScriptFiles } from "../support/source-files";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const HOME = "src/shared/result.ts";
@@ -19,19 +19,9 @@ const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").
 
 /** `file:line` of every result-like union member in the TypeScript files under `dir` of `base`. */
 function resultDeclarations(base: string, dir: string): string[] {
-  const found: string[] = [];
-  const walk = (relative: string) => {
-    for (const entry of readdirSync(path.join(base, relative), { withFileTypes: true })) {
-      const child = `${relative}/${entry.name}`;
-      if (entry.isDirectory()) walk(child);
-      else if (entry.name.endsWith(".ts") && child !== HOME && !ALLOWED.has(child)) {
-        const lines = withoutComments(readFileSync(path.join(base, child), "utf8")).split("\n");
-        lines.forEach((line, i) => RESULT_MEMBER.test(line) && found.push(`${child}:${i + 1}`));
-      }
-    }
-  };
-  walk(dir);
-  return found;
+  return typeScriptFiles(base, dir)
+    .filter((file) => file !== HOME && !ALLOWED.has(file))
+    .flatMap((file) => matchingLines(base, file, RESULT_MEMBER, withoutComments));
 }
 
 describe("one Result type", () => {

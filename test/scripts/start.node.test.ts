@@ -15,6 +15,8 @@ const dir = mkdtempSync(path.join(tmpdir(), "npm-start-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const example = readFileSync(path.join(root, ".dev.vars.example"), "utf8");
 const HEADER = "npm start: nothing started; fix these first (npm start -- --help lists the options):";
+/** npm start's answer when it refuses to start: exit 1, nothing on stdout, the header and these lines on stderr. */
+const refusal = (...lines: string[]) => ({ code: 1, stdout: "", stderr: [HEADER, ...lines, ""].join("\n") });
 
 /** A vars file: .dev.vars.example without the lines of `dropped`, plus `extra` lines. */
 function varsFile(name: string, dropped: string[] = [], extra: string[] = []): string {
@@ -87,6 +89,10 @@ async function plan(name: string) {
   return { port, grpcPort, persistTo, args: ["--port", String(port), "--persist-to", persistTo] };
 }
 
+/** npm start on the planned ports and state with this vars file and any further arguments, its gateway on its port. */
+const runPlanned = (started: Started, vars: string, ...more: string[]) =>
+  run([...started.args, "--env-file", vars, ...more], { GRPC_PORT: String(started.grpcPort) });
+
 /** Nothing was started: no state written, no process holding the state's path, both ports free. */
 async function expectNothingStarted({ port, grpcPort, persistTo }: Awaited<ReturnType<typeof plan>>) {
   expect(existsSync(persistTo)).toBe(false);
@@ -150,9 +156,9 @@ describe("npm start with a port taken", () => {
     const started = await plan(label);
     const holder = await listen(held(started), host);
     const vars = varsFile(`${label}.vars`);
-    const result = await run([...started.args, "--env-file", vars], { GRPC_PORT: String(started.grpcPort) });
+    const result = await runPlanned(started, vars);
     await close(holder);
-    expect(result).toEqual({ code: 1, stdout: "", stderr: [HEADER, message(started), ""].join("\n") });
+    expect(result).toEqual(refusal(message(started)));
     await expectNothingStarted(started);
   });
 
@@ -176,62 +182,46 @@ describe("npm start with a bad or missing setting", () => {
   it("names STATS_FLUSH_INTERVAL given by --var and what it takes, and exits 1 before anything listens", async () => {
     const started = await plan("bad-var");
     const vars = varsFile("bad-var.vars");
-    const args = [...started.args, "--env-file", vars, "--var", "STATS_FLUSH_INTERVAL:banana"];
-    const result = await run(args, { GRPC_PORT: String(started.grpcPort) });
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: `${HEADER}\n  STATS_FLUSH_INTERVAL (set by --var): expected a duration such as "10s", "500ms" or "1m"\n`,
-    });
+    const result = await runPlanned(started, vars, "--var", "STATS_FLUSH_INTERVAL:banana");
+    expect(result).toEqual(
+      refusal(`  STATS_FLUSH_INTERVAL (set by --var): expected a duration such as "10s", "500ms" or "1m"`),
+    );
     await expectNothingStarted(started);
   });
 
   it("names each bad value with the file it came from, and a --var that wins over the file", async () => {
     const started = await plan("bad-file");
     const vars = varsFile("bad-file.vars", [], ["NEWS_FEEDS=ftp://feeds.example", "COUNTER_OBJECT_SHARDS=0"]);
-    const args = [...started.args, "--env-file", vars, "--var", "COUNTER_OBJECT_SHARDS:8", "JWT_EXPIRES_IN:soon"];
-    const result = await run(args, { GRPC_PORT: String(started.grpcPort) });
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: [
-        HEADER,
+    const result = await runPlanned(started, vars, "--var", "COUNTER_OBJECT_SHARDS:8", "JWT_EXPIRES_IN:soon");
+    expect(result).toEqual(
+      refusal(
         "  JWT_EXPIRES_IN (set by --var): expected a duration such as 7d, 12h or 30m",
         `  NEWS_FEEDS (set in ${vars}): expected http(s) URLs separated by commas`,
-        "",
-      ].join("\n"),
-    });
+      ),
+    );
     await expectNothingStarted(started);
   });
 
   it("names RATELIMIT_ADMIN_TOKEN and PROXY_ADMIN_PASSWORD when the vars file lacks them", async () => {
     const started = await plan("missing");
     const vars = varsFile("missing.vars", ["RATELIMIT_ADMIN_TOKEN", "PROXY_ADMIN_PASSWORD"]);
-    const result = await run([...started.args, "--env-file", vars], { GRPC_PORT: String(started.grpcPort) });
+    const result = await runPlanned(started, vars);
     const required = "required locally, and must not be empty (.dev.vars.example has a local value)";
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: [
-        HEADER,
-        `  PROXY_ADMIN_PASSWORD (not set): ${required}`,
-        `  RATELIMIT_ADMIN_TOKEN (not set): ${required}`,
-        "",
-      ].join("\n"),
-    });
+    expect(result).toEqual(
+      refusal(`  PROXY_ADMIN_PASSWORD (not set): ${required}`, `  RATELIMIT_ADMIN_TOKEN (not set): ${required}`),
+    );
     await expectNothingStarted(started);
   });
 
   it("names a credential made empty by --var", async () => {
     const started = await plan("empty");
     const vars = varsFile("empty.vars");
-    const args = [...started.args, "--env-file", vars, "--var", "MASTER_KEY:"];
-    const result = await run(args, { GRPC_PORT: String(started.grpcPort) });
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: `${HEADER}\n  MASTER_KEY (set by --var): required locally, and must not be empty (.dev.vars.example has a local value)\n`,
-    });
+    const result = await runPlanned(started, vars, "--var", "MASTER_KEY:");
+    expect(result).toEqual(
+      refusal(
+        `  MASTER_KEY (set by --var): required locally, and must not be empty (.dev.vars.example has a local value)`,
+      ),
+    );
     await expectNothingStarted(started);
   });
 
@@ -240,17 +230,13 @@ describe("npm start with a bad or missing setting", () => {
     const vars = varsFile("gateway.vars", [], ["GRPC_SERVER_USE_TLS=yes"]);
     const args = ["--port", "70000", "--persist-to", started.persistTo, "--env-file", vars];
     const result = await run(args, { GRPC_PORT: "-1" });
-    expect(result).toEqual({
-      code: 1,
-      stdout: "",
-      stderr: [
-        HEADER,
+    expect(result).toEqual(
+      refusal(
         "  --port: expected a port from 1 to 65535",
         "  GRPC_PORT (set in the environment; gRPC gateway): Too small: expected number to be >=0",
         `  GRPC_SERVER_USE_TLS (set in ${vars}; gRPC gateway): Invalid option: expected one of "true"|"1"|"false"|"0"`,
-        "",
-      ].join("\n"),
-    });
+      ),
+    );
     await expectNothingStarted(started);
   });
 });

@@ -1,9 +1,9 @@
 // The decision behaviour every counter store must show through POST /json, written once and run against the
 // Durable Object store (test/ratelimit/routes/http.test.ts, stores/durable-object/store.test.ts) and the key-value
 // store (stores/redis/store.test.ts). Callers freeze the clock at NOW and install DECISION_CONFIG (plus rules of their
-// own) before the suite runs; tests that move the clock put it back at NOW.
-import { expect, it, vi } from "vitest";
-import { descriptor } from "./ratelimit-calls";
+// own) with atNowWithConfig before the suite runs; tests that move the clock put it back at NOW.
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { descriptor, installConfig } from "./ratelimit-calls";
 import { okStatus, overStatus } from "./ratelimit-statuses";
 import { UNLIMITED_AND_BLOCKED_RULES } from "./ratelimit-rules";
 
@@ -15,6 +15,21 @@ export interface Answer {
 
 /** 2030-01-01T00:00:30Z: 30 s into a minute, 30 s into an hour. */
 export const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
+
+/** Sets up the calling file or describe: the clock frozen at NOW and these configuration files installed first. */
+export function atNowWithConfig(files: Record<string, string>): void {
+  beforeAll(async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+    await installConfig(files);
+  });
+  afterAll(() => vi.useRealTimers());
+}
+
+/** A request of domain rl with one single-entry descriptor per `[key, value]`, in order. */
+export const rlRequest = (...pairs: [string, string][]) => ({
+  domain: "rl",
+  descriptors: pairs.map((pair) => descriptor(pair)),
+});
 
 /** Rules of domain "rl" the suite relies on; append rules for a store's own tests. */
 export const DECISION_CONFIG = `
@@ -130,7 +145,7 @@ export interface DecisionSuiteOptions {
 /** Registers the shared decision tests; `rateLimit` posts a body to /json through the store under test. */
 export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, options: DecisionSuiteOptions = {}): void {
   it("counts a key-only rule per value and answers 429 once over", async () => {
-    const request = { domain: "rl", descriptors: [descriptor(["client", "10.0.0.1"])] };
+    const request = rlRequest(["client", "10.0.0.1"]);
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await rateLimit(request));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
@@ -145,13 +160,13 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     });
     expect(answers[3].contentType).toMatch(/^application\/json/);
     // Another value of the same key has its own counter.
-    const other = await rateLimit({ domain: "rl", descriptors: [descriptor(["client", "10.0.0.2"])] });
+    const other = await rateLimit(rlRequest(["client", "10.0.0.2"]));
     expect(other.body.statuses[0].limitRemaining).toBe(2);
     await options.afterKeyOnlyRule?.();
   });
 
   it("names the rule in currentLimit and reports the rest of the minute", async () => {
-    const answer = await rateLimit({ domain: "rl", descriptors: [descriptor(["path", "/login"])] });
+    const answer = await rateLimit(rlRequest(["path", "/login"]));
     expect(answer.body.statuses[0]).toEqual(okStatus(2, "MINUTE", 1, "30s", "login"));
   });
 
@@ -167,10 +182,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("answers unlimited with the largest uint32 and zero with OVER_LIMIT", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [descriptor(["unlimited", "u"]), descriptor(["blocked", "b"])],
-    });
+    const answer = await rateLimit(rlRequest(["unlimited", "u"], ["blocked", "b"]));
     expect(answer.status).toBe(429);
     expect(answer.body).toEqual({
       overallCode: "OVER_LIMIT",
@@ -179,9 +191,9 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("shares one counter among wildcard values with share_threshold", async () => {
-    const first = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/a"])] });
-    const second = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/b"])] });
-    const third = await rateLimit({ domain: "rl", descriptors: [descriptor(["wild", "api/c"])] });
+    const first = await rateLimit(rlRequest(["wild", "api/a"]));
+    const second = await rateLimit(rlRequest(["wild", "api/b"]));
+    const third = await rateLimit(rlRequest(["wild", "api/c"]));
     expect([first.body.statuses[0].limitRemaining, second.body.statuses[0].limitRemaining, third.status]).toEqual([
       1,
       undefined,
@@ -208,7 +220,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("admits exactly the limit out of 150 concurrent hits on one key (2000 run in test/integration)", async () => {
-    const request = { domain: "rl", descriptors: [descriptor(["hot", "one-key"])] };
+    const request = rlRequest(["hot", "one-key"]);
     const statuses = await Promise.all(Array.from({ length: 150 }, () => rateLimit(request).then((a) => a.status)));
     expect(statuses.filter((s) => s === 200).length).toBe(100);
     expect(statuses.filter((s) => s === 429).length).toBe(50);
@@ -231,23 +243,26 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
     return answers;
   }
 
+  /** A request of domain rl with one descriptor per value of `key`, in order. */
+  const valuesOf = (key: string, values: string[]) =>
+    rlRequest(...values.map((value): [string, string] => [key, value]));
+
   const hourly = (requestsPerUnit: number, limitRemaining = 0) =>
     okStatus(requestsPerUnit, "HOUR", limitRemaining, "3570s");
 
   it("matches a star in the middle with prefix and suffix anchored, the first declared pattern winning", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [
+    const answer = await rateLimit(
+      valuesOf("mid", [
         // Matches img/*.png and img/a*: the first declared wins, however specific the other is.
-        descriptor(["mid", "img/a.png"]),
-        descriptor(["mid", "img/a.gif"]),
+        "img/a.png",
+        "img/a.gif",
         // A star matches zero characters too.
-        descriptor(["mid", "img/.png"]),
+        "img/.png",
         // Anchored at both ends: text after the suffix or before the prefix is no match.
-        descriptor(["mid", "img/b.png.bak"]),
-        descriptor(["mid", "x/img/b.png"]),
-      ],
-    });
+        "img/b.png.bak",
+        "x/img/b.png",
+      ]),
+    );
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
       overallCode: "OK",
@@ -256,15 +271,9 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("matches several stars with their segments in order, else falls back to the key-only rule", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [
-        descriptor(["stars", "/v1/users/42/posts"]),
-        descriptor(["stars", "/v/users//posts"]),
-        descriptor(["stars", "/v1/posts/users/42"]),
-        descriptor(["stars", "/v1/users/42/posts/x"]),
-      ],
-    });
+    const answer = await rateLimit(
+      valuesOf("stars", ["/v1/users/42/posts", "/v/users//posts", "/v1/posts/users/42", "/v1/users/42/posts/x"]),
+    );
     expect(answer.body).toEqual({
       overallCode: "OK",
       statuses: [hourly(7, 6), hourly(7, 6), hourly(70, 69), hourly(70, 69)],
@@ -274,29 +283,26 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   it("shares one counter among the values a mid-value star matches with share_threshold", async () => {
     const answers = [];
     for (const value of ["/api/a/v1", "/api/b/v1", "/apiv1"])
-      answers.push(await rateLimit({ domain: "rl", descriptors: [descriptor(["midshare", value])] }));
+      answers.push(await rateLimit(valuesOf("midshare", [value])));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
     expect(answers.map((a) => a.body)).toEqual([
       { overallCode: "OK", statuses: [hourly(2, 1)] },
       { overallCode: "OK", statuses: [hourly(2)] },
       { overallCode: "OVER_LIMIT", statuses: [{ ...hourly(2), code: "OVER_LIMIT" }] },
     ]);
-    const unmatched = await rateLimit({ domain: "rl", descriptors: [descriptor(["midshare", "/api/a/v2"])] });
+    const unmatched = await rateLimit(valuesOf("midshare", ["/api/a/v2"]));
     expect(unmatched.body).toEqual({ overallCode: "OK", statuses: [{ code: "OK" }] });
   });
 
   it("quota_mode: a lone quota over its limit fails the request; one still under lets it pass", async () => {
     const overQuota = { ...hourly(1), code: "OVER_LIMIT" };
-    const alone = await repeat({ domain: "rl", descriptors: [descriptor(["plan", "quota-alone"])] }, 2);
+    const alone = await repeat(rlRequest(["plan", "quota-alone"]), 2);
     expect(alone).toEqual([
       { status: 200, body: { overallCode: "OK", statuses: [hourly(1)] }, contentType: expect.any(String) },
       { status: 429, body: { overallCode: "OVER_LIMIT", statuses: [overQuota] }, contentType: expect.any(String) },
     ]);
     // plan is over (from above); addon is a quota still under, so the request passes, plan keeping its status.
-    const both = {
-      domain: "rl",
-      descriptors: [descriptor(["plan", "quota-alone"]), descriptor(["addon", "quota-alone"])],
-    };
+    const both = rlRequest(["plan", "quota-alone"], ["addon", "quota-alone"]);
     const passed = await rateLimit(both);
     expect([passed.status, passed.body]).toEqual([200, { overallCode: "OK", statuses: [overQuota, hourly(1)] }]);
     // Now every quota descriptor is over.
@@ -310,20 +316,14 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   it("quota_mode: a descriptor that is not a quota decides as always beside quota descriptors", async () => {
     const blockedOver = overStatus(0, "DAY", "86370s");
     // A failed non-quota descriptor fails the request whatever its quotas say.
-    const nonQuotaOver = await rateLimit({
-      domain: "rl",
-      descriptors: [descriptor(["blocked", "quota-mixed"]), descriptor(["addon", "quota-mixed"])],
-    });
+    const nonQuotaOver = await rateLimit(rlRequest(["blocked", "quota-mixed"], ["addon", "quota-mixed"]));
     expect([nonQuotaOver.status, nonQuotaOver.body]).toEqual([
       429,
       { overallCode: "OVER_LIMIT", statuses: [blockedOver, hourly(1)] },
     ]);
     // A passing non-quota descriptor does not save a request whose every quota failed.
-    await rateLimit({ domain: "rl", descriptors: [descriptor(["plan", "quota-mixed"])] });
-    const quotaOver = await rateLimit({
-      domain: "rl",
-      descriptors: [descriptor(["plan", "quota-mixed"]), descriptor(["client", "quota-mixed"])],
-    });
+    await rateLimit(rlRequest(["plan", "quota-mixed"]));
+    const quotaOver = await rateLimit(rlRequest(["plan", "quota-mixed"], ["client", "quota-mixed"]));
     expect([quotaOver.status, quotaOver.body]).toEqual([
       429,
       { overallCode: "OVER_LIMIT", statuses: [{ ...hourly(1), code: "OVER_LIMIT" }, hourly(3, 2)] },
@@ -331,7 +331,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("sliding_window weighs the previous window by the part of it still inside the sliding window", async () => {
-    const request = { domain: "rl", descriptors: [descriptor(["sliding", "weighted"])] };
+    const request = rlRequest(["sliding", "weighted"]);
     // Nine admitted in the previous minute.
     const previous = await at(NOW - 60_000, () => repeat(request, 9));
     expect(previous.map((a) => a.status)).toEqual(Array(9).fill(200));
@@ -346,7 +346,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("token_bucket admits the burst at once, then refills requests_per_unit per unit", async () => {
-    const request = { domain: "rl", descriptors: [descriptor(["bucket", "refill"])] };
+    const request = rlRequest(["bucket", "refill"]);
     const currentLimit = { requestsPerUnit: 40, unit: "MINUTE" };
     // 40 a minute: a token every 1.5 s, 20 in the bucket.
     const burst = await repeat(request, 21);
@@ -370,20 +370,13 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   });
 
   it("unit_multiplier makes windows of unit × K aligned to the epoch, with their reset times", async () => {
-    const answer = await rateLimit({
-      domain: "rl",
-      descriptors: [
-        descriptor(["window2m", "reset"]),
-        descriptor(["window7m", "reset"]),
-        descriptor(["bucket5m", "reset"]),
-      ],
-    });
+    const answer = await rateLimit(rlRequest(["window2m", "reset"], ["window7m", "reset"], ["bucket5m", "reset"]));
     // NOW is 30 s into its 2-minute window and 270 s into its 7-minute one; 5 tokens per 5 minutes is one a minute.
     expect(answer.body).toEqual({
       overallCode: "OK",
       statuses: [okStatus(3, "MINUTE", 2, "90s"), okStatus(3, "MINUTE", 2, "150s"), okStatus(5, "MINUTE", 4, "60s")],
     });
-    const twoMinutes = { domain: "rl", descriptors: [descriptor(["window2m", "reset"])] };
+    const twoMinutes = rlRequest(["window2m", "reset"]);
     expect((await repeat(twoMinutes, 3)).map((a) => a.status)).toEqual([200, 200, 429]);
     // The next 2-minute window starts 90 s later with a fresh count.
     const next = await at(NOW + 90_000, () => rateLimit(twoMinutes));
@@ -397,7 +390,7 @@ export function decisionSuite(rateLimit: (body: unknown) => Promise<Answer>, opt
   ])(
     "admits exactly the limit of 600 concurrent hits on one key with %s",
     async (_algorithm, key, limit) => {
-      const request = { domain: "rl", descriptors: [descriptor([key, "one-key"])] };
+      const request = rlRequest([key, "one-key"]);
       const statuses = await Promise.all(Array.from({ length: 600 }, () => rateLimit(request).then((a) => a.status)));
       expect(statuses.filter((s) => s === 200).length).toBe(limit);
       expect(statuses.filter((s) => s === 429).length).toBe(600 - limit);

@@ -1,5 +1,7 @@
-// The descriptor statuses the rate limit service answers in JSON (POST /json, Connect JSON), built once for the tests
-// that expect them. proto3 JSON leaves out zeros: a limitRemaining of 0 and a requestsPerUnit of 0 are absent.
+// The descriptor statuses the rate limit service answers in JSON (POST /json, Connect JSON), and the core's own
+// statuses before encoding, built once for the tests that expect them. proto3 JSON leaves out zeros: a limitRemaining
+// of 0 and a requestsPerUnit of 0 are absent; the core's statuses keep every field.
+import type { DescriptorStatus, Unit } from "../../src/ratelimit/core/types";
 
 type Code = "OK" | "OVER_LIMIT";
 
@@ -37,3 +39,22 @@ export const okStatus = (
 /** An OVER_LIMIT status: nothing remains. */
 export const overStatus = (requestsPerUnit: number, unit: string, durationUntilReset: string, name?: string) =>
   limitStatus("OVER_LIMIT", requestsPerUnit, unit, 0, durationUntilReset, name);
+
+/** A status as the core decides it, before any encoding: every field present, the reset in seconds. */
+export function decidedStatus(
+  code: Code,
+  requestsPerUnit: number,
+  unit: Unit,
+  limitRemaining: number,
+  durationUntilResetSeconds: number,
+  name?: string,
+): DescriptorStatus {
+  const currentLimit = { requestsPerUnit, unit, ...(name !== undefined && { name }) };
+  return { code, currentLimit, limitRemaining, durationUntilResetSeconds };
+}
+
+/** The core's status of a descriptor no rule limits (none matches, or its rule was replaced): nothing counted. */
+export const NO_LIMIT_STATUS: DescriptorStatus = { code: "OK", limitRemaining: 0 };
+
+/** The core's status of a descriptor an unlimited rule matches: the largest uint32 remaining. */
+export const UNLIMITED_STATUS: DescriptorStatus = { code: "OK", limitRemaining: 4294967295 };

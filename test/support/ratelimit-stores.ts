@@ -2,6 +2,7 @@
 // access to the test servers (a Redis connection through the project's own client, a memcached connection).
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { vi } from "vitest";
 import worker from "../../src/index";
 import { RespConnection } from "../../src/ratelimit/stores/redis/connection";
 import type { Command, Reply } from "../../src/ratelimit/stores/redis/resp";
@@ -36,6 +37,16 @@ export function workerWith(vars: Record<string, string>) {
     fetch,
     rateLimit: (body: unknown) => fetch("/json", { method: "POST", body: JSON.stringify(body) }),
   };
+}
+
+/** The POST /json answer of a Worker whose settings are refused; the refusal it logs is kept out of the test output. */
+export async function refusedAnswer(worker: ReturnType<typeof workerWith>, body: unknown): Promise<Answer> {
+  const error = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    return await worker.rateLimit(body);
+  } finally {
+    error.mockRestore();
+  }
 }
 
 /** Runs commands on a Redis test server over a fresh connection (closed afterwards). */

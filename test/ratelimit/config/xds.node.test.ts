@@ -63,6 +63,9 @@ const withPolicy = (name: string, rateLimit: unknown) => ({
   descriptors: [{ key: "k", rateLimit }],
 });
 
+/** What a snapshot of one resource converts to: one file of that name and YAML text. */
+const oneFile = (name: string, text: string) => ({ ok: true, value: [{ name, text }] });
+
 /** The message a set of resources is refused with (fails the test when they convert). */
 function conversionError(resources: unknown[]): string {
   const result = xdsConfigsToFiles(resources);
@@ -124,15 +127,12 @@ describe("xdsConfigsToFiles: the YAML each resource stands for", () => {
   });
 
   it("writes unit 2 as MINUTE, word for word", () => {
-    expect(xdsConfigsToFiles([withPolicy("two", { unit: 2, requestsPerUnit: 3 })])).toEqual({
-      ok: true,
-      value: [
-        {
-          name: "two",
-          text: "domain: two\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: MINUTE\n      requests_per_unit: 3\n",
-        },
-      ],
-    });
+    expect(xdsConfigsToFiles([withPolicy("two", { unit: 2, requestsPerUnit: 3 })])).toEqual(
+      oneFile(
+        "two",
+        "domain: two\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: MINUTE\n      requests_per_unit: 3\n",
+      ),
+    );
   });
 
   it("leaves out unset, null, empty and false fields", () => {
@@ -152,17 +152,13 @@ describe("xdsConfigsToFiles: the YAML each resource stands for", () => {
         { key: "j", rateLimit: null },
       ],
     };
-    expect(xdsConfigsToFiles([resource])).toEqual({
-      ok: true,
-      value: [
-        {
-          name: "sparse",
-          text:
-            "domain: sparse\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: SECOND\n      requests_per_unit: 1\n" +
-            "  - key: j\n",
-        },
-      ],
-    });
+    expect(xdsConfigsToFiles([resource])).toEqual(
+      oneFile(
+        "sparse",
+        "domain: sparse\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: SECOND\n      requests_per_unit: 1\n" +
+          "  - key: j\n",
+      ),
+    );
   });
 
   it("carries quota_mode, metadata and this project's algorithm extension into the YAML", () => {
@@ -182,18 +178,14 @@ describe("xdsConfigsToFiles: the YAML each resource stands for", () => {
         },
       ],
     };
-    expect(xdsConfigsToFiles([resource])).toEqual({
-      ok: true,
-      value: [
-        {
-          name: "new",
-          text:
-            "domain: new\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: SECOND\n      requests_per_unit: 10\n" +
-            "      algorithm: token_bucket\n      unit_multiplier: 2\n      burst: 20\n    quota_mode: true\n" +
-            "    metadata:\n      tier: gold\n      limits:\n        burst: 5\n",
-        },
-      ],
-    });
+    expect(xdsConfigsToFiles([resource])).toEqual(
+      oneFile(
+        "new",
+        "domain: new\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: SECOND\n      requests_per_unit: 10\n" +
+          "      algorithm: token_bucket\n      unit_multiplier: 2\n      burst: 20\n    quota_mode: true\n" +
+          "    metadata:\n      tier: gold\n      limits:\n        burst: 5\n",
+      ),
+    );
   });
 
   it("lets the YAML validation refuse an explicit unit_multiplier of 0 by name", () => {
@@ -212,10 +204,7 @@ describe("xdsConfigsToFiles: the YAML each resource stands for", () => {
   });
 
   it("writes a resource without descriptors as an empty list", () => {
-    expect(xdsConfigsToFiles([{ name: "bare", domain: "bare" }])).toEqual({
-      ok: true,
-      value: [{ name: "bare", text: "domain: bare\ndescriptors: []\n" }],
-    });
+    expect(xdsConfigsToFiles([{ name: "bare", domain: "bare" }])).toEqual(oneFile("bare", "domain: bare\ndescriptors: []\n"));
   });
 
   it("returns the files sorted by resource name, whatever the snapshot's order", () => {

@@ -277,7 +277,8 @@ describe("CallCoalescer", () => {
     return { held, deliver: () => held.splice(0).forEach((turn) => tell(turn)) };
   }
 
-  function handoffHarness() {
+  /** A coalescer with a 300 ms hand-off bound whose first call, for request [1] on "x", is in flight until release. */
+  async function handoffHarness() {
     const timers: { ms: number; run: () => void; cancelled: boolean }[] = [];
     const timer: CoalescerTimer = {
       now: () => 0,
@@ -300,13 +301,13 @@ describe("CallCoalescer", () => {
       timer,
     );
     const handoffs = () => timers.filter((entry) => entry.ms === 300 && !entry.cancelled);
-    return { coalescer, sent, release: () => release(), handoffs };
+    const first = coalescer.submit("x", [1]);
+    await settled();
+    return { coalescer, sent, release: () => release(), handoffs, first };
   }
 
   it("makes the next call itself when the request told to lead never does", async () => {
-    const { coalescer, sent, release, handoffs } = handoffHarness();
-    const first = coalescer.submit("x", [1]);
-    await settled();
+    const { coalescer, sent, release, handoffs, first } = await handoffHarness();
     void coalescer.submit("x", [2]);
     const gone = holdBackTurns(coalescer, "x", 0);
     const third = coalescer.submit("x", [3]);
@@ -326,9 +327,7 @@ describe("CallCoalescer", () => {
   });
 
   it("sends the operations of a request that wakes after its turn was taken over once, in a later call", async () => {
-    const { coalescer, sent, release, handoffs } = handoffHarness();
-    const first = coalescer.submit("x", [1]);
-    await settled();
+    const { coalescer, sent, release, handoffs, first } = await handoffHarness();
     const late = coalescer.submit("x", [2]);
     const slow = holdBackTurns(coalescer, "x", 0);
     const third = coalescer.submit("x", [3]);
@@ -345,9 +344,7 @@ describe("CallCoalescer", () => {
   });
 
   it("leaves a hand-off alone once the request told to lead has started its call", async () => {
-    const { coalescer, sent, release, handoffs } = handoffHarness();
-    const first = coalescer.submit("x", [1]);
-    await settled();
+    const { coalescer, sent, release, handoffs, first } = await handoffHarness();
     const second = coalescer.submit("x", [2]);
     release();
     await first;

@@ -88,35 +88,25 @@ describe("getLimit: matching (basic.yaml)", () => {
 describe("getLimit: wildcards", () => {
   const limitOf = (value: string) => getLimit(wildcard, "wildcard", descriptor(["path", value]))?.requestsPerUnit;
 
-  it("prefers key plus value, then a wildcard, then key only", () => {
-    expect(limitOf("/api/exact")).toBe(30);
-    expect(limitOf("/api/users")).toBe(10);
-    expect(limitOf("/other")).toBe(40);
-    expect(limitOf("/api")).toBe(40);
-  });
-
-  it("lets the first declared matching wildcard win, not the longest", () => {
-    expect(limitOf("/api/v1/users")).toBe(10);
-  });
-
-  it("matches the prefix itself (zero characters after it)", () => {
-    expect(limitOf("/api/")).toBe(10);
-  });
-
-  it("matches a star anywhere: prefix and suffix anchored, zero characters allowed", () => {
-    expect(limitOf("/a*b")).toBe(50);
-    expect(limitOf("/axxb")).toBe(50);
-    expect(limitOf("/ab")).toBe(50);
-    expect(limitOf("/axxbc")).toBe(40);
-    expect(limitOf("x/axxb")).toBe(40);
-  });
-
-  it("matches several stars with their segments in order", () => {
-    expect(limitOf("/m1/a.json")).toBe(80);
-    expect(limitOf("/m/.json")).toBe(80);
-    expect(limitOf("/m1.json")).toBe(40);
-    expect(limitOf("/m1/a.jsonx")).toBe(40);
-    expect(limitOf("/m1/a/b.json")).toBe(80);
+  // Each row: the limit each path value gets.
+  it.each([
+    [
+      "prefers key plus value, then a wildcard, then key only",
+      { "/api/exact": 30, "/api/users": 10, "/other": 40, "/api": 40 },
+    ],
+    ["lets the first declared matching wildcard win, not the longest", { "/api/v1/users": 10 }],
+    ["matches the prefix itself (zero characters after it)", { "/api/": 10 }],
+    [
+      "matches a star anywhere: prefix and suffix anchored, zero characters allowed",
+      { "/a*b": 50, "/axxb": 50, "/ab": 50, "/axxbc": 40, "x/axxb": 40 },
+    ],
+    [
+      "matches several stars with their segments in order",
+      { "/m1/a.json": 80, "/m/.json": 80, "/m1.json": 40, "/m1/a.jsonx": 40, "/m1/a/b.json": 80 },
+    ],
+  ])("%s", (_name, limits) => {
+    const values = Object.keys(limits);
+    expect(Object.fromEntries(values.map((value) => [value, limitOf(value)]))).toEqual(limits);
   });
 
   it("matches a lone star against any value, even an empty one", () => {

@@ -16,6 +16,22 @@ import {
 } from "../../../src/ratelimit/core/counter-table";
 import type { CounterReply } from "../../../src/ratelimit/core/types";
 
+/** The table's activity with these counts of operations and rows, and no leases (these tests lend none). */
+const rowActivity = (
+  operations: number,
+  lookups: number,
+  rowsWritten: number,
+  rowsDeleted: number,
+  commits: number,
+) => ({
+  ...emptyActivity(),
+  operations,
+  lookups,
+  rowsWritten,
+  rowsDeleted,
+  commits,
+});
+
 /** The CounterRows port in memory, recording every lookup, commit and deleteClosed call. */
 class FakeRows implements CounterRows {
   readonly rows = new Map<string, CounterRow>();
@@ -83,6 +99,14 @@ function tableOver(stored: CounterRow[] = [], options: Partial<CounterTableOptio
   return { rows, table: new CounterTable(rows, { ...OPTIONS, ...options }) };
 }
 
+/** Writes what waits and sweeps at `nowMs`: the rows were never looked up nor written, and memory is empty. */
+function expectRowsUntouched(rows: FakeRows, table: CounterTable, nowMs: number) {
+  table.writeUnwritten(nowMs);
+  expect(table.sweep(nowMs)).toEqual({ kind: "empty" });
+  expect(rows.finds).toEqual([]);
+  expect(rows.commits).toEqual([]);
+}
+
 describe("CounterTable: counting", () => {
   it("returns each counter after its operation, in order, several operations on one key included", () => {
     const { rows, table } = tableOver();
@@ -111,18 +135,8 @@ describe("CounterTable: counting", () => {
     );
     expect(counts).toEqual({ replies: [3, 1, 4], writeDueMs: undefined });
     expect(table.read([op("one", 0, T0S + 1, 1)], T0 + 500)).toEqual([1]);
-    table.writeUnwritten(T0 + 5_000);
-    expect(table.sweep(T0 + 5_000)).toEqual({ kind: "empty" });
-    expect(rows.finds).toEqual([]);
-    expect(rows.commits).toEqual([]);
-    expect(table.takeActivity()).toEqual({
-      ...emptyActivity(),
-      operations: 4,
-      lookups: 0,
-      rowsWritten: 0,
-      rowsDeleted: 0,
-      commits: 0,
-    });
+    expectRowsUntouched(rows, table, T0 + 5_000);
+    expect(table.takeActivity()).toEqual(rowActivity(4, 0, 0, 0, 0));
   });
 
   it("writes a hit only when its window ends more than the minimum idle lifetime from now", () => {
@@ -163,14 +177,7 @@ describe("CounterTable: write-behind and the alarm", () => {
     table.writeUnwritten(T0 + 2_100);
     expect(rows.commits).toHaveLength(1);
     expect(table.increment([op("a", 1, T0S + 60)], T0 + 3_000).writeDueMs).toBe(T0 + 5_000);
-    expect(table.takeActivity()).toEqual({
-      ...emptyActivity(),
-      operations: 5,
-      lookups: 2,
-      rowsWritten: 2,
-      rowsDeleted: 0,
-      commits: 1,
-    });
+    expect(table.takeActivity()).toEqual(rowActivity(5, 2, 2, 0, 1));
   });
 
   it("moves the alarm only earlier, never later", () => {
@@ -274,14 +281,7 @@ describe("CounterTable: the sweep", () => {
     expect(rows.rows.size).toBe(0);
     expect(rows.deletions.map((d) => d.deleted)).toEqual([["c1", "c2"], ["c3"], ["o1"], ["o2"]]);
     expect(rows.commits).toEqual([]);
-    expect(table.takeActivity()).toEqual({
-      ...emptyActivity(),
-      operations: 0,
-      lookups: 0,
-      rowsWritten: 0,
-      rowsDeleted: 5,
-      commits: 4,
-    });
+    expect(table.takeActivity()).toEqual(rowActivity(0, 0, 0, 5, 4));
   });
 
   it("returns again with a full batch even when it was the last, and empty on the next", () => {
@@ -302,14 +302,7 @@ describe("CounterTable: the sweep", () => {
     // The stored row implied the alarm at old's end; the new row's is later, so the commit leaves it.
     expect(rows.commits).toEqual([{ rows: [{ key: "new", count: 2, windowEnd: T0S + 60 }], alarmAtMs: undefined }]);
     expect(rows.sorted()).toEqual([{ key: "new", count: 2, windowEnd: T0S + 60 }]);
-    expect(table.takeActivity()).toEqual({
-      ...emptyActivity(),
-      operations: 1,
-      lookups: 1,
-      rowsWritten: 1,
-      rowsDeleted: 1,
-      commits: 2,
-    });
+    expect(table.takeActivity()).toEqual(rowActivity(1, 1, 1, 1, 2));
   });
 
   it("after an empty sweep, the next write sets the alarm again", () => {
@@ -359,22 +352,8 @@ describe("CounterTable: memory", () => {
     table.read([op("b", 0, T0S + 60)], T0);
     table.writeUnwritten(T0 + 2_000);
     expect(table.sweep(T0 + 2_000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
-    expect(table.takeActivity()).toEqual({
-      ...emptyActivity(),
-      operations: 4,
-      lookups: 2,
-      rowsWritten: 1,
-      rowsDeleted: 1,
-      commits: 2,
-    });
-    expect(table.takeActivity()).toEqual({
-      ...emptyActivity(),
-      operations: 0,
-      lookups: 0,
-      rowsWritten: 0,
-      rowsDeleted: 0,
-      commits: 0,
-    });
+    expect(table.takeActivity()).toEqual(rowActivity(4, 2, 1, 1, 2));
+    expect(table.takeActivity()).toEqual(rowActivity(0, 0, 0, 0, 0));
   });
 });
 
@@ -555,10 +534,7 @@ describe("CounterTable: sliding window", () => {
       replies: [sliding(true, 2, 1)],
       writeDueMs: undefined,
     });
-    table.writeUnwritten(T0 + 9_000);
-    expect(table.sweep(T0 + 9_000)).toEqual({ kind: "empty" });
-    expect(rows.finds).toEqual([]);
-    expect(rows.commits).toEqual([]);
+    expectRowsUntouched(rows, table, T0 + 9_000);
   });
 
   it("keeps the previous window in memory until the current window ends, then forgets it", () => {
@@ -653,10 +629,7 @@ describe("CounterTable: token bucket", () => {
       writeDueMs: undefined,
     });
     expect(table.increment([take(1, T0 + 5_000)], T0 + 5_000).replies).toEqual([tokens(true, T0_MICROS + 15e6)]);
-    table.writeUnwritten(T0 + 7_000);
-    expect(table.sweep(T0 + 7_000)).toEqual({ kind: "empty" });
-    expect(rows.finds).toEqual([]);
-    expect(rows.commits).toEqual([]);
+    expectRowsUntouched(rows, table, T0 + 7_000);
   });
 
   it("writes nothing for a refused operation, and a new table continues from the row", () => {

@@ -6,9 +6,20 @@ import { shouldRateLimit, UNLIMITED_REMAINING } from "../../../src/ratelimit/cor
 import { PublicStoreError, type RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { DEFAULT_SETTINGS, descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
 import { MemoryStore } from "../../support/ratelimit-memory-store";
+import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
 const basic = loadFixtures(["basic.yaml"]);
-const MINUTE_AT_1234 = { durationUntilResetSeconds: 26 };
+/** Seconds from 1234, the harness's default time, to the end of its minute. */
+const MINUTE_AT_1234 = 26;
+/** The store item of one hit on `counterName` in the minute of 1234 (1200 to 1260). */
+const hitInMinuteOf1234 = (counterName: string) => ({
+  key: `${counterName}1200`,
+  counterName,
+  hits: 1,
+  windowEnd: 1260,
+  windowSeconds: 60,
+  perSecond: false,
+});
 
 describe("shouldRateLimit: request validation", () => {
   const deps = { config: basic, store: new MemoryStore(), settings: DEFAULT_SETTINGS };
@@ -88,29 +99,13 @@ describe("shouldRateLimit: decisions", () => {
     const decision = await h.run(request("test-domain", [[["key2", "x"]]]));
     expect(decision.response).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 20, unit: "MINUTE" },
-          limitRemaining: 19,
-          ...MINUTE_AT_1234,
-        },
-      ],
+      statuses: [decidedStatus("OK", 20, "MINUTE", 19, MINUTE_AT_1234)],
       responseHeadersToAdd: [],
     });
     expect(h.store.calls).toEqual([
       {
         method: "increment",
-        items: [
-          {
-            key: "test-domain_key2_x_1200",
-            counterName: "test-domain_key2_x_",
-            hits: 1,
-            windowEnd: 1260,
-            windowSeconds: 60,
-            perSecond: false,
-          },
-        ],
+        items: [hitInMinuteOf1234("test-domain_key2_x_")],
       },
     ]);
   });
@@ -118,11 +113,7 @@ describe("shouldRateLimit: decisions", () => {
   it("answers OK without a limit or a store call for whitelisted and unmatched descriptors (rule 1)", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key2", "value3"]], [["nothing", "here"]], []]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, NO_LIMIT_STATUS, NO_LIMIT_STATUS]);
     expect(decision.response.overallCode).toBe("OK");
     expect(h.store.calls).toEqual([]);
     expect(decision.stats.rules).toEqual([]);
@@ -131,10 +122,7 @@ describe("shouldRateLimit: decisions", () => {
   it("answers one OK per descriptor for an unknown domain and counts domain_not_found", async () => {
     const h = harness(basic);
     const decision = await h.run(request("foo_domain", [[["key2", "x"]], [["key3", "y"]]]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, NO_LIMIT_STATUS]);
     expect(decision.stats).toEqual({ rules: [], domainNotFound: 2, globalShadowMode: 0 });
     expect(h.store.calls).toEqual([]);
   });
@@ -200,18 +188,8 @@ describe("shouldRateLimit: decisions", () => {
     const decision = await h.run(request("test-domain", [[["key2", "x"]], [["key3", "x"]]]));
     expect(decision.response.overallCode).toBe("OVER_LIMIT");
     expect(decision.response.statuses).toEqual([
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 20, unit: "MINUTE" },
-        limitRemaining: 19,
-        ...MINUTE_AT_1234,
-      },
-      {
-        code: "OVER_LIMIT",
-        currentLimit: { requestsPerUnit: 1, unit: "HOUR" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 2366,
-      },
+      decidedStatus("OK", 20, "MINUTE", 19, MINUTE_AT_1234),
+      decidedStatus("OVER_LIMIT", 1, "HOUR", 0, 2366),
     ]);
     await h.run(request("test-domain", [[["key3", "x"]]]));
     expect(h.store.value("test-domain_key3_x_0")).toBe(3);
@@ -220,7 +198,7 @@ describe("shouldRateLimit: decisions", () => {
   it("answers OK with the largest uint32 for unlimited rules, without the store (rule 8)", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key6", "x"]]]));
-    expect(decision.response.statuses).toEqual([{ code: "OK", limitRemaining: UNLIMITED_REMAINING }]);
+    expect(decision.response.statuses).toEqual([UNLIMITED_STATUS]);
     expect(UNLIMITED_REMAINING).toBe(4294967295);
     expect(h.store.calls).toEqual([]);
     expect(decision.stats.rules).toEqual([]);
@@ -229,14 +207,7 @@ describe("shouldRateLimit: decisions", () => {
   it("always answers OVER_LIMIT for requests_per_unit 0 (rule 9)", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key8", "x"]]]));
-    expect(decision.response.statuses).toEqual([
-      {
-        code: "OVER_LIMIT",
-        currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
-        limitRemaining: 0,
-        ...MINUTE_AT_1234,
-      },
-    ]);
+    expect(decision.response.statuses).toEqual([decidedStatus("OVER_LIMIT", 0, "MINUTE", 0, MINUTE_AT_1234)]);
     const check = await h.run({
       ...request("test-domain", []),
       descriptors: [{ ...descriptor(["key8", "y"]), hitsAddend: 0 }],
@@ -247,12 +218,7 @@ describe("shouldRateLimit: decisions", () => {
   it("copies the rule name into the current limit", async () => {
     const h = harness(basic);
     const decision = await h.run(request("test-domain", [[["key9", "x"]]], 0), 1000000);
-    expect(decision.response.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { name: "weekly", requestsPerUnit: 9, unit: "WEEK" },
-      limitRemaining: 8,
-      durationUntilResetSeconds: 209600,
-    });
+    expect(decision.response.statuses[0]).toEqual(decidedStatus("OK", 9, "WEEK", 8, 209600, "weekly"));
   });
 });
 
@@ -279,15 +245,7 @@ describe("shouldRateLimit: replaces (rule 10)", () => {
   it("drops the replaced rule and leaves its counter untouched", async () => {
     const h = harness(config);
     const decision = await h.run(request("replaces", [specific, replacing]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 10, unit: "SECOND" },
-        limitRemaining: 9,
-        durationUntilResetSeconds: 1,
-      },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, decidedStatus("OK", 10, "SECOND", 9, 1)]);
     expect([...h.store.counters.keys()]).toEqual(["replaces_key_2_value_2_user_bkthomps_1234"]);
     expect(decision.stats.rules.map((r) => r.key)).toEqual(["replaces.key_2_value_2.user_bkthomps"]);
   });
@@ -295,20 +253,14 @@ describe("shouldRateLimit: replaces (rule 10)", () => {
   it("drops both rules when two rules replace each other", async () => {
     const h = harness(config);
     const decision = await h.run(request("replaces", [[["ping", "1"]], [["pong", "2"]]]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 0 },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, NO_LIMIT_STATUS]);
     expect(h.store.calls).toEqual([]);
   });
 
   it("lets an unlimited rule replace a limited one", async () => {
     const h = harness(config);
     const decision = await h.run(request("replaces", [specific, [["free", "x"]]]));
-    expect(decision.response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: UNLIMITED_REMAINING },
-    ]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS, UNLIMITED_STATUS]);
     expect(h.store.calls).toEqual([]);
   });
 });
@@ -322,14 +274,7 @@ describe("shouldRateLimit: shadow mode (rules 11 and 12)", () => {
     const decision = await h.run(request("shadow", [[["user", "user-a"]]]));
     expect(decision.response).toEqual({
       overallCode: "OK",
-      statuses: [
-        {
-          code: "OK",
-          currentLimit: { requestsPerUnit: 1, unit: "SECOND" },
-          limitRemaining: 0,
-          durationUntilResetSeconds: 1,
-        },
-      ],
+      statuses: [decidedStatus("OK", 1, "SECOND", 0, 1)],
       responseHeadersToAdd: [],
     });
     expect(h.store.value("shadow_user_user-a_1234")).toBe(2);
@@ -414,12 +359,7 @@ describe("shouldRateLimit: limit overrides", () => {
       descriptors: [{ ...descriptor(["key2", "x"]), limit: { requestsPerUnit: 2, unit: "MINUTE" } }],
       hitsAddend: 0,
     });
-    expect(decision.response.statuses[0]).toEqual({
-      code: "OK",
-      currentLimit: { requestsPerUnit: 2, unit: "MINUTE" },
-      limitRemaining: 0,
-      ...MINUTE_AT_1234,
-    });
+    expect(decision.response.statuses[0]).toEqual(decidedStatus("OK", 2, "MINUTE", 0, MINUTE_AT_1234));
     expect(decision.stats.rules[0].key).toBe("test-domain.key2_x");
   });
 
@@ -430,7 +370,7 @@ describe("shouldRateLimit: limit overrides", () => {
       descriptors: [{ ...descriptor(["key2", "x"]), limit: { requestsPerUnit: 2, unit: "MINUTE" } }],
       hitsAddend: 0,
     });
-    expect(decision.response.statuses).toEqual([{ code: "OK", limitRemaining: 0 }]);
+    expect(decision.response.statuses).toEqual([NO_LIMIT_STATUS]);
   });
 });
 
@@ -452,14 +392,7 @@ describe("shouldRateLimit: store calls", () => {
   it("uses the cache key prefix", async () => {
     const h = harness(basic, { cacheKeyPrefix: "prefix:" });
     await h.run(request("test-domain", [[["key2", "x"]]]));
-    expect(h.store.calls[0].items[0]).toEqual({
-      key: "prefix:test-domain_key2_x_1200",
-      counterName: "prefix:test-domain_key2_x_",
-      hits: 1,
-      windowEnd: 1260,
-      windowSeconds: 60,
-      perSecond: false,
-    });
+    expect(h.store.calls[0].items[0]).toEqual(hitInMinuteOf1234("prefix:test-domain_key2_x_"));
   });
 
   it("starts a new counter in the next window", async () => {

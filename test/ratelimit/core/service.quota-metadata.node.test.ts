@@ -3,6 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { RateLimitRequest } from "../../../src/ratelimit/core/types";
 import { descriptor, harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { GOLD_BEFORE_SILVER_METADATA } from "../../support/ratelimit-rules";
+import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
 const quota = loadFixtures(["quota.yaml"]);
 const meta = loadFixtures(["metadata.yaml"]);
@@ -28,18 +30,8 @@ describe("quota mode", () => {
     const { response } = await h.run(request("quota", [[["plan", "b"]], [["addon", "b"]]]));
     expect(response.overallCode).toBe("OK");
     expect(response.statuses).toEqual([
-      {
-        code: "OVER_LIMIT",
-        currentLimit: { requestsPerUnit: 1, unit: "MINUTE" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 26,
-      },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 1, unit: "MINUTE" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 26,
-      },
+      decidedStatus("OVER_LIMIT", 1, "MINUTE", 0, 26),
+      decidedStatus("OK", 1, "MINUTE", 0, 26),
     ]);
   });
 
@@ -122,14 +114,8 @@ describe("dynamic metadata", () => {
         { entries: ["unknown=n"] },
       ],
       hitsAddend: 1,
-      metadata: {
-        tier: "gold",
-        limits: { daily: 100, monthly: 5 },
-        tags: ["a", "b"],
-        ratio: 0.5,
-        free: true,
-        nothing: null,
-      },
+      // The silver rule (team) also says free: yes.
+      metadata: { ...GOLD_BEFORE_SILVER_METADATA, free: true },
     });
   });
 
@@ -137,15 +123,7 @@ describe("dynamic metadata", () => {
     const { response } = await harness(meta, { dynamicMetadata: true }).run(
       request("meta", [[["open", "o"]], [["user", "u2"]]]),
     );
-    expect(response.statuses).toEqual([
-      { code: "OK", limitRemaining: 4294967295 },
-      {
-        code: "OK",
-        currentLimit: { requestsPerUnit: 2, unit: "MINUTE" },
-        limitRemaining: 1,
-        durationUntilResetSeconds: 26,
-      },
-    ]);
+    expect(response.statuses).toEqual([UNLIMITED_STATUS, decidedStatus("OK", 2, "MINUTE", 1, 26)]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
       descriptors: [{ entries: ["open=o"] }, { entries: ["user=u2"] }],
@@ -161,7 +139,7 @@ describe("dynamic metadata", () => {
       ["OK", undefined],
       ["OK", "premium"],
     ]);
-    expect(response.statuses[0]).toEqual({ code: "OK", limitRemaining: 0 });
+    expect(response.statuses[0]).toEqual(NO_LIMIT_STATUS);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
       descriptors: [{ entries: ["standard=s"] }, { entries: ["premium=s"] }],
@@ -173,10 +151,7 @@ describe("dynamic metadata", () => {
     const { response } = await harness(meta, { dynamicMetadata: true }).run(
       request("meta", [[["standard", "v"]], [["vip", "v"]]]),
     );
-    expect(response.statuses).toEqual([
-      { code: "OK", limitRemaining: 0 },
-      { code: "OK", limitRemaining: 4294967295 },
-    ]);
+    expect(response.statuses).toEqual([NO_LIMIT_STATUS, UNLIMITED_STATUS]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",
       descriptors: [{ entries: ["standard=v"] }, { entries: ["vip=v"] }],
@@ -190,14 +165,9 @@ describe("dynamic metadata", () => {
     // only quota, and fails the request.
     expect(response.overallCode).toBe("OVER_LIMIT");
     expect(response.statuses).toEqual([
-      {
-        code: "OVER_LIMIT",
-        currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
-        limitRemaining: 0,
-        durationUntilResetSeconds: 26,
-      },
-      { code: "OK", limitRemaining: 4294967295 },
-      { code: "OK", limitRemaining: 4294967295 },
+      decidedStatus("OVER_LIMIT", 0, "MINUTE", 0, 26),
+      UNLIMITED_STATUS,
+      UNLIMITED_STATUS,
     ]);
     expect(response.dynamicMetadata).toEqual({
       domain: "meta",

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { parseRateLimitRequestJson, rateLimitResponseToJson } from "../../../src/ratelimit/routes/codec";
 import { harness, loadFixtures, request } from "../../support/ratelimit-core";
+import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
 describe("parseRateLimitRequestJson", () => {
   it("reads the README's example request", () => {
@@ -140,20 +141,10 @@ describe("rateLimitResponseToJson", () => {
       rateLimitResponseToJson({
         overallCode: "OVER_LIMIT",
         statuses: [
-          {
-            code: "OVER_LIMIT",
-            currentLimit: { name: "per_user", requestsPerUnit: 10, unit: "MINUTE" },
-            limitRemaining: 0,
-            durationUntilResetSeconds: 58,
-          },
-          {
-            code: "OK",
-            currentLimit: { requestsPerUnit: 0, unit: "MINUTE" },
-            limitRemaining: 0,
-            durationUntilResetSeconds: 58,
-          },
-          { code: "OK", limitRemaining: 4294967295 },
-          { code: "OK", limitRemaining: 0 },
+          decidedStatus("OVER_LIMIT", 10, "MINUTE", 0, 58, "per_user"),
+          decidedStatus("OK", 0, "MINUTE", 0, 58),
+          UNLIMITED_STATUS,
+          NO_LIMIT_STATUS,
         ],
         responseHeadersToAdd: [{ key: "RateLimit-Limit", value: "10" }],
       }),
@@ -166,7 +157,7 @@ describe("rateLimitResponseToJson", () => {
           durationUntilReset: "58s",
         },
         { code: "OK", currentLimit: { unit: "MINUTE" }, durationUntilReset: "58s" },
-        { code: "OK", limitRemaining: 4294967295 },
+        UNLIMITED_STATUS,
         { code: "OK" },
       ],
       responseHeadersToAdd: [{ key: "RateLimit-Limit", value: "10" }],

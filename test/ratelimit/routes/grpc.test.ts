@@ -4,7 +4,7 @@
 import { create, fromBinary, toBinary, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   RateLimitRequestSchema,
   RateLimitResponseSchema,
@@ -14,6 +14,7 @@ import { RateLimitUnit } from "../../../src/ratelimit/gen/envoy/type/v3/ratelimi
 import { call, callJson } from "../../support/worker-http";
 import { connectErrorOf, descriptor, installConfig, RATELIMIT_ADMIN, rateLimit } from "../../support/ratelimit-calls";
 import { workerFetch } from "../../support/ratelimit-wires";
+import { atNowWithConfig } from "../../support/ratelimit-decision-suite";
 import { okStatus, overStatus } from "../../support/ratelimit-statuses";
 import { GOLD_METADATA, UNLIMITED_AND_BLOCKED_RULES } from "../../support/ratelimit-rules";
 import { everyKindOfDescriptor } from "../../support/ratelimit-requests";
@@ -51,9 +52,6 @@ ${GOLD_METADATA}
       unit: second
       requests_per_unit: 10
 `;
-
-// 2030-01-01T00:00:30Z: 30 s into a minute, 30 s into an hour.
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
 
 type RequestInit_ = MessageInitShape<typeof RateLimitRequestSchema>;
 
@@ -121,11 +119,7 @@ async function expectRefusedOnEveryPath(
   });
 }
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "grpc.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "grpc.yaml": CONFIG });
 
 describe("ShouldRateLimit on the Worker", () => {
   it("counts on the same counters as POST /json, whatever the path", async () => {

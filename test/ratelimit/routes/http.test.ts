@@ -1,8 +1,8 @@
 // POST /json through the real Worker, with counters in real Durable Objects and a frozen clock.
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { callJson } from "../../support/worker-http";
-import { descriptor, installConfig } from "../../support/ratelimit-calls";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../../support/ratelimit-decision-suite";
+import { descriptor } from "../../support/ratelimit-calls";
+import { atNowWithConfig, DECISION_CONFIG, decisionSuite } from "../../support/ratelimit-decision-suite";
 import { workerWith } from "../../support/ratelimit-stores";
 
 // The suite calls the Worker's fetch handler directly: every call through the test pool's `exports.default` wraps
@@ -10,11 +10,7 @@ import { workerWith } from "../../support/ratelimit-stores";
 // would slow each later call down until the stack overflows.
 const { rateLimit } = workerWith({});
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "rl.yaml": DECISION_CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "rl.yaml": DECISION_CONFIG });
 
 describe("POST /json", () => {
   decisionSuite(rateLimit);

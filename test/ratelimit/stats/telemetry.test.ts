@@ -176,20 +176,23 @@ describe("statistics of known request sequences", () => {
 describe("flushing", () => {
   const domainSnapshot = (domain: string) => env.RATE_LIMIT_STATS.getByName(`domain:${domain}`).snapshot();
 
+  /** Installs `domain` (100 an hour) on `s` and sends it `hits` hits; asserts none has reached the aggregate yet. */
+  async function hitUnflushed(s: ReturnType<typeof service>, domain: string, hits: number) {
+    expect((await s.put({ [`${domain}.yaml`]: simpleConfig(domain, 100) })).status).toBe(200);
+    for (let i = 0; i < hits; i++) expect(await s.json(domain, [[["k", "v"]]])).toBe(200);
+    expect((await domainSnapshot(domain)).rules).toEqual({});
+  }
+
   it("writes nothing to the aggregate per request: statistics wait in the isolate until a flush", async () => {
     const s = service();
-    expect((await s.put({ "buffered.yaml": simpleConfig("buffered", 100) })).status).toBe(200);
-    for (let i = 0; i < 3; i++) expect(await s.json("buffered", [[["k", "v"]]])).toBe(200);
-    expect((await domainSnapshot("buffered")).rules).toEqual({});
+    await hitUnflushed(s, "buffered", 3);
     await s.stats();
     expect((await domainSnapshot("buffered")).rules).toEqual({ "buffered.k": [3, 0, 0, 3, 0, 0] });
   });
 
   it("flushes everything buffered in one batch at the end of the interval, from the first call's waitUntil", async () => {
     const s = service({ STATS_FLUSH_INTERVAL: "2s" });
-    expect((await s.put({ "timed.yaml": simpleConfig("timed", 100) })).status).toBe(200);
-    for (let i = 0; i < 4; i++) expect(await s.json("timed", [[["k", "v"]]])).toBe(200);
-    expect((await domainSnapshot("timed")).rules).toEqual({});
+    await hitUnflushed(s, "timed", 4);
     await s.settle();
     expect((await domainSnapshot("timed")).rules).toEqual({ "timed.k": [4, 0, 0, 4, 0, 0] });
   });

@@ -52,55 +52,38 @@ async function ask(method: string, path: string, env: TestEnv["Bindings"] = {}) 
   return { status: response.status, allow: response.headers.get("Allow"), body: await response.text() };
 }
 
+/** A 404 as the owner answers it: no Allow header, the owner's body. */
+const notFound = (body: string) => ({ status: 404, allow: null, body });
+
+/** A 405 as the owner answers it: the path's methods in Allow, the owner's body. */
+const notAllowed = (allow: string, body: string) => ({ status: 405, allow, body });
+
 describe("unmatchedRoute", () => {
   it("answers 405 with the path's methods in a fixed order, HEAD with GET, in the owner's shape", async () => {
-    expect(await ask("PUT", "/items")).toEqual({
-      status: 405,
-      allow: "GET, HEAD, POST, OPTIONS",
-      body: "items 405 method PUT is not allowed on /items; allowed: GET, HEAD, POST, OPTIONS",
-    });
+    expect(await ask("PUT", "/items")).toEqual(
+      notAllowed(
+        "GET, HEAD, POST, OPTIONS",
+        "items 405 method PUT is not allowed on /items; allowed: GET, HEAD, POST, OPTIONS",
+      ),
+    );
     expect(await ask("POST", "/items/7")).toMatchObject({ status: 405, allow: "GET, HEAD, DELETE" });
-    expect(await ask("PATCH", "/")).toEqual({
-      status: 405,
-      allow: "GET, HEAD",
-      body: "root 405 method PATCH is not allowed on /; allowed: GET, HEAD",
-    });
+    expect(await ask("PATCH", "/")).toEqual(
+      notAllowed("GET, HEAD", "root 405 method PATCH is not allowed on /; allowed: GET, HEAD"),
+    );
   });
 
   it("answers 404 where the only matching route is a middleware, a catch-all, or a handler that passed it on", async () => {
-    expect(await ask("GET", "/hooked")).toEqual({
-      status: 404,
-      allow: null,
-      body: "stats 404 no route for GET /hooked",
-    });
-    expect(await ask("GET", "/items/7/lock")).toEqual({
-      status: 405,
-      allow: "PUT",
-      body: "items 405 method GET is not allowed on /items/7/lock; allowed: PUT",
-    });
-    expect(await ask("PUT", "/items/7/lock")).toEqual({
-      status: 404,
-      allow: null,
-      body: "items 404 no route for PUT /items/7/lock",
-    });
+    expect(await ask("GET", "/hooked")).toEqual(notFound("stats 404 no route for GET /hooked"));
+    expect(await ask("GET", "/items/7/lock")).toEqual(
+      notAllowed("PUT", "items 405 method GET is not allowed on /items/7/lock; allowed: PUT"),
+    );
+    expect(await ask("PUT", "/items/7/lock")).toEqual(notFound("items 404 no route for PUT /items/7/lock"));
   });
 
   it("gives an unknown path to the owner of its first segment, else to the root", async () => {
-    expect(await ask("GET", "/items/7/8/9")).toEqual({
-      status: 404,
-      allow: null,
-      body: "items 404 no route for GET /items/7/8/9",
-    });
-    expect(await ask("GET", "/ping/x")).toEqual({
-      status: 404,
-      allow: null,
-      body: "stats 404 no route for GET /ping/x",
-    });
-    expect(await ask("DELETE", "/elsewhere")).toEqual({
-      status: 404,
-      allow: null,
-      body: "root 404 no route for DELETE /elsewhere",
-    });
+    expect(await ask("GET", "/items/7/8/9")).toEqual(notFound("items 404 no route for GET /items/7/8/9"));
+    expect(await ask("GET", "/ping/x")).toEqual(notFound("stats 404 no route for GET /ping/x"));
+    expect(await ask("DELETE", "/elsewhere")).toEqual(notFound("root 404 no route for DELETE /elsewhere"));
   });
 
   it("reads the paths that are settings per request", async () => {

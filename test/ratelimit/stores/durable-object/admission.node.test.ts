@@ -26,10 +26,22 @@ function fakeClock(start = 1_000_000) {
   return { clock, sleeps };
 }
 
+/** Asserts the waiter slept once, at least `atLeast` ms and less than `under` (the wake-up spread on top). */
+function expectOneSleep(sleeps: number[], atLeast: number, under: number) {
+  expect(sleeps.length).toBe(1);
+  expect(sleeps[0]).toBeGreaterThanOrEqual(atLeast);
+  expect(sleeps[0]).toBeLessThan(under);
+}
+
+/** An admission of `limit` objects, each resident 12 s after its last use, waiting at most `maxWaitMs`. */
+function admissionOver(limit: number, maxWaitMs: number) {
+  const { clock, sleeps } = fakeClock();
+  return { admission: new ObjectAdmission(limit, 12_000, maxWaitMs, clock), clock, sleeps };
+}
+
 describe("ObjectAdmission", () => {
   it("admits new objects up to the limit without waiting, and objects in use always", async () => {
-    const { clock, sleeps } = fakeClock();
-    const admission = new ObjectAdmission(3, 12_000, NO_BOUND_MS, clock);
+    const { admission, clock, sleeps } = admissionOver(3, NO_BOUND_MS);
     await admission.admit(["a", "b"]);
     await admission.admit(["c"]);
     await admission.admit(["a", "b", "c"]);
@@ -38,22 +50,18 @@ describe("ObjectAdmission", () => {
   });
 
   it("makes a new object wait until the oldest has aged out of the residency window", async () => {
-    const { clock, sleeps } = fakeClock();
-    const admission = new ObjectAdmission(2, 12_000, NO_BOUND_MS, clock);
+    const { admission, clock, sleeps } = admissionOver(2, NO_BOUND_MS);
     await admission.admit(["a"]);
     clock.time += 5_000;
     await admission.admit(["b"]);
     await admission.admit(["c"]);
     // "a" was used 5 s before "b": it ages out 7 s after "b", so "c" waited at least that long, and less than "b"'s.
-    expect(sleeps.length).toBe(1);
-    expect(sleeps[0]).toBeGreaterThanOrEqual(7_000);
-    expect(sleeps[0]).toBeLessThan(7_100);
+    expectOneSleep(sleeps, 7_000, 7_100);
     expect(admission.size).toBe(2);
   });
 
   it("refreshes an object on use, so the least recently used ages out first", async () => {
-    const { clock } = fakeClock();
-    const admission = new ObjectAdmission(2, 12_000, NO_BOUND_MS, clock);
+    const { admission, clock } = admissionOver(2, NO_BOUND_MS);
     await admission.admit(["a"]);
     clock.time += 1_000;
     await admission.admit(["b"]);
@@ -68,8 +76,7 @@ describe("ObjectAdmission", () => {
   });
 
   it("admits a request naming more new objects than the limit once the others have aged out", async () => {
-    const { clock } = fakeClock();
-    const admission = new ObjectAdmission(2, 12_000, NO_BOUND_MS, clock);
+    const { admission, clock } = admissionOver(2, NO_BOUND_MS);
     await admission.admit(["x"]);
     await admission.admit(["a", "b", "c"]);
     expect(admission.size).toBe(3);
@@ -83,21 +90,17 @@ describe("ObjectAdmission's wait bound", () => {
     "COUNTER_OBJECT_ADMISSION_MAX_WAIT (3000 ms)";
 
   it("admits a new object whose slot frees within the bound, after waiting for it", async () => {
-    const { clock, sleeps } = fakeClock();
-    const admission = new ObjectAdmission(1, 12_000, 3_000, clock);
+    const { admission, clock, sleeps } = admissionOver(1, 3_000);
     await admission.admit(["a"]);
     clock.time += 10_000;
     await admission.admit(["b"]);
     // "a" ages out 2 s later; the wake-up spread adds less than 50 ms.
-    expect(sleeps.length).toBe(1);
-    expect(sleeps[0]).toBeGreaterThanOrEqual(2_000);
-    expect(sleeps[0]).toBeLessThan(2_050);
+    expectOneSleep(sleeps, 2_000, 2_050);
     expect(admission.size).toBe(1);
   });
 
   it("admits a slot that frees exactly at the bound, having waited exactly the bound", async () => {
-    const { clock, sleeps } = fakeClock();
-    const admission = new ObjectAdmission(1, 12_000, 2_000, clock);
+    const { admission, clock, sleeps } = admissionOver(1, 2_000);
     await admission.admit(["a"]);
     clock.time += 10_000;
     await admission.admit(["b"]);
@@ -106,8 +109,7 @@ describe("ObjectAdmission's wait bound", () => {
   });
 
   it("refuses at once, naming both settings, when the oldest object ages out after the bound", async () => {
-    const { clock, sleeps } = fakeClock();
-    const admission = new ObjectAdmission(1, 12_000, 3_000, clock);
+    const { admission, clock, sleeps } = admissionOver(1, 3_000);
     await admission.admit(["a"]);
     clock.time += 8_999;
     const refused = admission.admit(["b"]);
@@ -145,8 +147,7 @@ describe("ObjectAdmission's wait bound", () => {
   });
 
   it("with a bound of 0, admits what fits and refuses the rest without waiting", async () => {
-    const { clock, sleeps } = fakeClock();
-    const admission = new ObjectAdmission(2, 12_000, 0, clock);
+    const { admission, clock, sleeps } = admissionOver(2, 0);
     await admission.admit(["a", "b"]);
     await admission.admit(["b"]);
     await expect(admission.admit(["c"])).rejects.toThrow(

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
-import { NOW } from "../../../support/ratelimit-decision-suite";
-import { workerWith } from "../../../support/ratelimit-stores";
+import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, NOW } from "../../../support/ratelimit-decision-suite";
+import { refusedAnswer, workerWith } from "../../../support/ratelimit-stores";
 import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
 const CONFIG = `
@@ -41,11 +41,7 @@ async function burst(worker: ReturnType<typeof workerWith>, key: string, value: 
 }
 
 describe("POST /json with leases", () => {
-  beforeAll(async () => {
-    vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-    await installConfig({ "lease.yaml": CONFIG });
-  });
-  afterAll(() => vi.useRealTimers());
+  atNowWithConfig({ "lease.yaml": CONFIG });
 
   it("admits 95 to 100 of 600 concurrent hits limited to 100 with COUNTER_LEASES=true, never more", async () => {
     const statuses = await burst(workerWith({ COUNTER_LEASES: "true", CACHE_KEY_PREFIX: "all_" }), "hot", "a");
@@ -214,10 +210,10 @@ describe("the lease settings", () => {
     [{ COUNTER_LEASE_MAX_UNITS: "0" }, "COUNTER_LEASE_MAX_UNITS: Too small: expected number to be >=1"],
     [{ COUNTER_LEASE_MAX_UNITS: "1000001" }, "COUNTER_LEASE_MAX_UNITS: must be at most 1000000"],
   ])("refuses %j with a 500 naming the variable", async (vars, message) => {
-    const refused = workerWith(vars);
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const answer = await refused.rateLimit({ domain: "lease", descriptors: [descriptor(["hot", "refused"])] });
-    error.mockRestore();
+    const answer = await refusedAnswer(workerWith(vars), {
+      domain: "lease",
+      descriptors: [descriptor(["hot", "refused"])],
+    });
     expect(answer.status).toBe(500);
     expect(answer.body).toBe(`ratelimit settings are invalid: ${message}`);
   });

@@ -5,13 +5,13 @@
 // by name when malformed.
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
 import type { AlgorithmReply, CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-object/store";
-import { descriptor, installConfig } from "../../../support/ratelimit-calls";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
-import { eventually, workerWith, type Answer } from "../../../support/ratelimit-stores";
+import { descriptor } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
+import { eventually, refusedAnswer, workerWith, type Answer } from "../../../support/ratelimit-stores";
 import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
 
 // NOW is 30 s into the hour starting here.
@@ -45,11 +45,7 @@ const storedRows = (object: DurableObjectStub, ...keys: string[]) =>
       .toArray();
   });
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "rl.yaml": DECISION_CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "rl.yaml": DECISION_CONFIG });
 
 describe("the sharded layout decides as the per-key layout does", () => {
   decisionSuite(sharded.rateLimit, {
@@ -256,10 +252,10 @@ describe("the layout settings", () => {
       'COUNTER_OBJECT_ADMISSION_MAX_WAIT: expected a duration such as "10s", "500ms" or "1m"',
     ],
   ])("refuses %j with a 500 naming the variable", async (vars, message) => {
-    const refused = workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars });
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const answer = await refused.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "refused"])] });
-    error.mockRestore();
+    const answer = await refusedAnswer(workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", ...vars }), {
+      domain: "rl",
+      descriptors: [descriptor(["client", "refused"])],
+    });
     expect(answer.status).toBe(500);
     expect(answer.body).toBe(`ratelimit settings are invalid: ${message}`);
   });

@@ -3,11 +3,12 @@
 // every instance, SRV discovery through DNS over HTTPS, the keys memcached cannot hold refused by name, and the
 // algorithms it cannot apply atomically refused by the store itself.
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { CounterIncrement } from "../../../../src/ratelimit/core/types";
 import { crc32 } from "../../../../src/ratelimit/stores/memcache/hashing";
 import { memcacheCounterStore } from "../../../../src/ratelimit/stores/memcache/store";
-import { descriptor, installConfig } from "../../../support/ratelimit-calls";
+import { descriptor } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, NOW } from "../../../support/ratelimit-decision-suite";
 import { eventually, memcached, workerWith } from "../../../support/ratelimit-stores";
 import { okStatus, overStatus } from "../../../support/ratelimit-statuses";
 import { UNLIMITED_AND_BLOCKED_RULES } from "../../../support/ratelimit-rules";
@@ -26,7 +27,6 @@ ${UNLIMITED_AND_BLOCKED_RULES}
       requests_per_unit: 5
 `;
 
-const NOW = Date.UTC(2030, 0, 1, 0, 0, 30);
 const HOUR_START = 1893456000;
 const NODES = [env.TEST_MEMCACHED_PORT, env.TEST_MEMCACHED2_PORT];
 const HOST_PORT = NODES.map((port) => `127.0.0.1:${port}`).join(",");
@@ -39,11 +39,7 @@ async function valueOf(key: string, node = nodeOf(key)): Promise<string | undefi
   return (reply as Map<string, string>).get(key);
 }
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "mc.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "mc.yaml": CONFIG });
 
 describe("the object cache", () => {
   const cache = workerWith({ BACKEND_TYPE: "memcache", OBJCACHE_HOST_PORT: HOST_PORT, CACHE_KEY_PREFIX: "mc_" });

@@ -2,9 +2,9 @@
 // go to the per-second store whatever their counters' lifetime (a sliding window lives two windows), and other limits
 // stay in the main store even when their counter lives one second (an HOUR token bucket with burst 1).
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { descriptor, installConfig } from "../../../support/ratelimit-calls";
-import { NOW } from "../../../support/ratelimit-decision-suite";
+import { describe, expect, it } from "vitest";
+import { descriptor } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, NOW } from "../../../support/ratelimit-decision-suite";
 import { redis, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG = `
@@ -42,11 +42,7 @@ const SECOND = NOW / 1000;
 
 // Needs both Redis servers of test/global-setup.ts (a server suite there, left out with TEST_NO_SERVERS).
 describe("with a per-second store", () => {
-  beforeAll(async () => {
-    vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-    await installConfig({ "ps.yaml": CONFIG });
-  });
-  afterAll(() => vi.useRealTimers());
+  atNowWithConfig({ "ps.yaml": CONFIG });
 
   it("routes counters by their limit's unit, not by how long they live", async () => {
     const split = workerWith({

@@ -26,19 +26,25 @@ async function poolConnections(): Promise<string[]> {
 const redisWorker = (vars: Record<string, string>) =>
   workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: `127.0.0.1:${PORT}`, ...vars });
 
+/** redisWorker with these settings, its counters' keys prefixed with `label`_ so no other test shares them. */
+const poolWorker = (label: string, vars: Record<string, string>) =>
+  redisWorker({ ...vars, CACHE_KEY_PREFIX: `${label}_` });
+
+/** A request of one hit on k = `value`. */
+const poolHit = (value: string) => ({ domain: "pool", descriptors: [descriptor(["k", value])] });
+
 /**
  * Holds the only pooled connection busy (writes paused for 1.5 s), sends a second request while it is, and returns
  * both answers and the pool's connections seen while both were waiting.
  */
 async function secondCallerWhileBusy(behaviour: string, value: string) {
-  const pool = redisWorker({
+  const pool = poolWorker(behaviour, {
     KVSTORE_POOL_SIZE: "1",
     KVSTORE_POOL_ON_EMPTY_BEHAVIOR: behaviour,
     KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: "100ms",
     KVSTORE_TIMEOUT: "5s",
-    CACHE_KEY_PREFIX: `${behaviour}_`,
   });
-  const request = { domain: "pool", descriptors: [descriptor(["k", value])] };
+  const request = poolHit(value);
   expect((await pool.rateLimit(request)).status).toBe(200);
   await redis(PORT, [["CLIENT", "PAUSE", "1500", "WRITE"]]);
   const first = pool.rateLimit(request);
@@ -76,12 +82,8 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
   });
 
   it("fails a call that gets no reply within KVSTORE_TIMEOUT instead of hanging", async () => {
-    const slow = redisWorker({
-      KVSTORE_POOL_SIZE: "1",
-      KVSTORE_TIMEOUT: "300ms",
-      CACHE_KEY_PREFIX: "timeout_",
-    });
-    const request = { domain: "pool", descriptors: [descriptor(["k", "timeout"])] };
+    const slow = poolWorker("timeout", { KVSTORE_POOL_SIZE: "1", KVSTORE_TIMEOUT: "300ms" });
+    const request = poolHit("timeout");
     expect((await slow.rateLimit(request)).status).toBe(200);
     await redis(PORT, [["CLIENT", "PAUSE", "1000", "WRITE"]]);
     const answer = await slow.rateLimit(request);
@@ -97,12 +99,8 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
 
 describe("KVSTORE_PIPELINE_WINDOW", () => {
   it("gathers simultaneous callers into shared writes and still counts exactly", async () => {
-    const windowed = redisWorker({
-      KVSTORE_POOL_SIZE: "2",
-      KVSTORE_PIPELINE_WINDOW: "2ms",
-      CACHE_KEY_PREFIX: "window_",
-    });
-    const request = { domain: "pool", descriptors: [descriptor(["k", "window"])] };
+    const windowed = poolWorker("window", { KVSTORE_POOL_SIZE: "2", KVSTORE_PIPELINE_WINDOW: "2ms" });
+    const request = poolHit("window");
     const answers = await Promise.all(Array.from({ length: 40 }, () => windowed.rateLimit(request)));
     expect(answers.map((a) => a.body.statuses[0].limitRemaining).sort((a: number, b: number) => a - b)).toEqual(
       Array.from({ length: 40 }, (_, i) => 960 + i),

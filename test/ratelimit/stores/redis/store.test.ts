@@ -7,7 +7,7 @@
 // scripts.
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type {
   AlgorithmReply,
   CounterIncrement,
@@ -20,9 +20,9 @@ import { scriptShas, SLIDING_WINDOW_SCRIPT, TOKEN_BUCKET_SCRIPT } from "../../..
 import { redisCounterStore } from "../../../../src/ratelimit/stores/redis/store";
 import { CLOSED_WINDOW_GRACE_MS } from "../../../../src/ratelimit/core/counter-table";
 import { MemoryStore } from "../../../support/ratelimit-memory-store";
-import { descriptor, installConfig } from "../../../support/ratelimit-calls";
-import { DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
-import { redis, workerWith } from "../../../support/ratelimit-stores";
+import { descriptor } from "../../../support/ratelimit-calls";
+import { atNowWithConfig, DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
+import { redis, refusedAnswer, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG =
   DECISION_CONFIG +
@@ -45,11 +45,7 @@ const URL = `127.0.0.1:${env.TEST_REDIS_PORT}`;
 const redisWorker = (vars: Record<string, string>) => workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, ...vars });
 const main = redisWorker({ CACHE_KEY_PREFIX: "suite_" });
 
-beforeAll(async () => {
-  vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-  await installConfig({ "rl.yaml": CONFIG });
-});
-afterAll(() => vi.useRealTimers());
+atNowWithConfig({ "rl.yaml": CONFIG });
 
 describe("the key-value store decides as the Durable Object store does", () => {
   decisionSuite(main.rateLimit, {
@@ -286,10 +282,7 @@ describe("store errors and health", () => {
     [{ KVSTORE_PERSECOND: "true" }, "KVSTORE_PERSECOND_URL is required with BACKEND_TYPE=redis"],
     [{ KVSTORE_POOL_ON_EMPTY_BEHAVIOR: "SOMETIMES" }, "KVSTORE_POOL_ON_EMPTY_BEHAVIOR: Invalid option"],
   ])("refuses settings a Worker cannot honour: %j", async (vars, message) => {
-    const refused = redisWorker(vars);
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const answer = await refused.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "x"])] });
-    error.mockRestore();
+    const answer = await refusedAnswer(redisWorker(vars), { domain: "rl", descriptors: [descriptor(["client", "x"])] });
     expect(answer.status).toBe(500);
     expect(answer.body).toContain(message);
     expect(answer.body).toMatch(/^ratelimit settings are invalid: /);
