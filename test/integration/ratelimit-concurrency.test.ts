@@ -2,10 +2,10 @@
 // (COUNTER_OBJECT_LAYOUT per_key, the default, and sharded): 2000 and 600 simultaneous POST /json hits on one key of
 // limit 100 admit exactly 100; bursts that arrive when the isolate's config check is due all get their answer; and a
 // long tail of 3000 keys never seen before, 40 requests at a time, all answer 200 with the OK body (per_key: past
-// COUNTER_OBJECT_ACTIVE_LIMIT, with a wait bound long enough for objects to age out).
+// COUNTER_OBJECT_ACTIVE_LIMIT, with a wait bound long enough for objects to age out); workerd does not restart.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
-import { agent, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
+import { startWranglerDev, workerdProcesses, type DevServer } from "../support/servers.mjs";
+import { agent, keepProxyConnectionsFresh, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
 
 const ADMIN = { Authorization: "Bearer integration-admin-token", "content-type": "application/json" };
 const CONFIG = `domain: burst
@@ -83,8 +83,11 @@ describe.each([
     await server?.stop();
   });
 
-  it("admits exactly 100 of 2000 concurrent hits on a key limited to 100", async () => {
+  it("admits exactly 100 of 2000 concurrent hits on a key limited to 100, and the runtime does not restart", async () => {
+    const runtime = workerdProcesses(server);
+    expect(runtime.length).toBeGreaterThan(0);
     expect(await burst(server, "one-key", 2000)).toEqual({ 200: 100, 429: 1900 });
+    expect(workerdProcesses(server)).toEqual(runtime);
     const after = await send(server, "POST", "/json", JSON.stringify(hit("one-key")));
     expect(JSON.parse(after.text)).toEqual({
       overallCode: "OVER_LIMIT",
@@ -114,7 +117,10 @@ describe.each([
   });
 
   it("answers a long tail of 3000 keys never seen before, 40 at a time, each 200 with the OK body", async () => {
-    await refreshProxyConnections(server);
+    const runtime = workerdProcesses(server);
+    expect(runtime.length).toBeGreaterThan(0);
+    // Requests wait in the Worker for seconds past COUNTER_OBJECT_ACTIVE_LIMIT while the proxy's other connections idle.
+    const stopRefreshing = keepProxyConnectionsFresh(server);
     const answers: string[] = [];
     let next = 0;
     const sender = async () => {
@@ -123,8 +129,9 @@ describe.each([
         answers.push(await post(server, hit(value, "tail")));
       }
     };
-    await Promise.all(Array.from({ length: 40 }, sender));
+    await Promise.all(Array.from({ length: 40 }, sender)).finally(stopRefreshing);
     expect(answers.length).toBe(3000);
     expect(tally(answers)).toEqual({ [`200 ${okBody(1000000, "HOUR")}`]: 3000 });
+    expect(workerdProcesses(server)).toEqual(runtime);
   }, 300_000);
 });

@@ -6,7 +6,8 @@ import http from "node:http";
  * Every request of a suite goes over at most this many kept-alive connections, so wrangler dev's proxy never holds
  * more connections to the Worker than that. workerd closes a connection idle for 5 s, and a POST that the proxy sends
  * on one as it closes is answered 503 "Your worker restarted mid-request" though nothing restarted (workers-sdk issue
- * 14641; only GET and HEAD are retried). Before each burst, as many simultaneous GETs take that hit harmlessly.
+ * 14641; only GET and HEAD are retried). Before each burst, as many simultaneous GETs take that hit harmlessly, and
+ * through a run whose requests wait in the Worker for seconds, again every second (keepProxyConnectionsFresh).
  * Hundreds of requests still wait in the Worker at once: the proxy answers nothing before the Worker does.
  */
 export const CONNECTIONS = 64;
@@ -34,3 +35,21 @@ export function send(
 /** Refreshes every connection the proxy may hold to the Worker (see CONNECTIONS). */
 export const refreshProxyConnections = (server: { url: string }) =>
   Promise.all(Array.from({ length: CONNECTIONS }, () => send(server, "GET", "/test/ping")));
+
+/**
+ * Refreshes the proxy's connections every `everyMs` until the returned stop is called: for a run in which requests
+ * wait in the Worker for seconds (the admission wait), so that connections the proxy does not use meanwhile go idle.
+ */
+export function keepProxyConnectionsFresh(server: { url: string }, everyMs = 1000): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await refreshProxyConnections(server);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}

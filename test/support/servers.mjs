@@ -4,7 +4,7 @@
 // process group on free loopback ports and is stopped by group; stopAll() stops whatever is still running and removes
 // every temporary directory made here. A missing binary fails with the apt-get line that installs it (never a skip).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -491,4 +491,27 @@ async function spawnWranglerDev({ projectDir, state, removeState, configArgs, va
  */
 export async function refreshProxyConnection(server) {
   await (await fetch(`${server.url}/test/ping`)).arrayBuffer();
+}
+
+/**
+ * The workerd processes of a server's process group: the same ids before and after a run show that the runtime did not
+ * restart during it (a crash restarts workerd as a new process).
+ * @param {{ pgid: number }} server
+ * @returns {string[]}
+ */
+export function workerdProcesses(server) {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so the fields after it are read from its closing ")".
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    if (comm === "workerd" && pgrp === server.pgid) found.push(pid);
+  }
+  return found.sort();
 }
