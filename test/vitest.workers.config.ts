@@ -46,6 +46,9 @@ export default defineConfig(async () => {
       globalSetup: [path.join(root, "test/global-setup.ts")],
       setupFiles: [path.join(root, "test/apply-migrations.ts")],
       maxWorkers: 2,
+      // Files and the tests inside them run in a random order, as in the core run (the seed is printed;
+      // --sequence.seed=N repeats it): a test that reads what another wrote fails instead of passing by position.
+      sequence: { shuffle: true },
     },
   };
 });

@@ -16,7 +16,10 @@ const part = (target: string, id: string, fields: Partial<AggregatePart>): Aggre
   ...fields,
 });
 
-/** One isolate's buffer after `hits` decisions on two rules of `domain`, one unknown-domain descriptor and a call. */
+/**
+ * One isolate's buffer after `hits` decisions on two rules of `domain`, one unknown-domain descriptor and a call; the
+ * counter and timer are named after the domain too, so that each test reads only its own totals.
+ */
 function isolateBuffer(domain: string, hits: number): StatsBuffer {
   const buffer = new StatsBuffer({ keepSamples: false });
   for (let i = 0; i < hits; i++) {
@@ -44,8 +47,8 @@ function isolateBuffer(domain: string, hits: number): StatsBuffer {
       domainNotFound: 0,
       globalShadowMode: 0,
     });
-    buffer.addCounter("test.multi.calls");
-    buffer.addTiming("test.multi.time", 3);
+    buffer.addCounter(`test.${domain}.calls`);
+    buffer.addTiming(`test.${domain}.time`, 3);
   }
   return buffer;
 }

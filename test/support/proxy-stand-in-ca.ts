@@ -80,6 +80,18 @@ export function run(clock: { now: Date }, issuer: CertificateIssuer, random = 0.
   return { warnings, queued, lockKept: () => lockKept };
 }
 
+/**
+ * Takes away every domain, certificate and attempt: a run of the job handles all of them, so a test that reads whole
+ * runs starts from none, whichever test ran before it.
+ */
+export async function forgetCertificates() {
+  await env.DB.batch(
+    ["delete from domains", "delete from certificates", "delete from certificate_attempts"].map((query) =>
+      env.DB.prepare(query),
+    ),
+  );
+}
+
 export async function askForCertificates(project: string, backend: string, names: string[], enableSSL = true) {
   await expectJson(
     asAdmin("/domains/massupdate", "POST", {

@@ -7,8 +7,10 @@ import { database } from "../../../src/shared/db";
 import { commitWrite } from "../../../src/proxy/installation/writes";
 import { DomainError } from "../../../src/shared/domain-errors";
 
-const labels = () =>
-  env.DB.prepare("select label from projects where label like 'guard%' order by label")
+/** The projects whose label starts with the test's own prefix, so that no test sees the rows of another. */
+const labels = (prefix: string) =>
+  env.DB.prepare("select label from projects where label like ? order by label")
+    .bind(`${prefix}%`)
     .all<{ label: string }>()
     .then((result) => result.results.map((row) => row.label));
 
@@ -23,19 +25,19 @@ describe("commitWrite with guards", () => {
       {
         what: "test",
         projects: [],
-        statements: [insertProject("guarda"), insertProject("guardb")],
+        statements: [insertProject("guardrefa"), insertProject("guardrefb")],
         guards: [
           { refusal: sql`null`, answer: () => new DomainError("invalid", "first") },
           {
-            refusal: sql`(select group_concat(label, ',') from projects where label like 'guard%')`,
+            refusal: sql`(select group_concat(label, ',') from projects where label like 'guardref%')`,
             answer: (detail) => new DomainError("conflict", `second: ${detail}`),
           },
         ],
         changes: [],
       },
     );
-    await expect(attempt).rejects.toMatchObject({ kind: "conflict", message: "second: guarda,guardb" });
-    expect(await labels()).toEqual([]);
+    await expect(attempt).rejects.toMatchObject({ kind: "conflict", message: "second: guardrefa,guardrefb" });
+    expect(await labels("guardref")).toEqual([]);
   });
 
   it("lets the write through when every refusal is null", async () => {
@@ -46,7 +48,7 @@ describe("commitWrite with guards", () => {
       {
         what: "test",
         projects: [],
-        statements: [insertProject("guardc")],
+        statements: [insertProject("guardpassc")],
         guards: [
           {
             refusal: sql`(select label from projects where label = 'nothere')`,
@@ -56,7 +58,7 @@ describe("commitWrite with guards", () => {
         changes: [],
       },
     );
-    expect(await labels()).toEqual(["guardc"]);
+    expect(await labels("guardpass")).toEqual(["guardpassc"]);
   });
 
   it("answers a refused dry run like the write", async () => {
@@ -67,12 +69,12 @@ describe("commitWrite with guards", () => {
       {
         what: "test",
         projects: [],
-        statements: [insertProject("guardd")],
+        statements: [insertProject("guarddryd")],
         guards: [{ refusal: sql`'limit'`, answer: (detail) => new DomainError("quota", `refused: ${detail}`) }],
         changes: [],
       },
     );
     await expect(attempt).rejects.toMatchObject({ kind: "quota", message: "refused: limit" });
-    expect(await labels()).toEqual(["guardc"]);
+    expect(await labels("guarddry")).toEqual([]);
   });
 });

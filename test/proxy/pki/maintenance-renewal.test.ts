@@ -1,11 +1,18 @@
 // When the certificate job renews, with a stand-in CA and an injected clock and random source: by the CA's ACME
 // Renewal Information window (RFC 9773: Retry-After honoured, the drawn point kept, `replaces` sent, unusable answers
 // falling back), and short-lived (6-day) certificates when a third of their lifetime remains.
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
 import { createProjectOnHost } from "../../support/proxy-fixtures";
 import { createBackend } from "../../support/proxy-api";
-import { ariIdOf, askForCertificates, fakeCa, run, windowRow } from "../../support/proxy-stand-in-ca";
+import {
+  ariIdOf,
+  askForCertificates,
+  fakeCa,
+  forgetCertificates,
+  run,
+  windowRow,
+} from "../../support/proxy-stand-in-ca";
 
 /** What a run said about one domain (every run handles every domain of the file). */
 const about = (warnings: string[], domainName: string) =>
@@ -26,6 +33,8 @@ beforeAll(async () => {
   });
   await createBackend("renewals", { label: "shop", backendContainers: [{ containerId: web }] });
 });
+
+beforeEach(forgetCertificates);
 
 describe("renewal by the CA's ACME Renewal Information (RFC 9773)", () => {
   it("renews in the CA's window, asks again only after Retry-After, keeps the drawn point, sends replaces", async () => {

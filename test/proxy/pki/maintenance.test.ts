@@ -2,7 +2,7 @@
 // the one-failure-per-day rule, removals, the INFO/WARN lines about certificates that end soon), and provided
 // certificates through the API. Renewal by the CA's ACME Renewal Information: maintenance-renewal.test.ts.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
@@ -12,7 +12,16 @@ import otherEcCert from "../fixtures/other-ec.cert.pem?raw";
 import otherEcKey from "../fixtures/other-ec.key.pem?raw";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
-import { acmeRow, askForCertificates as askFor, attempt, DAY, db, fakeCa, run } from "../../support/proxy-stand-in-ca";
+import {
+  acmeRow,
+  askForCertificates as askFor,
+  attempt,
+  DAY,
+  db,
+  fakeCa,
+  forgetCertificates,
+  run,
+} from "../../support/proxy-stand-in-ca";
 
 const askForCertificates = (backend: string, names: string[], enableSSL = true) =>
   askFor("certs", backend, names, enableSSL);
@@ -26,6 +35,8 @@ beforeAll(async () => {
   for (const label of ["issue", "renew", "fail", "ending", "drop"])
     await createBackend("certs", { label, backendContainers: [{ containerId: web }] });
 });
+
+beforeEach(forgetCertificates);
 
 describe("obtaining and renewing", () => {
   it("obtains a certificate for every domain that asks for one and queues one gensynchaprx", async () => {
@@ -285,6 +296,13 @@ describe("provided certificates through the API", () => {
   });
 
   it("deletes a provided certificate, and only a provided one", async () => {
+    await expectJson(
+      asAdmin("/admin/certificates/ec", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey }),
+      200,
+    );
+    await askForCertificates("issue", ["acme-kept.example"]);
+    const clock = { now: new Date("2026-12-01T10:00:00Z") };
+    await run(clock, fakeCa(clock).issuer).warnings;
     expect(await expectJson(asAdmin("/admin/certificates/ec", "DELETE"), 200)).toEqual({
       success: true,
       payload: "Deleted certificate ec",
@@ -293,6 +311,7 @@ describe("provided certificates through the API", () => {
     expect(await expectJson(asAdmin("/admin/certificates/ec", "DELETE"), 404)).toEqual(
       errorBody("Invalid certificate: name ec not existing"),
     );
-    expect((await asAdmin("/admin/certificates/acme_a.issue.example", "DELETE")).status).toBe(404);
+    expect((await asAdmin("/admin/certificates/acme_acme-kept.example", "DELETE")).status).toBe(404);
+    expect(await acmeRow("acme-kept.example")).not.toBeNull();
   });
 });

@@ -366,43 +366,57 @@ describe("HAPROXY_PARAMS_EXTRA_DIRECTIVES", () => {
 });
 
 describe("rows stored before params were vetted", () => {
-  const legacy = async (sql: string, ...values: unknown[]) =>
-    env.DB.prepare(sql)
-      .bind(...values)
+  /**
+   * A project of the test's own: backend web with container one linked (its server params then overwritten by SQL, as
+   * rows stored before the vetting), container two unlinked, and an API user granted the project.
+   */
+  async function legacyProject(label: string, addresses: [string, string]) {
+    const { one, two } = await createProjectWithContainers(label, "node1.example.net", {
+      one: addresses[0],
+      two: addresses[1],
+    });
+    const id = await createBackend(label, { label: "web", port: 8080, backendContainers: [{ containerId: one }] });
+    await env.DB.prepare("update backend_containers set params = ? where backend_id = ?")
+      .bind("check crt /etc/shadow", id)
       .run();
+    const user = await createApiUser(`${label}user`, [label]);
+    return { id, one, two, user };
+  }
 
   it("are written without their params by gensynchaprx, which warns and still succeeds", async () => {
-    const backend = (await project()).backends.find((b: { label: string }) => b.label === "web");
-    await legacy(
-      "update backends set params = ? where id = ?",
-      '"program" pwn\ncommand /bin/sh',
-      backend.FQLabel.split("_")[1],
-    );
-    await legacy("update backend_containers set params = ? where container_id = ?", "check crt /etc/shadow", web1);
+    const { id, user } = await legacyProject("ptold", ["2001:db8::41", "2001:db8::42"]);
+    await env.DB.prepare("update backends set params = ? where id = ?")
+      .bind('"program" pwn\ncommand /bin/sh', id)
+      .run();
     const response = await callWith({}, "/admin/gensynchaprx", "GET", undefined, ADMIN_AUTH);
-    const warnings = await expectJson(response, 200);
+    const warnings: string[] = await expectJson(response, 200);
     const version = (await expectJson(asAdmin("/admin/haproxy/versions"), 200))[0].version;
-    expect(warnings).toEqual([
-      `WARN: backend ${backend.FQLabel}: params line 1 refused ("program" opens a new section); the backend is written without its params`,
-      `WARN: backend ${backend.FQLabel}: params of server node1.example.net_pt-web1 line 1 refused ("crt" would read a file); the server is written without them`,
-      `WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`,
+    const backend = (await expectJson(as(user, "/projects/ptold"), 200)).backends[0].FQLabel;
+    expect(warnings.filter((warning) => warning.includes(`backend ${backend}:`))).toEqual([
+      `WARN: backend ${backend}: params line 1 refused ("program" opens a new section); the backend is written without its params`,
+      `WARN: backend ${backend}: params of server node1.example.net_ptold-one line 1 refused ("crt" would read a file); the server is written without them`,
     ]);
+    expect(warnings.at(-1)).toBe(
+      `WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`,
+    );
     const config = (await expectJson(asAdmin("/admin/haproxy"), 200)).files["haproxy.cfg"];
-    expect(sectionOf(config, "# project pt: backend web")).toBe(
-      `# project pt: backend web\nbackend ${backend.FQLabel}\n    server node1.example.net_pt-web1 [2001:db8::21]:8080\n`,
+    expect(sectionOf(config, "# project ptold: backend web")).toBe(
+      `# project ptold: backend web\nbackend ${backend}\n    server node1.example.net_ptold-one [2001:db8::41]:8080\n`,
     );
     expect(config).not.toContain("program");
     expect(config).not.toContain("/etc/shadow");
   });
 
   it("are not copied to another backend by setContainersOf", async () => {
-    await createBackend("pt", { label: "green", backendContainers: [{ containerId: web2, params: "check" }] });
-    const before = await project();
+    const { one, two, user } = await legacyProject("ptcopy", ["2001:db8::51", "2001:db8::52"]);
+    await createBackend("ptcopy", { label: "green", backendContainers: [{ containerId: two, params: "check" }] });
+    const own = async () => expectJson(as(user, "/projects/ptcopy"), 200);
+    const before = await own();
     const rows = await counts();
-    expect(await expectJson(as(tenant, "/backends/pt/green/setContainersOf/web", "PATCH"), 500)).toEqual(
-      errorBody(`Target backend with label web: params of container ${web1} line 1: "crt" would read a file`),
+    expect(await expectJson(as(user, "/backends/ptcopy/green/setContainersOf/web", "PATCH"), 500)).toEqual(
+      errorBody(`Target backend with label web: params of container ${one} line 1: "crt" would read a file`),
     );
-    expect(await project()).toEqual(before);
+    expect(await own()).toEqual(before);
     expect(await counts()).toEqual(rows);
   });
 });

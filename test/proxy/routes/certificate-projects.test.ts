@@ -2,7 +2,7 @@
 // takes an optional `projects` list of labels; the generated configuration then maps it to those projects' domains
 // only, and enableSSL sets certProvided only where it may serve. Without a list, every project's, as before.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
 import { asAdmin, createBackend, createHost, errorBody, expectJson } from "../../support/proxy-api";
@@ -37,6 +37,22 @@ beforeAll(async () => {
   }
 });
 
+// The configuration maps a certificate to every domain it may serve: each test starts from no domain or certificate.
+beforeEach(async () => {
+  await env.DB.batch([env.DB.prepare("delete from domains"), env.DB.prepare("delete from certificates")]);
+});
+
+/** The certificate for beta alone, then a domain it covers in each project. */
+async function servedToBeta() {
+  await expectJson(put("cp-rsa", { projects: ["cpbeta"] }), 200);
+  await expectJson(
+    asAdmin("/domains/massupdate", "POST", {
+      domainOperations: [sslOperation("b.shop.example.org", "cpbeta"), sslOperation("a.shop.example.org", "cpalpha")],
+    }),
+    200,
+  );
+}
+
 describe("PUT /admin/certificates with projects", () => {
   it("stores the projects and names them by label; a label no project has answers 400, storing nothing", async () => {
     const before = await certificateRows();
@@ -51,13 +67,7 @@ describe("PUT /admin/certificates with projects", () => {
   });
 
   it("serves the certificate to those projects' domains only", async () => {
-    await expectJson(put("cp-rsa", { projects: ["cpbeta"] }), 200);
-    await expectJson(
-      asAdmin("/domains/massupdate", "POST", {
-        domainOperations: [sslOperation("b.shop.example.org", "cpbeta"), sslOperation("a.shop.example.org", "cpalpha")],
-      }),
-      200,
-    );
+    await servedToBeta();
     // enableSSL: the provided certificate covers beta's name for beta only; alpha's asks the public CA.
     expect(await flags("b.shop.example.org")).toEqual({ cert_provided: 1, public_ca_certificate: 0 });
     expect(await flags("a.shop.example.org")).toEqual({ cert_provided: 0, public_ca_certificate: 1 });
@@ -70,6 +80,7 @@ describe("PUT /admin/certificates with projects", () => {
   });
 
   it("serves every project again once stored without a list, as before", async () => {
+    await servedToBeta();
     const stored = await expectJson(put("cp-rsa", {}), 200);
     expect(stored).not.toHaveProperty("projects");
     expect(await certificateRows()).toContainEqual({ name: "cp-rsa", project_ids: null });

@@ -64,7 +64,7 @@ const op = (operation: string, domainName: string, projectLabel: string, enableS
 
 beforeAll(async () => {
   await createHost("q-host.hosts.example", "2001:db8:9::1");
-  for (const project of ["qback", "qcont", "qdom", "qdom2", "qpar", "qinst", "qrace"]) await createProject(project);
+  for (const project of ["qback", "qcont", "qpar", "qparlow", "qinst", "qrace"]) await createProject(project);
   containerIds = {
     par1: await createContainer("qpar", { label: "one", hostname: "q-host.hosts.example", ipv6: "2001:db8:9::11" }),
     par2: await createContainer("qpar", { label: "two", hostname: "q-host.hosts.example", ipv6: "2001:db8:9::12" }),
@@ -104,50 +104,61 @@ describe("PROXY_MAX_CONTAINERS_PER_PROJECT", () => {
 
 describe("PROXY_MAX_DOMAINS_PER_PROJECT", () => {
   const limits = { PROXY_MAX_DOMAINS_PER_PROJECT: "3" };
-  const refusal = quota("qdom", 3, "domains", "PROXY_MAX_DOMAINS_PER_PROJECT");
+  const refusal = (project: string) => quota(project, 3, "domains", "PROXY_MAX_DOMAINS_PER_PROJECT");
 
-  beforeAll(async () => {
+  /** The test's own project holding a. and b.<project>.example, and another holding m.<project>.example. */
+  async function nearQuota(project: string) {
+    for (const label of [project, `${project}other`]) await createProject(label);
     await expectJson(
-      send(limits, "POST", "/backends/qdom", {
+      send(limits, "POST", `/backends/${project}`, {
         label: "web",
-        domainForwardings: [{ domainName: "a.qdom.example" }, { domainName: "b.qdom.example" }],
+        domainForwardings: [{ domainName: `a.${project}.example` }, { domainName: `b.${project}.example` }],
       }),
       200,
     );
-    await expectJson(send(limits, "POST", "/backends/qdom2", { label: "web" }), 200);
-    await expectJson(
-      send(limits, "POST", "/domains/massupdate", { domainOperations: [op("CREATE", "m.qdom2.example", "qdom2")] }),
-      200,
-    );
-  });
+    await expectJson(send(limits, "POST", `/backends/${project}other`, { label: "web" }), 200);
+    const moveIn = op("CREATE", `m.${project}.example`, `${project}other`);
+    await expectJson(send(limits, "POST", "/domains/massupdate", { domainOperations: [moveIn] }), 200);
+  }
 
   it("refuses a mass update past it as a whole, storing nothing", async () => {
+    await nearQuota("qdoma");
     const before = await stored();
-    const body = { domainOperations: [op("CREATE", "c.qdom.example", "qdom"), op("CREATE", "d.qdom.example", "qdom")] };
-    expect(await expectJson(send(limits, "POST", "/domains/massupdate", body), 403)).toEqual(refusal);
+    const body = {
+      domainOperations: [op("CREATE", "c.qdoma.example", "qdoma"), op("CREATE", "d.qdoma.example", "qdoma")],
+    };
+    expect(await expectJson(send(limits, "POST", "/domains/massupdate", body), 403)).toEqual(refusal("qdoma"));
     // Moving a domain in counts as adding one.
     const move = {
-      domainOperations: [op("CREATE", "c.qdom.example", "qdom"), op("UPDATE", "m.qdom2.example", "qdom")],
+      domainOperations: [op("CREATE", "c.qdoma.example", "qdoma"), op("UPDATE", "m.qdoma.example", "qdoma")],
     };
-    expect(await expectJson(send(limits, "POST", "/domains/massupdate", move), 403)).toEqual(refusal);
+    expect(await expectJson(send(limits, "POST", "/domains/massupdate", move), 403)).toEqual(refusal("qdoma"));
     expect(await stored()).toEqual(before);
   });
 
   it("refuses a backend update adding one past it, storing nothing", async () => {
+    await nearQuota("qdomb");
     await expectJson(
-      send(limits, "POST", "/domains/massupdate", { domainOperations: [op("CREATE", "c.qdom.example", "qdom")] }),
+      send(limits, "POST", "/domains/massupdate", { domainOperations: [op("CREATE", "c.qdomb.example", "qdomb")] }),
       200,
     );
     const before = await stored();
-    const forwardings = ["a", "b", "c", "e"].map((name) => ({ domainName: `${name}.qdom.example` }));
+    const forwardings = ["a", "b", "c", "e"].map((name) => ({ domainName: `${name}.qdomb.example` }));
     expect(
-      await expectJson(send(limits, "POST", "/backends/qdom", { label: "web", domainForwardings: forwardings }), 403),
-    ).toEqual(refusal);
+      await expectJson(send(limits, "POST", "/backends/qdomb", { label: "web", domainForwardings: forwardings }), 403),
+    ).toEqual(refusal("qdomb"));
     expect(await stored()).toEqual(before);
   });
 
   it("lets a request at the quota replace one domain by another", async () => {
-    const body = { domainOperations: [op("DELETE", "c.qdom.example", "qdom"), op("CREATE", "f.qdom.example", "qdom")] };
+    await nearQuota("qdomc");
+    await expectJson(
+      send(limits, "POST", "/domains/massupdate", { domainOperations: [op("CREATE", "c.qdomc.example", "qdomc")] }),
+      200,
+    );
+    const body = {
+      domainOperations: [op("DELETE", "c.qdomc.example", "qdomc"), op("CREATE", "f.qdomc.example", "qdomc")],
+    };
     expect(await expectJson(send(limits, "POST", "/domains/massupdate", body), 200)).toEqual([]);
   });
 });
@@ -185,9 +196,11 @@ describe("PROXY_MAX_PARAMS_BYTES_PER_PROJECT", () => {
   });
 
   it("lets a write that does not add bytes pass past a lowered quota", async () => {
+    // 18 bytes, stored under the quota of the other tests; then the quota drops below them.
+    await expectJson(send(limits, "POST", "/backends/qparlow", { label: "web", params: "timeout server 30s" }), 200);
     const lowered = { PROXY_MAX_PARAMS_BYTES_PER_PROJECT: "10" };
-    await expectJson(send(lowered, "POST", "/backends/qpar", { label: "web", params: "timeout server 3s" }), 200);
-    await expectJson(send(lowered, "POST", "/backends/qpar", { label: "web", fullname: "Web" }), 200);
+    await expectJson(send(lowered, "POST", "/backends/qparlow", { label: "web", params: "timeout server 3s" }), 200);
+    await expectJson(send(lowered, "POST", "/backends/qparlow", { label: "web", fullname: "Web" }), 200);
   });
 });
 
