@@ -14,8 +14,8 @@ export interface CoalescerOptions {
   /** Longest a request waits for its turn or its replies before it fails (the object is stuck or gone). */
   maxWaitMs: number;
   /**
-   * How long a request told to lead has to start its call before the request that told it makes the call itself (the
-   * told request has ended, and workerd dropped its continuation).
+   * How often a waiting request checks, in its own context, that a call is in flight for what waits, and makes one
+   * itself if none is (the request that was calling has stopped or was cancelled).
    */
   handoffMs: number;
 }
@@ -42,34 +42,25 @@ export class CoalescedWaitTimeout extends Error {
   }
 }
 
-/** What a waiting request learns: lead the next call itself, or its replies from a call another request led. */
-type Turn<Reply> =
-  { kind: "lead"; call: CallSlot } | { kind: "replies"; replies: Reply[] } | { kind: "failed"; error: unknown };
+/** What a waiting request learns: its replies from a call, or why it has none. */
+type Turn<Reply> = { kind: "replies"; replies: Reply[] } | { kind: "failed"; error: unknown };
 
 interface Waiting<Operation, Reply> {
   operations: Operation[];
   tell(turn: Turn<Reply>): void;
 }
 
-/**
- * One call in flight, from when its leader is told its turn: `told` until the leader starts, `abandoned` when another
- * request took the turn over because the leader did not start within handoffMs.
- */
+/** One run of calls in flight to an object, made by one request in its own context; `since` its latest call's start. */
 interface CallSlot {
   since: number;
-  state: "told" | "leading" | "abandoned";
-  /** Ends the telling request's check early (its keepAlive need not last handoffMs). */
-  started?: () => void;
 }
 
 interface ObjectQueue<Operation, Reply> {
   waiting: Waiting<Operation, Reply>[];
-  /** Calls in flight, counting a leader told its turn or still lingering, with when each began. */
+  /** Runs of calls in flight, with when each one's latest call began. */
   calls: Set<CallSlot>;
-  /** Wakes the lingering leader early (its call is full); undefined when none lingers. */
+  /** Wakes a lingering run early (its call is full); undefined when none lingers. */
   wakeLeader: (() => void) | undefined;
-  /** Operations of the lingering leader itself. */
-  leaderOperations: number;
 }
 
 /** What the coalescer did, for statistics and benchmarks. */
@@ -81,14 +72,13 @@ export interface CoalescerActivity {
 }
 
 /**
- * The Workers runtime ties every I/O (an RPC, a timer) to the request that started it and cancels it when that request
- * ends. So a call is always made, and its linger timed, by a request it carries (the leader); a request that waits is
- * told its turn or its replies through a promise it created itself, whose continuation runs in its own context.
- * `keepAlive` (the request's waitUntil) keeps the leader's context alive until every request it carries is answered,
- * even if its own client has gone. workerd drops a continuation resolved for a request that has already ended (its
- * client went away on Cloudflare, or the gRPC route answered at its deadline), so such a waiter never leads when told
- * to: the request that told it (alive, under its keepAlive) checks after handoffMs and, if the call has not started,
- * makes it itself for the requests still waiting.
+ * The Workers runtime ties every I/O (an RPC, a timer) to the request that started it. A request woken by another
+ * request's promise may resume in that other request's context: measured under wrangler dev, one 2,000-hit burst in
+ * about ten had a woken request's RPC refused with "Cannot perform I/O on behalf of a different request (I/O type:
+ * SpanParent)", and a woken request's own timer can die with the other request. So a woken request only takes its
+ * replies; calls are made only by a request in its own flow: the one that finds a slot free when it arrives (and goes
+ * on calling for what waits, kept alive by its `keepAlive`, the request's waitUntil, for at most maxWaitMs), or a
+ * waiting request whose own check timer (every handoffMs) finds no call in flight.
  */
 export class CallCoalescer<Operation, Reply> {
   private readonly queues = new Map<string, ObjectQueue<Operation, Reply>>();
@@ -104,22 +94,15 @@ export class CallCoalescer<Operation, Reply> {
   /** Sends `operations` to `object` in its turn; resolves with one reply per operation, in order. */
   async submit(object: string, operations: Operation[]): Promise<Reply[]> {
     let queue = this.queues.get(object);
-    if (!queue)
-      this.queues.set(object, (queue = { waiting: [], calls: new Set(), wakeLeader: undefined, leaderOperations: 0 }));
+    if (!queue) this.queues.set(object, (queue = { waiting: [], calls: new Set(), wakeLeader: undefined }));
     let waiting!: Waiting<Operation, Reply>;
     const turn = new Promise<Turn<Reply>>((tell) => queue.waiting.push((waiting = { operations, tell })));
-    const cancelTimer = this.timer.schedule(this.options.maxWaitMs, () => {
-      const index = queue.waiting.indexOf(waiting);
-      if (index >= 0) queue.waiting.splice(index, 1);
-      waiting.tell({ kind: "failed", error: new CoalescedWaitTimeout(object, this.options.maxWaitMs) });
-      this.pump(object, queue, waiting);
-    });
+    const stopWatching = this.watch(object, queue, waiting);
     if (queue.wakeLeader && this.isFull(queue)) queue.wakeLeader();
-    this.pump(object, queue, waiting);
-    const told = await turn.finally(cancelTimer);
-    if (told.kind === "replies") return told.replies;
+    this.startCallsIfFree(object, queue);
+    const told = await turn.finally(stopWatching);
     if (told.kind === "failed") throw told.error;
-    return this.lead(object, queue, told.call, operations);
+    return told.replies;
   }
 
   /** Objects with a call in flight or operations waiting (for tests: an idle object leaves no state behind). */
@@ -135,122 +118,114 @@ export class CallCoalescer<Operation, Reply> {
   }
 
   /**
-   * Makes the first waiting request the leader of a call while fewer than maxInFlight are in flight, run by a request
-   * whose context is alive (`self`: the pumping request's own entry, which needs no check). A call older than
-   * maxWaitMs no longer counts: its leader's request was cancelled while its call was in flight, and the queue must
-   * not stay blocked behind it.
+   * The waiting request's own timers: it fails after maxWaitMs, and every handoffMs it checks that a call is in flight
+   * for what waits, making one itself if none is (the run that was calling ended, or its request was cancelled).
    */
-  private pump(object: string, queue: ObjectQueue<Operation, Reply>, self?: Waiting<Operation, Reply>): void {
+  private watch(object: string, queue: ObjectQueue<Operation, Reply>, waiting: Waiting<Operation, Reply>) {
+    const started = this.timer.now();
+    let cancelCheck = () => {};
+    const check = () => {
+      if (!queue.waiting.includes(waiting)) return;
+      this.startCallsIfFree(object, queue);
+      if (this.timer.now() - started < this.options.maxWaitMs)
+        cancelCheck = this.timer.schedule(this.options.handoffMs, check);
+    };
+    cancelCheck = this.timer.schedule(this.options.handoffMs, check);
+    const cancelTimeout = this.timer.schedule(this.options.maxWaitMs, () => {
+      const index = queue.waiting.indexOf(waiting);
+      if (index >= 0) queue.waiting.splice(index, 1);
+      waiting.tell({ kind: "failed", error: new CoalescedWaitTimeout(object, this.options.maxWaitMs) });
+      this.startCallsIfFree(object, queue);
+      this.forgetIfIdle(object, queue);
+    });
+    return () => {
+      cancelCheck();
+      cancelTimeout();
+    };
+  }
+
+  /**
+   * In the current request's own context: if operations wait and fewer than maxInFlight runs call the object, starts a
+   * run. A run whose latest call began more than maxWaitMs ago no longer counts: its request was cancelled mid-call.
+   */
+  private startCallsIfFree(object: string, queue: ObjectQueue<Operation, Reply>): void {
     const now = this.timer.now();
     for (const call of queue.calls) if (now - call.since > this.options.maxWaitMs) queue.calls.delete(call);
-    while (queue.waiting.length > 0 && queue.calls.size < this.options.maxInFlight) {
-      const call: CallSlot = { since: now, state: "told" };
-      queue.calls.add(call);
-      const leader = queue.waiting.shift()!;
-      leader.tell({ kind: "lead", call });
-      if (leader !== self) this.checkHandoff(object, queue, call);
+    if (queue.waiting.length === 0 || queue.calls.size >= this.options.maxInFlight) return;
+    const slot: CallSlot = { since: now };
+    queue.calls.add(slot);
+    this.keepAlive(this.runCalls(object, queue, slot));
+  }
+
+  /** Calls for what waits, one call after another, until nothing waits or maxWaitMs has passed since the first. */
+  private async runCalls(object: string, queue: ObjectQueue<Operation, Reply>, slot: CallSlot): Promise<void> {
+    const until = this.timer.now() + this.options.maxWaitMs;
+    try {
+      while (queue.waiting.length > 0 && this.timer.now() <= until) {
+        slot.since = this.timer.now();
+        await this.linger(queue);
+        const batch = this.takeBatch(queue);
+        if (batch.length === 0) break;
+        await this.callFor(object, batch);
+      }
+    } finally {
+      queue.calls.delete(slot);
+      this.forgetIfIdle(object, queue);
     }
+  }
+
+  private forgetIfIdle(object: string, queue: ObjectQueue<Operation, Reply>): void {
     if (queue.waiting.length === 0 && queue.calls.size === 0 && this.queues.get(object) === queue)
       this.queues.delete(object);
   }
 
-  /**
-   * In the telling request's context, kept alive by its keepAlive: if the told leader has not started its call within
-   * handoffMs, its turn is taken over and this request calls for what waits (the told one queues again if it wakes).
-   */
-  private checkHandoff(object: string, queue: ObjectQueue<Operation, Reply>, call: CallSlot): void {
-    const checked = new Promise<void>((done) => {
-      call.started = done;
-      this.timer.schedule(this.options.handoffMs, () => {
-        if (call.state !== "told") return done();
-        call.state = "abandoned";
-        queue.calls.delete(call);
-        done(this.takeOver(object, queue));
-      });
-    });
-    this.keepAlive(checked);
-  }
-
-  /** Leads one call with no operations of its own for the requests waiting, if a call may start. */
-  private async takeOver(object: string, queue: ObjectQueue<Operation, Reply>): Promise<void> {
-    if (queue.waiting.length === 0 || queue.calls.size >= this.options.maxInFlight) return this.pump(object, queue);
-    const call: CallSlot = { since: this.timer.now(), state: "told" };
-    queue.calls.add(call);
-    await this.lead(object, queue, call, []).catch(() => {});
-  }
-
   private isFull(queue: ObjectQueue<Operation, Reply>): boolean {
-    let operations = queue.leaderOperations;
+    let operations = 0;
     for (const waiting of queue.waiting) {
       operations += waiting.operations.length;
       if (operations >= this.options.maxOperationsPerCall) return true;
     }
-    return operations >= this.options.maxOperationsPerCall;
+    return false;
   }
 
-  /** Run by the leader, in its own request: lingers, takes what waits (up to the cap) and makes the call. */
-  private async lead(
-    object: string,
-    queue: ObjectQueue<Operation, Reply>,
-    slot: CallSlot,
-    own: Operation[],
-  ): Promise<Reply[]> {
-    // Woken after another request took this turn over: queue again, as a request arriving now.
-    if (slot.state === "abandoned") return this.submit(object, own);
-    slot.state = "leading";
-    slot.started?.();
-    try {
-      await this.linger(queue, own.length);
-      const others = this.takeFollowers(queue, own.length);
-      if (own.length === 0 && others.length === 0) return [];
-      this.activity.calls++;
-      this.activity.groups += (own.length > 0 ? 1 : 0) + others.length;
-      const call = this.call(object, [own, ...others.map((waiting) => waiting.operations)]);
-      const answered = call.then(
-        ([mine, ...theirs]) => {
-          others.forEach((waiting, i) => waiting.tell({ kind: "replies", replies: theirs[i] }));
-          return mine;
-        },
-        (error: unknown) => {
-          for (const waiting of others) waiting.tell({ kind: "failed", error });
-          throw error;
-        },
-      );
-      this.keepAlive(answered.catch(() => {}));
-      return await answered;
-    } finally {
-      queue.calls.delete(slot);
-      this.pump(object, queue);
-    }
-  }
-
-  private async linger(queue: ObjectQueue<Operation, Reply>, ownOperations: number): Promise<void> {
-    if (this.options.lingerMs <= 0) return;
-    queue.leaderOperations = ownOperations;
-    if (!this.isFull(queue)) {
-      await new Promise<void>((wake) => {
-        const cancel = this.timer.schedule(this.options.lingerMs, wake);
-        queue.wakeLeader = () => {
-          cancel();
-          wake();
-        };
-      });
-    }
+  private async linger(queue: ObjectQueue<Operation, Reply>): Promise<void> {
+    if (this.options.lingerMs <= 0 || this.isFull(queue)) return;
+    await new Promise<void>((wake) => {
+      const cancel = this.timer.schedule(this.options.lingerMs, wake);
+      queue.wakeLeader = () => {
+        cancel();
+        wake();
+      };
+    });
     queue.wakeLeader = undefined;
-    queue.leaderOperations = 0;
   }
 
-  /** The waiting requests that join the leader's call, in arrival order, within the per-call cap. */
-  private takeFollowers(queue: ObjectQueue<Operation, Reply>, ownOperations: number): Waiting<Operation, Reply>[] {
-    const followers: Waiting<Operation, Reply>[] = [];
-    let operations = ownOperations;
+  /** The first waiting request, and those after it in arrival order within the per-call cap. */
+  private takeBatch(queue: ObjectQueue<Operation, Reply>): Waiting<Operation, Reply>[] {
+    const batch: Waiting<Operation, Reply>[] = [];
+    let operations = 0;
     while (queue.waiting.length > 0) {
       const next = queue.waiting[0].operations.length;
-      if (operations + next > this.options.maxOperationsPerCall) break;
-      followers.push(queue.waiting.shift()!);
+      if (batch.length > 0 && operations + next > this.options.maxOperationsPerCall) break;
+      batch.push(queue.waiting.shift()!);
       operations += next;
     }
-    return followers;
+    return batch;
+  }
+
+  /** One call carrying the batch's operations; tells each request its replies, or the call's failure. */
+  private async callFor(object: string, batch: Waiting<Operation, Reply>[]): Promise<void> {
+    this.activity.calls++;
+    this.activity.groups += batch.length;
+    try {
+      const replies = await this.call(
+        object,
+        batch.map((waiting) => waiting.operations),
+      );
+      batch.forEach((waiting, i) => waiting.tell({ kind: "replies", replies: replies[i] }));
+    } catch (error) {
+      for (const waiting of batch) waiting.tell({ kind: "failed", error });
+    }
   }
 
   /** One call carrying these groups of operations; resolves with each group's replies. */

@@ -26,9 +26,9 @@ const MAX_OPERATIONS_PER_CALL = 1000;
 const MAX_COALESCED_WAIT_MS = 10_000;
 
 /**
- * How long a request told to lead a call has to start it before the request that told it makes the call itself. It
- * normally starts within a millisecond; one that has not after this long has ended (its client went away, or the gRPC
- * route answered at its deadline), and workerd never runs it. Taking over a live but slow one costs it a later call.
+ * How often a waiting request checks, from its own timer, that a call is in flight for it, and makes one itself if
+ * none is. The request calling for a hot key normally goes on until nothing waits; this covers the one that stopped
+ * (past the wait bound) or was cancelled, without any request doing I/O after another request woke it.
  */
 const COALESCED_HANDOFF_MS = 500;
 

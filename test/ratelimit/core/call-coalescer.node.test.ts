@@ -1,6 +1,7 @@
 // The per-object call coalescing of src/ratelimit/core/call-coalescer.ts: replies equal to one-by-one serving in
 // arrival order (a property over random arrivals, call timings and algorithms, against the real CounterTable), the
-// in-flight bound, the linger, the per-call cap, failures and that an idle object leaves nothing behind.
+// in-flight bound, the linger, the per-call cap, failures, that only a request in its own flow makes calls, and that an
+// idle object leaves nothing behind.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CallCoalescer, type CoalescerTimer } from "../../../src/ratelimit/core/call-coalescer";
@@ -151,10 +152,10 @@ describe("CallCoalescer", () => {
     const replies = [1, 2, 3, 4, 5].map((n) => coalescer.submit("x", [n]));
     replies.push(coalescer.submit("x", [6, 7, 8, 9]), coalescer.submit("x", [10]));
     await settled();
-    // Two leaders, each taking what waits up to three operations.
+    // Two runs, each taking what waits from the head up to three operations.
     expect(sent).toEqual([
-      [1, 3, 4],
-      [2, 5],
+      [1, 2, 3],
+      [4, 5],
     ]);
     releases.shift()!();
     await replies[0];
@@ -228,7 +229,7 @@ describe("CallCoalescer", () => {
     await settled();
     const waiting = coalescer.submit("x", [2]);
     // The second request's wait bound fires while the first call hangs.
-    timers[1].run();
+    timers.filter((entry) => entry.ms === 7)[1].run();
     await expect(waiting).rejects.toThrow("waited 7 ms for counter object x");
     release();
     expect(await stuck).toEqual([1]);
@@ -256,7 +257,7 @@ describe("CallCoalescer", () => {
     await settled();
     expect(sent).toEqual([[1]]);
     now = 8;
-    timers[1].run();
+    timers.filter((entry) => entry.ms === 7)[1].run();
     await expect(stuck).rejects.toThrow("waited 7 ms for counter object x");
     // The blocked call no longer counts: the next request leads at once.
     expect(await coalescer.submit("x", [3])).toEqual([3]);
@@ -264,95 +265,98 @@ describe("CallCoalescer", () => {
   });
 
   /**
-   * workerd drops a continuation that another request resolves for a request that has ended (its client went away):
-   * the waiter is told its turn and never runs. Modelled by holding back what that one waiter is told.
+   * Requests as workerd runs them: `current` is the request whose own flow runs (a submit's synchronous part, or a timer
+   * it scheduled). keepAlive is the current request's waitUntil, so what it records is which request makes calls.
    */
-  function holdBackTurns(coalescer: CallCoalescer<number, number>, object: string, index: number) {
-    const queues = (coalescer as unknown as { queues: Map<string, { waiting: { tell(turn: unknown): void }[] }> })
-      .queues;
-    const waiting = queues.get(object)!.waiting[index];
-    const tell = waiting.tell;
-    const held: unknown[] = [];
-    waiting.tell = (turn) => held.push(turn);
-    return { held, deliver: () => held.splice(0).forEach((turn) => tell(turn)) };
-  }
-
-  /** A coalescer with a 300 ms hand-off bound whose first call, for request [1] on "x", is in flight until release. */
-  async function handoffHarness() {
-    const timers: { ms: number; run: () => void; cancelled: boolean }[] = [];
+  function requestsHarness(handoffMs = 300) {
+    let current: string | undefined;
+    let now = 0;
+    const timers: { ms: number; run: () => void; owner: string | undefined; cancelled: boolean }[] = [];
     const timer: CoalescerTimer = {
-      now: () => 0,
+      now: () => now,
       schedule: (ms, run) => {
-        const entry = { ms, run, cancelled: false };
+        const entry = { ms, run, owner: current, cancelled: false };
         timers.push(entry);
         return () => (entry.cancelled = true);
       },
     };
     const sent: number[][] = [];
-    let release!: () => void;
+    const releases: (() => void)[] = [];
+    const callers: (string | undefined)[] = [];
     const coalescer = new CallCoalescer<number, number>(
       (_object, operations) => (
         sent.push(operations),
-        sent.length === 1
-          ? new Promise((resolve) => (release = () => resolve(operations)))
-          : Promise.resolve(operations.map((n) => n * 10))
+        new Promise((resolve) => releases.push(() => resolve(operations.map((n) => n * 10))))
       ),
-      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 60_000, handoffMs: 300 },
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 1000, handoffMs },
       timer,
+      () => callers.push(current),
     );
-    const handoffs = () => timers.filter((entry) => entry.ms === 300 && !entry.cancelled);
-    const first = coalescer.submit("x", [1]);
-    await settled();
-    return { coalescer, sent, release: () => release(), handoffs, first };
+    const submitAs = (name: string, operations: number[]) => {
+      current = name;
+      const reply = coalescer.submit("x", operations);
+      current = undefined;
+      return reply;
+    };
+    const fire = (owner: string, ms: number) => {
+      const entry = timers.find((t) => t.owner === owner && t.ms === ms && !t.cancelled)!;
+      entry.cancelled = true;
+      current = owner;
+      entry.run();
+      current = undefined;
+    };
+    return { coalescer, sent, releases, callers, submitAs, fire, setNow: (ms: number) => (now = ms) };
   }
 
-  it("makes the next call itself when the request told to lead never does", async () => {
-    const { coalescer, sent, release, handoffs, first } = await handoffHarness();
-    void coalescer.submit("x", [2]);
-    const gone = holdBackTurns(coalescer, "x", 0);
-    const third = coalescer.submit("x", [3]);
-    release();
-    expect(await first).toEqual([1]);
+  it("has the request that found no call in flight make the calls for those that arrive meanwhile", async () => {
+    const { coalescer, sent, releases, callers, submitAs } = requestsHarness();
+    const first = submitAs("r1", [1]);
     await settled();
-    // The second request was told to lead and never ran: nothing moves until the hand-off bound.
-    expect(gone.held).toEqual([{ kind: "lead", call: expect.anything() }]);
-    expect(sent).toEqual([[1]]);
-    const [check] = handoffs();
-    check.run();
-    // The first request, whose waitUntil keeps it alive, calls for the requests still waiting.
-    expect(await third).toEqual([30]);
-    expect(sent).toEqual([[1], [3]]);
-    expect(coalescer.takeActivity()).toEqual({ calls: 2, groups: 2 });
+    const later = [submitAs("r2", [2]), submitAs("r3", [3])];
+    releases.shift()!();
+    expect(await first).toEqual([10]);
+    await settled();
+    // r2 and r3 are only woken with their replies: r1 (kept alive by its waitUntil) made both calls.
+    releases.shift()!();
+    expect(await Promise.all(later)).toEqual([[20], [30]]);
+    expect(sent).toEqual([[1], [2, 3]]);
+    expect(callers).toEqual(["r1"]);
     expect(coalescer.busyObjects).toBe(0);
   });
 
-  it("sends the operations of a request that wakes after its turn was taken over once, in a later call", async () => {
-    const { coalescer, sent, release, handoffs, first } = await handoffHarness();
-    const late = coalescer.submit("x", [2]);
-    const slow = holdBackTurns(coalescer, "x", 0);
-    const third = coalescer.submit("x", [3]);
-    release();
-    await first;
+  it("has a waiting request make the call itself, from its own timer, once no call is in flight for it", async () => {
+    const { coalescer, sent, releases, callers, submitAs, fire, setNow } = requestsHarness();
+    const first = submitAs("r1", [1]);
     await settled();
-    handoffs()[0].run();
-    expect(await third).toEqual([30]);
-    // The slow request finally runs its turn: it queues again and its hits travel in a call of their own.
-    slow.deliver();
-    expect(await late).toEqual([20]);
-    expect(sent).toEqual([[1], [3], [2]]);
-    expect(coalescer.busyObjects).toBe(0);
-  });
-
-  it("leaves a hand-off alone once the request told to lead has started its call", async () => {
-    const { coalescer, sent, release, handoffs, first } = await handoffHarness();
-    const second = coalescer.submit("x", [2]);
-    release();
-    await first;
-    expect(await second).toEqual([20]);
-    for (const check of handoffs()) check.run();
+    const second = submitAs("r2", [2]);
+    // r1's run stops calling past maxWaitMs: its call is still in flight, and then no longer counts.
+    setNow(1001);
+    fire("r2", 300);
     await settled();
     expect(sent).toEqual([[1], [2]]);
+    expect(callers).toEqual(["r1", "r2"]);
+    releases[1]();
+    expect(await second).toEqual([20]);
+    releases[0]();
+    expect(await first).toEqual([10]);
+    await settled();
     expect(coalescer.busyObjects).toBe(0);
+  });
+
+  it("leaves the check alone while a call is in flight for the waiting request", async () => {
+    const { sent, releases, callers, submitAs, fire } = requestsHarness();
+    const first = submitAs("r1", [1]);
+    await settled();
+    const second = submitAs("r2", [2]);
+    fire("r2", 300);
+    await settled();
+    expect(sent).toEqual([[1]]);
+    releases.shift()!();
+    await first;
+    await settled();
+    releases.shift()!();
+    expect(await second).toEqual([20]);
+    expect(callers).toEqual(["r1"]);
   });
 
   it("fails every request of a failed call and goes on with the next", async () => {
