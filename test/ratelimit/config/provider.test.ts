@@ -6,6 +6,7 @@ import { CONFIG_CHECK_INTERVAL_MS, currentConfig } from "../../../src/ratelimit/
 import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
 import { configLoadSettings } from "../../../src/ratelimit/settings";
 import { database } from "../../../src/shared/db";
+import { configureLogging } from "../../../src/shared/log";
 
 /** A D1 binding whose queries wait while the gate is closed: a read that is "in flight" for as long as we like. */
 function gatedD1(inner: D1Database) {
@@ -66,6 +67,8 @@ describe("the isolate's configuration view", () => {
   });
 
   it("compiles a set once when several requests of a cold isolate read it together", async () => {
+    // The log level is the isolate's: another test may have left it above info, which would hide the lines counted.
+    configureLogging({ ...env, LOG_LEVEL: "info" });
     const settings = configLoadSettings({ ...env });
     const d1 = gatedD1(env.DB);
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
