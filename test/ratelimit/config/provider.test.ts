@@ -1,9 +1,9 @@
 // How an isolate keeps its view of the configuration set fresh: requests never wait on another request's D1 read
 // (workerd would run the waiter inside the reader's request), yet a stale view is re-read within an interval.
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { CONFIG_CHECK_INTERVAL_MS, currentConfig } from "../../../src/ratelimit/config/provider";
-import { replaceConfigFiles } from "../../../src/ratelimit/config/repo";
+import { clearConfigFiles, replaceConfigFiles } from "../../../src/ratelimit/config/repo";
 import { configLoadSettings } from "../../../src/ratelimit/settings";
 import { database } from "../../../src/shared/db";
 import { configureLogging } from "../../../src/shared/log";
@@ -33,6 +33,11 @@ const waited = (ms: number) =>
   new Promise<"still waiting">((resolve) => setTimeout(() => resolve("still waiting"), ms));
 
 describe("the isolate's configuration view", () => {
+  // Each test starts from the bundled set: another test may have stored a set (one that fails to load, even).
+  beforeEach(async () => {
+    await clearConfigFiles(database(env.DB));
+  });
+
   it("lets requests use the current view while another request re-reads it, and re-reads once that is overdue", async () => {
     const settings = configLoadSettings({ ...env });
     const d1 = gatedD1(env.DB);
