@@ -7,14 +7,10 @@ import type { LeaseReply } from "../../core/counter-leases";
 import type { Ask, LeaseCache, LeasedItem } from "../../core/lease-cache";
 import type { CounterIncrement } from "../../core/types";
 
-// The Workers runtime ties each timer and call to the request that made it, and a request woken by another request's
-// promise may resume in that request's context (its calls then fail: see core/call-coalescer.ts). So a request that
-// waits for another's call polls the cache from timers of its own, every WAIT_POLL_MS, and is never woken by the call;
+// The Workers runtime ties each timer and call to the request that made it: a request that waits for another's call
+// waits on a promise it created itself, with a timer of its own (a request with nothing pending is cancelled as hung);
 // a background refill and the idle watcher run in the request that started them, kept alive by its waitUntil. A
 // watcher lives at most WATCHER_HANDOFF_MS: a later hit starts a fresh one in its own request, and the old one stops.
-
-/** How often a request waiting for another's lease call looks at the cache again (about a call's round trip). */
-const WAIT_POLL_MS = 2;
 
 /** How old an idle watcher is when a later hit starts another in its own request (the old one then stops). */
 const WATCHER_HANDOFF_MS = 5_000;
@@ -54,6 +50,7 @@ function leaseReplyOf(reply: ObjectReply | undefined): LeaseReply {
 }
 
 export class LeasedCounters {
+  private readonly waiters = new Map<string, (() => void)[]>();
   private watcher: { generation: number; startedMs: number } | undefined;
   private generation = 0;
 
@@ -73,7 +70,6 @@ export class LeasedCounters {
   /** Counts a fixed-window item judged against `limit`; resolves with the count after its hits, as the object would. */
   async increment(increment: CounterIncrement, limit: number): Promise<number> {
     const item = toItem(increment, limit);
-    const waitUntilMs = Date.now() + this.options.maxWaitMs;
     for (let arrival = true; ; arrival = false) {
       const now = Date.now();
       const answered = this.cache.take(item, now, arrival);
@@ -84,8 +80,7 @@ export class LeasedCounters {
       const plan = this.cache.plan(item, now);
       if (plan.kind === "lead") return this.lead(item, plan.ask, item.hits);
       if (plan.kind === "plain") return this.plain(item, item.hits);
-      if (Date.now() >= waitUntilMs) throw new CoalescedWaitTimeout(item.counterName, this.options.maxWaitMs);
-      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+      await this.waitFor(item.counterName);
     }
   }
 
@@ -103,7 +98,7 @@ export class LeasedCounters {
     return reply;
   }
 
-  /** Makes the call that carries `ask` (and `hits`, this request's own); waiting requests see its reply in the cache. */
+  /** Makes the call that carries `ask` (and `hits`, this request's own); wakes the requests waiting for it. */
   private async lead(item: LeasedItem, ask: Ask, hits: number): Promise<number> {
     try {
       const [reply] = await this.call(this.objectOf(item.counterName), [operationOf(item, ask, hits)]);
@@ -114,6 +109,8 @@ export class LeasedCounters {
     } catch (error) {
       this.cache.failed(item, ask);
       throw error;
+    } finally {
+      this.wake(item.counterName);
     }
   }
 
@@ -121,6 +118,30 @@ export class LeasedCounters {
     const ask = this.cache.refill(item, now);
     if (ask) this.keepAlive(this.lead({ ...item, hits: 0 }, ask, 0).catch(() => {}));
     this.armWatcher(now);
+  }
+
+  private waitFor(counterName: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const list = this.waiters.get(counterName) ?? [];
+      this.waiters.set(counterName, list);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        const at = list.indexOf(wake);
+        if (at >= 0) list.splice(at, 1);
+        reject(new CoalescedWaitTimeout(counterName, this.options.maxWaitMs));
+      }, this.options.maxWaitMs);
+      list.push(wake);
+    });
+  }
+
+  private wake(counterName: string): void {
+    const list = this.waiters.get(counterName);
+    if (!list) return;
+    this.waiters.delete(counterName);
+    for (const wake of list) wake();
   }
 
   /** Starts an idle watcher in this request unless a young one runs. */
