@@ -102,6 +102,12 @@ export class LeaseCache {
     return counter.view;
   }
 
+  /** Whether the share covers `item` now, without taking: take would answer it. */
+  covers(item: LeasedItem): boolean {
+    const counter = this.counters.get(item.counterName);
+    return counter !== undefined && counter.item.key === item.key && counter.left > 0 && counter.left >= item.hits;
+  }
+
   /** What a request the share did not cover does: wait for the call in flight, count per request, or lead a call. */
   plan(item: LeasedItem, nowMs: number): Plan {
     const counter = this.counterOf(item, nowMs);

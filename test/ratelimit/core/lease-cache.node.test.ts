@@ -49,6 +49,19 @@ describe("LeaseCache", () => {
     expect(cache.heldUnits).toBe(10);
   });
 
+  it("says whether the share covers a request without taking from it", () => {
+    const cache = cacheWith();
+    expect(cache.covers(item())).toBe(false);
+    lead(cache, T0, { count: 40, granted: 3 });
+    expect(cache.covers(item(3))).toBe(true);
+    expect(cache.covers(item(4))).toBe(false);
+    // Another window's item is not covered by this window's share.
+    expect(cache.covers(item(1, T0S + 60))).toBe(false);
+    expect(cache.heldUnits).toBe(3);
+    expect(cache.take(item(3), T0 + 3, false)).toBe(43);
+    expect(cache.covers(item(0))).toBe(false);
+  });
+
   it("sizes an ask to the hits waiting plus its traffic over the larger of two round trips and the minimum span", () => {
     const cache = cacheWith(400);
     // The first ask knows no traffic: it wants nothing beyond the hit it carries.

@@ -72,7 +72,7 @@ function leasedCounters(
   call: (object: string, operations: CounterOperation[]) => Promise<ObjectReply[]>,
   objectOf: (counterName: string) => string,
   lease: LeaseOptions,
-  maxWaitMs: number,
+  coalescing: CoalescerOptions,
 ): LeasedCounters {
   const cache = new LeaseCache({
     holder: crypto.randomUUID(),
@@ -82,7 +82,11 @@ function leasedCounters(
     retryMs: LEASE_RETRY_MS,
     maxCounters: LEASE_MAX_COUNTERS,
   });
-  return new LeasedCounters(cache, call, objectOf, waitUntil, { maxWaitMs, idleMs: LEASE_IDLE_MS });
+  return new LeasedCounters(cache, call, objectOf, waitUntil, {
+    maxWaitMs: coalescing.maxWaitMs,
+    idleMs: LEASE_IDLE_MS,
+    maxOperationsPerCall: coalescing.maxOperationsPerCall,
+  });
 }
 
 /**
@@ -146,7 +150,7 @@ export function durableObjectStore(
       },
       objectOfName,
       lease!,
-      coalescing.maxWaitMs,
+      coalescing,
     ));
   const perObject = async (items: CounterIncrement[]): Promise<CounterReply[]> => {
     const results = new Array<CounterReply>(items.length);
