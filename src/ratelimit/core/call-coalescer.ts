@@ -119,7 +119,9 @@ export class CallCoalescer<Operation, Reply> {
 
   /**
    * The waiting request's own timers: it fails after maxWaitMs, and every handoffMs it checks that a call is in flight
-   * for what waits, making one itself if none is (the run that was calling ended, or its request was cancelled).
+   * for what waits, making one itself if none is (the run that was calling ended, or its request was cancelled). Told
+   * in another request's context, the cancel does nothing (the Workers runtime keeps each request's timers apart), so
+   * both callbacks first check that the request still waits; a late one is harmless.
    */
   private watch(object: string, queue: ObjectQueue<Operation, Reply>, waiting: Waiting<Operation, Reply>) {
     const started = this.timer.now();
