@@ -1,4 +1,5 @@
-// The rate limit counter namespace of a Workers test, wrapped to count what the store asks of its objects.
+// The rate limit counter namespace of a Workers test, wrapped to count what the store asks of its objects, and the
+// coalescer settings those counts are taken with.
 import { env } from "cloudflare:workers";
 
 /** The counter namespace, counting the calls made to its objects' `increment` and the operations they carry. */
@@ -18,3 +19,12 @@ export function countingNamespace() {
   } as unknown as typeof env.RATE_LIMIT_COUNTER;
   return { namespace, counted };
 }
+
+/** The coalescer's settings with one call in flight per object and no linger: what the store tests count calls with. */
+export const ONE_AT_A_TIME = {
+  maxInFlight: 1,
+  lingerMs: 0,
+  maxOperationsPerCall: 1000,
+  maxWaitMs: 10_000,
+  handoffMs: 500,
+};

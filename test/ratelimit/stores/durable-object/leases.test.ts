@@ -11,7 +11,7 @@ import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-obj
 import { descriptor, parseStats, RATELIMIT_ADMIN, statDelta } from "../../../support/ratelimit-calls";
 import { atNowWithConfig, NOW } from "../../../support/ratelimit-decision-suite";
 import { refusedAnswer, workerWith } from "../../../support/ratelimit-stores";
-import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
+import { countingNamespace, ONE_AT_A_TIME } from "../../../support/ratelimit-counting-namespace";
 
 const CONFIG = `
 domain: lease
@@ -69,7 +69,6 @@ describe("POST /json with leases", () => {
   }, 60_000);
 });
 
-const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000, handoffMs: 500 };
 const HOUR = 3600;
 
 /** A leased fixed-window hit of `counterName` in the hour starting at `start`. */

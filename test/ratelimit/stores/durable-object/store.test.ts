@@ -12,7 +12,7 @@ import { durableObjectStore } from "../../../../src/ratelimit/stores/durable-obj
 import { descriptor } from "../../../support/ratelimit-calls";
 import { atNowWithConfig, DECISION_CONFIG, decisionSuite, NOW } from "../../../support/ratelimit-decision-suite";
 import { eventually, refusedAnswer, workerWith, type Answer } from "../../../support/ratelimit-stores";
-import { countingNamespace } from "../../../support/ratelimit-counting-namespace";
+import { countingNamespace, ONE_AT_A_TIME } from "../../../support/ratelimit-counting-namespace";
 
 // NOW is 30 s into the hour starting here.
 const HOUR_START = 1893456000;
@@ -99,7 +99,6 @@ describe.each(layouts)("the %s layout under concurrency", (_name, layout) => {
 
 const PER_KEY = { kind: "per_key", activeLimit: 0, admissionMaxWaitMs: 2_000, writeBehindMs: 2_000 } as const;
 const SHARDED = { kind: "sharded", shards: SHARDS } as const;
-const ONE_AT_A_TIME = { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 1000, maxWaitMs: 10_000, handoffMs: 500 };
 const FOUR_LINGERING = { maxInFlight: 4, lingerMs: 2, maxOperationsPerCall: 50, maxWaitMs: 10_000, handoffMs: 500 };
 
 describe.each([
