@@ -9,6 +9,8 @@ import {
   mediaTypeOf,
   parseJsonText,
   PayloadTooLarge,
+  readBodyBytes,
+  readBodyText,
   readJsonBodyWithin,
   refuseLoneSurrogates,
   requireMediaType,
@@ -49,6 +51,20 @@ describe("JSON", () => {
     await expect(readJsonBodyWithin(request(`"${"x".repeat(64)}"`), limit)).rejects.toThrow(
       new PayloadTooLarge(64, "TEST_MAX_BODY_BYTES"),
     );
+  });
+
+  it("reads a declared length whole, and an encoded response as a stream stopped at the limit", async () => {
+    const declared = new Request("http://test/", { method: "POST", body: "héllo", headers: { "content-length": "6" } });
+    expect(await readBodyText(declared, limit)).toBe("héllo");
+    // fetch decodes an encoded response, so its declared (encoded) length says nothing about the bytes read.
+    const chunks = [new Uint8Array(40).fill(120), new Uint8Array(40).fill(120)];
+    const body = new ReadableStream<Uint8Array>({ pull: (controller) => void controller.enqueue(chunks.shift()!) });
+    const encoded = new Response(body, { headers: { "content-length": "10", "content-encoding": "gzip" } });
+    await expect(readBodyBytes(encoded, { ...limit, drainExcess: false })).rejects.toThrow(
+      new PayloadTooLarge(64, "TEST_MAX_BODY_BYTES"),
+    );
+    // The stream was cancelled at the first chunk past the limit: the third pull never came.
+    expect(chunks).toHaveLength(0);
   });
 });
 
