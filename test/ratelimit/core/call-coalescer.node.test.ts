@@ -237,6 +237,28 @@ describe("CallCoalescer", () => {
     expect(coalescer.busyObjects).toBe(0);
   });
 
+  it("keeps one timer per waiting request: its handoff checks, the last of which is its wait bound", async () => {
+    let now = 0;
+    const timers: { ms: number; run: () => void }[] = [];
+    const timer: CoalescerTimer = { now: () => now, schedule: (ms, run) => (timers.push({ ms, run }), () => {}) };
+    const coalescer = new CallCoalescer<number, number>(
+      () => new Promise<number[]>(() => {}),
+      { maxInFlight: 1, lingerMs: 0, maxOperationsPerCall: 10, maxWaitMs: 700, handoffMs: 300 },
+      timer,
+    );
+    const stuck = coalescer.submit("x", [1]);
+    await settled();
+    expect(timers.map((entry) => entry.ms)).toEqual([300]);
+    // Its operation left the queue in the call: the next timer is the rest of the bound, not another check.
+    now = 300;
+    timers.shift()!.run();
+    expect(timers.map((entry) => entry.ms)).toEqual([400]);
+    now = 700;
+    timers.shift()!.run();
+    await expect(stuck).rejects.toThrow("waited 700 ms for counter object x");
+    expect(timers).toEqual([]);
+  });
+
   it("stops waiting for a leader that never finishes once maxWaitMs has passed", async () => {
     let now = 0;
     const timers: { ms: number; run: () => void }[] = [];
@@ -328,6 +350,7 @@ describe("CallCoalescer", () => {
     const { coalescer, sent, releases, callers, submitAs, fire, setNow } = requestsHarness();
     const first = submitAs("r1", [1]);
     await settled();
+    setNow(500);
     const second = submitAs("r2", [2]);
     // r1's run stops calling past maxWaitMs: its call is still in flight, and then no longer counts.
     setNow(1001);
