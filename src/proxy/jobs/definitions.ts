@@ -10,8 +10,9 @@ import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sy
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
 import { proxySettings } from "../settings";
+import { DomainError } from "../../shared/domain-errors";
 import { sshProxySettingsOf, writeSshProxyConfiguration } from "../sshproxy/versions";
-import { acquireJobLock, CONFIG_LOCK, MAINTENANCE_LOCK, withJobLock } from "./locks";
+import { CONFIG_LOCK, MAINTENANCE_LOCK, renewJobLock, withJobLock } from "./locks";
 
 /**
  * Spec 1: "Jobs run only on the master instance. A slave instance refuses them." A role that cannot be read (invalid
@@ -147,7 +148,10 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
       issuer: acmeIssuer(db, settings),
       now: () => new Date(),
       random: Math.random,
-      keepLock: () => acquireJobLock(env, MAINTENANCE_LOCK, lock),
+      keepLock: async () => {
+        if (!(await renewJobLock(env, MAINTENANCE_LOCK, lock.holder)))
+          throw new DomainError("locked", `the ${MAINTENANCE_LOCK} lock was lost (a heartbeat came too late)`);
+      },
       queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
     });
     return { warnings };
