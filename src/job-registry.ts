@@ -2,6 +2,7 @@
 // schedules of wrangler.toml. The jobs platform reads this registry; it imports no service itself.
 import { jobRegistry } from "./jobs/define";
 import { housekeepingJob } from "./jobs/housekeeping";
+import { SWEEP_CRON, sweepSilentRuns } from "./jobs/sweep";
 import { newsIngestJob, newsIngestRequests } from "./news/index";
 import { dailyProxyRequests, proxyJobs } from "./proxy/index";
 
@@ -11,4 +12,6 @@ export const registry = jobRegistry([housekeepingJob, newsIngestJob, ...proxyJob
   "5 0 * * *": [() => [{ kind: housekeepingJob.kind }], { batch: dailyProxyRequests }],
   // One message (and job run) per news publisher, so that one publisher's failure never blocks the others.
   "*/30 * * * *": [newsIngestRequests],
+  // Every minute, in place: runs whose worker died or whose message was lost fail with their cause.
+  [SWEEP_CRON]: [{ sweep: sweepSilentRuns }],
 });
