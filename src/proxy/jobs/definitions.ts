@@ -10,15 +10,15 @@ import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sy
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
 import { proxySettings } from "../settings";
-import { DomainError } from "../../shared/domain-errors";
 import { sshProxySettingsOf, writeSshProxyConfiguration } from "../sshproxy/versions";
+import { DomainError } from "../../shared/domain-errors";
 import { CONFIG_LOCK, MAINTENANCE_LOCK, renewJobLock, withJobLock } from "./locks";
 
 /**
  * Spec 1: "Jobs run only on the master instance. A slave instance refuses them." A role that cannot be read (invalid
  * proxy settings) refuses too: running a master's job on a slave is worse than missing one run until they are fixed.
  */
-function masterOnly(env: Env, kind: string): string | undefined {
+export function masterOnly(env: Env, kind: string): string | undefined {
   let role: string;
   try {
     role = proxySettings(env).INSTANCE_ROLE;
