@@ -67,12 +67,16 @@ export async function pruneJobRuns(db: Database, input: { before: Date }): Promi
 
 /**
  * Adds warnings to a run in one atomic UPDATE (several detached children, such as slave syncs, may report on the
- * same parent at once).
+ * same parent at once). A warning the run already has is not added again: a child delivered twice reports once.
  */
 export async function appendJobWarnings(db: Database, input: { id: number; warnings: string[] }) {
   if (input.warnings.length === 0) return;
-  let warnings = sql`${jobRuns.warnings}`;
-  for (const warning of input.warnings) warnings = sql`json_insert(${warnings}, '$[#]', ${warning})`;
+  const added = JSON.stringify([...new Set(input.warnings)]);
+  const warnings = sql`(select json_group_array(value) from (
+    select 0 as part, key, value from json_each(${jobRuns.warnings})
+    union all select 1 as part, key, value from json_each(${added})
+      where value not in (select value from json_each(${jobRuns.warnings}))
+    order by part, key))`;
   await db.update(jobRuns).set({ warnings }).where(eq(jobRuns.id, input.id));
 }
 
