@@ -6,7 +6,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { getJobRun, startJobRun } from "../../src/jobs/history";
+import { createJobRun, finishJobRun, getJobRun, startJobRun } from "../../src/jobs/history";
 import { claimJobRun, deadRunError } from "../../src/jobs/run-claims";
 import { SWEEP_CRON } from "../../src/jobs/sweep";
 import { storeVersion } from "../../src/proxy/haproxy/versions";
@@ -42,6 +42,10 @@ async function sweep(workerEnv: Env) {
 /** The number of stored SSH proxy versions. */
 const sshVersionCount = async () =>
   (await env.DB.prepare("select count(*) as n from ssh_proxy_versions").first<{ n: number }>())!.n;
+
+/** The number of stored HAProxy versions. */
+const haproxyVersionCount = async () =>
+  (await env.DB.prepare("select count(*) as n from haproxy_versions").first<{ n: number }>())!.n;
 
 /** GET /admin/writesshprx with the queue's send captured: the message its run waits for. */
 async function queuedWriteSshProxy(workerEnv: Env) {
@@ -131,6 +135,29 @@ describe("slave sync delivered twice", () => {
       ...warnings,
       `INFO: slave ${SLAVE} synced to version ${body.version}`,
     ]);
+  });
+});
+
+describe("a queued gensynchaprx retried after its version shipped", () => {
+  it("ships nothing again: no check, no push, no new version, the same notes", async () => {
+    const runId = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+    const { calls, checks } = fakeAgents(applied);
+    const first = await deliverBatch([{ id: "g1", attempts: 1, body: { kind: "gensynchaprx", runId } }], agentEnv());
+    expect(first.result.explicitAcks).toEqual(["g1"]);
+    const done = (await getJobRun(db(), runId))!;
+    expect(done.state).toBe("succeeded");
+    const versions = await haproxyVersionCount();
+    const [pushes, checked] = [calls.length, checks.length];
+    expect(pushes).toBe(1);
+
+    // Its end was not recorded (a D1 write that failed, say): the queue retries a run that already shipped.
+    await finishJobRun(db(), { id: runId, now: new Date(), state: "queued", error: "could not record the end" });
+    const retry = await deliverBatch([{ id: "g2", attempts: 2, body: { kind: "gensynchaprx", runId } }], agentEnv());
+    expect(retry.result.explicitAcks).toEqual(["g2"]);
+    expect([calls.length, checks.length]).toEqual([pushes, checked]);
+    expect(await haproxyVersionCount()).toBe(versions);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 2, error: null });
+    expect((await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).jobId).toBe(runId);
   });
 });
 

@@ -7,6 +7,7 @@ import { database } from "../../shared/db";
 import { SettingsError } from "../../shared/settings";
 import { pruneAuditLog } from "../audit/log";
 import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sync";
+import { notesOfRun } from "../haproxy/versions";
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
 import { proxySettings } from "../settings";
@@ -103,13 +104,19 @@ export const queueSlaveSyncs =
 
 // ---- the queued runs ----
 
-/** The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. */
+/**
+ * The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. A run ships
+ * one version at most: when an earlier attempt of it stored one the agent did not refuse (its outcome was lost, say
+ * to a failed write of the run's end), a retry answers that version's notes and ships nothing.
+ */
 export async function runQueuedGenSync(
   env: Env,
   input: { runId: number; lockHolder?: string; now: Date },
 ): Promise<JobOutcome> {
   const holder = input.lockHolder ?? `run-${input.runId}`;
   return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
+    const shipped = await notesOfRun(database(env.DB), input.runId);
+    if (shipped) return { warnings: shipped.map((note) => note.text) };
     const { notes } = await generateAndApply(env, {
       runId: input.runId,
       now: input.now,
