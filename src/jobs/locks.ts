@@ -4,7 +4,7 @@
 // scope's TTL for that run, which takes it over once. A live lock is never taken twice, even by its own holder.
 import type { JobLockState } from "../../durable-objects/job-lock";
 import { DomainError } from "../shared/domain-errors";
-import { logError } from "../shared/log";
+import { logError, logWarn } from "../shared/log";
 import { beatIntervalMs, withHeartbeat } from "./heartbeat";
 import { jobLivenessSettings } from "./settings";
 
@@ -61,7 +61,12 @@ export async function withLock<T>(
   await acquireLock(env, scope, name, request);
   const intervalMs = beatIntervalMs(jobLivenessSettings(env).JOB_HEARTBEAT_TIMEOUT);
   try {
-    return await withHeartbeat(`the ${name} lock`, intervalMs, () => renewLock(env, scope, name, request.holder), work);
+    const beat = async () => {
+      // The work goes on (it may be nearly done), but whoever reads the logs learns why a second run could start.
+      if (!(await renewLock(env, scope, name, request.holder)))
+        logWarn(`jobs: the ${name} lock of ${request.kind} was lost: a heartbeat came after its lease ended`);
+    };
+    return await withHeartbeat(`the ${name} lock`, intervalMs, beat, work);
   } finally {
     // A release that fails must not hide the work's own outcome: the lock then ends with its heartbeat timeout.
     await releaseLock(env, scope, name, request.holder).catch((error) =>

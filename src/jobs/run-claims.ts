@@ -64,7 +64,7 @@ export async function failSilentRuns(
   input: { now: Date; heartbeatTimeoutMs: number; queuedTimeoutMs: number },
 ): Promise<SweptRun[]> {
   const lastBeat = sql`coalesce(${jobRuns.heartbeatAt}, ${jobRuns.startedAt}, ${jobRuns.createdAt})`;
-  const before = (ms: number) => new Date(input.now.getTime() - ms).getTime();
+  const before = (ms: number) => input.now.getTime() - ms;
   const fail = (state: "running" | "queued", timeoutMs: number, error: string) =>
     db
       .update(jobRuns)
