@@ -45,8 +45,18 @@ export function defineJob<K extends string, F extends z.ZodRawShape>(spec: {
 /** What a caller queues for a definition: its message without the run id (recorded when it is queued). */
 export type JobRequest<D extends AnyJobDefinition> = Omit<z.output<D["message"]>, "runId">;
 
-/** What a cron schedule starts: messages to queue one by one, or `{batch}` to record and send together. */
-export type ScheduledJobs = ((env: Env) => QueuedRequest[]) | { batch: (env: Env) => QueuedRequest[] };
+/**
+ * Work a cron schedule does in place, with no queue message nor job run of its own (the sweep that fails dead runs,
+ * every minute); answers what it did, for the log.
+ */
+export type Sweep = (env: Env, now: Date) => Promise<string[]>;
+
+/**
+ * What a cron schedule starts: messages to queue one by one, `{batch}` to record and send together, or `{sweep}` to do
+ * in place.
+ */
+export type ScheduledJobs =
+  ((env: Env) => QueuedRequest[]) | { batch: (env: Env) => QueuedRequest[] } | { sweep: Sweep };
 
 /** Every job kind and every cron schedule of the Worker (src/job-registry.ts builds the one instance). */
 export interface JobRegistry {

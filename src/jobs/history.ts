@@ -14,13 +14,6 @@ export async function createJobRuns(db: Database, inputs: { kind: string; trigge
   return rows.map((row) => row.id).sort((a, b) => a - b);
 }
 
-export async function markJobRunning(db: Database, input: { id: number; now: Date }) {
-  await db
-    .update(jobRuns)
-    .set({ state: "running", startedAt: input.now, attempts: sql`${jobRuns.attempts} + 1`, warnings: [] })
-    .where(eq(jobRuns.id, input.id));
-}
-
 export async function finishJobRun(
   db: Database,
   input: { id: number; now: Date; state: "succeeded" | "failed" | "queued"; warnings?: string[]; error?: string },
@@ -36,6 +29,8 @@ export async function finishJobRun(
         union all select 1 as part, key, value from json_each(${jobRuns.warnings})
         order by part, key))`,
       error: input.error ?? null,
+      // A retry's wait counts from now: the queued-run sweep measures silence from here.
+      ...(input.state === "queued" ? { heartbeatAt: input.now } : {}),
     })
     .where(eq(jobRuns.id, input.id));
 }
@@ -72,12 +67,16 @@ export async function pruneJobRuns(db: Database, input: { before: Date }): Promi
 
 /**
  * Adds warnings to a run in one atomic UPDATE (several detached children, such as slave syncs, may report on the
- * same parent at once).
+ * same parent at once). A warning the run already has is not added again: a child delivered twice reports once.
  */
 export async function appendJobWarnings(db: Database, input: { id: number; warnings: string[] }) {
   if (input.warnings.length === 0) return;
-  let warnings = sql`${jobRuns.warnings}`;
-  for (const warning of input.warnings) warnings = sql`json_insert(${warnings}, '$[#]', ${warning})`;
+  const added = JSON.stringify([...new Set(input.warnings)]);
+  const warnings = sql`(select json_group_array(value) from (
+    select 0 as part, key, value from json_each(${jobRuns.warnings})
+    union all select 1 as part, key, value from json_each(${added})
+      where value not in (select value from json_each(${jobRuns.warnings}))
+    order by part, key))`;
   await db.update(jobRuns).set({ warnings }).where(eq(jobRuns.id, input.id));
 }
 
@@ -113,7 +112,14 @@ export async function latestStartedRun(db: Database, kind: string) {
 export async function startJobRun(db: Database, input: { kind: string; trigger: string; now: Date }): Promise<number> {
   const [row] = await db
     .insert(jobRuns)
-    .values({ kind: input.kind, trigger: input.trigger, state: "running", attempts: 1, startedAt: input.now })
+    .values({
+      kind: input.kind,
+      trigger: input.trigger,
+      state: "running",
+      attempts: 1,
+      startedAt: input.now,
+      heartbeatAt: input.now,
+    })
     .returning({ id: jobRuns.id });
   return row.id;
 }

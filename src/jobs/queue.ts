@@ -1,16 +1,22 @@
 // The queue consumer: reads each message's envelope, finds its job definition in the registry, checks the whole
-// message, runs it and records the outcome on the job run. Poison messages are acked and logged; failures retry with
-// exponential backoff until the last attempt.
-import { database } from "../shared/db";
+// message, claims its run and runs it, beating while it goes, and records the outcome on the job run. Queues deliver
+// at least once: a message whose run is finished, or running elsewhere, is acked and does nothing. Poison messages
+// are acked and logged; failures retry with exponential backoff until the last attempt.
+import { database, type Database } from "../shared/db";
 import { logError, logInfo, logWarn } from "../shared/log";
-import { JobEnvelope, type JobRegistry } from "./define";
-import { finishJobRun, markJobRunning } from "./history";
+import { JobEnvelope, type AnyJobDefinition, type JobRegistry } from "./define";
+import { withRunHeartbeat } from "./heartbeat";
+import { finishJobRun } from "./history";
+import { claimJobRun, deadRunError, failDeadRun } from "./run-claims";
+import { jobLivenessSettings } from "./settings";
 
 /** Must match max_retries + 1 of the consumer in wrangler.toml: the last attempt records the failure. */
 export const MAX_ATTEMPTS = 6;
 
 /** 30 s, 60 s, 120 s ... capped at one hour. */
 export const retryDelaySeconds = (attempts: number) => Math.min(30 * 2 ** Math.max(0, attempts - 1), 3600);
+
+type Job = { kind: string; runId: number };
 
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env, registry: JobRegistry): Promise<void> {
   const db = database(env.DB);
@@ -24,7 +30,7 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, regist
       message.ack();
       continue;
     }
-    const job = parsed.data as { kind: string; runId: number };
+    const job = parsed.data as Job;
     // A job this instance must not run (a master-only job on a slave, queued before INSTANCE_ROLE changed, say) is
     // refused for good: acked, its run failed without being started. A retry would only come back here.
     const refusal = definition.refusal?.(env, definition.kind);
@@ -34,22 +40,46 @@ export async function handleQueue(batch: MessageBatch<unknown>, env: Env, regist
       message.ack();
       continue;
     }
-    await markJobRunning(db, { id: job.runId, now: new Date() });
-    try {
-      const outcome = await definition.run(env, job, new Date(), {
-        attempts: message.attempts,
-        lastAttempt: message.attempts >= MAX_ATTEMPTS,
-      });
-      await finishJobRun(db, { id: job.runId, now: new Date(), state: "succeeded", warnings: outcome.warnings });
-      logInfo("jobs: finished", { kind: job.kind, runId: job.runId });
-      message.ack();
-    } catch (error) {
-      logError(`jobs: ${job.kind} run ${job.runId} failed on attempt ${message.attempts}`, error);
-      const lastAttempt = message.attempts >= MAX_ATTEMPTS;
-      const text = error instanceof Error ? error.message : String(error);
-      await finishJobRun(db, { id: job.runId, now: new Date(), state: lastAttempt ? "failed" : "queued", error: text });
-      if (lastAttempt) message.ack();
-      else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
-    }
+    if (await claimed(db, env, job)) await runClaimed(db, env, { definition, job, message });
+    else message.ack();
+  }
+}
+
+/**
+ * Whether this delivery may run the job: it claims the queued run. A second delivery (the queue's at-least-once
+ * contract) finds it running or finished and does nothing; a redelivery after a crash finds its worker silent, and
+ * fails the run with the cause rather than run its work twice.
+ */
+async function claimed(db: Database, env: Env, job: Job): Promise<boolean> {
+  const now = new Date();
+  const heartbeatTimeoutMs = jobLivenessSettings(env).JOB_HEARTBEAT_TIMEOUT;
+  const refusal = await claimJobRun(db, { id: job.runId, now, heartbeatTimeoutMs });
+  if (refusal === null) return true;
+  logWarn(`jobs: ignored a delivery of ${job.kind} run ${job.runId}`, { reason: refusal });
+  if (refusal === "dead") await failDeadRun(db, { id: job.runId, now, error: deadRunError(heartbeatTimeoutMs) });
+  return false;
+}
+
+/** Runs a claimed job, beating its run, and records the outcome: acked, or retried with backoff. */
+async function runClaimed(
+  db: Database,
+  env: Env,
+  input: { definition: AnyJobDefinition; job: Job; message: Message<unknown> },
+): Promise<void> {
+  const { definition, job, message } = input;
+  const lastAttempt = message.attempts >= MAX_ATTEMPTS;
+  try {
+    const outcome = await withRunHeartbeat(env, job.runId, () =>
+      definition.run(env, job, new Date(), { attempts: message.attempts, lastAttempt }),
+    );
+    await finishJobRun(db, { id: job.runId, now: new Date(), state: "succeeded", warnings: outcome.warnings });
+    logInfo("jobs: finished", { kind: job.kind, runId: job.runId });
+    message.ack();
+  } catch (error) {
+    logError(`jobs: ${job.kind} run ${job.runId} failed on attempt ${message.attempts}`, error);
+    const text = error instanceof Error ? error.message : String(error);
+    await finishJobRun(db, { id: job.runId, now: new Date(), state: lastAttempt ? "failed" : "queued", error: text });
+    if (lastAttempt) message.ack();
+    else message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
   }
 }

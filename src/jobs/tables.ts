@@ -24,7 +24,16 @@ export const jobRuns = sqliteTable(
       .default(sql`(unixepoch() * 1000)`),
     startedAt: integer("started_at", { mode: "timestamp_ms" }),
     endedAt: integer("ended_at", { mode: "timestamp_ms" }),
+    /**
+     * The run's last sign of life: each heartbeat while it runs, and when a failed attempt is queued again. A running
+     * run silent for JOB_HEARTBEAT_TIMEOUT, or a queued one for JOB_QUEUED_TIMEOUT, is failed by the sweep.
+     */
+    heartbeatAt: integer("heartbeat_at", { mode: "timestamp_ms" }),
   },
   // A debounced call looks up the latest started run of its kind, possibly every half second while it waits.
-  (table) => [index("job_runs_kind_started_idx").on(table.kind, table.startedAt)],
+  // The sweep (every minute) looks for queued and running runs only.
+  (table) => [
+    index("job_runs_kind_started_idx").on(table.kind, table.startedAt),
+    index("job_runs_state_idx").on(table.state),
+  ],
 );

@@ -185,7 +185,7 @@ export const ProxySettings = z.object({
     joins. The administrator's calls run at once. \`0\` turns debouncing off: a tenant's call then runs at once, or
     answers 423 while another run holds the lock.`),
   JOB_LOCK_TIMEOUT: envDurationMs("15m").describe(
-    "A job lock whose holder never released it (its worker died) is free again after this long.",
+    "A job lock taken by GET /admin/writesshprx or /maintenance/start for the run it queues waits this long for that run to take it over; a running job's lock lives by its heartbeats instead, and is free within JOB_HEARTBEAT_TIMEOUT of its worker's death.",
   ),
 
   // ---- certificates ----

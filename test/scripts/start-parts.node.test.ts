@@ -53,7 +53,9 @@ describe("the news demo", () => {
 
   it("fires the news ingestion's own cron, as wrangler.toml and the job registry schedule it", () => {
     expect(NEWS_CRON).toBe("*/30 * * * *");
-    expect(readFileSync(path.join(root, "wrangler.toml"), "utf8")).toContain('crons = ["5 0 * * *", "*/30 * * * *"]');
+    expect(readFileSync(path.join(root, "wrangler.toml"), "utf8")).toContain(
+      'crons = ["5 0 * * *", "*/30 * * * *", "* * * * *"]',
+    );
     expect(readFileSync(path.join(root, "src", "job-registry.ts"), "utf8")).toContain(
       '"*/30 * * * *": [newsIngestRequests]',
     );

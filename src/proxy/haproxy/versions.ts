@@ -1,6 +1,7 @@
 // The stored HAProxy versions: each generated bundle's text files and certificate list, numbered, with its status
 // (pending, active, previous, rejected) and the version it restores, if any; the number kept is bounded.
 import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
+import { jobRuns } from "../../jobs/tables";
 import type { Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
 import { combinedPem } from "../pki/selection";
@@ -175,4 +176,17 @@ export async function bundleOfVersion(db: Database, row: VersionRow, textFiles: 
     else missing.push(name);
   }
   return { files, missing };
+}
+
+/**
+ * The pending versions no running run owns (their run failed, finished or is gone: its worker died between the push
+ * and the answer), oldest first: what the sweep settles from the master agent's status.
+ */
+export async function orphanedPendingVersions(db: Database) {
+  return db
+    .select({ version: haproxyVersions.id, digest: haproxyVersions.digest, jobRunId: haproxyVersions.jobRunId })
+    .from(haproxyVersions)
+    .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
+    .where(and(eq(haproxyVersions.status, "pending"), sql`coalesce(${jobRuns.state}, 'gone') <> 'running'`))
+    .orderBy(haproxyVersions.id);
 }

@@ -2,6 +2,7 @@
 // held), recorded as job runs; a tenant's gensynchaprx joins the next run; the detached jobs take their lock at once,
 // then queue the run holding it.
 import { enqueueJob } from "../../jobs/enqueue";
+import { withRunHeartbeat } from "../../jobs/heartbeat";
 import { getJobRun, latestStartedRun, finishJobRun, startJobRun } from "../../jobs/history";
 import { JobLocked } from "../../jobs/locks";
 import { database, type Database } from "../../shared/db";
@@ -30,7 +31,7 @@ export async function startDetachedJob(
   input: { kind: typeof sshProxyJob.kind | typeof certificatesJob.kind; lock: string; caller: string },
 ): Promise<number> {
   const holder = crypto.randomUUID();
-  await acquireJobLock(env, input.lock, { holder, kind: input.kind });
+  await acquireJobLock(env, input.lock, { holder, kind: input.kind, forQueuedRun: true });
   try {
     return await enqueueJob(env, { kind: input.kind, lockHolder: holder }, `api (${input.caller})`);
   } catch (error) {
@@ -173,7 +174,7 @@ async function runConfigJobFromApi<T extends { warnings: string[] }>(
     const db = database(env.DB);
     const runId = await startJobRun(db, { kind: input.kind, trigger: input.trigger, now: input.now });
     try {
-      const result = await input.work(db, runId);
+      const result = await withRunHeartbeat(env, runId, () => input.work(db, runId));
       await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: result.warnings });
       return { ...result, runId };
     } catch (error) {

@@ -7,17 +7,19 @@ import { database } from "../../shared/db";
 import { SettingsError } from "../../shared/settings";
 import { pruneAuditLog } from "../audit/log";
 import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sync";
+import { notesOfRun } from "../haproxy/versions";
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
 import { proxySettings } from "../settings";
 import { sshProxySettingsOf, writeSshProxyConfiguration } from "../sshproxy/versions";
-import { acquireJobLock, CONFIG_LOCK, MAINTENANCE_LOCK, withJobLock } from "./locks";
+import { DomainError } from "../../shared/domain-errors";
+import { CONFIG_LOCK, MAINTENANCE_LOCK, renewJobLock, withJobLock } from "./locks";
 
 /**
  * Spec 1: "Jobs run only on the master instance. A slave instance refuses them." A role that cannot be read (invalid
  * proxy settings) refuses too: running a master's job on a slave is worse than missing one run until they are fixed.
  */
-function masterOnly(env: Env, kind: string): string | undefined {
+export function masterOnly(env: Env, kind: string): string | undefined {
   let role: string;
   try {
     role = proxySettings(env).INSTANCE_ROLE;
@@ -102,13 +104,19 @@ export const queueSlaveSyncs =
 
 // ---- the queued runs ----
 
-/** The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. */
+/**
+ * The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. A run ships
+ * one version at most: when an earlier attempt of it stored one the agent did not refuse (its outcome was lost, say
+ * to a failed write of the run's end), a retry answers that version's notes and ships nothing.
+ */
 export async function runQueuedGenSync(
   env: Env,
   input: { runId: number; lockHolder?: string; now: Date },
 ): Promise<JobOutcome> {
   const holder = input.lockHolder ?? `run-${input.runId}`;
   return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
+    const shipped = await notesOfRun(database(env.DB), input.runId);
+    if (shipped) return { warnings: shipped.map((note) => note.text) };
     const { notes } = await generateAndApply(env, {
       runId: input.runId,
       now: input.now,
@@ -147,7 +155,10 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
       issuer: acmeIssuer(db, settings),
       now: () => new Date(),
       random: Math.random,
-      keepLock: () => acquireJobLock(env, MAINTENANCE_LOCK, lock),
+      keepLock: async () => {
+        if (!(await renewJobLock(env, MAINTENANCE_LOCK, lock.holder)))
+          throw new DomainError("locked", `the ${MAINTENANCE_LOCK} lock was lost (a heartbeat came too late)`);
+      },
       queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
     });
     return { warnings };

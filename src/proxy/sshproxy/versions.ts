@@ -38,11 +38,22 @@ export const sshProxySettingsOf = (settings: ProxySettings) => ({
   addressExceptions: settings.PROXY_ADDRESS_EXCEPTIONS,
 });
 
-/** Generates and stores a version; returns its warnings. */
+/**
+ * Generates and stores a version; returns its warnings. A run stores one version at most: when its run already stored
+ * one (a message delivered again), that version is answered and nothing is written.
+ */
 export async function writeSshProxyConfiguration(
   db: Database,
   input: { runId: number; files: SshProxyFiles; kept: number; addressExceptions: readonly Ipv6Network[]; now: Date },
 ) {
+  const [stored] = await db
+    .select({ id: sshProxyVersions.id, warnings: sshProxyVersions.warnings })
+    .from(sshProxyVersions)
+    .where(eq(sshProxyVersions.jobRunId, input.runId))
+    .limit(1);
+  if (stored) {
+    return { version: stored.id, warnings: [`INFO: SSH proxy version ${stored.id} was already stored by this run`] };
+  }
   const { accounts, warnings } = generateSshAccounts(await loadSshInstallation(db), input.addressExceptions);
   const accountsJson = JSON.stringify(accounts);
   const yaml = sshpiperdYaml(accounts, input.files);

@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../../src/index";
-import { createJobRun, finishJobRun, markJobRunning } from "../../../src/jobs/history";
+import { createJobRun, finishJobRun } from "../../../src/jobs/history";
+import { claimJobRun } from "../../../src/jobs/run-claims";
 import { database } from "../../../src/shared/db";
 import { call } from "../../support/worker-http";
 import { expectRefused, getJson, JWT_SECRET, PAGING_REFUSALS, REFUSED, signUp } from "../../support/news-api";
@@ -44,7 +45,7 @@ describe("GET /news/jobs", () => {
     const started = new Date("2026-11-26T10:00:01.000Z");
     const ended = new Date("2026-11-26T10:00:02.500Z");
     const done = await createJobRun(db(), { kind: "news-ingest", trigger: CRON });
-    await markJobRunning(db(), { id: done, now: started });
+    await claimJobRun(db(), { id: done, now: started, heartbeatTimeoutMs: 60_000 });
     await finishJobRun(db(), {
       id: done,
       now: ended,
@@ -53,7 +54,7 @@ describe("GET /news/jobs", () => {
     });
     await createJobRun(db(), { kind: "gensynchaprx", trigger: "api (admin)" });
     const retrying = await createJobRun(db(), { kind: "news-ingest", trigger: CRON });
-    await markJobRunning(db(), { id: retrying, now: started });
+    await claimJobRun(db(), { id: retrying, now: started, heartbeatTimeoutMs: 60_000 });
     await finishJobRun(db(), { id: retrying, now: ended, state: "queued", error: "nyt answered HTTP 503" });
     const queued = await createJobRun(db(), { kind: "news-ingest", trigger: CRON });
 

@@ -6,7 +6,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import worker from "../../../src/index";
-import { getJobRun } from "../../../src/jobs/history";
+import { createJobRun, getJobRun } from "../../../src/jobs/history";
 import { CONFIG_LOCK } from "../../../src/proxy/jobs";
 import { writeSshProxyConfiguration } from "../../../src/proxy/sshproxy/versions";
 import providedCertificate from "../fixtures/provided-rsa.cert.pem?raw";
@@ -424,11 +424,14 @@ describe("POST /admin/haproxy/versions/{version}/activate", () => {
 
 describe("the SSH proxy: versions, preview, activate", () => {
   const files = { upstreamKeyFile: "/etc/sshpiperd/upstream_key", knownHostsFile: "/etc/sshpiperd/known_hosts" };
-  const write = (runId: number) =>
-    writeSshProxyConfiguration(db(), { runId, files, kept: 20, addressExceptions: [], now: new Date() });
+  // Each call is a run of its own: a run stores one version at most.
+  const write = async () => {
+    const runId = await createJobRun(db(), { kind: "writesshprx", trigger: "test" });
+    return writeSshProxyConfiguration(db(), { runId, files, kept: 20, addressExceptions: [], now: new Date() });
+  };
 
   it("previews the next generation against the one in force, stores nothing, and rolls back", async () => {
-    const first = await write(1);
+    const first = await write();
     const stored = await expectJson(callWith(withVars(), "/admin/sshproxy/versions"), 200);
     await expectJson(
       asAdmin("/admin/containers/ops/web1/permissions", "PUT", [
@@ -482,7 +485,7 @@ describe("the SSH proxy: versions, preview, activate", () => {
     );
     expect(await expectJson(callWith(withVars(), "/admin/sshproxy/versions"), 200)).toEqual(stored);
 
-    const second = await write(2);
+    const second = await write();
     const response = await callWith(withVars(), `/admin/sshproxy/versions/${first.version}/activate`, {
       method: "POST",
     });
@@ -530,7 +533,7 @@ describe("the SSH proxy: versions, preview, activate", () => {
   });
 
   it("answers 404 for an unknown version and 423 while the lock is held", async () => {
-    const { version } = await write(1);
+    const { version } = await write();
     const activate = (v: number) => callWith(withVars(), `/admin/sshproxy/versions/${v}/activate`, { method: "POST" });
     expect(await expectJson(activate(version + 1), 404)).toEqual(
       errorBody(`Invalid version: ${version + 1} not existing`),

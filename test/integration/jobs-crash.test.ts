@@ -1,0 +1,135 @@
+// A kill -9 of wrangler dev (and its workerd) in the middle of gensynchaprx, as an operator meets it: the agent got the
+// push and applied it, the control plane died before the answer. After a restart on the same state, 423 lasts only
+// until the dead run's lock lease (JOB_HEARTBEAT_TIMEOUT) runs out, the minute sweep fails the run with its cause, and
+// the version it left pending is settled as active from the agent's status.
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, jobEnded, proxyVars, until } from "../support/proxy-haproxy-agent";
+import { freePort, startWranglerDev, tempDir, type DevServer } from "../support/servers.mjs";
+
+/** Short enough for a test, long enough that the restart (under load) ends before it. */
+const HEARTBEAT_TIMEOUT_MS = 30_000;
+
+interface Pushed {
+  version: number;
+  digest: string;
+}
+
+/** An agent that checks every bundle valid, applies a push but never answers it, and reports what it applied. */
+async function startSilentAgent() {
+  let pushed: Pushed | undefined;
+  const held: { end(): void }[] = [];
+  const body = async (request: IncomingMessage) => {
+    let text = "";
+    for await (const chunk of request) text += chunk;
+    return JSON.parse(text) as Pushed;
+  };
+  const server: Server = createServer(async (request, response) => {
+    const json = (value: unknown) =>
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
+    if (request.url === "/v1/check") {
+      await body(request);
+      return json({ valid: true });
+    }
+    if (request.url === "/v1/config") {
+      const { version, digest } = await body(request);
+      pushed = { version, digest };
+      held.push(response);
+      return;
+    }
+    if (request.url === "/v1/status") {
+      const digest = pushed?.digest ?? null;
+      return json({
+        version: pushed?.version ?? null,
+        digest,
+        diskDigest: digest,
+        appliedAt: new Date().toISOString(),
+      });
+    }
+    response.writeHead(404).end();
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pushed: () => pushed,
+    close: () => {
+      for (const response of held) response.end();
+      server.close();
+    },
+  };
+}
+
+let agent: Awaited<ReturnType<typeof startSilentAgent>>;
+let state: { dir: string; remove: () => void };
+let server: DevServer | undefined;
+
+beforeAll(async () => {
+  agent = await startSilentAgent();
+  state = tempDir("jobs-crash-state-");
+});
+
+afterAll(async () => {
+  await server?.stop();
+  agent?.close();
+  state?.remove();
+});
+
+describe("gensynchaprx killed between the push and the agent's answer", () => {
+  it("frees its lock within JOB_HEARTBEAT_TIMEOUT, and the sweep fails its run and settles its version", async () => {
+    const vars = proxyVars(
+      agent,
+      { http: 18080, https: 18443 },
+      { JOB_HEARTBEAT_TIMEOUT: `${HEARTBEAT_TIMEOUT_MS}ms` },
+    );
+    server = await startWranglerDev(vars, { persistTo: state.dir });
+    const call = api(server.url, "/admin/gensynchaprx").catch(() => undefined);
+    const pushed = await until("the push", async () => agent.pushed());
+    const killedAt = Date.now();
+    process.kill(-server.pgid, "SIGKILL");
+    await call;
+    await server.stop();
+
+    server = await startWranglerDev(vars, { persistTo: state.dir });
+    const restartedAfterMs = Date.now() - killedAt;
+    // writesshprx shares the lock; a gensynchaprx that got it would push to the silent agent and wait on it.
+    const first = await api(server.url, "/admin/writesshprx");
+    expect(first.status).toBe(423);
+    expect(first.body.payload).toMatch(/^Job is already running \(gensynchaprx since /);
+    // Once writesshprx gets the lock it runs at once from the local queue and lets it go.
+    const probe = await until(
+      "the dead run's lock to end",
+      async () => {
+        const answer = await api(server!.url, "/admin/writesshprx");
+        return answer.status === 423 ? undefined : answer;
+      },
+      HEARTBEAT_TIMEOUT_MS + 10_000,
+    );
+    const freedAfterMs = Date.now() - killedAt;
+    expect(probe.status).toBe(200);
+    expect(freedAfterMs).toBeLessThanOrEqual(HEARTBEAT_TIMEOUT_MS + 2_000);
+    await jobEnded(server.url, Number(probe.headers.get("X-Job-Id")));
+
+    const jobs = await api(server.url, "/admin/jobs?kind=gensynchaprx");
+    const dead = jobs.body.find((run: { state: string }) => run.state === "running");
+    expect(dead).toMatchObject({ kind: "gensynchaprx", state: "running" });
+    // The run's own heartbeat may be a few milliseconds younger than its lock's last renewal.
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, killedAt + HEARTBEAT_TIMEOUT_MS + 1_000 - Date.now())),
+    );
+    const sweep = await fetch(`${server.url}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+    expect(sweep.status).toBe(200);
+    expect((await api(server.url, `/admin/jobs/${dead.id}`)).body).toMatchObject({
+      state: "failed",
+      error: "its worker stopped: no heartbeat for 30 s (a crash or a deploy); the run was not retried",
+      warnings: [
+        `INFO: version ${pushed.version} is active: run ${dead.id} stopped before the agent answered, and the agent runs it`,
+      ],
+    });
+    const version = await api(server.url, `/admin/haproxy/versions/${pushed.version}`);
+    expect(version.body).toMatchObject({ version: pushed.version, status: "active", digest: pushed.digest });
+    console.log(
+      `jobs-crash: restarted ${restartedAfterMs} ms after the kill, lock free ${freedAfterMs} ms after it (lease ${HEARTBEAT_TIMEOUT_MS} ms)`,
+    );
+  }, 240_000);
+});
