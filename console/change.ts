@@ -84,8 +84,8 @@ export function ChangeOutcome({ flow, before, what, fields, onReload }: OutcomeP
     return html`<section class="conflict" role="alert" aria-label="Conflict">
       <h3>Someone changed this project meanwhile</h3>
       <p>
-        Nothing was stored: the project is no longer as you loaded it (its version is now
-        ${state.current ?? "unknown"}). Reload to see what changed, then make your change again.
+        Nothing was stored: the project is no longer as you loaded it. Reload to see what changed, then make your change
+        again.
       </p>
       <button type="button" onClick=${() => (flow.reset(), onReload())}>Reload the project</button>
     </section>`;

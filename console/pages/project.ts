@@ -1,7 +1,7 @@
 // One project: its backends (with their containers and server options), containers and domains (redirect and
 // certificate state), with the forms that change them. The project's ETag is kept for If-Match.
 import { useState } from "preact/hooks";
-import { proxyApi } from "../api";
+import { proxyApi, type Answer } from "../api";
 import { DiffView, diffLines, withContext } from "../diff";
 import { html, pending, useAnswer } from "../ui";
 import { BackendForm, ContainerForm, DomainForm } from "./project-forms";
@@ -109,10 +109,11 @@ function Domains({ project }: { project: Project }) {
 
 export function ProjectPage({ label }: { label: string; session: Session }) {
   const { answer, reload } = useAnswer(() => proxyApi("GET", `/projects/${encodeURIComponent(label)}`), [label]);
-  const [previous, setPrevious] = useState<Project | undefined>(undefined);
+  // The project as it was when a write met a conflict, and the answer it came from: shown once the reload answered.
+  const [previous, setPrevious] = useState<{ project?: Project; answer?: Answer } | undefined>(undefined);
   const project: Project | undefined = answer?.ok ? answer.body : undefined;
   const reloadAfterConflict = () => {
-    setPrevious(project);
+    setPrevious({ project, answer });
     reload();
   };
   const context = { project: project!, etag: answer?.etag ?? null, onApplied: reload, onReload: reloadAfterConflict };
@@ -122,10 +123,11 @@ export function ProjectPage({ label }: { label: string; session: Session }) {
       html`${project!.fullname && html`<p>${project!.fullname}</p>`}
         ${
           previous &&
+          previous.answer !== answer &&
           html`<section aria-label="What changed meanwhile">
             <h2>What changed meanwhile</h2>
             <${DiffView}
-              lines=${withContext(diffLines(JSON.stringify(previous, null, 2), JSON.stringify(project, null, 2)))}
+              lines=${withContext(diffLines(JSON.stringify(previous.project, null, 2), JSON.stringify(project, null, 2)))}
               caption="The project since you loaded it"
             />
             <button type="button" onClick=${() => setPrevious(undefined)}>Dismiss</button>

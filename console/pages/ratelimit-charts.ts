@@ -45,6 +45,10 @@ function pointBetween(before: Sample, after: Sample): Point {
   return point;
 }
 
+/** "decisions 3.5, over the limit 0.0": each series' value, one decimal. */
+const describe = (series: string[], value: (index: number) => number) =>
+  series.map((label, index) => `${label} ${value(index).toFixed(1)}`).join(", ");
+
 function Chart({ title, series, data }: { title: string; series: string[]; data: number[][] }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -75,7 +79,7 @@ function Chart({ title, series, data }: { title: string; series: string[]; data:
       ${
         last < 0
           ? "No reading yet: the first comes a few seconds after the page opens."
-          : `${data[0].length} readings. Last: ${series.map((label, index) => `${label} ${data[index + 1][last].toFixed(1)}`).join(", ")}.`
+          : `${data[0].length} readings. Last: ${describe(series, (index) => data[index + 1][last])}. Highest: ${describe(series, (index) => Math.max(...data[index + 1]))}.`
       }
     </p>
   </figure>`;
