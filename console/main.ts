@@ -82,6 +82,12 @@ function Page({ route, session, onSession }: { route: string[]; session?: Sessio
 function App() {
   const route = useRoute();
   const [session, setSession] = useState<Session | undefined>(undefined);
+  // A new page takes the keyboard focus to its content, as a page load would, and is announced by its title.
+  const path = route.join("/");
+  useEffect(() => {
+    if (path !== "") document.getElementById("main")?.focus();
+    document.title = `${path === "" ? "Sign in" : path} · Edge control plane console`;
+  }, [path]);
   const signOut = () => {
     forgetCredentials();
     setSession(undefined);

@@ -154,6 +154,37 @@ describe("the tenant's pages", () => {
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", `412 /backends/${label}`]);
   });
 
+  it("works with the keyboard alone: sign-in, the project link, the dry run and apply", async () => {
+    const { label, tenant } = await tenantProject(origin, "tk");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await page.goto(`${origin}/console/`);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.id ?? "");
+    // The skip link, the one navigation link (rate limits), then the form.
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("username");
+    await page.keyboard.type(tenant.username);
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(tenant.password);
+    await page.keyboard.press("Enter");
+    await page.getByRole("link", { name: label }).waitFor();
+    await page.getByRole("link", { name: label }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: `Project ${label}` }).waitFor();
+    // The new page has the focus: Tab goes on from its content, not from the link left behind.
+    expect(await focused()).toBe("main");
+    await page.locator("#label").focus();
+    await page.keyboard.type("kb");
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Apply" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("rowheader", { name: "kb" }).waitFor();
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
   it("forgets everything at sign-out: nothing in storage, no cookie, the sign-in page again", async () => {
     const { label, tenant } = await tenantProject(origin, "to");
     const watched = await watchedPage(browser);
