@@ -3,7 +3,9 @@
 import { useState } from "preact/hooks";
 import { ChangeOutcome, useChange } from "../change";
 import { Field, html } from "../ui";
-import type { Project } from "./project";
+
+/** A project as GET /projects/{label} answers it, with the fields the console reads. */
+export type Project = { label: string; fullname?: string; backends: any[]; containers: any[]; version: number };
 
 type FormProps = { project: Project; etag: string | null; onApplied: () => void; onReload: () => void };
 

@@ -4,10 +4,8 @@ import { useState } from "preact/hooks";
 import { proxyApi, type Answer } from "../api";
 import { DiffView, diffLines, withContext } from "../diff";
 import { html, pending, useAnswer } from "../ui";
-import { BackendForm, ContainerForm, DomainForm } from "./project-forms";
+import { BackendForm, ContainerForm, DomainForm, type Project } from "./project-forms";
 import type { Session } from "./sign-in";
-
-export type Project = { label: string; fullname?: string; backends: any[]; containers: any[]; version: number };
 
 function Backends({ project }: { project: Project }) {
   const byId = new Map(project.containers.map((container: any) => [container.containerId ?? container.id, container]));
