@@ -74,12 +74,9 @@ export function HostsPage() {
     <${HostForm} onApplied=${reload} />`;
 }
 
-export function UsersPage() {
+function ApiUsers() {
   const api = useAnswer(() => proxyApi("GET", "/admin/apiusers"), []).answer;
-  const people = useAnswer(() => proxyApi("GET", "/admin/users"), []).answer;
-  return html`<h1>Users</h1>
-    <h2>API users</h2>
-    <p>Each sees the projects whose label one of its patterns matches in full.</p>
+  return html`<p>Each sees the projects whose label one of its patterns matches in full.</p>
     ${
       pending(api) ??
       html`<table>
@@ -104,37 +101,48 @@ export function UsersPage() {
           )}
         </tbody>
       </table>`
-    }
-    <h2>Console and SSH users, and their permissions</h2>
-    ${
-      pending(people) ??
-      html`<table>
-        <caption>
-          Console and SSH users
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">E-mail</th>
-            <th scope="col">Name</th>
-            <th scope="col">Role</th>
-            <th scope="col">Default permissions</th>
-            <th scope="col">Proxy permissions</th>
-            <th scope="col">SSH key</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${people!.body.map(
-            (user: any) =>
-              html`<tr>
-                <th scope="row">${user.email}</th>
-                <td>${user.fullname ?? "—"}</td>
-                <td>${user.role}</td>
-                <td>${user.defaultPermission.join(", ") || "—"}</td>
-                <td>${user.proxyPermission.join(", ") || "—"}</td>
-                <td>${user.sshPublicKey ? "yes" : "no"}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`
     }`;
+}
+
+function People() {
+  const people = useAnswer(() => proxyApi("GET", "/admin/users"), []).answer;
+  return html`${
+    pending(people) ??
+    html`<table>
+      <caption>
+        Console and SSH users
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">E-mail</th>
+          <th scope="col">Name</th>
+          <th scope="col">Role</th>
+          <th scope="col">Default permissions</th>
+          <th scope="col">Proxy permissions</th>
+          <th scope="col">SSH key</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${people!.body.map(
+          (user: any) =>
+            html`<tr>
+              <th scope="row">${user.email}</th>
+              <td>${user.fullname ?? "—"}</td>
+              <td>${user.role}</td>
+              <td>${user.defaultPermission.join(", ") || "—"}</td>
+              <td>${user.proxyPermission.join(", ") || "—"}</td>
+              <td>${user.sshPublicKey ? "yes" : "no"}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`
+  }`;
+}
+
+export function UsersPage() {
+  return html`<h1>Users</h1>
+    <h2>API users</h2>
+    <${ApiUsers} />
+    <h2>Console and SSH users, and their permissions</h2>
+    <${People} />`;
 }

@@ -3,6 +3,12 @@ import { useState } from "preact/hooks";
 import { proxyApi } from "../api";
 import { Field, html, pending, useAnswer, when } from "../ui";
 
+/** An entry's summary as `name: value` pairs, nested values kept as JSON. */
+const summaryText = (summary: Record<string, unknown>) =>
+  Object.entries(summary)
+    .map(([name, value]) => `${name}: ${typeof value === "object" ? JSON.stringify(value) : String(value)}`)
+    .join("; ");
+
 export function AuditPage() {
   const [filters, setFilters] = useState({ actor: "", project: "", since: "" });
   const [applied, setApplied] = useState({ actor: "", project: "", since: "", before: "" });
@@ -47,7 +53,7 @@ export function AuditPage() {
                   <td><code>${entry.method} ${entry.path}</code></td>
                   <td>${entry.status}</td>
                   <td>${entry.projectLabel ?? "—"}</td>
-                  <td><code>${JSON.stringify(entry.summary)}</code></td>
+                  <td>${summaryText(entry.summary)}</td>
                 </tr>`,
             )}
           </tbody>
