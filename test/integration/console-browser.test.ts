@@ -69,6 +69,7 @@ describe("the tenant's pages", () => {
     await screenshot(page, "sign-in");
 
     await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).waitFor();
     expect(await page.locator("ul.projects li").allInnerTexts()).toEqual([label]);
     expect(await page.getByRole("link", { name: other.label }).count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
@@ -114,6 +115,30 @@ describe("the tenant's pages", () => {
     ).toEqual([["api", 8080, "timeout server 30s", [[containerId, "check"]]]]);
     // The operator probe answers 403 for a tenant; the refused dry run 400.
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", "400 /backends/" + label]);
+  });
+
+  it("puts an address already in use beside the container's address field, and stores nothing", async () => {
+    const { label, tenant, admin } = await tenantProject(origin, "ta");
+    const project = (await admin("GET", `/projects/${label}`)).body;
+    const [web] = project.containers;
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByRole("rowheader", { name: "web" }).waitFor();
+    await page.locator("#container-label").fill("db");
+    await page.locator("#container-hostname").fill(web.host.hostname);
+    await page.locator("#container-ipv6").fill(web.ipv6);
+    await page.getByRole("button", { name: "Check this change (dry run)" }).nth(1).click();
+    const refusal = page.locator("#container-ipv6-error");
+    await refusal.waitFor();
+    expect(await refusal.innerText()).toBe(
+      `Refused: Invalid container: address ${web.ipv6} is already used by another container`,
+    );
+    expect(await page.locator("#container-ipv6").getAttribute("aria-invalid")).toBe("true");
+    expect((await admin("GET", `/projects/${label}`)).body.containers.map((c: any) => c.label)).toEqual(["web"]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", `409 /containers/${label}`]);
   });
 
   it("shows a stale edit's conflict, what changed meanwhile, and applies after the reload", async () => {
@@ -175,7 +200,7 @@ describe("the tenant's pages", () => {
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: `Project ${label}` }).waitFor();
     // The new page has the focus: Tab goes on from its content, not from the link left behind.
-    expect(await focused()).toBe("main");
+    await expect.poll(focused).toBe("main");
     await page.locator("#label").focus();
     await page.keyboard.type("kb");
     await page.keyboard.press("Enter");

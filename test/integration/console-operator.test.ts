@@ -98,6 +98,23 @@ describe("the operator's pages", () => {
     await expectOnlyOwnOrigin(watched, origin);
   });
 
+  it("lists job runs and shows one run's state and output", async () => {
+    const { admin } = await tenantProject(origin, "jb");
+    const warnings = (await admin("GET", "/admin/gensynchaprx")).body as string[];
+    const [run] = (await admin("GET", "/admin/jobs?kind=gensynchaprx&limit=1")).body;
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, ADMIN.username, ADMIN.password);
+    await visit(page, "jobs", "Job runs");
+    await page.getByRole("link", { name: `Run ${run.id}`, exact: true }).click();
+    const shown = page.getByRole("region", { name: `Run ${run.id}` });
+    await shown.getByText("succeeded").waitFor();
+    expect(await shown.locator("dd").first().innerText()).toBe("gensynchaprx");
+    expect(await shown.getByRole("list", { name: "Warnings" }).locator("li").allInnerTexts()).toEqual(warnings);
+    expect(await seriousViolations(page)).toEqual([]);
+    await expectOnlyOwnOrigin(watched, origin);
+  });
+
   it("has no serious accessibility violation on any operator page", async () => {
     const { label } = await tenantProject(origin, "ax");
     const watched = await watchedPage(browser);
