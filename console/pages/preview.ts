@@ -20,7 +20,7 @@ function Preview({ kind, title }: { kind: "haproxy" | "sshproxy"; title: string 
         ${
           problems.length === 0
             ? html`<p>None.</p>`
-            : html`<ul>
+            : html`<ul aria-label="Problems">
                 ${problems.map((problem: any) => html`<li>${typeof problem === "string" ? problem : `${problem.project}/${problem.backend} (${problem.kind}): ${problem.message}`}</li>`)}
               </ul>`
         }

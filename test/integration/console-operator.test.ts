@@ -115,8 +115,16 @@ describe("the operator's pages", () => {
     await expectOnlyOwnOrigin(watched, origin);
   });
 
-  it("has no serious accessibility violation on any operator page", async () => {
-    const { label } = await tenantProject(origin, "ax");
+  it("has no serious accessibility violation on any operator page; the preview names its problems", async () => {
+    const { label, containerId, admin } = await tenantProject(origin, "ax");
+    // A domain asking for a certificate none covers: a problem the preview names.
+    const domainName = `${label}.example.org`;
+    const backend = {
+      label: "web",
+      backendContainers: [{ containerId }],
+      domainForwardings: [{ domainName, publicCaCertificate: true }],
+    };
+    expect((await admin("POST", `/backends/${label}`, backend)).status).toBe(200);
     const watched = await watchedPage(browser);
     const { page } = watched;
     await signIn(page, origin, ADMIN.username, ADMIN.password);
@@ -138,6 +146,17 @@ describe("the operator's pages", () => {
       if (route === "preview" || route === "status") await screenshot(page, route);
     }
     expect(found).toEqual(Object.fromEntries(pages.map(([route]) => [route, []])));
+    await visit(page, "preview", "Next generation");
+    const problem = page
+      .getByRole("region", { name: "HAProxy" })
+      .getByRole("list", { name: "Problems" })
+      .getByRole("listitem")
+      .filter({ hasText: domainName });
+    expect(await problem.innerText()).toMatch(
+      new RegExp(
+        `^${label}/web \\(certificate\\): ${domainName.replaceAll(".", "\\.")} .* asks for a public CA certificate, but none covers it: it is served over http only$`,
+      ),
+    );
     await expectOnlyOwnOrigin(watched, origin);
   });
 });
