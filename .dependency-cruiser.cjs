@@ -125,6 +125,31 @@ module.exports = {
       from: { path: "^src/ratelimit/(core|config|stores|stats)/" },
       to: { path: "^src/ratelimit/routes/|^src/ratelimit/(runtime|app|index)\\.ts$" },
     },
+    {
+      name: "console-talks-only-http",
+      comment:
+        "The web console (console/, built into the static assets) reaches the services through their HTTP APIs only, " +
+        "so every rule the API enforces holds in it; the Worker's code never imports browser code either.",
+      severity: "error",
+      from: { path: "^console/" },
+      to: { path: "^(src|durable-objects)/" },
+    },
+    {
+      name: "worker-does-not-import-the-console",
+      severity: "error",
+      from: { path: "^(src|durable-objects)/" },
+      to: { path: "^console/" },
+    },
+    {
+      name: "console-pages-apart",
+      comment: "Each page of the console stands alone: shared pieces live in console/*.ts, not in another page.",
+      severity: "error",
+      from: { path: "^console/pages/([^/]+)\\.ts$" },
+      to: {
+        path: "^console/pages/",
+        pathNot: "^console/pages/($1|sign-in|project|project-forms|ratelimit-charts)\\.ts$",
+      },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // `npm run check:bundle`: bundles the Worker as `wrangler deploy` would (--dry-run, so nothing is uploaded), prints
-// its gzip size and the inputs that weigh most (esbuild metafile), and fails above the size ceiling.
+// its gzip size and the inputs that weigh most (esbuild metafile), and fails above the size ceiling. It then builds
+// the web console's static assets and fails when their JavaScript and CSS are over 100 KiB gzip (console-size.mjs).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { consoleAssetSizes, reportConsoleSize } from "./console-size.mjs";
 import { buildWorkerBundle } from "./worker-bundle.mjs";
 
 // Far below the platform's limits (3 MB gzip on the free plan, 10 MB paid): the budget keeps cold starts (the whole
@@ -64,8 +67,17 @@ function check() {
   return 0;
 }
 
+/** Exit status: 0 when the console's script and styles are within their budget. */
+function checkConsole() {
+  const build = spawnSync(process.execPath, [path.join(import.meta.dirname, "build-console.mjs")], {
+    stdio: "inherit",
+  });
+  if (build.status !== 0) return 1;
+  return reportConsoleSize(consoleAssetSizes()) ? 0 : 1;
+}
+
 try {
-  process.exitCode = check();
+  process.exitCode = check() || checkConsole();
 } finally {
   rmSync(outdir, { recursive: true, force: true });
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const MAX_HEADER_LINES = 5;
-const SOURCE_DIRS = ["src", "durable-objects"];
+const SOURCE_DIRS = ["src", "durable-objects", "console"];
 const GENERATED = ["src/proxy/haproxy-params/haproxy-keywords.ts", "src/ratelimit/gen/"];
 
 const isGenerated = (relative: string) =>

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const MAX_LINES = 450;
-const SOURCE_DIRS = ["src", "durable-objects", "grpc-gateway", "haproxy-agent", "scripts"];
+const SOURCE_DIRS = ["src", "durable-objects", "grpc-gateway", "haproxy-agent", "scripts", "console"];
 const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
 /** Generated files, by path from the repository root: a file, or a folder when it ends in `/`. */

@@ -1,0 +1,77 @@
+// The console's only way out: requests to the Worker's own origin, with the credentials held in this module's memory
+// for the life of the tab (never in localStorage or a cookie), forgotten at sign-out.
+
+/** What a request answered: status, parsed JSON (or the text), and the ETag when one came. */
+export type Answer = { status: number; ok: boolean; body: any; text: string; etag: string | null };
+
+let proxyAuthorization: string | undefined;
+let rateLimitAuthorization: string | undefined;
+
+/** Base64 of UTF-8 text: btoa alone takes Latin-1 only. */
+function base64(text: string): string {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+export function setProxyCredentials(username: string, password: string): void {
+  proxyAuthorization = `Basic ${base64(`${username}:${password}`)}`;
+}
+
+export function setRateLimitToken(token: string): void {
+  rateLimitAuthorization = `Bearer ${token}`;
+}
+
+export function hasRateLimitToken(): boolean {
+  return rateLimitAuthorization !== undefined;
+}
+
+export function forgetRateLimitToken(): void {
+  rateLimitAuthorization = undefined;
+}
+
+/** Sign-out: nothing of the session is kept. */
+export function forgetCredentials(): void {
+  proxyAuthorization = undefined;
+  rateLimitAuthorization = undefined;
+}
+
+type Options = { body?: unknown; headers?: Record<string, string>; text?: boolean };
+
+async function send(authorization: string | undefined, method: string, path: string, options: Options) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (authorization) headers.Authorization = authorization;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  // Same origin only (a path, never a URL), and no cookie or cached login goes with it.
+  const response = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store" });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if (!options.text && (response.headers.get("Content-Type") ?? "").includes("json")) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  const etag = response.headers.get("ETag");
+  return { status: response.status, ok: response.ok, body: parsed, text, etag } satisfies Answer;
+}
+
+/** A request to the proxy configuration API with the signed-in user's Basic credentials. */
+export function proxyApi(method: string, path: string, options: Options = {}): Promise<Answer> {
+  return send(proxyAuthorization, method, path, options);
+}
+
+/** A request to the rate limit service with its admin token. */
+export function rateLimitApi(method: string, path: string, options: Options = {}): Promise<Answer> {
+  return send(rateLimitAuthorization, method, path, options);
+}
+
+/** The reason an error answer gives: the proxy's `payload`, or the text. */
+export function reasonOf(answer: Answer): string {
+  if (answer.body && typeof answer.body === "object" && typeof answer.body.payload === "string")
+    return answer.body.payload;
+  return answer.text || `status ${answer.status}`;
+}

@@ -1,0 +1,107 @@
+// Every change the console makes goes the same way: the API's dry run first ("this is what will change"), then the
+// write with If-Match. A refusal is put beside the field it names; a 412 shows what changed meanwhile, with a reload.
+import { useState } from "preact/hooks";
+import { proxyApi, reasonOf, type Answer } from "./api";
+import { DiffView, diffLines, withContext } from "./diff";
+import { Problem, Warnings, html } from "./ui";
+
+/** The field a refusal names (`params line 2: …`, `backendContainers[0].params line 1: …`, `port: …`), and why. */
+export function refusalField(message: string): { field: string; reason: string } | undefined {
+  const named = /^([A-Za-z][\w.[\]]*?)(?: line \d+)?: (.+)$/s.exec(message);
+  if (named) return { field: named[1], reason: message };
+  if (/\baddress\b.*\bused by\b/.test(message)) return { field: "ipv6", reason: message };
+  if (/\bdomain\b/.test(message)) return { field: "domainName", reason: message };
+  return undefined;
+}
+
+export type ChangeRequest = { method: string; path: string; body: unknown; etag?: string | null };
+
+type State =
+  | { step: "editing" }
+  | { step: "checked"; answer: Answer; request: ChangeRequest }
+  | { step: "conflict"; current: string | null }
+  | { step: "done"; answer: Answer }
+  | { step: "refused"; answer: Answer };
+
+const withQuery = (path: string) => `${path}${path.includes("?") ? "&" : "?"}dryRun=true`;
+
+/** The dry-run-then-apply flow of one form: `check` sends the dry run, `apply` the write. */
+export function useChange(onApplied: () => void, alias: (field: string) => string = (field) => field) {
+  const [state, setState] = useState<State>({ step: "editing" });
+  const send = (request: ChangeRequest, dryRun: boolean) =>
+    proxyApi(request.method, dryRun ? withQuery(request.path) : request.path, {
+      body: request.body,
+      headers: request.etag ? { "If-Match": request.etag } : {},
+    });
+  const settle = (answer: Answer, request: ChangeRequest, dryRun: boolean) => {
+    if (answer.status === 412) setState({ step: "conflict", current: answer.etag });
+    else if (!answer.ok) setState({ step: "refused", answer });
+    else if (dryRun) setState({ step: "checked", answer, request });
+    else {
+      setState({ step: "done", answer });
+      onApplied();
+    }
+  };
+  const check = async (request: ChangeRequest) => settle(await send(request, true), request, true);
+  const apply = async () => {
+    if (state.step !== "checked") return;
+    settle(await send(state.request, false), state.request, false);
+  };
+  const reset = () => setState({ step: "editing" });
+  const named = state.step === "refused" ? refusalField(reasonOf(state.answer)) : undefined;
+  const refusal = named && { ...named, field: alias(named.field) };
+  const fieldError = (field: string) => (refusal?.field === field ? refusal.reason : undefined);
+  return { state, check, apply, reset, fieldError, refusedField: refusal?.field };
+}
+
+type Flow = ReturnType<typeof useChange>;
+
+/** What the flow has to say under a form: the dry run's verdict with Apply, the refusal, the conflict, the result. */
+type OutcomeProps = { flow: Flow; before: unknown; what: string; fields: string[]; onReload: () => void };
+
+export function ChangeOutcome({ flow, before, what, fields, onReload }: OutcomeProps) {
+  const { state } = flow;
+  if (state.step === "checked") {
+    const lines = withContext(
+      diffLines(
+        before === undefined ? "" : JSON.stringify(before, null, 2),
+        JSON.stringify(state.request.body, null, 2),
+      ),
+    );
+    return html`<section class="dry-run" aria-live="polite" aria-label="Dry run">
+      <h3>Dry run: this is what will change</h3>
+      <p>
+        The server checked ${what} and would accept it. Nothing is stored until you apply
+        it.${before === undefined ? " It is new." : ""}
+      </p>
+      <${DiffView} lines=${lines} caption=${what} />
+      <${Warnings} warnings=${state.answer.body?.warnings} />
+      <button type="button" onClick=${flow.apply}>Apply</button>
+      <button type="button" onClick=${flow.reset}>Change it again</button>
+    </section>`;
+  }
+  if (state.step === "conflict")
+    return html`<section class="conflict" role="alert" aria-label="Conflict">
+      <h3>Someone changed this project meanwhile</h3>
+      <p>
+        Nothing was stored: the project is no longer as you loaded it. Reload to see what changed, then make your change
+        again.
+      </p>
+      <button type="button" onClick=${() => (flow.reset(), onReload())}>Reload the project</button>
+    </section>`;
+  if (state.step === "refused") {
+    const field = flow.refusedField;
+    if (field && fields.includes(field))
+      return html`<p class="problem">The change was refused: see the field marked above.</p>`;
+    return html`<${Problem}>Refused: ${reasonOf(state.answer)}<//>`;
+  }
+  if (state.step === "done")
+    return html`<section aria-live="polite" class="applied">
+      <p>
+        Applied: ${what} is
+        stored${state.answer.body?.payload?.key ? ` (its number, ${state.answer.body.payload.key}: ${state.answer.body.payload.value})` : ""}.
+      </p>
+      <${Warnings} warnings=${state.answer.body?.warnings} />
+    </section>`;
+  return null;
+}

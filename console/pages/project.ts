@@ -1,0 +1,145 @@
+// One project: its backends (with their containers and server options), containers and domains (redirect and
+// certificate state), with the forms that change them. The project's ETag is kept for If-Match.
+import { useState } from "preact/hooks";
+import { proxyApi, type Answer } from "../api";
+import { DiffView, diffLines, withContext } from "../diff";
+import { html, pending, useAnswer } from "../ui";
+import { BackendForm, ContainerForm, DomainForm, type Project } from "./project-forms";
+import type { Session } from "./sign-in";
+
+function Backends({ project }: { project: Project }) {
+  const byId = new Map(project.containers.map((container: any) => [container.containerId ?? container.id, container]));
+  if (project.backends.length === 0) return html`<p>No backend yet.</p>`;
+  return html`<table>
+    <caption>
+      Backends
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Label</th>
+        <th scope="col">Port</th>
+        <th scope="col">Options (params)</th>
+        <th scope="col">Containers</th>
+        <th scope="col">Domains</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${project.backends.map(
+        (backend) =>
+          html`<tr>
+            <th scope="row">${backend.label}</th>
+            <td>${backend.port}</td>
+            <td><pre>${backend.params || "—"}</pre></td>
+            <td>
+              ${backend.backendContainers.map((link: any) => html`<div>${byId.get(link.containerId)?.label ?? `#${link.containerId}`}${link.params ? `: ${link.params}` : ""}</div>`)}
+            </td>
+            <td>${backend.domainForwardings.map((domain: any) => domain.domainName).join(", ") || "—"}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function Containers({ project }: { project: Project }) {
+  if (project.containers.length === 0) return html`<p>No container yet.</p>`;
+  return html`<table>
+    <caption>
+      Containers
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Label</th>
+        <th scope="col">Host</th>
+        <th scope="col">IPv6 address</th>
+        <th scope="col">SSH permissions</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${project.containers.map(
+        (container) =>
+          html`<tr>
+            <th scope="row">${container.label}</th>
+            <td>${container.host?.hostname ?? container.hostId}</td>
+            <td>${container.ipv6}</td>
+            <td>
+              ${container.containerPermissions.map((grant: any) => grant.email ?? JSON.stringify(grant)).join(", ") || "—"}
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+function Domains({ project }: { project: Project }) {
+  const domains = project.backends.flatMap((backend) => backend.domainForwardings);
+  if (domains.length === 0) return html`<p>No domain yet.</p>`;
+  const certificate = (domain: any) =>
+    domain.certProvided
+      ? "provided by you"
+      : domain.publicCaCertificate
+        ? "from a public authority (ACME)"
+        : "none: plain HTTP";
+  return html`<table>
+    <caption>
+      Domains
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Name</th>
+        <th scope="col">Backend</th>
+        <th scope="col">Redirects to</th>
+        <th scope="col">Certificate</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${domains.map(
+        (domain) =>
+          html`<tr>
+            <th scope="row">${domain.domainName}</th>
+            <td>${domain.backendLabel}</td>
+            <td>${domain.redirectToUrl || "—"}</td>
+            <td>${certificate(domain)}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+export function ProjectPage({ label }: { label: string; session: Session }) {
+  const { answer, reload } = useAnswer(() => proxyApi("GET", `/projects/${encodeURIComponent(label)}`), [label]);
+  // The project as it was when a write met a conflict, and the answer it came from: shown once the reload answered.
+  const [previous, setPrevious] = useState<{ project?: Project; answer?: Answer } | undefined>(undefined);
+  const project: Project | undefined = answer?.ok ? answer.body : undefined;
+  const reloadAfterConflict = () => {
+    setPrevious({ project, answer });
+    reload();
+  };
+  const context = { project: project!, etag: answer?.etag ?? null, onApplied: reload, onReload: reloadAfterConflict };
+  return html`<h1>Project ${label}</h1>
+    ${
+      pending(answer) ??
+      html`${project!.fullname && html`<p>${project!.fullname}</p>`}
+        ${
+          previous &&
+          previous.answer !== answer &&
+          html`<section aria-label="What changed meanwhile">
+            <h2>What changed meanwhile</h2>
+            <${DiffView}
+              lines=${withContext(diffLines(JSON.stringify(previous.project, null, 2), JSON.stringify(project, null, 2)))}
+              caption="The project since you loaded it"
+            />
+            <button type="button" onClick=${() => setPrevious(undefined)}>Dismiss</button>
+          </section>`
+        }
+        <h2>Backends</h2>
+        <${Backends} project=${project} />
+        <h2>Containers</h2>
+        <${Containers} project=${project} />
+        <h2>Domains</h2>
+        <${Domains} project=${project} />
+        <h2>Change the project</h2>
+        <${BackendForm} ...${context} />
+        <${ContainerForm} ...${context} />
+        <${DomainForm} ...${context} />`
+    }`;
+}

@@ -1,0 +1,106 @@
+// The stored HAProxy or SSH proxy versions, newest first; one version's files with the diff to the version before
+// it, and the rollback (activate) behind a confirmation. Generating a new version is one button away.
+import { useState } from "preact/hooks";
+import { proxyApi, reasonOf, type Answer } from "../api";
+import { DiffView, diffLines, withContext } from "../diff";
+import { Problem, Warnings, html, pending, useAnswer, when } from "../ui";
+
+const JOB = { haproxy: "/admin/gensynchaprx", sshproxy: "/admin/writesshprx" };
+const TITLE = { haproxy: "HAProxy versions", sshproxy: "SSH proxy versions" };
+
+/** A version's files by name: HAProxy's `files`, the SSH proxy's accounts (as JSON) and YAML. */
+function filesOf(kind: Kind, version: any): Record<string, string> {
+  if (!version) return {};
+  if (kind === "haproxy") return version.files;
+  return { "accounts.json": JSON.stringify(version.accounts, null, 2), "sshpiperd.yaml": version.yaml };
+}
+
+type Kind = "haproxy" | "sshproxy";
+
+function VersionDiff({ kind, version, previous }: { kind: Kind; version: number; previous?: number }) {
+  const load = (number?: number) =>
+    number === undefined ? Promise.resolve(undefined) : proxyApi("GET", `/admin/${kind}/versions/${number}`);
+  const { answer } = useAnswer(async () => {
+    const [current, before] = await Promise.all([load(version), load(previous)]);
+    return { ...current!, body: { current: current!.body, before: before?.body } };
+  }, [version, previous]);
+  if (pending(answer)) return pending(answer);
+  const after = filesOf(kind, answer!.body.current);
+  const before = filesOf(kind, answer!.body.before);
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return html`<section aria-label=${`Version ${version}`}>
+    <h2>Version ${version}${previous === undefined ? " (the oldest kept)" : `, compared with version ${previous}`}</h2>
+    ${answer!.body.current.restoredFrom && html`<p>This version restores version ${answer!.body.current.restoredFrom}.</p>`}
+    ${names.map((name) => html`<${DiffView} lines=${withContext(diffLines(before[name] ?? "", after[name] ?? ""))} caption=${name} />`)}
+  </section>`;
+}
+
+function Activate({ kind, version, onDone }: { kind: Kind; version: number; onDone: (answer: Answer) => void }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return html`<button type="button" onClick=${() => setAsking(true)}>Roll back to version ${version}…</button>`;
+  const confirm = async () => {
+    setAsking(false);
+    onDone(await proxyApi("POST", `/admin/${kind}/versions/${version}/activate`));
+  };
+  return html`<div role="alertdialog" aria-label="Confirm the rollback" class="confirm">
+    <p>Ship version ${version}'s files again, as a new version? The load balancers then run them.</p>
+    <button type="button" onClick=${confirm} autofocus>Yes, roll back to version ${version}</button>
+    <button type="button" onClick=${() => setAsking(false)}>Cancel</button>
+  </div>`;
+}
+
+export function VersionsPage({ kind, selected }: { kind: Kind; selected?: string }) {
+  const { answer, reload } = useAnswer(() => proxyApi("GET", `/admin/${kind}/versions`), [kind]);
+  const [outcome, setOutcome] = useState<Answer | undefined>(undefined);
+  const done = (result: Answer) => (setOutcome(result), reload());
+  const generate = async () => done(await proxyApi("GET", JOB[kind]));
+  const versions: any[] = answer?.ok ? answer.body : [];
+  const chosen = selected ? Number(selected) : versions[0]?.version;
+  const index = versions.findIndex((version) => version.version === chosen);
+  return html`<h1>${TITLE[kind]}</h1>
+    <p><button type="button" onClick=${generate}>Generate a new version now</button></p>
+    ${
+      outcome &&
+      (outcome.ok
+        ? html`<div aria-live="polite" class="applied">
+            <p>Done.</p>
+            <${Warnings} warnings=${Array.isArray(outcome.body) ? outcome.body : outcome.body?.warnings} />
+          </div>`
+        : html`<${Problem}>Refused: ${reasonOf(outcome)}<//>`)
+    }
+    ${
+      pending(answer) ??
+      html`<table>
+          <caption>
+            Stored versions, newest first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">State</th>
+              <th scope="col">Made</th>
+              <th scope="col">Restores</th>
+              <th scope="col">Rollback</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${versions.map(
+              (version, position) =>
+                html`<tr aria-current=${version.version === chosen ? "true" : undefined}>
+                  <th scope="row"><a href=${`#/${kind}/${version.version}`}>Version ${version.version}</a></th>
+                  <td>
+                    ${version.status ?? (position === 0 ? "in force" : "stored")}${version.error ? `: ${version.error}` : ""}
+                  </td>
+                  <td>${when(version.createdAt)}</td>
+                  <td>${version.restoredFrom ?? "—"}</td>
+                  <td>
+                    ${position > 0 && html`<${Activate} kind=${kind} version=${version.version} onDone=${done} />`}
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        ${index >= 0 && html`<${VersionDiff} key=${`${chosen}-${versions.length}`} kind=${kind} version=${chosen} previous=${versions[index + 1]?.version} />`}`
+    }`;
+}

@@ -1,0 +1,73 @@
+// Shared pieces of the console's pages: the htm binding, labelled fields with their refusal beside them, answers'
+// warnings, and loading a request's answer into a page.
+import { h, type ComponentChildren } from "preact";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import htm from "htm";
+import { reasonOf, type Answer } from "./api";
+
+export const html = htm.bind(h);
+
+type FieldProps = {
+  id: string;
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  error?: string;
+  hint?: string;
+  multiline?: boolean;
+  type?: string;
+  required?: boolean;
+};
+
+/** A labelled input; a refusal naming this field is shown right beside it and announced with it. */
+export function Field({ id, label, value, onInput, error, hint, multiline, type = "text", required }: FieldProps) {
+  const described = [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined;
+  const input = (event: Event) => onInput((event.target as HTMLInputElement).value);
+  const common = { id, name: id, value, onInput: input, "aria-describedby": described, "aria-invalid": !!error };
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    ${
+      multiline
+        ? html`<textarea ...${common} rows="4"></textarea>`
+        : html`<input ...${common} type=${type} required=${required} autocomplete="off" />`
+    }
+    ${hint && html`<small id=${`${id}-hint`}>${hint}</small>`}
+    ${error && html`<p class="refusal" id=${`${id}-error`} role="alert">Refused: ${error}</p>`}
+  </div>`;
+}
+
+export function Warnings({ warnings }: { warnings?: string[] }) {
+  if (!warnings?.length) return null;
+  return html`<ul class="warnings" aria-label="Warnings">
+    ${warnings.map((warning) => html`<li>${warning}</li>`)}
+  </ul>`;
+}
+
+export function Problem({ children }: { children: ComponentChildren }) {
+  return html`<p class="problem" role="alert">${children}</p>`;
+}
+
+/** Loads `request`'s answer when a dependency changes; `reload` asks again. */
+export function useAnswer(request: () => Promise<Answer>, deps: unknown[]) {
+  const [answer, setAnswer] = useState<Answer | undefined>(undefined);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    request().then((value) => live && setAnswer(value));
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((value) => value + 1), []);
+  return { answer, reload };
+}
+
+/** What a page shows until the answer came, or when it is an error. */
+export function pending(answer: Answer | undefined) {
+  if (!answer) return html`<p aria-live="polite">Loading…</p>`;
+  if (!answer.ok) return html`<${Problem}>The server refused: ${reasonOf(answer)} (status ${answer.status})<//>`;
+  return null;
+}
+
+/** An ISO time as the reader's local date and time. */
+export const when = (iso?: string | null) => (iso ? new Date(iso).toLocaleString() : "—");
