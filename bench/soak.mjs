@@ -6,7 +6,8 @@
 // supervisor, its watchdog, wrangler, both workerd, esbuild, the gateway), then prints the samples, each process's
 // growth over the last 10 minutes (in a shorter run, its last two thirds) and the answers: each kind's count of right
 // answers (200 or 429 for /json, OK for gRPC, 200 for the rest) and of the others. SOAK_RATE: requests per second (50).
-// Linux only (it reads /proc).
+// Arguments after `--` go to `npm start` (e.g. `npm run bench:soak -- --var COUNTER_OBJECT_LAYOUT:sharded`). If npm
+// start exits early (it stops when a workerd crashes), the run ends there with exit code 1. Linux only (/proc).
 import grpc from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -31,7 +32,8 @@ async function startNpm() {
   const [port, grpcPort, inspectorPort] = [await freePort(), await freePort(), await freePort()];
   const state = tempDir("soak-state-");
   const args = ["start", "--", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort)];
-  const child = spawn("npm", [...args, "--persist-to", state.dir, "--env-file", varsFile], {
+  const extra = process.argv.slice(2);
+  const child = spawn("npm", [...args, "--persist-to", state.dir, "--env-file", varsFile, ...extra], {
     cwd: root,
     env: { ...process.env, GRPC_HOST: "127.0.0.1", GRPC_PORT: String(grpcPort) },
     stdio: ["ignore", "pipe", "inherit"],
@@ -186,28 +188,43 @@ async function main() {
       pending.finally(() => inFlight.delete(pending));
     }, 1000 / options.rate);
     const sampler = setInterval(sample, options.sampleSeconds * 1000);
-    await new Promise((resolve) => setTimeout(resolve, runMs));
+    // npm start ending early (a crashed workerd stops it) ends the run: the figures so far, then exit code 1.
+    let timer;
+    const ended = await new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), runMs);
+      server.child.once("exit", () => resolve(true));
+    });
+    clearTimeout(timer);
+    if (ended) {
+      console.error(`soak: npm start exited after ${Math.round((Date.now() - started) / 1000)} s`);
+      process.exitCode = 1;
+    }
     clearInterval(ticker);
     clearInterval(sampler);
-    sample();
+    if (!ended) sample();
     await Promise.all(inFlight);
     load.client.close();
-    report(samples);
+    report(samples, Date.now() - started);
   } finally {
     await stop();
   }
 }
 
-function report(samples) {
+function report(samples, ranMs) {
   const names = [...new Set(samples.flatMap((sample) => Object.keys(sample.kib)))];
   console.log(`\nRSS (MiB) of each process:\n${sampleTable(samples, names)}`);
-  const { fromMs, toMs, growth: byName } = growth(samples, growthWindowMs(runMs));
+  printAnswers();
+  if (samples.length < 2) return;
+  const { fromMs, toMs, growth: byName } = growth(samples, growthWindowMs(ranMs));
   console.log(`\nGrowth from t=${Math.round(fromMs / 1000)} s to t=${Math.round(toMs / 1000)} s:`);
   for (const [name, { from, to, percent }] of Object.entries(byName)) {
     console.log(
       `  ${name.padEnd(14)} ${(from / 1024).toFixed(1)} -> ${(to / 1024).toFixed(1)} MiB  (${percent >= 0 ? "+" : ""}${percent.toFixed(1)} %)`,
     );
   }
+}
+
+function printAnswers() {
   console.log("\nAnswers:");
   for (const [kind, { right, other }] of Object.entries(counts))
     console.log(`  ${kind.padEnd(22)} ${right} right, ${other} other`);
