@@ -78,9 +78,11 @@ function memoryOf(npmPid, port) {
 }
 
 const counts = {};
-const tally = (kind, right) => {
-  counts[kind] ??= { right: 0, other: 0 };
+/** @param {string} kind @param {boolean} right @param {string} [what] the status or error of a wrong answer */
+const tally = (kind, right, what = "") => {
+  counts[kind] ??= { right: 0, other: 0, others: {} };
   counts[kind][right ? "right" : "other"]++;
+  if (!right) counts[kind].others[what] = (counts[kind].others[what] ?? 0) + 1;
 };
 
 function makeLoad({ port, grpcPort, token }) {
@@ -101,9 +103,9 @@ function makeLoad({ port, grpcPort, token }) {
     try {
       const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
       await response.arrayBuffer();
-      tally(kind, ok(response.status));
-    } catch {
-      tally(kind, false);
+      tally(kind, ok(response.status), String(response.status));
+    } catch (error) {
+      tally(kind, false, error instanceof Error ? error.name : String(error));
     }
   };
   let sent = 0;
@@ -123,7 +125,7 @@ function makeLoad({ port, grpcPort, token }) {
           client.ShouldRateLimit(
             { domain: "example", descriptors: descriptors(k) },
             { deadline: Date.now() + 10_000 },
-            (error) => resolve(tally("gRPC ShouldRateLimit", !error)),
+            (error) => resolve(tally("gRPC ShouldRateLimit", !error, error ? grpc.status[error.code] : "")),
           ),
         );
       }
@@ -226,8 +228,10 @@ function report(samples, ranMs) {
 
 function printAnswers() {
   console.log("\nAnswers:");
-  for (const [kind, { right, other }] of Object.entries(counts))
-    console.log(`  ${kind.padEnd(22)} ${right} right, ${other} other`);
+  for (const [kind, { right, other, others }] of Object.entries(counts)) {
+    const which = Object.entries(others).map(([what, count]) => `${what || "?"}: ${count}`);
+    console.log(`  ${kind.padEnd(22)} ${right} right, ${other} other${which.length ? ` (${which.join(", ")})` : ""}`);
+  }
 }
 
 await main();
