@@ -117,8 +117,10 @@ export const GatewaySettingsSchema = z
     RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: duration("2s").describe(
       "How long opening a connection to the Worker may take; then the call answers UNAVAILABLE.",
     ),
-    RATELIMIT_UPSTREAM_TIMEOUT: duration("10s").describe(
-      "Time limit of a forwarded call whose caller set no deadline (a caller's deadline always applies).",
+    RATELIMIT_UPSTREAM_TIMEOUT: duration("3s").describe(
+      "Time limit of a forwarded call whose caller set no deadline (a caller's deadline always applies, longer " +
+        "ones included); then the call answers UNAVAILABLE. Above the Worker's KVSTORE_TIMEOUT (2 s), so that a " +
+        "hung store is answered with the store's own error.",
     ),
     RATELIMIT_MAX_REQUEST_BYTES: integer(1024 * 1024, 1).describe(
       "Largest ShouldRateLimit message taken, in bytes; a larger one answers RESOURCE_EXHAUSTED before it is " +

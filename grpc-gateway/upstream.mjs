@@ -31,15 +31,17 @@ const CONNECT_CODES = {
 
 /**
  * An HTTP status without a Connect error body (a proxy in between, a wrong URL), mapped as gRPC maps HTTP
- * statuses (https://github.com/grpc/grpc/blob/master/doc/http-grpc-status-mapping.md).
+ * statuses (https://github.com/grpc/grpc/blob/master/doc/http-grpc-status-mapping.md), except that every 5xx but 501
+ * is UNAVAILABLE: such an answer is the upstream failing (a Worker that threw or ran out of resources, a crashed
+ * runtime), which Envoy retries on UNAVAILABLE and not on UNKNOWN.
  * @param {number} httpStatus
  */
 function statusOfHttp(httpStatus) {
   if (httpStatus === 400) return Status.INTERNAL;
   if (httpStatus === 401) return Status.UNAUTHENTICATED;
   if (httpStatus === 403) return Status.PERMISSION_DENIED;
-  if (httpStatus === 404) return Status.UNIMPLEMENTED;
-  if ([429, 502, 503, 504].includes(httpStatus)) return Status.UNAVAILABLE;
+  if (httpStatus === 404 || httpStatus === 501) return Status.UNIMPLEMENTED;
+  if (httpStatus === 429 || (httpStatus >= 500 && httpStatus <= 599)) return Status.UNAVAILABLE;
   return Status.UNKNOWN;
 }
 
@@ -147,11 +149,13 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
     async shouldRateLimit(requestBytes, { deadline, onCancel }) {
       const callerLeft = deadline === Infinity ? Infinity : Math.ceil(deadline - Date.now());
       if (callerLeft <= 0) return { ok: false, code: Status.DEADLINE_EXCEEDED, details: "deadline exceeded" };
-      const timeoutMs = Math.min(callerLeft, defaultTimeoutMs);
+      // The caller's deadline, whole, when it set one (a longer one than the default included); the default only
+      // when it set none, and then passing it is the Worker failing to answer: UNAVAILABLE, which Envoy retries.
+      const timeoutMs = callerLeft === Infinity ? defaultTimeoutMs : callerLeft;
       const timedOut = () =>
-        timeoutMs === callerLeft
-          ? new CallFailure(Status.DEADLINE_EXCEEDED, "deadline exceeded")
-          : new CallFailure(Status.DEADLINE_EXCEEDED, `rate limit service did not answer within ${timeoutMs} ms`);
+        callerLeft === Infinity
+          ? new CallFailure(Status.UNAVAILABLE, `rate limit service did not answer within ${timeoutMs} ms`)
+          : new CallFailure(Status.DEADLINE_EXCEEDED, "deadline exceeded");
       try {
         const response = await exchange({
           method: "POST",

@@ -15,7 +15,9 @@
 //    client;
 // 6. once the Worker answers and the gateway listens (or waits for its first xDS snapshot), runs the news ingestion
 //    once in demo mode and prints one summary (scripts/start/summary.mjs).
-// On a signal every child's process group is stopped, so no workerd is left behind.
+// The children stay in npm start's process group; every process below it is stopped when it stops (SIGINT, SIGTERM,
+// SIGHUP), when a child or wrangler's workerd dies (said, exit code 1), when its parent dies, and by a watchdog when
+// it is killed itself (scripts/start/supervise.mjs), so no workerd is left behind.
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import path from "node:path";
@@ -26,6 +28,7 @@ import { runNewsIngestion, wantsNewsDemo } from "./start/news-demo.mjs";
 import { parsePort, portProblems } from "./start/ports.mjs";
 import { gatewayEnv, loadSettingsCheck, settingProblems, workerEnv } from "./start/settings.mjs";
 import { displayHost, summary } from "./start/summary.mjs";
+import { createSupervisor } from "./start/supervise.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 const devArgs = process.argv.slice(2);
@@ -131,53 +134,15 @@ runQuietly(process.execPath, [
 // The preparation takes seconds: an address taken meanwhile is still named before anything listens.
 refuseIf(await problems());
 
-const children = [];
-function start(name, command, args, { extraEnv = {}, stdout = "inherit" } = {}) {
-  const child = spawn(command, args, {
-    cwd: root,
-    env: { ...env, CI: env.CI ?? "", ...extraEnv },
-    stdio: ["inherit", stdout, "inherit"],
-    detached: true,
-  });
-  child.on("exit", (code, signal) => {
-    if (!stopping) {
-      console.error(`npm start: ${name} exited (${signal ?? code}); stopping the others`);
-      stop(code ?? 1);
-    }
-  });
-  children.push(child);
-  return child;
-}
+const supervisor = createSupervisor({ cwd: root });
+const childEnv = { ...env, CI: env.CI ?? "" };
+const start = (name, command, args, { extraEnv = {}, stdout } = {}) =>
+  supervisor.start(name, command, args, { env: { ...childEnv, ...extraEnv }, stdout });
+const stop = (exitCode) => supervisor.stop(exitCode);
 
-let stopping = false;
-function stop(exitCode = 0) {
-  if (stopping) return;
-  stopping = true;
-  for (const child of children) {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-  }
-  const deadline = setTimeout(() => {
-    for (const child of children) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {}
-    }
-    process.exit(exitCode);
-  }, 5000);
-  Promise.all(
-    children.map((child) =>
-      child.exitCode !== null || child.signalCode !== null ? null : new Promise((r) => child.once("exit", r)),
-    ),
-  ).then(() => {
-    clearTimeout(deadline);
-    process.exit(exitCode);
-  });
-}
-
-process.on("SIGINT", () => stop(0));
-process.on("SIGTERM", () => stop(0));
+// A closed terminal (SIGHUP) may leave stdout and stderr unwritable; the stop must not fail on a message.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => stop(0));
 
 start("wrangler dev", process.execPath, [
   wrangler,
@@ -227,7 +192,7 @@ async function workerAnswers() {
     () => console.error(`npm start: still waiting for the Worker to answer at ${devOrigin}/`),
     60_000,
   );
-  while (!stopping) {
+  while (!supervisor.stopping) {
     try {
       const response = await fetch(`${devOrigin}/`);
       await response.arrayBuffer();
@@ -239,9 +204,10 @@ async function workerAnswers() {
 }
 
 const [, gatewayState] = await Promise.all([workerAnswers(), gatewayListening]);
-const ingestionWarning = newsDemo && !stopping ? await runNewsIngestion(devOrigin) : undefined;
+const ingestionWarning = newsDemo && !supervisor.stopping ? await runNewsIngestion(devOrigin) : undefined;
 if (ingestionWarning) console.error(ingestionWarning);
-if (!stopping) {
+if (!supervisor.stopping) {
+  supervisor.watchRuntimes();
   const state = { root, devOrigin, gatewayState, gatewayValues: gateway.values, vars: worker.values, varsOrigin };
   console.log(summary({ ...state, persistTo, newsDemo }));
 }

@@ -126,9 +126,11 @@ export const CounterStoreSettings = z.preprocess(
     KVSTORE_POOL_SIZE: envInteger(10).describe(
       "Pooled connections, each held by one Durable Object; `0` opens a connection per request instead.",
     ),
-    KVSTORE_TIMEOUT: envDurationMs("10s").describe(
-      "Connect, reply and whole-call time-out: no request waits longer on the store.",
-    ),
+    KVSTORE_TIMEOUT: envDurationMs("2s").describe(oneLine`
+      Connect, reply and whole-call time-out: no request waits longer on the store. 2 s, not the reference's 10 s: a
+      caller (Envoy's filter: 20 ms by default) has given up long before, and a hung store would hold every caller
+      and pool member that long; 2 s still leaves a waiting caller KVSTORE_POOL_ON_EMPTY_WAIT_DURATION (1 s) and then
+      a second for an extra connection.`),
     KVSTORE_POOL_ON_EMPTY_BEHAVIOR: envChoice(["CREATE", "ERROR", "WAIT"], "CREATE", true).describe(oneLine`
       What a caller does after waiting KVSTORE_POOL_ON_EMPTY_WAIT_DURATION for a busy pooled connection: \`CREATE\`
       an extra connection, fail (\`ERROR\`) or \`WAIT\` on; any case.`),
@@ -149,7 +151,7 @@ export const CounterStoreSettings = z.preprocess(
     KVSTORE_PERSECOND_URL: perSecond(envString(""), "URL"),
     KVSTORE_PERSECOND_TYPE: perSecond(envChoice(["single", "sentinel", "cluster"], "single"), "TYPE"),
     KVSTORE_PERSECOND_POOL_SIZE: perSecond(envInteger(10), "POOL_SIZE"),
-    KVSTORE_PERSECOND_TIMEOUT: perSecond(envDurationMs("10s"), "TIMEOUT"),
+    KVSTORE_PERSECOND_TIMEOUT: perSecond(envDurationMs("2s"), "TIMEOUT"),
     KVSTORE_PERSECOND_POOL_ON_EMPTY_BEHAVIOR: perSecond(
       envChoice(["CREATE", "ERROR", "WAIT"], "CREATE", true),
       "POOL_ON_EMPTY_BEHAVIOR",

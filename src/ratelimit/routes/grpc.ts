@@ -53,16 +53,17 @@ const workerEnv = createContextKey<Env | undefined>(undefined, { description: "t
 
 /**
  * The reference answers its service errors with gRPC status UNKNOWN and their text. An override without a unit
- * crashes the reference; refusing it as INVALID_ARGUMENT tells the caller what to fix. Store failures read as on
- * /json: the detail only for the stores whose messages are safe to show (see stores/select.ts), or for a failure the
- * service composed itself (PublicStoreError: the Durable Object store's admission bound).
+ * crashes the reference; refusing it as INVALID_ARGUMENT tells the caller what to fix. Store failures are UNAVAILABLE
+ * (the reference's UNKNOWN is not among the codes Envoy retries on) and read as on /json: the detail only for the
+ * stores whose messages are safe to show (see stores/select.ts), or for a failure the service composed itself
+ * (PublicStoreError: the Durable Object store's admission bound).
  */
 function connectErrorOf(error: ServiceError, env: Env): ConnectError {
   if (error.kind === "store") {
     logError("ratelimit: counter store failed", { message: error.message });
     const generic = "rate limit counter store error";
     const shown = error.public || storeErrorsArePublic(env);
-    return new ConnectError(shown ? `${generic}: ${error.message}` : generic, Code.Unknown);
+    return new ConnectError(shown ? `${generic}: ${error.message}` : generic, Code.Unavailable);
   }
   if (OVERRIDE_WITHOUT_UNIT.test(error.message)) return new ConnectError(error.message, Code.InvalidArgument);
   return new ConnectError(error.message, Code.Unknown);
@@ -190,6 +191,7 @@ export const shouldRateLimitConnectRoute = createRoute({
     415: { description: "Neither Connect nor gRPC-Web (plain gRPC included)" },
     429: connectError("resource_exhausted: the message is larger than RATELIMIT_MAX_REQUEST_BYTES"),
     500: connectError("unknown: the service refuses the request (e.g. no configuration); internal: settings"),
+    503: connectError("unavailable: the counter store failed or gave no answer within its time-out"),
     504: connectError("deadline_exceeded: Connect-Timeout-Ms passed before the decision"),
   },
 });

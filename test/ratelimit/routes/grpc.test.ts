@@ -395,7 +395,7 @@ describe("ShouldRateLimit errors", () => {
     expect(((await snake.json()) as { statuses: unknown[] }).statuses).toEqual([okStatus(3, "HOUR", 0, "3570s")]);
   });
 
-  it("answers UNKNOWN with a generic message when the counter store fails", async () => {
+  it("answers UNAVAILABLE (HTTP 503) with a generic message when the counter store fails", async () => {
     const failing = {
       getByName: () => ({
         increment: async () => {
@@ -411,9 +411,16 @@ describe("ShouldRateLimit errors", () => {
     expect(
       await connectErrorOf(client.shouldRateLimit({ domain: "grpc", descriptors: [descriptor(["client", "store"])] })),
     ).toEqual({
-      code: Code.Unknown,
+      code: Code.Unavailable,
       message: "rate limit counter store error",
     });
+    const raw = await workerFetch({ RATE_LIMIT_COUNTER: failing })(`http://example.com${PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ domain: "grpc", descriptors: [descriptor(["client", "store-raw"])] }),
+    });
+    expect(raw.status).toBe(503);
+    expect(await raw.json()).toEqual({ code: "unavailable", message: "rate limit counter store error" });
     expect(error.mock.calls.map((args) => String(args[0])).join("\n")).toContain("storage exploded: secret detail");
     error.mockRestore();
   });

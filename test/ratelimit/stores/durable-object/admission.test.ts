@@ -1,6 +1,6 @@
 // The per_key layout's admission bound in the Workers runtime: past COUNTER_OBJECT_ACTIVE_LIMIT objects in use, a
 // request for a new key that no object frees for within COUNTER_OBJECT_ADMISSION_MAX_WAIT is answered at once, 500 on
-// /json and UNKNOWN over Connect, with a message naming both settings, and nothing of it is counted; keys in use
+// /json and UNAVAILABLE over Connect, with a message naming both settings, and nothing of it is counted; keys in use
 // still pass, and with the limit at 0 (the deploy configuration) nothing waits.
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
@@ -70,7 +70,7 @@ describe("COUNTER_OBJECT_ACTIVE_LIMIT reached, per_key layout", () => {
     ]);
   });
 
-  it("answers UNKNOWN over Connect with the same message", async () => {
+  it("answers UNAVAILABLE over Connect with the same message", async () => {
     const isolate = limited("adm_connect_");
     const fetch = (async (input: RequestInfo | URL, init: RequestInit = {}) => {
       const { redirect: _redirect, ...rest } = init;
@@ -86,7 +86,7 @@ describe("COUNTER_OBJECT_ACTIVE_LIMIT reached, per_key layout", () => {
     const refused = await connectErrorOf(client.shouldRateLimit(hit("c")));
     error.mockRestore();
     expect(first.overallCode).toBe(1);
-    expect(refused).toEqual({ code: Code.Unknown, message: BUSY });
+    expect(refused).toEqual({ code: Code.Unavailable, message: BUSY });
   });
 
   it("is on in the tests, whose workerd runs the objects in its own process as wrangler dev does", () => {
