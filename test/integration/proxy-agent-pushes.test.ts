@@ -138,7 +138,7 @@ describe("haproxy-agent: the truth about a push", () => {
       "the push to end",
       async () => {
         const response = await fetch(`${agent.url}/v1/pushes/impatient`, { headers });
-        const body = await response.json();
+        const body = (await response.json()) as { state: string };
         return body.state === "received" ? undefined : body;
       },
       10_000,

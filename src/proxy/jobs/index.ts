@@ -14,6 +14,7 @@ export {
 } from "./definitions";
 export { CONFIG_LOCK, MAINTENANCE_LOCK } from "./locks";
 export { getProxyJob, listProxyJobs, PROXY_JOB_KINDS, type ProxyJobKind } from "./runs";
+export { settleUnknownVersionsNow } from "./settle-runs";
 export {
   runGenSyncForCaller,
   runGenSyncFromApi,
