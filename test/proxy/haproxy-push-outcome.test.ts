@@ -55,6 +55,17 @@ function agents(handlers: {
 const record = (state: string, version: number | null, error: string | null = null) =>
   Response.json({ pushId: "x", version, state, error, at: "2030-01-01T00:00:00.000Z" });
 
+/** Settles the unknown versions other tests left (the agent dropped them all), so that a test starts without any. */
+async function settleLeftovers() {
+  agents({
+    abandon: () => record("abandoned", null, "given up by the control plane before its reload"),
+    status: () => Response.json({ version: null, digest: null, diskDigest: null, appliedAt: null, lastError: null }),
+  });
+  const statuses = await expectJson(callWith(agentEnv(), "/admin/haproxy/status"), 200);
+  expect(statuses[0].unknownVersions).toEqual([]);
+  vi.mocked(globalThis.fetch).mockRestore();
+}
+
 const versions = async () => expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
 const activeVersion = async () => (await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).version as number;
 
@@ -117,6 +128,7 @@ describe("a master push whose answer is lost", () => {
   });
 
   it("records unknown when the agent cannot tell; the status poll settles it as applied and queues the slaves", async () => {
+    await settleLeftovers();
     const sendBatch = vi.spyOn(env.JOBS, "sendBatch").mockResolvedValue(undefined as never);
     await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
     const before = await activeVersion();
@@ -181,6 +193,7 @@ describe("a master push whose answer is lost", () => {
   });
 
   it("the status poll settles an unknown version the agent dropped as rejected", async () => {
+    await settleLeftovers();
     await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
     const before = await activeVersion();
     agents({
