@@ -148,12 +148,14 @@ const PUSH_PATH = /^\/v1\/pushes\/([^/]+?)(\/abandon)?$/;
  * @param {import("node:http").IncomingMessage} request @param {import("node:http").ServerResponse} response
  */
 async function handlePush(request, response) {
+  // The control plane's time limit runs from when it sent the push, so the upload counts too.
+  const receivedAt = Date.now();
   const gone = new AbortController();
   response.on("close", () => {
     if (!response.writableFinished) gone.abort();
   });
   const bundle = parseBundle(await readJson(request));
-  return reply(response, 200, await applier.apply(bundle, gone.signal));
+  return reply(response, 200, await applier.apply(bundle, gone.signal, receivedAt));
 }
 
 /**

@@ -363,11 +363,11 @@ export function createApplier(options) {
     /**
      * Applies bundles one after the other, in arrival order. `signal` aborts when the client goes away: the push
      * then stops unless its reload has started.
-     * @param {Bundle} bundle @param {AbortSignal} [signal]
+     * @param {Bundle} bundle @param {AbortSignal} [signal] @param {number} [receivedAt] when the push began to arrive
      * @returns {Promise<{ outcome: string, version: number }>}
      */
-    apply(bundle, signal) {
-      const context = { signal, receivedAt: Date.now() };
+    apply(bundle, signal, receivedAt = Date.now()) {
+      const context = { signal, receivedAt };
       let replayed;
       try {
         replayed = replay(bundle);

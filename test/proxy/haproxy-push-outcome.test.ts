@@ -5,10 +5,11 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/queue";
+import { CONFIG_LOCK } from "../../src/proxy/jobs";
 import { createApiUser, errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
 import { createDeployedProject } from "../support/proxy-fixtures";
-import { AGENT, agentEnv, callWith, db as database, withVars } from "../support/proxy-job-env";
+import { AGENT, agentEnv, callWith, db as database, locks, withVars } from "../support/proxy-job-env";
 
 const SLAVE = "http://slave-outcome.test:9400";
 const timedOut = () => new DOMException("The operation was aborted due to timeout", "TimeoutError");
@@ -220,6 +221,37 @@ describe("a master push whose answer is lost", () => {
       ),
     );
     expect(await activeVersion()).toBe(before);
+  });
+
+  it("the status poll leaves unknown versions alone while a run holds the lock, and on a slave instance", async () => {
+    await settleLeftovers();
+    agents({
+      push: () => {
+        throw timedOut();
+      },
+      abandon: () => {
+        throw timedOut();
+      },
+    });
+    await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 500);
+    const [unknown] = await versions();
+    expect(unknown).toMatchObject({ status: "unknown" });
+    vi.mocked(globalThis.fetch).mockRestore();
+    const seen = agents({
+      abandon: () => record("applied", unknown.version),
+      status: () => Response.json({ version: null, digest: null, diskDigest: null, appliedAt: null, lastError: null }),
+    });
+    await locks().acquire(CONFIG_LOCK, { holder: "someone-else", kind: "gensynchaprx", ttlMs: 60_000 });
+    try {
+      const statuses = await expectJson(callWith(agentEnv(), "/admin/haproxy/status"), 200);
+      expect(statuses[0].unknownVersions).toEqual([unknown.version]);
+    } finally {
+      await locks().release(CONFIG_LOCK, "someone-else");
+    }
+    const onSlave = await expectJson(callWith(agentEnv({ INSTANCE_ROLE: "slave" }), "/admin/haproxy/status"), 200);
+    expect(onSlave[0].unknownVersions).toEqual([unknown.version]);
+    expect(seen.map((call) => call.method)).toEqual(["GET", "GET"]);
+    expect((await versions())[0]).toMatchObject({ version: unknown.version, status: "unknown" });
   });
 
   it("a refusal the agent answers is not asked about again", async () => {

@@ -7,12 +7,15 @@ import { unknownVersions } from "../haproxy/versions";
 import { database } from "../../shared/db";
 import { genSyncJob, queueSlaveSyncs } from "./definitions";
 import { acquireJobLock, CONFIG_LOCK, releaseJobLock } from "./locks";
+import { proxySettings } from "../settings";
 
 /** Settles what it can; answers the numbers of the versions still unknown. */
 export async function settleUnknownVersionsNow(env: Env): Promise<number[]> {
   const db = database(env.DB);
   const pending = await unknownVersions(db);
   if (pending.length === 0) return [];
+  // Reading the status is allowed on a slave instance; settling writes and queues jobs, which only the master does.
+  if (proxySettings(env).INSTANCE_ROLE !== "master") return pending.map((row) => row.id);
   const holder = crypto.randomUUID();
   try {
     await acquireJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind });
