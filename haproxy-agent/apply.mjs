@@ -227,7 +227,13 @@ export function createApplier(options) {
     if (context.signal?.aborted) return "the control plane went away before the reload";
     if (bundle.pushId && pushes.get(bundle.pushId)?.state === "abandoned")
       return "the control plane gave it up before the reload";
-    if (bundle.timeoutMs && Date.now() > context.receivedAt + bundle.timeoutMs - timeoutMs)
+    // A control plane that waits no longer than one reload (misaligned time limits) gets no deadline: every push
+    // would stop. The client that goes away, and the abandon, still hold; apply() warns.
+    if (
+      bundle.timeoutMs &&
+      bundle.timeoutMs > timeoutMs &&
+      Date.now() > context.receivedAt + bundle.timeoutMs - timeoutMs
+    )
       return `a reload started now could not end within the control plane's ${bundle.timeoutMs} ms`;
     return undefined;
   }
@@ -376,6 +382,13 @@ export function createApplier(options) {
       }
       if (replayed) return Promise.resolve(replayed);
       if (bundle.pushId) void pushes.record(bundle.pushId, bundle.version, "received");
+      if (bundle.timeoutMs && bundle.timeoutMs <= 2 * timeoutMs) {
+        log("warn", "haproxy-agent: the control plane waits no longer than a check and a reload may take", {
+          controlPlaneMs: bundle.timeoutMs,
+          checkPlusReloadMs: 2 * timeoutMs,
+          advice: "set HAPROXY_AGENT_TIMEOUT above twice --timeout",
+        });
+      }
       const result = queue.then(async () => {
         try {
           const outcome = await applyNow(bundle, context);

@@ -126,13 +126,33 @@ describe("haproxy-agent: the outcome of each push id", () => {
   });
 
   it("does not start a reload that could not end within the control plane's time limit", async () => {
-    // The agent's reload may take 10 s; the control plane waits 3 s: after the 0.2 s check no reload may start.
-    const agent = applier({ checkSeconds: 0.2 });
-    await expect(agent.apply(bundle(1, "p-short", { timeoutMs: 3000 }))).rejects.toMatchObject({
+    // The agent's reload may take 10 s; the control plane waits 10.3 s: after the 0.5 s check no reload may start.
+    const agent = applier({ checkSeconds: 0.5 });
+    await expect(agent.apply(bundle(1, "p-short", { timeoutMs: 10_300 }))).rejects.toMatchObject({
       status: 410,
-      message: "version 1 was not applied: a reload started now could not end within the control plane's 3000 ms",
+      message: "version 1 was not applied: a reload started now could not end within the control plane's 10300 ms",
     });
     expect(agent.reloadCount()).toBe(0);
+  });
+
+  it("with misaligned time limits applies anyway, and warns", async () => {
+    const lines: unknown[][] = [];
+    const agent = createApplier({
+      configDir: tempDir(),
+      reloadCmd: "true",
+      haproxy: "true",
+      timeoutMs: 10_000,
+      log: (...line: unknown[]) => lines.push(line),
+    });
+    expect(await agent.apply(bundle(1, "p-misaligned", { timeoutMs: 3000 }))).toEqual({
+      outcome: "applied",
+      version: 1,
+    });
+    expect(lines[0]).toEqual([
+      "warn",
+      "haproxy-agent: the control plane waits no longer than a check and a reload may take",
+      { controlPlaneMs: 3000, checkPlusReloadMs: 20_000, advice: "set HAPROXY_AGENT_TIMEOUT above twice --timeout" },
+    ]);
   });
 
   it("records a refusal with its error", async () => {
