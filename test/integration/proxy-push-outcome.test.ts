@@ -1,8 +1,8 @@
 // The truth about a push, end to end: a real wrangler dev and the real HAProxy agent (its `haproxy -c` a little slow
 // for pushes only, so that it can be paused with SIGSTOP mid-push). Paused past the control plane's time limit and
 // resumed before its question times out, the agent drops the push and the version is rejected; paused past both, the
-// version is `unknown` until the status poll settles it; a dead slave shows on the parent run and the status page
-// from its first failed attempt.
+// version is `unknown` until the status poll settles it (rejected when paused before the reload, in force when paused
+// during it); a dead slave shows on the parent run and the status page from its first failed attempt.
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -11,8 +11,8 @@ import { AGENT_TOKEN, api, proxyVars, root, tempDir, until } from "../support/pr
 import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
 
 /**
- * Seconds a push's `haproxy -c` takes (a check's takes none): long enough to pause the agent mid-push, within the
- * agent's own limit (--timeout 1, so that check plus reload fit in the control plane's 3 s).
+ * Seconds a push's `haproxy -c` takes (a check's takes none): long enough to pause the agent mid-push. The agent's
+ * limit is 3 s for the check and for the reload each, so the control plane waits 7 s (and 2 s for its question).
  */
 const PUSH_CHECK_SECONDS = 0.8;
 
@@ -30,8 +30,9 @@ async function startSlowAgent() {
     `#!/bin/sh\ncase "$*" in *.staging-*) sleep ${PUSH_CHECK_SECONDS};; esac\nexec haproxy "$@"\n`,
   );
   chmodSync(haproxy, 0o755);
-  const args = ["--config-dir", dir, "--reload-cmd", `echo reload >> ${dir}/reloads`, "--port", String(port)];
-  args.push("--timeout", "1");
+  // The reload takes 2 s while the file slow-reload exists (to pause the agent during a reload).
+  const reload = `if [ -f ${dir}/slow-reload ]; then sleep 2; fi; echo reload >> ${dir}/reloads`;
+  const args = ["--config-dir", dir, "--reload-cmd", reload, "--port", String(port), "--timeout", "3"];
   const child = spawn(
     process.execPath,
     [path.join(root, "haproxy-agent", "agent.mjs"), ...args, "--haproxy", haproxy],
@@ -53,6 +54,15 @@ const agentStatus = async () =>
   }>;
 
 const staging = () => readdirSync(agent.dir).some((name) => name.startsWith(".staging-"));
+/** Whether the agent's push log (written before each reload) has a push reloading. */
+const reloading = () => {
+  try {
+    const log = JSON.parse(readFileSync(path.join(agent.dir, ".agent-pushes.json"), "utf8")) as { state: string }[];
+    return log.some((record) => record.state === "reloading");
+  } catch {
+    return false;
+  }
+};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
@@ -64,7 +74,7 @@ beforeAll(async () => {
   server = await startWranglerDev(
     proxyVars(agent, ports, {
       SLAVE_AGENT_URLS: deadSlave,
-      HAPROXY_AGENT_TIMEOUT: "3s",
+      HAPROXY_AGENT_TIMEOUT: "7s",
       HAPROXY_AGENT_QUERY_TIMEOUT: "2s",
     }),
   );
@@ -86,8 +96,8 @@ describe("pushes whose answer is lost, against the real agent", () => {
     const pending = api(server.url, "/admin/gensynchaprx");
     await until("the push to reach the agent", async () => (staging() ? true : undefined), 20_000);
     agent.child.kill("SIGSTOP");
-    // Past the push's 3 s, within the question's 2 s that follow.
-    await sleep(3800);
+    // Past the push's 7 s, within the question's 2 s that follow.
+    await sleep(7800);
     agent.child.kill("SIGCONT");
     const response = await pending;
     expect(response.status).toBe(500);
@@ -95,7 +105,7 @@ describe("pushes whose answer is lost, against the real agent", () => {
     // Whichever the agent noticed first: the client gone, the abandon that followed, or its own deadline.
     expect(response.body.payload).toMatch(
       new RegExp(
-        `^Unable to reload and sync of HAProxy: agent ${agent.url} is unreachable: no answer within 3000 ms; asked, ` +
+        `^Unable to reload and sync of HAProxy: agent ${agent.url} is unreachable: no answer within 7000 ms; asked, ` +
           `it dropped version ${version} before reloading: .+\\. The previous configuration is still active\\.$`,
       ),
     );
@@ -118,7 +128,7 @@ describe("pushes whose answer is lost, against the real agent", () => {
     expect(response.status).toBe(500);
     const version = Number(/version (\d+)/.exec(response.body.payload)![1]);
     expect(response.body.payload).toBe(
-      `Unable to reload and sync of HAProxy: agent ${agent.url} is unreachable: no answer within 3000 ms; asked ` +
+      `Unable to reload and sync of HAProxy: agent ${agent.url} is unreachable: no answer within 7000 ms; asked ` +
         `what became of version ${version}: agent ${agent.url} is unreachable: no answer within 2000 ms: whether it ` +
         `took the version is unknown. Version ${version} is recorded as unknown. Whether the load balancer took it ` +
         "is unknown until GET /admin/haproxy/status reads the agent again.",
@@ -136,6 +146,42 @@ describe("pushes whose answer is lost, against the real agent", () => {
     await sleep(500);
     expect(agent.reloads()).toBe(reloads);
     expect((await agentStatus()).version).toBe(before);
+  });
+});
+
+describe("a push paused during its reload, against the real agent", () => {
+  it("is unknown while the agent is paused; resumed, it reloads and the status poll makes it the version in force", async () => {
+    const reloads = agent.reloads();
+    writeFileSync(path.join(agent.dir, "slow-reload"), "");
+    try {
+      const pending = api(server.url, "/admin/gensynchaprx");
+      await until("the reload to start", async () => (reloading() ? true : undefined), 20_000);
+      agent.child.kill("SIGSTOP");
+      const response = await pending;
+      expect(response.status).toBe(500);
+      const version = Number(/version (\d+)/.exec(response.body.payload)![1]);
+      expect(response.body.payload).toMatch(/Version \d+ is recorded as unknown\. /);
+      expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({ version, status: "unknown" });
+
+      agent.child.kill("SIGCONT");
+      await until("the reload to end", async () => (agent.reloads() > reloads ? true : undefined), 20_000);
+      const statuses = await api(server.url, "/admin/haproxy/status");
+      expect(statuses.body[0]).toMatchObject({
+        role: "master",
+        state: "in-sync",
+        version,
+        expectedVersion: version,
+        unknownVersions: [],
+      });
+      expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({ version, status: "active" });
+      expect(agent.reloads()).toBe(reloads + 1);
+      const run = await api(server.url, `/admin/jobs/${response.headers.get("X-Job-Id")}`);
+      expect(run.body.warnings).toContain(
+        `INFO: version ${version} was settled as applied: it is the version in force`,
+      );
+    } finally {
+      rmSync(path.join(agent.dir, "slow-reload"), { force: true });
+    }
   });
 });
 
