@@ -3,13 +3,16 @@
 // PUT /v1/config (Authorization: Bearer $HAPROXY_AGENT_TOKEN) takes a bundle from /admin/gensynchaprx or a slave sync,
 // writes it beside the live configuration in DIR, runs `haproxy -c`, swaps it in and runs CMD (the reload).
 // POST /v1/check (same token) runs `haproxy -c` on a bundle without applying it; GET /v1/status (same token, read
-// only) tells the version it runs and the digest of the files on disk; GET /healthz answers "ok". Options: see usage.
+// only) tells the version it runs and the digest of the files on disk; GET /v1/pushes/{id} tells what became of a
+// push and POST /v1/pushes/{id}/abandon (same token) also stops it if its reload has not started; GET /healthz answers "ok". A push whose
+// client goes away before its reload starts is dropped. Options: see usage.
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { timingSafeEqual } from "node:crypto";
 import { parseArgs } from "node:util";
 import { ApplyError, createApplier, parseBundle, parseCheck } from "./apply.mjs";
+import { PUSH_ID } from "./pushes.mjs";
 
 const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD [options]
   --config-dir DIR     directory of haproxy.cfg, the maps, crt-list.txt and certs/ (haproxy -f DIR/haproxy.cfg)
@@ -17,7 +20,8 @@ const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD
   --host ADDRESS       bind address (default 127.0.0.1)
   --port PORT          port (default 9400; 0 takes a free one, logged)
   --haproxy PATH       haproxy binary used for "haproxy -c" (default haproxy)
-  --timeout SECONDS    limit of the check and of the reload (default 60)
+  --timeout SECONDS    limit of the check and of the reload, each (default 25: the control plane's
+                       HAPROXY_AGENT_TIMEOUT, 60 s by default, must exceed twice this)
   --max-body MB        largest bundle accepted (default 256)
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this PEM certificate and key
   -h, --help           this help
@@ -47,7 +51,7 @@ const options = /** @type {const} */ ({
   host: { type: "string", default: "127.0.0.1" },
   port: { type: "string", default: "9400" },
   haproxy: { type: "string", default: "haproxy" },
-  timeout: { type: "string", default: "60" },
+  timeout: { type: "string", default: "25" },
   "max-body": { type: "string", default: "256" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
@@ -88,6 +92,8 @@ const applier = createApplier({
   timeoutMs: timeoutSeconds * 1000,
   log,
 });
+
+await applier.pushes.load();
 
 /** @param {string | undefined} header */
 function authorized(header) {
@@ -135,6 +141,37 @@ async function readJson(request) {
   }
 }
 
+const PUSH_PATH = /^\/v1\/pushes\/([^/]+?)(\/abandon)?$/;
+
+/**
+ * PUT /v1/config: the push stops (410) if its client goes away before the reload starts.
+ * @param {import("node:http").IncomingMessage} request @param {import("node:http").ServerResponse} response
+ */
+async function handlePush(request, response) {
+  // The control plane's time limit runs from when it sent the push, so the upload counts too.
+  const receivedAt = Date.now();
+  const gone = new AbortController();
+  response.on("close", () => {
+    if (!response.writableFinished) gone.abort();
+  });
+  const bundle = parseBundle(await readJson(request));
+  return reply(response, 200, await applier.apply(bundle, gone.signal, receivedAt));
+}
+
+/**
+ * GET /v1/pushes/{id} reads a push's outcome (404 when the id is unknown); POST .../abandon tells it and stops the
+ * push for good unless its reload has started.
+ * @param {RegExpExecArray} match @param {import("node:http").ServerResponse} response
+ */
+async function pushOutcome(match, response) {
+  const id = decodeURIComponent(match[1]);
+  if (!PUSH_ID.test(id))
+    throw new ApplyError(400, "the push id must be 1 to 100 letters, digits, dots, dashes or underscores");
+  if (match[2]) return reply(response, 200, await applier.pushes.abandon(id));
+  const known = applier.pushes.get(id);
+  return known ? reply(response, 200, known) : reply(response, 404, { error: "unknown push id" });
+}
+
 /** @type {import("node:http").RequestListener} */
 async function handle(request, response) {
   const url = new URL(request.url ?? "/", "http://agent");
@@ -145,15 +182,21 @@ async function handle(request, response) {
       return;
     }
     const routes = { "/v1/config": "PUT", "/v1/check": "POST", "/v1/status": "GET" };
-    const method = routes[/** @type {keyof typeof routes} */ (url.pathname)];
+    const pushPath = PUSH_PATH.exec(url.pathname);
+    const method = pushPath
+      ? pushPath[2]
+        ? "POST"
+        : "GET"
+      : routes[/** @type {keyof typeof routes} */ (url.pathname)];
     if (!method) return reply(response, 404, { error: "not found" });
     if (!authorized(request.headers.authorization))
       return reply(response, 401, { error: "a valid bearer token is required" });
     if (request.method !== method) return reply(response, 405, { error: "method not allowed" });
+    if (pushPath) return await pushOutcome(pushPath, response);
     if (url.pathname === "/v1/status") return reply(response, 200, await applier.status());
-    const body = await readJson(request);
-    if (url.pathname === "/v1/check") return reply(response, 200, await applier.check(parseCheck(body).files));
-    return reply(response, 200, await applier.apply(parseBundle(body)));
+    if (url.pathname === "/v1/check")
+      return reply(response, 200, await applier.check(parseCheck(await readJson(request)).files));
+    return await handlePush(request, response);
   } catch (error) {
     if (error instanceof ApplyError) return reply(response, error.status, { error: error.message, ...error.extra });
     log("error", "haproxy-agent: unexpected error", { error: error instanceof Error ? error.stack : String(error) });

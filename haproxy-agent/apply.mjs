@@ -2,16 +2,20 @@
 // swap it in and reload; put the previous files back when the reload fails. One bundle at a time. Also: check a
 // bundle without applying it, and tell what is on disk (its digest recomputed, so that hand edits show).
 import { execFile } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { ApplyError, bundleDigest } from "./bundle.mjs";
+import { createPushLog } from "./pushes.mjs";
+
+export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs";
 
 /**
- * What a bundle may contain: the configuration, the four maps, the crt-list (the https bind's certificates with the
- * names each is offered for), the fallback certificate and certificates.
+ * @typedef {import("./bundle.mjs").Bundle} Bundle
+ * @typedef {import("./bundle.mjs").AgentState} AgentState
+ * @typedef {import("./bundle.mjs").AgentError} AgentError
  */
-const FILE_PATTERN =
-  /^(?:haproxy\.cfg|domain2(?:backend|redirect|prefix|cert)\.map|crt-list\.txt|fallback\.pem|certs\/[a-z0-9][a-z0-9._-]{0,250}\.pem)$/;
+
 /**
  * The entries of the configuration directory a bundle replaces as a whole: an entry the bundle lacks is removed
  * (a stored version from before the crt-list leaves none behind).
@@ -34,83 +38,6 @@ const MAX_OUTPUT = 4000;
 const MAX_ALERTS = 64;
 const MAX_ALERT_LENGTH = 400;
 
-/** A refusal with the HTTP status the agent answers. */
-export class ApplyError extends Error {
-  /** @param {number} status @param {string} message @param {Record<string, unknown>} [extra] */
-  constructor(status, message, extra = {}) {
-    super(message);
-    this.status = status;
-    this.extra = extra;
-  }
-}
-
-/**
- * The Worker's digest: sha256 over "<path>\n<length>\n<content>" for every path in order, joined by "\n" (length in
- * UTF-16 code units, as JavaScript counts them).
- * @param {Record<string, string>} files
- */
-export function bundleDigest(files) {
-  const text = Object.keys(files)
-    .sort()
-    .map((name) => `${name}\n${files[name].length}\n${files[name]}`)
-    .join("\n");
-  return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
-}
-
-/**
- * @typedef {{ version: number, digest: string, onlyIfNewer: boolean, files: Record<string, string> }} Bundle
- * @typedef {{ version: number, digest: string, appliedAt: string }} AgentState
- * @typedef {{ at: string, version: number, message: string }} AgentError
- */
-
-/**
- * Checks the files of a pushed bundle (names, text, haproxy.cfg present) against their digest.
- * @param {Record<string, unknown>} value
- * @returns {{ digest: string, files: Record<string, string> }}
- */
-function parseFiles(value) {
-  const { digest, files } = value;
-  if (typeof digest !== "string") throw new ApplyError(400, "digest must be a string");
-  if (!files || typeof files !== "object" || Array.isArray(files)) throw new ApplyError(400, "files must be an object");
-  for (const [name, content] of Object.entries(files)) {
-    if (!FILE_PATTERN.test(name)) throw new ApplyError(400, `files: ${JSON.stringify(name)} is not a bundle file`);
-    if (typeof content !== "string") throw new ApplyError(400, `files: ${name} must be text`);
-  }
-  const typedFiles = /** @type {Record<string, string>} */ (files);
-  if (!("haproxy.cfg" in typedFiles)) throw new ApplyError(400, "files: haproxy.cfg is missing");
-  if (bundleDigest(typedFiles) !== digest)
-    throw new ApplyError(400, "the files do not match the digest (truncated upload?)");
-  return { digest, files: typedFiles };
-}
-
-/** @param {unknown} body @returns {Record<string, unknown>} */
-function jsonObject(body) {
-  if (!body || typeof body !== "object" || Array.isArray(body))
-    throw new ApplyError(400, "the body must be a JSON object");
-  return /** @type {Record<string, unknown>} */ (body);
-}
-
-/**
- * Checks the shape of a pushed bundle.
- * @param {unknown} body
- * @returns {Bundle}
- */
-export function parseBundle(body) {
-  const value = jsonObject(body);
-  const { version, onlyIfNewer } = value;
-  if (!Number.isSafeInteger(version) || /** @type {number} */ (version) < 1)
-    throw new ApplyError(400, "version must be a positive integer");
-  return { version: /** @type {number} */ (version), onlyIfNewer: onlyIfNewer === true, ...parseFiles(value) };
-}
-
-/**
- * Checks the shape of a bundle sent to be checked only (POST /v1/check): files and digest, no version.
- * @param {unknown} body
- */
-export function parseCheck(body) {
-  return parseFiles(jsonObject(body));
-}
-
 /** Where programs are looked up when the agent itself runs without PATH. */
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -130,11 +57,12 @@ export function childEnvironment(source) {
  * Runs a program with the scrubbed environment; resolves with its exit code and output (never rejects for a
  * non-zero exit).
  * @param {string} file @param {string[]} args @param {number} timeoutMs @param {Record<string, string>} env
+ * @param {AbortSignal} [signal] kills the program (the client went away)
  * @returns {Promise<{ code: number, output: string }>}
  */
-function run(file, args, timeoutMs, env) {
+function run(file, args, timeoutMs, env, signal) {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024, env }, (error, stdout, stderr) => {
+    execFile(file, args, { timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024, env, signal }, (error, stdout, stderr) => {
       const output = `${stderr}${stdout}`.trim();
       if (!error) return resolve({ code: 0, output });
       const code = typeof error.code === "number" ? error.code : -1;
@@ -188,6 +116,7 @@ async function exists(file) {
 export function createApplier(options) {
   const { configDir, reloadCmd, haproxy, timeoutMs, log } = options;
   const env = childEnvironment(process.env);
+  const pushes = createPushLog({ configDir, log });
   /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
 
@@ -254,15 +183,15 @@ export function createApplier(options) {
   /**
    * Writes the bundle's files into `dir` (created; the caller removes it) and runs `haproxy -c` on them: valid, or
    * the check's output (its tail), its ALERT lines and the error that quotes it.
-   * @param {string} dir @param {Record<string, string>} files
+   * @param {string} dir @param {Record<string, string>} files @param {AbortSignal} [signal]
    * @returns {Promise<{ valid: true } | { valid: false, output: string, error: string, alerts: string[] }>}
    */
-  async function stageAndCheck(dir, files) {
+  async function stageAndCheck(dir, files, signal) {
     await mkdir(path.join(dir, "certs"), { recursive: true, mode: 0o700 });
     for (const [name, content] of Object.entries(files)) {
       await writeFile(path.join(dir, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
     }
-    const result = await run(haproxy, ["-c", "-f", path.join(dir, "haproxy.cfg")], timeoutMs, env);
+    const result = await run(haproxy, ["-c", "-f", path.join(dir, "haproxy.cfg")], timeoutMs, env, signal);
     if (result.code === 0) return { valid: true };
     const output = tail(result.output);
     const alerts = alertLines(result.output);
@@ -272,20 +201,52 @@ export function createApplier(options) {
   /**
    * `haproxy -c` on a bundle in a scratch directory, nothing applied: valid, or the check's output and ALERT lines.
    * @param {Record<string, string>} files
-   * @returns {Promise<{ valid: true } | { valid: false, error: string, alerts: string[] }>}
+   * @returns {Promise<{ valid: true, version: number | null } | { valid: false, error: string, alerts: string[], version: number | null }>}
    */
   async function check(files) {
     const scratch = path.join(configDir, `.check-${randomBytes(4).toString("hex")}`);
     try {
-      const result = await stageAndCheck(scratch, files);
-      return result.valid ? result : { valid: false, error: result.error, alerts: result.alerts };
+      // The version it runs comes along: after a D1 reset the control plane numbers its next version past it.
+      const [result, state] = await Promise.all([stageAndCheck(scratch, files), readState()]);
+      const version = state?.version ?? null;
+      return result.valid
+        ? { valid: true, version }
+        : { valid: false, error: result.error, alerts: result.alerts, version };
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
   }
 
-  /** @param {Bundle} bundle */
-  async function applyNow(bundle) {
+  /**
+   * Why a push must stop before its reload (undefined: it may go on): the client went away, the control plane gave
+   * it up (POST /v1/pushes/{id}/abandon), or a reload started now could not end before the control plane stops
+   * waiting. After the reload has started nothing stops it.
+   * @param {Bundle} bundle @param {{ signal?: AbortSignal, receivedAt: number }} context
+   */
+  function stopReason(bundle, context) {
+    if (context.signal?.aborted) return "the control plane went away before the reload";
+    if (bundle.pushId && pushes.get(bundle.pushId)?.state === "abandoned")
+      return "the control plane gave it up before the reload";
+    // A control plane that waits no longer than one reload (misaligned time limits) gets no deadline: every push
+    // would stop. The client that goes away, and the abandon, still hold; apply() warns.
+    if (
+      bundle.timeoutMs &&
+      bundle.timeoutMs > timeoutMs &&
+      Date.now() > context.receivedAt + bundle.timeoutMs - timeoutMs
+    )
+      return `a reload started now could not end within the control plane's ${bundle.timeoutMs} ms`;
+    return undefined;
+  }
+
+  /** Throws the 410 of a push stopped before its reload, when it must stop. @param {Bundle} bundle @param {{ signal?: AbortSignal, receivedAt: number }} context */
+  function stopIfAsked(bundle, context) {
+    const reason = stopReason(bundle, context);
+    if (reason) throw new ApplyError(410, `version ${bundle.version} was not applied: ${reason}`, { abandoned: true });
+  }
+
+  /** @param {Bundle} bundle @param {{ signal?: AbortSignal, receivedAt: number }} context */
+  async function applyNow(bundle, context) {
+    stopIfAsked(bundle, context);
     const state = await readState();
     if (bundle.onlyIfNewer && state && bundle.version < state.version) {
       throw new ApplyError(409, `this load balancer runs version ${state.version}, newer than ${bundle.version}`, {
@@ -304,7 +265,8 @@ export function createApplier(options) {
 
     const staging = path.join(configDir, `.staging-${bundle.version}-${randomBytes(4).toString("hex")}`);
     try {
-      const checked = await stageAndCheck(staging, bundle.files);
+      const checked = await stageAndCheck(staging, bundle.files, context.signal);
+      stopIfAsked(bundle, context);
       if (!checked.valid) {
         log("error", "haproxy-agent: haproxy -c refused the bundle", {
           version: bundle.version,
@@ -312,76 +274,131 @@ export function createApplier(options) {
         });
         throw new ApplyError(422, checked.error, { alerts: checked.alerts });
       }
-
-      // Swap: the live entries go to .previous, the staged ones take their place.
-      const previous = path.join(configDir, ".previous");
-      await rm(previous, { recursive: true, force: true });
-      await mkdir(previous, { recursive: true });
-      /** @type {string[]} */
-      const movedAway = [];
-      for (const entry of MANAGED) {
-        if (await exists(path.join(configDir, entry))) {
-          await rename(path.join(configDir, entry), path.join(previous, entry));
-          movedAway.push(entry);
-        }
-      }
-      for (const entry of MANAGED) {
-        if (await exists(path.join(staging, entry)))
-          await rename(path.join(staging, entry), path.join(configDir, entry));
-      }
-
-      const reload = await run("/bin/sh", ["-c", reloadCmd], timeoutMs, env);
-      if (reload.code !== 0) {
-        for (const entry of MANAGED) await rm(path.join(configDir, entry), { recursive: true, force: true });
-        for (const entry of movedAway) await rename(path.join(previous, entry), path.join(configDir, entry));
-        log("error", "haproxy-agent: reload failed, previous files restored", {
-          version: bundle.version,
-          output: tail(reload.output),
-        });
-        throw new ApplyError(
-          500,
-          `reload failed (exit ${reload.code}): ${tail(reload.output)}; the previous configuration was restored`,
-        );
-      }
-      /** @type {AgentState} */
-      const next = { version: bundle.version, digest: bundle.digest, appliedAt: new Date().toISOString() };
-      await writeFile(path.join(configDir, STATE_FILE), JSON.stringify(next));
-      log("info", "haproxy-agent: applied", { version: bundle.version, digest: bundle.digest });
-      return { outcome: "applied", version: bundle.version };
+      // From here on the push goes through: an abandon asked now is told it is reloading.
+      if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, "reloading");
+      return await swapAndReload(bundle, staging);
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
   }
 
   /**
-   * Remembers a failed apply for GET /v1/status; a later success forgets it. A stale version (409) is no failure.
+   * Moves the live entries to .previous and the staged ones in, then reloads; puts the previous files back when the
+   * reload fails.
+   * @param {Bundle} bundle @param {string} staging
+   */
+  async function swapAndReload(bundle, staging) {
+    const previous = path.join(configDir, ".previous");
+    await rm(previous, { recursive: true, force: true });
+    await mkdir(previous, { recursive: true });
+    /** @type {string[]} */
+    const movedAway = [];
+    for (const entry of MANAGED) {
+      if (await exists(path.join(configDir, entry))) {
+        await rename(path.join(configDir, entry), path.join(previous, entry));
+        movedAway.push(entry);
+      }
+    }
+    for (const entry of MANAGED) {
+      if (await exists(path.join(staging, entry))) await rename(path.join(staging, entry), path.join(configDir, entry));
+    }
+
+    const reload = await run("/bin/sh", ["-c", reloadCmd], timeoutMs, env);
+    if (reload.code !== 0) {
+      for (const entry of MANAGED) await rm(path.join(configDir, entry), { recursive: true, force: true });
+      for (const entry of movedAway) await rename(path.join(previous, entry), path.join(configDir, entry));
+      log("error", "haproxy-agent: reload failed, previous files restored", {
+        version: bundle.version,
+        output: tail(reload.output),
+      });
+      throw new ApplyError(
+        500,
+        `reload failed (exit ${reload.code}): ${tail(reload.output)}; the previous configuration was restored`,
+      );
+    }
+    /** @type {AgentState} */
+    const next = { version: bundle.version, digest: bundle.digest, appliedAt: new Date().toISOString() };
+    await writeFile(path.join(configDir, STATE_FILE), JSON.stringify(next));
+    log("info", "haproxy-agent: applied", { version: bundle.version, digest: bundle.digest });
+    return { outcome: "applied", version: bundle.version };
+  }
+
+  /**
+   * Remembers a failed apply for GET /v1/status; a later success forgets it. A stale version (409) or a push stopped
+   * before its reload (410) is no failure of the configuration.
    * @param {Bundle} bundle @param {unknown} error
    */
   async function recordFailure(bundle, error) {
-    if (error instanceof ApplyError && error.status === 409) return;
+    if (error instanceof ApplyError && (error.status === 409 || error.status === 410)) return;
     const message = error instanceof ApplyError ? error.message : "unexpected error (see the agent's log)";
     /** @type {AgentError} */
     const record = { at: new Date().toISOString(), version: bundle.version, message };
     await writeFile(path.join(configDir, ERROR_FILE), JSON.stringify(record)).catch(() => undefined);
   }
 
+  /** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */
+  const endState = (error) =>
+    !(error instanceof ApplyError)
+      ? "refused"
+      : error.status === 409
+        ? "stale"
+        : error.status === 410
+          ? "abandoned"
+          : "refused";
+
+  /**
+   * A push whose id already ended applied, unchanged or abandoned answers that again (a repeated request applies
+   * nothing twice, an abandoned one never applies); undefined when it is to be applied.
+   * @param {Bundle} bundle
+   */
+  function replay(bundle) {
+    const known = bundle.pushId ? pushes.get(bundle.pushId) : undefined;
+    if (known?.state === "applied" || known?.state === "unchanged")
+      return { outcome: known.state, version: bundle.version };
+    if (known?.state === "abandoned") {
+      throw new ApplyError(410, `version ${bundle.version} was not applied: ${known.error}`, { abandoned: true });
+    }
+    return undefined;
+  }
+
   return {
     readState,
     status,
     check,
+    pushes,
     /**
-     * Applies bundles one after the other, in arrival order.
-     * @param {Bundle} bundle
+     * Applies bundles one after the other, in arrival order. `signal` aborts when the client goes away: the push
+     * then stops unless its reload has started.
+     * @param {Bundle} bundle @param {AbortSignal} [signal] @param {number} [receivedAt] when the push began to arrive
      * @returns {Promise<{ outcome: string, version: number }>}
      */
-    apply(bundle) {
+    apply(bundle, signal, receivedAt = Date.now()) {
+      const context = { signal, receivedAt };
+      let replayed;
+      try {
+        replayed = replay(bundle);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (replayed) return Promise.resolve(replayed);
+      if (bundle.pushId) void pushes.record(bundle.pushId, bundle.version, "received");
+      if (bundle.timeoutMs && bundle.timeoutMs <= 2 * timeoutMs) {
+        log("warn", "haproxy-agent: the control plane waits no longer than a check and a reload may take", {
+          controlPlaneMs: bundle.timeoutMs,
+          checkPlusReloadMs: 2 * timeoutMs,
+          advice: "set HAPROXY_AGENT_TIMEOUT above twice --timeout",
+        });
+      }
       const result = queue.then(async () => {
         try {
-          const outcome = await applyNow(bundle);
+          const outcome = await applyNow(bundle, context);
           await rm(path.join(configDir, ERROR_FILE), { force: true });
+          if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, /** @type {any} */ (outcome.outcome));
           return outcome;
         } catch (error) {
           await recordFailure(bundle, error);
+          const message = error instanceof Error ? error.message : String(error);
+          if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, endState(error), message);
           throw error;
         }
       });

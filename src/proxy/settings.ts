@@ -147,9 +147,15 @@ export const ProxySettings = z.object({
     "Agents of the slave load balancers, separated by commas or white space; each gets the version the master " +
       "took, through the job queue.",
   ),
-  HAPROXY_AGENT_TIMEOUT: envDurationMs("60s").describe(
-    "How long a push to an agent (upload, `haproxy -c`, reload) may take.",
-  ),
+  HAPROXY_AGENT_TIMEOUT: envDurationMs("60s").describe(oneLine`
+    How long a push to an agent (upload, \`haproxy -c\`, reload) may take. Keep it above twice the agent's
+    \`--timeout\` (25 s by default, the limit of its check and of its reload each) plus the upload: the agent starts
+    no reload that could not end within it. A push that gets no answer in time is not taken for a refusal: the agent
+    is asked what became of it (see HAPROXY_AGENT_QUERY_TIMEOUT).`),
+  HAPROXY_AGENT_QUERY_TIMEOUT: envDurationMs("10s").describe(oneLine`
+    How long the control plane waits for an agent's short answers: what became of a push whose answer was lost (the
+    agent then drops it unless its reload has started; no answer records the version as \`unknown\`, settled by GET
+    /admin/haproxy/status), and each agent's status on that page.`),
   HAPROXY_HTTP_PORT: port(80).describe("Port of the generated frontend `http-in`."),
   HAPROXY_HTTPS_PORT: port(443).describe("Port of the generated frontend `https-in`."),
   HAPROXY_BIND_ADDRESS: envString("::")

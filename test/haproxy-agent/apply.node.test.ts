@@ -165,7 +165,7 @@ describe("the applier's status and check", () => {
   it("checks a bundle in a scratch directory without touching the live files", async () => {
     const agent = applier();
     await agent.apply(bundle(1, files("live")));
-    expect(await agent.check(files("other"))).toEqual({ valid: true });
+    expect(await agent.check(files("other"))).toEqual({ valid: true, version: 1 });
     expect(readFileSync(path.join(agent.configDir, "haproxy.cfg"), "utf8")).toBe(files("live")["haproxy.cfg"]);
     expect(readdirSync(agent.configDir).filter((name) => name.startsWith(".check-"))).toEqual([]);
 
@@ -174,6 +174,7 @@ describe("the applier's status and check", () => {
       valid: false,
       error: expect.stringMatching(/^haproxy -c failed \(exit 1\): Command failed: false -c -f /),
       alerts: [],
+      version: null,
     });
     expect(existsSync(path.join(refusing.configDir, "haproxy.cfg"))).toBe(false);
   });

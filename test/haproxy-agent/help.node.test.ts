@@ -44,7 +44,9 @@ describe("haproxy-agent/agent.mjs --help", () => {
   });
 
   it("lists every environment variable: the token, and PATH (the only one haproxy and the reload get)", () => {
-    const sources = ["agent.mjs", "apply.mjs"].map((file) => readFileSync(path.join(agentDir, file), "utf8")).join();
+    const sources = ["agent.mjs", "apply.mjs", "bundle.mjs", "pushes.mjs"]
+      .map((file) => readFileSync(path.join(agentDir, file), "utf8"))
+      .join();
     const read = new Set([...sources.matchAll(/process\.env\.([A-Z_]+)/g)].map((match) => match[1]));
     expect([...read]).toEqual(["HAPROXY_AGENT_TOKEN"]);
     expect(help.stdout).toMatch(/^ {2}HAPROXY_AGENT_TOKEN {2}\(required\) /m);

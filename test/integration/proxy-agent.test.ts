@@ -206,7 +206,7 @@ describe("haproxy-agent", () => {
   it("checks a bundle with haproxy -c without applying it", async () => {
     const agent = await startTestAgent();
     await push(agent.url, await bundle(1, goodFiles("live")));
-    expect(await check(agent.url, goodFiles("other"))).toEqual({ status: 200, body: { valid: true } });
+    expect(await check(agent.url, goodFiles("other"))).toEqual({ status: 200, body: { valid: true, version: 1 } });
     const broken = await check(agent.url, { ...goodFiles("x"), "haproxy.cfg": `${CONFIG("x")}backend x\n    nope\n` });
     expect(broken.status).toBe(200);
     expect(broken.body.valid).toBe(false);

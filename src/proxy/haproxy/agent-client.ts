@@ -1,6 +1,7 @@
 // Talks to a load balancer's agent (haproxy-agent/) with a bearer token: PUT /v1/config pushes a bundle (the agent
 // writes it beside the live configuration, runs `haproxy -c`, swaps it in and reloads), POST /v1/check has it run
-// `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk.
+// `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk, POST
+// /v1/pushes/{id}/abandon asks what became of a push whose answer was lost (and stops it before its reload).
 import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
 
 export interface AgentPush {
@@ -13,6 +14,8 @@ export interface AgentPush {
   files: Record<string, string>;
   /** Slaves refuse a version older than the one they run (a late retry must not roll them back). */
   onlyIfNewer: boolean;
+  /** What the agent keeps the push's outcome under (haproxy-agent/pushes.mjs). */
+  pushId: string;
 }
 
 export type AgentResult = { outcome: "applied" | "unchanged"; version: number } | { outcome: "stale"; version: number };
@@ -25,7 +28,8 @@ export class AgentError extends Error {
   override name = "AgentError";
   constructor(
     message: string,
-    readonly reason: "unreachable" | "refused" | "not-configured",
+    /** unknown: the push's answer was lost and the agent could not tell what became of it. */
+    readonly reason: "unreachable" | "refused" | "not-configured" | "unknown",
     /** When `haproxy -c` refused the bundle: its ALERT lines, as the agent listed them. */
     readonly alerts: readonly string[] = [],
   ) {
@@ -120,7 +124,15 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
     ...push,
     method: "PUT",
     path: "/v1/config",
-    body: { version: push.version, digest: push.digest, onlyIfNewer: push.onlyIfNewer, files: push.files },
+    body: {
+      version: push.version,
+      digest: push.digest,
+      onlyIfNewer: push.onlyIfNewer,
+      files: push.files,
+      pushId: push.pushId,
+      // The agent starts no reload that could not end before this control plane stops waiting.
+      timeoutMs: push.timeoutMs,
+    },
   });
   if (status === 200 && (body.outcome === "applied" || body.outcome === "unchanged")) {
     return { outcome: body.outcome, version: push.version };
@@ -134,7 +146,10 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
  * The agent's `haproxy -c` verdict on a bundle it does not apply; `error` quotes haproxy (administrator only), and
  * `alerts` lists haproxy's ALERT lines.
  */
-export type AgentCheck = { valid: true } | { valid: false; error: string; alerts: string[] };
+export type AgentCheck = ({ valid: true } | { valid: false; error: string; alerts: string[] }) & {
+  /** The version the agent runs (null: none, or an agent too old to tell). */
+  agentVersion?: number | null;
+};
 
 export async function checkWithAgent(
   fetcher: typeof fetch,
@@ -146,9 +161,10 @@ export async function checkWithAgent(
     path: "/v1/check",
     body: { digest: check.digest, files: check.files },
   });
-  if (status === 200 && body.valid === true) return { valid: true };
+  const agentVersion = positiveInteger(body.version);
+  if (status === 200 && body.valid === true) return { valid: true, agentVersion };
   if (status === 200 && body.valid === false)
-    return { valid: false, error: errorOf(status, body), alerts: alertsOf(body) };
+    return { valid: false, error: errorOf(status, body), alerts: alertsOf(body), agentVersion };
   throw new AgentError(
     `agent ${check.agentUrl} refused the check (HTTP ${status}): ${errorOf(status, body)}`,
     "refused",
@@ -166,6 +182,48 @@ export interface AgentStatus {
 }
 
 const text = (value: unknown) => (typeof value === "string" ? value : null);
+const positiveInteger = (value: unknown) =>
+  typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : null;
+
+/** What an agent says became of a push (haproxy-agent/pushes.mjs): `reloading` is not over yet. */
+export interface PushRecord {
+  state: "received" | "reloading" | "applied" | "unchanged" | "refused" | "stale" | "abandoned";
+  version: number | null;
+  error: string | null;
+}
+
+const PUSH_STATES: readonly string[] = [
+  "received",
+  "reloading",
+  "applied",
+  "unchanged",
+  "refused",
+  "stale",
+  "abandoned",
+];
+
+/**
+ * POST /v1/pushes/{id}/abandon: what became of a push; one that has not reached its reload is stopped for good (an
+ * id the agent never saw included). An agent too old to know push ids answers 404: an AgentError "refused".
+ */
+export async function abandonPush(
+  fetcher: typeof fetch,
+  agent: Pick<AgentPush, "agentUrl" | "token" | "timeoutMs" | "pushId">,
+): Promise<PushRecord> {
+  const path = `/v1/pushes/${encodeURIComponent(agent.pushId)}/abandon`;
+  const { status, body } = await callAgent(fetcher, { ...agent, method: "POST", path });
+  if (status !== 200 || typeof body.state !== "string" || !PUSH_STATES.includes(body.state)) {
+    throw new AgentError(
+      `agent ${agent.agentUrl} could not tell what became of push ${agent.pushId} (HTTP ${status}): ${errorOf(status, body)}`,
+      "refused",
+    );
+  }
+  return {
+    state: body.state as PushRecord["state"],
+    version: positiveInteger(body.version),
+    error: text(body.error)?.slice(0, MAX_DETAIL) ?? null,
+  };
+}
 
 export async function agentStatus(
   fetcher: typeof fetch,

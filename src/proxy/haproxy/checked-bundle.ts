@@ -56,7 +56,7 @@ async function candidate(generate: Generate, excluded: ReadonlyMap<number, strin
 export async function checkedBundle(
   agent: ReturnType<typeof agentOf>,
   generate: Generate,
-): Promise<Candidate & { refusal?: Refusal }> {
+): Promise<Candidate & { refusal?: Refusal; agentRuns?: number }> {
   const excluded = new Map<number, string>();
   for (let round = 1; ; round++) {
     const current = await candidate(generate, excluded);
@@ -71,13 +71,15 @@ export async function checkedBundle(
         refusal: { reason: error.reason, checked: false, output: error.message, detail: () => error.message },
       };
     }
-    if (check.valid) return current;
+    // The version the master runs comes with each verdict: the new one is numbered past it.
+    const agentRuns = check.agentVersion ?? undefined;
+    if (check.valid) return { ...current, agentRuns };
     const { backends, unattributed } = attributeAlerts(check.alerts, current.bundle.sections);
     if (unattributed.length > 0 || backends.size === 0 || round === MAX_ISOLATION_ROUNDS) {
       const why =
         round === MAX_ISOLATION_ROUNDS ? ` (still refused after ${round} rounds of leaving backends out)` : "";
       const detail = (version: number) => `agent ${agent.agentUrl} refused version ${version}${why}: ${check.error}`;
-      return { ...current, refusal: { reason: "refused", checked: true, output: check.error, detail } };
+      return { ...current, agentRuns, refusal: { reason: "refused", checked: true, output: check.error, detail } };
     }
     for (const [backendId, messages] of backends) excluded.set(backendId, messages.join("; "));
   }

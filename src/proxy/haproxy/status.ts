@@ -1,7 +1,10 @@
 // GET /admin/haproxy/status: whether each load balancer (the master's agent, then each slave's) runs what the
-// database says is in force. Each agent recomputes the digest of the files on its disk, so hand edits show.
+// database says is in force. Each agent recomputes the digest of the files on its disk, so hand edits show. A slave
+// also shows its latest sync (failed attempts and the next retry); the master the versions whose outcome is unknown.
+import { database } from "../../shared/db";
 import { proxySettings, type ProxySettings } from "../settings";
 import { AgentError, agentStatus } from "./agent-client";
+import { agentSyncs, type AgentSyncRow } from "./agent-syncs";
 import type { VersionInForce } from "./versions";
 
 /**
@@ -27,31 +30,64 @@ export interface LoadBalancerStatus {
   /** The agent's last failed apply since its last success, or why the agent could not be asked. */
   lastError: string | null;
   lastErrorAt: string | null;
+  /** Master only: versions pushed whose outcome the agent has not told yet (their answer was lost). */
+  unknownVersions: number[];
+  /** Slaves only: the latest sync the queue ran, or null when none has yet. */
+  sync: SlaveSyncStatus | null;
 }
 
-/** A status page must answer while an agent hangs: each is given this long at most. */
-const STATUS_TIMEOUT_MS = 10_000;
+/** A slave's latest sync as haproxy_agent_syncs records it. */
+export interface SlaveSyncStatus {
+  version: number;
+  state: AgentSyncRow["state"];
+  attempts: number;
+  error: string | null;
+  nextRetryAt: string | null;
+  at: string;
+}
+
+const syncStatus = (row: AgentSyncRow | undefined): SlaveSyncStatus | null =>
+  row
+    ? {
+        version: row.version,
+        state: row.state,
+        attempts: row.attempts,
+        error: row.error,
+        nextRetryAt: row.nextRetryAt?.toISOString() ?? null,
+        at: row.updatedAt.toISOString(),
+      }
+    : null;
 
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the calls.
 const outbound: typeof fetch = (input, init) => fetch(input, init);
 
 /**
  * `inForce`: the version every load balancer should run (activeVersionDigest), null when there is none. A promise, so
- * that the agents are asked while the database is read.
+ * that the agents are asked while the database is read. `unknownVersions`: the master's versions still unknown.
  */
 export async function loadBalancerStatuses(
   env: Env,
   now: Date,
   inForcePending: Promise<VersionInForce | null>,
+  unknownVersions: number[] = [],
 ): Promise<LoadBalancerStatus[]> {
   const settings = proxySettings(env);
+  const syncsPending = settings.SLAVE_AGENT_URLS.length > 0 ? agentSyncs(database(env.DB)) : undefined;
   const ask = (role: "master" | "slave", agentUrl: string | undefined) =>
     askAgent(settings, { role, agentUrl }, inForcePending, now);
-  return Promise.all([
+  const [master, ...slaves] = await Promise.all([
     ask("master", settings.HAPROXY_AGENT_URL),
     ...settings.SLAVE_AGENT_URLS.map((url) => ask("slave", url)),
   ]);
+  const syncs = (await syncsPending) ?? new Map<string, AgentSyncRow>();
+  return [
+    { ...master, unknownVersions },
+    ...slaves.map((slave) => ({ ...slave, sync: syncStatus(syncs.get(slave.agentUrl!)) })),
+  ];
 }
+
+/** What an agent's own answer says; the master's unknown versions and a slave's sync come from D1. */
+type AgentReport = Omit<LoadBalancerStatus, "unknownVersions" | "sync">;
 
 const UNKNOWN = { version: null, digest: null, lastAppliedAt: null, inSync: false };
 
@@ -62,6 +98,15 @@ async function askAgent(
   inForcePending: Promise<VersionInForce | null>,
   now: Date,
 ): Promise<LoadBalancerStatus> {
+  return { unknownVersions: [], sync: null, ...(await agentReport(settings, agent, inForcePending, now)) };
+}
+
+async function agentReport(
+  settings: ProxySettings,
+  agent: { role: "master" | "slave"; agentUrl: string | undefined },
+  inForcePending: Promise<VersionInForce | null>,
+  now: Date,
+): Promise<AgentReport> {
   const { role, agentUrl } = agent;
   const missing = !agentUrl ? "HAPROXY_AGENT_URL" : !settings.HAPROXY_AGENT_TOKEN ? "HAPROXY_AGENT_TOKEN" : undefined;
   // Asked before the version in force is awaited, so that the agents and the database work at the same time.
@@ -70,7 +115,8 @@ async function askAgent(
     : agentStatus(outbound, {
         agentUrl: agentUrl!,
         token: settings.HAPROXY_AGENT_TOKEN!,
-        timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, STATUS_TIMEOUT_MS),
+        // A status page must answer while an agent hangs.
+        timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, settings.HAPROXY_AGENT_QUERY_TIMEOUT),
       }).catch((error: unknown) => {
         if (error instanceof AgentError) return error;
         throw error;

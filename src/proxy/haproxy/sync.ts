@@ -1,7 +1,6 @@
 // gensynchaprx's engine: generate the HAProxy bundle from D1, check it, store it as a numbered version, have the
-// master's agent validate and apply it, then queue one slave sync per slave agent; the re-shipping of a stored
-// version as a new one (rollback); and the slave sync itself.
-import { appendJobWarnings } from "../../jobs/history";
+// master's agent validate and apply it, then queue one slave sync per slave agent; and the re-shipping of a stored
+// version as a new one (rollback). The slave sync itself is in slave-sync.ts.
 import { database, type Database } from "../../shared/db";
 import { DomainError } from "../../shared/domain-errors";
 import { RunFailed, versionNotFound } from "../domain-errors";
@@ -9,18 +8,27 @@ import type { Caller } from "../installation/api-users";
 import { loadInstallation } from "../installation/load";
 import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
 import { proxySettings, type ProxySettings } from "../settings";
-import { AgentError, checkWithAgent, pushToAgent, type AgentCheck } from "./agent-client";
+import { AgentError } from "./agent-client";
+import { highestSlaveVersion } from "./agent-syncs";
 import {
   bundleDigest,
-  bundleFiles,
   generateHaproxyBundle,
   InvalidConfiguration,
   type BundleNote,
-  type HaproxyBundle,
   type HaproxySettings,
 } from "./config";
 import { agentOf, checkedBundle, type Candidate, type Refusal } from "./checked-bundle";
-import { activateVersion, bundleOfVersion, findVersion, rejectVersion, storeVersion } from "./versions";
+import { masterPushId, pushAndSettle } from "./push-outcome";
+import {
+  activateVersion,
+  bundleOfVersion,
+  findVersion,
+  markVersionUnknown,
+  rejectVersion,
+  storeVersion,
+} from "./versions";
+
+export { syncSlave } from "./slave-sync";
 
 /** Queues one sync per slave agent (proxy/jobs.ts knows the job); answers their run ids in order. */
 export type QueueSlaveSyncs = (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
@@ -34,10 +42,12 @@ export class GenSyncFailed extends DomainError {
    * @param detail the cause for the administrator and the job history; it may quote the agent (`haproxy -c` output)
    *   or other projects' settings
    * @param summary the cause for every other caller: a fixed phrase, never tool output or data
+   * @param outcome what became of the previous configuration, as every caller is told
    */
   constructor(
     detail: string,
     readonly summary: string,
+    readonly outcome = "The previous configuration is still active.",
   ) {
     super("failed", `${GENSYNC_FAILED}${detail}`);
   }
@@ -47,7 +57,12 @@ const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
   refused: "the load balancer refused the configuration",
   unreachable: "the load balancer could not be reached",
   "not-configured": "the load balancer's agent is not configured",
+  unknown: "the load balancer did not answer in time and could not tell what it did",
 };
+
+/** What a caller is told of a version whose push's outcome is unknown. */
+const UNKNOWN_OUTCOME =
+  "Whether the load balancer took it is unknown until GET /admin/haproxy/status reads the agent again.";
 
 /**
  * A failed gensynchaprx as the caller reads it, with the run in X-Job-Id. The administrator gets the detail (also in
@@ -59,7 +74,7 @@ export function genSyncFailureFor(caller: Pick<Caller, "isAdmin">, failure: Doma
   const where = `(job run ${runId}; an administrator can read GET /admin/jobs/${runId})`;
   const message =
     failure instanceof GenSyncFailed
-      ? `${GENSYNC_FAILED}${failure.summary} ${where}. The previous configuration is still active.`
+      ? `${GENSYNC_FAILED}${failure.summary} ${where}. ${failure.outcome}`
       : `${GENSYNC_FAILED}internal error ${where}`;
   return new RunFailed("failed", message, runId);
 }
@@ -91,7 +106,7 @@ export interface AppliedVersion {
  */
 async function rejectCandidate(
   db: Database,
-  input: { runId: number; now: Date },
+  input: { runId: number; now: Date; agentsRun?: number },
   refused: Candidate,
   refusal: Refusal,
 ): Promise<GenSyncFailed> {
@@ -102,8 +117,13 @@ async function rejectCandidate(
   return new GenSyncFailed(`${message.replace(/\.+$/, "")}. The previous configuration is still active.`, summary);
 }
 
-const storeCandidate = (db: Database, input: { runId: number; now: Date }, { bundle, digest }: Candidate) =>
+const storeCandidate = (
+  db: Database,
+  input: { runId: number; now: Date; agentsRun?: number },
+  { bundle, digest }: Candidate,
+) =>
   storeVersion(db, {
+    agentsRun: input.agentsRun,
     digest,
     jobRunId: input.runId,
     files: bundle.files,
@@ -139,8 +159,10 @@ export async function generateAndApply(
     }
   };
   const checked = await checkedBundle(agentOf(settings), generate);
-  if (checked.refusal) throw await rejectCandidate(db, input, checked, checked.refusal);
-  const version = await storeCandidate(db, input, checked);
+  // Numbered past what any agent runs: after a D1 reset the slaves would refuse lower numbers as older.
+  const agentsRun = Math.max(checked.agentRuns ?? 0, await highestSlaveVersion(db));
+  if (checked.refusal) throw await rejectCandidate(db, { ...input, agentsRun }, checked, checked.refusal);
+  const version = await storeCandidate(db, { ...input, agentsRun }, checked);
   const shipped = await shipVersion(db, settings, { ...input, version, digest: checked.digest, files: checked.files });
   return { version, notes: [...checked.bundle.notes, ...shipped] };
 }
@@ -155,34 +177,16 @@ async function shipVersion(
   settings: ProxySettings,
   input: {
     version: number;
+    now: Date;
     digest: string;
     files: Record<string, string>;
     queueSlaveSyncs: QueueSlaveSyncs;
   },
 ): Promise<BundleNote[]> {
-  const { version, digest, files } = input;
+  const { version } = input;
   const warnings: string[] = [];
   if (settings.HAPROXY_AGENT_URL) {
-    if (!settings.HAPROXY_AGENT_TOKEN) {
-      await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
-      throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set", AGENT_SUMMARY["not-configured"]);
-    }
-    try {
-      await pushToAgent(outbound, {
-        agentUrl: settings.HAPROXY_AGENT_URL,
-        token: settings.HAPROXY_AGENT_TOKEN,
-        timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
-        version,
-        digest,
-        files,
-        onlyIfNewer: false,
-      });
-    } catch (error) {
-      if (!(error instanceof AgentError)) throw error;
-      await rejectVersion(db, version, error.message);
-      const detail = `${error.message.replace(/\.+$/, "")}. The previous configuration is still active.`;
-      throw new GenSyncFailed(detail, AGENT_SUMMARY[error.reason]);
-    }
+    await pushToMaster(db, settings, input);
   } else {
     warnings.push(`WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`);
   }
@@ -194,6 +198,45 @@ async function shipVersion(
     warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`),
   );
   return warnings.map((text) => ({ project: null, text }));
+}
+
+/**
+ * The master's push of a stored pending version. A lost answer is settled by asking the agent; a refusal rejects
+ * the version, an outcome the agent could not tell marks it unknown; both throw GenSyncFailed.
+ */
+async function pushToMaster(
+  db: Database,
+  settings: ProxySettings,
+  input: { version: number; now: Date; digest: string; files: Record<string, string> },
+) {
+  const { version } = input;
+  if (!settings.HAPROXY_AGENT_TOKEN) {
+    await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
+    throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set", AGENT_SUMMARY["not-configured"]);
+  }
+  const push = {
+    agentUrl: settings.HAPROXY_AGENT_URL!,
+    token: settings.HAPROXY_AGENT_TOKEN,
+    timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+    version,
+    digest: input.digest,
+    files: input.files,
+    onlyIfNewer: false,
+    pushId: masterPushId(version, input.now),
+  };
+  try {
+    await pushAndSettle(outbound, push, settings.HAPROXY_AGENT_QUERY_TIMEOUT);
+  } catch (error) {
+    if (!(error instanceof AgentError)) throw error;
+    const cause = error.message.replace(/\.+$/, "");
+    if (error.reason === "unknown") {
+      await markVersionUnknown(db, version, error.message);
+      const outcome = `Version ${version} is recorded as unknown. ${UNKNOWN_OUTCOME}`;
+      throw new GenSyncFailed(`${cause}. ${outcome}`, AGENT_SUMMARY.unknown, UNKNOWN_OUTCOME);
+    }
+    await rejectVersion(db, version, error.message);
+    throw new GenSyncFailed(`${cause}. The previous configuration is still active.`, AGENT_SUMMARY[error.reason]);
+  }
 }
 
 // ---- rollback ----
@@ -237,55 +280,4 @@ export async function restoreVersion(
     version,
     notes: [{ project: null, text: `INFO: version ${version} restores version ${input.version}` }, ...shipped],
   };
-}
-
-// ---- slave sync ----
-
-/**
- * Pushes an active version to one slave agent; the outcome goes to the parent gensynchaprx run's warnings. A failure
- * throws (the queue retries with backoff) and is reported on the parent at the last attempt. A version that is no
- * longer the active one, or whose certificates changed since, is not pushed: a newer version has or will be.
- */
-export async function syncSlave(
-  env: Env,
-  input: { parentRunId: number; version: number; agentUrl: string; attempts: number; lastAttempt: boolean },
-): Promise<{ warnings: string[] }> {
-  const db = database(env.DB);
-  const settings = proxySettings(env);
-  const report = async (warning: string) => {
-    await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
-    return { warnings: [warning] };
-  };
-  const superseded = (why: string) =>
-    report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
-
-  const stored = await findVersion(db, input.version);
-  if (!stored || stored.row.status !== "active") return superseded("it is no longer the active version");
-  const { row } = stored;
-  const { files } = await bundleOfVersion(db, row, stored.files);
-  if ((await bundleDigest(files)) !== row.digest)
-    return superseded("its certificates changed since; the next gensynchaprx ships them");
-
-  try {
-    if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set", "not-configured");
-    const result = await pushToAgent(outbound, {
-      agentUrl: input.agentUrl,
-      token: settings.HAPROXY_AGENT_TOKEN,
-      timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
-      version: row.id,
-      digest: row.digest,
-      files,
-      onlyIfNewer: true,
-    });
-    if (result.outcome === "stale") return superseded(`it already runs version ${result.version}`);
-    return report(`INFO: slave ${input.agentUrl} synced to version ${input.version}`);
-  } catch (error) {
-    if (input.lastAttempt) {
-      const cause = error instanceof Error ? error.message : String(error);
-      await report(
-        `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`,
-      );
-    }
-    throw error;
-  }
 }

@@ -1,4 +1,5 @@
-// D1 tables of the generated HAProxy versions (drizzle schema; drizzle-kit generates migrations/ from every tables.ts).
+// D1 tables of the generated HAProxy versions and of the slaves' syncs (drizzle schema; drizzle-kit generates
+// migrations/ from every tables.ts).
 import { sql } from "drizzle-orm";
 import { integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { BundleNote, BundleProblem } from "./backend-sections";
@@ -10,9 +11,11 @@ export const haproxyVersions = sqliteTable("haproxy_versions", {
   digest: text("digest").notNull(),
   /**
    * pending while the master's agent checks it; active once applied (or stored without an agent); previous after a
-   * newer version became active; rejected when validation or the agent refused it.
+   * newer version became active; rejected when validation or the agent refused it; unknown when the push's answer
+   * was lost and the agent could not tell what became of it (GET /admin/haproxy/status settles it). The column has
+   * no CHECK constraint: a new state needs no migration.
    */
-  status: text("status", { enum: ["pending", "active", "previous", "rejected"] })
+  status: text("status", { enum: ["pending", "active", "previous", "rejected", "unknown"] })
     .notNull()
     .default("pending"),
   /** Why it was rejected. */
@@ -53,3 +56,22 @@ export const haproxyVersionFiles = sqliteTable(
   },
   (table) => [uniqueIndex("haproxy_version_files_unique").on(table.versionId, table.name)],
 );
+
+/**
+ * Each slave agent's latest sync (GET /admin/haproxy/status shows it): the version, how it went, the attempts, the
+ * error and the next retry while the queue retries, and the highest version the agent said it runs (numbering
+ * adopts it after a D1 reset).
+ */
+export const haproxyAgentSyncs = sqliteTable("haproxy_agent_syncs", {
+  agentUrl: text("agent_url").primaryKey(),
+  version: integer("version").notNull(),
+  /** retrying: an attempt failed and the queue retries; failed: the last attempt failed; synced; superseded. */
+  state: text("state", { enum: ["retrying", "failed", "synced", "superseded"] }).notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  error: text("error"),
+  nextRetryAt: integer("next_retry_at", { mode: "timestamp_ms" }),
+  /** The highest version the agent said it runs (a success, or a refusal of an older one). */
+  agentVersion: integer("agent_version"),
+  parentRunId: integer("parent_run_id"),
+  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
+});

@@ -1,6 +1,6 @@
 // The stored HAProxy versions: each generated bundle's text files and certificate list, numbered, with its status
-// (pending, active, previous, rejected) and the version it restores, if any; the number kept is bounded.
-import { and, desc, eq, inArray, ne, notInArray, sql } from "drizzle-orm";
+// (pending, active, previous, rejected, unknown) and the version it restores, if any; the number kept is bounded.
+import { and, desc, eq, gt, inArray, ne, notInArray, sql } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
 import type { Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
@@ -34,12 +34,23 @@ export async function storeVersion(
     notes?: BundleNote[];
     /** The stored version this one re-ships (POST /admin/haproxy/versions/{version}/activate). */
     restoredFrom?: number;
+    /**
+     * The highest version an agent said it runs: the new one is numbered past it, so that numbers never go backwards
+     * for an agent after a D1 reset (a slave refuses what is older than what it runs).
+     */
+    agentsRun?: number;
   },
 ): Promise<number> {
   // Inside the batch (one transaction, under the job lock) the newest id is the version just inserted.
   const newest = sql`(select max(${haproxyVersions.id}) from ${haproxyVersions})`;
+  // NULL lets AUTOINCREMENT number it; a number past what the agents run when D1 is behind them (its sequence, since
+  // the newest rows are never pruned, is its largest id).
+  const floor = input.agentsRun ?? 0;
+  const id = sql`(select case when coalesce(max(${haproxyVersions.id}), 0) < ${floor} then ${floor + 1} end
+    from ${haproxyVersions})`;
   const results = await db.batch([
     db.insert(haproxyVersions).values({
+      id,
       digest: input.digest,
       status: "pending",
       jobRunId: input.jobRunId,
@@ -60,6 +71,46 @@ export async function storeVersion(
 
 export async function rejectVersion(db: Database, version: number, error: string) {
   await db.update(haproxyVersions).set({ status: "rejected", error }).where(eq(haproxyVersions.id, version));
+}
+
+/** The push's answer was lost and the agent could not tell what became of it: `error` says so. */
+export async function markVersionUnknown(db: Database, version: number, error: string) {
+  await db.update(haproxyVersions).set({ status: "unknown", error }).where(eq(haproxyVersions.id, version));
+}
+
+/** An unknown version the agent took after a newer one had become active: it is history, not the one in force. */
+export async function markVersionPrevious(db: Database, version: number) {
+  await db.update(haproxyVersions).set({ status: "previous", error: null }).where(eq(haproxyVersions.id, version));
+}
+
+/** The versions whose outcome is unknown, oldest first. */
+export async function unknownVersions(db: Database) {
+  return db
+    .select({
+      id: haproxyVersions.id,
+      createdAt: haproxyVersions.createdAt,
+      error: haproxyVersions.error,
+      jobRunId: haproxyVersions.jobRunId,
+    })
+    .from(haproxyVersions)
+    .where(eq(haproxyVersions.status, "unknown"))
+    .orderBy(haproxyVersions.id);
+}
+
+/** The highest version number stored (0 when none is). */
+export async function highestVersion(db: Database): Promise<number> {
+  const [row] = await db.select({ id: sql<number | null>`max(${haproxyVersions.id})` }).from(haproxyVersions);
+  return row?.id ?? 0;
+}
+
+/** Whether a version newer than `version` is or was in force. */
+export async function newerVersionInForce(db: Database, version: number): Promise<boolean> {
+  const [row] = await db
+    .select({ id: haproxyVersions.id })
+    .from(haproxyVersions)
+    .where(and(gt(haproxyVersions.id, version), inArray(haproxyVersions.status, ["active", "previous"])))
+    .limit(1);
+  return row !== undefined;
 }
 
 /** Makes the version the active one and drops versions beyond the number kept (never the active one). */

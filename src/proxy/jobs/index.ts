@@ -15,6 +15,7 @@ export {
 export { CONFIG_LOCK, MAINTENANCE_LOCK } from "./locks";
 export { settlePendingVersions } from "./sweep";
 export { getProxyJob, listProxyJobs, PROXY_JOB_KINDS, type ProxyJobKind } from "./runs";
+export { settleUnknownVersionsNow } from "./settle-runs";
 export {
   runGenSyncForCaller,
   runGenSyncFromApi,

@@ -15,7 +15,12 @@ import { REALM } from "../errors";
 import { previewHaproxy } from "../haproxy/preview";
 import { loadBalancerStatuses } from "../haproxy/status";
 import { activeVersionDigest, versionExists } from "../haproxy/versions";
-import { PROXY_JOB_KINDS, runHaproxyRestoreFromApi, runSshProxyRestoreFromApi } from "../jobs";
+import {
+  PROXY_JOB_KINDS,
+  runHaproxyRestoreFromApi,
+  runSshProxyRestoreFromApi,
+  settleUnknownVersionsNow,
+} from "../jobs";
 import { collectMetrics, PROMETHEUS_CONTENT_TYPE, renderMetrics } from "../monitoring/metrics";
 import { proxySettings } from "../settings";
 import { previewSshProxy, sshProxySettingsOf, sshProxyVersionExists } from "../sshproxy/versions";
@@ -80,8 +85,12 @@ const haproxyStatusRoute = createRoute({
   tags: ["operations"],
   summary: "Each load balancer (the master's agent, then each slave's): does it run the version in force?",
   description:
-    "Asks each agent GET /v1/status (10 s at most each); the agent recomputes the digest of the files on its disk, " +
-    "so a file edited by hand shows as `modified`. Null fields are kept.",
+    "Asks each agent GET /v1/status (HAPROXY_AGENT_QUERY_TIMEOUT, 10 s by default, at most each); the agent " +
+    "recomputes the digest of the files on its disk, so a file edited by hand shows as `modified`. First it settles " +
+    "the versions whose outcome is `unknown` (a push whose answer was lost): the master's agent is asked what became " +
+    "of each (POST /v1/pushes/{id}/abandon, which stops a push that has not reached its reload); applied, the version " +
+    "becomes the one in force and the slaves' syncs are queued; dropped or refused, it is rejected. Each slave shows " +
+    "its latest sync, with its failed attempts and next retry. Null fields are kept.",
   ...reading,
   responses: { 200: json(z.array(LoadBalancerStatus), "one entry per load balancer"), ...pick(401), ...adminErrors },
 });
@@ -175,8 +184,10 @@ export function registerOperationsRoutes(app: OpenAPIHono<ProxyEnv>): void {
 
   register(app, haproxyPreviewRoute, async (c) => jsonWithNulls(c, await previewHaproxy(c.env, new Date())));
   register(app, haproxyStatusRoute, async (c) => {
+    // Versions whose push's outcome was lost are settled first: the agent is asked again.
+    const unknown = await settleUnknownVersionsNow(c.env);
     const inForce = activeVersionDigest(database(c.env.DB));
-    return jsonWithNulls(c, await loadBalancerStatuses(c.env, new Date(), inForce));
+    return jsonWithNulls(c, await loadBalancerStatuses(c.env, new Date(), inForce, unknown));
   });
   register(app, haproxyActivateRoute, async (c) => {
     const version = versionParam(c);

@@ -187,7 +187,11 @@ export const HaproxyVersionSummary = z
   .object({
     version: id,
     digest: z.string().openapi({ description: "sha256 over every file of the bundle, certificates included" }),
-    status: z.enum(["pending", "active", "previous", "rejected"]),
+    status: z.enum(["pending", "active", "previous", "rejected", "unknown"]).openapi({
+      description:
+        "unknown: the push's answer was lost and the agent could not tell what became of it; GET " +
+        "/admin/haproxy/status settles it",
+    }),
     error: z.string().optional(),
     jobId: id.optional(),
     restoredFrom: id.optional().openapi({ description: "the version this one re-ships (POST .../activate)" }),
@@ -338,5 +342,24 @@ export const LoadBalancerStatus = z
       description: "the agent's last failed apply since its last success, or why it could not be asked",
     }),
     lastErrorAt: isoTime.nullable(),
+    unknownVersions: z.array(id).openapi({
+      description:
+        "master only (empty for slaves): versions whose push's answer was lost and that the agent could not settle yet",
+    }),
+    sync: z
+      .object({
+        version: id,
+        state: z.enum(["retrying", "failed", "synced", "superseded"]).openapi({
+          description:
+            "retrying: an attempt failed and the queue retries at nextRetryAt; failed: the last attempt failed; " +
+            "superseded: not pushed (no longer active, or the slave runs a newer version)",
+        }),
+        attempts: z.number().int().openapi({ description: "the attempt this state comes from" }),
+        error: z.string().nullable(),
+        nextRetryAt: isoTime.nullable(),
+        at: isoTime,
+      })
+      .nullable()
+      .openapi({ description: "slaves only: the latest sync the queue ran (null for the master, or before any)" }),
   })
   .openapi("LoadBalancerStatus");

@@ -568,6 +568,8 @@ describe("GET /admin/haproxy/status", () => {
         lastAppliedAt: null,
         lastError: "HAPROXY_AGENT_URL is not set: no agent to ask",
         lastErrorAt: null,
+        unknownVersions: [],
+        sync: null,
       },
     ]);
   });
@@ -619,6 +621,8 @@ describe("GET /admin/haproxy/status", () => {
         lastAppliedAt: "2030-01-01T00:00:00.000Z",
         lastError: null,
         lastErrorAt: null,
+        unknownVersions: [],
+        sync: null,
       },
       {
         role: "slave",
@@ -631,6 +635,8 @@ describe("GET /admin/haproxy/status", () => {
         lastAppliedAt: "2030-01-01T00:00:01.000Z",
         lastError: null,
         lastErrorAt: null,
+        unknownVersions: [],
+        sync: null,
       },
       {
         role: "slave",
@@ -643,6 +649,8 @@ describe("GET /admin/haproxy/status", () => {
         lastAppliedAt: "2029-12-31T00:00:00.000Z",
         lastError: "reload failed (exit 1)",
         lastErrorAt: "2030-01-01T00:00:02.000Z",
+        unknownVersions: [],
+        sync: null,
       },
       {
         role: "slave",
@@ -655,6 +663,8 @@ describe("GET /admin/haproxy/status", () => {
         lastAppliedAt: null,
         lastError: `agent ${SLAVE_3} is unreachable: connection refused`,
         lastErrorAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        unknownVersions: [],
+        sync: null,
       },
     ]);
     expect(calls.map((call) => [call.method, call.url, call.authorization])).toEqual(

@@ -1,0 +1,79 @@
+// The outcome of each push by its id (PUT /v1/config's pushId), for a control plane that lost the answer: it asks
+// POST /v1/pushes/{id}/abandon, which tells what became of the push and, when the reload has not started yet, stops
+// it for good. Bounded: the last MAX_PUSHES ids, kept in a file beside the configuration so that a restart keeps them.
+import { readFile, rename, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/** How many push ids the agent remembers (oldest forgotten first); about 200 bytes each on disk. */
+export const MAX_PUSHES = 1000;
+const PUSHES_FILE = ".agent-pushes.json";
+/** What a push id may be: the control plane's are `v<version>-<time>` (master) or random UUIDs (slaves). */
+export const PUSH_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * received: queued or being checked (it may still be stopped); reloading: the files are swapped in and the reload
+ * runs (no way back); applied / unchanged: done; refused: `haproxy -c` or the reload failed (error says why); stale:
+ * the agent runs a newer version; abandoned: stopped before the reload (the client went away, or was too late, or
+ * the control plane gave it up), or given up before it arrived: it will never be applied.
+ * @typedef {"received" | "reloading" | "applied" | "unchanged" | "refused" | "stale" | "abandoned"} PushState
+ * @typedef {{ pushId: string, version: number | null, state: PushState, error: string | null, at: string }} PushRecord
+ */
+
+/** @param {{ configDir: string, log: (level: string, message: string, fields?: object) => void }} options */
+export function createPushLog({ configDir, log }) {
+  /** @type {Map<string, PushRecord>} */
+  const records = new Map();
+  const file = path.join(configDir, PUSHES_FILE);
+  let saving = Promise.resolve();
+
+  /** Reads what an earlier run of the agent remembered; a missing or broken file is an empty log. */
+  async function load() {
+    try {
+      const list = JSON.parse(await readFile(file, "utf8"));
+      if (Array.isArray(list)) for (const record of list.slice(-MAX_PUSHES)) records.set(record.pushId, record);
+    } catch {
+      // Nothing remembered: every id asked about is then unknown, and abandoned for good.
+    }
+  }
+
+  /** Writes the log atomically (a crash leaves the old file or the new one), one write after the other. */
+  function save() {
+    const text = JSON.stringify([...records.values()]);
+    saving = saving.then(async () => {
+      const temporary = `${file}.tmp`;
+      try {
+        await writeFile(temporary, text);
+        await rename(temporary, file);
+      } catch (error) {
+        log("error", "haproxy-agent: the push log could not be written", { error: String(error) });
+      }
+    });
+    return saving;
+  }
+
+  /**
+   * Records a push's state (kept in memory only while it is merely received: the states after it are written to
+   * disk before the agent goes on).
+   * @param {string} pushId @param {number | null} version @param {PushState} state @param {string | null} [error]
+   */
+  async function record(pushId, version, state, error = null) {
+    records.delete(pushId);
+    records.set(pushId, { pushId, version, state, error, at: new Date().toISOString() });
+    while (records.size > MAX_PUSHES) records.delete(/** @type {string} */ (records.keys().next().value));
+    if (state !== "received") await save();
+  }
+
+  /**
+   * What became of a push, stopping it if it has not reached its reload: an id never seen is remembered as
+   * abandoned, so that a push that arrives late is never applied.
+   * @param {string} pushId @returns {Promise<PushRecord>}
+   */
+  async function abandon(pushId) {
+    const known = records.get(pushId);
+    if (known && known.state !== "received") return known;
+    await record(pushId, known?.version ?? null, "abandoned", "given up by the control plane before its reload");
+    return /** @type {PushRecord} */ (records.get(pushId));
+  }
+
+  return { load, record, abandon, get: (/** @type {string} */ pushId) => records.get(pushId) };
+}

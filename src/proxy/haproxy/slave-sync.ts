@@ -1,0 +1,118 @@
+// The slave sync job's engine: pushes the active version to one slave agent, records each attempt in
+// haproxy_agent_syncs (GET /admin/haproxy/status shows it) and reports on the parent gensynchaprx run from the first
+// failed attempt on, with the time of the next one.
+import { appendJobWarnings } from "../../jobs/history";
+import { MAX_ATTEMPTS, retryDelaySeconds } from "../../jobs/queue";
+import { database, type Database } from "../../shared/db";
+import { proxySettings } from "../settings";
+import { AgentError } from "./agent-client";
+import { recordAgentSync, type AgentSyncRow } from "./agent-syncs";
+import { bundleDigest } from "./config";
+import { pushAndSettle, slavePushId } from "./push-outcome";
+import { bundleOfVersion, findVersion, highestVersion } from "./versions";
+
+// The global fetch is looked up at call time, so that tests intercepting outbound fetch see the pushes.
+const outbound: typeof fetch = (input, init) => fetch(input, init);
+
+export interface SlaveSync {
+  parentRunId: number;
+  version: number;
+  agentUrl: string;
+  attempts: number;
+  lastAttempt: boolean;
+}
+
+/** Records the attempt's outcome on the agent's sync row. */
+const recordAttempt = (
+  db: Database,
+  input: SlaveSync,
+  outcome: Pick<AgentSyncRow, "state" | "error" | "nextRetryAt"> & { agentVersion: number | null },
+) =>
+  recordAgentSync(db, {
+    agentUrl: input.agentUrl,
+    version: input.version,
+    attempts: input.attempts,
+    parentRunId: input.parentRunId,
+    now: new Date(),
+    ...outcome,
+  });
+
+/**
+ * Pushes an active version to one slave agent; the outcome goes to the parent gensynchaprx run's warnings and the
+ * agent's sync row. A failure throws (the queue retries with backoff) and is reported at once, with the next
+ * attempt's time. A version that is no longer the active one, or whose certificates changed since, is not pushed: a
+ * newer version has or will be.
+ */
+export async function syncSlave(env: Env, input: SlaveSync): Promise<{ warnings: string[] }> {
+  const db = database(env.DB);
+  const settings = proxySettings(env);
+  const report = async (warning: string) => {
+    await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
+    return { warnings: [warning] };
+  };
+  const superseded = async (why: string, agentVersion: number | null = null) => {
+    await recordAttempt(db, input, { state: "superseded", error: null, nextRetryAt: null, agentVersion });
+    return report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
+  };
+
+  const stored = await findVersion(db, input.version);
+  if (!stored || stored.row.status !== "active") return superseded("it is no longer the active version");
+  const { row } = stored;
+  const { files } = await bundleOfVersion(db, row, stored.files);
+  if ((await bundleDigest(files)) !== row.digest)
+    return superseded("its certificates changed since; the next gensynchaprx ships them");
+
+  try {
+    if (!settings.HAPROXY_AGENT_TOKEN) throw new AgentError("HAPROXY_AGENT_TOKEN is not set", "not-configured");
+    const push = {
+      agentUrl: input.agentUrl,
+      token: settings.HAPROXY_AGENT_TOKEN,
+      timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
+      version: row.id,
+      digest: row.digest,
+      files,
+      onlyIfNewer: true,
+      pushId: slavePushId(row.id),
+    };
+    const result = await pushAndSettle(outbound, push, settings.HAPROXY_AGENT_QUERY_TIMEOUT);
+    if (result.outcome !== "stale") {
+      await recordAttempt(db, input, { state: "synced", error: null, nextRetryAt: null, agentVersion: row.id });
+      return report(`INFO: slave ${input.agentUrl} synced to version ${input.version}`);
+    }
+    if (result.version <= (await highestVersion(db))) {
+      return superseded(`it already runs version ${result.version}`, result.version);
+    }
+    // Higher than anything stored here: D1 was reset or restored. The next generation is numbered past it.
+    await superseded(`it already runs version ${result.version}`, result.version);
+    return report(
+      `WARN: slave ${input.agentUrl} runs version ${result.version}, higher than any stored here (was D1 reset?): ` +
+        `the next gensynchaprx numbers its version past it`,
+    );
+  } catch (error) {
+    await reportFailure(db, input, error, report);
+    throw error;
+  }
+}
+
+/** A failed attempt, on the sync row and the parent run: the next attempt's time, or that there is none. */
+async function reportFailure(
+  db: Database,
+  input: SlaveSync,
+  error: unknown,
+  report: (warning: string) => Promise<unknown>,
+) {
+  const cause = error instanceof Error ? error.message : String(error);
+  if (input.lastAttempt) {
+    await recordAttempt(db, input, { state: "failed", error: cause, nextRetryAt: null, agentVersion: null });
+    await report(
+      `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`,
+    );
+    return;
+  }
+  const nextRetryAt = new Date(Date.now() + retryDelaySeconds(input.attempts) * 1000);
+  await recordAttempt(db, input, { state: "retrying", error: cause, nextRetryAt, agentVersion: null });
+  await report(
+    `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} ` +
+      `(attempt ${input.attempts} of ${MAX_ATTEMPTS}): ${cause}; next attempt at ${nextRetryAt.toISOString()}`,
+  );
+}

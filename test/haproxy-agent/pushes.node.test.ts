@@ -1,0 +1,193 @@
+// The agent's push log in plain Node: each push id's outcome, the abandon that stops a push before its reload (or
+// before it arrives), the client that goes away, the control plane's time limit, replays, the bound and the restart.
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
+import { createPushLog, MAX_PUSHES } from "../../haproxy-agent/pushes.mjs";
+
+const quiet = () => {};
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const tempDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "agent-pushes-"));
+  dirs.push(dir);
+  return dir;
+};
+
+const files = (marker: string) => ({ "haproxy.cfg": `global\n# ${marker}\n` });
+const bundle = (version: number, pushId: string, extra: { timeoutMs?: number } = {}) => ({
+  version,
+  digest: bundleDigest(files(`v${version}`)),
+  onlyIfNewer: false,
+  files: files(`v${version}`),
+  pushId,
+  ...extra,
+});
+
+/** An applier whose `haproxy -c` takes `checkSeconds` and whose reload takes `reloadSeconds` and counts itself. */
+function applier(options: { checkSeconds?: number; reloadSeconds?: number; reloadCmd?: string } = {}) {
+  const configDir = tempDir();
+  const tools = tempDir();
+  const haproxy = path.join(tools, "haproxy");
+  writeFileSync(haproxy, `#!/bin/sh\nsleep ${options.checkSeconds ?? 0}\n`);
+  chmodSync(haproxy, 0o755);
+  const reloads = path.join(tools, "reloads");
+  const created = createApplier({
+    configDir,
+    reloadCmd: options.reloadCmd ?? `sleep ${options.reloadSeconds ?? 0}; echo reload >> ${reloads}`,
+    haproxy,
+    timeoutMs: 10_000,
+    log: quiet,
+  });
+  const reloadCount = () =>
+    existsSync(reloads) ? readFileSync(reloads, "utf8").split("\n").filter(Boolean).length : 0;
+  return { configDir, reloadCount, ...created };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("haproxy-agent: the outcome of each push id", () => {
+  it("remembers an applied push; abandoning it afterwards changes nothing", async () => {
+    const agent = applier();
+    expect(await agent.apply(bundle(1, "p-1"))).toEqual({ outcome: "applied", version: 1 });
+    expect(await agent.pushes.abandon("p-1")).toMatchObject({
+      pushId: "p-1",
+      version: 1,
+      state: "applied",
+      error: null,
+    });
+    expect(agent.reloadCount()).toBe(1);
+  });
+
+  it("answers a repeated push id with its outcome and reloads once", async () => {
+    const agent = applier();
+    await agent.apply(bundle(1, "p-twice"));
+    expect(await agent.apply(bundle(1, "p-twice"))).toEqual({ outcome: "applied", version: 1 });
+    expect(agent.reloadCount()).toBe(1);
+  });
+
+  it("never applies a push given up before it arrived", async () => {
+    const agent = applier();
+    expect(await agent.pushes.abandon("p-late")).toMatchObject({ pushId: "p-late", version: null, state: "abandoned" });
+    await expect(agent.apply(bundle(1, "p-late"))).rejects.toMatchObject({
+      status: 410,
+      message: "version 1 was not applied: given up by the control plane before its reload",
+    });
+    expect(agent.reloadCount()).toBe(0);
+    expect(existsSync(path.join(agent.configDir, "haproxy.cfg"))).toBe(false);
+    expect((await agent.status()).lastError).toBeNull();
+  });
+
+  it("stops a push given up while haproxy -c runs, and one queued behind it", async () => {
+    const agent = applier({ checkSeconds: 0.4 });
+    const first = agent.apply(bundle(1, "p-checking"));
+    const second = agent.apply(bundle(2, "p-queued"));
+    await sleep(100);
+    expect(await agent.pushes.abandon("p-checking")).toMatchObject({ state: "abandoned", version: 1 });
+    expect(await agent.pushes.abandon("p-queued")).toMatchObject({ state: "abandoned", version: 2 });
+    await expect(first).rejects.toMatchObject({
+      status: 410,
+      message: "version 1 was not applied: the control plane gave it up before the reload",
+    });
+    await expect(second).rejects.toMatchObject({ status: 410 });
+    expect(agent.reloadCount()).toBe(0);
+    expect(agent.pushes.get("p-checking")).toMatchObject({ state: "abandoned" });
+  });
+
+  it("stops a push whose client went away before the reload, killing its haproxy -c", async () => {
+    const agent = applier({ checkSeconds: 5 });
+    const gone = new AbortController();
+    const started = Date.now();
+    const pushed = agent.apply(bundle(1, "p-gone"), gone.signal);
+    await sleep(100);
+    gone.abort();
+    await expect(pushed).rejects.toMatchObject({
+      status: 410,
+      message: "version 1 was not applied: the control plane went away before the reload",
+    });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(agent.reloadCount()).toBe(0);
+    expect(await agent.pushes.abandon("p-gone")).toMatchObject({ state: "abandoned", version: 1 });
+  });
+
+  it("finishes a push whose reload started: an abandon then answers reloading, and later applied", async () => {
+    const agent = applier({ reloadSeconds: 0.4 });
+    const pushed = agent.apply(bundle(1, "p-reloading"));
+    await sleep(150);
+    expect(await agent.pushes.abandon("p-reloading")).toMatchObject({ state: "reloading", version: 1 });
+    expect(await pushed).toEqual({ outcome: "applied", version: 1 });
+    expect(await agent.pushes.abandon("p-reloading")).toMatchObject({ state: "applied" });
+    expect(agent.reloadCount()).toBe(1);
+  });
+
+  it("does not start a reload that could not end within the control plane's time limit", async () => {
+    // The agent's reload may take 10 s; the control plane waits 10.3 s: after the 0.5 s check no reload may start.
+    const agent = applier({ checkSeconds: 0.5 });
+    await expect(agent.apply(bundle(1, "p-short", { timeoutMs: 10_300 }))).rejects.toMatchObject({
+      status: 410,
+      message: "version 1 was not applied: a reload started now could not end within the control plane's 10300 ms",
+    });
+    expect(agent.reloadCount()).toBe(0);
+  });
+
+  it("with misaligned time limits applies anyway, and warns", async () => {
+    const lines: unknown[][] = [];
+    const agent = createApplier({
+      configDir: tempDir(),
+      reloadCmd: "true",
+      haproxy: "true",
+      timeoutMs: 10_000,
+      log: (...line: unknown[]) => lines.push(line),
+    });
+    expect(await agent.apply(bundle(1, "p-misaligned", { timeoutMs: 3000 }))).toEqual({
+      outcome: "applied",
+      version: 1,
+    });
+    expect(lines[0]).toEqual([
+      "warn",
+      "haproxy-agent: the control plane waits no longer than a check and a reload may take",
+      { controlPlaneMs: 3000, checkPlusReloadMs: 20_000, advice: "set HAPROXY_AGENT_TIMEOUT above twice --timeout" },
+    ]);
+  });
+
+  it("records a refusal with its error", async () => {
+    const refusing = applier({ reloadCmd: "exit 3" });
+    await expect(refusing.apply(bundle(1, "p-refused"))).rejects.toMatchObject({ status: 500 });
+    expect(await refusing.pushes.abandon("p-refused")).toMatchObject({
+      state: "refused",
+      error: expect.stringMatching(/^reload failed \(exit 3\)/),
+    });
+  });
+});
+
+describe("haproxy-agent: the push log's bound and its file", () => {
+  it(`keeps the last ${MAX_PUSHES} ids, on disk, through a restart`, async () => {
+    const configDir = tempDir();
+    const log = createPushLog({ configDir, log: quiet });
+    for (let index = 1; index <= MAX_PUSHES + 5; index++) await log.record(`p-${index}`, index, "applied");
+    expect(log.get("p-5")).toBeUndefined();
+    expect(log.get("p-6")).toMatchObject({ version: 6, state: "applied" });
+
+    const restarted = createPushLog({ configDir, log: quiet });
+    await restarted.load();
+    expect(restarted.get("p-5")).toBeUndefined();
+    expect(restarted.get("p-6")).toMatchObject({ version: 6, state: "applied" });
+    expect(restarted.get(`p-${MAX_PUSHES + 5}`)).toMatchObject({ version: MAX_PUSHES + 5, state: "applied" });
+    // A forgotten id is unknown: abandoning it remembers it as abandoned.
+    expect(await restarted.abandon("p-1")).toMatchObject({ state: "abandoned", version: null });
+  });
+
+  it("keeps a merely received push in memory only: after a restart it is unknown, and abandoned if asked", async () => {
+    const configDir = tempDir();
+    const log = createPushLog({ configDir, log: quiet });
+    await log.record("p-received", 1, "received");
+    const restarted = createPushLog({ configDir, log: quiet });
+    await restarted.load();
+    expect(restarted.get("p-received")).toBeUndefined();
+  });
+});
