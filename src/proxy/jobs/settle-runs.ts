@@ -6,7 +6,7 @@ import { settleUnknownVersions } from "../haproxy/settle";
 import { unknownVersions } from "../haproxy/versions";
 import { database } from "../../shared/db";
 import { genSyncJob, queueSlaveSyncs } from "./definitions";
-import { acquireJobLock, CONFIG_LOCK, releaseJobLock } from "./locks";
+import { CONFIG_LOCK, withJobLock } from "./locks";
 import { proxySettings } from "../settings";
 
 /** Settles what it can; answers the numbers of the versions still unknown. */
@@ -17,15 +17,13 @@ export async function settleUnknownVersionsNow(env: Env): Promise<number[]> {
   // Reading the status is allowed on a slave instance; settling writes and queues jobs, which only the master does.
   if (proxySettings(env).INSTANCE_ROLE !== "master") return pending.map((row) => row.id);
   const holder = crypto.randomUUID();
+  // withJobLock renews the lock while the agents are asked: a lock's lease is one JOB_HEARTBEAT_TIMEOUT.
   try {
-    await acquireJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind });
+    return await withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, () =>
+      settleUnknownVersions(env, { queueSlaveSyncs: (parentRunId) => queueSlaveSyncs(env, parentRunId) }),
+    );
   } catch (error) {
     if (error instanceof JobLocked) return pending.map((row) => row.id);
     throw error;
-  }
-  try {
-    return await settleUnknownVersions(env, { queueSlaveSyncs: (parentRunId) => queueSlaveSyncs(env, parentRunId) });
-  } finally {
-    await releaseJobLock(env, CONFIG_LOCK, holder);
   }
 }
