@@ -95,8 +95,8 @@ export const RateLimitSettings = z.object({
     "Global shadow mode: an OVER_LIMIT answer becomes OK overall (each descriptor's status is kept).",
   ),
   RATELIMIT_STRICT_UPSTREAM_CONFIG: envBoolean(false).describe(oneLine`
-    Load only what the current upstream release loads: this project's \`algorithm\`, \`unit_multiplier\` and
-    \`burst\` keys (and the xDS \`rateLimit.algorithm\` extension) are refused as unknown keys, with upstream's
+    Load only what the current upstream release loads: this project's \`algorithm\`, \`unit_multiplier\`,
+    \`burst\`, \`lease\` and \`additional_limits\` keys (and the xDS \`rateLimit.algorithm\` extension) are refused as unknown keys, with upstream's
     message.`),
   QUOTA_MODE: envBoolean(false).describe(oneLine`
     Global quota mode: every descriptor that is not unlimited is a quota descriptor. A quota descriptor over its

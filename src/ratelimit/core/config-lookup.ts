@@ -124,6 +124,7 @@ type RuleFields = Pick<
   | "capacity"
   | "emissionIntervalMicros"
   | "lease"
+  | "additional"
 >;
 
 /** Where a limit matched: its metric key, the shared values of its cache key, whether the request gave it. */
@@ -149,6 +150,7 @@ function matchedLimit(rule: RuleFields, place: MatchPlace): MatchedLimit {
     capacity: rule.capacity,
     emissionIntervalMicros: rule.emissionIntervalMicros,
     lease: rule.lease,
+    ...(rule.additional && { additional: rule.additional }),
   };
 }
 
