@@ -43,3 +43,10 @@ export function dumpConfig(config: RateLimitConfig): string {
   for (const domain of [...config.tree.keys()].sort()) dumpLevel(config.tree.get(domain)!, out);
   return out.join("");
 }
+
+/** How many rules (descriptors with a `rate_limit`) a configuration holds, across its domains. */
+export function ruleCount(config: RateLimitConfig): number {
+  const count = (level: DescriptorLevel): number =>
+    level.ordered.reduce((sum, node) => sum + (node.rule === undefined ? 0 : 1) + count(node), 0);
+  return [...config.tree.values()].reduce((sum, level) => sum + count(level), 0);
+}

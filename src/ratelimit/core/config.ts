@@ -20,7 +20,7 @@ import { err, ok, type Result } from "../../shared/result";
 
 export type * from "./config-model";
 export { getLimit, hasDomain, wildcardMatches, wildcardOf } from "./config-lookup";
-export { dumpConfig } from "./config-dump";
+export { dumpConfig, ruleCount } from "./config-dump";
 
 function newLevel(): DescriptorLevel {
   return { children: new Map(), ordered: [], wildcards: [] };
