@@ -27,6 +27,7 @@ const serviceSettingsOf = perIsolate("ratelimit service settings", (settings: Ra
         limit: settings.LIMIT_LIMIT_HEADER,
         remaining: settings.LIMIT_REMAINING_HEADER,
         reset: settings.LIMIT_RESET_HEADER,
+        format: settings.LIMIT_RESPONSE_HEADERS_FORMAT,
       }
     : undefined,
 }));

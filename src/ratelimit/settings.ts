@@ -122,6 +122,10 @@ export const RateLimitSettings = z.object({
   LIMIT_RESPONSE_HEADERS_ENABLED: envBoolean(false).describe(
     "Add the three headers below to the response's `responseHeadersToAdd`.",
   ),
+  LIMIT_RESPONSE_HEADERS_FORMAT: envEnum(["draft03", "ietf"], "draft03").describe(oneLine`
+    Which headers LIMIT_RESPONSE_HEADERS_ENABLED adds: \`draft03\`, the reference's three below; or \`ietf\`,
+    \`RateLimit-Policy\` and \`RateLimit\` as structured fields per draft-ietf-httpapi-ratelimit-headers-10, the
+    policy named after the deciding rule (its \`name\`, else its statistics key).`),
   LIMIT_LIMIT_HEADER: envString("RateLimit-Limit").describe("Name of the header carrying the limit."),
   LIMIT_REMAINING_HEADER: envString("RateLimit-Remaining").describe(
     "Name of the header carrying the hits left in the window.",

@@ -15,6 +15,7 @@ import type {
   StructObject,
   StructValue,
 } from "./types";
+import { ietfHeaders } from "./ietf-headers";
 import { isKnownUnit } from "./units";
 
 /** limitRemaining reported for unlimited rules: the largest uint32. */
@@ -27,6 +28,11 @@ export interface ResponseHeaderNames {
   remaining: string;
   /** LIMIT_RESET_HEADER, e.g. RateLimit-Reset. */
   reset: string;
+  /**
+   * LIMIT_RESPONSE_HEADERS_FORMAT: `draft03` (the reference's three headers, named above; the default) or `ietf`
+   * (RateLimit-Policy and RateLimit, ietf-headers.ts).
+   */
+  format?: "draft03" | "ietf";
 }
 
 export interface ServiceSettings {
@@ -90,15 +96,22 @@ function validateRequest(request: RateLimitRequest): string | undefined {
  * one wins). Statuses without a limit (no match, unlimited, replaced) never qualify. The reset is the status's own,
  * rounded up to whole seconds (a token bucket's next token may be a fraction of one away).
  */
-function responseHeaders(statuses: DescriptorStatus[], quota: boolean[], names: ResponseHeaderNames): HeaderValue[] {
+function responseHeaders(
+  statuses: DescriptorStatus[],
+  quota: boolean[],
+  names: ResponseHeaderNames,
+  applied: readonly (MatchedLimit | undefined)[],
+): HeaderValue[] {
   let chosen: DescriptorStatus | undefined;
+  let at = -1;
   statuses.forEach((status, i) => {
     if (status.currentLimit === undefined) return;
-    if (chosen === undefined || status.limitRemaining < chosen.limitRemaining) chosen = status;
-    if (status.code === "OVER_LIMIT" && !quota[i]) chosen = status;
+    if (chosen === undefined || status.limitRemaining < chosen.limitRemaining) [chosen, at] = [status, i];
+    if (status.code === "OVER_LIMIT" && !quota[i]) [chosen, at] = [status, i];
   });
   const limit = chosen?.currentLimit;
   if (chosen === undefined || limit === undefined || !isKnownUnit(limit.unit)) return [];
+  if (names.format === "ietf") return ietfHeaders(chosen, applied[at]);
   return [
     { key: names.limit, value: String(limit.requestsPerUnit) },
     { key: names.remaining, value: String(chosen.limitRemaining) },
@@ -237,7 +250,7 @@ export async function shouldRateLimit(
   const response: RateLimitResponse = {
     overallCode,
     statuses,
-    responseHeadersToAdd: names === undefined ? [] : responseHeaders(statuses, quota, names),
+    responseHeadersToAdd: names === undefined ? [] : responseHeaders(statuses, quota, names, applied),
   };
   if (deps.settings.dynamicMetadata) response.dynamicMetadata = dynamicMetadata(request, applied, statuses);
   return ok({ response, stats: { rules: limited.value.rules, domainNotFound, globalShadowMode } });
