@@ -106,6 +106,10 @@ export const RateLimitSettings = z.object({
     Answer \`dynamicMetadata\`: the domain, each descriptor's entries (\`key=value\`), override and hits, the
     request's hits, and the merged \`metadata\` of the rules whose descriptors passed (the first value wins); an
     unlimited or replaced rule gives none.`),
+  RESPONSE_DYNAMIC_METADATA_OVER_LIMIT: envBoolean(false).describe(oneLine`
+    With RESPONSE_DYNAMIC_METADATA: \`dynamicMetadata\` also gains \`overLimit\`, the index and entries of each
+    descriptor that was OVER_LIMIT (absent when none was), so that Envoy can log which one tripped. Off by default:
+    upstream's metadata stays as it is.`),
   STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: envBoolean(false).describe(
     "When a request would take any descriptor over its limit, the other descriptors' counters are not incremented.",
   ),

@@ -137,4 +137,6 @@ export interface MatchedLimit {
   lease: boolean;
   /** The rule's additional windows (`additional_limits`); absent when none. */
   additional?: readonly RuleWindow[];
+  /** The config path of the rule that matched (`domain.key_value...`); absent for a request's own override. */
+  path?: string;
 }

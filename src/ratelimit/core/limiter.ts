@@ -54,9 +54,19 @@ export interface LimiterInput {
   hits: readonly number[];
 }
 
+/** What explain shows of one counted descriptor: each window's usage around the hits, or that the cache answered. */
+export interface DescriptorCounts {
+  /** Per window (the rule's, then each additional one): usage before and after; absent when the cache answered. */
+  windows?: { before: number; after: number }[];
+  /** The local over-limit cache answered: no store call was made for this descriptor. */
+  localCache: boolean;
+}
+
 export interface LimiterOutput {
   /** One per descriptor, in request order; `{OK, limitRemaining 0}` for descriptors without a limit. */
   statuses: DescriptorStatus[];
+  /** Per descriptor, its counts; undefined for descriptors without a limit. */
+  counts: (DescriptorCounts | undefined)[];
   /** One per counted descriptor, in request order. */
   rules: RuleStatDelta[];
 }
@@ -189,7 +199,9 @@ function judge(
   } else {
     addWithinLimitStats(item.stats, info, item.hits);
   }
-  return { over, remaining: over ? 0 : capacity - usage.after, info, resetSeconds: usage.resetSeconds, deciding: 0 };
+  const remaining = over ? 0 : capacity - usage.after;
+  const windows = [{ before: usage.before, after: usage.after }];
+  return { over, remaining, info, resetSeconds: usage.resetSeconds, deciding: 0, windows };
 }
 
 /** What judging a descriptor gives its status and statistics. */
@@ -201,6 +213,8 @@ interface Judged {
   resetSeconds: number;
   /** The window the status reports (0 with one window). */
   deciding: number;
+  /** Each window's usage; absent when the local cache answered. */
+  windows?: { before: number; after: number }[];
 }
 
 /**
@@ -229,7 +243,8 @@ function judgeSeveral(
   const usage = judgements[deciding];
   if (over) localCache?.markOverLimit(spec.key, spec.algorithm ? now + usage.resetSeconds : spec.windowEnd, now);
   const remaining = over ? 0 : window.capacity - usage.after;
-  return { over, remaining, info: infos[deciding], resetSeconds: usage.resetSeconds, deciding };
+  const windows = judgements.map(({ before, after }) => ({ before, after }));
+  return { over, remaining, info: infos[deciding], resetSeconds: usage.resetSeconds, deciding, windows };
 }
 
 /** What the status of a descriptor the local cache holds over reports: its cached window's reset. */
@@ -317,6 +332,7 @@ export async function doLimit(
   }
 
   const statuses: DescriptorStatus[] = input.descriptors.map(() => ({ code: "OK", limitRemaining: 0 }));
+  const counts: (DescriptorCounts | undefined)[] = input.descriptors.map(() => undefined);
   let next = 0;
   for (const item of items) {
     let judged: Judged;
@@ -328,7 +344,8 @@ export async function doLimit(
     } else {
       judged = judge(item, results[next++], settings, now, localCache);
     }
-    const { over, remaining, info, resetSeconds, deciding } = judged;
+    const { over, remaining, info, resetSeconds, deciding, windows } = judged;
+    counts[item.index] = { ...(windows && { windows }), localCache: item.overLimitWithLocalCache };
     // A shadow rule runs every step (counting, stats, local cache) but never blocks.
     const shadowed = over && item.limit.shadowMode;
     if (shadowed) addShadowModeStats(item.windowStats[deciding], info, item.hits);
@@ -339,5 +356,5 @@ export async function doLimit(
       durationUntilResetSeconds: resetSeconds,
     };
   }
-  return ok({ statuses, rules: items.flatMap((item) => item.windowStats) });
+  return ok({ statuses, counts, rules: items.flatMap((item) => item.windowStats) });
 }
