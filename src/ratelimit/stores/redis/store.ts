@@ -146,6 +146,8 @@ const isNoScript = (reply: WireReply | undefined) => errorOf(reply)?.startsWith(
 export interface RedisCounterStore extends CounterStore {
   /** True when every pool (main, and the per-second one) holds at least one open connection or can open one. */
   healthy(): Promise<boolean>;
+  /** True when every pool's server answers a PING (HEALTHCHECK_STORE). */
+  reachable(): Promise<boolean>;
 }
 
 export function redisCounterStore(namespace: Namespace, options: RedisOptions): RedisCounterStore {
@@ -156,6 +158,10 @@ export function redisCounterStore(namespace: Namespace, options: RedisOptions): 
     async healthy() {
       const states = await Promise.all(pools.map((pool) => poolHealthy(namespace, pool)));
       return states.every(Boolean);
+    },
+    async reachable() {
+      const replies = await Promise.all(pools.map((pool) => runOnPool(namespace, pool, [["PING"]])));
+      return replies.every(([reply]) => reply === "PONG");
     },
   };
 }
