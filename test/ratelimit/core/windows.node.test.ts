@@ -3,6 +3,7 @@
 // (core/counter-table.ts over rows in memory): all or nothing, the deciding window, per-window statistics, the local
 // cache and stop-increment mode.
 import { describe, expect, it } from "vitest";
+import { xdsConfigsToFiles } from "../../../src/ratelimit/config/xds";
 import { dumpConfig, getLimit, loadConfig, type LoadOptions } from "../../../src/ratelimit/core/config";
 import { MAX_ADDITIONAL_LIMITS } from "../../../src/ratelimit/core/config-rule";
 import {
@@ -119,6 +120,51 @@ describe("loading additional_limits", () => {
         "count atomically (one fixed_window per descriptor only)",
     );
     expect(errorOf(RULES, { strictUpstream: true })).toBe("f.yaml: config error, unknown key 'additional_limits'");
+  });
+});
+
+describe("additional_limits over xDS", () => {
+  const resource = (windows: unknown[]) => ({
+    name: "win",
+    domain: "d",
+    descriptors: [
+      {
+        key: "k",
+        rateLimit: {
+          unit: "SECOND",
+          requestsPerUnit: 2,
+          algorithm: { kind: "FIXED_WINDOW", additionalLimits: windows },
+        },
+      },
+    ],
+  });
+
+  it("carries them in the extension message and loads them as the YAML key", () => {
+    const files = xdsConfigsToFiles([
+      resource([
+        { unit: "minute", requestsPerUnit: 3 },
+        { unit: "hour", requestsPerUnit: 100, kind: "TOKEN_BUCKET", unitMultiplier: 2, burst: 50 },
+      ]),
+    ]);
+    if (!files.ok) throw new Error(files.error);
+    expect(files.value[0].text).toBe(
+      "domain: d\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: SECOND\n      requests_per_unit: 2\n" +
+        "      algorithm: fixed_window\n    additional_limits:\n      - unit: minute\n        requests_per_unit: 3\n      - unit: hour\n" +
+        "        requests_per_unit: 100\n        algorithm: token_bucket\n        unit_multiplier: 2\n        burst: 50\n",
+    );
+    const loaded = loadConfig(files.value, { mergeDomainConfig: false });
+    if (!loaded.ok) throw new Error(loaded.error.message);
+    expect(dumpConfig(loaded.value)).toContain(
+      "additional_limits: [unit=MINUTE requests_per_unit=3; unit=HOUR requests_per_unit=100, algorithm: token_bucket, " +
+        "unit_multiplier: 2, burst: 50]",
+    );
+  });
+
+  it("refuses them under strict upstream checking, as the YAML key", () => {
+    const files = xdsConfigsToFiles([resource([{ unit: "minute", requestsPerUnit: 3 }])]);
+    if (!files.ok) throw new Error(files.error);
+    const loaded = loadConfig(files.value, { mergeDomainConfig: false, strictUpstream: true });
+    expect(loaded.ok ? "loaded" : loaded.error.message).toBe("win: config error, unknown key 'algorithm'");
   });
 });
 
