@@ -1,5 +1,6 @@
 // Several windows on one descriptor (additional_limits) with the Durable Object store, per-key and sharded: the shared
-// suite (test/support/ratelimit-windows-suite.ts), every window of a descriptor held by the descriptor's one object.
+// suite (test/support/ratelimit-windows-suite.ts), every window of a descriptor held by the descriptor's one object;
+// with COUNTER_LEASES on, such descriptors are still counted per request, exactly.
 import { env } from "cloudflare:workers";
 import { describe } from "vitest";
 import { shardName } from "../../../../src/ratelimit/core/counter-shards";
@@ -32,5 +33,12 @@ describe("several windows, sharded objects", () => {
   windowsSuite(
     workerWith({ COUNTER_OBJECT_LAYOUT: "sharded", COUNTER_OBJECT_SHARDS: "4", CACHE_KEY_PREFIX: "wsh_" }).rateLimit,
     minuteCount("wsh_", (name) => shardName(name, 4)),
+  );
+});
+
+describe("several windows with COUNTER_LEASES on: never leased, still exact", () => {
+  windowsSuite(
+    workerWith({ COUNTER_LEASES: "true", CACHE_KEY_PREFIX: "wls_" }).rateLimit,
+    minuteCount("wls_", (name) => name),
   );
 });
