@@ -78,6 +78,8 @@ describe("GET /openapi.json", () => {
       "DELETE /rlconfig/files",
       "PUT /rlconfig/files/{name}",
       "DELETE /rlconfig/files/{name}",
+      "POST /rlconfig/validate",
+      "POST /rlconfig/validate/{name}",
       "GET /debug",
       "GET /stats",
       "GET /metrics",

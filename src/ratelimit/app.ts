@@ -7,6 +7,7 @@ import { registerAdminTokenScheme } from "./routes/auth";
 import { pullMetricsPath, registerDebugRoutes } from "./routes/debug";
 import { registerHttpRoutes } from "./routes/http";
 import { registerConfigRoutes } from "./routes/rlconfig";
+import { registerValidateRoutes } from "./routes/rlconfig-validate";
 
 export const ratelimitApp = new OpenAPIHono<{ Bindings: Env }>();
 ratelimitApp.onError(ratelimitErrorResponse);
@@ -14,6 +15,7 @@ ratelimitApp.onError(ratelimitErrorResponse);
 registerAdminTokenScheme(ratelimitApp);
 registerHttpRoutes(ratelimitApp);
 registerConfigRoutes(ratelimitApp);
+registerValidateRoutes(ratelimitApp);
 registerDebugRoutes(ratelimitApp);
 
 /** The routes whose path is a setting, which the root's 404 and 405 read per request: the metrics page. */

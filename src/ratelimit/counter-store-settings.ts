@@ -173,6 +173,10 @@ export const CounterStoreSettings = z.preprocess(
     ),
     KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: envBoolean(false).describe(oneLine`
       /healthcheck fails while no pooled connection of a store answers a PING within KVSTORE_TIMEOUT.`),
+    HEALTHCHECK_STORE: envBoolean(false).describe(oneLine`
+      /healthcheck (and the gRPC gateway's health, which mirrors it) answers unhealthy while the configured key-value
+      store (a PING per pool) or object cache (a get on every node) cannot be reached. Probed at most once a second per
+      isolate, each probe bounded by 2 s; no effect with the Durable Object store. Off by default, as the reference.`),
     EXPIRATION_JITTER_MAX_SECONDS: envInteger(300).describe(oneLine`
       A random 0 to N-1 seconds added to each counter's expiry (key-value store and object cache), so that windows do
       not all expire at once; with Durable Objects, a fixed 0 to N-1 seconds per object added to its clean-up alarm.`),

@@ -19,6 +19,7 @@ const serviceSettingsOf = perIsolate("ratelimit service settings", (settings: Ra
   shadowMode: settings.SHADOW_MODE,
   quotaMode: settings.QUOTA_MODE,
   dynamicMetadata: settings.RESPONSE_DYNAMIC_METADATA,
+  overLimitMetadata: settings.RESPONSE_DYNAMIC_METADATA_OVER_LIMIT,
   stopCacheKeyIncrementWhenOverlimit: settings.STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT,
   nearLimitRatio: settings.NEAR_LIMIT_RATIO,
   cacheKeyPrefix: settings.CACHE_KEY_PREFIX,
@@ -27,6 +28,7 @@ const serviceSettingsOf = perIsolate("ratelimit service settings", (settings: Ra
         limit: settings.LIMIT_LIMIT_HEADER,
         remaining: settings.LIMIT_REMAINING_HEADER,
         reset: settings.LIMIT_RESET_HEADER,
+        format: settings.LIMIT_RESPONSE_HEADERS_FORMAT,
       }
     : undefined,
 }));
@@ -49,13 +51,13 @@ export const storeErrorsArePublic = (env: Env): boolean => errorsArePublic(count
 /** The cache-store health component of /healthcheck (see stores/select.ts). */
 export const counterStoreHealthy = (env: Env): Promise<boolean> => storeHealthy(counterStoreOf(env));
 
-/** Decides a request with the configuration in force; `nowMs` is the request's clock. */
-export async function decide(env: Env, request: RateLimitRequest, nowMs: number) {
-  return observeDecision(env, request, () => decideUnobserved(env, request, nowMs));
+/** Decides a request with the configuration in force; `nowMs` is the request's clock; `explain` adds the reasons. */
+export async function decide(env: Env, request: RateLimitRequest, nowMs: number, options: { explain?: boolean } = {}) {
+  return observeDecision(env, request, () => decideUnobserved(env, request, nowMs, options));
 }
 
 /** The decision itself; `decide` records its statistics and span around it (src/ratelimit/stats). */
-async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: number) {
+async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: number, options: { explain?: boolean }) {
   const settings = configLoadSettings(env);
   const loaded = await currentConfig(database(env.DB), settings, nowMs);
   return shouldRateLimit(
@@ -67,5 +69,6 @@ async function decideUnobserved(env: Env, request: RateLimitRequest, nowMs: numb
     },
     request,
     nowMs / 1000,
+    options,
   );
 }

@@ -95,8 +95,8 @@ export const RateLimitSettings = z.object({
     "Global shadow mode: an OVER_LIMIT answer becomes OK overall (each descriptor's status is kept).",
   ),
   RATELIMIT_STRICT_UPSTREAM_CONFIG: envBoolean(false).describe(oneLine`
-    Load only what the current upstream release loads: this project's \`algorithm\`, \`unit_multiplier\` and
-    \`burst\` keys (and the xDS \`rateLimit.algorithm\` extension) are refused as unknown keys, with upstream's
+    Load only what the current upstream release loads: this project's \`algorithm\`, \`unit_multiplier\`,
+    \`burst\`, \`lease\` and \`additional_limits\` keys (and the xDS \`rateLimit.algorithm\` extension) are refused as unknown keys, with upstream's
     message.`),
   QUOTA_MODE: envBoolean(false).describe(oneLine`
     Global quota mode: every descriptor that is not unlimited is a quota descriptor. A quota descriptor over its
@@ -106,6 +106,10 @@ export const RateLimitSettings = z.object({
     Answer \`dynamicMetadata\`: the domain, each descriptor's entries (\`key=value\`), override and hits, the
     request's hits, and the merged \`metadata\` of the rules whose descriptors passed (the first value wins); an
     unlimited or replaced rule gives none.`),
+  RESPONSE_DYNAMIC_METADATA_OVER_LIMIT: envBoolean(false).describe(oneLine`
+    With RESPONSE_DYNAMIC_METADATA: \`dynamicMetadata\` also gains \`overLimit\`, the index and entries of each
+    descriptor that was OVER_LIMIT (absent when none was), so that Envoy can log which one tripped. Off by default:
+    upstream's metadata stays as it is.`),
   STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: envBoolean(false).describe(
     "When a request would take any descriptor over its limit, the other descriptors' counters are not incremented.",
   ),
@@ -122,6 +126,10 @@ export const RateLimitSettings = z.object({
   LIMIT_RESPONSE_HEADERS_ENABLED: envBoolean(false).describe(
     "Add the three headers below to the response's `responseHeadersToAdd`.",
   ),
+  LIMIT_RESPONSE_HEADERS_FORMAT: envEnum(["draft03", "ietf"], "draft03").describe(oneLine`
+    Which headers LIMIT_RESPONSE_HEADERS_ENABLED adds: \`draft03\`, the reference's three below; or \`ietf\`,
+    \`RateLimit-Policy\` and \`RateLimit\` as structured fields per draft-ietf-httpapi-ratelimit-headers-10, the
+    policy named after the deciding rule (its \`name\`, else its statistics key).`),
   LIMIT_LIMIT_HEADER: envString("RateLimit-Limit").describe("Name of the header carrying the limit."),
   LIMIT_REMAINING_HEADER: envString("RateLimit-Remaining").describe(
     "Name of the header carrying the hits left in the window.",

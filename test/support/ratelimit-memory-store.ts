@@ -3,7 +3,13 @@
 // limiter talks to the store.
 
 import { slidingWindowStep, tokenBucketStep } from "../../src/ratelimit/core/algorithms";
-import type { CounterIncrement, CounterReply, CounterStore } from "../../src/ratelimit/core/types";
+import type {
+  CounterIncrement,
+  CounterReply,
+  CounterStore,
+  SingleAlgorithmReply,
+  WindowsOperation,
+} from "../../src/ratelimit/core/types";
 
 export interface StoreCall {
   method: "increment" | "get";
@@ -39,6 +45,7 @@ export class MemoryStore implements CounterStore {
   private apply(item: CounterIncrement, counting: boolean): CounterReply {
     const { algorithm } = item;
     const hits = counting ? item.hits : 0;
+    if (algorithm?.kind === "windows") return this.applyWindows(algorithm, hits);
     if (algorithm?.kind === "sliding_window") {
       const previous = this.value(algorithm.previousKey);
       const step = slidingWindowStep(previous, this.value(item.key), hits, algorithm);
@@ -53,5 +60,44 @@ export class MemoryStore implements CounterStore {
     const value = this.value(item.key) + hits;
     if (counting) this.counters.set(item.key, value);
     return value;
+  }
+
+  /** A windows operation: every window's step checked, then all of them applied or none. */
+  private applyWindows(operation: WindowsOperation, hits: number): CounterReply {
+    const steps = operation.windows.map((window) => {
+      const { algorithm } = window;
+      if (algorithm?.kind === "sliding_window") {
+        const previous = this.value(algorithm.previousKey);
+        const step = slidingWindowStep(previous, this.value(window.key), hits, algorithm);
+        const reply = (admitted: boolean): SingleAlgorithmReply => ({
+          kind: "sliding_window",
+          admitted,
+          previous,
+          current: this.value(window.key),
+        });
+        return { admitted: step.admitted, value: step.current, key: window.key, reply };
+      }
+      if (algorithm?.kind === "token_bucket") {
+        const stored = this.counters.get(window.key);
+        const step = tokenBucketStep(stored, hits, algorithm);
+        const unchanged = Math.max(stored ?? 0, algorithm.nowMicros);
+        const reply = (admitted: boolean): SingleAlgorithmReply => ({
+          kind: "token_bucket",
+          admitted,
+          tatMicros: admitted ? step.tatMicros : unchanged,
+        });
+        return { admitted: step.admitted, value: step.tatMicros, key: window.key, reply };
+      }
+      const count = this.value(window.key);
+      return {
+        admitted: count + hits <= window.limit,
+        value: count + hits,
+        key: window.key,
+        reply: () => this.value(window.key),
+      };
+    });
+    const admitted = steps.every((step) => step.admitted);
+    if (admitted && hits > 0) for (const step of steps) this.counters.set(step.key, step.value);
+    return { kind: "windows", admitted, windows: steps.map((step) => step.reply(admitted)) };
   }
 }

@@ -2,7 +2,7 @@
 // it would put in force (the bundled files with the uploads laid over them) before anything is written, and a refused
 // change writes nothing, so the set in force stays the last good one.
 import type { Database } from "../../shared/db";
-import type { ConfigFile } from "../core/config";
+import { type ConfigFile, ruleCount } from "../core/config";
 import { limitText } from "../core/limits";
 import { BundledFileNotDeletable, ConfigRefused, UploadedFileNotFound } from "../errors";
 import type { ConfigLoadSettings } from "../settings";
@@ -32,6 +32,39 @@ function install(settings: ConfigLoadSettings, checked: Checked, version: number
 
 const byName = (a: ConfigFile, b: ConfigFile) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/** What a set would load as, for POST /rlconfig/validate: its domains and how many rules. */
+export interface Validated {
+  domains: readonly string[];
+  rules: number;
+}
+
+/** Compiles the set `uploaded` would put in force, counting and writing nothing; throws ConfigRefused as check does. */
+function dryRun(settings: ConfigLoadSettings, uploaded: ConfigFile[]): Validated {
+  const compiled = compileConfig(overlayFiles(bundledFiles(settings.service), uploaded), settings);
+  if (!compiled.ok) throw new ConfigRefused(compiled.error.message);
+  return { domains: compiled.value.domains, rules: ruleCount(compiled.value) };
+}
+
+/** POST /rlconfig/validate: what PUT /rlconfig/files with `files` would load, or its refusal; changes nothing. */
+export const validateUploads = (settings: ConfigLoadSettings, files: ConfigFile[]): Validated =>
+  dryRun(settings, files);
+
+/** The uploaded files with `file` added, or replacing the file of its name, within RATELIMIT_CONFIG_MAX_FILES. */
+function withFile(settings: ConfigLoadSettings, files: ConfigFile[], file: ConfigFile): ConfigFile[] {
+  const uploaded = [...files.filter((other) => other.name !== file.name), file].sort(byName);
+  const maxFiles = { max: settings.service.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
+  if (uploaded.length > maxFiles.max) {
+    throw new ConfigRefused(`${file.name} would make ${uploaded.length} uploaded files, more than ${limitText(maxFiles)}`);
+  }
+  return uploaded;
+}
+
+/** POST /rlconfig/validate/{name}: what PUT /rlconfig/files/{name} would load, or its refusal; changes nothing. */
+export async function validateUpload(db: Database, settings: ConfigLoadSettings, file: ConfigFile): Promise<Validated> {
+  const { files } = await readConfigSnapshot(db);
+  return dryRun(settings, withFile(settings, files, file));
+}
+
 /** PUT /rlconfig/files: the uploaded files become exactly `files`, over the bundled set. */
 export async function replaceUploads(
   db: Database,
@@ -51,12 +84,7 @@ export async function putUpload(
   nowMs: number,
 ): Promise<LoadedConfig> {
   const { state, files } = await readConfigSnapshot(db);
-  const uploaded = [...files.filter((other) => other.name !== file.name), file].sort(byName);
-  const maxFiles = { max: settings.service.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
-  if (uploaded.length > maxFiles.max) {
-    throw new ConfigRefused(`${file.name} would make ${uploaded.length} uploaded files, more than ${limitText(maxFiles)}`);
-  }
-  const checked = check(settings, uploaded);
+  const checked = check(settings, withFile(settings, files, file));
   return install(settings, checked, await putConfigFile(db, file, state.version), nowMs);
 }
 

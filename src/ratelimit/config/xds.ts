@@ -18,6 +18,7 @@ import {
   type RateLimitDescriptor,
   type RateLimitPolicy,
 } from "../gen/ratelimit/config/ratelimit/v3/rls_conf_pb";
+import type { RateLimitWindow } from "../gen/edge_control_plane/ratelimit/v1/algorithm_pb";
 
 interface YamlPolicy {
   unit: string;
@@ -31,10 +32,14 @@ interface YamlPolicy {
   lease?: true;
 }
 
+/** One of `additional_limits`: a window's fields of `rate_limit`. */
+type YamlWindow = Pick<YamlPolicy, "unit" | "requests_per_unit" | "algorithm" | "unit_multiplier" | "burst">;
+
 interface YamlDescriptor {
   key: string;
   value?: string;
   rate_limit?: YamlPolicy;
+  additional_limits?: YamlWindow[];
   descriptors?: YamlDescriptor[];
   shadow_mode?: true;
   detailed_metric?: true;
@@ -73,10 +78,31 @@ function toYamlPolicy(policy: RateLimitPolicy, path: string): YamlPolicy {
   return out;
 }
 
+/** The extension's `additionalLimits` as the descriptor's YAML `additional_limits` (the loader checks each). */
+function toYamlWindows(windows: RateLimitWindow[], path: string): YamlWindow[] {
+  return windows.map((window, index) => {
+    const name = ALGORITHMS[window.kind];
+    if (name === undefined) {
+      throw new Refusal(
+        `${path}[${index}].kind: ${window.kind} is not a value of enum edge_control_plane.ratelimit.v1.RateLimitAlgorithm.Kind`,
+      );
+    }
+    const out: YamlWindow = { unit: window.unit, requests_per_unit: window.requestsPerUnit };
+    if (name !== "fixed_window") out.algorithm = name;
+    if (window.unitMultiplier !== undefined) out.unit_multiplier = window.unitMultiplier;
+    if (window.burst !== undefined) out.burst = window.burst;
+    return out;
+  });
+}
+
 function toYamlDescriptor(descriptor: RateLimitDescriptor, path: string): YamlDescriptor {
   const out: YamlDescriptor = { key: descriptor.key };
   if (descriptor.value !== "") out.value = descriptor.value;
   if (descriptor.rateLimit !== undefined) out.rate_limit = toYamlPolicy(descriptor.rateLimit, `${path}.rateLimit`);
+  const windows = descriptor.rateLimit?.algorithm?.additionalLimits ?? [];
+  if (windows.length > 0) {
+    out.additional_limits = toYamlWindows(windows, `${path}.rateLimit.algorithm.additionalLimits`);
+  }
   const children = descriptor.descriptors.map((child, index) => toYamlDescriptor(child, `${path}.descriptors[${index}]`));
   if (children.length > 0) out.descriptors = children;
   if (descriptor.shadowMode) out.shadow_mode = true;

@@ -1,5 +1,5 @@
 // The /rlconfig dump of a loaded configuration: one line per rule, in the reference's words.
-import type { ConfiguredRule, DescriptorLevel, RateLimitConfig } from "./config-model";
+import type { ConfiguredRule, DescriptorLevel, RateLimitConfig, RuleWindow } from "./config-model";
 
 function dumpLevel(level: DescriptorLevel, out: string[]): void {
   for (const node of level.ordered) {
@@ -7,7 +7,7 @@ function dumpLevel(level: DescriptorLevel, out: string[]): void {
       const { fullKey, unit, requestsPerUnit, shadowMode, quotaMode } = node.rule;
       out.push(
         `${fullKey}: unit=${unit} requests_per_unit=${requestsPerUnit}, shadow_mode: ${shadowMode}, ` +
-          `quota_mode: ${quotaMode}${algorithmText(node.rule)}\n`,
+          `quota_mode: ${quotaMode}${algorithmText(node.rule)}${additionalText(node.rule)}\n`,
       );
     }
     dumpLevel(node, out);
@@ -23,6 +23,15 @@ function algorithmText({ algorithm, unitMultiplier, burst, requestsPerUnit, leas
   return text;
 }
 
+/** The dump's tail for `additional_limits`: each window as `unit=<UNIT> requests_per_unit=<N>` plus its fields. */
+function additionalText({ additional }: ConfiguredRule): string {
+  if (additional === undefined) return "";
+  const windowText = (window: RuleWindow) =>
+    `unit=${window.unit} requests_per_unit=${window.requestsPerUnit}` +
+    algorithmText({ ...window, burst: window.capacity, lease: false } as ConfiguredRule);
+  return `, additional_limits: [${additional.map(windowText).join("; ")}]`;
+}
+
 /**
  * The /rlconfig text: one line per rule,
  * `<fullKey>: unit=<UNIT> requests_per_unit=<N>, shadow_mode: <bool>, quota_mode: <bool>` (plus the algorithm fields
@@ -33,4 +42,11 @@ export function dumpConfig(config: RateLimitConfig): string {
   const out: string[] = [];
   for (const domain of [...config.tree.keys()].sort()) dumpLevel(config.tree.get(domain)!, out);
   return out.join("");
+}
+
+/** How many rules (descriptors with a `rate_limit`) a configuration holds, across its domains. */
+export function ruleCount(config: RateLimitConfig): number {
+  const count = (level: DescriptorLevel): number =>
+    level.ordered.reduce((sum, node) => sum + (node.rule === undefined ? 0 : 1) + count(node), 0);
+  return [...config.tree.values()].reduce((sum, level) => sum + count(level), 0);
 }

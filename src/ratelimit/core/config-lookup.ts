@@ -101,6 +101,7 @@ export function getLimit(
 
   const shared = levels.some((l) => l.sharedPattern !== undefined);
   return matchedLimit(found, {
+    path: found.fullKey,
     metricKey: composeMetricKey(domain, levels, found.detailedMetric),
     sharedValues: shared ? levels.map((l) => l.sharedPattern) : undefined,
     override: false,
@@ -124,10 +125,11 @@ type RuleFields = Pick<
   | "capacity"
   | "emissionIntervalMicros"
   | "lease"
+  | "additional"
 >;
 
 /** Where a limit matched: its metric key, the shared values of its cache key, whether the request gave it. */
-type MatchPlace = Pick<MatchedLimit, "metricKey" | "sharedValues" | "override">;
+type MatchPlace = Pick<MatchedLimit, "metricKey" | "sharedValues" | "override" | "path">;
 
 /** The one place a MatchedLimit is made: the rule's fields, then where it matched. */
 function matchedLimit(rule: RuleFields, place: MatchPlace): MatchedLimit {
@@ -149,6 +151,8 @@ function matchedLimit(rule: RuleFields, place: MatchPlace): MatchedLimit {
     capacity: rule.capacity,
     emissionIntervalMicros: rule.emissionIntervalMicros,
     lease: rule.lease,
+    ...(rule.additional && { additional: rule.additional }),
+    ...(place.path !== undefined && { path: place.path }),
   };
 }
 

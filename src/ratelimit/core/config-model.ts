@@ -38,7 +38,15 @@ export interface ConfiguredRule {
   emissionIntervalMicros: number;
   /** `lease: true` (fixed window only): the Durable Object store may answer it from leased shares. */
   lease: boolean;
+  /** The descriptor's `additional_limits`: further windows a hit must also fit in; absent when none. */
+  additional?: readonly RuleWindow[];
 }
+
+/** One window of a rule: `rate_limit`'s counting fields, or one of `additional_limits`. */
+export type RuleWindow = Pick<
+  ConfiguredRule,
+  "requestsPerUnit" | "unit" | "algorithm" | "unitMultiplier" | "windowSeconds" | "capacity" | "emissionIntervalMicros"
+>;
 
 /** One YAML descriptor after validation. */
 export interface DescriptorNode extends DescriptorLevel {
@@ -127,4 +135,8 @@ export interface MatchedLimit {
   emissionIntervalMicros: number;
   /** The rule's `lease: true`; false for a request's own override. */
   lease: boolean;
+  /** The rule's additional windows (`additional_limits`); absent when none. */
+  additional?: readonly RuleWindow[];
+  /** The config path of the rule that matched (`domain.key_value...`); absent for a request's own override. */
+  path?: string;
 }

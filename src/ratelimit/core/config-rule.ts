@@ -1,7 +1,7 @@
 // Building one rule from its YAML `rate_limit` block: the reference's unit and replaces checks, and this project's
 // algorithm fields (algorithm, unit_multiplier, burst) with what they derive (window, capacity, emission interval).
 import { type Algorithm, ALGORITHMS } from "./algorithms";
-import { ConfigFailure, type ConfiguredRule } from "./config-model";
+import { ConfigFailure, type ConfiguredRule, type RuleWindow } from "./config-model";
 import type { YamlDescriptor, YamlNumber, YamlRateLimit } from "./config-yaml-decode";
 import { type KnownUnit, parseUnit, unitToDivider } from "./units";
 
@@ -120,4 +120,68 @@ export function buildRule(config: YamlRateLimit, descriptor: YamlDescriptor, ful
     ...algorithm,
     lease: config.lease,
   };
+}
+
+/** The most windows `additional_limits` may add to one rule (docs/security.md). */
+export const MAX_ADDITIONAL_LIMITS = 8;
+
+/** Fields of `rate_limit` that belong to the rule, not to one of its windows. */
+function ruleOnlyField(config: YamlRateLimit): string | undefined {
+  if (config.unlimited) return "unlimited";
+  if (config.name !== "") return "name";
+  if (config.replaces.length > 0) return "replaces";
+  if (config.lease) return "lease";
+  return undefined;
+}
+
+/** One entry of `additional_limits`, built as `rate_limit` is; its refusals name the entry. */
+function buildWindow(config: YamlRateLimit, at: string): RuleWindow {
+  const field = ruleOnlyField(config);
+  if (field !== undefined) throw new ConfigFailure(`${at}.${field} belongs to rate_limit, not to an additional window`);
+  const unit = parseUnit(config.unit);
+  if (unit === undefined) throw new ConfigFailure(`${at}: invalid rate limit unit '${config.unit}'`);
+  try {
+    const { algorithm, unitMultiplier, windowSeconds, capacity, emissionIntervalMicros } = buildAlgorithm(config, unit);
+    return {
+      requestsPerUnit: config.requestsPerUnit,
+      unit,
+      algorithm,
+      unitMultiplier,
+      windowSeconds,
+      capacity,
+      emissionIntervalMicros,
+    };
+  } catch (e) {
+    if (!(e instanceof ConfigFailure)) throw e;
+    throw new ConfigFailure(`${at}.${e.message.replace(/^rate_limit\./, "")}`);
+  }
+}
+
+/**
+ * A descriptor's `additional_limits`, checked against its rule: they need a limited `rate_limit` beside them, at most
+ * MAX_ADDITIONAL_LIMITS of them, and no lease (a share of one window cannot be judged against the others).
+ * @returns the windows, or undefined when the list is absent or empty.
+ */
+export function buildAdditional(
+  list: readonly YamlRateLimit[] | undefined,
+  rule: ConfiguredRule | undefined,
+  fullKey: string,
+): RuleWindow[] | undefined {
+  if (list === undefined || list.length === 0) return undefined;
+  const named = `rule '${fullKey}'`;
+  if (rule === undefined) throw new ConfigFailure(`${named}: additional_limits needs a rate_limit beside it`);
+  if (rule.unlimited)
+    throw new ConfigFailure(`${named}: additional_limits cannot be used with an unlimited rate_limit`);
+  if (rule.lease) {
+    throw new ConfigFailure(
+      `${named}: rate_limit.lease is not supported with additional_limits (a leased share of one window cannot be ` +
+        "judged together with the other windows)",
+    );
+  }
+  if (list.length > MAX_ADDITIONAL_LIMITS) {
+    throw new ConfigFailure(
+      `${named}: additional_limits has ${list.length} windows, more than ${MAX_ADDITIONAL_LIMITS}`,
+    );
+  }
+  return list.map((config, i) => buildWindow(config, `${named}: additional_limits[${i}]`));
 }

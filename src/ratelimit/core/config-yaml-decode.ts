@@ -30,6 +30,8 @@ export interface YamlDescriptor {
   key: string;
   value: string;
   rateLimit?: YamlRateLimit;
+  /** `additional_limits`: windows beside `rate_limit`, each of its shape; undefined when absent. */
+  additionalLimits?: YamlRateLimit[];
   descriptors: YamlDescriptor[];
   shadowMode: boolean;
   detailedMetric: boolean;
@@ -155,6 +157,8 @@ export class Decoder {
       if (name === "key") out.key = this.string(value);
       else if (name === "value") out.value = this.string(value);
       else if (name === "rate_limit") out.rateLimit = this.rateLimit(value);
+      else if (name === "additional_limits")
+        out.additionalLimits = this.list(value, "[]config.YamlRateLimit", (item) => this.rateLimit(item));
       else if (name === "descriptors") out.descriptors = this.descriptors(value);
       else if (name === "shadow_mode") out.shadowMode = this.bool(value);
       else if (name === "detailed_metric") out.detailedMetric = this.bool(value);

@@ -26,10 +26,10 @@ const UPSTREAM_KEYS = [
   "metadata",
 ];
 /**
- * This project's keys beyond the reference: the algorithm of a rule, its window multiplier, a bucket's size, and
- * whether its quota may be lent to isolates in shares.
+ * This project's keys beyond the reference: the algorithm of a rule, its window multiplier, a bucket's size, whether
+ * its quota may be lent to isolates in shares, and a descriptor's further windows.
  */
-const OWN_KEYS = ["algorithm", "unit_multiplier", "burst", "lease"];
+const OWN_KEYS = ["algorithm", "unit_multiplier", "burst", "lease", "additional_limits"];
 const VALID_KEYS = new Set([...UPSTREAM_KEYS, ...OWN_KEYS]);
 /** With strict upstream checking, this project's keys are unknown, as they are to the reference. */
 const STRICT_UPSTREAM_KEYS = new Set(UPSTREAM_KEYS);

@@ -1,7 +1,7 @@
 // Rate limit configuration: loads and validates the YAML files (messages in the reference's words, prefixed with the
 // file name; each file is read by config-yaml.ts, each rule built by config-rule.ts) into the descriptor tree. The
 // face of the configuration: lookup (config-lookup.ts), the dump (config-dump.ts) and the model are exported here too.
-import { buildRule } from "./config-rule";
+import { buildAdditional, buildRule } from "./config-rule";
 import { fileToYaml } from "./config-yaml";
 import type { YamlDescriptor, YamlRoot } from "./config-yaml-decode";
 import type { AliasBudget } from "./config-yaml-parse";
@@ -20,7 +20,7 @@ import { err, ok, type Result } from "../../shared/result";
 
 export type * from "./config-model";
 export { getLimit, hasDomain, wildcardMatches, wildcardOf } from "./config-lookup";
-export { dumpConfig } from "./config-dump";
+export { dumpConfig, ruleCount } from "./config-dump";
 
 function newLevel(): DescriptorLevel {
   return { children: new Map(), ordered: [], wildcards: [] };
@@ -49,6 +49,16 @@ function loadDescriptors(
     }
     if (descriptor.metadata?.ok === false) throw new ConfigFailure(descriptor.metadata.error);
     if (rule !== undefined) rule.metadata = descriptor.metadata?.value;
+    const additional = buildAdditional(descriptor.additionalLimits, rule, fullKey);
+    if (rule !== undefined && additional !== undefined) {
+      if (options.fixedWindowOnly !== undefined) {
+        throw new ConfigFailure(
+          `rule '${fullKey}' has additional_limits, which the counter store chosen by ` +
+            `${options.fixedWindowOnly} cannot count atomically (one fixed_window per descriptor only)`,
+        );
+      }
+      rule.additional = additional;
+    }
     if (rule !== undefined && rule.algorithm !== "fixed_window" && options.fixedWindowOnly !== undefined) {
       throw new ConfigFailure(
         `rule '${fullKey}' uses algorithm ${rule.algorithm}, which the counter store chosen by ` +

@@ -3,7 +3,14 @@
 // alarm deletes. The Durable Object (durable-objects/rate-limit-counter.ts) wires it to SQLite, its alarm and a timer.
 import { slidingWindowStep, tokenBucketStep } from "./algorithms";
 import { expiredLeases, type LeaseAsk, leaseStep, type LeaseReply } from "./counter-leases";
-import type { CounterAlgorithmOperation, CounterReply } from "./types";
+import type {
+  CounterAlgorithmOperation,
+  CounterReply,
+  SingleAlgorithmReply,
+  WindowSpec,
+  WindowsOperation,
+  WindowsReply,
+} from "./types";
 
 // Memory is the authority while the object lives; storage is what a later instance of the object starts from. Hence:
 // - A hit whose window ends within `minIdleLifetimeMs` is never written. The platform keeps an object in memory for at
@@ -23,6 +30,8 @@ import type { CounterAlgorithmOperation, CounterReply } from "./types";
 //   written only when the TAT lies more than `minIdleLifetimeMs` ahead of the caller's clock (a bucket whose burst
 //   refills within that never is, nor is looked up); its window end is the latest one an operation brought, which the
 //   TAT never passes.
+// - windows (a rule's additional_limits): each window's step as above, checked first; the hits go to every window only
+//   when every window admits them, so a refused operation changes none of them.
 // A refused operation changes nothing, so it writes nothing.
 //
 // A fixed-window operation may also carry a lease ask (core/counter-leases.ts): its hits are counted as any others,
@@ -238,6 +247,7 @@ export class CounterTable {
   private apply(operation: CounterOperation, nowMs: number): ObjectReply {
     const { key, hits, windowEnd, windowSeconds, algorithm } = operation;
     if (operation.lease && !algorithm) return this.applyLeased(operation, operation.lease, nowMs);
+    if (algorithm?.kind === "windows") return this.applyWindows(algorithm, hits, nowMs);
     if (algorithm?.kind === "sliding_window") {
       const current = this.entry(key, windowEnd, windowSeconds);
       // The previous window's key was current one window (half this key's life) earlier.
@@ -265,6 +275,58 @@ export class CounterTable {
       this.noteChange(key, windowEnd * 1000 - nowMs);
     }
     return counter.count;
+  }
+
+  /** A descriptor's windows as one step: the hits go to every window only when every window has room for them. */
+  private applyWindows(operation: WindowsOperation, hits: number, nowMs: number): WindowsReply {
+    const steps = operation.windows.map((window) => this.windowStep(window, hits, nowMs));
+    const admitted = steps.every((step) => step.admitted);
+    if (admitted && hits > 0) for (const step of steps) step.commit();
+    return { kind: "windows", admitted, windows: steps.map((step) => step.reply(admitted)) };
+  }
+
+  /** One window's check, the change it would make, and its reply once the operation is decided. */
+  private windowStep(window: WindowSpec, hits: number, nowMs: number) {
+    const { key, windowEnd, windowSeconds, algorithm } = window;
+    const entry = this.entry(key, windowEnd, windowSeconds);
+    if (algorithm?.kind === "sliding_window") {
+      const previous = this.entry(algorithm.previousKey, windowEnd - windowSeconds / 2, windowSeconds);
+      const step = slidingWindowStep(previous.count, entry.count, hits, algorithm);
+      return {
+        admitted: step.admitted,
+        commit: () => this.setCount(key, entry, step.current, windowEnd * 1000 - nowMs),
+        reply: (admitted: boolean): SingleAlgorithmReply => ({
+          kind: "sliding_window",
+          admitted,
+          previous: previous.count,
+          current: entry.count,
+        }),
+      };
+    }
+    if (algorithm?.kind === "token_bucket") {
+      this.extendLife(key, entry, windowEnd);
+      const unchanged = Math.max(entry.count, algorithm.nowMicros);
+      const step = tokenBucketStep(entry.count, hits, algorithm);
+      return {
+        admitted: step.admitted,
+        commit: () => this.setCount(key, entry, step.tatMicros, (step.tatMicros - algorithm.nowMicros) / 1000),
+        reply: (admitted: boolean): SingleAlgorithmReply => ({
+          kind: "token_bucket",
+          admitted,
+          tatMicros: admitted ? step.tatMicros : unchanged,
+        }),
+      };
+    }
+    return {
+      admitted: entry.count + hits <= window.limit,
+      commit: () => this.setCount(key, entry, entry.count + hits, windowEnd * 1000 - nowMs),
+      reply: (): number => entry.count,
+    };
+  }
+
+  private setCount(key: string, entry: Entry, count: number, remainingLifeMs: number): void {
+    entry.count = count;
+    this.noteChange(key, remainingLifeMs);
   }
 
   /** A fixed-window operation with a lease ask: counted, then lent from while its window is open (counter-leases.ts). */

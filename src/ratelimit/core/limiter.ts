@@ -2,9 +2,9 @@
 // each descriptor against its threshold (statuses and stat deltas). Fixed windows as the reference counts them, or a
 // rule's sliding window or token bucket (algorithms.ts), each over unit × unit_multiplier.
 
-import { judgeSlidingWindow, judgeTokenBucket } from "./algorithms";
-import { type CacheKey, generateCacheKey, tokenBucketKey } from "./cache-key";
-import type { MatchedLimit } from "./config";
+import { generateCacheKey } from "./cache-key";
+import type { MatchedLimit, RuleWindow } from "./config";
+import { type LeaseMode, operationOf, usageOf } from "./counter-operation";
 import type { LocalCache } from "./local-cache";
 import { err, ok, type Result } from "../../shared/result";
 import {
@@ -26,7 +26,8 @@ import {
   type RateLimit,
   type RateLimitDescriptor,
 } from "./types";
-import { isKnownUnit } from "./units";
+import { isKnownUnit, type KnownUnit } from "./units";
+import { judgeWindows, type WindowPlan, windowsOperation } from "./windows";
 
 export interface LimiterSettings {
   /** STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT. */
@@ -42,7 +43,7 @@ export interface LimiterSettings {
   leases?: LeaseMode;
 }
 
-export type LeaseMode = "rules" | "all";
+export type { LeaseMode };
 
 export interface LimiterInput {
   domain: string;
@@ -53,9 +54,19 @@ export interface LimiterInput {
   hits: readonly number[];
 }
 
+/** What explain shows of one counted descriptor: each window's usage around the hits, or that the cache answered. */
+export interface DescriptorCounts {
+  /** Per window (the rule's, then each additional one): usage before and after; absent when the cache answered. */
+  windows?: { before: number; after: number }[];
+  /** The local over-limit cache answered: no store call was made for this descriptor. */
+  localCache: boolean;
+}
+
 export interface LimiterOutput {
   /** One per descriptor, in request order; `{OK, limitRemaining 0}` for descriptors without a limit. */
   statuses: DescriptorStatus[];
+  /** Per descriptor, its counts; undefined for descriptors without a limit. */
+  counts: (DescriptorCounts | undefined)[];
   /** One per counted descriptor, in request order. */
   rules: RuleStatDelta[];
 }
@@ -80,7 +91,14 @@ interface Item {
   overLimitWithLocalCache: boolean;
   /** When the local cache stops answering for this key (unix seconds), if it answers now. */
   cachedUntil: number | undefined;
+  /** The rule's window's statistics (windowStats[0]). */
   stats: RuleStatDelta;
+  /** A descriptor with additional windows: each window's plan; absent otherwise. */
+  plans?: WindowPlan[];
+  /** Per window, its statistics: the rule's key, then `<key>.window_<n>` for additional window n. */
+  windowStats: RuleStatDelta[];
+  /** The window whose key the local cache holds over (0 when none or with one window). */
+  cachedWindow: number;
 }
 
 const withHits = (item: Item, hits: number): CounterIncrement => ({ ...item.operation, hits });
@@ -103,85 +121,22 @@ async function callStore(
   return ok(values);
 }
 
-function currentLimitOf(limit: MatchedLimit): RateLimit {
-  const current: RateLimit = { requestsPerUnit: limit.requestsPerUnit, unit: limit.unit };
-  if (limit.name !== "") current.name = limit.name;
+function currentLimitOf(window: RuleWindow, name: string): RateLimit {
+  const current: RateLimit = { requestsPerUnit: window.requestsPerUnit, unit: window.unit };
+  if (name !== "") current.name = name;
   return current;
 }
 
-/**
- * The counter operation of one descriptor at `now` (unix seconds, fractional): a fixed or sliding window of
- * unit × unit_multiplier aligned to the epoch, or a token bucket refilling requests_per_unit tokens per window.
- */
-function operationOf(
-  counterKey: CacheKey,
-  limit: MatchedLimit,
-  now: number,
-  leases: LeaseMode | undefined,
-): { operation: CounterIncrement; elapsedSeconds: number } {
-  const { key, counterName, windowStart, windowEnd } = counterKey;
-  const window = limit.windowSeconds;
-  // Counters of per-second limits may live in a store of their own (the key-value store's per-second one).
-  const perSecond = limit.unit === "SECOND" && limit.unitMultiplier === 1;
-  if (limit.algorithm === "sliding_window") {
-    const elapsedSeconds = Math.min(window, Math.max(0, now - windowStart));
-    const algorithm = {
-      kind: "sliding_window" as const,
-      previousKey: `${counterName}${windowStart - window}`,
-      limit: limit.requestsPerUnit,
-      previousWeight: 1 - elapsedSeconds / window,
-    };
-    // The next window reads this one as its previous, so it lives two windows.
-    const operation = {
-      key,
-      counterName,
-      hits: 0,
-      windowEnd: windowEnd + window,
-      windowSeconds: 2 * window,
-      perSecond,
-      algorithm,
-    };
-    return { operation, elapsedSeconds };
-  }
-  if (limit.algorithm === "token_bucket") {
-    const { emissionIntervalMicros } = limit;
-    const nowMicros = Math.round(now * 1_000_000);
-    const fullAfterMicros = limit.capacity * emissionIntervalMicros;
-    const algorithm = { kind: "token_bucket" as const, burst: limit.capacity, emissionIntervalMicros, nowMicros };
-    const operation = {
-      key: tokenBucketKey(counterName),
-      counterName,
-      hits: 0,
-      // No TAT reaches past a bucket refilled from empty.
-      windowEnd: Math.ceil((nowMicros + fullAfterMicros) / 1_000_000),
-      windowSeconds: Math.ceil(fullAfterMicros / 1_000_000),
-      perSecond,
-      algorithm,
-    };
-    return { operation, elapsedSeconds: 0 };
-  }
-  const operation: CounterIncrement = { key, counterName, hits: 0, windowEnd, windowSeconds: window, perSecond };
-  if (leases === "all" || (leases === "rules" && limit.lease)) operation.lease = { limit: limit.capacity };
-  return { operation, elapsedSeconds: 0 };
-}
+/** A one-window item's usage from a reply. */
+const itemUsage = (item: Item, reply: CounterReply | undefined, hits: number, now: number) =>
+  usageOf(item.operation, item.limit.windowSeconds, item.elapsedSeconds, reply, hits, now);
 
-/** Reads a store reply into usage before and after `hits`, and the seconds until the status's reset. */
-function usageOf(item: Item, reply: CounterReply | undefined, hits: number, now: number) {
-  const algorithm = item.operation.algorithm;
-  if (typeof reply === "object" && algorithm?.kind === "sliding_window" && reply.kind === "sliding_window") {
-    return judgeSlidingWindow(reply, algorithm, hits, item.limit.windowSeconds, item.elapsedSeconds);
-  }
-  if (typeof reply === "object" && algorithm?.kind === "token_bucket" && reply.kind === "token_bucket") {
-    return judgeTokenBucket(reply, algorithm, hits);
-  }
-  const after = typeof reply === "number" ? reply : 0;
-  return {
-    // Read-only counters (stop-increment mode) did not get the hits; clamp instead of underflowing.
-    before: Math.max(0, after - hits),
-    after,
-    // The window's end, from the whole second (as the reference: 1..window).
-    resetSeconds: item.operation.windowEnd - Math.floor(now),
-  };
+/** Whether the item's hits would exceed one of its windows, from a read of its counters. */
+function wouldExceedOf(item: Item, reply: CounterReply | undefined, now: number): boolean {
+  if (item.plans === undefined) return itemUsage(item, reply, 0, now).before + item.hits > item.limit.capacity;
+  const plans = item.plans;
+  const { judgements } = judgeWindows(plans, reply, 0, now);
+  return judgements.some((usage, n) => usage.before + item.hits > plans[n].window.capacity);
 }
 
 /**
@@ -207,10 +162,7 @@ async function planHits(
   if (toStore.length < 2) return ok(undefined);
   const current = await callStore(() => store.get(toStore.map((item) => withHits(item, 0))), toStore.length);
   if (!current.ok) return current;
-  const wouldExceed = toStore.map((item, j) => {
-    const { before } = usageOf(item, current.value[j], 0, now);
-    return before + item.hits > item.limit.capacity;
-  });
+  const wouldExceed = toStore.map((item, j) => wouldExceedOf(item, current.value[j], now));
   if (wouldExceed.some(Boolean)) {
     toStore.forEach((item, j) => {
       item.sent = wouldExceed[j] ? item.hits : 0;
@@ -226,10 +178,11 @@ function judge(
   settings: LimiterSettings,
   now: number,
   localCache?: LocalCache,
-) {
+): Judged {
+  if (item.plans) return judgeSeveral(item, item.plans, reply, settings, now, localCache);
   const capacity = item.limit.capacity;
   // The algorithms only took what was sent; a fixed counter's reply already holds it.
-  const usage = usageOf(item, reply, typeof reply === "object" ? item.sent : item.hits, now);
+  const usage = itemUsage(item, reply, typeof reply === "object" ? item.sent : item.hits, now);
   const info: LimitInfo = {
     before: usage.before,
     after: usage.after,
@@ -246,7 +199,59 @@ function judge(
   } else {
     addWithinLimitStats(item.stats, info, item.hits);
   }
-  return { over, remaining: over ? 0 : capacity - usage.after, info, resetSeconds: usage.resetSeconds };
+  const remaining = over ? 0 : capacity - usage.after;
+  const windows = [{ before: usage.before, after: usage.after }];
+  return { over, remaining, info, resetSeconds: usage.resetSeconds, deciding: 0, windows };
+}
+
+/** What judging a descriptor gives its status and statistics. */
+interface Judged {
+  over: boolean;
+  remaining: number;
+  /** The deciding window's usage; absent when the local cache answered. */
+  info?: LimitInfo;
+  resetSeconds: number;
+  /** The window the status reports (0 with one window). */
+  deciding: number;
+  /** Each window's usage; absent when the local cache answered. */
+  windows?: { before: number; after: number }[];
+}
+
+/**
+ * Judges a descriptor with several windows: each window's statistics by its own usage (a window that had room while
+ * another refused counts only in total_hits: the hit took nothing from it), and the status by the deciding window.
+ */
+function judgeSeveral(
+  item: Item,
+  plans: WindowPlan[],
+  reply: CounterReply | undefined,
+  settings: LimiterSettings,
+  now: number,
+  localCache?: LocalCache,
+): Judged {
+  const { judgements, deciding } = judgeWindows(plans, reply, item.sent, now);
+  const over = judgements[deciding].over;
+  const infos = judgements.map((usage, n): LimitInfo => {
+    const capacity = plans[n].window.capacity;
+    const info = { before: usage.before, after: usage.after, overLimitThreshold: capacity, nearLimitThreshold: 0 };
+    info.nearLimitThreshold = nearLimitThreshold(capacity, settings.nearLimitRatio);
+    if (usage.over) addOverLimitStats(item.windowStats[n], info, item.hits);
+    else if (!over) addWithinLimitStats(item.windowStats[n], info, item.hits);
+    return info;
+  });
+  const { spec, window } = plans[deciding];
+  const usage = judgements[deciding];
+  if (over) localCache?.markOverLimit(spec.key, spec.algorithm ? now + usage.resetSeconds : spec.windowEnd, now);
+  const remaining = over ? 0 : window.capacity - usage.after;
+  const windows = judgements.map(({ before, after }) => ({ before, after }));
+  return { over, remaining, info: infos[deciding], resetSeconds: usage.resetSeconds, deciding, windows };
+}
+
+/** What the status of a descriptor the local cache holds over reports: its cached window's reset. */
+function cachedReset(item: Item, now: number): number {
+  const spec = item.plans?.[item.cachedWindow].spec ?? item.operation;
+  // A window's reset is its end; an algorithm's key is cached until its next unit of quota frees.
+  return spec.algorithm === undefined ? spec.windowEnd - Math.floor(now) : (item.cachedUntil ?? now) - now;
 }
 
 /** One item per descriptor that has a limit: its counter operation, its hits, and whether the local cache holds it over. */
@@ -256,19 +261,32 @@ function itemsOf(settings: LimiterSettings, input: LimiterInput, now: number, lo
     const limit = input.limits[index];
     if (limit === undefined || limit.unlimited || !isKnownUnit(limit.unit)) return;
     const hits = input.hits[index] ?? 1;
-    const counterKey = generateCacheKey(
-      settings.cacheKeyPrefix,
-      input.domain,
-      descriptor.entries,
-      limit.unit,
-      Math.floor(now),
-      limit.sharedValues,
-      limit.unitMultiplier,
+    const keyOf = (unit: KnownUnit, multiplier: number) =>
+      generateCacheKey(
+        settings.cacheKeyPrefix,
+        input.domain,
+        descriptor.entries,
+        unit,
+        Math.floor(now),
+        limit.sharedValues,
+        multiplier,
+      );
+    const several = limit.additional === undefined ? undefined : windowsOperation(keyOf, limit, now);
+    const { operation, elapsedSeconds } = several
+      ? { operation: several.operation, elapsedSeconds: 0 }
+      : operationOf(keyOf(limit.unit as KnownUnit, limit.unitMultiplier), limit, now, settings.leases);
+    const plans = several?.plans;
+    const windowStats = (plans ?? [undefined]).map((_, n) => {
+      const stats = emptyRuleStats(sanitizeStatName(limit.metricKey) + (n === 0 ? "" : `.window_${n}`));
+      stats.totalHits += hits;
+      return stats;
+    });
+    const keys = plans?.map((plan) => plan.spec.key) ?? [operation.key];
+    let cachedUntil: number | undefined;
+    const cachedWindow = Math.max(
+      0,
+      keys.findIndex((key) => (cachedUntil = localCache?.overLimitUntil(key, now)) !== undefined),
     );
-    const { operation, elapsedSeconds } = operationOf(counterKey, limit, now, settings.leases);
-    const stats = emptyRuleStats(sanitizeStatName(limit.metricKey));
-    stats.totalHits += hits;
-    const cachedUntil = localCache?.overLimitUntil(operation.key, now);
     items.push({
       index,
       limit,
@@ -278,7 +296,10 @@ function itemsOf(settings: LimiterSettings, input: LimiterInput, now: number, lo
       elapsedSeconds,
       overLimitWithLocalCache: cachedUntil !== undefined,
       cachedUntil,
-      stats,
+      stats: windowStats[0],
+      plans,
+      windowStats,
+      cachedWindow,
     });
   });
   return items;
@@ -311,33 +332,29 @@ export async function doLimit(
   }
 
   const statuses: DescriptorStatus[] = input.descriptors.map(() => ({ code: "OK", limitRemaining: 0 }));
+  const counts: (DescriptorCounts | undefined)[] = input.descriptors.map(() => undefined);
   let next = 0;
   for (const item of items) {
-    let over: boolean;
-    let remaining = 0;
-    let info: LimitInfo | undefined;
-    let resetSeconds: number;
+    let judged: Judged;
     if (item.overLimitWithLocalCache) {
-      over = true;
-      item.stats.overLimit += item.hits;
-      item.stats.overLimitWithLocalCache += item.hits;
-      // A window's reset is its end; an algorithm's key is cached until its next unit of quota frees.
-      resetSeconds =
-        item.operation.algorithm === undefined
-          ? usageOf(item, undefined, 0, now).resetSeconds
-          : (item.cachedUntil ?? now) - now;
+      const stats = item.windowStats[item.cachedWindow];
+      stats.overLimit += item.hits;
+      stats.overLimitWithLocalCache += item.hits;
+      judged = { over: true, remaining: 0, resetSeconds: cachedReset(item, now), deciding: item.cachedWindow };
     } else {
-      ({ over, remaining, info, resetSeconds } = judge(item, results[next++], settings, now, localCache));
+      judged = judge(item, results[next++], settings, now, localCache);
     }
+    const { over, remaining, info, resetSeconds, deciding, windows } = judged;
+    counts[item.index] = { ...(windows && { windows }), localCache: item.overLimitWithLocalCache };
     // A shadow rule runs every step (counting, stats, local cache) but never blocks.
     const shadowed = over && item.limit.shadowMode;
-    if (shadowed) addShadowModeStats(item.stats, info, item.hits);
+    if (shadowed) addShadowModeStats(item.windowStats[deciding], info, item.hits);
     statuses[item.index] = {
       code: over && !shadowed ? "OVER_LIMIT" : "OK",
-      currentLimit: currentLimitOf(item.limit),
+      currentLimit: currentLimitOf(item.plans?.[deciding].window ?? item.limit, item.limit.name),
       limitRemaining: remaining,
       durationUntilResetSeconds: resetSeconds,
     };
   }
-  return ok({ statuses, rules: items.map((item) => item.stats) });
+  return ok({ statuses, counts, rules: items.flatMap((item) => item.windowStats) });
 }

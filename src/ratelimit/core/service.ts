@@ -15,6 +15,8 @@ import type {
   StructObject,
   StructValue,
 } from "./types";
+import { explainDecision } from "./explain";
+import { ietfHeaders } from "./ietf-headers";
 import { isKnownUnit } from "./units";
 
 /** limitRemaining reported for unlimited rules: the largest uint32. */
@@ -27,6 +29,11 @@ export interface ResponseHeaderNames {
   remaining: string;
   /** LIMIT_RESET_HEADER, e.g. RateLimit-Reset. */
   reset: string;
+  /**
+   * LIMIT_RESPONSE_HEADERS_FORMAT: `draft03` (the reference's three headers, named above; the default) or `ietf`
+   * (RateLimit-Policy and RateLimit, ietf-headers.ts).
+   */
+  format?: "draft03" | "ietf";
 }
 
 export interface ServiceSettings {
@@ -36,6 +43,8 @@ export interface ServiceSettings {
   quotaMode?: boolean;
   /** RESPONSE_DYNAMIC_METADATA: answer the request and the passing rules' metadata in `dynamicMetadata`. */
   dynamicMetadata?: boolean;
+  /** RESPONSE_DYNAMIC_METADATA_OVER_LIMIT: `dynamicMetadata` also lists the descriptors that were over. */
+  overLimitMetadata?: boolean;
   stopCacheKeyIncrementWhenOverlimit: boolean;
   nearLimitRatio: number;
   cacheKeyPrefix: string;
@@ -68,6 +77,8 @@ export interface ServiceError {
 export interface Decision {
   response: RateLimitResponse;
   stats: RequestStats;
+  /** With `explain`: why each descriptor was answered as it was (explain.ts). */
+  explain?: StructObject[];
 }
 
 function serviceError(message: string): Err<ServiceError> {
@@ -90,15 +101,22 @@ function validateRequest(request: RateLimitRequest): string | undefined {
  * one wins). Statuses without a limit (no match, unlimited, replaced) never qualify. The reset is the status's own,
  * rounded up to whole seconds (a token bucket's next token may be a fraction of one away).
  */
-function responseHeaders(statuses: DescriptorStatus[], quota: boolean[], names: ResponseHeaderNames): HeaderValue[] {
+function responseHeaders(
+  statuses: DescriptorStatus[],
+  quota: boolean[],
+  names: ResponseHeaderNames,
+  applied: readonly (MatchedLimit | undefined)[],
+): HeaderValue[] {
   let chosen: DescriptorStatus | undefined;
+  let at = -1;
   statuses.forEach((status, i) => {
     if (status.currentLimit === undefined) return;
-    if (chosen === undefined || status.limitRemaining < chosen.limitRemaining) chosen = status;
-    if (status.code === "OVER_LIMIT" && !quota[i]) chosen = status;
+    if (chosen === undefined || status.limitRemaining < chosen.limitRemaining) [chosen, at] = [status, i];
+    if (status.code === "OVER_LIMIT" && !quota[i]) [chosen, at] = [status, i];
   });
   const limit = chosen?.currentLimit;
   if (chosen === undefined || limit === undefined || !isKnownUnit(limit.unit)) return [];
+  if (names.format === "ietf") return ietfHeaders(chosen, applied[at]);
   return [
     { key: names.limit, value: String(limit.requestsPerUnit) },
     { key: names.remaining, value: String(chosen.limitRemaining) },
@@ -141,6 +159,7 @@ function dynamicMetadata(
   request: RateLimitRequest,
   applied: readonly (MatchedLimit | undefined)[],
   statuses: DescriptorStatus[],
+  overLimit: boolean,
 ): StructObject {
   const descriptors = request.descriptors.map((descriptor) => {
     const out: StructObject = { entries: descriptor.entries.map((entry) => `${entry.key}=${entry.value}`) };
@@ -155,6 +174,11 @@ function dynamicMetadata(
     if (limit?.metadata !== undefined && statuses[i].code === "OK") mergeFirstWins(metadata, limit.metadata);
   });
   if (Object.keys(metadata).length > 0) result.metadata = metadata;
+  // Which descriptors were over, so that Envoy can log the one that tripped (absent when none was).
+  const over = statuses.flatMap((status, index) =>
+    status.code === "OVER_LIMIT" ? [{ index, entries: descriptors[index].entries }] : [],
+  );
+  if (overLimit && over.length > 0) result.overLimit = over;
   return result;
 }
 
@@ -189,6 +213,7 @@ export async function shouldRateLimit(
   deps: ServiceDeps,
   request: RateLimitRequest,
   now: number,
+  options: { explain?: boolean } = {},
 ): Promise<Result<Decision, ServiceError>> {
   const invalid = validateRequest(request);
   if (invalid !== undefined) return serviceError(invalid);
@@ -196,7 +221,8 @@ export async function shouldRateLimit(
   if (config === undefined) return serviceError("no rate limit configuration loaded");
 
   const found = request.descriptors.map((descriptor) => getLimit(config, request.domain, descriptor));
-  const domainNotFound = hasDomain(config, request.domain) ? 0 : request.descriptors.length;
+  const domainKnown = hasDomain(config, request.domain);
+  const domainNotFound = domainKnown ? 0 : request.descriptors.length;
 
   // Replacing is request-scoped: a named rule drops out when any matched rule (even an unlimited one, even
   // one that is itself replaced) lists its name. As in the reference, an unlimited rule is set aside first: it
@@ -237,8 +263,13 @@ export async function shouldRateLimit(
   const response: RateLimitResponse = {
     overallCode,
     statuses,
-    responseHeadersToAdd: names === undefined ? [] : responseHeaders(statuses, quota, names),
+    responseHeadersToAdd: names === undefined ? [] : responseHeaders(statuses, quota, names, applied),
   };
-  if (deps.settings.dynamicMetadata) response.dynamicMetadata = dynamicMetadata(request, applied, statuses);
-  return ok({ response, stats: { rules: limited.value.rules, domainNotFound, globalShadowMode } });
+  if (deps.settings.dynamicMetadata)
+    response.dynamicMetadata = dynamicMetadata(request, applied, statuses, deps.settings.overLimitMetadata === true);
+  const decision: Decision = { response, stats: { rules: limited.value.rules, domainNotFound, globalShadowMode } };
+  if (options.explain) {
+    decision.explain = explainDecision({ request, domainKnown, found, replaced, counts: limited.value.counts });
+  }
+  return ok(decision);
 }

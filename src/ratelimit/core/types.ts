@@ -95,7 +95,28 @@ export interface TokenBucketOperation {
   nowMicros: number;
 }
 
-export type CounterAlgorithmOperation = SlidingWindowOperation | TokenBucketOperation;
+/** One window of a descriptor with several (a rule's `additional_limits`), as a windows operation carries it. */
+export interface WindowSpec {
+  /** The window's own key (each window of a descriptor has a distinct one, all under the descriptor's counter name). */
+  key: string;
+  windowEnd: number;
+  windowSeconds: number;
+  /** A fixed window admits while its count stays at most this (requests_per_unit). */
+  limit: number;
+  /** A sliding window or token bucket; absent for a fixed window. */
+  algorithm?: SlidingWindowOperation | TokenBucketOperation;
+}
+
+/**
+ * Several windows on one descriptor, applied as one step: the hits are added to every window only when every window
+ * has room for them, so a refused hit takes nothing from any of them. Every window lives in the descriptor's object.
+ */
+export interface WindowsOperation {
+  kind: "windows";
+  windows: WindowSpec[];
+}
+
+export type CounterAlgorithmOperation = SlidingWindowOperation | TokenBucketOperation | WindowsOperation;
 
 /**
  * One counter operation: add `hits` (0 = read only) to the counter `key`. Without `algorithm` it is a fixed-window
@@ -124,8 +145,8 @@ export interface CounterIncrement {
   lease?: { limit: number };
 }
 
-/** What the store answers for an operation with an `algorithm`. */
-export type AlgorithmReply =
+/** What the store answers for a sliding-window or token-bucket operation. */
+export type SingleAlgorithmReply =
   | {
       kind: "sliding_window";
       /** Whether the hits were added. */
@@ -142,6 +163,19 @@ export type AlgorithmReply =
       /** The bucket's TAT after this operation, never earlier than the operation's `nowMicros`. */
       tatMicros: number;
     };
+
+/**
+ * What the store answers for a windows operation: whether the hits were added (to all), and each window's state after
+ * the operation: a fixed window's count, or its algorithm's reply (whose `admitted` is the operation's).
+ */
+export interface WindowsReply {
+  kind: "windows";
+  admitted: boolean;
+  windows: (number | SingleAlgorithmReply)[];
+}
+
+/** What the store answers for an operation with an `algorithm`. */
+export type AlgorithmReply = SingleAlgorithmReply | WindowsReply;
 
 /** A fixed-window counter's value, or an algorithm operation's reply. */
 export type CounterReply = number | AlgorithmReply;

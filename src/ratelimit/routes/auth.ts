@@ -33,15 +33,34 @@ export function registerAdminTokenScheme(app: OpenAPIHono<{ Bindings: Env }>): v
   });
 }
 
+const unauthorized = (message: string) => new HttpError(401, message, { "WWW-Authenticate": CHALLENGE });
+
+/** Whether `authorization` holds the RATELIMIT_ADMIN_TOKEN bearer (false when no token is configured). */
+function holdsAdminToken(env: Env, authorization: string | undefined): boolean {
+  const expected = rateLimitSettings(env).RATELIMIT_ADMIN_TOKEN;
+  const given = parseBearer(authorization);
+  return Boolean(expected) && given !== undefined && constantTimeEqualText(given, expected!);
+}
+
 /** Admin routes need the RATELIMIT_ADMIN_TOKEN bearer; without a configured token they do not exist. */
 export const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, next) => {
-  const expected = rateLimitSettings(c.env).RATELIMIT_ADMIN_TOKEN;
-  if (!expected) throw new HttpError(404, "404 page not found");
-  const given = parseBearer(c.req.header("Authorization"));
-  if (given === undefined || !constantTimeEqualText(given, expected)) {
-    throw new HttpError(401, "unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>", {
-      "WWW-Authenticate": CHALLENGE,
-    });
+  if (!rateLimitSettings(c.env).RATELIMIT_ADMIN_TOKEN) throw new HttpError(404, "404 page not found");
+  if (!holdsAdminToken(c.env, c.req.header("Authorization"))) {
+    throw unauthorized("unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>");
   }
   await next();
 });
+
+/**
+ * An admin-only option of a public route (POST /json?explain=true): 401 without the bearer, also when no token is
+ * configured (the route itself exists for everyone).
+ */
+export function requireAdminFor(env: Env, authorization: string | undefined, what: string): void {
+  if (holdsAdminToken(env, authorization)) return;
+  const configured = Boolean(rateLimitSettings(env).RATELIMIT_ADMIN_TOKEN);
+  throw unauthorized(
+    configured
+      ? `unauthorized: ${what} needs Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>`
+      : `unauthorized: ${what} needs the RATELIMIT_ADMIN_TOKEN bearer, and no RATELIMIT_ADMIN_TOKEN is configured`,
+  );
+}

@@ -2,6 +2,7 @@
 // the reference's handlers do; the declarations document the method callers use.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { z } from "../../shared/zod";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { register, text } from "../../shared/http/openapi";
@@ -11,6 +12,7 @@ import { currentConfig } from "../config/provider";
 import { counterStoreHealthy, decide, storeErrorsArePublic } from "../runtime";
 import { configLoadSettings, rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
+import { requireAdminFor } from "./auth";
 import { parseRateLimitRequestText, rateLimitResponseToJson } from "./codec";
 import { rateLimitRequestExample } from "./examples";
 import { RATE_LIMIT_REQUEST, RATE_LIMIT_RESPONSE, registerMessageSchemas } from "./message-schemas";
@@ -25,6 +27,16 @@ export const shouldRateLimitRoute = createRoute({
   tags: ["ratelimit"],
   summary: "ShouldRateLimit over HTTP: decide a request in proto3 JSON (any method; the body decides)",
   request: {
+    query: z.object({
+      explain: z
+        .string()
+        .optional()
+        .describe(
+          "`true` (with the RATELIMIT_ADMIN_TOKEN bearer, else 401): the response gains `explain`, per descriptor the " +
+            "rule that matched (or why none), its statistics key, each window's usage before and after, the " +
+            "algorithm, shadow and quota mode, replaces, and whether the local cache answered. Other values: ignored",
+        ),
+    }),
     body: {
       required: true,
       content: { "application/json": { schema: RATE_LIMIT_REQUEST, example: rateLimitRequestExample } },
@@ -37,6 +49,7 @@ export const shouldRateLimitRoute = createRoute({
     },
     429: { description: "Over the limit", content: { "application/json": { schema: RATE_LIMIT_RESPONSE } } },
     400: text("The request cannot be read or decided; the message names the problem"),
+    401: text("explain=true without the RATELIMIT_ADMIN_TOKEN bearer"),
     413: text("The body is larger than RATELIMIT_MAX_REQUEST_BYTES"),
     500: text("The counter store failed"),
   },
@@ -54,11 +67,14 @@ export const healthcheckRoute = createRoute({
 
 // Every limit is checked before the counters are touched.
 async function shouldRateLimit(c: Context<RateLimitEnv>) {
+  // Checked before the body is read: explaining shows the configuration, an admin's view.
+  const explain = c.req.query("explain") === "true";
+  if (explain) requireAdminFor(c.env, c.req.header("Authorization"), "explain=true");
   const settings = rateLimitSettings(c.env);
   const limit = { maxBytes: settings.RATELIMIT_MAX_REQUEST_BYTES, setting: "RATELIMIT_MAX_REQUEST_BYTES" };
   const request = parseRateLimitRequestText(await readBodyText(c.req.raw, limit), requestLimits(settings));
   if (!request.ok) throw new HttpError(400, request.error);
-  const decision = await decide(c.env, request.value, Date.now());
+  const decision = await decide(c.env, request.value, Date.now(), { explain });
   if (!decision.ok) {
     if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
     logError("ratelimit: counter store failed", { message: decision.error.message });
@@ -72,7 +88,9 @@ async function shouldRateLimit(c: Context<RateLimitEnv>) {
     );
   }
   const { response } = decision.value;
-  return c.json(rateLimitResponseToJson(response), response.overallCode === "OVER_LIMIT" ? 429 : 200);
+  const body = rateLimitResponseToJson(response);
+  const status = response.overallCode === "OVER_LIMIT" ? 429 : 200;
+  return c.json(explain ? { ...body, explain: decision.value.explain } : body, status);
 }
 
 async function healthcheck(c: Context<RateLimitEnv>) {

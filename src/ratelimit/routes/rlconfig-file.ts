@@ -26,14 +26,14 @@ const NAME_RULE =
   "not starting with '.', ending in .yaml";
 
 /** The media types a YAML file may be sent as (curl's -d without -H sends form encoding, which is refused). */
-const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/plain"];
+export const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/plain"];
 
 const EXAMPLE_NAME = "uploaded-example.yaml";
 // No final newline: Swagger UI's text area drops one, and then would show other than the document holds.
-const EXAMPLE_YAML =
+export const EXAMPLE_YAML =
   "domain: uploaded-example\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: minute\n      requests_per_unit: 3";
 
-const NameParams = z.object({
+export const NameParams = z.object({
   name: z
     .string()
     .meta({ description: NAME_RULE, example: EXAMPLE_NAME })
@@ -100,7 +100,7 @@ export const deleteConfigFileRoute = createRoute({
 });
 
 /** The name in the path, checked against the rule before anything is read. */
-function fileNameOf(c: Context<RateLimitEnv>): string {
+export function fileNameOf(c: Context<RateLimitEnv>): string {
   const name = c.req.param("name") ?? "";
   if (name.length > MAX_FILE_NAME_LENGTH || !PATH_FILE_NAME.test(name)) {
     throw new HttpError(400, `${name.length > 40 ? `${name.slice(0, 32)}...` : name}: ${NAME_RULE}`);
@@ -112,7 +112,7 @@ const answer = (c: Context<RateLimitEnv>, loaded: LoadedConfig) =>
   c.json({ domains: loaded.config?.domains ?? [], uploaded: loaded.uploaded.map((file) => file.name) });
 
 /** Refuses a body of another media type, saying how to send the file as it is. */
-function requireYamlType(request: Request): void {
+export function requireYamlType(request: Request): void {
   try {
     requireMediaType(request, YAML_TYPES);
   } catch (error) {

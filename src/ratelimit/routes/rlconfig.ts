@@ -144,7 +144,7 @@ const longNameError = (name: string) =>
  * The set a PUT body describes: YAML files by name, or the RateLimitConfig resources of an xDS snapshot. The number of
  * files is checked before any is read.
  */
-function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
+export function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
   const maxFiles = { max: settings.RATELIMIT_CONFIG_MAX_FILES, setting: "RATELIMIT_CONFIG_MAX_FILES" };
   const tooMany = (count: number) => `the set has ${count} files, more than ${limitText(maxFiles)}`;
   if (typeof body === "object" && body !== null && "configs" in body) {
@@ -174,7 +174,7 @@ function configFilesOf(body: unknown, settings: RateLimitSettings): Described {
 type ConfigBody = Result<unknown, HttpError>;
 
 /** The PUT body as JSON: within RATELIMIT_CONFIG_MAX_BODY_BYTES, UTF-8, and nested no deeper than the limit. */
-async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
+export async function configBodyOf(request: Request, settings: RateLimitSettings): Promise<ConfigBody> {
   const limit = { maxBytes: settings.RATELIMIT_CONFIG_MAX_BODY_BYTES, setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES" };
   const { depth } = configLimits(settings);
   try {

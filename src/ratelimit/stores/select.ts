@@ -7,7 +7,8 @@ import type { CounterStore } from "../core/types";
 import { durableObjectStore } from "./durable-object/store";
 import { redisOptions } from "./redis/options";
 import { redisCounterStore, type RedisCounterStore } from "./redis/store";
-import { memcacheCounterStore, memcacheOptions } from "./memcache/store";
+import { memcacheCounterStore, memcacheOptions, memcacheReachable } from "./memcache/store";
+import { CachedProbe } from "./health-probe";
 import { counterStoreSettings } from "../counter-store-settings";
 import type { LeaseMode } from "../core/limiter";
 
@@ -40,6 +41,8 @@ export interface SelectedStore {
   healthCheckActiveConnection: boolean;
   /** Which fixed-window counters the store answers from leased shares; absent when it does not lend. */
   leases?: LeaseMode;
+  /** HEALTHCHECK_STORE with the key-value store or the object cache: whether it can be reached, cached. */
+  reachable?: CachedProbe;
 }
 
 /** Builds the counter store the env's settings choose. Throws SettingsError for malformed store settings. */
@@ -56,17 +59,21 @@ export function selectCounterStore(env: Env): SelectedStore {
         store: redis,
         redis,
         healthCheckActiveConnection: options.healthCheckActiveConnection,
+        ...(settings.HEALTHCHECK_STORE && { reachable: new CachedProbe(() => redis.reachable()) }),
       };
       break;
     }
-    case "memcache":
+    case "memcache": {
       // The increments run after the answer, for as long as the request's waitUntil keeps the Worker alive.
+      const options = memcacheOptions(settings);
       result = {
         backend: "memcache",
-        store: memcacheCounterStore(memcacheOptions(settings), waitUntil),
+        store: memcacheCounterStore(options, waitUntil),
         healthCheckActiveConnection: false,
+        ...(settings.HEALTHCHECK_STORE && { reachable: new CachedProbe(() => memcacheReachable(options)) }),
       };
       break;
+    }
     default:
       result = {
         backend: "durable-object",
@@ -105,10 +112,12 @@ export function selectCounterStore(env: Env): SelectedStore {
 export const errorsArePublic = (selected: SelectedStore): boolean => selected.backend !== "durable-object";
 
 /**
- * The cache-store health component: with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION and the key-value store, healthy
- * only while each pool holds (or can open at once) a connection; always healthy otherwise.
+ * The cache-store health component: with HEALTHCHECK_STORE, healthy only while the key-value store or object cache
+ * answers (cached, health-probe.ts); with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION and the key-value store, only while
+ * each pool holds (or can open at once) a connection; always healthy otherwise.
  */
-export async function storeHealthy({ redis, healthCheckActiveConnection }: SelectedStore): Promise<boolean> {
+export async function storeHealthy({ redis, healthCheckActiveConnection, reachable }: SelectedStore): Promise<boolean> {
+  if (reachable && !(await reachable.healthy())) return false;
   if (!redis || !healthCheckActiveConnection) return true;
   return redis.healthy();
 }

@@ -328,6 +328,7 @@ describe("doLimit", () => {
           { code: "OK", limitRemaining: 0 },
           { code: "OK", limitRemaining: 0 },
         ],
+        counts: [undefined, undefined],
         rules: [],
       },
     });

@@ -249,3 +249,19 @@ export function memcacheCounterStore(options: MemcacheOptions, defer: (work: Pro
     },
   };
 }
+
+/** Whether every node answers a get (HEALTHCHECK_STORE); a failure to reach one is false, never thrown. */
+export async function memcacheReachable(options: MemcacheOptions): Promise<boolean> {
+  const session = new Session(options);
+  try {
+    const nodes = await nodesOf(options);
+    const replies = await Promise.all(
+      nodes.map((node) => session.send(node, [{ op: "get", keys: ["ratelimit_healthcheck_probe"] }])),
+    );
+    return replies.every(([reply]) => reply instanceof Map);
+  } catch {
+    return false;
+  } finally {
+    session.close();
+  }
+}

@@ -1,7 +1,7 @@
 // The Lua scripts behind the key-value store's sliding-window and token-bucket operations, and the commands that call
 // them: one script call per decision, so its read, check and write are one atomic step on the server. Each script
 // computes exactly what core/algorithms.ts does. Pure code.
-import type { SlidingWindowOperation, TokenBucketOperation } from "../../core/types";
+import type { SlidingWindowOperation, TokenBucketOperation, WindowsOperation } from "../../core/types";
 import { sha1Hex } from "../../../shared/bytes";
 import type { Command } from "./resp";
 
@@ -47,12 +47,63 @@ if hits > 0 then
 end
 return {1, tat}`;
 
-let shas: Promise<{ slidingWindow: string; tokenBucket: string }> | undefined;
+/**
+ * A descriptor's several windows (a rule's additional_limits) as one step: each window is checked as its own script
+ * (or a fixed window's INCRBY) would check it, and the hits go to every window only when all have room.
+ * KEYS: per window its key, and a sliding window's previous key after it. ARGV: hits, the window count, then per
+ * window its kind and arguments: `f` limit expiry (s); `s` limit previous-weight expiry (s); `t` burst interval (µs)
+ * now (µs) expiry-margin (ms). Returns {admitted (0/1)} then per window: `f` its count; `s` previous, current; `t` TAT.
+ */
+export const WINDOWS_SCRIPT = `local hits = tonumber(ARGV[1])
+local k, a, admitted, w = 1, 3, 1, {}
+for i = 1, tonumber(ARGV[2]) do
+  local s = {kind = ARGV[a], key = KEYS[k], limit = tonumber(ARGV[a + 1])}
+  if s.kind == 'f' then
+    s.expiry = ARGV[a + 2]
+    s.count = tonumber(redis.call('GET', s.key) or '0')
+    if s.count + hits > s.limit then admitted = 0 end
+    k, a = k + 1, a + 3
+  elseif s.kind == 's' then
+    s.expiry = ARGV[a + 3]
+    s.previous = tonumber(redis.call('GET', KEYS[k + 1]) or '0')
+    s.count = tonumber(redis.call('GET', s.key) or '0')
+    if math.floor(s.previous * tonumber(ARGV[a + 2])) + s.count + hits > s.limit then admitted = 0 end
+    k, a = k + 2, a + 4
+  else
+    s.interval, s.now, s.margin = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+    s.tat = math.max(tonumber(redis.call('GET', s.key) or '0'), s.now)
+    local inUse = 0
+    if s.tat > s.now then inUse = math.ceil((s.tat - s.now) / s.interval) end
+    if inUse + hits > s.limit then admitted = 0 end
+    k, a = k + 1, a + 5
+  end
+  w[i] = s
+end
+local reply = {admitted}
+for _, s in ipairs(w) do
+  if admitted == 1 and hits > 0 then
+    if s.kind == 't' then
+      s.tat = s.tat + hits * s.interval
+      local expiry = math.ceil((s.tat - s.now) / 1000) + s.margin
+      redis.call('SET', s.key, string.format('%.0f', s.tat), 'PX', string.format('%.0f', expiry))
+    else
+      s.count = redis.call('INCRBY', s.key, hits)
+      redis.call('EXPIRE', s.key, s.expiry)
+    end
+  end
+  if s.kind == 'f' then table.insert(reply, s.count)
+  elseif s.kind == 's' then table.insert(reply, s.previous); table.insert(reply, s.count)
+  else table.insert(reply, s.tat) end
+end
+return reply`;
+
+type Shas = { slidingWindow: string; tokenBucket: string; windows: string };
+let shas: Promise<Shas> | undefined;
 
 /** The scripts' SHA-1 digests (EVALSHA's names for them), computed once per isolate. */
-export function scriptShas(): Promise<{ slidingWindow: string; tokenBucket: string }> {
-  shas ??= Promise.all([sha1Hex(SLIDING_WINDOW_SCRIPT), sha1Hex(TOKEN_BUCKET_SCRIPT)]).then(
-    ([slidingWindow, tokenBucket]) => ({ slidingWindow, tokenBucket }),
+export function scriptShas(): Promise<Shas> {
+  shas ??= Promise.all([sha1Hex(SLIDING_WINDOW_SCRIPT), sha1Hex(TOKEN_BUCKET_SCRIPT), sha1Hex(WINDOWS_SCRIPT)]).then(
+    ([slidingWindow, tokenBucket, windows]) => ({ slidingWindow, tokenBucket, windows }),
   );
   return shas;
 }
@@ -110,4 +161,34 @@ export function tokenBucketCommand(
     operation.nowMicros,
     expiryMarginMs,
   ];
+}
+
+/**
+ * The call of the windows script. Every key is named as a sliding window's (the counter name as a hash tag), so that
+ * a cluster keeps a descriptor's windows in one slot. `expiryOf` gives a window's expiry (its life plus jitter), in
+ * seconds; `marginMs` a token bucket's margin after its TAT.
+ */
+export function windowsCommand(
+  script: ScriptRef,
+  counterName: string,
+  hits: number,
+  operation: WindowsOperation,
+  expiryOf: (windowSeconds: number) => number,
+  marginMs: number,
+): Command {
+  const keys: string[] = [];
+  const args: (string | number)[] = [hits, operation.windows.length];
+  for (const window of operation.windows) {
+    keys.push(slidingWindowKey(counterName, window.key));
+    const algorithm = window.algorithm;
+    if (algorithm?.kind === "sliding_window") {
+      keys.push(slidingWindowKey(counterName, algorithm.previousKey));
+      args.push("s", algorithm.limit, String(algorithm.previousWeight), expiryOf(window.windowSeconds));
+    } else if (algorithm?.kind === "token_bucket") {
+      args.push("t", algorithm.burst, algorithm.emissionIntervalMicros, algorithm.nowMicros, marginMs);
+    } else {
+      args.push("f", window.limit, expiryOf(window.windowSeconds));
+    }
+  }
+  return [...call(script), keys.length, ...keys, ...args];
 }

@@ -3,7 +3,7 @@
 // one atomic step. Calls go to a pool member (a Durable Object holding a connection); with a pool size of 0 each call
 // opens its own connection instead.
 import { CLOSED_WINDOW_GRACE_MS } from "../../core/counter-table";
-import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore } from "../../core/types";
+import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore, WindowsOperation } from "../../core/types";
 import type { KvstoreConnection } from "../../../../durable-objects/kvstore-connection";
 import { RedisError, redisTimeout } from "./connection";
 import { createMember, toWire, type WireReply } from "./member";
@@ -16,6 +16,8 @@ import {
   SLIDING_WINDOW_SCRIPT,
   TOKEN_BUCKET_SCRIPT,
   tokenBucketCommand,
+  WINDOWS_SCRIPT,
+  windowsCommand,
 } from "./scripts";
 
 // Fixed windows count as the reference does: per request one pipeline of INCRBY key hits + EXPIRE key (window + jitter)
@@ -30,7 +32,9 @@ import {
 // CACHE_KEY_PREFIX and a domain starting with `}`, leaves the tag empty: in a cluster the script then fails with
 // CROSSSLOT.) A sliding window's current key expires after its life (two windows) plus jitter, a token bucket's
 // after its TAT plus the Durable Object store's grace for callers whose clocks run behind (CLOSED_WINDOW_GRACE_MS)
-// plus jitter; a refused operation writes nothing.
+// plus jitter; a refused operation writes nothing. A descriptor's several windows (additional_limits) are one call of
+// the windows script, every key named with the counter name as a hash tag, always on the main store (one script call
+// touches one server).
 
 type Namespace = DurableObjectNamespace<KvstoreConnection>;
 
@@ -101,7 +105,26 @@ function scriptReply(reply: WireReply | undefined, length: number): number[] {
   return reply;
 }
 
+/** The windows script's reply: admitted, then each window's values in the order its command named them. */
+function windowsReply(operation: WindowsOperation, reply: WireReply | undefined): AlgorithmReply {
+  const widths = operation.windows.map((window) => (window.algorithm?.kind === "sliding_window" ? 2 : 1));
+  const values = scriptReply(reply, 1 + widths.reduce((sum, width) => sum + width, 0));
+  const admitted = values[0] === 1;
+  let at = 1;
+  const windows = operation.windows.map((window) => {
+    const algorithm = window.algorithm;
+    if (algorithm?.kind === "sliding_window") {
+      at += 2;
+      return { kind: "sliding_window" as const, admitted, previous: values[at - 2], current: values[at - 1] };
+    }
+    const value = values[at++];
+    return algorithm?.kind === "token_bucket" ? { kind: "token_bucket" as const, admitted, tatMicros: value } : value;
+  });
+  return { kind: "windows", admitted, windows };
+}
+
 function algorithmReply(item: CounterIncrement, reply: WireReply | undefined): AlgorithmReply {
+  if (item.algorithm!.kind === "windows") return windowsReply(item.algorithm!, reply);
   if (item.algorithm!.kind === "sliding_window") {
     const [admitted, previous, current] = scriptReply(reply, 3);
     return { kind: "sliding_window", admitted: admitted === 1, previous, current };
@@ -111,7 +134,11 @@ function algorithmReply(item: CounterIncrement, reply: WireReply | undefined): A
 }
 
 /** The scripts named by their text, for a server that does not hold them. */
-const BY_TEXT = { slidingWindow: { text: SLIDING_WINDOW_SCRIPT }, tokenBucket: { text: TOKEN_BUCKET_SCRIPT } };
+const BY_TEXT = {
+  slidingWindow: { text: SLIDING_WINDOW_SCRIPT },
+  tokenBucket: { text: TOKEN_BUCKET_SCRIPT },
+  windows: { text: WINDOWS_SCRIPT },
+};
 
 /** The server does not hold the script (yet): nothing was run, so the call may be sent again as EVAL. */
 const isNoScript = (reply: WireReply | undefined) => errorOf(reply)?.startsWith("NOSCRIPT") ?? false;
@@ -119,6 +146,8 @@ const isNoScript = (reply: WireReply | undefined) => errorOf(reply)?.startsWith(
 export interface RedisCounterStore extends CounterStore {
   /** True when every pool (main, and the per-second one) holds at least one open connection or can open one. */
   healthy(): Promise<boolean>;
+  /** True when every pool's server answers a PING (HEALTHCHECK_STORE). */
+  reachable(): Promise<boolean>;
 }
 
 export function redisCounterStore(namespace: Namespace, options: RedisOptions): RedisCounterStore {
@@ -130,10 +159,14 @@ export function redisCounterStore(namespace: Namespace, options: RedisOptions): 
       const states = await Promise.all(pools.map((pool) => poolHealthy(namespace, pool)));
       return states.every(Boolean);
     },
+    async reachable() {
+      const replies = await Promise.all(pools.map((pool) => runOnPool(namespace, pool, [["PING"]])));
+      return replies.every(([reply]) => reply === "PONG");
+    },
   };
 }
 
-type Scripts = { slidingWindow: ScriptRef; tokenBucket: ScriptRef };
+type Scripts = { slidingWindow: ScriptRef; tokenBucket: ScriptRef; windows: ScriptRef };
 
 /** One pipeline per pool; the script calls the server did not know go again as EVAL, once. */
 async function run(
@@ -147,7 +180,11 @@ async function run(
   const scripts: Scripts =
     shas === undefined
       ? BY_TEXT
-      : { slidingWindow: { sha: shas.slidingWindow }, tokenBucket: { sha: shas.tokenBucket } };
+      : {
+          slidingWindow: { sha: shas.slidingWindow },
+          tokenBucket: { sha: shas.tokenBucket },
+          windows: { sha: shas.windows },
+        };
   const replies = await perPool(namespace, options, items, (item) => itemCommands(options, item, counting, scripts));
   const unknown = items.flatMap((item, position) =>
     item.algorithm && isNoScript(replies[position][0]) ? [position] : [],
@@ -207,6 +244,17 @@ const jitter = (options: RedisOptions) =>
 function itemCommands(options: RedisOptions, item: CounterIncrement, counting: boolean, scripts: Scripts): Command[] {
   const hits = counting ? item.hits : 0;
   const { algorithm } = item;
+  if (algorithm?.kind === "windows")
+    return [
+      windowsCommand(
+        scripts.windows,
+        item.counterName,
+        hits,
+        algorithm,
+        (windowSeconds) => windowSeconds + jitter(options),
+        CLOSED_WINDOW_GRACE_MS + jitter(options) * 1000,
+      ),
+    ];
   if (algorithm?.kind === "sliding_window")
     return [
       slidingWindowCommand(

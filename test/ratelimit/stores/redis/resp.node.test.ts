@@ -17,6 +17,7 @@ import {
   slidingWindowCommand,
   slidingWindowKey,
   TOKEN_BUCKET_SCRIPT,
+  WINDOWS_SCRIPT,
   tokenBucketCommand,
 } from "../../../../src/ratelimit/stores/redis/scripts";
 import { keySlot } from "../../../../src/ratelimit/stores/redis/slots";
@@ -198,6 +199,7 @@ describe("the script calls", () => {
     expect(await scriptShas()).toEqual({
       slidingWindow: sha1(SLIDING_WINDOW_SCRIPT),
       tokenBucket: sha1(TOKEN_BUCKET_SCRIPT),
+      windows: sha1(WINDOWS_SCRIPT),
     });
   });
 });

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file edge_control_plane/ratelimit/v1/algorithm.proto.
  */
 export const file_edge_control_plane_ratelimit_v1_algorithm: GenFile = /*@__PURE__*/
-  fileDesc("Ci9lZGdlX2NvbnRyb2xfcGxhbmUvcmF0ZWxpbWl0L3YxL2FsZ29yaXRobS5wcm90bxIfZWRnZV9jb250cm9sX3BsYW5lLnJhdGVsaW1pdC52MSL7AQoSUmF0ZUxpbWl0QWxnb3JpdGhtEkYKBGtpbmQYASABKA4yOC5lZGdlX2NvbnRyb2xfcGxhbmUucmF0ZWxpbWl0LnYxLlJhdGVMaW1pdEFsZ29yaXRobS5LaW5kEhwKD3VuaXRfbXVsdGlwbGllchgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQESDQoFbGVhc2UYBCABKAgiPgoES2luZBIQCgxGSVhFRF9XSU5ET1cQABISCg5TTElESU5HX1dJTkRPVxABEhAKDFRPS0VOX0JVQ0tFVBACQhIKEF91bml0X211bHRpcGxpZXJCCAoGX2J1cnN0YgZwcm90bzM");
+  fileDesc("Ci9lZGdlX2NvbnRyb2xfcGxhbmUvcmF0ZWxpbWl0L3YxL2FsZ29yaXRobS5wcm90bxIfZWRnZV9jb250cm9sX3BsYW5lLnJhdGVsaW1pdC52MSLIAgoSUmF0ZUxpbWl0QWxnb3JpdGhtEkYKBGtpbmQYASABKA4yOC5lZGdlX2NvbnRyb2xfcGxhbmUucmF0ZWxpbWl0LnYxLlJhdGVMaW1pdEFsZ29yaXRobS5LaW5kEhwKD3VuaXRfbXVsdGlwbGllchgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQESDQoFbGVhc2UYBCABKAgSSwoRYWRkaXRpb25hbF9saW1pdHMYBSADKAsyMC5lZGdlX2NvbnRyb2xfcGxhbmUucmF0ZWxpbWl0LnYxLlJhdGVMaW1pdFdpbmRvdyI+CgRLaW5kEhAKDEZJWEVEX1dJTkRPVxAAEhIKDlNMSURJTkdfV0lORE9XEAESEAoMVE9LRU5fQlVDS0VUEAJCEgoQX3VuaXRfbXVsdGlwbGllckIICgZfYnVyc3Qi0gEKD1JhdGVMaW1pdFdpbmRvdxIMCgR1bml0GAEgASgJEhkKEXJlcXVlc3RzX3Blcl91bml0GAIgASgNEkYKBGtpbmQYAyABKA4yOC5lZGdlX2NvbnRyb2xfcGxhbmUucmF0ZWxpbWl0LnYxLlJhdGVMaW1pdEFsZ29yaXRobS5LaW5kEhwKD3VuaXRfbXVsdGlwbGllchgEIAEoDUgAiAEBEhIKBWJ1cnN0GAUgASgNSAGIAQFCEgoQX3VuaXRfbXVsdGlwbGllckIICgZfYnVyc3RiBnByb3RvMw");
 
 /**
  * @generated from message edge_control_plane.ratelimit.v1.RateLimitAlgorithm
@@ -44,6 +44,13 @@ export type RateLimitAlgorithm = Message<"edge_control_plane.ratelimit.v1.RateLi
    * @generated from field: bool lease = 4;
    */
   lease: boolean;
+
+  /**
+   * Further windows of the rule, each checked with the policy's own (YAML additional_limits, a descriptor's key).
+   *
+   * @generated from field: repeated edge_control_plane.ratelimit.v1.RateLimitWindow additional_limits = 5;
+   */
+  additionalLimits: RateLimitWindow[];
 };
 
 /**
@@ -52,6 +59,47 @@ export type RateLimitAlgorithm = Message<"edge_control_plane.ratelimit.v1.RateLi
  */
 export const RateLimitAlgorithmSchema: GenMessage<RateLimitAlgorithm> = /*@__PURE__*/
   messageDesc(file_edge_control_plane_ratelimit_v1_algorithm, 0);
+
+/**
+ * One further window of a rule (YAML additional_limits).
+ *
+ * @generated from message edge_control_plane.ratelimit.v1.RateLimitWindow
+ */
+export type RateLimitWindow = Message<"edge_control_plane.ratelimit.v1.RateLimitWindow"> & {
+  /**
+   * The unit as YAML names it: second, minute, hour, day, week, month or year.
+   *
+   * @generated from field: string unit = 1;
+   */
+  unit: string;
+
+  /**
+   * @generated from field: uint32 requests_per_unit = 2;
+   */
+  requestsPerUnit: number;
+
+  /**
+   * @generated from field: edge_control_plane.ratelimit.v1.RateLimitAlgorithm.Kind kind = 3;
+   */
+  kind: RateLimitAlgorithm_Kind;
+
+  /**
+   * @generated from field: optional uint32 unit_multiplier = 4;
+   */
+  unitMultiplier?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 burst = 5;
+   */
+  burst?: number | undefined;
+};
+
+/**
+ * Describes the message edge_control_plane.ratelimit.v1.RateLimitWindow.
+ * Use `create(RateLimitWindowSchema)` to create a new message.
+ */
+export const RateLimitWindowSchema: GenMessage<RateLimitWindow> = /*@__PURE__*/
+  messageDesc(file_edge_control_plane_ratelimit_v1_algorithm, 1);
 
 /**
  * @generated from enum edge_control_plane.ratelimit.v1.RateLimitAlgorithm.Kind

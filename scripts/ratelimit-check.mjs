@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// `npm run ratelimit:check -- <files or folders>`: checks rate limit YAML files before they go live, for CI pipelines.
+// The files (a folder stands for the *.yaml files directly in it, as the Worker reads its directory) are loaded as one
+// set with the Worker's own loader (src/ratelimit/config/set-check.ts, built for Node with esbuild) and the settings
+// of wrangler.toml's [vars], overridden by the environment (e.g. BACKEND_TYPE=memcache, MERGE_DOMAIN_CONFIG=true).
+//
+// Prints `ok: <n> files, <n> rules, domains: <...>` and exits 0, or prints the loader's message, word for word what
+// PUT /rlconfig/files answers for the same files, then `  at <path>:<line>`, and exits 1. Exits 2 on a usage error.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+
+const root = path.join(import.meta.dirname, "..");
+
+function usage(problem) {
+  console.error(`${problem}\nusage: npm run ratelimit:check -- <file.yaml | folder> ...`);
+  process.exit(2);
+}
+
+/** The [vars] of wrangler.toml: the settings a deployment loads its files with. */
+function wranglerVars() {
+  const text = readFileSync(path.join(root, "wrangler.toml"), "utf8");
+  const section = text.split(/^\[vars\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
+  const pairs = section.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:"([^"]*)"|([^\s#]+))/gm);
+  return Object.fromEntries([...pairs].map(([, name, quoted, bare]) => [name, quoted ?? bare]));
+}
+
+/** Each argument's files: the file itself, or a folder's *.yaml files (not its subfolders), by name. */
+function filesOf(args) {
+  const paths = args.flatMap((arg) => {
+    let stat;
+    try {
+      stat = statSync(arg);
+    } catch {
+      usage(`${arg}: no such file or folder`);
+    }
+    if (!stat.isDirectory()) return [arg];
+    return readdirSync(arg)
+      .filter((name) => name.endsWith(".yaml") && statSync(path.join(arg, name)).isFile())
+      .sort()
+      .map((name) => path.join(arg, name));
+  });
+  const byName = new Map();
+  for (const file of paths) {
+    const name = path.basename(file);
+    if (byName.has(name) && byName.get(name) !== file)
+      usage(`${file} and ${byName.get(name)}: two files named ${name}`);
+    byName.set(name, file);
+  }
+  return [...byName.entries()].map(([name, file]) => ({ name, path: file, text: readFileSync(file, "utf8") }));
+}
+
+/** The Worker's set check, built for Node from src/ into a temporary directory and imported from there. */
+async function loadChecker() {
+  const dir = mkdtempSync(path.join(tmpdir(), "ratelimit-check-"));
+  try {
+    const outfile = path.join(dir, "set-check.mjs");
+    await build({
+      entryPoints: [path.join(root, "src", "ratelimit", "config", "set-check.ts")],
+      outfile,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      logLevel: "error",
+      banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
+    });
+    return await import(pathToFileURL(outfile).href);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const args = process.argv.slice(2);
+if (args.length === 0) usage("no files or folders given");
+const files = filesOf(args);
+if (files.length === 0) usage(`no .yaml files in ${args.join(", ")}`);
+const { checkConfigSet } = await loadChecker();
+const result = checkConfigSet(
+  files.map(({ name, text }) => ({ name, text })),
+  { ...wranglerVars(), ...process.env },
+);
+if (result.ok) {
+  const { rules, domains } = result.value;
+  console.log(`ok: ${files.length} files, ${rules} rules, domains: ${domains.join(", ")}`);
+} else {
+  const { message, line } = result.error;
+  console.error(message);
+  const file = files.find(({ name }) => name === result.error.file);
+  if (file) console.error(`  at ${file.path}${line === undefined ? "" : `:${line}`}`);
+  process.exit(1);
+}
