@@ -21,9 +21,12 @@ import { buildWorkerBundle } from "./worker-bundle.mjs";
 // tenant policy can name (about 4 KiB), at the price of a generator that reads the policy. 384 → 396 KiB with issue
 // 28 (378.3 → 388.3 KiB: the bundled news sample NEWS_DEMO ingests, 2.4 KiB; an example for every request body,
 // 2.4 KiB; the one-file /rlconfig routes and their overlay; the unknown-field walk; the metadata parity), and room for
-// issue 29's coalescing.
+// issue 29's coalescing. 396 → 408 KiB with issues 31 and 32 (394.8 → 406.3 KiB: several windows per descriptor in
+// the limiter, the Durable Object table and the Redis script, explain, validate, the IETF headers and store health,
+// about 5 KiB; push outcomes, run claims, heartbeats and the sweeps, slave attempts, about 6 KiB). The web console of
+// issue 33 adds nothing: its assets are static files, held to their own 100 KiB below.
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 396 * 1024;
+const LIMIT_BYTES = 408 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
