@@ -54,6 +54,8 @@ const EXAMPLE_ORDER = [
   "POST /json",
   "PUT /rlconfig/files",
   "PUT /rlconfig/files/{name}",
+  "POST /rlconfig/validate",
+  "POST /rlconfig/validate/{name}",
   "POST /envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit",
 ];
 
