@@ -4,12 +4,11 @@
 // violation on any page.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
 import {
   ADMIN,
-  RATELIMIT_TOKEN,
+  type ConsoleStand,
+  startConsoleStand,
   expectOnlyOwnOrigin,
-  launchChromium,
   screenshot,
   seriousViolations,
   signIn,
@@ -18,30 +17,17 @@ import {
   watchedPage,
 } from "../support/console-browser";
 
-let server: DevServer;
+let stand: ConsoleStand;
 let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
   // No agent: gensynchaprx stores each version and says no load balancer was updated.
-  server = await startWranglerDev(
-    {
-      PROXY_ADMIN_USERNAME: ADMIN.username,
-      PROXY_ADMIN_PASSWORD: ADMIN.password,
-      RATELIMIT_ADMIN_TOKEN: RATELIMIT_TOKEN,
-      HAPROXY_AGENT_URL: "",
-      SLAVE_AGENT_URLS: "",
-    },
-    { name: "console browser" },
-  );
-  origin = new URL(server.url).origin;
-  browser = await launchChromium();
+  stand = await startConsoleStand("console browser", { HAPROXY_AGENT_URL: "" });
+  ({ browser, origin } = stand);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+afterAll(() => stand?.stop());
 
 describe("/console as served", () => {
   it("answers the page with a Content-Security-Policy allowing only the Worker's own origin", async () => {

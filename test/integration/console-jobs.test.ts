@@ -5,11 +5,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
 import {
   ADMIN,
+  type ConsoleStand,
+  startConsoleStand,
   expectOnlyOwnOrigin,
-  launchChromium,
   proxyCall,
   seriousViolations,
   signIn,
@@ -17,7 +17,7 @@ import {
   watchedPage,
 } from "../support/console-browser";
 
-let server: DevServer;
+let stand: ConsoleStand;
 let browser: Browser;
 let origin: string;
 let agent: http.Server;
@@ -34,25 +34,17 @@ beforeAll(async () => {
     else held.push(response);
   });
   await new Promise<void>((resolve) => agent.listen(0, "127.0.0.1", resolve));
-  server = await startWranglerDev(
-    {
-      PROXY_ADMIN_USERNAME: ADMIN.username,
-      PROXY_ADMIN_PASSWORD: ADMIN.password,
-      HAPROXY_AGENT_URL: `http://127.0.0.1:${(agent.address() as AddressInfo).port}`,
-      HAPROXY_AGENT_TOKEN: "console-jobs-agent-token",
-      SLAVE_AGENT_URLS: "",
-    },
-    { name: "console jobs" },
-  );
-  origin = new URL(server.url).origin;
-  browser = await launchChromium();
+  stand = await startConsoleStand("console jobs", {
+    HAPROXY_AGENT_URL: `http://127.0.0.1:${(agent.address() as AddressInfo).port}`,
+    HAPROXY_AGENT_TOKEN: "console-jobs-agent-token",
+  });
+  ({ browser, origin } = stand);
 });
 
 afterAll(async () => {
   released = true;
   held.splice(0).forEach(refuse);
-  await browser?.close();
-  await server?.stop();
+  await stand?.stop();
   await new Promise((resolve) => agent?.close(resolve));
 });
 

@@ -4,12 +4,12 @@
 // pages make goes to the Worker's own origin.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
 import {
   ADMIN,
+  type ConsoleStand,
+  startConsoleStand,
   RATELIMIT_TOKEN,
   expectOnlyOwnOrigin,
-  launchChromium,
   screenshot,
   seriousViolations,
   signIn,
@@ -18,29 +18,16 @@ import {
   watchedPage,
 } from "../support/console-browser";
 
-let server: DevServer;
+let stand: ConsoleStand;
 let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  server = await startWranglerDev(
-    {
-      PROXY_ADMIN_USERNAME: ADMIN.username,
-      PROXY_ADMIN_PASSWORD: ADMIN.password,
-      RATELIMIT_ADMIN_TOKEN: RATELIMIT_TOKEN,
-      HAPROXY_AGENT_URL: "",
-      SLAVE_AGENT_URLS: "",
-    },
-    { name: "console operator" },
-  );
-  origin = new URL(server.url).origin;
-  browser = await launchChromium();
+  stand = await startConsoleStand("console operator", { HAPROXY_AGENT_URL: "" });
+  ({ browser, origin } = stand);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+afterAll(() => stand?.stop());
 
 describe("the operator's pages", () => {
   it("shows the new version's diff after a generation, rolls back to the one before, and audits both", async () => {

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { expect } from "vitest";
-import { requireBinary, root } from "./servers.mjs";
+import { requireBinary, root, startWranglerDev } from "./servers.mjs";
 
 export const ADMIN = { username: "admin", password: "local-admin-password" };
 export const RATELIMIT_TOKEN = "local-ratelimit-admin-token";
@@ -17,6 +17,39 @@ export function launchChromium(): Promise<Browser> {
   requireBinary("chromium");
   const executablePath = spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).stdout.trim();
   return chromium.launch({ executablePath, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
+}
+
+/** A Worker signed into by the console's credentials, and a chromium; `stop` ends both. */
+export interface ConsoleStand {
+  origin: string;
+  browser: Browser;
+  stop(): Promise<void>;
+}
+
+/** Starts `wrangler dev` with the console's credentials and no slave agents (plus `vars`), and a chromium. */
+export async function startConsoleStand(name: string, vars: Record<string, string>): Promise<ConsoleStand> {
+  const server = await startWranglerDev(
+    {
+      PROXY_ADMIN_USERNAME: ADMIN.username,
+      PROXY_ADMIN_PASSWORD: ADMIN.password,
+      RATELIMIT_ADMIN_TOKEN: RATELIMIT_TOKEN,
+      SLAVE_AGENT_URLS: "",
+      ...vars,
+    },
+    { name },
+  );
+  const browser = await launchChromium().catch(async (error) => {
+    await server.stop();
+    throw error;
+  });
+  return {
+    origin: new URL(server.url).origin,
+    browser,
+    stop: async () => {
+      await browser.close();
+      await server.stop();
+    },
+  };
 }
 
 /** A page and what it did: every request's URL, every answer that was not 2xx/3xx, script errors. */
