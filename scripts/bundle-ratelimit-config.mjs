@@ -9,21 +9,10 @@
 // fails, so the build succeeds with the last good bundle unchanged and the running Worker keeps its rules.
 //
 // Options (for the tests): --config-dir <dir> (config/) and --output <file> (src/ratelimit/config/bundled.gen.ts).
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { build } from "esbuild";
+import { importBuiltForNode, wranglerVars } from "./ratelimit-loader.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 const { values: options } = parseArgs({ options: { "config-dir": { type: "string" }, output: { type: "string" } } });
@@ -43,40 +32,11 @@ function walk(dir) {
   });
 }
 
-/** The [vars] of wrangler.toml: the settings a deployment and `wrangler dev` load the files with. */
-function wranglerVars() {
-  const text = readFileSync(path.join(root, "wrangler.toml"), "utf8");
-  const section = text.split(/^\[vars\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
-  const pairs = section.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:"([^"]*)"|([^\s#]+))/gm);
-  return Object.fromEntries([...pairs].map(([, name, quoted, bare]) => [name, quoted ?? bare]));
-}
-
-/** The Worker's loader, built for Node from src/ into a temporary directory and imported from there. */
-async function loadChecker() {
-  const dir = mkdtempSync(path.join(tmpdir(), "ratelimit-config-check-"));
-  try {
-    const outfile = path.join(dir, "bundle-check.mjs");
-    await build({
-      entryPoints: [path.join(root, "src", "ratelimit", "config", "bundle-check.ts")],
-      outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      logLevel: "error",
-      // yaml's CommonJS modules require node:process, which an ES module bundle can only do through a require.
-      banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
-    });
-    return await import(pathToFileURL(outfile).href);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const files = Object.fromEntries(
   walk(configDir).map((file) => [path.relative(configDir, file).split(path.sep).join("/"), readFileSync(file, "utf8")]),
 );
 
-const { checkBundle } = await loadChecker();
+const { checkBundle } = await importBuiltForNode("bundle-check.ts");
 const problems = checkBundle(files, wranglerVars());
 /** A path as the user typed it: relative to the working directory when within it. */
 const shown = (file) =>

@@ -6,25 +6,15 @@
 //
 // Prints `ok: <n> files, <n> rules, domains: <...>` and exits 0, or prints the loader's message, word for word what
 // PUT /rlconfig/files answers for the same files, then `  at <path>:<line>`, and exits 1. Exits 2 on a usage error.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { importBuiltForNode, wranglerVars } from "./ratelimit-loader.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 
 function usage(problem) {
   console.error(`${problem}\nusage: npm run ratelimit:check -- <file.yaml | folder> ...`);
   process.exit(2);
-}
-
-/** The [vars] of wrangler.toml: the settings a deployment loads its files with. */
-function wranglerVars() {
-  const text = readFileSync(path.join(root, "wrangler.toml"), "utf8");
-  const section = text.split(/^\[vars\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
-  const pairs = section.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:"([^"]*)"|([^\s#]+))/gm);
-  return Object.fromEntries([...pairs].map(([, name, quoted, bare]) => [name, quoted ?? bare]));
 }
 
 /** Each argument's files: the file itself, or a folder's *.yaml files (not its subfolders), by name. */
@@ -52,31 +42,11 @@ function filesOf(args) {
   return [...byName.entries()].map(([name, file]) => ({ name, path: file, text: readFileSync(file, "utf8") }));
 }
 
-/** The Worker's set check, built for Node from src/ into a temporary directory and imported from there. */
-async function loadChecker() {
-  const dir = mkdtempSync(path.join(tmpdir(), "ratelimit-check-"));
-  try {
-    const outfile = path.join(dir, "set-check.mjs");
-    await build({
-      entryPoints: [path.join(root, "src", "ratelimit", "config", "set-check.ts")],
-      outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      logLevel: "error",
-      banner: { js: 'import { createRequire } from "node:module"; const require = createRequire(import.meta.url);' },
-    });
-    return await import(pathToFileURL(outfile).href);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const args = process.argv.slice(2);
 if (args.length === 0) usage("no files or folders given");
 const files = filesOf(args);
 if (files.length === 0) usage(`no .yaml files in ${args.join(", ")}`);
-const { checkConfigSet } = await loadChecker();
+const { checkConfigSet } = await importBuiltForNode("set-check.ts");
 const result = checkConfigSet(
   files.map(({ name, text }) => ({ name, text })),
   { ...wranglerVars(), ...process.env },
