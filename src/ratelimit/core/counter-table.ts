@@ -338,7 +338,7 @@ export class CounterTable {
     return this.rows.find(key)?.count ?? 0;
   }
 
-  /** Drops the entries of windows closed for longer than the grace; their rows (if any) go at a later write or the alarm. */
+  /** Drops the entries of windows closed for longer than the grace; their rows go at a later write or the alarm. */
   private forgetClosed(nowMs: number): void {
     if (nowMs < this.earliestInMemory) return;
     let earliest = Infinity;
