@@ -1,7 +1,8 @@
 // A rate-limit counter object: one per rate-limit key (COUNTER_OBJECT_LAYOUT=per_key) or one shard of many keys
 // (sharded). Wiring only: the counting and writing rules are src/ratelimit/core/counter-table.ts, the rows live in
 // the object's SQLite database (src/ratelimit/stores/durable-object/sql-rows.ts). The object sets the write-behind
-// timer the table asks for, runs the table's sweep at its alarm and drops its storage once nothing is left.
+// timer the table asks for (each write also deletes closed rows), runs the table's sweep at its alarm and drops its
+// storage once nothing is left.
 import { DurableObject } from "cloudflare:workers";
 import { fnv1a32 } from "../src/ratelimit/core/counter-shards";
 import { CounterTable, type CounterOperation, type ObjectReply } from "../src/ratelimit/core/counter-table";
@@ -12,8 +13,14 @@ import { SqlCounterRows } from "../src/ratelimit/stores/durable-object/sql-rows"
 
 export type { CounterOperation };
 
-/** Most closed rows one alarm deletes; a fuller table is swept by alarms in a row. */
+/** Most closed rows one alarm (or one write) deletes; a fuller table is swept by alarms in a row. */
 const SWEEP_BATCH = 500;
+/**
+ * How long after its window's end a row waits for the object's next write to delete it, before the alarm does. A key
+ * used again within this never wakes its object by alarm; in workerd, where every object shares one process and one
+ * SQLite heap, such wakes added 39 % (and rising) to the objects a soak's calls opened (docs/reliability.md, "Memory").
+ */
+const SWEEP_DELAY_SECONDS = 600;
 
 export class RateLimitCounter extends DurableObject<Env> {
   private readonly rows: SqlCounterRows;
@@ -31,6 +38,7 @@ export class RateLimitCounter extends DurableObject<Env> {
       // Fixed per object, so that every instance of it computes the same alarm from the same rows.
       alarmJitterSeconds: jitterMax > 0 ? fnv1a32(ctx.id.toString()) % jitterMax : 0,
       sweepBatch: SWEEP_BATCH,
+      sweepDelaySeconds: SWEEP_DELAY_SECONDS,
     });
     recordCounterObjectActivity(env, { objects_started: 1 });
   }

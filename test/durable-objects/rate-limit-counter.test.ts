@@ -1,6 +1,7 @@
 // The RateLimitCounter Durable Object in workerd: counting and reading, the write-behind into its SQLite table
-// `counters(key, count, window_end)` that a new instance continues from, exactness under concurrency, the alarm's
-// sweep (only closed rows, 500 at a time, the whole storage dropped once empty) and windows too short to be stored.
+// `counters(key, count, window_end)` that a new instance continues from, exactness under concurrency, closed rows
+// deleted by the next write, the alarm's sweep 10 minutes after a window's end (only closed rows, 500 at a time, the
+// whole storage dropped once empty) and windows too short to be stored.
 // Real time throughout (no fake Date): the object computes what to write from Date.now().
 import {
   abortAllDurableObjects,
@@ -29,8 +30,11 @@ const op = (key: string, hits: number, windowEnd: number, windowSeconds = 60): C
   windowEnd,
   windowSeconds,
 });
-/** The object's alarm jitter: fnv1a32 of its id modulo EXPIRATION_JITTER_MAX_SECONDS (300 by default). */
-const alarmOf = (stub: Stub, windowEnd: number) => (windowEnd + (fnv1a32(stub.id.toString()) % 300)) * 1000;
+/** How long after a window's end its row waits for a later write before the alarm sweeps it (SWEEP_DELAY_SECONDS). */
+const SWEEP_DELAY_SECONDS = 600;
+/** The object's alarm: the delay, plus fnv1a32 of its id modulo EXPIRATION_JITTER_MAX_SECONDS (300 by default). */
+const alarmOf = (stub: Stub, windowEnd: number) =>
+  (windowEnd + SWEEP_DELAY_SECONDS + (fnv1a32(stub.id.toString()) % 300)) * 1000;
 
 const rowsOf = (stub: Stub) =>
   runInDurableObject(stub, (_instance, state) => {
@@ -139,6 +143,20 @@ describe("RateLimitCounter", { timeout: 30_000 }, () => {
     await vi.waitUntil(async () => (await rowsOf(emptying)) !== undefined, WRITTEN);
     expect(await rowsOf(emptying)).toEqual([{ key: "d_emptying_1", count: 2, window_end: end }]);
     expect(await alarmAt(emptying)).toBe(alarmOf(emptying, end));
+  });
+
+  it("deletes closed rows with its next write and moves its alarm to 10 minutes past the open window's end", async () => {
+    const stub = env.RATE_LIMIT_COUNTER.getByName("d_lazy_");
+    const past = nowSeconds() - 1;
+    await seed(stub, [{ key: "d_lazy_old", count: 5, window_end: past }]);
+    const end = future();
+    expect(await stub.increment([op("d_lazy_new", 2, end)])).toEqual([2]);
+    await vi.waitUntil(async () => (await rowsOf(stub))?.some((row) => row.key === "d_lazy_new"), WRITTEN);
+    // The write's commit deleted the closed row, so no alarm has to open the object for it: the alarm left is the
+    // open row's, which a later write moves again while the key is in use.
+    expect(await rowsOf(stub)).toEqual([{ key: "d_lazy_new", count: 2, window_end: end }]);
+    expect(await alarmAt(stub)).toBe(alarmOf(stub, end));
+    expect(await alarmAt(stub)).toBeGreaterThanOrEqual((end + SWEEP_DELAY_SECONDS) * 1000);
   });
 
   it("sweeps only the rows of closed windows", async () => {

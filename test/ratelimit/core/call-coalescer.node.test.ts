@@ -12,7 +12,13 @@ import {
   type ObjectReply,
 } from "../../../src/ratelimit/core/counter-table";
 
-const tableOptions = { minIdleLifetimeMs: 10_000, writeBehindMs: 0, alarmJitterSeconds: 0, sweepBatch: 100 };
+const tableOptions = {
+  minIdleLifetimeMs: 10_000,
+  writeBehindMs: 0,
+  alarmJitterSeconds: 0,
+  sweepDelaySeconds: 0,
+  sweepBatch: 100,
+};
 const NOW_MS = 1_700_000_000_000;
 const WINDOW_END = NOW_MS / 1000 + 60;
 

@@ -34,6 +34,7 @@ const newTable = () =>
     minIdleLifetimeMs: 10_000,
     writeBehindMs: 0,
     alarmJitterSeconds: 0,
+    sweepDelaySeconds: 0,
     sweepBatch: 10,
   });
 

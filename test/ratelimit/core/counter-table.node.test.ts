@@ -79,13 +79,14 @@ const OPTIONS: CounterTableOptions = {
   minIdleLifetimeMs: 10_000,
   writeBehindMs: 2_000,
   alarmJitterSeconds: 3,
+  sweepDelaySeconds: 20,
   sweepBatch: 2,
 };
 
 /** 2027-01-15T08:00:00Z: a whole second, so window ends are exact. */
 const T0S = 1_800_000_000;
 const T0 = T0S * 1000;
-const alarmOf = (windowEnd: number) => (windowEnd + OPTIONS.alarmJitterSeconds) * 1000;
+const alarmOf = (windowEnd: number) => (windowEnd + OPTIONS.sweepDelaySeconds + OPTIONS.alarmJitterSeconds) * 1000;
 
 const op = (key: string, hits: number, windowEnd: number, windowSeconds = 60): CounterOperation => ({
   key,
@@ -299,10 +300,62 @@ describe("CounterTable: the sweep", () => {
     const { rows, table } = tableOver([{ key: "old", count: 9, windowEnd: T0S - 1 }]);
     table.increment([op("new", 2, T0S + 60)], T0);
     expect(table.sweep(T0 + 1_000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
-    // The stored row implied the alarm at old's end; the new row's is later, so the commit leaves it.
-    expect(rows.commits).toEqual([{ rows: [{ key: "new", count: 2, windowEnd: T0S + 60 }], alarmAtMs: undefined }]);
+    // The write itself deleted old's closed row and moved the alarm from old's end to new's; the sweep found nothing.
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "new", count: 2, windowEnd: T0S + 60 }], alarmAtMs: alarmOf(T0S + 60) },
+    ]);
+    expect(rows.deletions.map((d) => d.deleted)).toEqual([["old"], []]);
     expect(rows.sorted()).toEqual([{ key: "new", count: 2, windowEnd: T0S + 60 }]);
-    expect(table.takeActivity()).toEqual(rowActivity(1, 1, 1, 1, 2));
+    expect(table.takeActivity()).toEqual(rowActivity(1, 1, 1, 1, 1));
+  });
+
+  it("deletes closed rows with each write and moves the alarm later, so a key in use never wakes by its alarm", () => {
+    const { rows, table } = tableOver([
+      { key: "w1", count: 4, windowEnd: T0S },
+      { key: "h1", count: 7, windowEnd: T0S + 3600 },
+    ]);
+    // A new instance takes the alarm the stored rows imply (w1's end), deletes w1 and moves the alarm to h1's.
+    table.increment([op("w2", 1, T0S + 60)], T0 + 5_000);
+    table.writeUnwritten(T0 + 7_000);
+    expect(rows.deletions).toEqual([{ nowSeconds: T0S + 7, limit: 2, deleted: ["w1"] }]);
+    expect(rows.commits).toEqual([
+      { rows: [{ key: "w2", count: 1, windowEnd: T0S + 60 }], alarmAtMs: alarmOf(T0S + 60) },
+    ]);
+    // The next window's write, before that alarm, deletes w2 and moves the alarm later again, to w3's end.
+    table.increment([op("w3", 2, T0S + 120)], T0 + 65_000);
+    table.writeUnwritten(T0 + 67_000);
+    expect(rows.commits[1]).toEqual({
+      rows: [{ key: "w3", count: 2, windowEnd: T0S + 120 }],
+      alarmAtMs: alarmOf(T0S + 120),
+    });
+    expect(rows.sorted()).toEqual([
+      { key: "h1", count: 7, windowEnd: T0S + 3600 },
+      { key: "w3", count: 2, windowEnd: T0S + 120 },
+    ]);
+    // Once the key goes idle, its alarm comes and deletes what is closed.
+    expect(table.sweep(alarmOf(T0S + 120))).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 3600) });
+    expect(table.takeActivity()).toMatchObject({ rowsWritten: 2, rowsDeleted: 3, commits: 3 });
+  });
+
+  it("keeps the alarm where it is while a write leaves closed rows behind, and never moves it later than a row", () => {
+    const { rows, table } = tableOver([
+      { key: "c1", count: 1, windowEnd: T0S - 20 },
+      { key: "c2", count: 1, windowEnd: T0S - 10 },
+      { key: "c3", count: 1, windowEnd: T0S - 5 },
+    ]);
+    table.increment([op("n", 1, T0S + 60)], T0);
+    table.writeUnwritten(T0 + 2_000);
+    // A full batch (2) deleted: c3 is still closed and stored, so the alarm due at c1's end stays.
+    expect(rows.commits).toEqual([{ rows: [{ key: "n", count: 1, windowEnd: T0S + 60 }], alarmAtMs: undefined }]);
+    expect(table.sweep(alarmOf(T0S - 20))).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
+    expect(rows.deletions.map((d) => d.deleted)).toEqual([["c1", "c2"], ["c3"]]);
+    // An earlier row than any stored still moves the alarm earlier, with nothing to delete.
+    table.increment([op("e", 1, T0S + 30)], T0 + 3_000);
+    table.writeUnwritten(T0 + 5_000);
+    expect(rows.commits[1]).toEqual({
+      rows: [{ key: "e", count: 1, windowEnd: T0S + 30 }],
+      alarmAtMs: alarmOf(T0S + 30),
+    });
   });
 
   it("after an empty sweep, the next write sets the alarm again", () => {
@@ -352,7 +405,8 @@ describe("CounterTable: memory", () => {
     table.read([op("b", 0, T0S + 60)], T0);
     table.writeUnwritten(T0 + 2_000);
     expect(table.sweep(T0 + 2_000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 60) });
-    expect(table.takeActivity()).toEqual(rowActivity(4, 2, 1, 1, 2));
+    // The write deleted the closed row in its own commit; the sweep found nothing more.
+    expect(table.takeActivity()).toEqual(rowActivity(4, 2, 1, 1, 1));
     expect(table.takeActivity()).toEqual(rowActivity(0, 0, 0, 0, 0));
   });
 });
@@ -382,11 +436,25 @@ describe("CounterTable: properties", () => {
         const hitsSoFar = new Map<string, number>();
         const windowEndOf = new Map<string, number>();
         const lastHitPersistable = new Map<string, boolean>();
+        // The alarm in force, as the commits and sweeps set it: never later than the earliest stored row's.
+        let alarm: number | null = null;
+        let commitsSeen = 0;
+        const followAlarm = () => {
+          for (const commit of rows.commits.slice(commitsSeen)) alarm = commit.alarmAtMs ?? alarm;
+          commitsSeen = rows.commits.length;
+          const earliest = rows.earliestWindowEnd();
+          if (earliest !== undefined) expect(alarm).not.toBeNull();
+          if (earliest !== undefined) expect(alarm!).toBeLessThanOrEqual(alarmOf(earliest));
+        };
         for (const s of steps) {
           now += s.advanceMs;
           if (s.kind === "write") table.writeUnwritten(now);
-          else if (s.kind === "sweep") table.sweep(now);
-          else {
+          else if (s.kind === "sweep") {
+            table.writeUnwritten(now);
+            followAlarm();
+            const outcome = table.sweep(now);
+            alarm = outcome.kind === "empty" ? null : outcome.alarmAtMs;
+          } else {
             const operations = s.ops.map(({ name, window, hits }) => {
               const start = Math.floor(now / 1000 / window) * window;
               return op(`${name}_${window}_${start}`, hits, start + window, window);
@@ -400,6 +468,7 @@ describe("CounterTable: properties", () => {
             });
             expect(table.increment(operations, now).replies).toEqual(expected);
           }
+          followAlarm();
         }
         table.writeUnwritten(now);
         for (const [key, total] of hitsSoFar) {
@@ -419,11 +488,11 @@ describe("CounterTable: properties", () => {
             expect(row.count).toBeLessThanOrEqual(total);
           }
         }
-        // A commit that moves the alarm moves it to its own earliest row's window end (plus jitter).
+        // A commit that moves the alarm moves it no later than its own earliest row's window end (plus the delay).
         for (const commit of rows.commits) {
           expect(commit.rows.length).toBeGreaterThan(0);
           if (commit.alarmAtMs !== undefined)
-            expect(commit.alarmAtMs).toBe(alarmOf(Math.min(...commit.rows.map((row) => row.windowEnd))));
+            expect(commit.alarmAtMs).toBeLessThanOrEqual(alarmOf(Math.min(...commit.rows.map((row) => row.windowEnd))));
         }
       }),
       { numRuns: 300 },
@@ -609,8 +678,8 @@ describe("CounterTable: token bucket", () => {
       rows: [{ key: "tb_b_tb", count: T0_MICROS + 18e6, windowEnd: T0S + 21 }],
       alarmAtMs: undefined,
     });
-    // The alarm set for the first window end finds the row still open and comes back at its new end.
-    expect(table.sweep(alarmOf(T0S + 15))).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 21) });
+    // A sweep while the row is still open (after the first window end) comes back at its new end.
+    expect(table.sweep((T0S + 18) * 1000)).toEqual({ kind: "next", alarmAtMs: alarmOf(T0S + 21) });
     expect(rows.sorted()).toEqual([{ key: "tb_b_tb", count: T0_MICROS + 18e6, windowEnd: T0S + 21 }]);
     // Memory keeps the entry until the latest window end (plus the grace), not the first.
     expect(table.read([], (T0S + 15) * 1000 + CLOSED_WINDOW_GRACE_MS)).toEqual([]);

@@ -24,7 +24,7 @@ function counterObject() {
       earliestWindowEnd: () => undefined,
       deleteClosed: () => 0,
     },
-    { minIdleLifetimeMs: 10_000, writeBehindMs: 0, alarmJitterSeconds: 0, sweepBatch: 100 },
+    { minIdleLifetimeMs: 10_000, writeBehindMs: 0, alarmJitterSeconds: 0, sweepDelaySeconds: 0, sweepBatch: 100 },
   );
   const counted = { calls: 0, operations: [] as number[] };
   const call = async (_object: string, operations: CounterOperation[]): Promise<ObjectReply[]> => {
