@@ -185,6 +185,7 @@ function tableStore(clock: { nowMs: number }) {
     minIdleLifetimeMs: 10_000,
     writeBehindMs: 2_000,
     alarmJitterSeconds: 0,
+    sweepDelaySeconds: 0,
     sweepBatch: 100,
   });
   const sent: CounterIncrement[][] = [];
