@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import {
   ADMIN,
+  clickToWrite,
   type ConsoleStand,
   startConsoleStand,
   expectOnlyOwnOrigin,
@@ -67,7 +68,7 @@ describe("the tenant's pages", () => {
     await page.locator("#port").fill("8080");
     await page.locator("#params").fill("timeout server 30s\nfrontend evil");
     await page.locator("#containers").fill(`${containerId} check`);
-    await page.getByRole("button", { name: "Check this change (dry run)" }).first().click();
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }).first());
     const refusal = page.locator("#params-error");
     await refusal.waitFor();
     expect(await refusal.innerText()).toBe('Refused: params line 2: "frontend" opens a new section');
@@ -78,7 +79,7 @@ describe("the tenant's pages", () => {
     await screenshot(page.locator("form", { has: page.locator("#params") }), "refused");
 
     await page.locator("#params").fill("timeout server 30s");
-    await page.getByRole("button", { name: "Check this change (dry run)" }).first().click();
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }).first());
     const dryRun = page.getByRole("region", { name: "Dry run" });
     await dryRun.waitFor();
     expect(await dryRun.locator("figcaption").innerText()).toBe("backend api: 11 lines added, 0 removed");
@@ -87,7 +88,7 @@ describe("the tenant's pages", () => {
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page.locator("form", { has: page.locator("#params") }), "dry-run");
 
-    await page.getByRole("button", { name: "Apply" }).click();
+    await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
     await page.getByText("Applied: backend api is stored (its number, backendId:").waitFor();
     await page.getByRole("rowheader", { name: "api" }).waitFor();
     const stored = (await other.admin("GET", `/projects/${label}`)).body.backends;
@@ -115,7 +116,7 @@ describe("the tenant's pages", () => {
     await page.locator("#container-label").fill("db");
     await page.locator("#container-hostname").fill(web.host.hostname);
     await page.locator("#container-ipv6").fill(web.ipv6);
-    await page.getByRole("button", { name: "Check this change (dry run)" }).nth(1).click();
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }).nth(1));
     const refusal = page.locator("#container-ipv6-error");
     await refusal.waitFor();
     expect(await refusal.innerText()).toBe(
@@ -134,12 +135,14 @@ describe("the tenant's pages", () => {
     await signIn(page, origin, tenant.username, tenant.password);
     await page.getByRole("link", { name: label }).click();
     await page.getByRole("heading", { name: `Project ${label}` }).waitFor();
+    // The heading comes before the project's answer: wait for what the answer shows.
+    await page.getByText("No backend yet.").waitFor();
     // Someone else changes the project after the page loaded it.
     expect((await admin("POST", `/backends/${label}`, { label: "other", port: 9090 })).status).toBe(200);
 
     await page.locator("#label").fill("api");
     await page.locator("#containers").fill(`${containerId}`);
-    await page.getByRole("button", { name: "Check this change (dry run)" }).first().click();
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }).first());
     const conflict = page.getByRole("alert", { name: "Conflict" });
     await conflict.waitFor();
     expect(await conflict.locator("h3").innerText()).toBe("Someone changed this project meanwhile");
@@ -155,8 +158,8 @@ describe("the tenant's pages", () => {
       expect.arrayContaining([expect.stringContaining('"label": "other"'), expect.stringContaining('"port": 9090')]),
     );
     await page.getByRole("rowheader", { name: "other" }).waitFor();
-    await page.getByRole("button", { name: "Check this change (dry run)" }).first().click();
-    await page.getByRole("button", { name: "Apply" }).click();
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }).first());
+    await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
     await page.getByRole("rowheader", { name: "api" }).waitFor();
     expect((await admin("GET", `/projects/${label}`)).body.backends.map((b: any) => b.label).sort()).toEqual([
       "api",
