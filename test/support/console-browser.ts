@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { expect } from "vitest";
-import { requireBinary, root, startWranglerDev } from "./servers.mjs";
+import { refreshProxyConnection, requireBinary, root, startWranglerDev } from "./servers.mjs";
 
 export const ADMIN = { username: "admin", password: "local-admin-password" };
 export const RATELIMIT_TOKEN = "local-ratelimit-admin-token";
@@ -115,6 +115,16 @@ export async function signIn(page: Page, origin: string, username: string, passw
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { name: "Projects" }).waitFor();
+}
+
+/**
+ * Clicks a control that sends a write (POST or PUT), first giving wrangler dev's proxy a fresh connection to the Worker:
+ * a write racing workerd's close of an idle connection is answered 503 (workers-sdk issue 14641), and the waits for
+ * axe-core leave such idle spells between a page's requests.
+ */
+export async function clickToWrite(origin: string, control: Locator) {
+  await refreshProxyConnection({ url: origin });
+  await control.click();
 }
 
 /** Goes to one of the console's pages (the fragment), keeping the signed-in tab. */
