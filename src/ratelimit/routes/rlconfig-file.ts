@@ -52,6 +52,20 @@ const answers = {
 const raced = "The files changed between this request's read and its write (nothing written: send it again)";
 
 // The body is read here, within RATELIMIT_CONFIG_MAX_BODY_BYTES, so it is documented only.
+/** The one YAML file PUT /rlconfig/files/{name} and its dry run take. */
+export const yamlFileBody = {
+  required: true,
+  content: Object.fromEntries(
+    YAML_TYPES.map((type) => [type, { schema: { type: "string" as const }, example: EXAMPLE_YAML }]),
+  ),
+};
+
+/** The refusals of that body, before it is read as YAML. */
+export const yamlFileRefusals = {
+  413: text("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
+  415: text("The Content-Type is not a YAML or plain text type"),
+};
+
 export const putConfigFileRoute = createRoute({
   method: "put",
   path: "/rlconfig/files/{name}",
@@ -65,18 +79,12 @@ export const putConfigFileRoute = createRoute({
   middleware: [requireAdminToken],
   request: {
     params: NameParams,
-    body: {
-      required: true,
-      content: Object.fromEntries(
-        YAML_TYPES.map((type) => [type, { schema: { type: "string" as const }, example: EXAMPLE_YAML }]),
-      ),
-    },
+    body: yamlFileBody,
   },
   responses: {
     ...answers,
     409: text(raced),
-    413: text("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
-    415: text("The Content-Type is not a YAML or plain text type"),
+    ...yamlFileRefusals,
     ...adminErrors,
   },
 });

@@ -13,7 +13,7 @@ import { configLoadSettings } from "../settings";
 import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 import { configFilesExample } from "./examples";
 import { configBodyOf, configFilesOf } from "./rlconfig";
-import { EXAMPLE_YAML, fileNameOf, NameParams, requireYamlType, YAML_TYPES } from "./rlconfig-file";
+import { fileNameOf, NameParams, requireYamlType, yamlFileBody, yamlFileRefusals } from "./rlconfig-file";
 
 type RateLimitEnv = { Bindings: Env };
 
@@ -58,18 +58,12 @@ export const validateConfigFileRoute = createRoute({
   middleware: [requireAdminToken],
   request: {
     params: NameParams,
-    body: {
-      required: true,
-      content: Object.fromEntries(
-        YAML_TYPES.map((type) => [type, { schema: { type: "string" as const }, example: EXAMPLE_YAML }]),
-      ),
-    },
+    body: yamlFileBody,
   },
   responses: {
     ...verdict,
     400: text("The name breaks the rule, or the set would not load: the PUT's own message"),
-    413: text("The body is larger than RATELIMIT_CONFIG_MAX_BODY_BYTES"),
-    415: text("The Content-Type is not a YAML or plain text type"),
+    ...yamlFileRefusals,
     ...adminErrors,
   },
 });
