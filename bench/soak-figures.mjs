@@ -6,7 +6,7 @@ const GROWTH_WINDOW_MS = 10 * 60_000;
 
 /**
  * @param {Record<string, string | undefined>} env
- * @returns {{ minutes: number, rate: number, sampleSeconds: number, keys: number }}
+ * @returns {{ minutes: number, rate: number, sampleSeconds: number, keys: number, control: boolean }}
  */
 export function soakOptions(env) {
   /** @param {string} name @param {number} fallback @param {number} min */
@@ -22,7 +22,15 @@ export function soakOptions(env) {
     rate: number("SOAK_RATE", 50, 1),
     sampleSeconds: number("SOAK_SAMPLE_SECONDS", 30, 1),
     keys: Math.round(number("SOAK_KEYS", 5000, 1)),
+    control: control(env.SOAK_CONTROL),
   };
+}
+
+/** SOAK_CONTROL: "1" (the default) runs the control arm (bench/soak-control.mjs) beside the soak, "0" does not. */
+function control(/** @type {string | undefined} */ text) {
+  if (text === undefined || text === "" || text === "1") return true;
+  if (text === "0") return false;
+  throw new Error("SOAK_CONTROL: expected 0 or 1");
 }
 
 /**

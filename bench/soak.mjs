@@ -8,6 +8,8 @@
 // answers (200 or 429 for /json, OK for gRPC, 200 for the rest) and of the others. SOAK_RATE: requests per second (50).
 // Arguments after `--` go to `npm start` (e.g. `npm run bench:soak -- --var COUNTER_OBJECT_LAYOUT:sharded`). If npm
 // start exits early (it stops when a workerd crashes), the run ends there with exit code 1. Linux only (/proc).
+// Beside it runs a control (bench/soak-control.mjs; SOAK_CONTROL=0 leaves it out): a Worker that only answers "ok",
+// under its own wrangler dev, sent GET at the same rate; its two workerd are sampled and reported with the others.
 import grpc from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -15,6 +17,7 @@ import path from "node:path";
 import { loadProto } from "../grpc-gateway/proto.mjs";
 import { commandLine, descendantsOf, residentKiB } from "../scripts/start/processes.mjs";
 import { freePort, root, tempDir } from "../test/support/servers.mjs";
+import { startControl } from "./soak-control.mjs";
 import { growth, growthWindowMs, sampleTable, soakOptions } from "./soak-figures.mjs";
 
 const options = soakOptions(process.env);
@@ -158,7 +161,9 @@ async function main() {
     `soak: ${options.minutes} min at ${options.rate} requests/s over ${options.keys} keys, RSS every ${options.sampleSeconds} s`,
   );
   const server = await startNpm();
+  const control = options.control ? await startControl() : undefined;
   const stop = async () => {
+    control?.stop();
     try {
       process.kill(server.child.pid, "SIGTERM");
     } catch {}
@@ -176,7 +181,7 @@ async function main() {
     const samples = [];
     const started = Date.now();
     const sample = () => {
-      const kib = memoryOf(server.child.pid, server.port);
+      const kib = { ...memoryOf(server.child.pid, server.port), ...control?.memory() };
       samples.push({ atMs: Date.now() - started, kib });
       const figures = Object.entries(kib).map(([name, value]) => `${name} ${((value ?? 0) / 1024).toFixed(1)}`);
       console.log(`t=${Math.round((Date.now() - started) / 1000)} s  RSS MiB: ${figures.join(", ")}`);
@@ -185,9 +190,10 @@ async function main() {
     const inFlight = new Set();
     const ticker = setInterval(() => {
       if (inFlight.size >= 500) return tally("skipped (500 in flight)", false);
-      const pending = load.send();
-      inFlight.add(pending);
-      pending.finally(() => inFlight.delete(pending));
+      for (const pending of control ? [load.send(), control.send()] : [load.send()]) {
+        inFlight.add(pending);
+        pending.finally(() => inFlight.delete(pending));
+      }
     }, 1000 / options.rate);
     const sampler = setInterval(sample, options.sampleSeconds * 1000);
     // npm start ending early (a crashed workerd stops it) ends the run: the figures so far, then exit code 1.
@@ -213,6 +219,8 @@ async function main() {
     if (!settled) for (let i = 0; i < inFlight.size; i++) tally("still in flight 15 s after the end", false);
     load.client.close();
     report(samples, Date.now() - started);
+    if (control)
+      console.log(`  control GET /: ${control.counts().sent} sent, ${control.counts().failed} not answered 200`);
   } finally {
     await stop();
   }

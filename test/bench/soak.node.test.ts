@@ -4,19 +4,21 @@ import { describe, expect, it } from "vitest";
 import { growth, growthWindowMs, sampleTable, soakOptions } from "../../bench/soak-figures.mjs";
 
 describe("soakOptions", () => {
-  it("defaults to 15 minutes at 50 requests/s over 5000 keys, sampled every 30 s", () => {
-    expect(soakOptions({})).toEqual({ minutes: 15, rate: 50, sampleSeconds: 30, keys: 5000 });
-    expect(soakOptions({ SOAK_MINUTES: "", SOAK_RATE: "" })).toEqual({
+  it("defaults to 15 minutes at 50 requests/s over 5000 keys, sampled every 30 s, with the control arm", () => {
+    expect(soakOptions({})).toEqual({ minutes: 15, rate: 50, sampleSeconds: 30, keys: 5000, control: true });
+    expect(soakOptions({ SOAK_MINUTES: "", SOAK_RATE: "", SOAK_CONTROL: "" })).toEqual({
       minutes: 15,
       rate: 50,
       sampleSeconds: 30,
       keys: 5000,
+      control: true,
     });
   });
 
-  it("reads SOAK_MINUTES, SOAK_RATE, SOAK_SAMPLE_SECONDS and SOAK_KEYS", () => {
-    const env = { SOAK_MINUTES: "4.5", SOAK_RATE: "20", SOAK_SAMPLE_SECONDS: "10", SOAK_KEYS: "12" };
-    expect(soakOptions(env)).toEqual({ minutes: 4.5, rate: 20, sampleSeconds: 10, keys: 12 });
+  it("reads SOAK_MINUTES, SOAK_RATE, SOAK_SAMPLE_SECONDS, SOAK_KEYS and SOAK_CONTROL", () => {
+    const env = { SOAK_MINUTES: "4.5", SOAK_RATE: "20", SOAK_SAMPLE_SECONDS: "10", SOAK_KEYS: "12", SOAK_CONTROL: "0" };
+    expect(soakOptions(env)).toEqual({ minutes: 4.5, rate: 20, sampleSeconds: 10, keys: 12, control: false });
+    expect(soakOptions({ SOAK_CONTROL: "1" }).control).toBe(true);
   });
 
   it.each([
@@ -24,6 +26,7 @@ describe("soakOptions", () => {
     ["SOAK_RATE", "fast", "SOAK_RATE: expected a number of at least 1"],
     ["SOAK_SAMPLE_SECONDS", "0", "SOAK_SAMPLE_SECONDS: expected a number of at least 1"],
     ["SOAK_KEYS", "-3", "SOAK_KEYS: expected a number of at least 1"],
+    ["SOAK_CONTROL", "yes", "SOAK_CONTROL: expected 0 or 1"],
   ])("refuses %s=%s", (name, value, message) => {
     expect(() => soakOptions({ [name]: value })).toThrow(message);
   });
