@@ -24,9 +24,11 @@ import { buildWorkerBundle } from "./worker-bundle.mjs";
 // issue 29's coalescing. 396 → 408 KiB with issues 31 and 32 (394.8 → 406.3 KiB: several windows per descriptor in
 // the limiter, the Durable Object table and the Redis script, explain, validate, the IETF headers and store health,
 // about 5 KiB; push outcomes, run claims, heartbeats and the sweeps, slave attempts, about 6 KiB). The web console of
-// issue 33 adds nothing: its assets are static files, held to their own 100 KiB below.
+// issue 33 adds nothing: its assets are static files, held to their own 100 KiB below. Back to 396 KiB when esbuild's
+// keepNames went (wrangler.toml keep_names = false: 406.3 → 382.2 KiB; its __name() wrapper around every named
+// function and class was 24 KiB gzip), so that issue 33's "the ceiling stays" holds.
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 408 * 1024;
+const LIMIT_BYTES = 396 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
