@@ -6,6 +6,7 @@ import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { InvalidJsonBody } from "../../shared/http/errors";
 import { JsonTooDeep, parseJsonText } from "../../shared/http/request-body";
 import { decodeJson } from "../proto-json";
+import { commonRequestMessage, commonResponseJson, type CommonRequestMessage } from "./codec-json-common";
 import {
   DEFAULT_REQUEST_LIMITS,
   descriptorCountProblem,
@@ -39,7 +40,7 @@ const MAX_EXACT_HITS = BigInt(Number.MAX_SAFE_INTEGER);
  * @returns the request, or a message naming the field that cannot be represented or the limit it passes.
  */
 export function requestFromProto(
-  message: ProtoRateLimitRequest,
+  message: ProtoRateLimitRequest | CommonRequestMessage,
   limits: RequestLimits,
 ): Result<RateLimitRequest, string> {
   const refused =
@@ -127,6 +128,8 @@ export function parseRateLimitRequestJson(
 ): Result<RateLimitRequest, string> {
   const tooMany = countProblem(body, limits);
   if (tooMany !== undefined) return err(tooMany);
+  const common = commonRequestMessage(body);
+  if (common !== undefined) return requestFromProto(common, limits);
   const decoded = decodeJson(RateLimitRequestSchema, body);
   if (!decoded.ok) return decoded;
   for (const [index, descriptor] of decoded.value.descriptors.entries()) {
@@ -162,6 +165,11 @@ export function parseRateLimitRequestText(
  * lists) are omitted, message fields are present whenever set, durations are strings like "58s".
  */
 export function rateLimitResponseToJson(response: RateLimitResponse): Record<string, unknown> {
+  return commonResponseJson(response) ?? protoResponseJson(response);
+}
+
+/** The protobuf encoder's proto3 JSON of a response: the definition commonResponseJson is held to. */
+export function protoResponseJson(response: RateLimitResponse): Record<string, unknown> {
   return toJson(RateLimitResponseSchema, create(RateLimitResponseSchema, responseToProto(response))) as Record<
     string,
     unknown
