@@ -110,6 +110,7 @@ export function commonResponseJson(response: RateLimitResponse): Record<string, 
   const overall = enumJson(response.overallCode);
   if (overall !== undefined) json.overallCode = overall;
   if (response.statuses.length > 0) json.statuses = response.statuses.map(statusJson);
-  if (response.responseHeadersToAdd.length > 0) json.responseHeadersToAdd = response.responseHeadersToAdd.map(headerJson);
+  if (response.responseHeadersToAdd.length > 0)
+    json.responseHeadersToAdd = response.responseHeadersToAdd.map(headerJson);
   return json;
 }
