@@ -82,3 +82,32 @@ export function sampleTable(samples, names) {
   );
   return [header, rule, ...rows].join("\n");
 }
+
+/** The processes the control arm has a counterpart of, by the soak's labels. */
+const CONTROLLED = [
+  ["workerd user", "control workerd user"],
+  ["workerd proxy", "control workerd proxy"],
+];
+
+/**
+ * Each workerd's growth beside its control's (bench/soak-control.mjs), in MiB and per cent: what the project's code
+ * adds to what the runtime and wrangler's proxy grow by themselves.
+ * @param {Record<string, { from: number, to: number, percent: number }>} byName growth().growth
+ * @returns {{ name: string, mib: number, percent: number, controlMib: number, controlPercent: number }[]}
+ */
+export function controlComparison(byName) {
+  return CONTROLLED.flatMap(([name, control]) => {
+    const own = byName[name];
+    const theirs = byName[control];
+    if (!own || !theirs) return [];
+    return [
+      {
+        name,
+        mib: (own.to - own.from) / 1024,
+        percent: own.percent,
+        controlMib: (theirs.to - theirs.from) / 1024,
+        controlPercent: theirs.percent,
+      },
+    ];
+  });
+}

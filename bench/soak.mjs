@@ -9,7 +9,8 @@
 // Arguments after `--` go to `npm start` (e.g. `npm run bench:soak -- --var COUNTER_OBJECT_LAYOUT:sharded`). If npm
 // start exits early (it stops when a workerd crashes), the run ends there with exit code 1. Linux only (/proc).
 // Beside it runs a control (bench/soak-control.mjs; SOAK_CONTROL=0 leaves it out): a Worker that only answers "ok",
-// under its own wrangler dev, sent GET at the same rate; its two workerd are sampled and reported with the others.
+// under its own wrangler dev, sent GET at the same rate; its two workerd are sampled and reported with the others, and
+// each of npm start's workerd's growth is printed beside its control's.
 import grpc from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -18,7 +19,7 @@ import { loadProto } from "../grpc-gateway/proto.mjs";
 import { commandLine, descendantsOf, residentKiB } from "../scripts/start/processes.mjs";
 import { freePort, root, tempDir } from "../test/support/servers.mjs";
 import { startControl } from "./soak-control.mjs";
-import { growth, growthWindowMs, sampleTable, soakOptions } from "./soak-figures.mjs";
+import { controlComparison, growth, growthWindowMs, sampleTable, soakOptions } from "./soak-figures.mjs";
 
 const options = soakOptions(process.env);
 const runMs = options.minutes * 60_000;
@@ -235,10 +236,21 @@ function report(samples, ranMs) {
   console.log(`\nGrowth from t=${Math.round(fromMs / 1000)} s to t=${Math.round(toMs / 1000)} s:`);
   for (const [name, { from, to, percent }] of Object.entries(byName)) {
     console.log(
-      `  ${name.padEnd(14)} ${(from / 1024).toFixed(1)} -> ${(to / 1024).toFixed(1)} MiB  (${percent >= 0 ? "+" : ""}${percent.toFixed(1)} %)`,
+      `  ${name.padEnd(14)} ${(from / 1024).toFixed(1)} -> ${(to / 1024).toFixed(1)} MiB  (${signed(percent)} %)`,
+    );
+  }
+  const compared = controlComparison(byName);
+  if (compared.length > 0)
+    console.log("\nAgainst the control (the same runtime and proxy with a Worker that holds nothing):");
+  for (const { name, mib, percent, controlMib, controlPercent } of compared) {
+    console.log(
+      `  ${name.padEnd(14)} ${signed(mib)} MiB (${signed(percent)} %), its control ${signed(controlMib)} MiB (${signed(controlPercent)} %)`,
     );
   }
 }
+
+/** A figure with its sign and one decimal. @param {number} value */
+const signed = (value) => `${value >= 0 ? "+" : ""}${value.toFixed(1)}`;
 
 function printAnswers() {
   console.log("\nAnswers:");

@@ -1,7 +1,7 @@
 // The pure parts of `npm run bench:soak`: its options from the environment, the window its growth is judged over,
 // each process's growth between two samples, and the printed table.
 import { describe, expect, it } from "vitest";
-import { growth, growthWindowMs, sampleTable, soakOptions } from "../../bench/soak-figures.mjs";
+import { controlComparison, growth, growthWindowMs, sampleTable, soakOptions } from "../../bench/soak-figures.mjs";
 
 describe("soakOptions", () => {
   it("defaults to 15 minutes at 50 requests/s over 5000 keys, sampled every 30 s, with the control arm", () => {
@@ -77,5 +77,29 @@ describe("sampleTable", () => {
       ["a", "b"],
     );
     expect(table).toBe("| t | a | b |\n|---|---|---|\n| 0 s | 1.0 | - |\n| 30 s | 2.5 | 0.5 |");
+  });
+});
+
+describe("controlComparison", () => {
+  it("puts each workerd's growth beside its control's, in MiB and per cent", () => {
+    const byName = {
+      "workerd user": { from: 746_291, to: 867_430, percent: 16.23 },
+      "workerd proxy": { from: 329_216, to: 515_584, percent: 56.61 },
+      "control workerd user": { from: 104_755, to: 159_027, percent: 51.81 },
+      gateway: { from: 72_090, to: 76_390, percent: 5.96 },
+    };
+    expect(controlComparison(byName)).toEqual([
+      {
+        name: "workerd user",
+        mib: (867_430 - 746_291) / 1024,
+        percent: 16.23,
+        controlMib: (159_027 - 104_755) / 1024,
+        controlPercent: 51.81,
+      },
+    ]);
+  });
+
+  it("gives nothing without the control arm", () => {
+    expect(controlComparison({ "workerd user": { from: 1, to: 2, percent: 100 } })).toEqual([]);
   });
 });
