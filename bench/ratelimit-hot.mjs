@@ -4,9 +4,10 @@
 //   rule also asking `lease: true` where the configuration accepts it); a mode the checkout does not know (no
 //   COUNTER_LEASES in src/ratelimit) or that the Worker refuses is reported "not available" and skipped;
 //   (a) for each of 8, 64 and 256 connections (BENCH_HOT_CONNECTIONS), autocannon (or wrk: BENCH_HOT_TOOL, see
-//       load-runners.mjs) for 6 s (BENCH_HOT_DURATION) on
-//       GET /test/ping, the floor, and 6 s on POST /json for one new key of a limit never reached, in 3 alternating
-//       slices each (BENCH_HOT_SLICES): decisions a second and their ratio to the floor at the same connections, p50
+//       load-runners.mjs) for 18 s (BENCH_HOT_DURATION) on
+//       GET /test/ping, the floor, and 18 s on POST /json for one new key of a limit never reached, in 9 alternating
+//       slices each (BENCH_HOT_SLICES; with 3 slices of 6 s one run's ratio moved from 0.70 to 0.91 between runs, with
+//       9 of 18 s by 0.02 at most): decisions a second and their ratio to the floor at the same connections, p50
 //       (the median slice's) and p99 (the worst slice's), non-2xx answers, and object calls per decision
 //       (ratelimit.durable_object.calls on /stats, read before and once settled after), with its inverse, the mean
 //       batch (decisions per call), and any lease statistics the objects count. A slice ends with one request in
@@ -20,7 +21,7 @@
 // per call, about Cloudflare's per-object rate), at 64 and 256 connections (BENCH_CAPACITY_CONNECTIONS), per mode:
 // decisions a second against the object's ceiling (1000 / CPU ms calls a second), its call rate, the share of a core
 // the CPU hook itself spent, and the ceiling that batch size gives one key. Rates are steady-state: the run lasts
-// 6 + 4 s, and the capacity Worker's own counts (GET /bench/counts: decisions answered, object calls answered, so also
+// 6 + 4 s (BENCH_CAPACITY_DURATION + 4), and the capacity Worker's own counts (GET /bench/counts: decisions answered, object calls answered, so also
 // where the checkout has no `calls` statistic) are read 2 s after its start and 2 s before its end. BENCH_BASELINE_REF=<git ref> runs the capacity run on that commit
 // too (a temporary worktree with bench/capacity/ copied in) for "before" figures. `--modes per_key,leases` picks modes.
 // wrangler dev's proxy answers a POST on a connection workerd is closing with 503 (workers-sdk issue 14641): before
@@ -33,8 +34,8 @@ import { loadRunner } from "./load-runners.mjs";
 import { baselineWorktree } from "./worktree.mjs";
 
 const TOKEN = "bench-admin-token";
-const DURATION = Number(process.env.BENCH_HOT_DURATION ?? 6);
-const SLICES = Number(process.env.BENCH_HOT_SLICES ?? 3);
+const DURATION = Number(process.env.BENCH_HOT_DURATION ?? 18);
+const SLICES = Number(process.env.BENCH_HOT_SLICES ?? 9);
 const list = (value) => value.split(",").map((item) => item.trim());
 const POINTS = list(process.env.BENCH_HOT_CONNECTIONS ?? "8,64,256").map(Number);
 const CAPACITY_POINTS = list(process.env.BENCH_CAPACITY_CONNECTIONS ?? "64,256").map(Number);
@@ -203,26 +204,28 @@ async function point(url, connections, key) {
 
 /** Steady-state rates are read from RAMP_S after the start of a capacity run until RAMP_S before its end. */
 const RAMP_S = 2;
+/** Seconds of a capacity point's steady state (and of its floor), as the capacity figures were measured. */
+const CAPACITY_DURATION = Number(process.env.BENCH_CAPACITY_DURATION ?? 6);
 
 /**
- * One capacity point: the floor, then one new hot key for DURATION + 2 × RAMP_S seconds, its decisions and object
- * calls a second counted by the capacity Worker over the middle DURATION seconds (queues full, none draining).
+ * One capacity point: the floor, then one new hot key for CAPACITY_DURATION + 2 × RAMP_S seconds, its decisions and
+ * object calls a second counted by the capacity Worker over the middle CAPACITY_DURATION seconds (queues full).
  */
 async function capacityPoint(url, connections, key) {
   await refresh(url, connections);
-  const floor = combine([await run({ url: `${url}/test/ping`, connections })]);
+  const floor = combine([await run({ url: `${url}/test/ping`, connections, duration: CAPACITY_DURATION })]);
   await refresh(url, connections);
   const hotRun = run({
     url: `${url}/json`,
     method: "POST",
     body: body(key),
     connections,
-    duration: DURATION + 2 * RAMP_S,
+    duration: CAPACITY_DURATION + 2 * RAMP_S,
   });
   await sleep(RAMP_S * 1000);
   const start = await benchCounts(url);
   const startedAt = performance.now();
-  await sleep(DURATION * 1000);
+  await sleep(CAPACITY_DURATION * 1000);
   const end = await benchCounts(url);
   const seconds = (performance.now() - startedAt) / 1000;
   const hot = await hotRun;
@@ -373,7 +376,7 @@ function printCapacity(label, rows) {
   const ceiling = 1000 / CPU_MS;
   console.log(
     `\ncapacity, ${label}: the counter object spends ${CPU_MS} ms of CPU per call (ceiling ${ceiling.toFixed(0)} ` +
-      `calls/s), rates over ${DURATION} s of steady state`,
+      `calls/s), rates over ${CAPACITY_DURATION} s of steady state`,
   );
   console.log(
     "mode      conns   floor/s   decisions/s   / ceiling   calls/s   hook CPU   batch   key ceiling/s   p50 ms   p99 ms   target   non-2xx",
