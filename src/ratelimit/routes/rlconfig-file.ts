@@ -134,7 +134,11 @@ export function requireYamlType(request: Request): void {
   }
 }
 
-async function putConfigFile(c: Context<RateLimitEnv>) {
+/**
+ * The one-file request of PUT and its dry run: the name in the path, then the media type, then the body within
+ * RATELIMIT_CONFIG_MAX_BODY_BYTES, each refused before the next is looked at.
+ */
+export async function readConfigFileRequest(c: Context<RateLimitEnv>) {
   const name = fileNameOf(c);
   requireYamlType(c.req.raw);
   const settings = configLoadSettings(c.env);
@@ -143,8 +147,13 @@ async function putConfigFile(c: Context<RateLimitEnv>) {
     setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES",
   };
   const text = await readBodyText(c.req.raw, limit);
+  return { settings, file: { name, text } };
+}
+
+async function putConfigFile(c: Context<RateLimitEnv>) {
+  const { settings, file } = await readConfigFileRequest(c);
   try {
-    return answer(c, await putUpload(database(c.env.DB), settings, { name, text }, Date.now()));
+    return answer(c, await putUpload(database(c.env.DB), settings, file, Date.now()));
   } finally {
     flushAfter(c);
   }

@@ -7,13 +7,12 @@ import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { HttpError } from "../../shared/http/errors";
 import { register, text } from "../../shared/http/openapi";
-import { readBodyText } from "../../shared/http/request-body";
 import { validateUpload, validateUploads } from "../config/uploads";
 import { configLoadSettings } from "../settings";
 import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 import { configFilesExample } from "./examples";
 import { configBodyOf, configFilesOf } from "./rlconfig";
-import { fileNameOf, NameParams, requireYamlType, yamlFileBody, yamlFileRefusals } from "./rlconfig-file";
+import { NameParams, readConfigFileRequest, yamlFileBody, yamlFileRefusals } from "./rlconfig-file";
 
 type RateLimitEnv = { Bindings: Env };
 
@@ -78,15 +77,8 @@ async function validateFiles(c: Context<RateLimitEnv>) {
 }
 
 async function validateFile(c: Context<RateLimitEnv>) {
-  const name = fileNameOf(c);
-  requireYamlType(c.req.raw);
-  const settings = configLoadSettings(c.env);
-  const limit = {
-    maxBytes: settings.service.RATELIMIT_CONFIG_MAX_BODY_BYTES,
-    setting: "RATELIMIT_CONFIG_MAX_BODY_BYTES",
-  };
-  const text = await readBodyText(c.req.raw, limit);
-  return c.json(await validateUpload(database(c.env.DB), settings, { name, text }));
+  const { settings, file } = await readConfigFileRequest(c);
+  return c.json(await validateUpload(database(c.env.DB), settings, file));
 }
 
 export function registerValidateRoutes(app: OpenAPIHono<RateLimitEnv>): void {
