@@ -162,9 +162,10 @@ async function main() {
     `soak: ${options.minutes} min at ${options.rate} requests/s over ${options.keys} keys, RSS every ${options.sampleSeconds} s`,
   );
   const server = await startNpm();
-  const control = options.control ? await startControl() : undefined;
+  /** @type {Awaited<ReturnType<typeof startControl>> | undefined} */
+  let control;
   const stop = async () => {
-    control?.stop();
+    await control?.stop();
     try {
       process.kill(server.child.pid, "SIGTERM");
     } catch {}
@@ -178,6 +179,8 @@ async function main() {
   };
   process.on("SIGINT", () => stop().then(() => process.exit(130)));
   try {
+    // Inside the try: a control that fails to start stops npm start too.
+    if (options.control) control = await startControl();
     const load = makeLoad({ ...server, token: await signUp(server.port) });
     const samples = [];
     const started = Date.now();
