@@ -12,7 +12,7 @@ export interface CommonRequestMessage {
 }
 
 /** A JSON object as JSON.parse makes it: neither an array nor null (its prototype is Object's). */
-const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The entry `{"key": "...", "value": "..."}` with no other field; undefined for any other value. */

@@ -6,7 +6,7 @@ import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { InvalidJsonBody } from "../../shared/http/errors";
 import { JsonTooDeep, parseJsonText } from "../../shared/http/request-body";
 import { decodeJson } from "../proto-json";
-import { commonRequestMessage, commonResponseJson, type CommonRequestMessage } from "./codec-json-common";
+import { commonRequestMessage, commonResponseJson, isJsonObject, type CommonRequestMessage } from "./codec-json-common";
 import {
   DEFAULT_REQUEST_LIMITS,
   descriptorCountProblem,
@@ -102,19 +102,16 @@ const durationOf = (seconds: number) => durationFromMs(Math.round(seconds * 1000
  * request costs no more than its parse.
  */
 function countProblem(body: unknown, limits: RequestLimits): string | undefined {
-  if (!isObject(body) || !Array.isArray(body.descriptors)) return undefined;
+  if (!isJsonObject(body) || !Array.isArray(body.descriptors)) return undefined;
   const tooMany = descriptorCountProblem(body.descriptors.length, limits);
   if (tooMany !== undefined) return tooMany;
   for (const [index, descriptor] of body.descriptors.entries()) {
-    if (!isObject(descriptor) || !Array.isArray(descriptor.entries)) continue;
+    if (!isJsonObject(descriptor) || !Array.isArray(descriptor.entries)) continue;
     const tooManyEntries = entryCountProblem(index, descriptor.entries.length, limits);
     if (tooManyEntries !== undefined) return tooManyEntries;
   }
   return undefined;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Decodes the body of a /json request (already JSON-parsed) with @bufbuild/protobuf's proto3 JSON rules, then like

@@ -51,8 +51,10 @@ const answers = {
 };
 const raced = "The files changed between this request's read and its write (nothing written: send it again)";
 
-// The body is read here, within RATELIMIT_CONFIG_MAX_BODY_BYTES, so it is documented only.
-/** The one YAML file PUT /rlconfig/files/{name} and its dry run take. */
+/**
+ * The one YAML file PUT /rlconfig/files/{name} and its dry run take. Documented only: readConfigFileRequest reads it,
+ * within RATELIMIT_CONFIG_MAX_BODY_BYTES.
+ */
 export const yamlFileBody = {
   required: true,
   content: Object.fromEntries(
