@@ -167,6 +167,7 @@ async function pushOutcome(match, response) {
   const id = decodeURIComponent(match[1]);
   if (!PUSH_ID.test(id))
     throw new ApplyError(400, "the push id must be 1 to 100 letters, digits, dots, dashes or underscores");
+  await applier.committed();
   if (match[2]) return reply(response, 200, await applier.pushes.abandon(id));
   const known = applier.pushes.get(id);
   return known ? reply(response, 200, known) : reply(response, 404, { error: "unknown push id" });

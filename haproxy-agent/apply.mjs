@@ -119,6 +119,8 @@ export function createApplier(options) {
   const pushes = createPushLog({ configDir, log });
   /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
+  /** Settles when the last commit has ended; status and outcome queries wait for it. */
+  let committing = Promise.resolve();
 
   /** @param {string} file @returns {Promise<any>} */
   async function readJson(file) {
@@ -131,6 +133,22 @@ export function createApplier(options) {
 
   /** @returns {Promise<AgentState | undefined>} */
   const readState = () => readJson(STATE_FILE);
+
+  /**
+   * Records a success as one step: the state GET /v1/status reads, no last error, and the push's outcome. Queries
+   * wait for a commit under way, so that none sees the new version while the push still says reloading (the control
+   * plane would then settle it as unknown) or the push applied while the status still shows the old version.
+   * @param {Bundle} bundle @param {AgentState} next @param {"applied" | "unchanged"} outcome
+   */
+  function commit(bundle, next, outcome) {
+    const done = (async () => {
+      await writeFile(path.join(configDir, STATE_FILE), JSON.stringify(next));
+      await rm(path.join(configDir, ERROR_FILE), { force: true });
+      if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, outcome);
+    })();
+    committing = done.catch(() => undefined);
+    return done;
+  }
 
   /**
    * The managed files as they are on disk now, by bundle path (what a bundle would have to hold to equal them).
@@ -170,6 +188,7 @@ export function createApplier(options) {
    * on disk now (they differ when someone edited them by hand), and the last failed apply since the last success.
    */
   async function status() {
+    await committing;
     const [state, error, diskDigest] = await Promise.all([readState(), readJson(ERROR_FILE), liveDigest()]);
     return {
       version: state?.version ?? null,
@@ -255,9 +274,10 @@ export function createApplier(options) {
     }
     // Compared with what is on disk, not with what was recorded: a push repairs files edited by hand.
     if (state && (await liveDigest()) === bundle.digest) {
-      await writeFile(
-        path.join(configDir, STATE_FILE),
-        JSON.stringify({ ...state, digest: bundle.digest, version: Math.max(state.version, bundle.version) }),
+      await commit(
+        bundle,
+        { ...state, digest: bundle.digest, version: Math.max(state.version, bundle.version) },
+        "unchanged",
       );
       log("info", "haproxy-agent: bundle unchanged, no reload", { version: bundle.version });
       return { outcome: "unchanged", version: bundle.version };
@@ -318,7 +338,7 @@ export function createApplier(options) {
     }
     /** @type {AgentState} */
     const next = { version: bundle.version, digest: bundle.digest, appliedAt: new Date().toISOString() };
-    await writeFile(path.join(configDir, STATE_FILE), JSON.stringify(next));
+    await commit(bundle, next, "applied");
     log("info", "haproxy-agent: applied", { version: bundle.version, digest: bundle.digest });
     return { outcome: "applied", version: bundle.version };
   }
@@ -366,6 +386,8 @@ export function createApplier(options) {
     status,
     check,
     pushes,
+    /** Settles when no commit is under way: a push's outcome read then agrees with GET /v1/status. */
+    committed: () => committing,
     /**
      * Applies bundles one after the other, in arrival order. `signal` aborts when the client goes away: the push
      * then stops unless its reload has started.
@@ -391,10 +413,7 @@ export function createApplier(options) {
       }
       const result = queue.then(async () => {
         try {
-          const outcome = await applyNow(bundle, context);
-          await rm(path.join(configDir, ERROR_FILE), { force: true });
-          if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, /** @type {any} */ (outcome.outcome));
-          return outcome;
+          return await applyNow(bundle, context);
         } catch (error) {
           await recordFailure(bundle, error);
           const message = error instanceof Error ? error.message : String(error);

@@ -1,5 +1,6 @@
 // The agent's push log in plain Node: each push id's outcome, the abandon that stops a push before its reload (or
-// before it arrives), the client that goes away, the control plane's time limit, replays, the bound and the restart.
+// before it arrives), the commit that keeps the outcome in step with the status, the client that goes away, the control
+// plane's time limit, replays, the bound and the restart.
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -123,6 +124,18 @@ describe("haproxy-agent: the outcome of each push id", () => {
     expect(await pushed).toEqual({ outcome: "applied", version: 1 });
     expect(await agent.pushes.abandon("p-reloading")).toMatchObject({ state: "applied" });
     expect(agent.reloadCount()).toBe(1);
+  });
+
+  it("answers a push's outcome only after the commit that shows its version: never reloading then", async () => {
+    const agent = applier({ reloadSeconds: 0.2 });
+    const pushed = agent.apply(bundle(1, "p-commit"));
+    const stateFile = path.join(agent.configDir, ".agent-state.json");
+    // The moment the commit starts (the state file appears), the way GET /v1/pushes/{id} reads the outcome.
+    while (!existsSync(stateFile)) await new Promise((resolve) => setImmediate(resolve));
+    await agent.committed();
+    expect(agent.pushes.get("p-commit")).toMatchObject({ state: "applied", version: 1 });
+    expect(await agent.status()).toMatchObject({ version: 1 });
+    expect(await pushed).toEqual({ outcome: "applied", version: 1 });
   });
 
   it("does not start a reload that could not end within the control plane's time limit", async () => {

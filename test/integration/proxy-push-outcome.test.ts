@@ -164,7 +164,13 @@ describe("a push paused during its reload, against the real agent", () => {
       expect((await api(server.url, "/admin/haproxy/versions")).body[0]).toMatchObject({ version, status: "unknown" });
 
       agent.child.kill("SIGCONT");
-      await until("the reload to end", async () => (agent.reloads() > reloads ? true : undefined), 20_000);
+      // Its reload's end written by the agent, not merely by the reload command (which ran on while the agent was
+      // paused): from then on the agent answers the push as applied.
+      await until(
+        "the agent to run the version",
+        async () => (await agentStatus()).version === version || undefined,
+        20_000,
+      );
       const statuses = await api(server.url, "/admin/haproxy/status");
       expect(statuses.body[0]).toMatchObject({
         role: "master",
