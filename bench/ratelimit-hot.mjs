@@ -21,9 +21,10 @@
 // per call, about Cloudflare's per-object rate), at 64 and 256 connections (BENCH_CAPACITY_CONNECTIONS), per mode:
 // decisions a second against the object's ceiling (1000 / CPU ms calls a second), its call rate, the share of a core
 // the CPU hook itself spent, and the ceiling that batch size gives one key. Rates are steady-state: the run lasts
-// 6 + 4 s (BENCH_CAPACITY_DURATION + 4), and the capacity Worker's own counts (GET /bench/counts: decisions answered, object calls answered, so also
-// where the checkout has no `calls` statistic) are read 2 s after its start and 2 s before its end. BENCH_BASELINE_REF=<git ref> runs the capacity run on that commit
-// too (a temporary worktree with bench/capacity/ copied in) for "before" figures. `--modes per_key,leases` picks modes.
+// 6 + 4 s (BENCH_CAPACITY_DURATION + 4), and the capacity Worker's own counts (GET /bench/counts: decisions answered,
+// object calls answered, so also where the checkout has no `calls` statistic) are read 2 s after its start and 2 s
+// before its end. BENCH_BASELINE_REF=<git ref> runs the capacity run on that commit too (a temporary worktree with
+// bench/capacity/ copied in) for "before" figures. `--modes per_key,leases` picks modes.
 // wrangler dev's proxy answers a POST on a connection workerd is closing with 503 (workers-sdk issue 14641): before
 // each POST run, as many simultaneous GETs as it has connections refresh them.
 import { cpSync, readdirSync, readFileSync } from "node:fs";

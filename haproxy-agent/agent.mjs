@@ -4,8 +4,8 @@
 // writes it beside the live configuration in DIR, runs `haproxy -c`, swaps it in and runs CMD (the reload).
 // POST /v1/check (same token) runs `haproxy -c` on a bundle without applying it; GET /v1/status (same token, read
 // only) tells the version it runs and the digest of the files on disk; GET /v1/pushes/{id} tells what became of a
-// push and POST /v1/pushes/{id}/abandon (same token) also stops it if its reload has not started; GET /healthz answers "ok". A push whose
-// client goes away before its reload starts is dropped. Options: see usage.
+// push and POST /v1/pushes/{id}/abandon (same token) also stops it if its reload has not started; GET /healthz
+// answers "ok". A push whose client goes away before its reload starts is dropped. Options: see usage.
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";

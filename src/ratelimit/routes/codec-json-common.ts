@@ -62,7 +62,7 @@ export function commonRequestMessage(body: unknown): CommonRequestMessage | unde
   return { domain, descriptors: decoded, hitsAddend: 0 };
 }
 
-/** A Duration of non-negative seconds in proto3 JSON, kept to the millisecond as codec.ts rounds it ("58s", "0.250s"). */
+/** A Duration of non-negative seconds in proto3 JSON, to the millisecond as codec.ts rounds it ("58s", "0.250s"). */
 function durationJson(seconds: number): string {
   const ms = Math.round(seconds * 1000);
   const whole = Math.floor(ms / 1000);
@@ -102,7 +102,8 @@ function headerJson({ key, value }: HeaderValue): Record<string, unknown> {
 
 /**
  * A response without dynamic metadata in proto3 JSON, as codec.ts's protobuf encoder writes it: fields in the order of
- * their numbers in rls.proto (a RateLimit's `name`, number 3, last), zero values left out. Undefined for a response with dynamic metadata (the encoder's own).
+ * their numbers in rls.proto (a RateLimit's `name`, number 3, last), zero values left out. Undefined for a response
+ * with dynamic metadata (the encoder's own).
  */
 export function commonResponseJson(response: RateLimitResponse): Record<string, unknown> | undefined {
   if (response.dynamicMetadata !== undefined) return undefined;
