@@ -7,13 +7,13 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import path from "node:path";
 import { ApplyError, bundleDigest } from "./bundle.mjs";
 import { createPushLog } from "./pushes.mjs";
+import { createStateRecord } from "./state.mjs";
 
 export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs";
 
 /**
  * @typedef {import("./bundle.mjs").Bundle} Bundle
  * @typedef {import("./bundle.mjs").AgentState} AgentState
- * @typedef {import("./bundle.mjs").AgentError} AgentError
  */
 
 /**
@@ -30,9 +30,6 @@ const MANAGED = [
   "fallback.pem",
   "certs",
 ];
-const STATE_FILE = ".agent-state.json";
-/** The last failed apply, until a later one succeeds. */
-const ERROR_FILE = ".agent-error.json";
 const MAX_OUTPUT = 4000;
 /** Most ALERT lines a refusal lists, and the longest kept of each: the control plane reads the first ones only. */
 const MAX_ALERTS = 64;
@@ -117,33 +114,23 @@ export function createApplier(options) {
   const { configDir, reloadCmd, haproxy, timeoutMs, log } = options;
   const env = childEnvironment(process.env);
   const pushes = createPushLog({ configDir, log });
+  const record = createStateRecord({ configDir, log });
+  const { readState } = record;
   /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
   /** Settles when the last commit has ended; status and outcome queries wait for it. */
   let committing = Promise.resolve();
 
-  /** @param {string} file @returns {Promise<any>} */
-  async function readJson(file) {
-    try {
-      return JSON.parse(await readFile(path.join(configDir, file), "utf8"));
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** @returns {Promise<AgentState | undefined>} */
-  const readState = () => readJson(STATE_FILE);
-
   /**
-   * Records a success as one step: the state GET /v1/status reads, no last error, and the push's outcome. Queries
-   * wait for a commit under way, so that none sees the new version while the push still says reloading (the control
-   * plane would then settle it as unknown) or the push applied while the status still shows the old version.
+   * Records a success as one step: the state GET /v1/status reads, no last error, and the push's outcome. It never
+   * fails: a disk that refuses the state leaves the version in force and reported (see state.mjs). Queries wait for a
+   * commit under way, so that none sees the new version while the push still says reloading (the control plane would
+   * then settle it as unknown) or the push applied while the status still shows the old version.
    * @param {Bundle} bundle @param {AgentState} next @param {"applied" | "unchanged"} outcome
    */
   function commit(bundle, next, outcome) {
     const done = (async () => {
-      await writeFile(path.join(configDir, STATE_FILE), JSON.stringify(next));
-      await rm(path.join(configDir, ERROR_FILE), { force: true });
+      await record.recordSuccess(next);
       if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, outcome);
     })();
     committing = done.catch(() => undefined);
@@ -189,13 +176,13 @@ export function createApplier(options) {
    */
   async function status() {
     await committing;
-    const [state, error, diskDigest] = await Promise.all([readState(), readJson(ERROR_FILE), liveDigest()]);
+    const [state, error, diskDigest] = await Promise.all([readState(), record.readFailure(), liveDigest()]);
     return {
       version: state?.version ?? null,
       digest: state?.digest ?? null,
       appliedAt: state?.appliedAt ?? null,
       diskDigest,
-      lastError: /** @type {AgentError | undefined} */ (error) ?? null,
+      lastError: error,
     };
   }
 
@@ -351,9 +338,7 @@ export function createApplier(options) {
   async function recordFailure(bundle, error) {
     if (error instanceof ApplyError && (error.status === 409 || error.status === 410)) return;
     const message = error instanceof ApplyError ? error.message : "unexpected error (see the agent's log)";
-    /** @type {AgentError} */
-    const record = { at: new Date().toISOString(), version: bundle.version, message };
-    await writeFile(path.join(configDir, ERROR_FILE), JSON.stringify(record)).catch(() => undefined);
+    await record.recordFailure({ at: new Date().toISOString(), version: bundle.version, message });
   }
 
   /** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */

@@ -2,7 +2,16 @@
 // `${NAME}` expansion in a pushed configuration cannot read the agent's token or any other variable. And, with stand-ins
 // for haproxy and the reload, what its status tells (the digest recomputed from the disk, the last failure) and the
 // check that applies nothing.
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -68,17 +77,12 @@ describe("the applier's status and check", () => {
     onlyIfNewer: false,
     files: content,
   });
+  const agentOptions = { reloadCmd: "true", haproxy: "true", timeoutMs: 10_000, log: quiet };
   /** An applier on a fresh directory; `haproxy` and `reloadCmd` stand in for the real programs. */
   function applier(options: { haproxy?: string; reloadCmd?: string } = {}) {
     const configDir = mkdtempSync(path.join(tmpdir(), "agent-apply-"));
     dirs.push(configDir);
-    const created = createApplier({
-      configDir,
-      reloadCmd: options.reloadCmd ?? "true",
-      haproxy: options.haproxy ?? "true",
-      timeoutMs: 10_000,
-      log: quiet,
-    });
+    const created = createApplier({ ...agentOptions, ...options, configDir });
     return { configDir, ...created };
   }
   const dirs: string[] = [];
@@ -160,6 +164,35 @@ describe("the applier's status and check", () => {
     writeFileSync(stateFile, JSON.stringify({ at: "2030-01-01T00:00:00.000Z", version: 1, message: "old" }));
     await agent.apply(bundle(2, files("two")));
     expect((await agent.status()).lastError).toBeNull();
+  });
+
+  it("reports the version a reload put in force when the disk refuses its record, until a success", async () => {
+    const agent = applier();
+    await agent.apply(bundle(1, files("one")));
+    // The record is written beside itself first, then renamed: a directory in that place makes the write fail.
+    const blocked = path.join(agent.configDir, ".agent-state.json.tmp", "blocked");
+    mkdirSync(blocked, { recursive: true });
+    const second = { ...bundle(2, files("two")), pushId: "p-unrecorded" };
+    expect(await agent.apply(second)).toEqual({ outcome: "applied", version: 2 });
+    const message =
+      "version 2 is in force, but the agent could not record it on disk (EISDIR): " +
+      "restarted, it would report the version recorded before it";
+    expect(await agent.status()).toEqual({
+      version: 2,
+      digest: second.digest,
+      appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      diskDigest: second.digest,
+      lastError: { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), version: 2, message },
+    });
+    expect(agent.pushes.get("p-unrecorded")).toMatchObject({ state: "applied", version: 2 });
+    // The record on disk is whole, the one before: what a restarted agent reports.
+    const restarted = () => createApplier({ ...agentOptions, configDir: agent.configDir });
+    expect(await restarted().status()).toMatchObject({ version: 1, diskDigest: second.digest, lastError: null });
+
+    rmSync(path.dirname(blocked), { recursive: true });
+    expect(await agent.apply(bundle(3, files("three")))).toEqual({ outcome: "applied", version: 3 });
+    expect((await agent.status()).lastError).toBeNull();
+    expect(await restarted().status()).toMatchObject({ version: 3, lastError: null });
   });
 
   it("checks a bundle in a scratch directory without touching the live files", async () => {

@@ -1,0 +1,86 @@
+// What the agent tells GET /v1/status: the version it last applied (.agent-state.json) and its last failed apply
+// (.agent-error.json). Kept in memory as well as on disk, so that a version the reload put in force is reported as
+// such even when the disk would not take its record (full, or read-only): the status then says so in its last error.
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * @typedef {import("./bundle.mjs").AgentState} AgentState
+ * @typedef {import("./bundle.mjs").AgentError} AgentError
+ */
+
+const STATE_FILE = ".agent-state.json";
+/** The last failed apply, until a later one succeeds. */
+const ERROR_FILE = ".agent-error.json";
+
+/** @param {{ configDir: string, log: (level: string, message: string, fields?: object) => void }} options */
+export function createStateRecord({ configDir, log }) {
+  /** @type {AgentState | undefined} the last success of this run of the agent; before one, the disk's record counts */
+  let state;
+  /** @type {AgentError | null | undefined} this run's last failure, null since a success; undefined: the disk's */
+  let failure;
+
+  /** @param {string} file @returns {Promise<any>} */
+  async function readJson(file) {
+    try {
+      return JSON.parse(await readFile(path.join(configDir, file), "utf8"));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Writes a record whole or not at all: a crash mid-write leaves the one before, never a truncated file. */
+  async function writeWhole(/** @type {string} */ file, /** @type {unknown} */ value) {
+    const target = path.join(configDir, file);
+    try {
+      await writeFile(`${target}.tmp`, JSON.stringify(value));
+      await rename(`${target}.tmp`, target);
+    } catch (error) {
+      await rm(`${target}.tmp`, { force: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Records a version as the one in force (and no failure since). When the disk refuses, the version is still the
+   * one in force, and reported: the failure to record it becomes the last error, and a restart before the next
+   * success would report the version recorded before it.
+   * @param {AgentState} next
+   */
+  async function recordSuccess(next) {
+    state = next;
+    failure = null;
+    try {
+      await writeWhole(STATE_FILE, next);
+    } catch (error) {
+      const code = /** @type {NodeJS.ErrnoException} */ (error).code ?? "unknown error";
+      failure = {
+        at: new Date().toISOString(),
+        version: next.version,
+        message:
+          `version ${next.version} is in force, but the agent could not record it on disk (${code}): ` +
+          "restarted, it would report the version recorded before it",
+      };
+      log("error", "haproxy-agent: applied, but the state file could not be written", {
+        version: next.version,
+        error: String(error),
+      });
+    }
+    await rm(path.join(configDir, ERROR_FILE), { force: true }).catch(() => undefined);
+  }
+
+  /** Records a failed apply, shown until a later success. @param {AgentError} record */
+  async function recordFailure(record) {
+    failure = record;
+    await writeWhole(ERROR_FILE, record).catch(() => undefined);
+  }
+
+  return {
+    /** @returns {Promise<AgentState | undefined>} */
+    readState: async () => state ?? (await readJson(STATE_FILE)),
+    /** @returns {Promise<AgentError | null>} */
+    readFailure: async () => (failure !== undefined ? failure : ((await readJson(ERROR_FILE)) ?? null)),
+    recordSuccess,
+    recordFailure,
+  };
+}
