@@ -1,8 +1,9 @@
 // The outcome of each push by its id (PUT /v1/config's pushId), for a control plane that lost the answer: it asks
 // POST /v1/pushes/{id}/abandon, which tells what became of the push and, when the reload has not started yet, stops
 // it for good. Bounded: the last MAX_PUSHES ids, kept in a file beside the configuration so that a restart keeps them.
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { writeWhole } from "./write-whole.mjs";
 
 /** How many push ids the agent remembers (oldest forgotten first); about 200 bytes each on disk. */
 export const MAX_PUSHES = 1000;
@@ -40,10 +41,8 @@ export function createPushLog({ configDir, log }) {
   function save() {
     const text = JSON.stringify([...records.values()]);
     saving = saving.then(async () => {
-      const temporary = `${file}.tmp`;
       try {
-        await writeFile(temporary, text);
-        await rename(temporary, file);
+        await writeWhole(file, text);
       } catch (error) {
         log("error", "haproxy-agent: the push log could not be written", { error: String(error) });
       }

@@ -1,8 +1,9 @@
 // What the agent tells GET /v1/status: the version it last applied (.agent-state.json) and its last failed apply
 // (.agent-error.json). Kept in memory as well as on disk, so that a version the reload put in force is reported as
 // such even when the disk would not take its record (full, or read-only): the status then says so in its last error.
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { writeWhole } from "./write-whole.mjs";
 
 /**
  * @typedef {import("./bundle.mjs").AgentState} AgentState
@@ -29,17 +30,8 @@ export function createStateRecord({ configDir, log }) {
     }
   }
 
-  /** Writes a record whole or not at all: a crash mid-write leaves the one before, never a truncated file. */
-  async function writeWhole(/** @type {string} */ file, /** @type {unknown} */ value) {
-    const target = path.join(configDir, file);
-    try {
-      await writeFile(`${target}.tmp`, JSON.stringify(value));
-      await rename(`${target}.tmp`, target);
-    } catch (error) {
-      await rm(`${target}.tmp`, { force: true }).catch(() => undefined);
-      throw error;
-    }
-  }
+  /** Writes a record whole or not at all (write-whole.mjs). @param {string} file @param {unknown} value */
+  const writeRecord = (file, value) => writeWhole(path.join(configDir, file), JSON.stringify(value));
 
   /**
    * Records a version as the one in force (and no failure since). When the disk refuses, the version is still the
@@ -51,7 +43,7 @@ export function createStateRecord({ configDir, log }) {
     state = next;
     failure = null;
     try {
-      await writeWhole(STATE_FILE, next);
+      await writeRecord(STATE_FILE, next);
     } catch (error) {
       const code = /** @type {NodeJS.ErrnoException} */ (error).code ?? "unknown error";
       failure = {
@@ -72,7 +64,7 @@ export function createStateRecord({ configDir, log }) {
   /** Records a failed apply, shown until a later success. @param {AgentError} record */
   async function recordFailure(record) {
     failure = record;
-    await writeWhole(ERROR_FILE, record).catch(() => undefined);
+    await writeRecord(ERROR_FILE, record).catch(() => undefined);
   }
 
   return {
