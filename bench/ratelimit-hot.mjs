@@ -182,27 +182,15 @@ async function point(url, connections, key) {
   const bodyFloors = [];
   const hots = [];
   const before = await counterStats(url);
-  for (let slice = 0; slice < SLICES; slice++) {
+  const slice = async (options) => {
     await refresh(url, connections);
-    floors.push(await run({ url: `${url}/test/ping`, connections, duration: DURATION / SLICES }));
-    await refresh(url, connections);
-    bodyFloors.push(
-      await run({
-        url: `${url}/json`,
-        method: "POST",
-        body: body(key, "unlisted"),
-        connections,
-        duration: DURATION / SLICES,
-      }),
-    );
-    await refresh(url, connections);
-    const hot = await run({
-      url: `${url}/json`,
-      method: "POST",
-      body: body(key),
-      connections,
-      duration: DURATION / SLICES,
-    });
+    return run({ connections, duration: DURATION / SLICES, ...options });
+  };
+  const decide = (payload) => slice({ url: `${url}/json`, method: "POST", body: payload });
+  for (let n = 0; n < SLICES; n++) {
+    floors.push(await slice({ url: `${url}/test/ping` }));
+    bodyFloors.push(await decide(body(key, "unlisted")));
+    const hot = await decide(body(key));
     hots.push(hot);
     await sleep(Math.min(5000, hot.p99));
   }
