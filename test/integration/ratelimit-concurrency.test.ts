@@ -130,9 +130,9 @@ describe.each([
 
   it("answers a steady stream on one key from 64 clients for 15 s, each request 200 and counted once", async () => {
     // Sustained load, not one burst: a fault in which a woken request answers in another request's context shows only
-    // after seconds of it. A variant of the store that spared a one-item request its awaits around the coalescer failed
-    // this test in both layouts, four runs of four, with 2,000-odd answers 500 "Cannot perform I/O on behalf of a
-    // different request"; the same stream of 8 s, once, all 200.
+    // after seconds of it. A one-item shortcut in the store (src/ratelimit/stores/durable-object/store.ts, perObject)
+    // failed this test in 7 runs of 8 (a run: one layout), with some 2,000 answers 500 "Cannot perform I/O on behalf
+    // of a different request"; a stream of 8 s, once, had none.
     const body = JSON.stringify(hit("one", "steady"));
     await refreshProxyConnections(server);
     const until = Date.now() + 15_000;
