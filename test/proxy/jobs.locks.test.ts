@@ -1,0 +1,110 @@
+// When a configuration job may not run: the lock gensynchaprx and writesshprx share (423, one of two concurrent
+// runs, held until a queued run ends, a queued run retried), and a slave instance, which runs no job (405).
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { getJobRun } from "../../src/jobs/history";
+import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
+import { errorBody, expectJson } from "../support/proxy-api";
+import { deliverBatch } from "../support/jobs-queue";
+import { agentEnv, applied, callWith, db, fakeAgents, locks, withVars } from "../support/proxy-job-env";
+import { silenceConsoleAndRestoreMocks } from "../support/silent-console";
+import { createJobsProject } from "./jobs-fixtures";
+
+beforeAll(async () => {
+  await createJobsProject();
+});
+
+silenceConsoleAndRestoreMocks();
+
+describe("locks", () => {
+  it("answers 423 to gensynchaprx and writesshprx while their shared lock is held, not to the maintenance job", async () => {
+    await locks().acquire(CONFIG_LOCK, { holder: "someone-else", kind: "gensynchaprx", ttlMs: 60_000 });
+    const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
+    try {
+      for (const path of ["/admin/gensynchaprx", "/admin/writesshprx"]) {
+        const body = await expectJson(callWith(withVars(), path), 423);
+        expect(body.payload).toMatch(/^Job is already running \(gensynchaprx since \d{4}-\d\d-\d\dT[\d:.]+Z\)$/);
+      }
+      expect(send).not.toHaveBeenCalled();
+      expect((await callWith(withVars(), "/maintenance/start")).status).toBe(200);
+      expect(await expectJson(callWith(withVars(), "/maintenance/start"), 423)).toMatchObject({
+        payload: expect.stringMatching(/^Job is already running \(certificates since/),
+      });
+    } finally {
+      await locks().release(CONFIG_LOCK, "someone-else");
+      const maintenance = await locks().inspect(MAINTENANCE_LOCK);
+      await locks().release(MAINTENANCE_LOCK, maintenance!.holder);
+    }
+    expect((await callWith(withVars(), "/admin/gensynchaprx")).status).toBe(200);
+  });
+
+  it("lets exactly one of two concurrent gensynchaprx run", async () => {
+    let releaseAgent!: () => void;
+    const agentGate = new Promise<void>((resolve) => (releaseAgent = resolve));
+    fakeAgents(async () => {
+      await agentGate;
+      return applied();
+    });
+    const first = callWith(agentEnv(), "/admin/gensynchaprx");
+    const second = callWith(agentEnv(), "/admin/gensynchaprx");
+    const loser = await Promise.race([first, second]);
+    expect(loser.status).toBe(423);
+    releaseAgent();
+    expect([(await first).status, (await second).status].sort()).toEqual([200, 423]);
+  });
+
+  it("keeps writesshprx's lock until its queued run ends", async () => {
+    const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
+    const [a, b] = await Promise.all([
+      callWith(withVars(), "/admin/writesshprx"),
+      callWith(withVars(), "/admin/writesshprx"),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 423]);
+    expect((await callWith(withVars(), "/admin/gensynchaprx")).status).toBe(423);
+    const message = send.mock.calls[0][0] as { kind: string; runId: number; lockHolder: string };
+    expect(message).toEqual({ kind: "writesshprx", runId: expect.any(Number), lockHolder: expect.any(String) });
+    expect((await locks().inspect(CONFIG_LOCK))!.holder).toBe(message.lockHolder);
+
+    const { result } = await deliverBatch([{ id: "w1", attempts: 1, body: message }], withVars());
+    expect(result.explicitAcks).toEqual(["w1"]);
+    expect(await locks().inspect(CONFIG_LOCK)).toBeNull();
+    expect((await callWith(withVars(), "/admin/gensynchaprx")).status).toBe(200);
+  });
+
+  it("retries a queued gensynchaprx whose lock is held", async () => {
+    await locks().acquire(CONFIG_LOCK, { holder: "api-call", kind: "gensynchaprx", ttlMs: 60_000 });
+    try {
+      const runId = (await db()
+        .$client.prepare("insert into job_runs (kind, trigger) values ('gensynchaprx', 'test') returning id")
+        .first<{ id: number }>())!.id;
+      const { result } = await deliverBatch(
+        [{ id: "g1", attempts: 1, body: { kind: "gensynchaprx", runId } }],
+        withVars(),
+      );
+      expect(result.retryMessages).toEqual([{ msgId: "g1" }]);
+      expect(await getJobRun(db(), runId)).toMatchObject({
+        state: "queued",
+        error: expect.stringMatching(/^Job is already running/),
+      });
+    } finally {
+      await locks().release(CONFIG_LOCK, "api-call");
+    }
+  });
+});
+
+describe("on a slave instance", () => {
+  for (const path of ["/admin/gensynchaprx", "/admin/writesshprx", "/maintenance/start"]) {
+    it(`${path} answers 405`, async () => {
+      expect(await expectJson(callWith(withVars({ INSTANCE_ROLE: "slave" }), path), 405)).toEqual(
+        errorBody("This is a slave instance: writes and jobs must go to the master instance"),
+      );
+    });
+  }
+
+  it("still reads the job history and answers ACME challenges", async () => {
+    expect((await callWith(withVars({ INSTANCE_ROLE: "slave" }), "/admin/jobs")).status).toBe(200);
+    expect(
+      (await callWith(withVars({ INSTANCE_ROLE: "slave" }), "/.well-known/acme-challenge/none", null)).status,
+    ).toBe(404);
+  });
+});
