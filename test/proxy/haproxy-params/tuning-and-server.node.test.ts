@@ -1,0 +1,87 @@
+// Ordinary backend tuning accepted as written (pure, plain Node), _maintenance, an installation's extra directives,
+// and a container link's server params: options accepted as written, and those refused with their exact reason.
+import { describe, expect, it } from "vitest";
+import { vetBackendParams, vetServerParams } from "../../../src/proxy/haproxy-params/index";
+import { tuning } from "../../support/haproxy-param-tuning";
+import { reason, serverReason } from "../../support/proxy-params";
+
+describe("vetBackendParams: tuning that is accepted", () => {
+  it("returns the lines as they will be written, without blank and comment lines", () => {
+    const params = ["# tuning of the shop", "", ...tuning.map((line) => `  ${line}  `), "  # done"].join("\r\n");
+    expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: tuning, maintenance: false } });
+  });
+
+  it("keeps _maintenance out of the lines", () => {
+    expect(vetBackendParams("_maintenance\nbalance source")).toEqual({
+      ok: true,
+      value: { lines: ["balance source"], maintenance: true },
+    });
+    expect(reason("_maintenance now")).toBe("_maintenance takes no arguments");
+  });
+
+  it("accepts nothing at all", () => {
+    for (const params of [null, undefined, "", "\n\n", "  # nothing"]) {
+      expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: [], maintenance: false } });
+    }
+  });
+
+  it("lets an installation allow more directives, whose arguments are still vetted", () => {
+    expect(vetBackendParams("http-send-name-header X-Server", ["http-send-name-header"])).toEqual({
+      ok: true,
+      value: { lines: ["http-send-name-header X-Server"], maintenance: false },
+    });
+    expect(reason("http-send-name-header X-Server")).toBe('"http-send-name-header" is not an allowed directive');
+    const extra = ["bogus"];
+    expect(reason("bogus /etc/passwd", extra)).toBe('"/etc/passwd" looks like a file or a path');
+    expect(reason("bogus certs/other.pem", extra)).toBe('"certs/other.pem" looks like a file or a path');
+    expect(reason("bogus fallback.pem", extra)).toBe('"fallback.pem" looks like a file or a path');
+    expect(reason("bogus unix@admin", extra)).toBe('"unix@admin" looks like a file or a path');
+    expect(reason("bogus file x", extra)).toBe('"file" would read a file');
+    expect(reason('bogus "${SECRET}"', extra)).toBe("environment expansion (${NAME} or $NAME) is not allowed");
+    expect(reason("bogus %[env(SECRET)]", extra)).toBe('"env" is not an allowed sample fetch or converter');
+    expect(reason("bogus %[lua.x]", extra)).toBe('"%[lua.x]" calls code or data files');
+    expect(reason("program x", ["program"])).toBe('"program" opens a new section');
+    expect(reason("server x 10.0.0.1:80", ["server"])).toBe('"server" is not an allowed directive');
+  });
+});
+
+describe("vetServerParams", () => {
+  it.each([
+    "check",
+    "check inter 2s fastinter 1s downinter 5s rise 2 fall 3 weight 10",
+    "backup maxconn 100 maxqueue 10 slowstart 30s",
+    "ssl verify none sni req.hdr(host) alpn h2,http/1.1",
+    "ssl verify required ca-file @system-ca verifyhost api.example.org",
+    "agent-check agent-port 9999 agent-inter 5s agent-send ready",
+    "send-proxy-v2 proto h2",
+  ])("accepts %j as written", (params) => {
+    expect(vetServerParams(`  ${params} `)).toEqual({ ok: true, value: params });
+  });
+
+  it("accepts nothing at all", () => {
+    for (const params of [null, undefined, "", " \n "])
+      expect(vetServerParams(params)).toEqual({ ok: true, value: "" });
+  });
+
+  it.each([
+    ["ssl verify none crt /etc/haproxy/certs/other.pem", '"crt" would read a file'],
+    ["ssl verify required ca-file /etc/ssl/private/ca.pem", '"ca-file" would read a file'],
+    ["ssl verify none crl-file /x", '"crl-file" would read a file'],
+    ["check addr 169.254.169.254 port 80", '"addr" is not an allowed server option'],
+    ["source 10.0.0.1", '"source" is not an allowed server option'],
+    ["track other_1_www/node1", '"track" is not an allowed server option'],
+    ["socks4 127.0.0.1:1080", '"socks4" is not an allowed server option'],
+    ["namespace other", '"namespace" is not an allowed server option'],
+    ["ssl", 'server: ssl needs "verify none" or "verify required ca-file @system-ca" (there is no other CA file)'],
+    ["ssl verify required", "server: verify required needs ca-file @system-ca"],
+    ["agent-check", "server: agent-check needs agent-port"],
+    ["weight 300", 'server weight must be an integer from 0 to 256, not "300"'],
+    ["check check", "server: check is given twice"],
+    ["sni %[env(X)]", 'server sni: "%[env(X)]" is not a sample expression'],
+    ["sni env(SECRET)", 'server sni: "env" is not an allowed sample fetch'],
+    ['cookie "${SECRET}"', "environment expansion (${NAME} or $NAME) is not allowed"],
+    ["check # comment\nbackup", "server params must be one line"],
+  ])("refuses %j: %s", (params, expected) => {
+    expect(serverReason(params)).toBe(expected);
+  });
+});

@@ -1,0 +1,36 @@
+// Ordinary backend tuning a tenant writes, every line accepted as written: the vetter's tests check it is, and its
+// property tests mutate it so that random params reach the accepting paths.
+
+/** Ordinary tuning a tenant writes; every line must be accepted as written. */
+export const tuning = [
+  "balance leastconn",
+  "timeout server 30s",
+  "timeout connect 5s",
+  "retries 3",
+  "retry-on conn-failure empty-response 503",
+  "option redispatch",
+  "no option http-buffer-request",
+  "option httpchk GET /health HTTP/1.1",
+  "http-check send hdr Host www.example.org",
+  "http-check expect status 200-399",
+  "cookie SRV insert indirect nocache httponly secure attr SameSite=Strict",
+  "hash-type consistent sdbm avalanche",
+  "compression algo gzip",
+  "compression type text/html text/plain application/json",
+  "http-reuse safe",
+  "default-server inter 3s fall 3 rise 2",
+  "acl api path_beg /api /v2",
+  "acl office src 10.0.0.0/8 2001:db8::/32",
+  "acl static path_end -i .css .js",
+  "acl host_ok req.hdr(host),lower -m end .example.org",
+  'http-request deny status 403 content-type text/plain string "Forbidden" if api !office',
+  "http-request set-header X-Forwarded-Port %[dst_port]",
+  'http-request set-header X-Client "%[src] %ci"',
+  "http-request replace-path ^/old/(.*) /new/\\1",
+  "http-request redirect scheme https code 301 if !{ ssl_fc }",
+  'http-request return status 200 content-type "text/plain; charset=utf-8" string "pong" if { path /ping }',
+  "http-response set-header Strict-Transport-Security max-age=31536000",
+  "http-response del-header Server",
+  "http-response set-status 503 reason Down if { status 502 }",
+  "errorloc 503 https://status.example.org/",
+];
