@@ -54,6 +54,8 @@ const SERVERS: TestServer[] = [
     name: "redis",
     suites: [
       "test/ratelimit/stores/redis/store.test.ts",
+      "test/ratelimit/stores/redis/store.connection.test.ts",
+      "test/ratelimit/stores/redis/store.algorithms.test.ts",
       "test/ratelimit/stores/redis/pool.test.ts",
       "test/ratelimit/stores/redis/per-second.test.ts",
     ],
