@@ -1,79 +1,24 @@
 // Real HTTP/2 gRPC through the Node gateway to a real `wrangler dev`, with @grpc/grpc-js and proto/: decisions
-// equal to POST /json's, dynamic metadata as a Struct, the health check, TLS (with reload) and mutual TLS, a unix
-// socket, error codes, deadlines, connection age, SIGTERM and the command-line client. A stand-in upstream plays a
-// slow or failing Worker.
+// equal to POST /json's, error codes, dynamic metadata as a Struct, the health check and the command-line client.
 import grpc from "@grpc/grpc-js";
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { structToJson } from "../../grpc-gateway/proto.mjs";
-import {
-  clientEntry,
-  gatewayRefusing,
-  makeCertificates,
-  proto3Json,
-  rateLimitClient,
-  startFakeUpstream,
-  startGateway,
-  type Certificates,
-  type FakeUpstream,
-  type Gateway,
-  type RateLimitClient,
-} from "../support/grpc-gateway";
-import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
-import { GOLD_METADATA, UNLIMITED_AND_BLOCKED_RULES } from "../support/ratelimit-rules";
+import { clientEntry, proto3Json, rateLimitClient, startGateway } from "../support/grpc-gateway";
+import { freePort, startWranglerDev } from "../support/servers.mjs";
+import { GOLD_METADATA } from "../support/ratelimit-rules";
 import { everyKindOfDescriptor } from "../support/ratelimit-requests";
-
-const ADMIN_TOKEN = "integration-admin-token";
-const CONFIG = `domain: grpc-it
-descriptors:
-  - key: client
-    rate_limit:
-      unit: day
-      requests_per_unit: 3
-  - key: user
-    rate_limit:
-      name: per-user
-      unit: day
-      requests_per_unit: 2
-  - key: path
-    value: /free
-${UNLIMITED_AND_BLOCKED_RULES}
-`;
-
-let worker: DevServer;
-let temp: string;
-let certs: Certificates;
-let fake: FakeUpstream;
-const gateways: Gateway[] = [];
-const clients: RateLimitClient[] = [];
-let plain: Gateway;
-
-function track<T extends Gateway | RateLimitClient>(item: T): T {
-  if ("child" in item) gateways.push(item);
-  else clients.push(item);
-  return item;
-}
-
-/** A gateway to the Worker serving TLS with the test certificates, asking clients for one from the test CA. */
-async function mutualTlsGateway(extra: Record<string, string> = {}): Promise<Gateway> {
-  return track(
-    await startGateway({
-      RATELIMIT_UPSTREAM_URL: worker.url,
-      GRPC_PORT: "0",
-      GRPC_SERVER_USE_TLS: "true",
-      GRPC_SERVER_TLS_CERT: certs.serverCert,
-      GRPC_SERVER_TLS_KEY: certs.serverKey,
-      GRPC_CLIENT_TLS_CACERT: certs.caPem,
-      ...extra,
-    }),
-  );
-}
-
-const descriptor = (...pairs: [string, string][]) => ({ entries: pairs.map(([key, value]) => ({ key, value })) });
+import {
+  ADMIN_TOKEN,
+  certs,
+  descriptor,
+  grpcSuite,
+  mutualTlsGateway,
+  plain,
+  track,
+  worker,
+} from "../support/ratelimit-grpc-suite";
 
 /**
  * The seconds until reset follow the wall clock, so two calls a moment apart may differ by one: compared
@@ -106,27 +51,7 @@ async function runClient(args: string[]): Promise<{ code: number; stdout: string
   }
 }
 
-beforeAll(async () => {
-  temp = mkdtempSync(path.join(tmpdir(), "grpc-it-"));
-  certs = makeCertificates(temp);
-  worker = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: ADMIN_TOKEN });
-  const put = await fetch(`${worker.url}/rlconfig/files`, {
-    method: "PUT",
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ files: { "grpc-it.yaml": CONFIG } }),
-  });
-  expect(put.status).toBe(200);
-  fake = await startFakeUpstream();
-  plain = track(await startGateway({ RATELIMIT_UPSTREAM_URL: worker.url, GRPC_PORT: String(await freePort()) }));
-});
-
-afterAll(async () => {
-  for (const client of clients) client.close();
-  await Promise.all(gateways.map((gateway) => gateway.stop()));
-  await fake?.close();
-  await worker?.stop();
-  if (temp) rmSync(temp, { recursive: true, force: true });
-});
+grpcSuite({ worker: true });
 
 describe("ShouldRateLimit through the gateway", () => {
   it("answers like POST /json for the same requests, on the same counters", async () => {
@@ -364,222 +289,6 @@ describe("health", () => {
       code: grpc.status.UNAVAILABLE,
       details: "rate limit service unreachable: ECONNREFUSED",
     });
-  });
-});
-
-describe("transport security and sockets", () => {
-  it("serves TLS and picks up new certificate files without a restart", async () => {
-    const cert = path.join(temp, "live-server.pem");
-    const key = path.join(temp, "live-server.key");
-    copyFileSync(certs.serverCert, cert);
-    copyFileSync(certs.serverKey, key);
-    const gateway = track(
-      await startGateway({
-        RATELIMIT_UPSTREAM_URL: worker.url,
-        GRPC_PORT: "0",
-        GRPC_SERVER_USE_TLS: "true",
-        GRPC_SERVER_TLS_CERT: cert,
-        GRPC_SERVER_TLS_KEY: key,
-      }),
-    );
-    const trusting = (ca: string) => grpc.credentials.createSsl(readFileSync(ca));
-    const request = { domain: "grpc-it", descriptors: [descriptor(["path", "/free"])] };
-    const first = track(rateLimitClient(gateway.target, trusting(certs.caPem)));
-    expect(await first.shouldRateLimit(request)).toMatchObject({ ok: true, value: { overallCode: "OK" } });
-    const insecure = track(rateLimitClient(gateway.target));
-    expect(await insecure.shouldRateLimit(request, 3000)).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE });
-
-    // Replace the files; new connections get the new certificate once the watcher has seen the change.
-    copyFileSync(certs.newServerKey, key);
-    copyFileSync(certs.newServerCert, cert);
-    let renewed;
-    for (let attempt = 0; attempt < 40; attempt++) {
-      const client = track(rateLimitClient(gateway.target, trusting(certs.newCaPem)));
-      renewed = await client.shouldRateLimit(request, 3000);
-      client.close();
-      if (renewed.ok) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(renewed).toMatchObject({ ok: true, value: { overallCode: "OK" } });
-    expect(gateway.output()).toContain("grpc-gateway: TLS files reloaded");
-    const stale = track(rateLimitClient(gateway.target, trusting(certs.caPem)));
-    expect(await stale.shouldRateLimit(request, 3000)).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE });
-  });
-
-  it("requires a client certificate from the client CA, naming GRPC_CLIENT_TLS_SAN, under mutual TLS", async () => {
-    const gateway = await mutualTlsGateway({ GRPC_CLIENT_TLS_SAN: "client.example" });
-    const ca = readFileSync(certs.caPem);
-    const withCertificate = (cert: string, key: string) =>
-      grpc.credentials.createSsl(ca, readFileSync(key), readFileSync(cert));
-    const request = { domain: "grpc-it", descriptors: [descriptor(["path", "/free"])] };
-
-    const good = track(rateLimitClient(gateway.target, withCertificate(certs.clientCert, certs.clientKey)));
-    expect(await good.shouldRateLimit(request)).toMatchObject({ ok: true, value: { overallCode: "OK" } });
-    expect(await good.check("ratelimit")).toEqual({ ok: true, value: { status: "SERVING" } });
-
-    const anonymous = track(rateLimitClient(gateway.target, grpc.credentials.createSsl(ca)));
-    expect(await anonymous.shouldRateLimit(request, 3000)).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE });
-
-    const otherName = track(
-      rateLimitClient(gateway.target, withCertificate(certs.otherClientCert, certs.otherClientKey)),
-    );
-    expect(await otherName.shouldRateLimit(request)).toEqual({
-      ok: false,
-      code: grpc.status.UNAUTHENTICATED,
-      details: "client certificate does not name client.example",
-    });
-  });
-
-  it("serves on a unix socket with GRPC_UDS", async () => {
-    const socket = path.join(temp, "gateway.sock");
-    const gateway = track(await startGateway({ RATELIMIT_UPSTREAM_URL: worker.url, GRPC_UDS: socket }));
-    expect(gateway.target).toBe(`unix:${socket}`);
-    const client = track(rateLimitClient(gateway.target));
-    expect(
-      await client.shouldRateLimit({ domain: "grpc-it", descriptors: [descriptor(["unlimited", "uds"])] }),
-    ).toEqual({
-      ok: true,
-      value: { overallCode: "OK", statuses: [{ code: "OK", limitRemaining: 4294967295 }] },
-    });
-  });
-
-  it("sends a GOAWAY at GRPC_MAX_CONNECTION_AGE, and the client reconnects", async () => {
-    const gateway = track(
-      await startGateway({
-        RATELIMIT_UPSTREAM_URL: worker.url,
-        GRPC_PORT: "0",
-        GRPC_MAX_CONNECTION_AGE: "500ms",
-        GRPC_MAX_CONNECTION_AGE_GRACE: "1s",
-      }),
-    );
-    const client = track(rateLimitClient(gateway.target));
-    const request = { domain: "grpc-it", descriptors: [descriptor(["path", "/free"])] };
-    expect(await client.shouldRateLimit(request)).toMatchObject({ ok: true });
-    // Without a GOAWAY an idle channel stays READY for half an hour (grpc-js's idle timeout).
-    const states = [];
-    for (let i = 0; i < 100 && states.at(-1) !== grpc.connectivityState.IDLE; i++) {
-      states.push(client.channel.getConnectivityState(false));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(states.at(-1)).toBe(grpc.connectivityState.IDLE);
-    expect(await client.shouldRateLimit(request)).toMatchObject({ ok: true });
-  });
-
-  it("refuses malformed settings at start, naming the variable", async () => {
-    expect(await gatewayRefusing({ GRPC_MAX_CONNECTION_AGE: "soon" })).toEqual({
-      code: 1,
-      output: expect.stringContaining(
-        'invalid gateway settings: GRPC_MAX_CONNECTION_AGE: expected a duration such as \\"10s\\"',
-      ),
-    });
-    expect(await gatewayRefusing({ GRPC_SERVER_USE_TLS: "true" })).toEqual({
-      code: 1,
-      output: expect.stringContaining("GRPC_SERVER_TLS_CERT: is required when GRPC_SERVER_USE_TLS is true"),
-    });
-  });
-});
-
-describe("a slow or failing Worker (stand-in upstream)", () => {
-  let gateway: Gateway;
-  let client: RateLimitClient;
-
-  beforeAll(async () => {
-    gateway = track(
-      await startGateway({ RATELIMIT_UPSTREAM_URL: fake.url, GRPC_PORT: "0", GRPC_GATEWAY_DRAIN_TIME: "2s" }),
-    );
-    client = track(rateLimitClient(gateway.target));
-  });
-
-  it("forwards the raw request as Connect application/proto with the caller's deadline", async () => {
-    fake.answer = { delayMs: 200, status: 200, contentType: "application/proto", body: Buffer.from([0x08, 0x02]) };
-    const result = await client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "v"])] }, 5000);
-    expect(result).toEqual({ ok: true, value: { overallCode: "OVER_LIMIT" } });
-    const seen = fake.seen.at(-1)!;
-    expect(seen.method).toBe("POST");
-    expect(seen.url).toBe("/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit");
-    expect(seen.headers["content-type"]).toBe("application/proto");
-    expect(seen.headers["connect-protocol-version"]).toBe("1");
-    const timeout = Number(seen.headers["connect-timeout-ms"]);
-    expect(timeout).toBeGreaterThan(0);
-    expect(timeout).toBeLessThanOrEqual(5000);
-    // domain "d" (field 1) and one descriptor (field 2), exactly as the caller encoded them.
-    expect(seen.body.subarray(0, 3)).toEqual(Buffer.from([0x0a, 0x01, 0x64]));
-  });
-
-  it("answers DEADLINE_EXCEEDED at the caller's deadline and abandons the upstream request", async () => {
-    fake.answer = { delayMs: 5000, status: 200, contentType: "application/proto", body: Buffer.from([0x08, 0x01]) };
-    const before = fake.seen.length;
-    const result = await client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "slow"])] }, 300);
-    expect(result).toMatchObject({ ok: false, code: grpc.status.DEADLINE_EXCEEDED });
-    const seen = fake.seen[before];
-    expect(Number(seen.headers["connect-timeout-ms"])).toBeLessThanOrEqual(300);
-    // The stand-in would answer after 5 s; the gateway hangs up long before.
-    for (let i = 0; i < 30 && !seen.abandoned; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(seen.abandoned).toBe(true);
-  });
-
-  it.each([
-    [
-      500,
-      "application/json",
-      JSON.stringify({ code: "resource_exhausted", message: "slow down" }),
-      grpc.status.RESOURCE_EXHAUSTED,
-      "slow down",
-    ],
-    [
-      504,
-      "application/json",
-      JSON.stringify({ code: "deadline_exceeded", message: "the operation timed out" }),
-      grpc.status.DEADLINE_EXCEEDED,
-      "the operation timed out",
-    ],
-    [502, "text/html", "<html>bad gateway</html>", grpc.status.UNAVAILABLE, "rate limit service answered HTTP 502"],
-    [404, "text/plain", "no route", grpc.status.UNIMPLEMENTED, "rate limit service answered HTTP 404"],
-  ])("maps an HTTP %i %s answer to a gRPC status", async (status, contentType, body, code, details) => {
-    fake.answer = { delayMs: 0, status, contentType, body };
-    expect(await client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "v"])] })).toEqual({
-      ok: false,
-      code,
-      details,
-    });
-  });
-
-  it("refuses a message over RATELIMIT_MAX_REQUEST_BYTES with RESOURCE_EXHAUSTED without forwarding it", async () => {
-    const before = fake.seen.length;
-    const request = { domain: "x".repeat(1024 * 1024), descriptors: [descriptor(["k", "v"])] };
-    // grpc-js's own refusal, as grpc-go's: the message is the 1 MiB domain plus 14 bytes of framing and descriptor.
-    expect(await client.shouldRateLimit(request)).toEqual({
-      ok: false,
-      code: grpc.status.RESOURCE_EXHAUSTED,
-      details: "Received message larger than max (1048590 vs 1048576)",
-    });
-    expect(fake.seen.length).toBe(before);
-  });
-
-  it("sends a call again on a fresh connection when a kept-alive one turns out closed", async () => {
-    fake.answer = { delayMs: 0, status: 200, contentType: "application/proto", body: Buffer.from([0x08, 0x01]) };
-    const request = { domain: "d", descriptors: [descriptor(["k", "keep-alive"])] };
-    expect(await client.shouldRateLimit(request)).toEqual({ ok: true, value: { overallCode: "OK" } });
-    fake.answer = { ...fake.answer, resetReusedSockets: true };
-    const before = fake.seen.length;
-    expect(await client.shouldRateLimit(request)).toEqual({ ok: true, value: { overallCode: "OK" } });
-    expect(fake.seen.slice(before).map((seen) => seen.abandoned)).toEqual([true, false]);
-    fake.answer = { ...fake.answer, resetReusedSockets: false };
-  });
-
-  it("on SIGTERM turns NOT_SERVING, finishes the calls in flight, then exits", async () => {
-    // The call outlives the 2 s drain, so it is still in flight when the server stops taking calls.
-    fake.answer = { delayMs: 3000, status: 200, contentType: "application/proto", body: Buffer.from([0x08, 0x01]) };
-    const before = fake.seen.length;
-    const inFlight = client.shouldRateLimit({ domain: "d", descriptors: [descriptor(["k", "in-flight"])] }, 10_000);
-    while (fake.seen.length === before) await new Promise((resolve) => setTimeout(resolve, 20));
-    gateway.child.kill("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await client.check("")).toEqual({ ok: true, value: { status: "NOT_SERVING" } });
-    expect(await client.check("ratelimit")).toEqual({ ok: true, value: { status: "NOT_SERVING" } });
-    expect(await inFlight).toEqual({ ok: true, value: { overallCode: "OK" } });
-    expect(await gateway.exited).toBe(0);
-    expect(gateway.output()).toContain("grpc-gateway: stopped");
   });
 });
 
