@@ -1,3 +1,4 @@
+// The Worker's root: GET / names the three services and the package version; a path no service owns is a 404.
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import packageJson from "../package.json";

@@ -1,3 +1,4 @@
+// Jobs end to end: cron triggers queue runs, master-only jobs stay off slaves, the queue consumer runs and retries.
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi, describe, expect, it } from "vitest";

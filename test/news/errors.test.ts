@@ -1,3 +1,4 @@
+// The news API's central error handling: 500s that leak nothing, broken settings, 405 and 404 in the news shape.
 import { env } from "cloudflare:workers";
 import { decodeJwt } from "jose";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";

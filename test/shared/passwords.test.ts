@@ -1,3 +1,4 @@
+// Password storage: salted PBKDF2-SHA256 hashes, their verification, and constant-time comparison of secrets.
 import { describe, expect, it } from "vitest";
 import { constantTimeEqualText, hashPassword, PBKDF2_ITERATIONS, verifyPassword } from "../../src/shared/passwords";
 

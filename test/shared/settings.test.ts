@@ -1,3 +1,4 @@
+// Settings read from variables: defaults, errors that never echo a value, Go durations, each service's defaults.
 import { describe, expect, it } from "vitest";
 import { z } from "../../src/shared/zod";
 import {

@@ -1,3 +1,4 @@
+// News ingestion as jobs: the half-hourly cron queues a run per publisher; the queue consumer ingests and retries.
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";

@@ -1,3 +1,4 @@
+// News ingestion on recorded publisher responses: the Guardian, NYT and feed adapters, and one publisher's run.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getCursor } from "../../../src/news/store/upsert";

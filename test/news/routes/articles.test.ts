@@ -1,3 +1,4 @@
+// The article routes: GET /news (paging, full text, filters, fields), GET /news/:id, and the admins' writes.
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, callJson } from "../../support/worker-http";
 import { SEED_ARTICLES, seedArticles } from "../../support/news-articles";

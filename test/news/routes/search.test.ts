@@ -1,3 +1,4 @@
+// GET /search: a date window's articles matched by topics (full text) and company tickers, warnings and paging.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import packageJson from "../../../package.json";
 import { call } from "../../support/worker-http";

@@ -1,3 +1,4 @@
+// The news accounts: sign-up (POST /users), login (POST /auth), session tokens, and the /users routes.
 import { env } from "cloudflare:workers";
 import { decodeJwt, SignJWT, UnsecuredJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,3 +1,4 @@
+// The news store's text helpers: HTML to text, abstracts, fingerprints, the company matcher, full-text queries.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ftsAnyOf, ftsQuery } from "../../../src/news/store/full-text";

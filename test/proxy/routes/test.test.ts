@@ -1,3 +1,4 @@
+// The proxy's test routes: /test/ping for anyone, /test/authping for API users and the administrator (Basic).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApiUser } from "../../../src/proxy/installation/api-users";
