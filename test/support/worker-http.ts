@@ -16,3 +16,12 @@ export function callJson(path: string, method: string, body: unknown, headers: R
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
+
+/** POST with `fields` as an application/x-www-form-urlencoded body, as an HTML form sends them. */
+export function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return call(path, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
