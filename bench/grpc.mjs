@@ -9,7 +9,8 @@ import http from "node:http";
 import http2 from "node:http2";
 import path from "node:path";
 import { loadProto } from "../grpc-gateway/proto.mjs";
-import { freePort, root, startWranglerDev, stopAll, stopAllOnSignals, wranglerEnv } from "../test/support/servers.mjs";
+import { freePort, root, stopAll, stopAllOnSignals } from "../test/support/processes.mjs";
+import { startWranglerDev, wranglerEnv } from "../test/support/wrangler-dev.mjs";
 
 stopAllOnSignals();
 

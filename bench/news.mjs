@@ -12,7 +12,8 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { root, startWranglerDev, stopAll, stopAllOnSignals, tempDir, wranglerSync } from "../test/support/servers.mjs";
+import { root, stopAll, stopAllOnSignals, tempDir } from "../test/support/processes.mjs";
+import { startWranglerDev, wranglerSync } from "../test/support/wrangler-dev.mjs";
 import { percentile } from "./samples.mjs";
 
 stopAllOnSignals();

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { build } from "esbuild";
 import { unstable_readConfig } from "wrangler";
-import { root } from "../test/support/servers.mjs";
+import { root } from "../test/support/processes.mjs";
 import { median } from "./samples.mjs";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -13,15 +13,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import {
-  freePort,
-  root,
-  startWranglerDev,
-  stopAll,
-  stopAllOnSignals,
-  tempDir,
-  wranglerSync,
-} from "../test/support/servers.mjs";
+import { freePort, root, stopAll, stopAllOnSignals, tempDir } from "../test/support/processes.mjs";
+import { startWranglerDev, wranglerSync } from "../test/support/wrangler-dev.mjs";
 import { mean, percentile } from "./samples.mjs";
 
 stopAllOnSignals();

@@ -9,7 +9,8 @@
 // request (the PBKDF2 check) and later ones (credentials remembered by the isolate).
 // Env: BENCH_MASS_ROUNDS (default 20) and BENCH_GET_ROUNDS (default 40) set how many timed rounds each part runs.
 import path from "node:path";
-import { root, startWranglerDev, stopAll, stopAllOnSignals } from "../test/support/servers.mjs";
+import { root, stopAll, stopAllOnSignals } from "../test/support/processes.mjs";
+import { startWranglerDev } from "../test/support/wrangler-dev.mjs";
 import { percentile } from "./samples.mjs";
 
 stopAllOnSignals();

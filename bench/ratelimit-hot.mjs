@@ -33,7 +33,8 @@
 import { cpSync, readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { root, startWranglerDev } from "../test/support/servers.mjs";
+import { root } from "../test/support/processes.mjs";
+import { startWranglerDev } from "../test/support/wrangler-dev.mjs";
 import { loadRunner } from "./load-runners.mjs";
 import { baselineWorktree } from "./worktree.mjs";
 

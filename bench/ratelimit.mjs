@@ -39,14 +39,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import autocannon from "autocannon";
-import {
-  refreshProxyConnection,
-  startMemcached,
-  startRedis,
-  startWranglerDev,
-  stopAll,
-  stopAllOnSignals,
-} from "../test/support/servers.mjs";
+import { stopAll, stopAllOnSignals } from "../test/support/processes.mjs";
+import { startMemcached, startRedis } from "../test/support/local-servers.mjs";
+import { refreshProxyConnection, startWranglerDev } from "../test/support/wrangler-dev.mjs";
 import { baselineWorktree } from "./worktree.mjs";
 import { median, percentile } from "./samples.mjs";
 

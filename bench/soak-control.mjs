@@ -3,7 +3,8 @@
 // it shows is the runtime's and wrangler's own, with none of this project's code.
 import path from "node:path";
 import { commandLine, descendantsOf, residentKiB } from "../scripts/start/processes.mjs";
-import { root, startWranglerDev } from "../test/support/servers.mjs";
+import { root } from "../test/support/processes.mjs";
+import { startWranglerDev } from "../test/support/wrangler-dev.mjs";
 
 const configPath = path.join(root, "bench", "soak-control", "wrangler.toml");
 

@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { loadProto } from "../grpc-gateway/proto.mjs";
 import { commandLine, descendantsOf, residentKiB } from "../scripts/start/processes.mjs";
-import { freePort, root, tempDir } from "../test/support/servers.mjs";
+import { freePort, root, tempDir } from "../test/support/processes.mjs";
 import { startControl } from "./soak-control.mjs";
 import { controlComparison, growth, growthWindowMs, sampleTable, soakOptions } from "./soak-figures.mjs";
 

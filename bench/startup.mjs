@@ -13,7 +13,7 @@ import path from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { buildWorkerBundle } from "../scripts/worker-bundle.mjs";
-import { root } from "../test/support/servers.mjs";
+import { root } from "../test/support/processes.mjs";
 import { baselineWorktree } from "./worktree.mjs";
 import { median } from "./samples.mjs";
 

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { root } from "../test/support/servers.mjs";
+import { root } from "../test/support/processes.mjs";
 
 /**
  * @param {string} ref

@@ -4,7 +4,8 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import * as prettier from "prettier";
-import { root, startWranglerDev, stopAll, stopAllOnSignals } from "../test/support/servers.mjs";
+import { root, stopAll, stopAllOnSignals } from "../test/support/processes.mjs";
+import { startWranglerDev } from "../test/support/wrangler-dev.mjs";
 
 stopAllOnSignals();
 

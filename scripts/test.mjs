@@ -13,7 +13,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { aptInstallLine, missingBinaries, SYSTEM_PACKAGES, wranglerEnv } from "../test/support/servers.mjs";
+import { aptInstallLine, missingBinaries, SYSTEM_PACKAGES } from "../test/support/system-programs.mjs";
+import { wranglerEnv } from "../test/support/wrangler-dev.mjs";
 import { ensurePebble } from "../test/support/pebble.mjs";
 
 const root = path.join(import.meta.dirname, "..");

@@ -4,7 +4,8 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
-import { root, wranglerEnv } from "../test/support/servers.mjs";
+import { root } from "../test/support/processes.mjs";
+import { wranglerEnv } from "../test/support/wrangler-dev.mjs";
 
 /**
  * Bundles the Worker of `cwd` (with this checkout's wrangler) into `outdir`.

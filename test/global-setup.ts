@@ -5,7 +5,8 @@
 // TEST_NO_SERVERS=1 (`npm run test:fast`) starts none, and the config leaves out the files that need them.
 import { createServer, type Server } from "node:http";
 import type { TestProject } from "vitest/node";
-import { freePort, type LocalServer, startMemcached, startRedis } from "./support/servers.mjs";
+import { freePort } from "./support/processes.mjs";
+import { type LocalServer, startMemcached, startRedis } from "./support/local-servers.mjs";
 
 interface Started {
   bindings: Record<string, string>;

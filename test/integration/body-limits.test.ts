@@ -2,7 +2,7 @@
 // connection still answers the next request, whether the body declared its length or streamed past the limit.
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 let server: DevServer;
 let agent: http.Agent;

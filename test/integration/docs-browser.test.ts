@@ -4,7 +4,8 @@
 import { spawnSync } from "node:child_process";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 let server: DevServer;
 let browser: Browser;

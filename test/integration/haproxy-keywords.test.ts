@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OUTPUT, haproxyVersion, readKeywords, renderModule } from "../../scripts/generate-haproxy-keywords.mjs";
 import { HAPROXY_KEYWORDS_VERSION } from "../../src/proxy/haproxy-params/haproxy-keywords";
-import { requireBinary } from "../support/servers.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
 
 describe("the generated HAProxy keyword table", () => {
   it("was read from the haproxy installed here, and has not drifted from it", async () => {

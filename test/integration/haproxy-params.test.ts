@@ -14,7 +14,7 @@ import { aclLineOfWords, serverParamsOfWords } from "../support/haproxy-param-wo
 import { type Form, checkForms, checkRawLines, firstRefused } from "../support/haproxy-params-check";
 import { backendParams, serverParams } from "../support/haproxy-params-grammar";
 import { tempDir } from "../support/proxy-haproxy-agent";
-import { requireBinary } from "../support/servers.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
 
 const cleanups: (() => unknown)[] = [];
 beforeAll(() => requireBinary("haproxy"));

@@ -5,7 +5,8 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, jobEnded, proxyVars, until } from "../support/proxy-haproxy-agent";
-import { freePort, startWranglerDev, tempDir, type DevServer } from "../support/servers.mjs";
+import { freePort, tempDir } from "../support/processes.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 /** Short enough for a test, long enough that the restart (under load) ends before it. */
 const HEARTBEAT_TIMEOUT_MS = 30_000;

@@ -3,7 +3,8 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATS_CONFIG, statsSequence } from "../support/ratelimit-stats-fixture";
-import { requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };

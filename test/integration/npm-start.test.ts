@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandLine, processTable } from "../../scripts/start/processes.mjs";
-import { canConnect, freePort, root, tempDir } from "../support/servers.mjs";
+import { canConnect, freePort, root, tempDir } from "../support/processes.mjs";
 
 interface Started {
   npm: ChildProcess;

@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshProxyConnection, root, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { root } from "../support/processes.mjs";
+import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { basicAuth } from "../support/proxy-haproxy-agent";
 
 interface Parameter {

@@ -7,7 +7,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleDigest } from "../../src/proxy/haproxy/config";
 import { AGENT_TOKEN, root, tempDir, until } from "../support/proxy-haproxy-agent";
-import { freePort, requireBinary } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
 
 const agents: { child: ChildProcess; dir: string }[] = [];
 

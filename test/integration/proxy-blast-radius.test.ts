@@ -18,7 +18,9 @@ import {
   type Agent,
   executeSql,
 } from "../support/proxy-haproxy-agent";
-import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 let server: DevServer;
 let agent: Agent;

@@ -44,7 +44,9 @@ import {
   startPebble,
   stopPebble,
 } from "../support/pebble-acme";
-import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 let work: string;
 let server: DevServer;

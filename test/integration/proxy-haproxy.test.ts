@@ -26,7 +26,9 @@ import {
   type Agent,
   executeSql,
 } from "../support/proxy-haproxy-agent";
-import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 const METRICS_TOKEN = "integration-metrics-token";
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");

@@ -8,7 +8,9 @@ import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_TOKEN, api, proxyVars, root, tempDir, until } from "../support/proxy-haproxy-agent";
-import { freePort, requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 /**
  * Seconds a push's `haproxy -c` takes (a check's takes none): long enough to pause the agent mid-push. The agent's

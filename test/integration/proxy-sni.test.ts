@@ -17,15 +17,10 @@ import {
   viaHaproxy,
   type Agent,
 } from "../support/proxy-haproxy-agent";
-import {
-  freePort,
-  makeCa,
-  makeLeaf,
-  requireBinary,
-  startWranglerDev,
-  tempDir,
-  type DevServer,
-} from "../support/servers.mjs";
+import { freePort, tempDir } from "../support/processes.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { makeCa, makeLeaf } from "../support/test-certificates.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 const WILDCARD = "*.sni.example";
 const FALLBACK = "fallback.invalid";

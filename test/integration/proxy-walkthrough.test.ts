@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requireBinary, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { requireBinary } from "../support/system-programs.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { root } from "../support/proxy-haproxy-agent";
 
 /** Where the page's commands point: `npm start`'s default origin. */

@@ -5,7 +5,7 @@
 // seen before, 40 requests at a time, all answer 200 with the OK body (per_key: past COUNTER_OBJECT_ACTIVE_LIMIT, with
 // a wait bound long enough for objects to age out); workerd does not restart.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, workerdProcesses, type DevServer } from "../support/servers.mjs";
+import { startWranglerDev, workerdProcesses, type DevServer } from "../support/wrangler-dev.mjs";
 import {
   agent,
   CONNECTIONS,

@@ -4,7 +4,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { root } from "../support/processes.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 const SKIPPED = new Set(["node_modules", ".git", ".wrangler", "coverage", "test-results", "tmp"]);
 

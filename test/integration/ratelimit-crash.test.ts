@@ -4,13 +4,13 @@
 // more, and never an overcount; a crash after the write-behind loses nothing.
 import { afterEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, dailyLimitConfig, installFiles } from "../support/ratelimit-dev-server";
+import { tempDir } from "../support/processes.mjs";
 import {
   refreshProxyConnection,
   startWranglerDev,
-  tempDir,
   workerdProcesses,
   type DevServer,
-} from "../support/servers.mjs";
+} from "../support/wrangler-dev.mjs";
 
 const WRITE_BEHIND_MS = 2000;
 const LIMIT = 1_000_000;

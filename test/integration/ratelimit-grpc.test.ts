@@ -6,7 +6,8 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { structToJson } from "../../grpc-gateway/proto.mjs";
 import { clientEntry, proto3Json, rateLimitClient, startGateway } from "../support/grpc-gateway";
-import { freePort, startWranglerDev } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { startWranglerDev } from "../support/wrangler-dev.mjs";
 import { GOLD_METADATA } from "../support/ratelimit-rules";
 import { everyKindOfDescriptor } from "../support/ratelimit-requests";
 import {

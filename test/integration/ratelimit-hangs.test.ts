@@ -15,15 +15,14 @@ import {
   type RateLimitClient,
 } from "../support/grpc-gateway";
 import { ADMIN_TOKEN, dailyLimitConfig, installFiles } from "../support/ratelimit-dev-server";
+import { freePort } from "../support/processes.mjs";
+import { startRedis, type LocalServer } from "../support/local-servers.mjs";
 import {
-  freePort,
   refreshProxyConnection,
-  startRedis,
   startWranglerDev,
   workerdProcesses,
   type DevServer,
-  type LocalServer,
-} from "../support/servers.mjs";
+} from "../support/wrangler-dev.mjs";
 
 /** The defaults this file proves: KVSTORE_TIMEOUT and the gateway's RATELIMIT_UPSTREAM_TIMEOUT. */
 const KVSTORE_TIMEOUT_MS = 2000;

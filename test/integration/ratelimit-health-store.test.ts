@@ -2,7 +2,9 @@
 // health (service "ratelimit") turn unhealthy within 5 s of the store stopping and healthy again within 5 s of its
 // restart, while a health check costs no round trip per call (the probe's answer is cached for a second).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DevServer, freePort, type LocalServer, startRedis, startWranglerDev } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { type LocalServer, startRedis } from "../support/local-servers.mjs";
+import { type DevServer, startWranglerDev } from "../support/wrangler-dev.mjs";
 import { ADMIN_TOKEN } from "../support/ratelimit-dev-server";
 import { type Gateway, rateLimitClient, type RateLimitClient, startGateway } from "../support/grpc-gateway";
 

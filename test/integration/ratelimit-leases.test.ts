@@ -3,7 +3,7 @@
 // costs at most 0.05 object calls per decision (ratelimit.durable_object.calls on /stats), and once it stops the
 // shares come back (leases_returned).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { agent, CONNECTIONS, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
 import { parseStats, statDelta } from "../support/ratelimit-stats-page";
 

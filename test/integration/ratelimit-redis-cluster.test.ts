@@ -3,15 +3,9 @@
 // slot is being migrated it follows ASK.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keySlot } from "../../src/ratelimit/stores/redis/slots";
-import {
-  type DevServer,
-  freePort,
-  type LocalServer,
-  redisCli,
-  startRedis,
-  startWranglerDev,
-  tempDir,
-} from "../support/servers.mjs";
+import { freePort, tempDir } from "../support/processes.mjs";
+import { type LocalServer, redisCli, startRedis } from "../support/local-servers.mjs";
+import { type DevServer, startWranglerDev } from "../support/wrangler-dev.mjs";
 import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
 const CONFIG = dailyLimitConfig("cl", "client", 1000);

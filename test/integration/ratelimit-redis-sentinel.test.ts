@@ -4,16 +4,9 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type DevServer,
-  freePort,
-  type LocalServer,
-  redisCli,
-  startRedis,
-  startServer,
-  startWranglerDev,
-  tempDir,
-} from "../support/servers.mjs";
+import { freePort, tempDir } from "../support/processes.mjs";
+import { type LocalServer, redisCli, startRedis, startServer } from "../support/local-servers.mjs";
+import { type DevServer, startWranglerDev } from "../support/wrangler-dev.mjs";
 import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
 const CONFIG = dailyLimitConfig("sent", "client", 100000);

@@ -2,17 +2,10 @@
 // with certificates made here. A Worker trusts only public CAs; locally wrangler dev adds the CA named by
 // NODE_EXTRA_CA_CERTS, which is how this test (and a developer) trusts the test CA.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type DevServer,
-  freePort,
-  type LocalServer,
-  makeServerCertificate,
-  redisCli,
-  refreshProxyConnection,
-  startRedis,
-  startWranglerDev,
-  tempDir,
-} from "../support/servers.mjs";
+import { freePort, tempDir } from "../support/processes.mjs";
+import { makeServerCertificate } from "../support/test-certificates.mjs";
+import { type LocalServer, redisCli, startRedis } from "../support/local-servers.mjs";
+import { type DevServer, refreshProxyConnection, startWranglerDev } from "../support/wrangler-dev.mjs";
 import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
 const CONFIG = dailyLimitConfig("tls", "client", 2);

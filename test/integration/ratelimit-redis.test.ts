@@ -3,15 +3,9 @@
 // within KVSTORE_TIMEOUT, health follows with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION, and service resumes by
 // itself when the store comes back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type DevServer,
-  freePort,
-  type LocalServer,
-  redisCli,
-  refreshProxyConnection,
-  startRedis,
-  startWranglerDev,
-} from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { type LocalServer, redisCli, startRedis } from "../support/local-servers.mjs";
+import { type DevServer, refreshProxyConnection, startWranglerDev } from "../support/wrangler-dev.mjs";
 import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
 const CONFIG = dailyLimitConfig("burst", "hot", 100);

@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../support/ratelimit-stats-fixture";
-import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { executionSpan } from "../support/ratelimit-spans";
 
 const TOKEN = "integration-admin-token";

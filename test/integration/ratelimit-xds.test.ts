@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "../support/grpc-gateway";
-import { freePort, startWranglerDev, type DevServer } from "../support/servers.mjs";
+import { freePort } from "../support/processes.mjs";
+import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "../support/xds-server";
 import { structOf } from "../support/ratelimit-xds";
 

@@ -7,7 +7,9 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { expect } from "vitest";
-import { refreshProxyConnection, requireBinary, root, startWranglerDev } from "./servers.mjs";
+import { root } from "./processes.mjs";
+import { requireBinary } from "./system-programs.mjs";
+import { refreshProxyConnection, startWranglerDev } from "./wrangler-dev.mjs";
 
 export const ADMIN = { username: "admin", password: "local-admin-password" };
 export const RATELIMIT_TOKEN = "local-ratelimit-admin-token";

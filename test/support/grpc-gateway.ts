@@ -5,7 +5,7 @@ import protoLoader from "@grpc/proto-loader";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import path from "node:path";
-import { makeCa, makeLeaf } from "./servers.mjs";
+import { makeCa, makeLeaf } from "./test-certificates.mjs";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const gatewayEntry = path.join(root, "grpc-gateway", "gateway.mjs");

@@ -10,7 +10,8 @@ import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import { until } from "./proxy-haproxy-agent";
 import { ensurePebble } from "./pebble.mjs";
-import { freePort, makeCa, makeLeaf } from "./servers.mjs";
+import { freePort } from "./processes.mjs";
+import { makeCa, makeLeaf } from "./test-certificates.mjs";
 
 /** Everything pebble has written so far (a live binding: importers read it as it grows). */
 export let pebbleOutput = "";

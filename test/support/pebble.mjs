@@ -8,7 +8,8 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { requireBinary, root } from "./servers.mjs";
+import { root } from "./processes.mjs";
+import { requireBinary } from "./system-programs.mjs";
 
 export const PEBBLE_DEB = {
   version: "2.6.0",

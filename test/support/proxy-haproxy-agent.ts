@@ -7,7 +7,8 @@ import { connect, createServer as createTcpServer, type Server as TcpServer } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
-import { freePort, wranglerSync } from "./servers.mjs";
+import { freePort } from "./processes.mjs";
+import { wranglerSync } from "./wrangler-dev.mjs";
 
 export const root = path.join(import.meta.dirname, "..", "..");
 export const ADMIN_USER = "admin";

@@ -13,7 +13,8 @@ import {
   type Gateway,
   type RateLimitClient,
 } from "./grpc-gateway";
-import { freePort, startWranglerDev, type DevServer } from "./servers.mjs";
+import { freePort } from "./processes.mjs";
+import { startWranglerDev, type DevServer } from "./wrangler-dev.mjs";
 import { UNLIMITED_AND_BLOCKED_RULES } from "./ratelimit-rules";
 
 export const ADMIN_TOKEN = "integration-admin-token";

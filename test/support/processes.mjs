@@ -1,0 +1,130 @@
+// Where the local servers run: the project root, free loopback ports, temporary directories, and process groups.
+// @ts-check
+// Plain ESM with JSDoc types, so the .mjs benchmarks and scripts share it with the TypeScript tests. Every server runs
+// in its own process group and is stopped by group; stopAll() stops whatever is still running and removes every
+// temporary directory made here, and the process's exit kills what is left.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+/** The project root. */
+export const root = path.join(import.meta.dirname, "..", "..");
+
+/** @typedef {{ stop(): Promise<void> }} Stoppable */
+
+/** Servers still running, stopped by stopAll() and (by SIGKILL) when the process exits. */
+/** @type {Set<Stoppable & { pgid: number }>} */
+const running = new Set();
+/** @type {Set<string>} */
+const tempDirs = new Set();
+
+process.on("exit", () => {
+  for (const server of running) killGroup(server.pgid, "SIGKILL");
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Stops every server still running and removes every temporary directory made here. */
+export async function stopAll() {
+  await Promise.all([...running].map((server) => server.stop()));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+/** For a script (the benchmarks): on SIGINT or SIGTERM, stop everything, then exit. */
+export function stopAllOnSignals() {
+  process.on("SIGINT", () => stopAll().then(() => process.exit(130)));
+  process.on("SIGTERM", () => stopAll().then(() => process.exit(143)));
+}
+
+/** @returns {Promise<number>} a loopback port free right now */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A temporary directory, removed by the returned function (or by stopAll()).
+ * @param {string} prefix
+ * @returns {{ dir: string, remove: () => void }}
+ */
+export function tempDir(prefix) {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return {
+    dir,
+    remove: () => {
+      rmSync(dir, { recursive: true, force: true });
+      tempDirs.delete(dir);
+    },
+  };
+}
+
+/**
+ * @param {number} port
+ * @returns {Promise<boolean>} whether a TCP connection to 127.0.0.1:port succeeds
+ */
+export function canConnect(port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * @param {number} pgid
+ * @param {NodeJS.Signals} signal
+ */
+function killGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal);
+  } catch {}
+}
+
+/**
+ * Spawns a process in its own group with its output collected, and returns how to stop it (the whole group:
+ * SIGTERM, then SIGKILL after `graceMs`; then `cleanup`).
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, inheritStderr?: boolean, graceMs?: number, cleanup?: () => void }} [options]
+ */
+export function spawnGroup(command, args, { cwd, env, inheritStderr = false, graceMs = 3000, cleanup } = {}) {
+  const child = spawn(command, args, {
+    cwd,
+    env,
+    detached: true,
+    stdio: ["ignore", inheritStderr ? "ignore" : "pipe", inheritStderr ? "inherit" : "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  const pgid = /** @type {number} */ (child.pid);
+  const entry = {
+    pgid,
+    async stop() {
+      running.delete(entry);
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        killGroup(pgid, "SIGTERM");
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, graceMs))]);
+      }
+      // The group may outlive its leader (wrangler's workerd), so it is always killed.
+      killGroup(pgid, "SIGKILL");
+      cleanup?.();
+    },
+  };
+  running.add(entry);
+  return { child, pgid, stop: entry.stop, output: () => output };
+}

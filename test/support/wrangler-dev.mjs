@@ -1,0 +1,205 @@
+// `wrangler dev` for the integration tests and the benchmarks (free ports, own state), and one-off wrangler commands.
+// @ts-check
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { LOCAL_VARS } from "../../scripts/start/local-vars.mjs";
+import { freePort, root, spawnGroup, tempDir } from "./processes.mjs";
+
+const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
+
+/**
+ * The environment of every wrangler process: no metrics, no request to Cloudflare for `request.cf`, non-interactive.
+ * Read from process.env at each start, so a caller sets (e.g.) NODE_EXTRA_CA_CERTS just before starting a server.
+ * @returns {NodeJS.ProcessEnv}
+ */
+export function wranglerEnv() {
+  return { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+}
+
+/**
+ * Runs a wrangler command to completion (e.g. `d1 execute`), throwing with the tail of its output if it fails.
+ * @param {string[]} args
+ * @param {string} what
+ * @param {string} [cwd] The project directory to run it in (default the project root).
+ */
+export function wranglerSync(args, what, cwd = root) {
+  const result = spawnSync(process.execPath, [wrangler, ...args], {
+    cwd,
+    env: wranglerEnv(),
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(`${what} failed:\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`);
+  }
+}
+
+/**
+ * @typedef {object} DevServer
+ * @property {string} url The origin, e.g. http://127.0.0.1:8787.
+ * @property {number} port
+ * @property {string} persistTo The persisted state directory.
+ * @property {number} pgid The process group (wrangler and its workerd processes, e.g. to read their CPU time).
+ * @property {() => Promise<void>} stop Ends the whole process group and removes the state directory made here.
+ */
+
+/**
+ * @typedef {object} DevOptions
+ * @property {string} [name] Names the server in error messages.
+ * @property {string} [configPath] A wrangler config other than the project's wrangler.toml.
+ * @property {string} [readyPath] Answers 2xx once the Worker is up (default /test/ping).
+ * @property {string[]} [extraArgs] More `wrangler dev` arguments.
+ * @property {string} [persistTo] A state directory the caller prepared (e.g. shared by two servers; left in place)
+ *   instead of a fresh temporary one.
+ * @property {boolean} [migrate] Apply the D1 migrations to the state (default true).
+ * @property {boolean} [inheritStderr] Show wrangler's errors on this process's stderr instead of collecting them.
+ * @property {string} [projectDir] Another checkout of this project to run (e.g. a git worktree of an older commit,
+ *   for a benchmark's "before" figures) instead of the project root; its config bundling and migrations are its own.
+ */
+
+/**
+ * Starts `wrangler dev` (own ports incl. the inspector's, own persisted state with the D1 migrations applied, the
+ * given vars, logging at error level, `--test-scheduled`) in its own process group and waits until `readyPath`
+ * answers.
+ * @param {Record<string, string>} [vars]
+ * @param {DevOptions} [options]
+ * @returns {Promise<DevServer>}
+ */
+export async function startWranglerDev(vars = {}, options = {}) {
+  const { name = "wrangler dev", configPath, readyPath = "/test/ping", extraArgs = [], migrate = true } = options;
+  const projectDir = options.projectDir ?? root;
+  const made = options.persistTo ? undefined : tempDir("wrangler-state-");
+  const state = options.persistTo ?? /** @type {{ dir: string }} */ (made).dir;
+  const removeState = () => made?.remove();
+  const configArgs = configPath ? ["--config", configPath] : [];
+  spawnSync(process.execPath, [path.join(projectDir, "scripts", "bundle-ratelimit-config.mjs")], {
+    cwd: projectDir,
+    env: wranglerEnv(),
+  });
+  try {
+    if (migrate) {
+      const migrateArgs = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state, ...configArgs];
+      wranglerSync(migrateArgs, `${name}: migrations`, projectDir);
+    }
+  } catch (error) {
+    removeState();
+    throw error;
+  }
+  // A port freePort() found free may be taken before wrangler binds it (by another server starting, or as the
+  // ephemeral port of an outgoing connection): then wrangler exits at once, and a new pair of ports is tried.
+  for (let attempt = 1; ; attempt++) {
+    const started = await spawnWranglerDev({
+      projectDir,
+      state,
+      removeState,
+      configArgs,
+      vars,
+      extraArgs,
+      readyPath,
+      options,
+    });
+    if (started.ok) return started.server;
+    if (!started.portTaken || attempt === 3) {
+      removeState();
+      throw new Error(`${name}: wrangler dev did not answer ${readyPath}${started.exit}:\n${started.output}`);
+    }
+  }
+}
+
+/** What wrangler dev prints when its port (or its inspector's) is in use. */
+const PORT_TAKEN = /Address already in use/;
+
+/**
+ * One wrangler dev on fresh ports, waited for until `readyPath` answers (60 s at most).
+ * @param {{ projectDir: string, state: string, removeState: () => void, configArgs: string[],
+ *   vars: Record<string, string>, extraArgs: string[], readyPath: string, options: { inheritStderr?: boolean } }} how
+ * @returns {Promise<{ ok: true, server: { url: string, port: number, persistTo: string, pgid: number, stop: () => Promise<void> } } | { ok: false, portTaken: boolean, exit: string, output: string }>}
+ */
+async function spawnWranglerDev({ projectDir, state, removeState, configArgs, vars, extraArgs, readyPath, options }) {
+  const port = await freePort();
+  const inspectorPort = await freePort();
+  // The local values over wrangler.toml's deploy ones, as npm start sets them; the caller's own vars win.
+  const varArgs = Object.entries({ ...LOCAL_VARS, ...vars }).flatMap(([key, value]) => ["--var", `${key}:${value}`]);
+  const { child, pgid, stop, output } = spawnGroup(
+    process.execPath,
+    [
+      wrangler,
+      "dev",
+      ...configArgs,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      state,
+      "--log-level",
+      "error",
+      "--test-scheduled",
+      ...varArgs,
+      ...extraArgs,
+    ],
+    // The state outlives an attempt that found its port taken (the next one uses it), not the server.
+    {
+      cwd: projectDir,
+      env: wranglerEnv(),
+      inheritStderr: options.inheritStderr,
+      graceMs: 5000,
+      cleanup: () => retrying || removeState(),
+    },
+  );
+  let retrying = false;
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || PORT_TAKEN.test(output())) break;
+    try {
+      // Bounded: whatever holds a taken port may accept the connection and never answer.
+      const response = await fetch(url + readyPath, { signal: AbortSignal.timeout(5000) });
+      if (response.ok) return { ok: true, server: { url, port, persistTo: state, pgid, stop } };
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const exit = child.exitCode === null ? "" : ` (exited with ${child.exitCode})`;
+  const text = output();
+  const portTaken = PORT_TAKEN.test(text);
+  retrying = portTaken;
+  await stop();
+  return { ok: false, portTaken, exit, output: text };
+}
+
+/**
+ * Gives wrangler dev's proxy a fresh connection to the Worker before a non-GET request that follows an idle spell.
+ * workerd closes an idle connection after 5 s, and a POST or PUT that races with that close is answered 503 "Your
+ * worker restarted mid-request" though nothing restarted (workers-sdk issue 14641); the proxy retries only GET and
+ * HEAD, so one GET first takes that hit harmlessly.
+ * @param {{ url: string }} server
+ */
+export async function refreshProxyConnection(server) {
+  await (await fetch(`${server.url}/test/ping`)).arrayBuffer();
+}
+
+/**
+ * The workerd processes of a server's process group: the same ids before and after a run show that the runtime did not
+ * restart during it (a crash restarts workerd as a new process).
+ * @param {{ pgid: number }} server
+ * @returns {string[]}
+ */
+export function workerdProcesses(server) {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so the fields after it are read from its closing ")".
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    if (comm === "workerd" && pgrp === server.pgid) found.push(pid);
+  }
+  return found.sort();
+}
