@@ -1,7 +1,7 @@
 // vitest globalSetup of the Workers tests: a small registry of servers the Worker talks to, started once per run
 // on free loopback ports and stopped at the end. Each entry returns the bindings it provides (names starting with
 // TEST_, e.g. TEST_REDIS_PORT); test/vitest.workers.config.ts hands them all to the Worker. To add a server, add
-// an entry to SERVERS (with the test files that use it) and its binding names to test/env.d.ts.
+// an entry to SERVERS (its binding names and the test files that use them) and the names to test/env.d.ts.
 // TEST_NO_SERVERS=1 (`npm run test:fast`) starts none, and the config leaves out the files that need them.
 import { createServer, type Server } from "node:http";
 import type { TestProject } from "vitest/node";
@@ -15,7 +15,9 @@ interface Started {
 
 interface TestServer {
   name: string;
-  /** The test files that use its bindings (globs from the root). */
+  /** The names of the bindings start() returns. */
+  provides: string[];
+  /** The test files that use its bindings, from the root (test/scripts/server-suites.node.test.ts finds the rest). */
   suites: string[];
   start(): Promise<Started>;
 }
@@ -53,12 +55,15 @@ const SERVERS: TestServer[] = [
     // The key-value store suites: plain servers (main and per-second), one with a password, one for the pool tests
     // (which pause it, so it is theirs alone).
     name: "redis",
+    provides: ["TEST_REDIS_PORT", "TEST_REDIS_PERSECOND_PORT", "TEST_REDIS_AUTH_PORT", "TEST_REDIS_POOL_PORT"],
     suites: [
       "test/ratelimit/stores/redis/store.test.ts",
       "test/ratelimit/stores/redis/store.connection.test.ts",
       "test/ratelimit/stores/redis/store.algorithms.test.ts",
       "test/ratelimit/stores/redis/pool.test.ts",
       "test/ratelimit/stores/redis/per-second.test.ts",
+      "test/ratelimit/stores/redis/windows.test.ts",
+      "test/ratelimit/stores/health-store.test.ts",
     ],
     async start() {
       const servers = await Promise.all([
@@ -82,7 +87,8 @@ const SERVERS: TestServer[] = [
   {
     // The object cache suite: two memcached nodes, and a DNS-over-HTTPS endpoint whose SRV record names both.
     name: "memcached",
-    suites: ["test/ratelimit/stores/memcache/store.test.ts"],
+    provides: ["TEST_MEMCACHED_PORT", "TEST_MEMCACHED2_PORT", "TEST_DOH_URL"],
+    suites: ["test/ratelimit/stores/memcache/store.test.ts", "test/ratelimit/stores/health-store.test.ts"],
     async start() {
       const servers = await Promise.all([startMemcached(), startMemcached()]);
       const doh = await startDoh(
@@ -108,12 +114,21 @@ const SERVERS: TestServer[] = [
 export const noServers = process.env.TEST_NO_SERVERS === "1";
 
 /** The test files that need a server SERVERS starts. */
-export const serverSuites = SERVERS.flatMap((server) => server.suites);
+export const serverSuites = [...new Set(SERVERS.flatMap((server) => server.suites))];
+/** Every binding name some server provides. */
+export const serverBindings = SERVERS.flatMap((server) => server.provides);
 
 export default async function setup(project: TestProject) {
   const started: Started[] = [];
   try {
-    for (const server of noServers ? [] : SERVERS) started.push(await server.start());
+    for (const server of noServers ? [] : SERVERS) {
+      started.push(await server.start());
+      const names = Object.keys(started.at(-1)!.bindings).sort();
+      if (names.join() !== [...server.provides].sort().join())
+        throw new Error(
+          `${server.name} started with ${names.join(", ")}, not its provides: ${server.provides.join(", ")}`,
+        );
+    }
   } catch (error) {
     await Promise.all(started.map((server) => server.stop()));
     throw error;
