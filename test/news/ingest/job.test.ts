@@ -14,10 +14,8 @@ import guardianRss from "../fixtures/guardian-business-rss.xml?raw";
 import nytSearch from "../fixtures/nyt-articlesearch.json?raw";
 import wranglerToml from "../../../wrangler.toml?raw";
 import { interceptFetch, requestedUrls, type RecordedResponse } from "../../support/news-api";
+import { ATOM_URL, NOW, RSS_URL } from "./ingest-fixtures";
 
-const NOW = new Date("2026-11-20T12:00:00Z");
-const RSS_URL = "https://www.theguardian.com/business/rss";
-const ATOM_URL = "https://newsroom.example.com.au/markets/atom.xml";
 const CRON = "*/30 * * * *";
 
 /** The Worker's env with the publisher keys and feeds set (the test config has none). */
