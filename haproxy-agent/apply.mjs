@@ -3,9 +3,10 @@
 // bundle without applying it, and tell what is on disk (its digest recomputed, so that hand edits show).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { ApplyError, bundleDigest } from "./bundle.mjs";
+import { ApplyError } from "./bundle.mjs";
+import { liveDigest, putBack, swapIn } from "./config-files.mjs";
 import { createPushLog } from "./pushes.mjs";
 import { createStateRecord } from "./state.mjs";
 
@@ -16,20 +17,6 @@ export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs"
  * @typedef {import("./bundle.mjs").AgentState} AgentState
  */
 
-/**
- * The entries of the configuration directory a bundle replaces as a whole: an entry the bundle lacks is removed
- * (a stored version from before the crt-list leaves none behind).
- */
-const MANAGED = [
-  "haproxy.cfg",
-  "domain2backend.map",
-  "domain2redirect.map",
-  "domain2prefix.map",
-  "domain2cert.map",
-  "crt-list.txt",
-  "fallback.pem",
-  "certs",
-];
 const MAX_OUTPUT = 4000;
 /** Most ALERT lines a refusal lists, and the longest kept of each: the control plane reads the first ones only. */
 const MAX_ALERTS = 64;
@@ -96,30 +83,46 @@ export function alertLines(text) {
   return alerts;
 }
 
-/** @param {string} file */
-async function exists(file) {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */
+const endState = (error) =>
+  !(error instanceof ApplyError)
+    ? "refused"
+    : error.status === 409
+      ? "stale"
+      : error.status === 410
+        ? "abandoned"
+        : "refused";
 
 /**
- * The agent's state: the configuration directory, how to check and reload, and the version it runs.
- * @param {{ configDir: string, reloadCmd: string, haproxy: string, timeoutMs: number, log: (level: string, message: string, fields?: object) => void }} options
+ * @typedef {object} ApplierOptions
+ * @property {string} configDir
+ * @property {string} reloadCmd
+ * @property {string} haproxy
+ * @property {number} timeoutMs
+ * @property {(level: string, message: string, fields?: object) => void} log
+ * @typedef {{ signal?: AbortSignal, receivedAt: number }} PushContext
  */
-export function createApplier(options) {
-  const { configDir, reloadCmd, haproxy, timeoutMs, log } = options;
-  const env = childEnvironment(process.env);
-  const pushes = createPushLog({ configDir, log });
-  const record = createStateRecord({ configDir, log });
-  const { readState } = record;
-  /** @type {Promise<unknown>} */
-  let queue = Promise.resolve();
-  /** Settles when the last commit has ended; status and outcome queries wait for it. */
-  let committing = Promise.resolve();
+
+/**
+ * What createApplier hands out works on this: the agent's settings, its push log and state record, and the queue
+ * that applies one bundle at a time.
+ */
+class Applier {
+  /** @param {ApplierOptions} options */
+  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log }) {
+    this.configDir = configDir;
+    this.reloadCmd = reloadCmd;
+    this.haproxy = haproxy;
+    this.timeoutMs = timeoutMs;
+    this.log = log;
+    this.env = childEnvironment(process.env);
+    this.pushes = createPushLog({ configDir, log });
+    this.record = createStateRecord({ configDir, log });
+    /** @type {Promise<unknown>} */
+    this.queue = Promise.resolve();
+    /** Settles when the last commit has ended; status and outcome queries wait for it. */
+    this.committing = Promise.resolve();
+  }
 
   /**
    * Records a success as one step: the state GET /v1/status reads, no last error, and the push's outcome. It never
@@ -128,55 +131,26 @@ export function createApplier(options) {
    * then settle it as unknown) or the push applied while the status still shows the old version.
    * @param {Bundle} bundle @param {AgentState} next @param {"applied" | "unchanged"} outcome
    */
-  function commit(bundle, next, outcome) {
+  commit(bundle, next, outcome) {
     const done = (async () => {
-      await record.recordSuccess(next);
-      if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, outcome);
+      await this.record.recordSuccess(next);
+      if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, outcome);
     })();
-    committing = done.catch(() => undefined);
+    this.committing = done.catch(() => undefined);
     return done;
-  }
-
-  /**
-   * The managed files as they are on disk now, by bundle path (what a bundle would have to hold to equal them).
-   * @returns {Promise<Record<string, string>>}
-   */
-  async function readLiveFiles() {
-    /** @type {Record<string, string>} */
-    const files = {};
-    /** @param {string} name */
-    const take = async (name) => {
-      try {
-        files[name] = await readFile(path.join(configDir, name), "utf8");
-      } catch (error) {
-        if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
-      }
-    };
-    for (const entry of MANAGED) if (entry !== "certs") await take(entry);
-    /** @type {string[]} */
-    let certificates = [];
-    try {
-      certificates = await readdir(path.join(configDir, "certs"));
-    } catch (error) {
-      if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
-    }
-    for (const name of certificates.sort()) await take(`certs/${name}`);
-    return files;
-  }
-
-  /** The digest of the files on disk, or null when there is no haproxy.cfg (nothing was ever applied). */
-  async function liveDigest() {
-    const files = await readLiveFiles();
-    return "haproxy.cfg" in files ? bundleDigest(files) : null;
   }
 
   /**
    * What GET /v1/status answers: the version last applied and its digest as recorded then, the digest of the files
    * on disk now (they differ when someone edited them by hand), and the last failed apply since the last success.
    */
-  async function status() {
-    await committing;
-    const [state, error, diskDigest] = await Promise.all([readState(), record.readFailure(), liveDigest()]);
+  async status() {
+    await this.committing;
+    const [state, error, diskDigest] = await Promise.all([
+      this.record.readState(),
+      this.record.readFailure(),
+      liveDigest(this.configDir),
+    ]);
     return {
       version: state?.version ?? null,
       digest: state?.digest ?? null,
@@ -192,12 +166,13 @@ export function createApplier(options) {
    * @param {string} dir @param {Record<string, string>} files @param {AbortSignal} [signal]
    * @returns {Promise<{ valid: true } | { valid: false, output: string, error: string, alerts: string[] }>}
    */
-  async function stageAndCheck(dir, files, signal) {
+  async stageAndCheck(dir, files, signal) {
     await mkdir(path.join(dir, "certs"), { recursive: true, mode: 0o700 });
     for (const [name, content] of Object.entries(files)) {
       await writeFile(path.join(dir, name), content, { mode: name.endsWith(".pem") ? 0o600 : 0o644 });
     }
-    const result = await run(haproxy, ["-c", "-f", path.join(dir, "haproxy.cfg")], timeoutMs, env, signal);
+    const configFile = path.join(dir, "haproxy.cfg");
+    const result = await run(this.haproxy, ["-c", "-f", configFile], this.timeoutMs, this.env, signal);
     if (result.code === 0) return { valid: true };
     const output = tail(result.output);
     const alerts = alertLines(result.output);
@@ -207,13 +182,16 @@ export function createApplier(options) {
   /**
    * `haproxy -c` on a bundle in a scratch directory, nothing applied: valid, or the check's output and ALERT lines.
    * @param {Record<string, string>} files
-   * @returns {Promise<{ valid: true, version: number | null } | { valid: false, error: string, alerts: string[], version: number | null }>}
+   * @returns {Promise<
+   *   | { valid: true, version: number | null }
+   *   | { valid: false, error: string, alerts: string[], version: number | null }
+   * >}
    */
-  async function check(files) {
-    const scratch = path.join(configDir, `.check-${randomBytes(4).toString("hex")}`);
+  async check(files) {
+    const scratch = path.join(this.configDir, `.check-${randomBytes(4).toString("hex")}`);
     try {
       // The version it runs comes along: after a D1 reset the control plane numbers its next version past it.
-      const [result, state] = await Promise.all([stageAndCheck(scratch, files), readState()]);
+      const [result, state] = await Promise.all([this.stageAndCheck(scratch, files), this.record.readState()]);
       const version = state?.version ?? null;
       return result.valid
         ? { valid: true, version }
@@ -227,63 +205,66 @@ export function createApplier(options) {
    * Why a push must stop before its reload (undefined: it may go on): the client went away, the control plane gave
    * it up (POST /v1/pushes/{id}/abandon), or a reload started now could not end before the control plane stops
    * waiting. After the reload has started nothing stops it.
-   * @param {Bundle} bundle @param {{ signal?: AbortSignal, receivedAt: number }} context
+   * @param {Bundle} bundle @param {PushContext} context
    */
-  function stopReason(bundle, context) {
+  stopReason(bundle, context) {
     if (context.signal?.aborted) return "the control plane went away before the reload";
-    if (bundle.pushId && pushes.get(bundle.pushId)?.state === "abandoned")
+    if (bundle.pushId && this.pushes.get(bundle.pushId)?.state === "abandoned")
       return "the control plane gave it up before the reload";
     // A control plane that waits no longer than one reload (misaligned time limits) gets no deadline: every push
     // would stop. The client that goes away, and the abandon, still hold; apply() warns.
     if (
       bundle.timeoutMs &&
-      bundle.timeoutMs > timeoutMs &&
-      Date.now() > context.receivedAt + bundle.timeoutMs - timeoutMs
+      bundle.timeoutMs > this.timeoutMs &&
+      Date.now() > context.receivedAt + bundle.timeoutMs - this.timeoutMs
     )
       return `a reload started now could not end within the control plane's ${bundle.timeoutMs} ms`;
     return undefined;
   }
 
-  /** Throws the 410 of a push stopped before its reload, when it must stop. @param {Bundle} bundle @param {{ signal?: AbortSignal, receivedAt: number }} context */
-  function stopIfAsked(bundle, context) {
-    const reason = stopReason(bundle, context);
+  /**
+   * Throws the 410 of a push stopped before its reload, when it must stop.
+   * @param {Bundle} bundle @param {PushContext} context
+   */
+  stopIfAsked(bundle, context) {
+    const reason = this.stopReason(bundle, context);
     if (reason) throw new ApplyError(410, `version ${bundle.version} was not applied: ${reason}`, { abandoned: true });
   }
 
-  /** @param {Bundle} bundle @param {{ signal?: AbortSignal, receivedAt: number }} context */
-  async function applyNow(bundle, context) {
-    stopIfAsked(bundle, context);
-    const state = await readState();
+  /** @param {Bundle} bundle @param {PushContext} context */
+  async applyNow(bundle, context) {
+    this.stopIfAsked(bundle, context);
+    const state = await this.record.readState();
     if (bundle.onlyIfNewer && state && bundle.version < state.version) {
       throw new ApplyError(409, `this load balancer runs version ${state.version}, newer than ${bundle.version}`, {
         version: state.version,
       });
     }
     // Compared with what is on disk, not with what was recorded: a push repairs files edited by hand.
-    if (state && (await liveDigest()) === bundle.digest) {
-      await commit(
+    if (state && (await liveDigest(this.configDir)) === bundle.digest) {
+      await this.commit(
         bundle,
         { ...state, digest: bundle.digest, version: Math.max(state.version, bundle.version) },
         "unchanged",
       );
-      log("info", "haproxy-agent: bundle unchanged, no reload", { version: bundle.version });
+      this.log("info", "haproxy-agent: bundle unchanged, no reload", { version: bundle.version });
       return { outcome: "unchanged", version: bundle.version };
     }
 
-    const staging = path.join(configDir, `.staging-${bundle.version}-${randomBytes(4).toString("hex")}`);
+    const staging = path.join(this.configDir, `.staging-${bundle.version}-${randomBytes(4).toString("hex")}`);
     try {
-      const checked = await stageAndCheck(staging, bundle.files, context.signal);
-      stopIfAsked(bundle, context);
+      const checked = await this.stageAndCheck(staging, bundle.files, context.signal);
+      this.stopIfAsked(bundle, context);
       if (!checked.valid) {
-        log("error", "haproxy-agent: haproxy -c refused the bundle", {
+        this.log("error", "haproxy-agent: haproxy -c refused the bundle", {
           version: bundle.version,
           output: checked.output,
         });
         throw new ApplyError(422, checked.error, { alerts: checked.alerts });
       }
       // From here on the push goes through: an abandon asked now is told it is reloading.
-      if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, "reloading");
-      return await swapAndReload(bundle, staging);
+      if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, "reloading");
+      return await this.swapAndReload(bundle, staging);
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
@@ -294,27 +275,14 @@ export function createApplier(options) {
    * reload fails.
    * @param {Bundle} bundle @param {string} staging
    */
-  async function swapAndReload(bundle, staging) {
-    const previous = path.join(configDir, ".previous");
-    await rm(previous, { recursive: true, force: true });
-    await mkdir(previous, { recursive: true });
-    /** @type {string[]} */
-    const movedAway = [];
-    for (const entry of MANAGED) {
-      if (await exists(path.join(configDir, entry))) {
-        await rename(path.join(configDir, entry), path.join(previous, entry));
-        movedAway.push(entry);
-      }
-    }
-    for (const entry of MANAGED) {
-      if (await exists(path.join(staging, entry))) await rename(path.join(staging, entry), path.join(configDir, entry));
-    }
+  async swapAndReload(bundle, staging) {
+    const previous = path.join(this.configDir, ".previous");
+    const movedAway = await swapIn(this.configDir, staging, previous);
 
-    const reload = await run("/bin/sh", ["-c", reloadCmd], timeoutMs, env);
+    const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
     if (reload.code !== 0) {
-      for (const entry of MANAGED) await rm(path.join(configDir, entry), { recursive: true, force: true });
-      for (const entry of movedAway) await rename(path.join(previous, entry), path.join(configDir, entry));
-      log("error", "haproxy-agent: reload failed, previous files restored", {
+      await putBack(this.configDir, previous, movedAway);
+      this.log("error", "haproxy-agent: reload failed, previous files restored", {
         version: bundle.version,
         output: tail(reload.output),
       });
@@ -325,8 +293,8 @@ export function createApplier(options) {
     }
     /** @type {AgentState} */
     const next = { version: bundle.version, digest: bundle.digest, appliedAt: new Date().toISOString() };
-    await commit(bundle, next, "applied");
-    log("info", "haproxy-agent: applied", { version: bundle.version, digest: bundle.digest });
+    await this.commit(bundle, next, "applied");
+    this.log("info", "haproxy-agent: applied", { version: bundle.version, digest: bundle.digest });
     return { outcome: "applied", version: bundle.version };
   }
 
@@ -335,29 +303,19 @@ export function createApplier(options) {
    * before its reload (410) is no failure of the configuration.
    * @param {Bundle} bundle @param {unknown} error
    */
-  async function recordFailure(bundle, error) {
+  async recordFailure(bundle, error) {
     if (error instanceof ApplyError && (error.status === 409 || error.status === 410)) return;
     const message = error instanceof ApplyError ? error.message : "unexpected error (see the agent's log)";
-    await record.recordFailure({ at: new Date().toISOString(), version: bundle.version, message });
+    await this.record.recordFailure({ at: new Date().toISOString(), version: bundle.version, message });
   }
-
-  /** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */
-  const endState = (error) =>
-    !(error instanceof ApplyError)
-      ? "refused"
-      : error.status === 409
-        ? "stale"
-        : error.status === 410
-          ? "abandoned"
-          : "refused";
 
   /**
    * A push whose id already ended applied, unchanged or abandoned answers that again (a repeated request applies
    * nothing twice, an abandoned one never applies); undefined when it is to be applied.
    * @param {Bundle} bundle
    */
-  function replay(bundle) {
-    const known = bundle.pushId ? pushes.get(bundle.pushId) : undefined;
+  replay(bundle) {
+    const known = bundle.pushId ? this.pushes.get(bundle.pushId) : undefined;
     if (known?.state === "applied" || known?.state === "unchanged")
       return { outcome: known.state, version: bundle.version };
     if (known?.state === "abandoned") {
@@ -366,48 +324,62 @@ export function createApplier(options) {
     return undefined;
   }
 
-  return {
-    readState,
-    status,
-    check,
-    pushes,
-    /** Settles when no commit is under way: a push's outcome read then agrees with GET /v1/status. */
-    committed: () => committing,
-    /**
-     * Applies bundles one after the other, in arrival order. `signal` aborts when the client goes away: the push
-     * then stops unless its reload has started.
-     * @param {Bundle} bundle @param {AbortSignal} [signal] @param {number} [receivedAt] when the push began to arrive
-     * @returns {Promise<{ outcome: string, version: number }>}
-     */
-    apply(bundle, signal, receivedAt = Date.now()) {
-      const context = { signal, receivedAt };
-      let replayed;
-      try {
-        replayed = replay(bundle);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      if (replayed) return Promise.resolve(replayed);
-      if (bundle.pushId) void pushes.record(bundle.pushId, bundle.version, "received");
-      if (bundle.timeoutMs && bundle.timeoutMs <= 2 * timeoutMs) {
-        log("warn", "haproxy-agent: the control plane waits no longer than a check and a reload may take", {
-          controlPlaneMs: bundle.timeoutMs,
-          checkPlusReloadMs: 2 * timeoutMs,
-          advice: "set HAPROXY_AGENT_TIMEOUT above twice --timeout",
-        });
-      }
-      const result = queue.then(async () => {
-        try {
-          return await applyNow(bundle, context);
-        } catch (error) {
-          await recordFailure(bundle, error);
-          const message = error instanceof Error ? error.message : String(error);
-          if (bundle.pushId) await pushes.record(bundle.pushId, bundle.version, endState(error), message);
-          throw error;
-        }
+  /**
+   * Applies bundles one after the other, in arrival order. `signal` aborts when the client goes away: the push
+   * then stops unless its reload has started.
+   * @param {Bundle} bundle @param {AbortSignal} [signal] @param {number} [receivedAt] when the push began to arrive
+   * @returns {Promise<{ outcome: string, version: number }>}
+   */
+  apply(bundle, signal, receivedAt = Date.now()) {
+    const context = { signal, receivedAt };
+    let replayed;
+    try {
+      replayed = this.replay(bundle);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (replayed) return Promise.resolve(replayed);
+    if (bundle.pushId) void this.pushes.record(bundle.pushId, bundle.version, "received");
+    if (bundle.timeoutMs && bundle.timeoutMs <= 2 * this.timeoutMs) {
+      this.log("warn", "haproxy-agent: the control plane waits no longer than a check and a reload may take", {
+        controlPlaneMs: bundle.timeoutMs,
+        checkPlusReloadMs: 2 * this.timeoutMs,
+        advice: "set HAPROXY_AGENT_TIMEOUT above twice --timeout",
       });
-      queue = result.catch(() => undefined);
-      return result;
-    },
+    }
+    const result = this.queue.then(async () => {
+      try {
+        return await this.applyNow(bundle, context);
+      } catch (error) {
+        await this.recordFailure(bundle, error);
+        const message = error instanceof Error ? error.message : String(error);
+        if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, endState(error), message);
+        throw error;
+      }
+    });
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/**
+ * The agent's state: the configuration directory, how to check and reload, and the version it runs. Plain functions
+ * over one Applier, so that callers may pass them around or spread the object without losing their `this`.
+ * @param {ApplierOptions} options
+ */
+export function createApplier(options) {
+  const applier = new Applier(options);
+  return {
+    readState: applier.record.readState,
+    status: () => applier.status(),
+    check: (/** @type {Record<string, string>} */ files) => applier.check(files),
+    pushes: applier.pushes,
+    /** Settles when no commit is under way: a push's outcome read then agrees with GET /v1/status. */
+    committed: () => applier.committing,
+    /**
+     * Applies bundles one after the other, in arrival order (see Applier.apply).
+     * @param {Bundle} bundle @param {AbortSignal} [signal] @param {number} [receivedAt] when the push began to arrive
+     */
+    apply: (bundle, signal, receivedAt) => applier.apply(bundle, signal, receivedAt),
   };
 }
