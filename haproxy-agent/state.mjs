@@ -14,24 +14,27 @@ const STATE_FILE = ".agent-state.json";
 /** The last failed apply, until a later one succeeds. */
 const ERROR_FILE = ".agent-error.json";
 
+/** @param {string} configDir @param {string} file @returns {Promise<any>} */
+async function readJson(configDir, file) {
+  try {
+    return JSON.parse(await readFile(path.join(configDir, file), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes a record whole or not at all (write-whole.mjs).
+ * @param {string} configDir @param {string} file @param {unknown} value
+ */
+const writeRecord = (configDir, file, value) => writeWhole(path.join(configDir, file), JSON.stringify(value));
+
 /** @param {{ configDir: string, log: (level: string, message: string, fields?: object) => void }} options */
 export function createStateRecord({ configDir, log }) {
   /** @type {AgentState | undefined} the last success of this run of the agent; before one, the disk's record counts */
   let state;
   /** @type {AgentError | null | undefined} this run's last failure, null since a success; undefined: the disk's */
   let failure;
-
-  /** @param {string} file @returns {Promise<any>} */
-  async function readJson(file) {
-    try {
-      return JSON.parse(await readFile(path.join(configDir, file), "utf8"));
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** Writes a record whole or not at all (write-whole.mjs). @param {string} file @param {unknown} value */
-  const writeRecord = (file, value) => writeWhole(path.join(configDir, file), JSON.stringify(value));
 
   /**
    * Records a version as the one in force (and no failure since). When the disk refuses, the version is still the
@@ -43,7 +46,7 @@ export function createStateRecord({ configDir, log }) {
     state = next;
     failure = null;
     try {
-      await writeRecord(STATE_FILE, next);
+      await writeRecord(configDir, STATE_FILE, next);
     } catch (error) {
       const code = /** @type {NodeJS.ErrnoException} */ (error).code ?? "unknown error";
       failure = {
@@ -64,14 +67,14 @@ export function createStateRecord({ configDir, log }) {
   /** Records a failed apply, shown until a later success. @param {AgentError} record */
   async function recordFailure(record) {
     failure = record;
-    await writeRecord(ERROR_FILE, record).catch(() => undefined);
+    await writeRecord(configDir, ERROR_FILE, record).catch(() => undefined);
   }
 
   return {
     /** @returns {Promise<AgentState | undefined>} */
-    readState: async () => state ?? (await readJson(STATE_FILE)),
+    readState: async () => state ?? (await readJson(configDir, STATE_FILE)),
     /** @returns {Promise<AgentError | null>} */
-    readFailure: async () => (failure !== undefined ? failure : ((await readJson(ERROR_FILE)) ?? null)),
+    readFailure: async () => (failure !== undefined ? failure : ((await readJson(configDir, ERROR_FILE)) ?? null)),
     recordSuccess,
     recordFailure,
   };
