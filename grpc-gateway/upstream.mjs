@@ -57,6 +57,19 @@ class CallFailure extends Error {
 }
 
 /**
+ * A call's `deadline` in epoch ms (Infinity: none), and `onCancel`, which subscribes to the caller going away and
+ * answers the unsubscribe function.
+ * @typedef {{ deadline: number, onCancel?: (abort: () => void) => () => void }} CallOptions
+ */
+
+/**
+ * What the functions behind `createUpstream` share: the Worker's address and the keep-alive agent that reaches it.
+ * @typedef {{ base: URL, client: typeof http | typeof https, prefix: string,
+ *   target: { protocol: string, hostname: string, port: string, agent: http.Agent }, connectTimeoutMs: number,
+ *   defaultTimeoutMs: number, log: (level: string, message: string, fields?: object) => void }} UpstreamContext
+ */
+
+/**
  * @param {{ url: string, connectTimeoutMs: number, defaultTimeoutMs: number,
  *   log: (level: string, message: string, fields?: object) => void }} options
  */
@@ -67,145 +80,166 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
   const agent = new client.Agent({ keepAlive: true, maxSockets: 256, scheduling: "lifo" });
   const prefix = base.pathname.replace(/\/$/, "");
   const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ""), port: base.port, agent };
-
-  /**
-   * One HTTP exchange with the Worker, failing with a CallFailure on time-outs, cancellation and network errors.
-   * @param {{ method: string, path: string, headers: Record<string, string>, body?: Buffer, timeoutMs: number,
-   *   timedOut: () => CallFailure, onCancel?: (abort: () => void) => () => void }} options
-   *   `onCancel` subscribes to the caller going away and answers the unsubscribe function.
-   * @returns {Promise<{ status: number, contentType: string, body: Buffer }>}
-   */
-  function exchange({ method, path, headers, body, timeoutMs, timedOut, onCancel }) {
-    return new Promise((resolve, reject) => {
-      /** @type {CallFailure | undefined} */
-      let failure;
-      /** @type {http.ClientRequest} */
-      let request;
-      const fail = (/** @type {CallFailure} */ reason) => {
-        failure ??= reason;
-        request.destroy(reason);
-      };
-      const deadline = setTimeout(() => fail(timedOut()), timeoutMs);
-      const unsubscribe = onCancel?.(() => fail(new CallFailure(Status.CANCELLED, "call cancelled by the caller")));
-      const settle = () => {
-        clearTimeout(deadline);
-        unsubscribe?.();
-      };
-
-      /** @param {boolean} firstAttempt */
-      function send(firstAttempt) {
-        request = client.request({ ...target, method, path, headers });
-        request.on("socket", (socket) => {
-          // A blackholed Worker must fail fast, not at the caller's deadline; reused sockets are connected already.
-          if (!socket.connecting) return;
-          const unreachable = `rate limit service unreachable: no connection within ${connectTimeoutMs} ms`;
-          const connectTimer = setTimeout(
-            () => fail(new CallFailure(Status.UNAVAILABLE, unreachable)),
-            connectTimeoutMs,
-          );
-          socket.once(base.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
-          socket.once("close", () => clearTimeout(connectTimer));
-        });
-        request.on("response", (response) => {
-          const chunks = /** @type {Buffer[]} */ ([]);
-          response.on("data", (chunk) => chunks.push(chunk));
-          response.on("end", () => {
-            settle();
-            const contentType = response.headers["content-type"] ?? "";
-            resolve({ status: response.statusCode ?? 0, contentType, body: Buffer.concat(chunks) });
-          });
-          response.on("error", (error) => {
-            settle();
-            reject(
-              failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service connection failed: ${error.message}`),
-            );
-          });
-        });
-        request.on("error", (error) => {
-          const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-          // A kept-alive socket that the Worker closed just as it was reused: send once more on a fresh socket
-          // (the retry Node's http documentation recommends for this race; the request never got an answer).
-          const closedUnderUs = request.reusedSocket && (code === "ECONNRESET" || code === "EPIPE");
-          if (!failure && firstAttempt && closedUnderUs) return send(false);
-          settle();
-          reject(
-            failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service unreachable: ${code ?? error.message}`),
-          );
-        });
-        request.end(body);
-      }
-      send(true);
-    });
-  }
+  /** @type {UpstreamContext} */
+  const upstream = { base, client, prefix, target, connectTimeoutMs, defaultTimeoutMs, log };
 
   return {
     /**
      * Forwards one ShouldRateLimit call.
      * @param {Buffer} requestBytes the caller's RateLimitRequest, as received
-     * @param {{ deadline: number, onCancel?: (abort: () => void) => () => void }} call deadline in epoch ms
-     *   (Infinity: none); `onCancel` as for `exchange`
+     * @param {CallOptions} call
      * @returns {Promise<UpstreamResult>}
      */
-    async shouldRateLimit(requestBytes, { deadline, onCancel }) {
-      const callerLeft = deadline === Infinity ? Infinity : Math.ceil(deadline - Date.now());
-      if (callerLeft <= 0) return { ok: false, code: Status.DEADLINE_EXCEEDED, details: "deadline exceeded" };
-      // The caller's deadline, whole, when it set one (a longer one than the default included); the default only
-      // when it set none, and then passing it is the Worker failing to answer: UNAVAILABLE, which Envoy retries.
-      const timeoutMs = callerLeft === Infinity ? defaultTimeoutMs : callerLeft;
-      const timedOut = () =>
-        callerLeft === Infinity
-          ? new CallFailure(Status.UNAVAILABLE, `rate limit service did not answer within ${timeoutMs} ms`)
-          : new CallFailure(Status.DEADLINE_EXCEEDED, "deadline exceeded");
-      try {
-        const response = await exchange({
-          method: "POST",
-          path: prefix + SHOULD_RATE_LIMIT_PATH,
-          headers: {
-            "content-type": "application/proto",
-            "content-length": String(requestBytes.length),
-            "connect-protocol-version": "1",
-            "connect-timeout-ms": String(timeoutMs),
-          },
-          body: requestBytes,
-          timeoutMs,
-          timedOut,
-          onCancel,
-        });
-        const answered = response.status === 200 && response.contentType === "application/proto";
-        if (answered) return { ok: true, body: response.body };
-        return errorOf(response);
-      } catch (error) {
-        if (error instanceof CallFailure) return { ok: false, code: error.code, details: error.message };
-        throw error;
-      }
+    shouldRateLimit(requestBytes, call) {
+      return forwardShouldRateLimit(upstream, requestBytes, call);
     },
 
     /**
      * Whether the Worker's /healthcheck answers 200 within `timeoutMs`.
      * @param {number} timeoutMs
      */
-    async healthy(timeoutMs) {
-      try {
-        const timedOut = () => new CallFailure(Status.UNAVAILABLE, "health check timed out");
-        const response = await exchange({
-          method: "GET",
-          path: `${prefix}/healthcheck`,
-          headers: {},
-          timeoutMs,
-          timedOut,
-        });
-        return response.status === 200;
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        log("warn", "grpc-gateway: Worker health check failed", { error: message });
-        return false;
-      }
+    healthy(timeoutMs) {
+      return checkHealth(upstream, timeoutMs);
     },
 
     close() {
       agent.destroy();
     },
   };
+}
+
+/**
+ * @param {UpstreamContext} upstream @param {Buffer} requestBytes @param {CallOptions} call
+ * @returns {Promise<UpstreamResult>}
+ */
+async function forwardShouldRateLimit(upstream, requestBytes, { deadline, onCancel }) {
+  const callerLeft = deadline === Infinity ? Infinity : Math.ceil(deadline - Date.now());
+  if (callerLeft <= 0) return { ok: false, code: Status.DEADLINE_EXCEEDED, details: "deadline exceeded" };
+  // The caller's deadline, whole, when it set one (a longer one than the default included); the default only
+  // when it set none, and then passing it is the Worker failing to answer: UNAVAILABLE, which Envoy retries.
+  const timeoutMs = callerLeft === Infinity ? upstream.defaultTimeoutMs : callerLeft;
+  const timedOut = () =>
+    callerLeft === Infinity
+      ? new CallFailure(Status.UNAVAILABLE, `rate limit service did not answer within ${timeoutMs} ms`)
+      : new CallFailure(Status.DEADLINE_EXCEEDED, "deadline exceeded");
+  try {
+    const response = await exchange(upstream, {
+      method: "POST",
+      path: upstream.prefix + SHOULD_RATE_LIMIT_PATH,
+      headers: {
+        "content-type": "application/proto",
+        "content-length": String(requestBytes.length),
+        "connect-protocol-version": "1",
+        "connect-timeout-ms": String(timeoutMs),
+      },
+      body: requestBytes,
+      timeoutMs,
+      timedOut,
+      onCancel,
+    });
+    const answered = response.status === 200 && response.contentType === "application/proto";
+    if (answered) return { ok: true, body: response.body };
+    return errorOf(response);
+  } catch (error) {
+    if (error instanceof CallFailure) return { ok: false, code: error.code, details: error.message };
+    throw error;
+  }
+}
+
+/** @param {UpstreamContext} upstream @param {number} timeoutMs */
+async function checkHealth(upstream, timeoutMs) {
+  try {
+    const timedOut = () => new CallFailure(Status.UNAVAILABLE, "health check timed out");
+    const response = await exchange(upstream, {
+      method: "GET",
+      path: `${upstream.prefix}/healthcheck`,
+      headers: {},
+      timeoutMs,
+      timedOut,
+    });
+    return response.status === 200;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    upstream.log("warn", "grpc-gateway: Worker health check failed", { error: message });
+    return false;
+  }
+}
+
+/**
+ * One HTTP exchange with the Worker, failing with a CallFailure on time-outs, cancellation and network errors.
+ * @param {UpstreamContext} upstream
+ * @param {{ method: string, path: string, headers: Record<string, string>, body?: Buffer, timeoutMs: number,
+ *   timedOut: () => CallFailure, onCancel?: CallOptions["onCancel"] }} options
+ * @returns {Promise<{ status: number, contentType: string, body: Buffer }>}
+ */
+function exchange(upstream, { method, path, headers, body, timeoutMs, timedOut, onCancel }) {
+  return new Promise((resolve, reject) => {
+    /** @type {CallFailure | undefined} */
+    let failure;
+    /** @type {http.ClientRequest} */
+    let request;
+    const fail = (/** @type {CallFailure} */ reason) => {
+      failure ??= reason;
+      request.destroy(reason);
+    };
+    const deadline = setTimeout(() => fail(timedOut()), timeoutMs);
+    const unsubscribe = onCancel?.(() => fail(new CallFailure(Status.CANCELLED, "call cancelled by the caller")));
+    const settle = () => {
+      clearTimeout(deadline);
+      unsubscribe?.();
+    };
+
+    /** @param {boolean} firstAttempt */
+    function send(firstAttempt) {
+      request = upstream.client.request({ ...upstream.target, method, path, headers });
+      request.on("socket", (socket) => limitConnectTime(upstream, socket, fail));
+      request.on("response", (response) => {
+        const chunks = /** @type {Buffer[]} */ ([]);
+        response.on("data", (chunk) => chunks.push(chunk));
+        response.on("end", () => {
+          settle();
+          const contentType = response.headers["content-type"] ?? "";
+          resolve({ status: response.statusCode ?? 0, contentType, body: Buffer.concat(chunks) });
+        });
+        response.on("error", (error) => {
+          settle();
+          reject(
+            failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service connection failed: ${error.message}`),
+          );
+        });
+      });
+      request.on("error", (error) => {
+        const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+        // A kept-alive socket that the Worker closed just as it was reused: send once more on a fresh socket
+        // (the retry Node's http documentation recommends for this race; the request never got an answer).
+        const closedUnderUs = request.reusedSocket && (code === "ECONNRESET" || code === "EPIPE");
+        if (!failure && firstAttempt && closedUnderUs) return send(false);
+        settle();
+        reject(
+          failure ?? new CallFailure(Status.UNAVAILABLE, `rate limit service unreachable: ${code ?? error.message}`),
+        );
+      });
+      request.end(body);
+    }
+    send(true);
+  });
+}
+
+/**
+ * Fails the exchange with UNAVAILABLE when a new socket does not connect within `connectTimeoutMs`.
+ * @param {UpstreamContext} upstream @param {import("node:net").Socket} socket
+ * @param {(reason: CallFailure) => void} fail
+ */
+function limitConnectTime(upstream, socket, fail) {
+  // A blackholed Worker must fail fast, not at the caller's deadline; reused sockets are connected already.
+  if (!socket.connecting) return;
+  const unreachable = `rate limit service unreachable: no connection within ${upstream.connectTimeoutMs} ms`;
+  const connectTimer = setTimeout(
+    () => fail(new CallFailure(Status.UNAVAILABLE, unreachable)),
+    upstream.connectTimeoutMs,
+  );
+  socket.once(upstream.base.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connectTimer));
+  socket.once("close", () => clearTimeout(connectTimer));
 }
 
 /**
