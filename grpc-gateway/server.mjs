@@ -54,20 +54,10 @@ function bindError(error, settings) {
 }
 
 /**
- * Starts serving; resolves once bound.
+ * The grpc.Server options from the settings.
  * @param {import("./settings.mjs").GatewaySettings} settings
- * @param {Log} log
  */
-export async function startGateway(settings, log) {
-  const upstream = createUpstream({
-    url: settings.RATELIMIT_UPSTREAM_URL,
-    connectTimeoutMs: settings.RATELIMIT_UPSTREAM_CONNECT_TIMEOUT,
-    defaultTimeoutMs: settings.RATELIMIT_UPSTREAM_TIMEOUT,
-    log,
-  });
-  const health = createHealth(upstream);
-  const { Health } = loadProto("grpc/health/v1/health.proto").grpc.health.v1;
-
+function serverOptions(settings) {
   // Channelz (grpc-js's call statistics) has no reader here and costs time on every call. A message over the Worker's
   // limit is refused here, as the Worker would refuse it, without being forwarded.
   /** @type {Record<string, number>} */
@@ -80,9 +70,17 @@ export async function startGateway(settings, log) {
   const grace = settings.GRPC_MAX_CONNECTION_AGE_GRACE;
   if (age !== undefined) options["grpc.max_connection_age_ms"] = age;
   if (grace !== undefined) options["grpc.max_connection_age_grace_ms"] = grace;
-  const server = new grpc.Server(options);
+  return options;
+}
 
-  server.addService(RATE_LIMIT_SERVICE, {
+/**
+ * The ShouldRateLimit implementation: each call forwarded to the Worker, its answer or failure passed back.
+ * @param {import("./settings.mjs").GatewaySettings} settings
+ * @param {ReturnType<typeof createUpstream>} upstream
+ * @param {Log} log
+ */
+function rateLimitService(settings, upstream, log) {
+  return {
     /**
      * @param {grpc.ServerUnaryCall<Buffer, Buffer>} call
      * @param {grpc.sendUnaryData<Buffer>} callback
@@ -101,7 +99,44 @@ export async function startGateway(settings, log) {
       }
       callback({ code: result.code, details: result.details });
     },
+  };
+}
+
+/**
+ * Stops taking calls and waits for those in flight, closing the ones still open after `graceMs`.
+ * @param {grpc.Server} server @param {number} graceMs @param {Log} log
+ */
+function closeServer(server, graceMs, log) {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => {
+      log("warn", "grpc-gateway: calls still in flight at the end of the shutdown grace; closing them");
+      server.forceShutdown();
+      resolve(undefined);
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(force);
+      resolve(undefined);
+    });
   });
+}
+
+/**
+ * Starts serving; resolves once bound.
+ * @param {import("./settings.mjs").GatewaySettings} settings
+ * @param {Log} log
+ */
+export async function startGateway(settings, log) {
+  const upstream = createUpstream({
+    url: settings.RATELIMIT_UPSTREAM_URL,
+    connectTimeoutMs: settings.RATELIMIT_UPSTREAM_CONNECT_TIMEOUT,
+    defaultTimeoutMs: settings.RATELIMIT_UPSTREAM_TIMEOUT,
+    log,
+  });
+  const health = createHealth(upstream);
+  const { Health } = loadProto("grpc/health/v1/health.proto").grpc.health.v1;
+  const server = new grpc.Server(serverOptions(settings));
+
+  server.addService(RATE_LIMIT_SERVICE, rateLimitService(settings, upstream, log));
   // Watch is not offered (Envoy's gRPC health checker calls Check): it answers UNIMPLEMENTED.
   server.addService(
     { Check: Health.service.Check },
@@ -135,17 +170,7 @@ export async function startGateway(settings, log) {
     async shutdown() {
       health.shutDown();
       await new Promise((resolve) => setTimeout(resolve, settings.GRPC_GATEWAY_DRAIN_TIME));
-      await new Promise((resolve) => {
-        const force = setTimeout(() => {
-          log("warn", "grpc-gateway: calls still in flight at the end of the shutdown grace; closing them");
-          server.forceShutdown();
-          resolve(undefined);
-        }, settings.GRPC_GATEWAY_SHUTDOWN_GRACE);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve(undefined);
-        });
-      });
+      await closeServer(server, settings.GRPC_GATEWAY_SHUTDOWN_GRACE, log);
       upstream.close();
     },
   };
