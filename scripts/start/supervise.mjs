@@ -14,67 +14,80 @@ const POLL_MS = 1000;
 const MISSING_POLLS = 3;
 
 /**
- * @param {{ cwd: string, log?: (line: string) => void }} options
+ * One `npm start`'s children, the processes below them and its watchdog; its methods are what createSupervisor hands
+ * out, plus the polling and the surveys behind them.
  */
-export function createSupervisor({ cwd, log = (line) => console.error(line) }) {
+class Supervisor {
   /** @type {import("node:child_process").ChildProcess[]} */
-  const children = [];
-  /** Every process seen below this one (not the watchdog), by pid: a child's child whose parent died is still here. */
-  const known = new Map();
-  let stopping = false;
-  const parent = process.ppid;
+  children = [];
+  /**
+   * Every process seen below this one (not the watchdog), by pid: a child's child whose parent died is still here.
+   * @type {Map<number, import("./processes.mjs").ProcessInfo>}
+   */
+  known = new Map();
+  stopping = false;
+  parent = process.ppid;
   /** @type {{ pids: Set<number>, expected: number, missingFor: number } | undefined} */
-  let runtimes;
+  runtimes;
 
-  const watchdog = spawn(process.execPath, [path.join(import.meta.dirname, "watchdog.mjs")], {
-    cwd,
-    stdio: ["pipe", "ignore", "inherit"],
-  });
-  watchdog.stdin.on("error", () => {});
-  watchdog.on("exit", (code, signal) => died("its watchdog", code, signal));
+  /** @param {string} cwd @param {(line: string) => void} log */
+  constructor(cwd, log) {
+    this.cwd = cwd;
+    this.log = log;
+    this.watchdog = spawn(process.execPath, [path.join(import.meta.dirname, "watchdog.mjs")], {
+      cwd,
+      stdio: ["pipe", "ignore", "inherit"],
+    });
+    this.watchdog.stdin.on("error", () => {});
+    this.watchdog.on("exit", (code, signal) => this.died("its watchdog", code, signal));
+    this.poller = setInterval(() => this.poll(), POLL_MS);
+  }
 
   /** Records the processes below this one, telling the watchdog of each new one. */
-  function survey() {
+  survey() {
     const table = processTable();
-    const below = descendantsOf([process.pid], table).filter((entry) => entry.pid !== watchdog.pid);
-    const watchdogTree = new Set(descendantsOf([watchdog.pid ?? -1], table).map((entry) => entry.pid));
+    const below = descendantsOf([process.pid], table).filter((entry) => entry.pid !== this.watchdog.pid);
+    const watchdogTree = new Set(descendantsOf([this.watchdog.pid ?? -1], table).map((entry) => entry.pid));
     for (const entry of below) {
-      if (watchdogTree.has(entry.pid) || known.get(entry.pid)?.start === entry.start) continue;
-      known.set(entry.pid, entry);
-      if (!watchdog.stdin.destroyed) watchdog.stdin.write(`${entry.pid} ${entry.start}\n`);
+      if (watchdogTree.has(entry.pid) || this.known.get(entry.pid)?.start === entry.start) continue;
+      this.known.set(entry.pid, entry);
+      if (!this.watchdog.stdin.destroyed) this.watchdog.stdin.write(`${entry.pid} ${entry.start}\n`);
     }
     return below;
   }
 
   /** Notices a workerd gone for good (wrangler dev does not restart one that crashed) and a parent gone. */
-  function poll() {
-    if (stopping) return;
-    if (process.ppid !== parent) {
-      log(`npm start: its parent process (${parent}) exited; stopping`);
-      return stop(1);
+  poll() {
+    if (this.stopping) return;
+    if (process.ppid !== this.parent) {
+      this.log(`npm start: its parent process (${this.parent}) exited; stopping`);
+      return this.stop(1);
     }
-    const below = survey();
+    const below = this.survey();
+    const runtimes = this.runtimes;
     if (!runtimes) return;
     const now = new Set(below.filter((entry) => entry.name === "workerd").map((entry) => entry.pid));
     runtimes.expected = Math.max(runtimes.expected, now.size);
     runtimes.missingFor = now.size < runtimes.expected ? runtimes.missingFor + 1 : 0;
     if (runtimes.missingFor >= MISSING_POLLS) {
       const gone = [...runtimes.pids].filter((pid) => !now.has(pid));
-      log(
+      this.log(
         `npm start: workerd (the Worker runtime of wrangler dev, pid ${gone.join(", ")}) exited and was not ` +
           "restarted; stopping the others",
       );
-      return stop(1);
+      return this.stop(1);
     }
     if (runtimes.missingFor === 0) runtimes.pids = now;
   }
-  const poller = setInterval(poll, POLL_MS);
 
-  /** A child that exits while nothing asked it to: said, then everything stops with a non-zero code. */
-  function died(name, code, signal) {
-    if (stopping) return;
-    log(`npm start: ${name} exited (${signal ?? `code ${code}`}); stopping the others`);
-    stop(code || 1);
+  /**
+   * A child that exits while nothing asked it to: said, then everything stops with a non-zero code.
+   * @param {string} name @param {number | null} code @param {NodeJS.Signals | null} signal
+   */
+  died(name, code, signal) {
+    if (this.stopping) return;
+    this.log(`npm start: ${name} exited (${signal ?? `code ${code}`}); stopping the others`);
+    this.stop(code || 1);
   }
 
   /**
@@ -82,11 +95,11 @@ export function createSupervisor({ cwd, log = (line) => console.error(line) }) {
    * @param {string} name @param {string} command @param {string[]} args
    * @param {{ env: NodeJS.ProcessEnv, stdout?: "inherit" | "pipe" }} options
    */
-  function start(name, command, args, { env, stdout = "inherit" }) {
-    const child = spawn(command, args, { cwd, env, stdio: ["inherit", stdout, "inherit"] });
-    child.on("exit", (code, signal) => died(name, code, signal));
-    children.push(child);
-    survey();
+  start(name, command, args, { env, stdout = "inherit" }) {
+    const child = spawn(command, args, { cwd: this.cwd, env, stdio: ["inherit", stdout, "inherit"] });
+    child.on("exit", (code, signal) => this.died(name, code, signal));
+    this.children.push(child);
+    this.survey();
     return child;
   }
 
@@ -95,42 +108,53 @@ export function createSupervisor({ cwd, log = (line) => console.error(line) }) {
    * of the known processes still runs; then tells the watchdog it may go, and exits with `exitCode`.
    * @param {number} exitCode
    */
-  async function stop(exitCode) {
-    if (stopping) return;
-    stopping = true;
-    clearInterval(poller);
-    survey();
+  async stop(exitCode) {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearInterval(this.poller);
+    this.survey();
     signalEach(
-      children
+      this.children
         .filter((child) => child.exitCode === null && child.signalCode === null)
         .map((child) => ({ pid: child.pid })),
       "SIGTERM",
     );
     const deadline = Date.now() + GRACE_MS;
     // Read again while waiting: a child may still start a process (wrangler mid-start) before it exits.
-    while (Date.now() < deadline && stillRunning([...known.values()]).length > 0) {
+    while (Date.now() < deadline && stillRunning([...this.known.values()]).length > 0) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      survey();
+      this.survey();
     }
-    signalEach(stillRunning([...known.values()]), "SIGKILL");
-    watchdog.stdin.end();
+    signalEach(stillRunning([...this.known.values()]), "SIGKILL");
+    this.watchdog.stdin.end();
     process.exit(exitCode);
   }
 
+  /** From now on a workerd below wrangler dev that disappears for good stops everything (call once it answers). */
+  watchRuntimes() {
+    const pids = new Set(
+      this.survey()
+        .filter((entry) => entry.name === "workerd")
+        .map((entry) => entry.pid),
+    );
+    this.runtimes = { pids, expected: pids.size, missingFor: 0 };
+  }
+}
+
+/**
+ * @param {{ cwd: string, log?: (line: string) => void }} options
+ */
+export function createSupervisor({ cwd, log = (line) => console.error(line) }) {
+  const supervisor = new Supervisor(cwd, log);
+  // Not the instance itself: callers get these four only, `stopping` read-only, and functions that need no `this`.
   return {
-    start,
-    stop,
+    /** @type {Supervisor["start"]} */
+    start: (name, command, args, options) => supervisor.start(name, command, args, options),
+    /** @param {number} exitCode */
+    stop: (exitCode) => supervisor.stop(exitCode),
     get stopping() {
-      return stopping;
+      return supervisor.stopping;
     },
-    /** From now on a workerd below wrangler dev that disappears for good stops everything (call once it answers). */
-    watchRuntimes() {
-      const pids = new Set(
-        survey()
-          .filter((entry) => entry.name === "workerd")
-          .map((entry) => entry.pid),
-      );
-      runtimes = { pids, expected: pids.size, missingFor: 0 };
-    },
+    watchRuntimes: () => supervisor.watchRuntimes(),
   };
 }
