@@ -1,7 +1,7 @@
 // `--help` of the HAProxy agent (plain Node): exit 0 without a token and without listening, every flag and every
 // environment variable the agent reads listed.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -44,7 +44,9 @@ describe("haproxy-agent/agent.mjs --help", () => {
   });
 
   it("lists every environment variable: the token, and PATH (the only one haproxy and the reload get)", () => {
-    const sources = ["agent.mjs", "apply.mjs", "bundle.mjs", "pushes.mjs"]
+    // Every module of the agent, so that one added later is read too.
+    const sources = readdirSync(agentDir)
+      .filter((file) => file.endsWith(".mjs"))
       .map((file) => readFileSync(path.join(agentDir, file), "utf8"))
       .join();
     const read = new Set([...sources.matchAll(/process\.env\.([A-Z_]+)/g)].map((match) => match[1]));
