@@ -99,6 +99,9 @@ export function signalEach(entries, /** @type {NodeJS.Signals} */ signal) {
   }
 }
 
+/** How long `npm start`'s processes get between SIGTERM and SIGKILL, from the supervisor or from its watchdog. */
+export const STOP_GRACE_MS = 5000;
+
 /**
  * Stops `roots` and every process below them: a snapshot of the tree first (a child whose parent exits is re-parented,
  * and could no longer be found), SIGTERM to the roots so that each stops its own as it means to, then after `graceMs`

@@ -4,10 +4,8 @@
 // itself is killed with SIGKILL. Its own parent going away (npm killed) stops it too.
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { descendantsOf, processTable, signalEach, stillRunning } from "./processes.mjs";
+import { descendantsOf, processTable, signalEach, stillRunning, STOP_GRACE_MS } from "./processes.mjs";
 
-/** How long children get between SIGTERM and SIGKILL. */
-const GRACE_MS = 5000;
 /** How often the process tree is read: how soon a dead workerd or a dead parent is noticed. */
 const POLL_MS = 1000;
 /** Polls a workerd may stay missing: wrangler replaces its workerd on a reload within a moment. */
@@ -104,7 +102,7 @@ class Supervisor {
   }
 
   /**
-   * Stops every child and everything below them: SIGTERM to the children, then after GRACE_MS SIGKILL to whatever
+   * Stops every child and everything below them: SIGTERM to the children, then after STOP_GRACE_MS SIGKILL to whatever
    * of the known processes still runs; then tells the watchdog it may go, and exits with `exitCode`.
    * @param {number} exitCode
    */
@@ -119,7 +117,7 @@ class Supervisor {
         .map((child) => ({ pid: child.pid })),
       "SIGTERM",
     );
-    const deadline = Date.now() + GRACE_MS;
+    const deadline = Date.now() + STOP_GRACE_MS;
     // Read again while waiting: a child may still start a process (wrangler mid-start) before it exits.
     while (Date.now() < deadline && stillRunning([...this.known.values()]).length > 0) {
       await new Promise((resolve) => setTimeout(resolve, 100));

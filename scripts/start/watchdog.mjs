@@ -4,9 +4,7 @@
 // It outlives signals sent to the whole process group (Ctrl-C, a closed terminal): its work starts when the pipe
 // closes, which a live supervisor does only after stopping everything, so it then finds nothing left.
 import { createInterface } from "node:readline";
-import { descendantsOf, processTable, signalEach, stillRunning } from "./processes.mjs";
-
-const GRACE_MS = 5000;
+import { descendantsOf, processTable, signalEach, stillRunning, STOP_GRACE_MS } from "./processes.mjs";
 
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => {});
 
@@ -31,7 +29,7 @@ createInterface({ input: process.stdin })
     if (tree.length === 0) process.exit(0);
     console.error(`npm start's watchdog: the supervisor is gone; stopping the ${tree.length} processes it left`);
     signalEach(tree, "SIGTERM");
-    const deadline = Date.now() + GRACE_MS;
+    const deadline = Date.now() + STOP_GRACE_MS;
     while (Date.now() < deadline && stillRunning(tree).length > 0) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
