@@ -90,7 +90,7 @@ export function stillRunning(known) {
   });
 }
 
-/** Sends `signal` to each process, ignoring those gone already. @param {ProcessInfo[]} entries */
+/** Sends `signal` to each process, ignoring those gone already. @param {{ pid: number }[]} entries */
 export function signalEach(entries, /** @type {NodeJS.Signals} */ signal) {
   for (const { pid } of entries) {
     try {

@@ -114,7 +114,8 @@ class Supervisor {
     signalEach(
       this.children
         .filter((child) => child.exitCode === null && child.signalCode === null)
-        .map((child) => ({ pid: child.pid })),
+        // A child whose spawn failed has no pid and nothing to stop.
+        .flatMap((child) => (child.pid === undefined ? [] : [{ pid: child.pid }])),
       "SIGTERM",
     );
     const deadline = Date.now() + STOP_GRACE_MS;
