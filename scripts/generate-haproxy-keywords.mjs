@@ -14,6 +14,21 @@ import * as prettier from "prettier";
 export const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const OUTPUT = path.join(root, "src", "proxy", "haproxy-params", "haproxy-keywords.ts");
 
+/** @typedef {{ args: string[], required: number }} Arguments */
+/** @typedef {Arguments & { out: string, usage: string }} Fetch */
+/** @typedef {Arguments & { input: string, out: string }} Converter */
+/** @typedef {{ fetch: string, match: string }} Acl */
+/**
+ * @typedef {object} Keywords
+ * @property {string} version
+ * @property {string[]} places
+ * @property {Record<string, Fetch>} fetches
+ * @property {Record<string, Converter>} converters
+ * @property {Record<string, Acl>} acls
+ * @property {Record<string, string[]>} casts
+ * @property {Record<string, string[]>} matches
+ */
+
 /** @param {string[]} args */
 function haproxy(args) {
   const result = spawnSync("haproxy", args, { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
@@ -28,7 +43,10 @@ export function haproxyVersion() {
   return match[1];
 }
 
-/** One keyword class as `haproxy -dK<kind>` prints it (the dump ends in a check of an empty file, exit 2). */
+/**
+ * One keyword class as `haproxy -dK<kind>` prints it (the dump ends in a check of an empty file, exit 2).
+ * @param {string} kind
+ */
 export function dumpKeywords(kind) {
   const { stdout } = haproxy([`-dK${kind}`, "-q", "-c", "-f", "/dev/null"]);
   if (!stdout.trim()) throw new Error(`haproxy -dK${kind} printed nothing`);
@@ -38,6 +56,8 @@ export function dumpKeywords(kind) {
 /**
  * "string[,integer]" → { args: ["string", "integer"], required: 1 }. HAProxy prints the optional arguments inside
  * brackets, from the first optional one to the end (src/sample.c, smp_dump_fetch_kw).
+ * @param {string | undefined} text
+ * @returns {Arguments}
  */
 export function parseArguments(text) {
   if (text === undefined) return { args: [], required: 0 };
@@ -54,9 +74,12 @@ export function parseArguments(text) {
 /**
  * `-dKsmp`: a header naming each usage column (the check places of src/sample.c, fetch_ckp_names), then one line per
  * fetch: `[ Y . Y ... ] name(args): type`.
+ * @param {string} text
  */
 export function parseFetches(text) {
+  /** @type {string[]} */
   const places = [];
+  /** @type {Record<string, Fetch>} */
   const fetches = {};
   for (const line of text.split("\n")) {
     const place = /^#[ /]*_\.-* (.+)$/.exec(line);
@@ -79,8 +102,10 @@ export function parseFetches(text) {
  * `-dKcnv`: `name(args): OUT => IN`. HAProxy 2.6 prints the output type first (src/sample.c, smp_dump_conv_kw:
  * `printf(": %s => %s", smp_to_type[kw->out_type], smp_to_type[kw->in_type])`), so `length: sint => str` reads a
  * string and gives an integer.
+ * @param {string} text
  */
 export function parseConverters(text) {
+  /** @type {Record<string, Converter>} */
   const converters = {};
   for (const line of text.split("\n")) {
     if (line === "" || line.startsWith("#")) continue;
@@ -92,8 +117,12 @@ export function parseConverters(text) {
   return converters;
 }
 
-/** `-dKacl`: `name = fetch -m match`. */
+/**
+ * `-dKacl`: `name = fetch -m match`.
+ * @param {string} text
+ */
 export function parseAcls(text) {
+  /** @type {Record<string, Acl>} */
   const acls = {};
   for (const line of text.split("\n")) {
     if (line === "" || line.startsWith("#")) continue;
@@ -148,6 +177,9 @@ const PROBE_HEADER = [
 /**
  * Whether haproxy accepts one backend line: true, false when it alerts with `refusal`, and a thrown error for any
  * other alert (the probe itself would be wrong). One line per run: HAProxy stops at the first refused rule.
+ * @param {string} dir
+ * @param {string} line
+ * @param {RegExp} refusal
  */
 function accepts(dir, line, refusal) {
   const file = path.join(dir, "probe.cfg");
@@ -159,7 +191,11 @@ function accepts(dir, line, refusal) {
   throw new Error(`the probe "${line}" failed for another reason:\n${alerts.join("\n")}`);
 }
 
-/** Checks that each probe is what it claims, by HAProxy's own tables. */
+/**
+ * Checks that each probe is what it claims, by HAProxy's own tables.
+ * @param {Record<string, Fetch>} fetches
+ * @param {Record<string, Converter>} converters
+ */
 function checkProbes(fetches, converters) {
   for (const [type, source] of Object.entries(TYPE_SOURCES)) {
     const name = source.split("(")[0];
@@ -178,12 +214,16 @@ function checkProbes(fetches, converters) {
 /**
  * For each sample type a probe can make: the converter input types HAProxy casts it to (src/sample.c sample_casts,
  * as the running binary applies it) and the ACL match methods it accepts after it.
+ * @param {Record<string, Fetch>} fetches
+ * @param {Record<string, Converter>} converters
  */
 export function probeCasts(fetches, converters) {
   checkProbes(fetches, converters);
   const dir = mkdtempSync(path.join(tmpdir(), "haproxy-keywords-"));
   try {
+    /** @type {Record<string, string[]>} */
     const casts = {};
+    /** @type {Record<string, string[]>} */
     const matches = {};
     for (const [from, source] of Object.entries(TYPE_SOURCES)) {
       if (!accepts(dir, `http-request set-var(txn.p) ${source}`, /$^/)) throw new Error(`${source} is refused`);
@@ -200,7 +240,10 @@ export function probeCasts(fetches, converters) {
   }
 }
 
-/** Everything the module holds, read from the haproxy on the PATH. */
+/**
+ * Everything the module holds, read from the haproxy on the PATH.
+ * @returns {Keywords}
+ */
 export function readKeywords() {
   const { places, fetches } = parseFetches(dumpKeywords("smp"));
   const converters = parseConverters(dumpKeywords("cnv"));
@@ -211,15 +254,25 @@ export function readKeywords() {
 
 // ---- the module ----
 
+/** @param {unknown} value */
 const json = (value) => JSON.stringify(value);
+/**
+ * @template T
+ * @param {Record<string, T>} table
+ * @param {(entry: T) => string} render
+ */
 const entries = (table, render) =>
   Object.keys(table)
     .sort()
     .map((name) => `  ${json(name)}: ${render(table[name])},`)
     .join("\n");
 
-/** The module's header and types: the version, the sample and argument types, the usage columns. */
+/**
+ * The module's header and types: the version, the sample and argument types, the usage columns.
+ * @param {Keywords} keywords
+ */
 function declarations({ version, places, fetches, converters }) {
+  /** @param {string[]} values */
   const unique = (values) => [...new Set(values)].sort().map(json).join(" | ");
   const keywords = [...Object.values(fetches), ...Object.values(converters)];
   return `// GENERATED by scripts/generate-haproxy-keywords.mjs from HAProxy ${version} (\`haproxy -dKsmp\`, \`-dKcnv\`,
@@ -266,7 +319,10 @@ export interface AclKeyword {
 `;
 }
 
-/** The module's tables. */
+/**
+ * The module's tables.
+ * @param {Keywords} keywords
+ */
 function tables({ fetches, converters, acls, casts, matches }) {
   return `
 /** Every sample fetch of this HAProxy. */
@@ -299,7 +355,10 @@ ${entries(matches, json)}
 `;
 }
 
-/** The TypeScript module, formatted as `prettier --check` expects. */
+/**
+ * The TypeScript module, formatted as `prettier --check` expects.
+ * @param {Keywords} keywords
+ */
 export async function renderModule(keywords) {
   const options = (await prettier.resolveConfig(OUTPUT)) ?? {};
   return prettier.format(declarations(keywords) + tables(keywords), { ...options, filepath: OUTPUT });
