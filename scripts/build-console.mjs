@@ -13,6 +13,7 @@ const source = path.join(root, "console");
 const target = path.join(root, "assets", "console");
 const uplotCss = path.join(path.dirname(createRequire(import.meta.url).resolve("uplot")), "uPlot.min.css");
 
+/** @param {string} file */
 const contents = (file) => {
   try {
     return readFileSync(file);
@@ -21,7 +22,11 @@ const contents = (file) => {
   }
 };
 
-/** Writes the file unless it already holds exactly `data`. */
+/**
+ * Writes the file unless it already holds exactly `data`.
+ * @param {string} name
+ * @param {string | Uint8Array} data
+ */
 const write = (name, data) => {
   const to = path.join(target, name);
   const bytes = Buffer.from(data);

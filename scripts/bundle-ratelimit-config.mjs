@@ -19,7 +19,12 @@ const { values: options } = parseArgs({ options: { "config-dir": { type: "string
 const configDir = path.resolve(options["config-dir"] ?? path.join(root, "config"));
 const output = path.resolve(options.output ?? path.join(root, "src", "ratelimit", "config", "bundled.gen.ts"));
 
+/**
+ * @param {string} dir
+ * @returns {string[]}
+ */
 function walk(dir) {
+  /** @type {string[]} */
   let entries = [];
   try {
     entries = readdirSync(dir);
@@ -38,7 +43,10 @@ const files = Object.fromEntries(
 
 const { checkBundle } = await importBuiltForNode("bundle-check.ts");
 const problems = checkBundle(files, wranglerVars());
-/** A path as the user typed it: relative to the working directory when within it. */
+/**
+ * A path as the user typed it: relative to the working directory when within it.
+ * @param {string} file
+ */
 const shown = (file) =>
   path.relative(process.cwd(), file).startsWith("..") ? file : path.relative(process.cwd(), file);
 

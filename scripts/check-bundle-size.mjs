@@ -33,6 +33,7 @@ const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
 const metafile = path.join(outdir, "meta.json");
+/** @param {number} bytes */
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 
 /** Exit status: 0 within the ceiling, 1 over it or when the build fails. */

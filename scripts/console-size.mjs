@@ -28,6 +28,7 @@ export function consoleAssetSizes(dir = path.join(root, "assets", "console")) {
  * @param {number} [limit]
  */
 export function reportConsoleSize(sizes, limit = CONSOLE_LIMIT_BYTES) {
+  /** @param {number} bytes */
   const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
   console.log(`\nThe console's assets (gzip):`);
   for (const { name, gzip } of sizes.files) console.log(`${kib(gzip).padStart(11)}  assets/console/${name}`);

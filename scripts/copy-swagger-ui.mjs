@@ -14,6 +14,7 @@ const target = path.join(root, "assets", "swagger-ui");
 /** What the page at /docs (src/api-docs.ts) loads, and the licence that goes with the bundle. */
 const FILES = ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png", "LICENSE", "NOTICE"];
 
+/** @param {string} file */
 const contents = (file) => {
   try {
     return readFileSync(file);

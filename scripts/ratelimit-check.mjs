@@ -12,12 +12,19 @@ import { importBuiltForNode, wranglerVars } from "./ratelimit-loader.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 
+/**
+ * @param {string} problem
+ * @returns {never}
+ */
 function usage(problem) {
   console.error(`${problem}\nusage: npm run ratelimit:check -- <file.yaml | folder> ...`);
   process.exit(2);
 }
 
-/** Each argument's files: the file itself, or a folder's *.yaml files (not its subfolders), by name. */
+/**
+ * Each argument's files: the file itself, or a folder's *.yaml files (not its subfolders), by name.
+ * @param {string[]} args
+ */
 function filesOf(args) {
   const paths = args.flatMap((arg) => {
     let stat;

@@ -21,8 +21,14 @@ const root = path.join(import.meta.dirname, "..");
 const fast = process.argv.includes("--fast");
 const extra = process.argv.slice(2).filter((arg) => arg !== "--fast");
 const env = { ...wranglerEnv(), ...(fast ? { TEST_NO_SERVERS: "1" } : {}) };
+/** @param {string} name */
 const bin = (name) => path.join(root, "node_modules", ".bin", name);
+/**
+ * @param {string} command
+ * @param {string[]} args
+ */
 const run = (command, args) => spawnSync(command, args, { cwd: root, env, stdio: "inherit" }).status;
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let passed = 0;
@@ -51,6 +57,7 @@ async function installWithApt(missing) {
   const command = /** @type {string[]} */ (aptCommand());
   const packages = [...new Set(missing.map((name) => SYSTEM_PACKAGES[name]))];
   console.log(`npm test: installing ${packages.join(" ")} with apt-get (missing: ${missing.join(", ")})`);
+  /** @param {string[]} args */
   const apt = (args) =>
     spawnSync(command[0], [...command.slice(1), "-o", "DPkg::Lock::Timeout=60", ...args], {
       encoding: "utf8",
@@ -135,6 +142,11 @@ for (const project of fast ? ["core", "workers"] : ["core", "workers", "integrat
     ...extra,
   ]);
   try {
+    /**
+     * The part of vitest's JSON report read here.
+     * @type {{ numPassedTests: number, numFailedTests: number,
+     *   testResults: { status: string, assertionResults: { status: string }[] }[] }}
+     */
     const results = JSON.parse(readFileSync(report, "utf8"));
     passed += results.numPassedTests;
     failed += results.numFailedTests;
