@@ -37,6 +37,7 @@ if (wantsHelp(devArgs)) {
   process.exit(0);
 }
 
+/** @type {NodeJS.ProcessEnv} */
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
 const wrangler = path.join(root, "node_modules", "wrangler", "bin", "wrangler.js");
 const portText = optionValue(devArgs, "--port") ?? (process.env.PORT || "8787");
@@ -80,6 +81,7 @@ const gateway = gatewayEnv(worker, process.env, { upstreamUrl: devOrigin, port: 
 
 /** Every reason not to start: the addresses to listen on, then the settings. */
 async function problems() {
+  /** @type {string[]} */
   const found = [];
   if (port === undefined) found.push(`${portOrigin.replace("set by ", "")}: expected a port from 1 to 65535`);
   const inspectorPort = inspectorText === undefined ? undefined : parsePort(inspectorText);
@@ -93,7 +95,10 @@ async function problems() {
   return found;
 }
 
-/** Stops before anything starts when there is any problem, naming each. */
+/**
+ * Stops before anything starts when there is any problem, naming each.
+ * @param {string[]} found
+ */
 function refuseIf(found) {
   if (found.length === 0) return;
   console.error(`npm start: nothing started; fix these first (npm start -- --help lists the options):`);
@@ -103,7 +108,10 @@ function refuseIf(found) {
 
 refuseIf([...(await problems()), ...settingProblems(checkSettings, worker, gateway)]);
 
-/** Runs a preparation step with its output kept back; on failure prints that output and exits. */
+/**
+ * Runs a preparation step with its output kept back; on failure prints that output and exits.
+ * @param {string} command @param {string[]} args
+ */
 function runQuietly(command, args) {
   // CI=true and no stdin: wrangler must not wait on a confirmation nobody sees.
   const result = spawnSync(command, args, {
@@ -136,8 +144,13 @@ refuseIf(await problems());
 
 const supervisor = createSupervisor({ cwd: root });
 const childEnv = { ...env, CI: env.CI ?? "" };
+/**
+ * @param {string} name @param {string} command @param {string[]} args
+ * @param {{ extraEnv?: NodeJS.ProcessEnv, stdout?: "inherit" | "pipe" }} [options]
+ */
 const start = (name, command, args, { extraEnv = {}, stdout } = {}) =>
   supervisor.start(name, command, args, { env: { ...childEnv, ...extraEnv }, stdout });
+/** @param {number} exitCode */
 const stop = (exitCode) => supervisor.stop(exitCode);
 
 // A closed terminal (SIGHUP) may leave stdout and stderr unwritable; the stop must not fail on a message.
@@ -167,8 +180,11 @@ const gatewayChild = start("grpc gateway", process.execPath, [path.join(root, "g
 /** @type {Promise<{ address?: string, waitingFor?: string }>} */
 const gatewayListening = new Promise((resolve) => {
   let told = false;
-  createInterface({ input: gatewayChild.stdout }).on("line", (line) => {
+  // Started with stdout "pipe", so the child has one.
+  const stdout = /** @type {import("node:stream").Readable} */ (gatewayChild.stdout);
+  createInterface({ input: stdout }).on("line", (line) => {
     let message;
+    /** @type {{ "@message"?: string, address?: string, server?: string }} */
     let entry = {};
     try {
       entry = JSON.parse(line);

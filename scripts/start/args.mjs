@@ -32,7 +32,10 @@ PROXY_ADMIN_PASSWORD, MASTER_KEY, JWT_SECRET and RATELIMIT_ADMIN_TOKEN to be set
 publisher set (GUARDIAN_API_KEY, NYT_API_KEY, NEWS_FEEDS) and no NEWS_DEMO, it passes --var NEWS_DEMO:true and runs
 the news ingestion once, so that the news API has the bundled sample articles.`;
 
-/** Whether the arguments ask for the usage (anywhere, as `npm start -- --help` puts it after the separator). */
+/**
+ * Whether the arguments ask for the usage (anywhere, as `npm start -- --help` puts it after the separator).
+ * @param {string[]} args
+ */
 export const wantsHelp = (args) => args.some((arg) => arg === "-h" || arg === "--help");
 
 /**
@@ -43,6 +46,7 @@ export const wantsHelp = (args) => args.some((arg) => arg === "-h" || arg === "-
  */
 export function optionValues(args, name, { aliases = [], array = false } = {}) {
   const names = [name, ...aliases];
+  /** @type {string[]} */
   const values = [];
   for (let index = 0; index < args.length; index++) {
     const arg = args[index];
@@ -61,9 +65,13 @@ export function optionValues(args, name, { aliases = [], array = false } = {}) {
   return values;
 }
 
-/** The last value of an option (yargs keeps the last of a repeated single-value option). */
+/**
+ * The last value of an option (yargs keeps the last of a repeated single-value option).
+ * @param {string[]} args @param {string} name @param {{ aliases?: string[], array?: boolean }} [how]
+ */
 export const optionValue = (args, name, how) => optionValues(args, name, how).at(-1);
 
+/** @param {string[]} args @param {string} name */
 export const hasOption = (args, name) => args.some((arg) => arg === name || arg.startsWith(`${name}=`));
 
 /**
@@ -73,6 +81,7 @@ export const hasOption = (args, name) => args.some((arg) => arg === name || arg.
  * @returns {Record<string, string>}
  */
 export function cliVars(args) {
+  /** @type {Record<string, string>} */
   const vars = {};
   for (const pair of optionValues(args, "--var", { array: true })) {
     const [name, ...value] = pair.split(":");

@@ -8,13 +8,18 @@ const PUBLISHER_SETTINGS = ["GUARDIAN_API_KEY", "NYT_API_KEY", "NEWS_FEEDS"];
 /** The news ingestion's Cron Trigger (src/job-registry.ts, wrangler.toml [triggers]), as /__scheduled takes it. */
 export const NEWS_CRON = "*/30 * * * *";
 
-/** Whether npm start turns the demo on: no publisher set, and NEWS_DEMO not set either way (empty means unset). */
+/**
+ * Whether npm start turns the demo on: no publisher set, and NEWS_DEMO not set either way (empty means unset).
+ * @param {Record<string, unknown>} values
+ */
 export const wantsNewsDemo = (values) =>
   !PUBLISHER_SETTINGS.some((name) => isSet(values[name])) && !isSet(values.NEWS_DEMO);
 
 /**
  * Fires the news cron once on the running Worker (wrangler dev --test-scheduled); the ingestion itself then runs
  * from the queue within seconds. Resolves to a warning when the Worker did not take it, else undefined.
+ * @param {string} origin
+ * @returns {Promise<string | undefined>}
  */
 export async function runNewsIngestion(origin) {
   const url = `${origin}/__scheduled?cron=${NEWS_CRON.replaceAll(" ", "+")}`;

@@ -3,16 +3,24 @@
 import { lstatSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 
-/** Binds (host, port) for a moment: the error code when that fails, undefined when the address is free. */
+/**
+ * Binds (host, port) for a moment: the error code when that fails, undefined when the address is free.
+ * @param {string} host @param {number} port
+ * @returns {Promise<string | undefined>}
+ */
 function bindError(host, port) {
   return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", (error) => resolve(error.code ?? String(error)));
+    server.once("error", (/** @type {NodeJS.ErrnoException} */ error) => resolve(error.code ?? String(error)));
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(undefined)));
   });
 }
 
-/** Whether a server answers on a unix socket (a socket file nobody listens on is stale: the gateway replaces it). */
+/**
+ * Whether a server answers on a unix socket (a socket file nobody listens on is stale: the gateway replaces it).
+ * @param {string} socketPath
+ * @returns {Promise<boolean>}
+ */
 function socketAnswers(socketPath) {
   return new Promise((resolve) => {
     const socket = createConnection(socketPath);
@@ -24,7 +32,10 @@ function socketAnswers(socketPath) {
   });
 }
 
-/** A port as the command line or the environment gives it: an integer from `min` to 65535, else undefined. */
+/**
+ * A port as the command line or the environment gives it: an integer from `min` to 65535, else undefined.
+ * @param {string} text @param {number} [min]
+ */
 export function parsePort(text, min = 1) {
   const port = /^\d{1,5}$/.test(String(text)) ? Number(text) : NaN;
   return port >= min && port <= 65535 ? port : undefined;
@@ -33,6 +44,7 @@ export function parsePort(text, min = 1) {
 /**
  * Why a server cannot listen on host:port, or undefined when it can. "localhost" is tried on both loopback addresses
  * (the links and the health check go to whichever answers); an address family this machine lacks is no obstacle.
+ * @param {string} host @param {number} port
  */
 async function unavailable(host, port) {
   const addresses = host === "localhost" ? ["127.0.0.1", "::1"] : [host];
@@ -44,24 +56,29 @@ async function unavailable(host, port) {
   return undefined;
 }
 
+/** @param {string} host */
 const where = (host) => (host.includes(":") ? `[${host}]` : host);
 
 /**
  * The problems with the addresses to listen on, one line each naming the port, who needs it and the setting that
  * chooses another.
- * `portOrigin` says where wrangler dev's port came from ("set by --port", "set by PORT", "the default").
- * @param {{ host: string, port: number, portOrigin: string, inspectorPort?: number, inspectorHost: string,
+ * `portOrigin` says where wrangler dev's port came from ("set by --port", "set by PORT", "the default"); `port` is
+ * undefined when that setting is malformed (named by the caller), and then not tried.
+ * @param {{ host: string, port: number | undefined, portOrigin: string, inspectorPort?: number, inspectorHost: string,
  *   gateway: { GRPC_UDS?: string, GRPC_HOST?: string, GRPC_PORT?: string } }} plan
  * @returns {Promise<string[]>}
  */
 export async function portProblems({ host, port, portOrigin, inspectorPort, inspectorHost, gateway }) {
+  /** @type {string[]} */
   const problems = [];
-  const devProblem = await unavailable(host, port);
-  if (devProblem) {
-    problems.push(
-      `port ${port} (${where(host)}) ${devProblem}: wrangler dev listens there (${portOrigin}). ` +
-        `Choose another with --port or PORT, e.g. npm start -- --port ${port === 65535 ? port - 1 : port + 1}`,
-    );
+  if (port !== undefined) {
+    const devProblem = await unavailable(host, port);
+    if (devProblem) {
+      problems.push(
+        `port ${port} (${where(host)}) ${devProblem}: wrangler dev listens there (${portOrigin}). ` +
+          `Choose another with --port or PORT, e.g. npm start -- --port ${port === 65535 ? port - 1 : port + 1}`,
+      );
+    }
   }
   if (inspectorPort !== undefined) {
     const inspectorProblem = await unavailable(inspectorHost, inspectorPort);
@@ -76,6 +93,11 @@ export async function portProblems({ host, port, portOrigin, inspectorPort, insp
   return problems;
 }
 
+/**
+ * The problem with the gateway's address (GRPC_UDS, else GRPC_HOST and GRPC_PORT), if any.
+ * @param {{ GRPC_UDS?: string, GRPC_HOST?: string, GRPC_PORT?: string }} gateway
+ * @returns {Promise<string[]>}
+ */
 async function gatewayProblems({ GRPC_UDS, GRPC_HOST, GRPC_PORT }) {
   if (GRPC_UDS) {
     let stat;

@@ -21,14 +21,18 @@ export const REQUIRED_LOCALLY = [
 /** The variables of .dev.vars the gateway takes too (the environment wins), so that both sides agree. */
 const GATEWAY_VARIABLE = /^(CONFIG_|XDS_|GRPC_|FORCE_START_|RATELIMIT_ADMIN_TOKEN$)/;
 
+/** @param {unknown} value */
 export const isSet = (value) => value !== undefined && value !== "";
+
+/** @typedef {{ values: Record<string, unknown>, origins: Record<string, string> }} WorkerEnv */
+/** @typedef {(env: Record<string, unknown>) => { setting: string, message: string }[]} SettingsProblems */
 
 /**
  * The env the Worker will see, and where each variable came from. wrangler's own functions read wrangler.toml and
  * the vars files (scripts/start/worker-vars.mjs, in a process of its own); --var is applied here, as wrangler applies
  * it last.
  * @param {string} root @param {string[]} args
- * @returns {Promise<{ values: Record<string, unknown>, origins: Record<string, string> }>}
+ * @returns {Promise<WorkerEnv>}
  */
 export async function workerEnv(root, args) {
   const envFiles = optionValues(args, "--env-file", { array: true });
@@ -39,7 +43,9 @@ export async function workerEnv(root, args) {
   };
   const read = await readWorkerVars(root, request);
   const fileOrigin = `set in ${envFiles.length > 0 ? envFiles.join(", ") : ".dev.vars"}`;
+  /** @type {WorkerEnv["values"]} */
   const values = {};
+  /** @type {WorkerEnv["origins"]} */
   const origins = {};
   for (const [name, { fromFile, value }] of Object.entries(read)) {
     values[name] = value;
@@ -52,6 +58,11 @@ export async function workerEnv(root, args) {
   return { values, origins };
 }
 
+/**
+ * What scripts/start/worker-vars.mjs prints: each variable's value and whether a vars file (not wrangler.toml) set it.
+ * @param {string} root @param {{ config: string, env?: string, envFiles: string[] }} request
+ * @returns {Promise<Record<string, { fromFile: boolean, value: unknown }>>}
+ */
 function readWorkerVars(root, request) {
   const child = spawn(
     process.execPath,
@@ -68,13 +79,18 @@ function readWorkerVars(root, request) {
   return new Promise((resolve, reject) =>
     child.on("close", (code) => {
       const lines = stdout.trimEnd().split("\n");
-      if (code === 0) return resolve(JSON.parse(lines.at(-1)));
+      // split gives at least one element, so the last one is there.
+      if (code === 0) return resolve(JSON.parse(/** @type {string} */ (lines.at(-1))));
       reject(new Error(`wrangler could not read the Worker's variables:\n${stdout}${stderr}`.trimEnd()));
     }),
   );
 }
 
-/** The settings check of src/settings-check.ts, bundled in memory (a few hundred ms) and imported. */
+/**
+ * The settings check of src/settings-check.ts, bundled in memory (a few hundred ms) and imported.
+ * @param {string} root
+ * @returns {Promise<SettingsProblems>}
+ */
 export async function loadSettingsCheck(root) {
   const result = await build({
     entryPoints: [path.join(root, "src", "settings-check.ts")],
@@ -92,11 +108,16 @@ export async function loadSettingsCheck(root) {
 /**
  * The gateway's env: npm start's environment, the gateway's lines of the Worker's vars where the environment does
  * not set them, the Worker's origin and the port (so that the gateway's own PORT default is never what fails).
+ * @param {WorkerEnv} worker @param {NodeJS.ProcessEnv} processEnv
+ * @param {{ upstreamUrl: string, port: string }} dev
  */
 export function gatewayEnv(worker, processEnv, { upstreamUrl, port }) {
-  const fromVars = Object.entries(worker.values).filter(
-    ([name, value]) => GATEWAY_VARIABLE.test(name) && typeof value === "string" && processEnv[name] === undefined,
+  const fromVars = /** @type {[string, string][]} */ (
+    Object.entries(worker.values).filter(
+      ([name, value]) => GATEWAY_VARIABLE.test(name) && typeof value === "string" && processEnv[name] === undefined,
+    )
   );
+  /** @type {Record<string, string | undefined>} */
   const values = {
     ...processEnv,
     ...Object.fromEntries(fromVars),
@@ -111,10 +132,13 @@ export function gatewayEnv(worker, processEnv, { upstreamUrl, port }) {
 
 /**
  * Every problem of the Worker's env and the gateway's, one line each: `NAME (where it came from): what is allowed`.
- * @param {(env: Record<string, unknown>) => { setting: string, message: string }[]} settingsProblems
+ * @param {SettingsProblems} settingsProblems @param {WorkerEnv} worker
+ * @param {ReturnType<typeof gatewayEnv>} gateway
  */
 export function settingProblems(settingsProblems, worker, gateway) {
+  /** @type {Set<string>} */
   const lines = new Set();
+  /** @param {Record<string, string>} origins @param {string} name @param {string} fallback */
   const origin = (origins, name, fallback) => origins[name] ?? fallback;
   for (const name of REQUIRED_LOCALLY) {
     if (isSet(worker.values[name])) continue;

@@ -2,14 +2,24 @@
 // credentials (masked), where the local state lives, and whether the news are the bundled demo.
 import path from "node:path";
 
-/** A host as a URL or an address shows it: the wildcard addresses as localhost, IPv6 in brackets. */
+/**
+ * A host as a URL or an address shows it: the wildcard addresses as localhost, IPv6 in brackets.
+ * @param {string} host
+ */
 export const displayHost = (host) =>
   ["0.0.0.0", "::"].includes(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
 
-/** Enough of a secret to tell which one is set, not enough to use it. */
-const masked = (value) => (value ? `${value.slice(0, 2)}***` : "(not set)");
+/**
+ * Enough of a secret to tell which one is set, not enough to use it.
+ * @param {unknown} value
+ */
+const masked = (value) => (value ? `${String(value).slice(0, 2)}***` : "(not set)");
 
-/** The gateway's address as it reported it, or as planned while it waits for its first xDS snapshot. */
+/**
+ * The gateway's address as it reported it, or as planned while it waits for its first xDS snapshot.
+ * @param {{ address?: string, waitingFor?: string }} state
+ * @param {Record<string, string | undefined>} gatewayValues
+ */
 function grpcAddress({ address, waitingFor }, gatewayValues) {
   if (address) {
     if (address.startsWith("unix:")) return address;
