@@ -121,7 +121,7 @@ if (!fast) {
 
 // The Worker's TypeScript, then the Node programs beside it (plain ESM checked through their JSDoc types).
 if (!fast) {
-  for (const project of [".", "grpc-gateway", "haproxy-agent"]) {
+  for (const project of [".", "grpc-gateway", "haproxy-agent", "scripts"]) {
     console.log(`> tsc --noEmit -p ${project}`);
     if (run(bin("tsc"), ["--noEmit", "-p", project]) === 0) passed++;
     else failed++;
