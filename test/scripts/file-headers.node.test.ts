@@ -1,19 +1,15 @@
 // Every hand-written file opens with a comment saying what it is for: in the Worker's own code 1 to 5 lines (longer
 // detail belongs beside the code it explains, or in docs/); tests, scripts and benches may go on with their usage.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { GENERATED, sourceFiles } from "../support/source-files";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const MAX_HEADER_LINES = 5;
 const SOURCE_DIRS = ["src", "durable-objects", "console"];
 /** Folders whose files need an opening comment of any length (a script's usage may follow its first line). */
 const OTHER_DIRS = ["test", "bench", "scripts", "grpc-gateway", "haproxy-agent"];
-const GENERATED = ["src/proxy/haproxy-params/haproxy-keywords.ts", "src/ratelimit/gen/"];
-
-const isGenerated = (relative: string) =>
-  relative.endsWith(".gen.ts") ||
-  GENERATED.some((entry) => (entry.endsWith("/") ? relative.startsWith(entry) : relative === entry));
 
 /**
  * Lines of the comment the text opens with (`//` lines in a row, or one block comment), after a `#!` line if any; 0
@@ -29,20 +25,12 @@ function headerLines(text: string): number {
 
 /** The opening comment's length of each hand-written file under `dirs` whose name matches `pattern`. */
 function headers(dirs: string[], pattern: RegExp): Map<string, number> {
-  const found = new Map<string, number>();
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
-      const relative = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        // Dependencies and tools' output (.wrangler/), not ours.
-        if (entry.name !== "node_modules" && !entry.name.startsWith(".")) walk(relative);
-      } else if (pattern.test(entry.name) && !isGenerated(relative)) {
-        found.set(relative, headerLines(readFileSync(path.join(root, relative), "utf8")));
-      }
-    }
-  };
-  for (const dir of dirs) walk(dir);
-  return found;
+  return new Map(
+    sourceFiles(root, dirs, pattern).map((relative) => [
+      relative,
+      headerLines(readFileSync(path.join(root, relative), "utf8")),
+    ]),
+  );
 }
 
 describe("file headers", () => {

@@ -1,26 +1,14 @@
 // The layout rule on size: no hand-written source file passes 450 lines (docs/architecture.md), so a file that grows
 // past it is split by meaning before it lands. Generated files are excluded by name.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { GENERATED, sourceFiles } from "../support/source-files";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const MAX_LINES = 450;
 const SOURCE_DIRS = ["src", "durable-objects", "grpc-gateway", "haproxy-agent", "scripts", "console", "test", "bench"];
-const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
-
-/** Generated files, by path from the repository root: a file, or a folder when it ends in `/`. */
-const GENERATED = [
-  "src/proxy/haproxy-params/haproxy-keywords.ts", // npm run gen:haproxy-keywords
-  "src/ratelimit/gen/", // npm run proto:generate
-];
-/** Generated at build time under any name: the bundled rate limit configuration (scripts/bundle-ratelimit-config.mjs). */
-const GENERATED_SUFFIX = ".gen.ts";
-
-const isGenerated = (relative: string) =>
-  relative.endsWith(GENERATED_SUFFIX) ||
-  GENERATED.some((entry) => (entry.endsWith("/") ? relative.startsWith(entry) : relative === entry));
 
 /** Lines as `wc -l` counts them: newline characters, plus a last line without one. */
 function lineCount(text: string): number {
@@ -30,21 +18,10 @@ function lineCount(text: string): number {
 
 /** Every hand-written source file under `dirs` of `base` longer than `max` lines, as `path: lines`. */
 function oversized(base: string, dirs: string[], max: number): string[] {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(path.join(base, dir), { withFileTypes: true })) {
-      const relative = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        // Dependencies and tools' output (.wrangler/), not ours.
-        if (entry.name !== "node_modules" && !entry.name.startsWith(".")) walk(relative);
-      } else if (SOURCE_FILE.test(entry.name) && !isGenerated(relative)) {
-        const lines = lineCount(readFileSync(path.join(base, relative), "utf8"));
-        if (lines > max) found.push(`${relative}: ${lines}`);
-      }
-    }
-  };
-  for (const dir of dirs) if (existsSync(path.join(base, dir))) walk(dir);
-  return found.sort();
+  return sourceFiles(base, dirs).flatMap((relative) => {
+    const lines = lineCount(readFileSync(path.join(base, relative), "utf8"));
+    return lines > max ? [`${relative}: ${lines}`] : [];
+  });
 }
 
 describe("source file sizes", () => {

@@ -1,24 +1,17 @@
 // The layout rule on function size: no hand-written function of the Worker, the gateway, the agent or the scripts runs
 // over 60 lines (docs/architecture.md), so a long one is split into named phases before it lands. The few kept longer
 // are listed here, each with its reason.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
+import { sourceFiles } from "../support/source-files";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const MAX_LINES = 60;
 /** The folders checked: the Worker (src, its objects, the console) and the Node programs beside it. */
 const CHECKED_DIRS = ["src", "durable-objects", "console", "grpc-gateway", "haproxy-agent", "scripts"];
-const SOURCE_FILE = /\.(ts|mts|cts|js|mjs|cjs)$/;
-
-/** Generated code, by path from the repository root: a file, or a folder when it ends in `/`. */
-const GENERATED = [
-  "src/proxy/haproxy-params/haproxy-keywords.ts", // npm run gen:haproxy-keywords
-  "src/ratelimit/gen/", // npm run proto:generate
-];
-const GENERATED_SUFFIX = ".gen.ts";
 
 /** The functions kept longer than MAX_LINES, by `file: name`, each with why splitting it would hurt. */
 const ALLOWED: Record<string, string> = {
@@ -29,10 +22,6 @@ const ALLOWED: Record<string, string> = {
     "one case per zod issue kind, each a few lines: a table from issue to the original API's validation object, " +
     "read top to bottom; split, the cases would only be scattered",
 };
-
-const isGenerated = (relative: string) =>
-  relative.endsWith(GENERATED_SUFFIX) ||
-  GENERATED.some((entry) => (entry.endsWith("/") ? relative.startsWith(entry) : relative === entry));
 
 /** What a function is called where it is declared: its own name, or the variable or property it is assigned to. */
 function nameOf(node: ts.FunctionLikeDeclaration, file: ts.SourceFile): string {
@@ -66,21 +55,13 @@ function longFunctions(fileName: string, text: string, max: number): { name: str
   return found;
 }
 
-/** Every long function of the hand-written TypeScript and JavaScript under `dir` of `base`, as `file: name` → lines. */
+/** Every long function of the hand-written sources under `dir` of `base`, as `file: name` → lines. */
 function longFunctionsUnder(base: string, dir: string, max: number): Map<string, number> {
   const found = new Map<string, number>();
-  const walk = (relative: string) => {
-    for (const entry of readdirSync(path.join(base, relative), { withFileTypes: true })) {
-      const child = `${relative}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (entry.name !== "node_modules" && !entry.name.startsWith(".")) walk(child);
-      } else if (SOURCE_FILE.test(entry.name) && !isGenerated(child)) {
-        for (const { name, lines } of longFunctions(child, readFileSync(path.join(base, child), "utf8"), max))
-          found.set(`${child}: ${name}`, lines);
-      }
-    }
-  };
-  walk(dir);
+  for (const relative of sourceFiles(base, [dir])) {
+    for (const { name, lines } of longFunctions(relative, readFileSync(path.join(base, relative), "utf8"), max))
+      found.set(`${relative}: ${name}`, lines);
+  }
   return found;
 }
 

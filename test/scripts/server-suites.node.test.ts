@@ -1,26 +1,18 @@
 // `npm run test:fast` leaves out the Workers suites that need a server (TEST_NO_SERVERS): a suite that reads a server's
 // binding but is missing from test/global-setup.ts's lists would fail there instead of being left out.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { serverBindings, serverSuites } from "../global-setup";
+import { sourceFiles } from "../support/source-files";
 
 const root = path.join(import.meta.dirname, "..", "..");
 
 /** The files the Workers run takes (test/vitest.workers.config.ts), as paths from the root. */
-function workersSuites(): string[] {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
-      const relative = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (!["integration", "grpc-gateway"].includes(relative.split("/")[1])) walk(relative);
-      } else if (entry.name.endsWith(".test.ts") && !entry.name.endsWith(".node.test.ts")) found.push(relative);
-    }
-  };
-  walk("test");
-  return found.sort();
-}
+const workersSuites = () =>
+  sourceFiles(root, ["test"], /\.test\.ts$/).filter(
+    (file) => !file.endsWith(".node.test.ts") && !/^test\/(integration|grpc-gateway)\//.test(file),
+  );
 
 describe("the suites that need a server", () => {
   it("lists every Workers suite that reads a server's binding", () => {
