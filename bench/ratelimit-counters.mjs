@@ -52,11 +52,12 @@ export async function counterStats(url) {
 }
 
 /**
- * The counter statistics once the objects have flushed what the last workload made them do: after STATS_WAIT_MS,
- * until two reads a second apart agree (at most 10 more reads).
+ * The counter statistics once the objects have flushed what the last workload made them do: after `firstWaitMs`
+ * (STATS_WAIT_MS unless the caller knows its objects flush sooner), until two reads a second apart agree (at most 10
+ * more reads).
  */
-export async function settledCounterStats(url) {
-  await sleep(STATS_WAIT_MS);
+export async function settledCounterStats(url, firstWaitMs = STATS_WAIT_MS) {
+  await sleep(firstWaitMs);
   let last = await counterStats(url);
   for (let i = 0; i < 10; i++) {
     await sleep(1000);
@@ -64,7 +65,7 @@ export async function settledCounterStats(url) {
     if (JSON.stringify(next) === JSON.stringify(last)) return next;
     last = next;
   }
-  console.error("warning: the counter object statistics did not settle; the per-1000 figures may be short");
+  console.error("warning: the counter object statistics did not settle; the figures read from them may be short");
   return last;
 }
 

@@ -36,9 +36,10 @@ import path from "node:path";
 import { root } from "../test/support/processes.mjs";
 import { startWranglerDev } from "../test/support/wrangler-dev.mjs";
 import { loadRunner } from "./load-runners.mjs";
+import { counterStats, settledCounterStats } from "./ratelimit-counters.mjs";
+import { TOKEN } from "./ratelimit-shared.mjs";
 import { baselineWorktree } from "./worktree.mjs";
 
-const TOKEN = "bench-admin-token";
 const DURATION = Number(process.env.BENCH_HOT_DURATION ?? 18);
 const SLICES = Number(process.env.BENCH_HOT_SLICES ?? 9);
 const list = (value) => value.split(",").map((item) => item.trim());
@@ -71,30 +72,6 @@ const run = (options) => loadRun({ duration: DURATION, ...options });
 /** As many simultaneous GETs as the next run has connections (see the top of the file). */
 async function refresh(url, connections) {
   await Promise.all(Array.from({ length: connections }, () => fetch(`${url}/test/ping`).then((r) => r.arrayBuffer())));
-}
-
-/** The counter objects' statistics (ratelimit.durable_object.* on /stats). */
-async function counterStats(url) {
-  const response = await fetch(`${url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`GET /stats answered ${response.status}: ${text.slice(0, 300)}`);
-  const values = {};
-  for (const match of text.matchAll(/^ratelimit\.durable_object\.(\w+): (\d+)$/gm)) values[match[1]] = Number(match[2]);
-  return values;
-}
-
-/** The statistics once the objects have flushed (within a second of a call): two reads a second apart agree. */
-async function settledStats(url) {
-  await sleep(1500);
-  let last = await counterStats(url);
-  for (let i = 0; i < 8; i++) {
-    await sleep(1000);
-    const next = await counterStats(url);
-    if (JSON.stringify(next) === JSON.stringify(last)) return next;
-    last = next;
-  }
-  console.error("warning: the counter statistics did not settle; calls per decision may be short");
-  return last;
 }
 
 /** Whether the checkout in `projectDir` declares the setting anywhere under src/ratelimit. */
@@ -182,7 +159,7 @@ async function point(url, connections, key) {
   const floors = [];
   const bodyFloors = [];
   const hots = [];
-  const before = await counterStats(url);
+  const before = (await counterStats(url)) ?? {};
   const slice = async (options) => {
     await refresh(url, connections);
     return run({ connections, duration: DURATION / SLICES, ...options });
@@ -195,7 +172,8 @@ async function point(url, connections, key) {
     hots.push(hot);
     await sleep(Math.min(5000, hot.p99));
   }
-  const after = await settledStats(url);
+  // The objects flush within a second of a call, so the first read need not wait out STATS_WAIT_MS.
+  const after = (await settledCounterStats(url, 1500)) ?? {};
   const delta = (stat) => (after[stat] ?? 0) - (before[stat] ?? 0);
   const leases = Object.keys(after)
     .filter((stat) => stat.includes("lease"))
