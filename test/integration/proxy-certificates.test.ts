@@ -25,6 +25,7 @@ import {
   ADMIN_USER,
   adminCall,
   api,
+  expectAnswered200,
   jobEnded,
   proxyVars,
   startAgent,
@@ -115,9 +116,7 @@ beforeAll(async () => {
     })),
   });
   // haproxy must run (and forward the challenge path) before the CA validates.
-  // (status and body together, so that a failure shows the cause the administrator is told)
-  const generated = await api(server.url, "/admin/gensynchaprx");
-  expect({ status: generated.status, body: generated.body }).toMatchObject({ status: 200 });
+  expectAnswered200("gensynchaprx", await api(server.url, "/admin/gensynchaprx"));
 }, 180_000);
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   api,
   executeSql,
+  expectAnswered200,
   haproxyCheck,
   proxyVars,
   startAgent,
@@ -51,7 +52,7 @@ const presentedOnce = (servername: string, expected: string) =>
 
 async function call(pathName: string, method = "GET", body?: unknown) {
   const response = await api(server.url, pathName, method, body);
-  expect({ pathName, status: response.status, body: response.body }).toMatchObject({ status: 200 });
+  expectAnswered200(`${method} ${pathName}`, response);
   return response;
 }
 

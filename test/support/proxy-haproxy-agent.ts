@@ -66,10 +66,18 @@ export const executeSql = (server: { persistTo: string }, command: string) =>
     "d1 execute",
   );
 
+/**
+ * Asserts that a call answered 200, with its body in the failure's message: the body names the cause the
+ * administrator is told (a refused push, haproxy's alert), which a diff of the status alone would leave out.
+ */
+export function expectAnswered200(what: string, response: { status: number; body: unknown }) {
+  expect(response.status, `${what} answered ${JSON.stringify(response.body)}`).toBe(200);
+}
+
 /** An administrator's call that must answer 200 (setting a suite up): its body. */
 export const adminCall = (baseUrl: string) => async (pathName: string, method: string, body: unknown) => {
   const response = await api(baseUrl, pathName, method, body);
-  expect({ pathName, status: response.status, body: response.body }).toMatchObject({ status: 200 });
+  expectAnswered200(`${method} ${pathName}`, response);
   return response.body;
 };
 
