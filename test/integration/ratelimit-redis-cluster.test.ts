@@ -41,12 +41,10 @@ beforeAll(async () => {
   temp = tempDir("redis-cluster-");
   ports = [await freePort(), await freePort(), await freePort()];
   for (const port of ports) {
-    nodes.push(
-      await startRedis(
-        ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--dir", temp.dir],
-        port,
-      ),
-    );
+    // The bus port too comes from freePort: the default, port + 10000, may lie where the kernel picks ports.
+    const busPort = String(await freePort());
+    const clusterArgs = ["--cluster-enabled", "yes", "--cluster-port", busPort, "--cluster-config-file"];
+    nodes.push(await startRedis([...clusterArgs, `nodes-${port}.conf`, "--dir", temp.dir], port));
   }
   const created = redisCli(
     ports[0],

@@ -4,7 +4,7 @@
 // in its own process group and is stopped by group; stopAll() stops whatever is still running and removes every
 // temporary directory made here, and the process's exit kills what is left.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -38,8 +38,72 @@ export function stopAllOnSignals() {
   process.on("SIGTERM", () => stopAll().then(() => process.exit(143)));
 }
 
-/** @returns {Promise<number>} a loopback port free right now */
-export function freePort() {
+/** The lowest port freePort hands out: above the well-known services a machine may run. */
+const PORT_FLOOR = 10_000;
+/** Ports this process has handed out: each once, so that two servers of one run never get the same one. */
+const handedOut = new Set();
+
+/**
+ * Where the kernel picks the ports of a bind to port 0 and of outgoing connections (Linux's ip_local_port_range);
+ * undefined where it cannot be read.
+ * @returns {{ low: number, high: number } | undefined}
+ */
+function ephemeralRange() {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    return Number.isInteger(low) && Number.isInteger(high) ? { low, high } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The range freePort picks from: below the ephemeral range. A port found free there stays free until its server
+ * binds it, whatever binds to port 0 meanwhile. wrangler dev's workerd binds about five ports so between the moment
+ * a HAProxy suite chooses its ports and the moment haproxy binds them, and a port taken there makes every reload of
+ * that suite fail (as proxy-sni.test.ts once failed in CI). Undefined where the ephemeral range is unknown or leaves
+ * no room below it.
+ * @returns {{ low: number, high: number } | undefined}
+ */
+export function freePortRange() {
+  const ephemeral = ephemeralRange();
+  if (!ephemeral || ephemeral.low - PORT_FLOOR < 1000) return undefined;
+  return { low: PORT_FLOOR, high: ephemeral.low - 1 };
+}
+
+/**
+ * Whether a server can listen on this loopback port now.
+ * @param {number} port
+ * @returns {Promise<boolean>}
+ */
+function canListen(port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A loopback port free right now, chosen at random below the kernel's ephemeral range (see freePortRange) and never
+ * handed out before by this process; where that range is unknown, whatever port the kernel picks.
+ * @returns {Promise<number>}
+ */
+export async function freePort() {
+  const range = freePortRange();
+  if (!range) return kernelPickedPort();
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free loopback port found in ${range.low}-${range.high} after 200 tries`);
+}
+
+/** @returns {Promise<number>} a loopback port the kernel picked, free right now */
+function kernelPickedPort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

@@ -86,8 +86,8 @@ export async function startWranglerDev(vars = {}, options = {}) {
     removeState();
     throw error;
   }
-  // A port freePort() found free may be taken before wrangler binds it (by another server starting, or as the
-  // ephemeral port of an outgoing connection): then wrangler exits at once, and a new pair of ports is tried.
+  // A port freePort() found free may still be taken before wrangler binds it (by a server another process of the run
+  // starts on the same port): then wrangler exits at once, and a new pair of ports is tried.
   for (let attempt = 1; ; attempt++) {
     const started = await spawnWranglerDev({
       projectDir,

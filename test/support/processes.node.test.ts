@@ -1,0 +1,32 @@
+// freePort's ports: below the kernel's ephemeral range, so that nothing bound to port 0 can take one before its
+// server binds it, and never the same one twice in a process.
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import { freePort, freePortRange } from "./processes.mjs";
+
+const [ephemeralLow] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+
+const listen = (port: number) =>
+  new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve()));
+  });
+
+describe("freePort", () => {
+  it("picks from 10000 up to just below the ephemeral range", () => {
+    expect(freePortRange()).toEqual({ low: 10_000, high: ephemeralLow - 1 });
+  });
+
+  it("hands out distinct ports in that range, each one a server can listen on", async () => {
+    const ports: number[] = [];
+    for (let i = 0; i < 50; i++) ports.push(await freePort());
+    expect(new Set(ports).size).toBe(50);
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(10_000);
+      expect(port).toBeLessThan(ephemeralLow);
+      await listen(port);
+    }
+  });
+});
