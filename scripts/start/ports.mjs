@@ -8,7 +8,7 @@ import { createConnection, createServer } from "node:net";
  * @param {string} host @param {number} port
  * @returns {Promise<string | undefined>}
  */
-function bindError(host, port) {
+export function bindError(host, port) {
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", (/** @type {NodeJS.ErrnoException} */ error) => resolve(error.code ?? String(error)));

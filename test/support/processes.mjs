@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { bindError } from "../../scripts/start/ports.mjs";
 
 /** The project root. */
 export const root = path.join(import.meta.dirname, "..", "..");
@@ -72,20 +73,6 @@ export function freePortRange() {
 }
 
 /**
- * Whether a server can listen on this loopback port now.
- * @param {number} port
- * @returns {Promise<boolean>}
- */
-function canListen(port) {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
-/**
  * A loopback port free right now, chosen at random below the kernel's ephemeral range (see freePortRange) and never
  * handed out before by this process; where that range is unknown, whatever port the kernel picks.
  * @returns {Promise<number>}
@@ -95,7 +82,7 @@ export async function freePort() {
   if (!range) return kernelPickedPort();
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
-    if (handedOut.has(port) || !(await canListen(port))) continue;
+    if (handedOut.has(port) || (await bindError("127.0.0.1", port)) !== undefined) continue;
     handedOut.add(port);
     return port;
   }
