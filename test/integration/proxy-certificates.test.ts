@@ -25,7 +25,6 @@ import {
   ADMIN_USER,
   adminCall,
   api,
-  expectAnswered200,
   jobEnded,
   proxyVars,
   startAgent,
@@ -45,6 +44,7 @@ import {
   startPebble,
   stopPebble,
 } from "../support/pebble-acme";
+import { expectStatus } from "../support/expect-status";
 import { freePort } from "../support/processes.mjs";
 import { requireBinary } from "../support/system-programs.mjs";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
@@ -116,7 +116,7 @@ beforeAll(async () => {
     })),
   });
   // haproxy must run (and forward the challenge path) before the CA validates.
-  expectAnswered200("gensynchaprx", await api(server.url, "/admin/gensynchaprx"));
+  expectStatus(await api(server.url, "/admin/gensynchaprx"), 200, "gensynchaprx");
 }, 180_000);
 
 afterAll(async () => {

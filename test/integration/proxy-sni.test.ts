@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   api,
   executeSql,
-  expectAnswered200,
   haproxyCheck,
   proxyVars,
   startAgent,
@@ -18,6 +17,7 @@ import {
   viaHaproxy,
   type Agent,
 } from "../support/proxy-haproxy-agent";
+import { expectStatus } from "../support/expect-status";
 import { freePort, tempDir } from "../support/processes.mjs";
 import { requireBinary } from "../support/system-programs.mjs";
 import { makeCa, makeLeaf } from "../support/test-certificates.mjs";
@@ -52,7 +52,7 @@ const presentedOnce = (servername: string, expected: string) =>
 
 async function call(pathName: string, method = "GET", body?: unknown) {
   const response = await api(server.url, pathName, method, body);
-  expectAnswered200(`${method} ${pathName}`, response);
+  expectStatus(response, 200, `${method} ${pathName}`);
   return response;
 }
 

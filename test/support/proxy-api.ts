@@ -1,6 +1,6 @@
 // Shared setup for the proxy API tests: calls as the administrator or an API user, and seeding through the API.
 import { env } from "cloudflare:workers";
-import { expect } from "vitest";
+import { expectStatus } from "./expect-status";
 import { ADMIN_AUTH, basic, call, callJson } from "./worker-http";
 
 export { ADMIN_AUTH, basic, call, callJson };
@@ -19,7 +19,7 @@ export const as = (auth: string, path: string, method = "GET", body?: unknown) =
 export async function expectJson(response: Response | Promise<Response>, status: number): Promise<any> {
   const resolved = await response;
   const text = await resolved.text();
-  expect({ status: resolved.status, text }).toMatchObject({ status });
+  expectStatus({ status: resolved.status, body: text }, status);
   return JSON.parse(text);
 }
 

@@ -6,7 +6,7 @@ import { createServer as createHttpServer, request as httpRequest, type Server }
 import { connect, createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect } from "vitest";
+import { expectStatus } from "./expect-status";
 import { freePort } from "./processes.mjs";
 import { wranglerSync } from "./wrangler-dev.mjs";
 
@@ -66,18 +66,10 @@ export const executeSql = (server: { persistTo: string }, command: string) =>
     "d1 execute",
   );
 
-/**
- * Asserts that a call answered 200, with its body in the failure's message: the body names the cause the
- * administrator is told (a refused push, haproxy's alert), which a diff of the status alone would leave out.
- */
-export function expectAnswered200(what: string, response: { status: number; body: unknown }) {
-  expect(response.status, `${what} answered ${JSON.stringify(response.body)}`).toBe(200);
-}
-
 /** An administrator's call that must answer 200 (setting a suite up): its body. */
 export const adminCall = (baseUrl: string) => async (pathName: string, method: string, body: unknown) => {
   const response = await api(baseUrl, pathName, method, body);
-  expectAnswered200(`${method} ${pathName}`, response);
+  expectStatus(response, 200, `${method} ${pathName}`);
   return response.body;
 };
 
