@@ -10,6 +10,7 @@ import {
   agent,
   CONNECTIONS,
   keepProxyConnectionsFresh,
+  proxyLosses,
   refreshProxyConnections,
   send,
 } from "../support/ratelimit-kept-alive";
@@ -75,7 +76,7 @@ describe.each([
   // (test/ratelimit/stores/durable-object/admission.test.ts). Here the bound lets them wait: slowed, never failed.
   ["per_key", { COUNTER_OBJECT_ADMISSION_MAX_WAIT: "30s" }],
   ["sharded", { COUNTER_OBJECT_LAYOUT: "sharded" }],
-])("POST /json under concurrency, %s layout", (_layout, layoutVars: Record<string, string>) => {
+])("POST /json under concurrency, %s layout", (layout, layoutVars: Record<string, string>) => {
   let server: DevServer;
 
   beforeAll(async () => {
@@ -93,6 +94,7 @@ describe.each([
   afterAll(async () => {
     agent.destroy();
     await server?.stop();
+    console.log(`${layout}: requests wrangler dev's proxy lost and send sent again, so far: ${proxyLosses.resent}`);
   });
 
   it("admits exactly 100 of 2000 concurrent hits on a key limited to 100, and the runtime does not restart", async () => {

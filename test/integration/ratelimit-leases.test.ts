@@ -4,7 +4,7 @@
 // shares come back (leases_returned).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
-import { agent, CONNECTIONS, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
+import { agent, CONNECTIONS, proxyLosses, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
 import { parseStats, statDelta } from "../support/ratelimit-stats-page";
 
 const TOKEN = "integration-admin-token";
@@ -52,6 +52,7 @@ describe("POST /json with COUNTER_LEASES=true", () => {
   afterAll(async () => {
     agent.destroy();
     await server?.stop();
+    console.log(`requests wrangler dev's proxy lost and send sent again: ${proxyLosses.resent}`);
   });
 
   it.each([600, 2000])("admits 95 to 100 of %i concurrent hits on a key limited to 100, never more", async (count) => {

@@ -232,7 +232,9 @@ const REFRESH_TRIES = 3;
  * Each GET is bounded and, unanswered, sent again: after wrangler dev's workerd processes were paused (SIGSTOP) and
  * resumed, the first request sent to the proxy went unanswered in 8 of 36 runs here, over a kept-alive connection
  * or a new one alike, while the next was answered in milliseconds. The Worker's own workerd answered a first request
- * sent straight to it in 8 of 8 runs: the request is lost in the proxy, a part of wrangler dev only.
+ * sent straight to it in 8 of 8 runs: the request is lost in the proxy, a part of wrangler dev only. Its ProxyWorker
+ * holds a GET whose connection to the Worker failed until the Worker is next reloaded, which here never comes (see
+ * PROXY_LOST_REQUEST in ratelimit-kept-alive.ts).
  * @param {{ url: string }} server
  * @returns {Promise<void>}
  */
