@@ -72,14 +72,35 @@ export function freePortRange() {
   return { low: PORT_FLOOR, high: ephemeral.low - 1 };
 }
 
+/** How many disjoint parts of freePortRange the processes of one run pick from: vitest's main process and workers. */
+const PORT_SLICES = 3;
+
 /**
- * A loopback port free right now, chosen at random below the kernel's ephemeral range (see freePortRange) and never
- * handed out before by this process; where that range is unknown, whatever port the kernel picks.
+ * The part of a port range this process picks from. vitest's main process (no VITEST_POOL_ID) and its test workers
+ * (VITEST_POOL_ID 1, 2, ...; the suites run at most two at once) each have their own, so that two test files running
+ * at once never choose the same port between checking that it is free and binding it.
+ * @param {{ low: number, high: number }} range
+ * @param {string | undefined} poolId VITEST_POOL_ID
+ * @returns {{ low: number, high: number }}
+ */
+export function portSlice(range, poolId) {
+  const id = Number(poolId);
+  const slice = poolId !== undefined && Number.isInteger(id) && id > 0 ? 1 + ((id - 1) % (PORT_SLICES - 1)) : 0;
+  const size = Math.floor((range.high - range.low + 1) / PORT_SLICES);
+  const low = range.low + slice * size;
+  return { low, high: low + size - 1 };
+}
+
+/**
+ * A loopback port free right now, chosen at random below the kernel's ephemeral range (see freePortRange), in this
+ * process's part of it (portSlice), and never handed out before by this process; where that range is unknown,
+ * whatever port the kernel picks.
  * @returns {Promise<number>}
  */
 export async function freePort() {
-  const range = freePortRange();
-  if (!range) return kernelPickedPort();
+  const whole = freePortRange();
+  if (!whole) return kernelPickedPort();
+  const range = portSlice(whole, process.env.VITEST_POOL_ID);
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
     if (handedOut.has(port) || (await bindError("127.0.0.1", port)) !== undefined) continue;
