@@ -1,15 +1,55 @@
-// Integration tests in plain Node against a real `wrangler dev` (and, in later suites, real gRPC clients).
+// Integration tests in plain Node against a real `wrangler dev` (and real gRPC clients, HAProxy, Redis, Chromium).
+// Two groups, one after the other: first the suites listed in SHARED, two files at a time; then every other suite,
+// one file at a time, alone on the machine.
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+
+/**
+ * The suites that may share the machine with another: none asserts how long something takes, and none loads the
+ * machine for long (a burst, a soak). A suite not listed runs alone: the suites that measure time or load (a hang
+ * answered within a bound, a crash's recovery, a failover, bursts of thousands, `npm start`'s supervision) would read
+ * another suite's load as their own.
+ */
+const SHARED = [
+  "body-limits",
+  "console-browser",
+  "console-jobs",
+  "docs-browser",
+  "haproxy-keywords",
+  "haproxy-params",
+  "openapi-examples",
+  "proxy-agent",
+  "proxy-blast-radius",
+  "proxy-haproxy",
+  "proxy-sni",
+  "proxy-tenant-attacks",
+  "proxy-walkthrough",
+  "ratelimit-grpc",
+  "ratelimit-redis-cluster",
+  "ratelimit-redis-tls",
+].map((name) => `test/integration/${name}.test.ts`);
 
 export default defineConfig({
   root: path.join(import.meta.dirname, ".."),
   test: {
-    name: "integration",
     environment: "node",
-    include: ["test/integration/**/*.test.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    fileParallelism: false,
+    projects: [
+      {
+        extends: true,
+        test: { name: "integration", include: SHARED, maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration-alone",
+          include: ["test/integration/**/*.test.ts"],
+          exclude: SHARED,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
