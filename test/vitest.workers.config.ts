@@ -49,7 +49,7 @@ export default defineConfig(async () => {
       maxWorkers: 2,
       // Each test file loads the Worker's whole module graph afresh; bundling the libraries it imports into a few
       // files once (esbuild, cached in node_modules/.vite) cuts that load by about 40 %. A library left off this list
-      // still loads, module by module.
+      // still loads, module by module; an entry point of a listed one must be listed too (prebundled.node.test.ts).
       deps: { optimizer: { ssr: { enabled: true, include: PREBUNDLED } } },
       // Files and the tests inside them run in a random order, as in the core run (the seed is printed;
       // --sequence.seed=N repeats it): a test that reads what another wrote fails instead of passing by position.

@@ -1,6 +1,7 @@
 // Requests from the rate limit integration suites' bursts to a `wrangler dev`, over a bounded set of kept-alive
 // connections that can be refreshed before each burst.
 import http from "node:http";
+import { lostByProxy } from "./wrangler-dev.mjs";
 
 /**
  * Every request of a suite goes over at most this many kept-alive connections, so wrangler dev's proxy never holds
@@ -13,16 +14,6 @@ import http from "node:http";
  */
 export const CONNECTIONS = 64;
 export const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-
-/**
- * What wrangler dev's proxy answers a request other than GET or HEAD whose connection to the Worker failed. Its
- * ProxyWorker means this answer for a Worker that was replaced mid-request, but it tells that case by comparing the
- * request's whole URL with the Worker's origin, which differ for every path but "/": so any failed connection to the
- * Worker (the race of workers-sdk issue 14641 above) gets it, and a GET in that case is held until the next reload.
- */
-const PROXY_LOST_REQUEST =
-  "Your worker restarted mid-request. Please try sending the request again. " +
-  "Only GET or HEAD requests are retried automatically.";
 
 /**
  * How many requests `send` sent again because the proxy lost them, for a suite to print. Sending again cannot hide a
@@ -39,7 +30,7 @@ export async function send(
   body?: string,
 ): Promise<{ status: number; text: string }> {
   const answer = await sendOnce(server, method, path, body);
-  if (answer.status !== 503 || answer.text !== PROXY_LOST_REQUEST) return answer;
+  if (!lostByProxy(answer.status, answer.text)) return answer;
   proxyLosses.resent++;
   return sendOnce(server, method, path, body);
 }

@@ -219,6 +219,21 @@ async function spawnWranglerDev({ projectDir, state, removeState, configArgs, va
   return { ok: false, portTaken, exit, output: text };
 }
 
+/** What wrangler dev's proxy answers a request other than GET or HEAD whose connection to the Worker failed. */
+const PROXY_LOST_REQUEST =
+  "Your worker restarted mid-request. Please try sending the request again. " +
+  "Only GET or HEAD requests are retried automatically.";
+
+/**
+ * Whether an answer is wrangler dev's proxy saying it lost the request, not the Worker's. Its ProxyWorker means that
+ * answer for a Worker that was replaced mid-request, but it tells that case by comparing the request's whole URL with
+ * the Worker's origin, which differ for every path but "/": so any failed connection to the Worker (the race of
+ * workers-sdk issue 14641, see refreshProxyConnection) gets it, and a GET in that case is held until the next reload.
+ * @param {number} status
+ * @param {string} text
+ */
+export const lostByProxy = (status, text) => status === 503 && text === PROXY_LOST_REQUEST;
+
 /** How long one GET of refreshProxyConnection may take (it answers in milliseconds), and how many are tried. */
 const REFRESH_TRY_MS = 5000;
 const REFRESH_TRIES = 3;
@@ -234,7 +249,7 @@ const REFRESH_TRIES = 3;
  * or a new one alike, while the next was answered in milliseconds. The Worker's own workerd answered a first request
  * sent straight to it in 8 of 8 runs: the request is lost in the proxy, a part of wrangler dev only. Its ProxyWorker
  * holds a GET whose connection to the Worker failed until the Worker is next reloaded, which here never comes (see
- * PROXY_LOST_REQUEST in ratelimit-kept-alive.ts).
+ * lostByProxy).
  * @param {{ url: string }} server
  * @returns {Promise<void>}
  */
