@@ -110,16 +110,14 @@ export class Decoder {
     return true;
   }
 
-  rateLimit(node: YNode): YamlRateLimit | undefined {
-    const out: YamlRateLimit = {
-      requestsPerUnit: 0,
-      unit: "",
-      unlimited: false,
-      name: "",
-      replaces: [],
-      algorithm: "",
-      lease: false,
-    };
+  /**
+   * @param earlier the same descriptor's `rate_limit` already decoded (a repeated or merged key): yaml.v2 decodes into
+   * the struct that pointer holds, so the fields this node leaves out keep their earlier values.
+   */
+  rateLimit(node: YNode, earlier?: YamlRateLimit): YamlRateLimit | undefined {
+    const out: YamlRateLimit = earlier
+      ? { ...earlier }
+      : { requestsPerUnit: 0, unit: "", unlimited: false, name: "", replaces: [], algorithm: "", lease: false };
     const present = this.struct(node, "config.YamlRateLimit", (name, value) => {
       if (name === "requests_per_unit") out.requestsPerUnit = this.uint32(value);
       else if (name === "unit") out.unit = this.string(value);
@@ -156,7 +154,7 @@ export class Decoder {
     const present = this.struct(node, "config.YamlDescriptor", (name, value) => {
       if (name === "key") out.key = this.string(value);
       else if (name === "value") out.value = this.string(value);
-      else if (name === "rate_limit") out.rateLimit = this.rateLimit(value);
+      else if (name === "rate_limit") out.rateLimit = this.rateLimit(value, out.rateLimit);
       else if (name === "additional_limits")
         out.additionalLimits = this.list(value, "[]config.YamlRateLimit", (item) => this.rateLimit(item));
       else if (name === "descriptors") out.descriptors = this.descriptors(value);

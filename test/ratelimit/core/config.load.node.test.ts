@@ -46,6 +46,16 @@ describe("loadConfig: accepted files", () => {
     });
   });
 
+  it("decodes a repeated rate_limit into the earlier one, as yaml.v2 decodes into the struct it points to", () => {
+    const text =
+      "domain: d\ndescriptors:\n  - key: f\n    rate_limit: {unit: day, requests_per_unit: 1}\n" +
+      "    rate_limit: {requests_per_unit: 2}\n  - key: g\n    rate_limit: {unit: day}\n    rate_limit: ~\n";
+    const result = loadConfig([{ name: "repeated.yaml", text }], { mergeDomainConfig: false });
+    if (!result.ok) throw new Error(result.error.message);
+    expect(getLimit(result.value, "d", descriptor(["f", "x"]))).toMatchObject({ requestsPerUnit: 2, unit: "DAY" });
+    expect(getLimit(result.value, "d", descriptor(["g", "x"]))).toBeUndefined();
+  });
+
   it("reads only the first document of a file, as yaml.v2 does", () => {
     const result = loadConfig([{ name: "two-docs.yaml", text: "domain: d\n---\ndomain: e\n" }], {
       mergeDomainConfig: false,
