@@ -13,6 +13,7 @@ import {
   type CST,
   type Document,
   type Node as YamlNode,
+  type Pair,
 } from "yaml";
 import { tooDeep, type ConfigLimits } from "./limits";
 import { ConfigFailure } from "./config-model";
@@ -120,17 +121,7 @@ function toYNode(node: unknown, at: Conversion, depth: number, aliased: boolean)
   if (depth + 1 > at.limits.depth.max) throw new ConfigFailure(tooDeep("the YAML", at.limits.depth));
   at.path.add(node);
   try {
-    if (isMap(node)) {
-      const pairs = node.items.map((pair) => {
-        const key = toYNode(pair.key, at, depth + 1, aliased);
-        // yaml.v2 cannot hold a list or a map as a key of the map it decodes the whole file into.
-        if (key.kind !== "scalar") {
-          throw new ConfigFailure(`error loading config file: yaml: invalid map key: ${goSharpFormat(key)}`);
-        }
-        return { key, value: toYNode(pair.value, at, depth + 1, aliased) };
-      });
-      return { kind: "map", pairs, line };
-    }
+    if (isMap(node)) return { kind: "map", pairs: mapPairs(node.items, at, depth, aliased), line };
     if (isSeq(node)) {
       return { kind: "seq", items: node.items.map((item) => toYNode(item, at, depth + 1, aliased)), line };
     }
@@ -138,6 +129,43 @@ function toYNode(node: unknown, at: Conversion, depth: number, aliased: boolean)
     at.path.delete(node);
   }
   throw new ConfigFailure("error checking config");
+}
+
+type MapPair = { key: YNode; value: YNode };
+
+/**
+ * A map's pairs in order, each merge key (`<<`) replaced by the pairs it merges, as yaml.v2 decodes them: a merged
+ * key overrides the same key written before the `<<` and is overridden by one written after it (the last pair wins).
+ */
+function mapPairs(items: Pair<unknown, unknown>[], at: Conversion, depth: number, aliased: boolean): MapPair[] {
+  return items.flatMap((pair) => {
+    if (isMergeKey(pair.key)) return mergedPairs(pair.value, at, depth, aliased);
+    const key = toYNode(pair.key, at, depth + 1, aliased);
+    // yaml.v2 cannot hold a list or a map as a key of the map it decodes the whole file into.
+    if (key.kind !== "scalar") {
+      throw new ConfigFailure(`error loading config file: yaml: invalid map key: ${goSharpFormat(key)}`);
+    }
+    return [{ key, value: toYNode(pair.value, at, depth + 1, aliased) }];
+  });
+}
+
+/** A plain `<<` key, or one tagged `!!merge`: the `yaml` package resolves both (YAML 1.1) to a symbol. */
+function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && typeof key.value === "symbol";
+}
+
+const WANT_MAP = "error loading config file: yaml: map merge requires map or sequence of maps as the value";
+
+/**
+ * What a merge key's value adds to its map: a map's pairs, or those of a list of maps with the earlier maps taking
+ * precedence. An alias must name a map itself, not a list of them.
+ */
+function mergedPairs(source: unknown, at: Conversion, depth: number, aliased: boolean): MapPair[] {
+  if (isAlias(source) && !isMap(at.targets.get(source))) throw new ConfigFailure(WANT_MAP);
+  const merged = toYNode(source, at, depth + 1, aliased);
+  if (merged.kind === "map") return merged.pairs;
+  if (merged.kind !== "seq" || merged.items.some((item) => item.kind !== "map")) throw new ConfigFailure(WANT_MAP);
+  return merged.items.toReversed().flatMap((item) => (item.kind === "map" ? item.pairs : []));
 }
 
 /**
