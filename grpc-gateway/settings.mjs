@@ -32,13 +32,13 @@ const optionalString = (defaultValue) =>
 /** @param {string} defaultValue */
 const string = (defaultValue) => optionalString(defaultValue).transform((value) => value ?? defaultValue);
 
-/** @param {boolean} defaultValue */
+/** Read as the Worker reads booleans (src/shared/settings.ts booleanText). @param {boolean} defaultValue */
 const boolean = (defaultValue) =>
   z
     .preprocess(
       unsetIfEmpty,
       z
-        .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
+        .stringbool({ truthy: ["true", "1", "t"], falsy: ["false", "0", "f"], case: "insensitive" })
         .optional()
         .transform((value) => value ?? defaultValue),
     )

@@ -2,6 +2,7 @@
 // that let the spec's names win over the reference's aliases.
 import { z } from "../shared/zod";
 import {
+  booleanText,
   envBoolean,
   envDurationMs,
   envEnum,
@@ -29,10 +30,7 @@ export const STATS_DEFAULTS = {
 /** A boolean that stays undefined when unset, so a spec name can win over the reference's alias. */
 const envOptionalBoolean = (effectiveDefault?: boolean) =>
   z
-    .preprocess(
-      unsetIfEmpty,
-      z.stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" }).optional(),
-    )
+    .preprocess(unsetIfEmpty, booleanText().optional())
     .meta({ kind: "boolean", default: effectiveDefault === undefined ? undefined : String(effectiveDefault) });
 const envOptionalPort = (effectiveDefault?: number) =>
   z

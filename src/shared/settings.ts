@@ -55,13 +55,18 @@ export class SettingsError extends Error {
 /** An unset variable and an empty one both mean "use the default", as envconfig does for the reference. */
 export const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);
 
-/** Booleans as operators write them: true/false/1/0 in any case (z.coerce.boolean() would read "false" as true). */
+/**
+ * Booleans as operators write them: true/false/1/0 in any case, and t/f, which the reference's envconfig (Go's
+ * strconv.ParseBool) also reads. z.coerce.boolean() would read "false" as true.
+ */
+export const booleanText = () =>
+  z.stringbool({ truthy: ["true", "1", "t"], falsy: ["false", "0", "f"], case: "insensitive" });
+
 export const envBoolean = (defaultValue: boolean) =>
   z
     .preprocess(
       unsetIfEmpty,
-      z
-        .stringbool({ truthy: ["true", "1"], falsy: ["false", "0"], case: "insensitive" })
+      booleanText()
         .optional()
         .transform((value) => value ?? defaultValue),
     )

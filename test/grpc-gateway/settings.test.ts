@@ -1,5 +1,5 @@
-// The gateway's message size limit (plain Node): the Worker's default, read from RATELIMIT_MAX_REQUEST_BYTES, and a
-// malformed value refused at start naming the variable.
+// The gateway's settings (plain Node): the message size limit (the Worker's default, read from
+// RATELIMIT_MAX_REQUEST_BYTES), booleans read as the Worker reads them, malformed values refused naming the variable.
 import { describe, expect, it } from "vitest";
 import { gatewaySettings } from "../../grpc-gateway/settings.mjs";
 
@@ -13,6 +13,25 @@ describe("gatewaySettings: RATELIMIT_MAX_REQUEST_BYTES", () => {
   it.each(["0", "-1", "1.5", "lots"])("refuses %j naming the variable", (value) => {
     expect(() => gatewaySettings({ RATELIMIT_MAX_REQUEST_BYTES: value })).toThrowError(
       /^invalid gateway settings: RATELIMIT_MAX_REQUEST_BYTES: /,
+    );
+  });
+});
+
+describe("gatewaySettings: booleans", () => {
+  it.each([
+    ["true", true],
+    ["1", true],
+    ["T", true],
+    ["False", false],
+    ["0", false],
+    ["f", false],
+  ])("reads %j as %s, as the Worker and Go's strconv.ParseBool do", (text, expected) => {
+    expect(gatewaySettings({ XDS_CLIENT_BACKOFF_JITTER: text }).XDS_CLIENT_BACKOFF_JITTER).toBe(expected);
+  });
+
+  it("refuses another word naming the variable", () => {
+    expect(() => gatewaySettings({ XDS_CLIENT_BACKOFF_JITTER: "yes" })).toThrowError(
+      /^invalid gateway settings: XDS_CLIENT_BACKOFF_JITTER: /,
     );
   });
 });

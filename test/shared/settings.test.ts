@@ -37,6 +37,10 @@ describe("settings", () => {
     ["FALSE", false],
     ["0", false],
     ["False", false],
+    ["t", true],
+    ["T", true],
+    ["f", false],
+    ["F", false],
   ])("reads the boolean %s as %s", (text, expected) => {
     expect(settingsReader(Schema, "t")({ FLAG: text }).FLAG).toBe(expected);
   });

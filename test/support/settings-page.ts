@@ -330,7 +330,7 @@ export function renderSettingsPage(): string {
     process environment.
 
     **How values are written.** An unset or empty variable means the default. Booleans are \`true\`, \`false\`,
-    \`1\` or \`0\`, in any case. Durations are written as Go writes them: \`500ms\`, \`10s\`, \`1m30s\`, \`0\`. Lists
+    \`1\`, \`0\`, \`t\` or \`f\` (as Go's \`strconv.ParseBool\` reads them), in any case. Durations are written as Go writes them: \`500ms\`, \`10s\`, \`1m30s\`, \`0\`. Lists
     are separated by commas (the meaning says where white space also separates). A malformed value makes the
     Worker's service that reads it answer 500 with a message naming the variable, never its value; the gRPC gateway
     refuses to start.

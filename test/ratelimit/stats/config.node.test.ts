@@ -34,6 +34,7 @@ describe("statsConfig", () => {
     expect(statsConfig({ USE_METRICSD: "false", USE_STATSD: "true" }).push).toEqual({ kind: "log" });
     expect(statsConfig({ USE_METRICSD: "", USE_STATSD: "false" }).push).toEqual({ kind: "log" });
     expect(statsConfig({ USE_DOG_STATSD: "1" }).push).toMatchObject({ kind: "statsd", tagged: true });
+    expect(statsConfig({ USE_STATSD: "F" }).push).toEqual({ kind: "log" });
     expect(statsConfig({ USE_TAGGED_METRICSD: "false", USE_DOG_STATSD: "true", USE_METRICSD: "false" }).push).toEqual({
       kind: "log",
     });
