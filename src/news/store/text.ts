@@ -37,13 +37,75 @@ export function decodeEntities(text: string): string {
   });
 }
 
-/** Plain text of an HTML fragment: scripts, styles and tags removed, entities decoded, white space collapsed. */
+/**
+ * Plain text of an HTML fragment: comments, then scripts and styles, then tags removed (each replaced by a space),
+ * entities decoded, white space collapsed. Each step is one pass in linear time: feeds and admins send any text, and
+ * the patterns these steps were written as first (`<!--[\s\S]*?-->`, `<\/?[a-z][^>]*>`, ...) scan to the end of the
+ * text again for every opening that is never closed.
+ */
 export function htmlToText(html: string): string {
-  const withoutTags = html
-    .replace(/<!--[\s\S]*?-->/g, " ")
-    .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ")
-    .replace(/<\/?[a-z][^>]*>/gi, " ");
+  const withoutTags = removeTags(removeScriptsAndStyles(removeComments(html)));
   return decodeEntities(withoutTags).replace(/\s+/g, " ").trim();
+}
+
+/** Each `<!--` up to the first `-->` after it; an unclosed one stays, as every later one then is. */
+function removeComments(html: string): string {
+  let out = "";
+  let from = 0;
+  for (;;) {
+    const open = html.indexOf("<!--", from);
+    const close = open < 0 ? -1 : html.indexOf("-->", open + 4);
+    if (close < 0) return out + html.slice(from);
+    out += `${html.slice(from, open)} `;
+    from = close + 3;
+  }
+}
+
+/**
+ * Each `<script` or `<style` (any case, ending a word) up to the first closing tag of the same name after it, which
+ * may have white space before its `>`. Once a name has no closing tag left, its later openings are left as text.
+ */
+function removeScriptsAndStyles(html: string): string {
+  const opening = /<(script|style)\b/gi;
+  const closing: Record<string, RegExp> = { script: /<\/script\s*>/gi, style: /<\/style\s*>/gi };
+  const unclosed = new Set<string>();
+  let out = "";
+  let from = 0;
+  for (let found = opening.exec(html); found; found = opening.exec(html)) {
+    const name = found[1].toLowerCase();
+    if (unclosed.has(name)) continue;
+    const closer = closing[name];
+    closer.lastIndex = opening.lastIndex;
+    if (!closer.exec(html)) {
+      unclosed.add(name);
+      continue;
+    }
+    out += `${html.slice(from, found.index)} `;
+    from = opening.lastIndex = closer.lastIndex;
+  }
+  return out + html.slice(from);
+}
+
+const isAsciiLetter = (code: number) => (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a;
+
+/** Each `<` or `</` followed by a letter, up to the first `>`; with no `>` left, the rest stays as text. */
+function removeTags(html: string): string {
+  let out = "";
+  let from = 0;
+  let at = html.indexOf("<");
+  while (at >= 0) {
+    const letter = html.charCodeAt(at + 1) === 0x2f ? at + 2 : at + 1;
+    if (isAsciiLetter(html.charCodeAt(letter))) {
+      const end = html.indexOf(">", letter + 1);
+      if (end < 0) break;
+      out += `${html.slice(from, at)} `;
+      from = end + 1;
+      at = html.indexOf("<", from);
+    } else {
+      at = html.indexOf("<", at + 1);
+    }
+  }
+  return out + html.slice(from);
 }
 
 /** The stored abstract: plain text, cut to 256 characters plus " ..." when it is longer. */
