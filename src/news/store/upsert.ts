@@ -37,7 +37,8 @@ export interface UpsertOutcome {
 /**
  * Stores articles by fingerprint in one batch together with the publisher's new cursor: a new fingerprint is
  * inserted; a known one takes the publisher's latest abstract and url (its title, source, publishedAt and
- * createdAt stay). Links found by the matcher are replaced; links an admin made explicitly stay.
+ * createdAt stay). Links found by the matcher are replaced, unless the story came without an abstract and keeps its
+ * stored one; links an admin made explicitly stay.
  */
 export async function upsertArticles(
   db: Database,
@@ -58,7 +59,11 @@ export async function upsertArticles(
 
   const now = input.now.getTime();
   const rows = unique.map((article) => ({ ...article, publishedAt: article.publishedAt.getTime(), now }));
-  const links = unique.flatMap(({ fingerprint, tickers }) =>
+  // A known story that comes again without an abstract keeps its stored one, and so the links found in it: the
+  // incoming tickers were matched on the title alone.
+  const relinked = unique.filter((article) => article.abstract !== "" || !known.has(article.fingerprint));
+  const relinkedFingerprints = relinked.map((article) => article.fingerprint);
+  const links = relinked.flatMap(({ fingerprint, tickers }) =>
     tickers.map((ticker) => ({ fingerprint, ticker, origin: "text" as const })),
   );
   const cursor = { publisher: input.cursor.publisher, fetchedUntil: input.cursor.fetchedUntil, updatedAt: input.now };
@@ -81,7 +86,7 @@ export async function upsertArticles(
       db,
       sql`
       DELETE FROM ${articleCompanies} WHERE ${articleCompanies.origin} = 'text' AND ${articleCompanies.articleId} IN
-        (SELECT ${articles.id} FROM ${articles} WHERE ${inJsonList(articles.fingerprint, fingerprints)})`,
+        (SELECT ${articles.id} FROM ${articles} WHERE ${inJsonList(articles.fingerprint, relinkedFingerprints)})`,
     ),
     d1Statement(db, insertLinksByFingerprint(links)),
     d1Statement(

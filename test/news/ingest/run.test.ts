@@ -193,6 +193,28 @@ describe("ingestPublisher", () => {
     expect(await gone.json()).toEqual([]);
   });
 
+  it("keeps the stored abstract, and the companies it names, when the story comes again without one", async () => {
+    const guardianWith = (trailText: string) => {
+      const search = JSON.parse(guardianSearch);
+      search.response.results[0].fields.trailText = trailText;
+      return recordedFetch({ "https://content.guardianapis.com/search": { body: JSON.stringify(search) } }).fetcher;
+    };
+    const run = (trailText: string, hours: number) =>
+      ingestPublisher(db(), {
+        publisher: "guardian",
+        settings: settings(),
+        fetch: guardianWith(trailText),
+        now: new Date(NOW.getTime() + hours * 3_600_000),
+      });
+    await run("Rio Tinto follows with its own guidance", 0);
+    const bhp = async () => (await newsList()).find((article) => article.title.startsWith("BHP"))!;
+    const first = await bhp();
+    expect([first.abstract, first.companies]).toEqual(["Rio Tinto follows with its own guidance", ["BHP", "RIO"]]);
+    const outcome = await run("", 1);
+    expect(outcome.warnings).toEqual(["INFO: guardian: 3 fetched, 0 new, 0 updated, 3 unchanged"]);
+    expect(await bhp()).toEqual(first);
+  });
+
   it("skips a publisher without a key, and a feed no longer listed, without fetching", async () => {
     const { fetcher, urls } = recordedFetch();
     const guardian = await ingestPublisher(db(), {
