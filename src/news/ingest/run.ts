@@ -5,7 +5,7 @@ import { logInfo } from "../../shared/log";
 import { getCursor, upsertArticles, type IncomingArticle } from "../store/upsert";
 import { companyMatcher, listCompanies, type Company } from "../store/companies";
 import type { NewsSettings } from "../settings";
-import { articleFingerprint, htmlToText, httpUrl, makeAbstract } from "../store/text";
+import { articleFingerprint, htmlToText, httpUrl, makeAbstract, MAX_TITLE_LENGTH } from "../store/text";
 import { fetchFeed } from "./feed";
 import { fetchGuardian } from "./guardian";
 import { fetchNyt } from "./nyt";
@@ -78,7 +78,10 @@ async function fetchFrom(
   return "unknown publisher";
 }
 
-/** Normalises a publisher's item for storage; undefined when it has no usable title or URL. */
+/**
+ * Normalises a publisher's item for storage; undefined when it has no usable title (none, or longer than an admin may
+ * write: a feed's title is shown in every list) or URL.
+ */
 export async function normaliseItem(
   item: PublisherItem,
   matcher: (text: string) => string[],
@@ -86,7 +89,7 @@ export async function normaliseItem(
 ): Promise<IncomingArticle | undefined> {
   const title = htmlToText(item.title);
   const url = httpUrl(item.url);
-  if (!title || !url) return undefined;
+  if (!title || title.length > MAX_TITLE_LENGTH || !url) return undefined;
   const abstract = makeAbstract(item.abstractHtml);
   return {
     fingerprint: await articleFingerprint(title, item.source),

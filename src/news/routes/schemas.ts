@@ -4,6 +4,7 @@ import { json } from "../../shared/http/openapi";
 import { oneLine } from "../../shared/settings";
 import { z } from "../../shared/zod";
 import { ARTICLE_SORT_FIELDS } from "../store/articles";
+import { MAX_TITLE_LENGTH } from "../store/text";
 import { USER_SORT_FIELDS } from "../store/users";
 import { commaList, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
 
@@ -86,7 +87,7 @@ export const SearchQuery = z.object({
 });
 
 const articleFields = {
-  title: z.string().trim().min(1).max(500),
+  title: z.string().trim().min(1).max(MAX_TITLE_LENGTH),
   url: httpUrlField(),
   abstract: z.string().max(100_000).optional(),
   thumbnail: httpUrlField().nullable().optional(),

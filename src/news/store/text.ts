@@ -119,6 +119,9 @@ export function makeAbstract(html: string): string {
 /** md5(title + source) as the original system computes it: the same story from the same source is one article. */
 export const articleFingerprint = (title: string, source: string) => md5Hex(title + source);
 
+/** The longest title stored, from a publisher (a longer one is skipped) or from input (the article schema). */
+export const MAX_TITLE_LENGTH = 500;
+
 /** The longest URL stored, from a publisher or from input (httpUrlField). */
 export const MAX_URL_LENGTH = 2048;
 

@@ -307,21 +307,26 @@ describe("ingestPublisher", () => {
     expect(article).toMatchObject({ title: "Guardian script thumbnail story", thumbnail: null });
   });
 
-  it("skips items without a usable URL and says so", async () => {
+  it("skips items without a usable URL, or with a title over 500 characters, and says so", async () => {
     const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
       <item><title>No link here</title><description>x</description><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>
       <item><title>Bad scheme</title><link>javascript:alert(1)</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>
+      <item><title>${"Too long ".repeat(56)}</title><link>https://news.example.org/long</link></item>
+      <item><title>${"x".repeat(500)}</title><link>https://news.example.org/longest</link><pubDate>Fri, 20 Nov 2026 00:00:00 GMT</pubDate></item>
       <item><title>Kept: Telstra outage</title><link>https://news.example.org/telstra-outage</link><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>
     </channel></rss>`;
     const url = "https://news.example.org/rss";
     const outcome = await ingestFeed(url, rss);
     expect(outcome.warnings).toEqual([
-      `INFO: feed:${url}: 3 fetched, 1 new, 0 updated, 0 unchanged`,
-      `WARNING: feed:${url}: 2 item(s) without a usable title or URL skipped`,
+      `INFO: feed:${url}: 5 fetched, 2 new, 0 updated, 0 unchanged`,
+      `WARNING: feed:${url}: 3 item(s) without a usable title or URL skipped`,
     ]);
     const response = await getJson("/news?sources=news.example.org", token);
     expect(
       ((await response.json()) as { title: string; companies: string[] }[]).map((a) => [a.title, a.companies]),
-    ).toEqual([["Kept: Telstra outage", ["TLS"]]]);
+    ).toEqual([
+      ["Kept: Telstra outage", ["TLS"]],
+      ["x".repeat(500), []],
+    ]);
   });
 });
