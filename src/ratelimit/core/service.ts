@@ -89,10 +89,16 @@ function serviceError(message: string): Err<ServiceError> {
 function validateRequest(request: RateLimitRequest): string | undefined {
   if (request.domain === "") return "rate limit domain must not be empty";
   if (request.descriptors.length === 0) return "rate limit descriptor list must not be empty";
-  // The reference panics on an override without a unit; refusing the request is the safe equivalent.
-  const index = request.descriptors.findIndex((d) => d.limit !== undefined && !isKnownUnit(d.limit.unit));
-  if (index >= 0) return `descriptor ${index}: limit override needs a unit`;
   return undefined;
+}
+
+/**
+ * An override without a unit, on a known domain. The reference panics on one; refusing the request is the safe
+ * equivalent. It never reads an override of a domain it does not know (every descriptor is then OK), nor does this.
+ */
+function overrideWithoutUnit(request: RateLimitRequest): string | undefined {
+  const index = request.descriptors.findIndex((d) => d.limit !== undefined && !isKnownUnit(d.limit.unit));
+  return index >= 0 ? `descriptor ${index}: limit override needs a unit` : undefined;
 }
 
 /**
@@ -220,8 +226,10 @@ export async function shouldRateLimit(
   const config = deps.config;
   if (config === undefined) return serviceError("no rate limit configuration loaded");
 
-  const found = request.descriptors.map((descriptor) => getLimit(config, request.domain, descriptor));
   const domainKnown = hasDomain(config, request.domain);
+  const noUnit = domainKnown ? overrideWithoutUnit(request) : undefined;
+  if (noUnit !== undefined) return serviceError(noUnit);
+  const found = request.descriptors.map((descriptor) => getLimit(config, request.domain, descriptor));
   const domainNotFound = domainKnown ? 0 : request.descriptors.length;
 
   // Replacing is request-scoped: a named rule drops out when any matched rule (even an unlimited one, even

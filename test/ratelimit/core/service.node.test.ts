@@ -62,6 +62,21 @@ describe("shouldRateLimit: request validation", () => {
     });
   });
 
+  it("answers OK to an override without a unit on a domain it does not know, as the reference does", async () => {
+    const req: RateLimitRequest = {
+      domain: "other-domain",
+      descriptors: [{ ...descriptor(["a", "x"]), limit: { requestsPerUnit: 1, unit: "UNKNOWN" } }],
+      hitsAddend: 0,
+    };
+    const decided = await shouldRateLimit(deps, req, 1234);
+    expect(decided.ok && decided.value.response).toEqual({
+      overallCode: "OK",
+      statuses: [{ code: "OK", limitRemaining: 0 }],
+      responseHeadersToAdd: [],
+    });
+    expect(decided.ok && decided.value.stats.domainNotFound).toBe(1);
+  });
+
   it("turns a store failure into an error value", async () => {
     const store = new MemoryStore();
     store.failure = new Error("CLUSTERDOWN The cluster is down");
