@@ -28,6 +28,10 @@ export const NewsSettings = z.object({
         ),
     )
     .describe("Lifetime of a session token, as jose reads it: a number and a unit, e.g. `7d`, `12h`, `30m`."),
+  JWT_ORIGINAL_TOKENS_WITHOUT_EXP: envBoolean(false).describe(oneLine`
+    \`true\` also accepts the original service's tokens that carry no \`exp\` (\`{id, iat}\`, as the generator and
+    restfulnews signed them, valid for ever there), for an installation moving from it. A password change after their
+    \`iat\` or the user's deletion still ends them. Off, such a token is refused (401).`),
   GUARDIAN_API_KEY: envSecret().describe("The Guardian Content API key; without it that publisher is skipped."),
   NYT_API_KEY: envSecret().describe("New York Times Article Search API key; without it that publisher is skipped."),
   NEWS_FEEDS: envString("")

@@ -1,6 +1,7 @@
 // The news API's session tokens (JWT HS256 signed with JWT_SECRET) and the rule that ends them. Two formats are
 // valid: this service's `{id, ver, iat, exp}`, checked against the user's token version, and the original service's
-// `{id, iat, exp}`, which existing clients hold, checked against the time the user's password last changed.
+// `{id, iat, exp}` (or `{id, iat}` when allowed), which existing clients hold, checked against the time the user's
+// password last changed.
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { requiredSecret, type NewsSettings } from "../settings";
 import type { NewsUser } from "../store/users";
@@ -34,9 +35,9 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
 
 /**
  * The claims of a valid, unexpired token signed with JWT_SECRET, or undefined. Only HS256 is accepted. A token with
- * `ver` must carry a non-negative integer there. A token without it (the original's format) must carry `iat` and
- * `exp`, its `iat` no later than now (give or take IAT_LEEWAY_SECONDS): without an end or an issue time, nothing would
- * bound it or tell whether its password has changed since.
+ * `ver` must carry a non-negative integer there. A token without it (the original's format) must carry `iat`, no
+ * later than now (give or take IAT_LEEWAY_SECONDS), or nothing could tell whether its password has changed since; and
+ * `exp`, unless JWT_ORIGINAL_TOKENS_WITHOUT_EXP accepts the original's tokens that never end.
  */
 export async function verifyToken(settings: NewsSettings, token: string): Promise<TokenClaims | undefined> {
   const key = encoder.encode(requiredSecret(settings, "JWT_SECRET"));
@@ -46,7 +47,8 @@ export async function verifyToken(settings: NewsSettings, token: string): Promis
     if (typeof id !== "string" || id === "") return undefined;
     if ("ver" in payload) return isCount(ver) ? { id, ver } : undefined;
     // jose has checked exp, when present, against the clock; the original format must have one.
-    if (!isCount(iat) || !isCount(exp) || iat > Date.now() / 1000 + IAT_LEEWAY_SECONDS) return undefined;
+    const endless = exp === undefined && settings.JWT_ORIGINAL_TOKENS_WITHOUT_EXP;
+    if (!isCount(iat) || !(isCount(exp) || endless) || iat > Date.now() / 1000 + IAT_LEEWAY_SECONDS) return undefined;
     return { id, iat };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError) return undefined;

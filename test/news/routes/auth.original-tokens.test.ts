@@ -1,6 +1,6 @@
 // Issue 28, regression: tokens in the original service's format, `{id, iat, exp}` signed with JWT_SECRET (HS256),
-// stay valid until their `exp` unless the user's password changed after their `iat`; this service's `{id, ver}`
-// tokens keep their version rule. Both formats, before and after a password change.
+// stay valid until their `exp` unless the user's password changed after their `iat` (and `{id, iat}` ones, without
+// an end, with JWT_ORIGINAL_TOKENS_WITHOUT_EXP); this service's `{id, ver}` tokens keep their version rule.
 import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { database } from "../../../src/shared/db";
 import { getUser } from "../../../src/news/store/users";
 import { IAT_LEEWAY_SECONDS } from "../../../src/news/routes/tokens";
 import migration from "../../../migrations/0013_news_password_changed_at.sql?raw";
+import { app } from "../../../src/app";
 import { basic, call, callJson } from "../../support/worker-http";
 import { changePassword } from "../../support/news-users";
 import { bearer, expectRefused, getJson, JWT_SECRET, MASTER_KEY, REFUSED, signUp } from "../../support/news-api";
@@ -86,6 +87,36 @@ describe("a token in the original format {id, iat, exp}", () => {
     const token = await originalToken(dan.user.id);
     expect((await call(`/users/${dan.user.id}`, { method: "DELETE", headers: bearer(admin.token) })).status).toBe(204);
     await expectTokenRefused(await getJson("/users/me", token));
+  });
+});
+
+describe("JWT_ORIGINAL_TOKENS_WITHOUT_EXP", () => {
+  /** GET /users/me under the setting given (undefined: as wrangler.toml sets it, which is unset). */
+  const meWith = (token: string, setting?: string) =>
+    app.request(
+      "/users/me",
+      { headers: bearer(token) },
+      setting === undefined ? env : { ...env, JWT_ORIGINAL_TOKENS_WITHOUT_EXP: setting },
+    );
+
+  it("accepts an original token without exp when true, until the password changes", async () => {
+    const hal = await signUp("endless-hal@example.com", { password: "hal-first-secret" });
+    const endless = await originalToken(hal.user.id, { iat: nowSeconds() - 400 * 86_400, exp: null });
+    const accepted = await meWith(endless, "true");
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toEqual(hal.user);
+    // An issue time is still needed to order the token against a password change.
+    await expectTokenRefused(await meWith(await originalToken(hal.user.id, { iat: null, exp: null }), "true"));
+    await changePassword(hal.user.id, "endless-hal@example.com", "hal-first-secret", "hal-second-secret");
+    await expectTokenRefused(await meWith(endless, "true"));
+  });
+
+  it("refuses an original token without exp when unset or false", async () => {
+    const ida = await signUp("endless-ida@example.com");
+    const endless = await originalToken(ida.user.id, { exp: null });
+    await expectTokenRefused(await meWith(endless));
+    await expectTokenRefused(await meWith(endless, "false"));
+    expect((await meWith(endless, "true")).status).toBe(200);
   });
 });
 
