@@ -69,8 +69,9 @@ const listQuery = (defaultSort: string, sortFields: readonly string[], defaultLi
 
 export const ListUsersQuery = z.object(listQuery("-createdAt", Object.keys(USER_SORT_FIELDS)));
 
+/** restfulnews raised querymen's largest page to 500 articles for /news; users keep the generator's 100. */
 export const ListNewsQuery = z.object({
-  ...listQuery("-publishedAt", Object.keys(ARTICLE_SORT_FIELDS)),
+  ...listQuery("-publishedAt", Object.keys(ARTICLE_SORT_FIELDS), 30, 500),
   companies: commaList(ticker).optional(),
   sources: commaList(z.string().trim().toLowerCase().max(100)).optional(),
   from: isoDate.optional(),

@@ -59,7 +59,8 @@ describe("GET /news", () => {
   });
 
   const badQueries: [string, Record<string, unknown>][] = [
-    ...PAGING_REFUSALS,
+    // The largest page of /news is 500 (list.page-size.test.ts), where the other lists' is 100.
+    ...PAGING_REFUSALS.filter(([query]) => query !== "?limit=101"),
     [
       "?from=yesterday",
       {
