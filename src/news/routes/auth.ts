@@ -1,7 +1,8 @@
 // Authentication of the news API, after the rest generator: the master key (access_token or Bearer), HTTP Basic
-// login with e-mail and password, and HS256 session tokens (jose) presented as Bearer or access_token. A token names
-// its user (tokens.ts says how a password change or a deletion ends every token issued before it).
+// login with e-mail and password, and HS256 session tokens (jose) presented as Bearer, access_token or the `jwt`
+// cookie. A token names its user (tokens.ts says how a password change or a deletion ends every earlier token).
 import type { Context, MiddlewareHandler } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
 import { parseBasicAuth, parseBearer } from "../../shared/http/basic-auth";
 import { database } from "../../shared/db";
 import { sha256Hex } from "../../shared/bytes";
@@ -26,7 +27,7 @@ export const SECURITY_SCHEMES = {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "A session token from POST /users or POST /auth, as a Bearer token or as access_token",
+    description: "A session token from POST /users or POST /auth: Bearer, access_token, or the `jwt` cookie of a login",
   },
   news_login: { type: "http", scheme: "basic", description: "The user's e-mail address and password" },
 } as const;
@@ -36,13 +37,32 @@ export const secured = (...schemes: (keyof typeof SECURITY_SCHEMES)[]) => [
   Object.fromEntries(schemes.map((scheme) => [scheme, []])) as Record<string, string[]>,
 ];
 
-/** The bearer token the request carries: the Authorization header first, then access_token in the body, then in the query. */
+/** The bearer token the request carries: the Authorization header first, then access_token in the body, the query. */
 async function presentedToken(c: Context): Promise<string | undefined> {
   const header = parseBearer(c.req.header("authorization"));
   if (header) return header;
   const body = await requestBody(c);
   if (typeof body.access_token === "string") return body.access_token;
   return c.req.query("access_token") || undefined;
+}
+
+/** The cookie restfulnews's login set and its token check read (the reference notes' N8). */
+const SESSION_COOKIE = "jwt";
+
+/**
+ * The `jwt` cookie, unless the browser says the request comes from another site: a browser sends the cookie with
+ * requests any site's page makes, so such a request could act for the user. Clients that are not browsers send no
+ * Sec-Fetch-Site; and the cookie this service sets is SameSite=Strict besides.
+ */
+function cookieToken(c: Context): string | undefined {
+  const site = c.req.header("sec-fetch-site");
+  if (site !== undefined && site !== "same-origin" && site !== "none") return undefined;
+  return getCookie(c, SESSION_COOKIE) || undefined;
+}
+
+/** Sets the session cookie a login answers with, for clients of the original that read their token from it. */
+export function setSessionCookie(c: Context, token: string): void {
+  setCookie(c, SESSION_COOKIE, token, { path: "/", httpOnly: true, secure: true, sameSite: "Strict" });
 }
 
 /**
@@ -70,7 +90,7 @@ export const requireMasterKey: MiddlewareHandler<NewsEnv> = async (c, next) => {
  */
 export function requireUser(roles?: NewsUser["role"][]): MiddlewareHandler<NewsEnv> {
   return async (c, next) => {
-    const token = await presentedToken(c);
+    const token = (await presentedToken(c)) ?? cookieToken(c);
     if (!token) throw tokenRefused();
     const claims = await verifyToken(newsSettings(c.env), token);
     const user = claims && (await getUser(database(c.env.DB), claims.id));

@@ -17,7 +17,15 @@ import {
   updateUser,
   USER_SORT_FIELDS,
 } from "../store/users";
-import { requireAdmin, requireMasterKey, requirePassword, requireUser, secured, type NewsEnv } from "./auth";
+import {
+  requireAdmin,
+  requireMasterKey,
+  requirePassword,
+  requireUser,
+  secured,
+  setSessionCookie,
+  type NewsEnv,
+} from "./auth";
 import { changePasswordExample, signUpExample, updateUserExample } from "./examples";
 import { parseSort, selectFields, totalCountHeader } from "./list";
 import {
@@ -153,7 +161,9 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
     login,
     async (c) => {
       const user = c.get("user");
-      return c.json({ token: await tokenSigner(newsSettings(c.env))(user), user: fullUserView(user) }, 201);
+      const token = await tokenSigner(newsSettings(c.env))(user);
+      setSessionCookie(c, token);
+      return c.json({ token, user: fullUserView(user) }, 201);
     },
     own,
   );

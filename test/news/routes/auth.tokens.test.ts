@@ -152,3 +152,53 @@ describe("tokens", () => {
     expect(response.status).toBe(200);
   });
 });
+
+describe("the jwt cookie, as restfulnews set and read it", () => {
+  let bob: SignedUp;
+  beforeAll(async () => {
+    bob = await signUp("cookie-bob@example.com", { password: "cookie-secret" });
+  });
+
+  const meWith = (headers: Record<string, string>) => call("/users/me", { headers });
+
+  it("is set by a login to the token it answers, for this site only and out of scripts' reach", async () => {
+    const response = await logIn("cookie-bob@example.com", "cookie-secret");
+    expect(response.status).toBe(201);
+    const { token } = (await response.json()) as SignedUp;
+    expect(response.headers.getSetCookie()).toEqual([`jwt=${token}; Path=/; HttpOnly; Secure; SameSite=Strict`]);
+    const me = await meWith({ Cookie: `jwt=${token}` });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toEqual(bob.user);
+  });
+
+  it("opens a route from the same origin, a navigation or a client that is not a browser, never from another site", async () => {
+    const cookie = `jwt=${bob.token}`;
+    for (const site of ["same-origin", "none"]) {
+      expect((await meWith({ Cookie: cookie, "Sec-Fetch-Site": site })).status).toBe(200);
+    }
+    for (const site of ["cross-site", "same-site"]) {
+      await expectRefused(await meWith({ Cookie: cookie, "Sec-Fetch-Site": site }), badToken);
+    }
+    const renamed = await callJson(
+      `/users/${bob.user.id}`,
+      "PUT",
+      { name: "Evil" },
+      {
+        Cookie: cookie,
+        "Sec-Fetch-Site": "cross-site",
+      },
+    );
+    await expectRefused(renamed, badToken);
+    expect(((await (await meWith({ Cookie: cookie })).json()) as { name: string }).name).toBe(bob.user.name);
+  });
+
+  it("comes after a token sent any other way, and never carries the master key", async () => {
+    await expectRefused(await meWith({ Cookie: `jwt=${bob.token}`, Authorization: "Bearer not-a-token" }), badToken);
+    const signUpByCookie = await call("/users", {
+      method: "POST",
+      headers: { Cookie: `jwt=${MASTER_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: "cookie-made@example.com", password: "123456" }),
+    });
+    await expectRefused(signUpByCookie, masterKey);
+  });
+});
