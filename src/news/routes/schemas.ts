@@ -189,6 +189,7 @@ const CompanyView = z.object({
 export const SearchResponse = z.object({
   status: z.literal(200),
   version: z.string(),
+  maintainer: z.string().openapi({ description: "the original's maintainer, kept for its clients" }),
   startTime: z.string(),
   endTime: z.string(),
   elapsedTime: z.number(),

@@ -25,6 +25,7 @@ afterAll(() => {
 interface SearchBody {
   status: number;
   version: string;
+  maintainer: string;
   startTime: string;
   endTime: string;
   elapsedTime: number;
@@ -68,6 +69,7 @@ describe("GET /search", () => {
     expect(body).toEqual({
       status: 200,
       version: packageJson.version,
+      maintainer: "Team Wombat",
       startTime: "2026-06-01T00:00:00.000Z",
       endTime: "2026-06-01T00:00:00.000Z",
       elapsedTime: 0,
@@ -94,8 +96,8 @@ describe("GET /search", () => {
       ],
     });
     // The original's field order too, so that the text of the answer is unchanged.
-    const envelope = ["status", "version", "startTime", "endTime", "elapsedTime", "parameters", "warnings"];
-    expect(Object.keys(body)).toEqual([...envelope, "companies", "data"]);
+    const envelope = ["status", "version", "maintainer", "startTime", "endTime", "elapsedTime", "parameters"];
+    expect(Object.keys(body)).toEqual([...envelope, "warnings", "companies", "data"]);
     expect(Object.keys(body.parameters)).toEqual(["topics", "companyids", "start_date", "end_date", "limit", "page"]);
     expect(Object.keys(body.data[0])).toEqual([
       ...["id", "title", "abstract", "url", "thumbnail", "source", "publishedAt", "fingerprint", "companies"],
