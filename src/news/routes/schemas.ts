@@ -6,7 +6,7 @@ import { z } from "../../shared/zod";
 import { ARTICLE_SORT_FIELDS } from "../store/articles";
 import { MAX_TITLE_LENGTH } from "../store/text";
 import { USER_SORT_FIELDS } from "../store/users";
-import { commaList, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
+import { commaList, companyId, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
 
 export const EMAIL_PATTERN = /^\S+@\S+\.\S+$/;
 
@@ -80,7 +80,7 @@ export const ListNewsQuery = z.object({
 
 export const SearchQuery = z.object({
   topics: commaList(z.string().trim().max(200)).optional(),
-  companyids: commaList(ticker).optional(),
+  companyids: commaList(companyId).optional(),
   start_date: isoDate.optional(),
   end_date: isoDateEnd.optional(),
   limit: integerParam().min(1).max(500).optional(),

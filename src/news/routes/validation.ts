@@ -209,6 +209,17 @@ export const ticker = z
   .toUpperCase()
   .regex(/^[A-Z0-9]{1,6}$/);
 
+/**
+ * A company as /search's `companyids` names it: its ticker, or its Reuters code on the ASX (`BHP.AX`), the form the
+ * original's PermID lookup answered and its clients send; read as the ticker.
+ */
+export const companyId = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z0-9]{1,6}(\.AX)?$/)
+  .transform((id) => id.replace(/\.AX$/, ""));
+
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;

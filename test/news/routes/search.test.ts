@@ -177,6 +177,26 @@ describe("GET /search", () => {
     ]);
   });
 
+  it("reads a company's Reuters code on the ASX (BHP.AX), as the original's clients send it, as its ticker", async () => {
+    const { body, titles } = await search("?companyids=bhp.ax,CBA&limit=10");
+    expect(body.parameters.companyids).toEqual(["BHP", "CBA"]);
+    expect(body.companies).toEqual([BHP, CBA]);
+    expect(titles).toEqual([
+      "Commonwealth Bank posts a record half-year profit",
+      "BHP and Rio Tinto ramp up iron ore exports",
+    ]);
+    const other = await getJson("/search?companyids=BHP.L", token);
+    expect(other.status).toBe(400);
+    expect(await other.json()).toEqual({
+      valid: false,
+      name: "match",
+      param: "companyids.0",
+      value: "BHP.L",
+      match: "/^[A-Z0-9]{1,6}(\\.AX)?$/",
+      message: "companyids.0 must match regular expression /^[A-Z0-9]{1,6}(\\.AX)?$/",
+    });
+  });
+
   it("warns about unknown tickers, and matches nothing when none is known", async () => {
     const unknown = await search("?companyids=ZZZ&limit=10");
     expect(unknown.body.warnings).toContain("Company id ZZZ not found.");
