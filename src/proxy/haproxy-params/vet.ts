@@ -18,9 +18,24 @@ import { BackendState } from "./conditions";
 import { serverOptions } from "./server-options";
 import { BACKEND_DIRECTIVES, NEVER_EXTRA, extraArguments, option } from "./directives";
 
+const isBlank = (code: number) => code === 0x20 || code === 0x09;
+
+/**
+ * The line without its leading and trailing spaces and tabs. A loop, not `/^[ \t]+|[ \t]+$/g`: that regex retries its
+ * trailing branch at every blank of a line, so blanks followed by a word cost time quadratic in the line's length,
+ * and this runs before any length check.
+ */
+export function trimBlanks(line: string): string {
+  let start = 0;
+  let end = line.length;
+  while (start < end && isBlank(line.charCodeAt(start))) start++;
+  while (end > start && isBlank(line.charCodeAt(end - 1))) end--;
+  return line.slice(start, end);
+}
+
 /** Splits params text into lines (LF or CRLF), each without its surrounding blanks. */
 function splitLines(params: string): string[] {
-  return params.split(/\r?\n/).map((line) => line.replace(/^[ \t]+|[ \t]+$/g, ""));
+  return params.split(/\r?\n/).map(trimBlanks);
 }
 
 function lineProblem(line: string): string | undefined {
