@@ -79,8 +79,12 @@ function checkParams(input: BackendInput, options: BackendOptions): void {
 /** Checks the posted container references: unique, and each container belongs to the project. */
 async function checkBackendContainers(db: Database, project: ProjectRow, input: BackendInput) {
   const ids = (input.backendContainers ?? []).map((reference) => reference.containerId);
-  const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
-  if (duplicate !== undefined) throw new CannotProcess(`Backend container with ID ${duplicate} is listed twice`);
+  // One pass with a Set (the list may hold MAX_BACKEND_LIST_ITEMS): the first id met a second time is named.
+  const seen = new Set<number>();
+  for (const id of ids) {
+    if (seen.has(id)) throw new CannotProcess(`Backend container with ID ${id} is listed twice`);
+    seen.add(id);
+  }
   if (ids.length === 0) return;
   const rows = await db
     .select({ id: containers.id })

@@ -91,6 +91,14 @@ export const BackendContainerInput = z
   })
   .openapi("BackendContainerInput");
 
+/**
+ * Most domain forwardings, and most container references, one backend write may carry. The quotas are counted only in
+ * the write's batch, after checks that walk the lists: this bounds their work. It is the mass update's default bound
+ * (PROXY_MASS_UPDATE_MAX_OPERATIONS) and above the default per-project quotas (2500 domains, 800 containers), so a
+ * list those quotas admit is never refused by it.
+ */
+export const MAX_BACKEND_LIST_ITEMS = 5000;
+
 export const BackendInput = z
   .object({
     label,
@@ -99,8 +107,10 @@ export const BackendInput = z
     params: optional(z.string().max(10_000)).openapi({
       description: "HAProxy backend directives from an allow-list, every argument vetted (see docs/security.md)",
     }),
-    domainForwardings: optional(z.array(DomainInput)).openapi({ description: "when present, replaces the list" }),
-    backendContainers: optional(z.array(BackendContainerInput)).openapi({
+    domainForwardings: optional(z.array(DomainInput).max(MAX_BACKEND_LIST_ITEMS)).openapi({
+      description: "when present, replaces the list",
+    }),
+    backendContainers: optional(z.array(BackendContainerInput).max(MAX_BACKEND_LIST_ITEMS)).openapi({
       description: "when present, replaces the list",
     }),
     version: optional(version),
