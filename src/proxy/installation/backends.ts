@@ -300,14 +300,15 @@ function domainStatements(backendId: SQL, current: DomainRow[], wanted: DomainFi
   if (!wanted) return { statements: [], inserts: [] };
   const currentByName = new Map(current.map((row) => [row.domainName, row]));
   const wantedNames = new Set(wanted.map((domain) => domain.domainName));
-  const removals = current.filter((row) => !wantedNames.has(row.domainName)).map((row) => row.id);
+  const readDomain = (row: DomainRow) => ({ id: row.id, readBackendId: row.backendId });
+  const removals = current.filter((row) => !wantedNames.has(row.domainName)).map(readDomain);
   const updates = wanted
     .filter((domain) => currentByName.has(domain.domainName))
-    .map((domain) => ({ ...domain, id: currentByName.get(domain.domainName)!.id }));
+    .map((domain) => ({ ...domain, ...readDomain(currentByName.get(domain.domainName)!) }));
   const inserts = wanted.filter((domain) => !currentByName.has(domain.domainName));
   const statements: Statement[] = [];
-  if (removals.length) statements.push(deleteDomains(removals));
-  if (updates.length) statements.push(updateDomains(updates));
+  if (removals.length) statements.push(...deleteDomains(removals));
+  if (updates.length) statements.push(...updateDomains(updates));
   if (inserts.length) statements.push(insertDomains(inserts, backendId));
   return { statements, inserts };
 }

@@ -2,7 +2,9 @@
 // Row lists travel as ONE JSON parameter read with json_each: one statement per kind of change whatever the
 // number of rows, which keeps D1's limits (100 bound parameters per statement, queries per invocation) away.
 import { sql, type SQL } from "drizzle-orm";
+import type { Statement } from "../../shared/db";
 import { reversedName } from "./domain-names";
+import { changedExactly } from "./guards";
 
 export { inJsonList, type Statement } from "../../shared/db";
 
@@ -30,9 +32,22 @@ export function insertDomains(rows: (DomainFields & { backendId?: number })[], b
     from json_each(${JSON.stringify(withReversed)}) as o`;
 }
 
-/** Overwrites existing domains by id (moving them when backendId is given) and bumps their version. */
-export function updateDomains(rows: (DomainFields & { id: number; backendId?: number })[]) {
-  return sql`
+/**
+ * A stored domain as the request read it: its id and the backend it was in. The writes below act on it only while it is
+ * still there, and fail the whole batch otherwise (guards.ts changedExactly): the request checked the caller's access
+ * to the project it read, and a domain a concurrent request moved meanwhile may be in a project the caller cannot see.
+ */
+export interface ReadDomain {
+  id: number;
+  readBackendId: number;
+}
+
+/**
+ * Overwrites existing domains (moving them when backendId is given) and bumps their version; with its check, so that
+ * the batch fails when one is no longer where it was read. Ids must be distinct.
+ */
+export function updateDomains(rows: (DomainFields & ReadDomain & { backendId?: number })[]): Statement[] {
+  const update = sql`
     update domains set
       backend_id = coalesce(o.value ->> 'backendId', domains.backend_id),
       public_ca_certificate = o.value ->> 'publicCaCertificate',
@@ -40,11 +55,19 @@ export function updateDomains(rows: (DomainFields & { id: number; backendId?: nu
       redirect_to_url = o.value ->> 'redirectToUrl',
       version = domains.version + 1
     from json_each(${JSON.stringify(rows)}) as o
-    where domains.id = o.value ->> 'id'`;
+    where domains.id = o.value ->> 'id' and domains.backend_id = o.value ->> 'readBackendId'`;
+  return [update, changedExactly(rows.length)];
 }
 
-export const deleteDomains = (ids: number[]) =>
-  sql`delete from domains where id in (select value from json_each(${JSON.stringify(ids)}))`;
+/** Deletes domains that are still where they were read, with the check failing the batch otherwise. Distinct ids. */
+export function deleteDomains(rows: ReadDomain[]): Statement[] {
+  // The join picks the rows by primary key, one lookup per listed domain; the IN then deletes by rowid.
+  const deletion = sql`
+    delete from domains where id in (
+      select d.id from json_each(${JSON.stringify(rows)}) as o
+      join domains d on d.id = o.value ->> 'id' and d.backend_id = o.value ->> 'readBackendId')`;
+  return [deletion, changedExactly(rows.length)];
+}
 
 export function insertBackendContainers(rows: { containerId: number; params: string | null }[], backendId: SQL) {
   return sql`

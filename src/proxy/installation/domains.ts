@@ -2,7 +2,15 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { mayAccessProject, type Caller } from "./api-users";
-import { deleteDomains, inJsonList, insertDomains, updateDomains, type DomainFields, type Statement } from "./bulk";
+import {
+  deleteDomains,
+  inJsonList,
+  insertDomains,
+  updateDomains,
+  type DomainFields,
+  type ReadDomain,
+  type Statement,
+} from "./bulk";
 import { CannotProcess, invalidBackend, invalidProject } from "../domain-errors";
 import { ownershipGuard, type NameClaim } from "./ownership";
 import type { Guard } from "./guards";
@@ -142,7 +150,7 @@ async function readState(
     // A full synchronization removes the project's domains it does not name: these, by id, so that the audit entry
     // lists exactly what is deleted.
     db
-      .select({ id: domains.id, domainName: domains.domainName })
+      .select({ id: domains.id, domainName: domains.domainName, backendId: domains.backendId })
       .from(domains)
       .innerJoin(backends, eq(domains.backendId, backends.id))
       .innerJoin(projects, eq(backends.projectId, projects.id))
@@ -189,8 +197,8 @@ function planWrites(
   provided: ReadonlySet<string>,
 ) {
   const inserts: (DomainFields & { backendId: number })[] = [];
-  const updates: (DomainFields & { id: number; backendId: number })[] = [];
-  const deletions: number[] = [];
+  const updates: (DomainFields & ReadDomain & { backendId: number })[] = [];
+  const deletions: ReadDomain[] = [];
   const gains = new Gains();
   const changes = new ChangeSummaries(operations);
   for (const { operation, project, backendId } of resolved) {
@@ -198,7 +206,7 @@ function planWrites(
     if (operation.operation === "DELETE") {
       // Only a domain of the named backend is deleted; anything else is left alone, as in the original.
       if (existing && existing.backendId === backendId) {
-        deletions.push(existing.id);
+        deletions.push({ id: existing.id, readBackendId: existing.backendId });
         changes.add(project.label, "deleted", operation.domainName);
       }
       continue;
@@ -206,7 +214,7 @@ function planWrites(
     const fields = domainFieldsOf(operation, provided);
     gains.add(project, fields, existing);
     if (existing) {
-      updates.push({ ...fields, id: existing.id, backendId });
+      updates.push({ ...fields, id: existing.id, readBackendId: existing.backendId, backendId });
       if (existing.projectLabel === project.label) changes.add(project.label, "updated", operation.domainName);
       else {
         changes.add(project.label, "movedIn", operation.domainName);
@@ -218,15 +226,17 @@ function planWrites(
     }
   }
   const statements: Statement[] = [];
-  if (deletions.length) statements.push(deleteDomains(deletions));
-  if (updates.length) statements.push(updateDomains(updates));
+  if (deletions.length) statements.push(...deleteDomains(deletions));
+  if (updates.length) statements.push(...updateDomains(updates));
   if (inserts.length) statements.push(insertDomains(inserts));
   const { othersOfProject } = state;
   if (othersOfProject.length) {
     const label = resolved[0].project.label;
     for (const other of [...othersOfProject].sort((a, b) => byText(a.domainName, b.domainName)))
       changes.add(label, "removedByFullSync", other.domainName);
-    statements.push(deleteDomains(othersOfProject.map((other) => other.id)));
+    statements.push(
+      ...deleteDomains(othersOfProject.map((other) => ({ id: other.id, readBackendId: other.backendId }))),
+    );
   }
   return { statements, gains, changes };
 }

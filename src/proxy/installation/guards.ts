@@ -22,6 +22,20 @@ export function guardStatement(guard: Guard, index: number): SQL {
     from (select (${guard.refusal}) as refused) where refused is not null`;
 }
 
+const LOST_RACE = "rows moved";
+
+/**
+ * The statement to follow a write that acts on rows where the request read them (a domain by id and the backend it was
+ * in): it fails the batch unless that write changed exactly `count` rows, so that a row a concurrent request moved or
+ * removed meanwhile fails the whole write instead of being skipped or, worse, written where it now is. SQLite's
+ * changes() counts the rows of the statement just before, not those its triggers change.
+ */
+export const changedExactly = (count: number): SQL =>
+  sql`select ${raise(sql`${`${LOST_RACE}:`} || changed`)} from (select changes() as changed) where changed <> ${count}`;
+
+/** True when a changedExactly() check failed the batch: a concurrent change got to the rows first. */
+export const isLostRace = (error: unknown): boolean => raisedText(error)?.startsWith(`${LOST_RACE}:`) === true;
+
 /** The answer of the guard that failed the batch, when one did. */
 export function guardAnswer(error: unknown, guards: readonly Guard[]): DomainError | undefined {
   const match = /^(\d+):(.*)$/s.exec(raisedText(error) ?? "");

@@ -12,7 +12,7 @@ import {
 } from "../../shared/db";
 import type { DomainError } from "../../shared/domain-errors";
 import { CannotProcess, PreconditionFailed } from "../domain-errors";
-import { guardAnswer, guardStatement, type Guard } from "./guards";
+import { guardAnswer, guardStatement, isLostRace, type Guard } from "./guards";
 import type { Limits } from "./quotas";
 import {
   preconditionHolds,
@@ -155,7 +155,7 @@ export async function commitWrite(db: Database, control: WriteControl, plan: Wri
     if (refused) throw refused;
     const explained = plan.conflict?.(error);
     if (explained) throw explained;
-    if (isConstraintFailure(error)) {
+    if (isConstraintFailure(error) || isLostRace(error)) {
       throw new CannotProcess(`${plan.what}: a concurrent change conflicted with this request, nothing was changed`);
     }
     throw error;
