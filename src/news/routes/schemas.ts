@@ -4,7 +4,7 @@ import { json } from "../../shared/http/openapi";
 import { oneLine } from "../../shared/settings";
 import { z } from "../../shared/zod";
 import { ARTICLE_SORT_FIELDS } from "../store/articles";
-import { MAX_TITLE_LENGTH } from "../store/text";
+import { htmlToText, MAX_TITLE_LENGTH } from "../store/text";
 import { USER_SORT_FIELDS } from "../store/users";
 import { commaList, companyId, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
 
@@ -88,7 +88,16 @@ export const SearchQuery = z.object({
 });
 
 const articleFields = {
-  title: z.string().trim().min(1).max(MAX_TITLE_LENGTH),
+  // Stored as plain text (htmlToText): a title of tags alone would be stored empty.
+  title: z
+    .string()
+    .trim()
+    .min(1)
+    .max(MAX_TITLE_LENGTH, { abort: true })
+    .refine((title) => htmlToText(title) !== "", {
+      message: "must hold text, not only HTML tags",
+      params: { name: "required" },
+    }),
   url: httpUrlField(),
   abstract: z.string().max(100_000).optional(),
   thumbnail: httpUrlField().nullable().optional(),

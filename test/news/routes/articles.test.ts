@@ -353,6 +353,16 @@ describe("POST, PUT and DELETE /news (admins only)", () => {
         { name: "required", param: "title" },
       ],
       [
+        { ...story, title: " <br> <!-- x --> " },
+        {
+          valid: false,
+          name: "required",
+          param: "title",
+          value: "<br> <!-- x -->",
+          message: "title must hold text, not only HTML tags",
+        },
+      ],
+      [
         { ...story, url: "javascript:alert(1)" },
         { name: "match", param: "url", value: "javascript:alert(1)" },
       ],
