@@ -98,7 +98,8 @@ export async function normaliseItem(
     url,
     thumbnail: httpUrl(item.thumbnail) ?? null,
     source: item.source,
-    publishedAt: item.publishedAt ?? now,
+    // An item dated ahead of the run (a wrong zone, or a feed that wants the top of every list) counts as new now.
+    publishedAt: item.publishedAt && item.publishedAt < now ? item.publishedAt : now,
     tickers: matcher(`${title}\n${abstract}`),
   };
 }

@@ -307,6 +307,19 @@ describe("ingestPublisher", () => {
     expect(article).toMatchObject({ title: "Guardian script thumbnail story", thumbnail: null });
   });
 
+  it("dates an item dated ahead of the run at the run, so that it cannot stay at the top of every list", async () => {
+    const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
+      <item><title>From the future</title><link>https://ahead.example.org/a</link><pubDate>Sat, 01 Jan 2039 00:00:00 GMT</pubDate></item>
+      <item><title>From the past</title><link>https://ahead.example.org/b</link><pubDate>Thu, 19 Nov 2026 01:00:00 GMT</pubDate></item>
+    </channel></rss>`;
+    await ingestFeed("https://ahead.example.org/rss", rss);
+    const stored = await newsList("&sources=ahead.example.org");
+    expect(stored.map((article) => [article.title, article.publishedAt])).toEqual([
+      ["From the future", NOW.toISOString()],
+      ["From the past", "2026-11-19T01:00:00.000Z"],
+    ]);
+  });
+
   it("skips items without a usable URL, or with a title over 500 characters, and says so", async () => {
     const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
       <item><title>No link here</title><description>x</description><pubDate>Fri, 20 Nov 2026 01:00:00 GMT</pubDate></item>
