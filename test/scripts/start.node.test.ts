@@ -234,7 +234,7 @@ describe("npm start with a bad or missing setting", () => {
       refusal(
         "  --port: expected a port from 1 to 65535",
         "  GRPC_PORT (set in the environment; gRPC gateway): Too small: expected number to be >=0",
-        `  GRPC_SERVER_USE_TLS (set in ${vars}; gRPC gateway): Invalid option: expected one of "true"|"1"|"false"|"0"`,
+        `  GRPC_SERVER_USE_TLS (set in ${vars}; gRPC gateway): Invalid option: expected one of "true"|"1"|"t"|"false"|"0"|"f"`,
       ),
     );
     await expectNothingStarted(started);

@@ -205,7 +205,7 @@ describe("the lease statistics", () => {
 
 describe("the lease settings", () => {
   it.each([
-    [{ COUNTER_LEASES: "maybe" }, 'COUNTER_LEASES: Invalid option: expected one of "true"|"1"|"false"|"0"'],
+    [{ COUNTER_LEASES: "maybe" }, 'COUNTER_LEASES: Invalid option: expected one of "true"|"1"|"t"|"false"|"0"|"f"'],
     [{ COUNTER_LEASE_MAX_UNITS: "0" }, "COUNTER_LEASE_MAX_UNITS: Too small: expected number to be >=1"],
     [{ COUNTER_LEASE_MAX_UNITS: "1000001" }, "COUNTER_LEASE_MAX_UNITS: must be at most 1000000"],
   ])("refuses %j with a 500 naming the variable", async (vars, message) => {
