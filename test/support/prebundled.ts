@@ -19,6 +19,7 @@ export const PREBUNDLED = [
   "fast-check",
   "fast-xml-parser",
   "hono",
+  "hono/cookie",
   "hono/factory",
   "hono/http-exception",
   "hono/router/trie-router",
