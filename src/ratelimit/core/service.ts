@@ -92,6 +92,16 @@ function validateRequest(request: RateLimitRequest): string | undefined {
   return undefined;
 }
 
+const NO_CONFIG = "no rate limit configuration loaded";
+
+/** Why a request cannot be decided, checked in the reference's order; undefined when it can be. */
+function refusal(request: RateLimitRequest, config: RateLimitConfig | undefined): string | undefined {
+  const invalid = validateRequest(request);
+  if (invalid !== undefined) return invalid;
+  if (config === undefined) return NO_CONFIG;
+  return hasDomain(config, request.domain) ? overrideWithoutUnit(request) : undefined;
+}
+
 /**
  * An override without a unit, on a known domain. The reference panics on one; refusing the request is the safe
  * equivalent. It never reads an override of a domain it does not know (every descriptor is then OK), nor does this.
@@ -221,14 +231,11 @@ export async function shouldRateLimit(
   now: number,
   options: { explain?: boolean } = {},
 ): Promise<Result<Decision, ServiceError>> {
-  const invalid = validateRequest(request);
-  if (invalid !== undefined) return serviceError(invalid);
   const config = deps.config;
-  if (config === undefined) return serviceError("no rate limit configuration loaded");
+  const refused = refusal(request, config);
+  if (refused !== undefined || config === undefined) return serviceError(refused ?? NO_CONFIG);
 
   const domainKnown = hasDomain(config, request.domain);
-  const noUnit = domainKnown ? overrideWithoutUnit(request) : undefined;
-  if (noUnit !== undefined) return serviceError(noUnit);
   const found = request.descriptors.map((descriptor) => getLimit(config, request.domain, descriptor));
   const domainNotFound = domainKnown ? 0 : request.descriptors.length;
 
