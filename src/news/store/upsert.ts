@@ -59,13 +59,7 @@ export async function upsertArticles(
 
   const now = input.now.getTime();
   const rows = unique.map((article) => ({ ...article, publishedAt: article.publishedAt.getTime(), now }));
-  // A known story that comes again without an abstract keeps its stored one, and so the links found in it: the
-  // incoming tickers were matched on the title alone.
-  const relinked = unique.filter((article) => article.abstract !== "" || !known.has(article.fingerprint));
-  const relinkedFingerprints = relinked.map((article) => article.fingerprint);
-  const links = relinked.flatMap(({ fingerprint, tickers }) =>
-    tickers.map((ticker) => ({ fingerprint, ticker, origin: "text" as const })),
-  );
+  const { relinkedFingerprints, links } = textLinks(unique, known);
   const cursor = { publisher: input.cursor.publisher, fetchedUntil: input.cursor.fetchedUntil, updatedAt: input.now };
   await db.$client.batch([
     d1Statement(
@@ -98,12 +92,25 @@ export async function upsertArticles(
     ),
   ]);
 
-  let updated = 0;
-  for (const article of unique) {
+  const updated = unique.filter((article) => {
     const row = known.get(article.fingerprint);
-    if (row && isChanged(row, article)) updated++;
-  }
+    return row !== undefined && isChanged(row, article);
+  }).length;
   return { inserted: unique.length - known.size, updated, unchanged: known.size - updated };
+}
+
+/**
+ * The text links to write, and the articles whose text links they replace. A known story that comes again without an
+ * abstract keeps its stored one, and so the links found in it: its incoming tickers were matched on the title alone.
+ */
+function textLinks(unique: IncomingArticle[], known: ReadonlyMap<string, unknown>) {
+  const relinked = unique.filter((article) => article.abstract !== "" || !known.has(article.fingerprint));
+  return {
+    relinkedFingerprints: relinked.map((article) => article.fingerprint),
+    links: relinked.flatMap(({ fingerprint, tickers }) =>
+      tickers.map((ticker) => ({ fingerprint, ticker, origin: "text" as const })),
+    ),
+  };
 }
 
 export async function getCursor(db: Database, publisher: string): Promise<Date | undefined> {
