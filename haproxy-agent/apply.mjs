@@ -1,12 +1,12 @@
 // The agent's work on a load balancer: write a bundle beside the live configuration, check it with `haproxy -c`,
-// swap it in and reload; put the previous files back when the reload fails. One bundle at a time. Also: check a
-// bundle without applying it, and tell what is on disk (its digest recomputed, so that hand edits show).
+// swap it in and reload; put the previous files back when the swap or the reload fails. One bundle at a time. Also:
+// check a bundle without applying it, and tell what is on disk (its digest recomputed, so that hand edits show).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ApplyError } from "./bundle.mjs";
-import { liveDigest, putBack, swapIn } from "./config-files.mjs";
+import { liveDigest, putBack, SwapError, swapIn } from "./config-files.mjs";
 import { createPushLog } from "./pushes.mjs";
 import { createStateRecord } from "./state.mjs";
 
@@ -83,6 +83,17 @@ export function alertLines(text) {
   return alerts;
 }
 
+/**
+ * What a failed swap or reload left in force, for its error: the previous configuration, or the entries that could
+ * not be put back (their previous version is still in .previous, where the next push's swap would discard it).
+ * @param {string[]} unrestored
+ */
+const restored = (unrestored) =>
+  unrestored.length === 0
+    ? "the previous configuration was restored"
+    : `the previous configuration could not be restored: ${unrestored.join(", ")} could not be put back ` +
+      "(the previous version is in .previous)";
+
 /** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */
 const endState = (error) =>
   !(error instanceof ApplyError)
@@ -100,6 +111,7 @@ const endState = (error) =>
  * @property {string} haproxy
  * @property {number} timeoutMs
  * @property {(level: string, message: string, fields?: object) => void} log
+ * @property {typeof import("node:fs/promises").rename} [rename] how the swap moves an entry (a test makes one fail)
  * @typedef {{ signal?: AbortSignal, receivedAt: number }} PushContext
  */
 
@@ -109,8 +121,9 @@ const endState = (error) =>
  */
 class Applier {
   /** @param {ApplierOptions} options */
-  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log }) {
+  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log, rename }) {
     this.configDir = configDir;
+    this.move = rename;
     this.reloadCmd = reloadCmd;
     this.haproxy = haproxy;
     this.timeoutMs = timeoutMs;
@@ -272,24 +285,33 @@ class Applier {
 
   /**
    * Moves the live entries to .previous and the staged ones in, then reloads; puts the previous files back when the
-   * reload fails.
+   * swap or the reload fails, and says so, or which could not be put back.
    * @param {Bundle} bundle @param {string} staging
    */
   async swapAndReload(bundle, staging) {
     const previous = path.join(this.configDir, ".previous");
-    const movedAway = await swapIn(this.configDir, staging, previous);
-
-    const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
-    if (reload.code !== 0) {
-      await putBack(this.configDir, previous, movedAway);
-      this.log("error", "haproxy-agent: reload failed, previous files restored", {
-        version: bundle.version,
-        output: tail(reload.output),
-      });
+    let swapped;
+    try {
+      swapped = await swapIn(this.configDir, staging, previous, this.move);
+    } catch (error) {
+      const unrestored = error instanceof SwapError ? error.unrestored : [];
+      const cause = error instanceof Error ? error.message : String(error);
+      this.log("error", "haproxy-agent: the swap failed, no reload", { version: bundle.version, cause, unrestored });
       throw new ApplyError(
         500,
-        `reload failed (exit ${reload.code}): ${tail(reload.output)}; the previous configuration was restored`,
+        `version ${bundle.version} was not applied: its files could not be swapped in (${cause}); ` +
+          `${restored(unrestored)}; haproxy was not reloaded`,
       );
+    }
+    const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
+    if (reload.code !== 0) {
+      const unrestored = await putBack(this.configDir, previous, swapped, this.move);
+      this.log("error", "haproxy-agent: reload failed, previous files put back", {
+        version: bundle.version,
+        output: tail(reload.output),
+        unrestored,
+      });
+      throw new ApplyError(500, `reload failed (exit ${reload.code}): ${tail(reload.output)}; ${restored(unrestored)}`);
     }
     /** @type {AgentState} */
     const next = { version: bundle.version, digest: bundle.digest, appliedAt: new Date().toISOString() };

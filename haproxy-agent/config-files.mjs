@@ -1,5 +1,5 @@
 // The configuration directory's managed entries: what is on disk now (the digest a status tells is recomputed from
-// it, so that hand edits show), and the swap that moves a checked bundle in and, when its reload fails, back out.
+// it, so that hand edits show), and the swap that moves a checked bundle in and, when it or the reload fails, back out.
 import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { bundleDigest } from "./bundle.mjs";
@@ -67,32 +67,65 @@ export async function liveDigest(configDir) {
 }
 
 /**
- * Moves the live entries to `previous` (emptied first) and the staged ones in.
+ * Moves the live entries to `previous` (emptied first) and the staged ones in. A rename that fails at any point puts
+ * the previous entries back before the error is thrown: a SwapError telling which could not be put back (none when the
+ * live directory is the previous version again).
  * @param {string} configDir @param {string} staging @param {string} previous
- * @returns {Promise<string[]>} the entries moved away, for putBack
+ * @param {typeof rename} [move] how an entry is moved (a test makes one fail)
+ * @returns {Promise<{ movedAway: string[], movedIn: string[] }>} what moved, for putBack
  */
-export async function swapIn(configDir, staging, previous) {
+export async function swapIn(configDir, staging, previous, move = rename) {
   await rm(previous, { recursive: true, force: true });
   await mkdir(previous, { recursive: true });
-  /** @type {string[]} */
-  const movedAway = [];
-  for (const entry of MANAGED) {
-    if (await exists(path.join(configDir, entry))) {
-      await rename(path.join(configDir, entry), path.join(previous, entry));
-      movedAway.push(entry);
+  /** @type {{ movedAway: string[], movedIn: string[] }} */
+  const swapped = { movedAway: [], movedIn: [] };
+  try {
+    for (const entry of MANAGED) {
+      if (!(await exists(path.join(configDir, entry)))) continue;
+      await move(path.join(configDir, entry), path.join(previous, entry));
+      swapped.movedAway.push(entry);
     }
+    for (const entry of MANAGED) {
+      if (!(await exists(path.join(staging, entry)))) continue;
+      await move(path.join(staging, entry), path.join(configDir, entry));
+      swapped.movedIn.push(entry);
+    }
+  } catch (error) {
+    throw new SwapError(error, await putBack(configDir, previous, swapped, move));
   }
-  for (const entry of MANAGED) {
-    if (await exists(path.join(staging, entry))) await rename(path.join(staging, entry), path.join(configDir, entry));
+  return swapped;
+}
+
+/** A swap that failed: its cause, and the entries that could not be put back (their previous version in .previous). */
+export class SwapError extends Error {
+  /** @param {unknown} cause @param {string[]} unrestored */
+  constructor(cause, unrestored) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.unrestored = unrestored;
   }
-  return movedAway;
 }
 
 /**
- * Puts back the entries swapIn moved away, and only them: an entry the failed bundle added is removed.
- * @param {string} configDir @param {string} previous @param {string[]} movedAway
+ * Puts back the entries swapIn moved away, and only them; an entry the failed bundle added is removed, one it did not
+ * touch is left. A file is renamed over the new one, so it is never missing; a directory (certs) cannot be, so the new
+ * one is removed first. One entry that fails does not stop the others.
+ * @param {string} configDir @param {string} previous @param {{ movedAway: string[], movedIn: string[] }} swapped
+ * @param {typeof rename} [move]
+ * @returns {Promise<string[]>} the entries that could not be put back (none: the previous version is live again)
  */
-export async function putBack(configDir, previous, movedAway) {
-  for (const entry of MANAGED) await rm(path.join(configDir, entry), { recursive: true, force: true });
-  for (const entry of movedAway) await rename(path.join(previous, entry), path.join(configDir, entry));
+export async function putBack(configDir, previous, { movedAway, movedIn }, move = rename) {
+  /** @type {string[]} */
+  const unrestored = [];
+  for (const entry of MANAGED) {
+    const live = path.join(configDir, entry);
+    try {
+      if (movedAway.includes(entry)) {
+        if (entry === "certs" && movedIn.includes(entry)) await rm(live, { recursive: true, force: true });
+        await move(path.join(previous, entry), live);
+      } else if (movedIn.includes(entry)) await rm(live, { recursive: true, force: true });
+    } catch {
+      unrestored.push(entry);
+    }
+  }
+  return unrestored;
 }

@@ -1,0 +1,178 @@
+// The agent's swap when a rename fails (an I/O error, an immutable file), injected through the applier's rename seam:
+// at any point of the swap, or while a failed reload's files are put back, the live directory is the previous version
+// byte for byte (or the answer names what could not be put back), nothing is reloaded, and the push is refused.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { rename } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "agent-swap-"));
+  dirs.push(dir);
+  return dir;
+};
+
+const v1 = {
+  "haproxy.cfg": "global\n# one\n",
+  "domain2backend.map": "a.example bk_a\n",
+  "crt-list.txt": "certs/site.pem a.example\n",
+  "fallback.pem": "fallback one\n",
+  "certs/site.pem": "site one\n",
+  "certs/old.pem": "old\n",
+};
+const v2 = {
+  "haproxy.cfg": "global\n# two\n",
+  "domain2backend.map": "a.example bk_b\n",
+  "domain2redirect.map": "b.example https://a.example\n",
+  "fallback.pem": "fallback two\n",
+  "certs/site.pem": "site two\n",
+  "certs/new.pem": "new\n",
+};
+const bundle = (version: number, files: Record<string, string>, pushId: string) => ({
+  version,
+  digest: bundleDigest(files),
+  onlyIfNewer: false,
+  files,
+  pushId,
+});
+
+/** The managed files of `dir` by bundle path, with their text: what haproxy reads (the agent's dot-files left out). */
+function liveFiles(dir: string) {
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(dir, { recursive: true, encoding: "utf8" })) {
+    if (name.split(path.sep).some((part) => part.startsWith("."))) continue;
+    if (statSync(path.join(dir, name)).isFile()) files[name] = readFileSync(path.join(dir, name), "utf8");
+  }
+  return files;
+}
+
+/** A rename that fails with EIO where `fails(from, to)` says so (paths relative to the configuration directory). */
+const failingRename =
+  (configDir: string, fails: (from: string, to: string) => boolean) => async (from: string, to: string) => {
+    if (fails(path.relative(configDir, from), path.relative(configDir, to)))
+      throw Object.assign(new Error("EIO: i/o error (injected)"), { code: "EIO" });
+    return rename(from, to);
+  };
+
+/**
+ * An agent that runs version 1, then swaps with `fails` deciding which renames fail; its reload counts itself, and
+ * with `failingReload` fails from the second on.
+ */
+async function agentAtVersion1(fails: (from: string, to: string) => boolean, failingReload = false) {
+  const configDir = tempDir();
+  const reloads = path.join(tempDir(), "reloads");
+  let failing = false;
+  const move = failingRename(configDir, (from, to) => failing && fails(from, to));
+  const reloadCmd = `echo reload >> ${reloads}${failingReload ? ` && test "$(wc -l < ${reloads})" -eq 1` : ""}`;
+  const agent = createApplier({
+    configDir,
+    reloadCmd,
+    haproxy: "true",
+    timeoutMs: 10_000,
+    log: () => {},
+    rename: (from, to) => move(String(from), String(to)),
+  });
+  expect(await agent.apply(bundle(1, v1, "p-1"))).toEqual({ outcome: "applied", version: 1 });
+  failing = true;
+  const reloadCount = () =>
+    existsSync(reloads) ? readFileSync(reloads, "utf8").split("\n").filter(Boolean).length : 0;
+  /** What a failed reload answers: `restored` says what is in force then. */
+  const reloadFailed = (restored: string) =>
+    `reload failed (exit 1): Command failed: /bin/sh -c ${reloadCmd}; ${restored}`;
+  return { configDir, reloadCount, reloadFailed, stopFailing: () => (failing = false), ...agent };
+}
+
+const swapFailed = (restored: string) =>
+  `version 2 was not applied: its files could not be swapped in (EIO: i/o error (injected)); ${restored}; ` +
+  "haproxy was not reloaded";
+
+describe("haproxy-agent: a swap that fails", () => {
+  it.each([
+    ["a live file moves away", (from: string, to: string) => from === "fallback.pem" && to.startsWith(".previous")],
+    [
+      "the new haproxy.cfg moves in",
+      (from: string, to: string) => from.startsWith(".staging-") && to === "haproxy.cfg",
+    ],
+    [
+      "the new certs move in, the last entry",
+      (from: string, to: string) => from.startsWith(".staging-") && to === "certs",
+    ],
+  ])("puts the previous version back byte for byte when a rename fails as %s", async (_when, fails) => {
+    const agent = await agentAtVersion1(fails);
+    const message = swapFailed("the previous configuration was restored");
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({ status: 500, message });
+
+    expect(liveFiles(agent.configDir)).toEqual(v1);
+    expect(await agent.status()).toEqual({
+      version: 1,
+      digest: bundleDigest(v1),
+      appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      diskDigest: bundleDigest(v1),
+      lastError: { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), version: 2, message },
+    });
+    expect(agent.pushes.get("p-2")).toMatchObject({ version: 2, state: "refused", error: message });
+    expect(agent.reloadCount()).toBe(1);
+    expect(readdirSync(agent.configDir).filter((name) => name.startsWith(".staging-"))).toEqual([]);
+
+    // Nothing is left half done: the same version, pushed again once the disk takes it, goes through.
+    agent.stopFailing();
+    expect(await agent.apply(bundle(2, v2, "p-2-again"))).toEqual({ outcome: "applied", version: 2 });
+    expect(liveFiles(agent.configDir)).toEqual(v2);
+  });
+
+  it("names an entry it could not put back (its previous version kept in .previous), restores the rest", async () => {
+    const agent = await agentAtVersion1(
+      (from, to) =>
+        (from.startsWith(".staging-") && to === "certs") || (from === ".previous/haproxy.cfg" && to === "haproxy.cfg"),
+    );
+    const message = swapFailed(
+      "the previous configuration could not be restored: haproxy.cfg could not be put back " +
+        "(the previous version is in .previous)",
+    );
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({ status: 500, message });
+
+    // haproxy.cfg is the new one (moved in before certs failed), every other entry the previous one.
+    expect(liveFiles(agent.configDir)).toEqual({ ...v1, "haproxy.cfg": v2["haproxy.cfg"] });
+    expect(readFileSync(path.join(agent.configDir, ".previous", "haproxy.cfg"), "utf8")).toBe(v1["haproxy.cfg"]);
+    expect(agent.pushes.get("p-2")).toMatchObject({ state: "refused", error: message });
+    expect(await agent.status()).toMatchObject({ version: 1, lastError: { version: 2, message } });
+    expect(agent.reloadCount()).toBe(1);
+  });
+});
+
+describe("haproxy-agent: a reload that fails", () => {
+  it("puts the previous version back byte for byte, the entries the bundle added removed", async () => {
+    const agent = await agentAtVersion1(() => false, true);
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({
+      status: 500,
+      message: agent.reloadFailed("the previous configuration was restored"),
+    });
+    expect(liveFiles(agent.configDir)).toEqual(v1);
+    expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(v1) });
+    expect(agent.pushes.get("p-2")).toMatchObject({
+      state: "refused",
+      error: agent.reloadFailed("the previous configuration was restored"),
+    });
+  });
+
+  it("puts back every other entry when one cannot be, and names it", async () => {
+    const agent = await agentAtVersion1(
+      (from, to) => from === ".previous/domain2backend.map" && to === "domain2backend.map",
+      true,
+    );
+    const message = agent.reloadFailed(
+      "the previous configuration could not be restored: domain2backend.map could not be put back " +
+        "(the previous version is in .previous)",
+    );
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({ status: 500, message });
+    // Never without haproxy.cfg or certs: all but the one entry are the previous version.
+    expect(liveFiles(agent.configDir)).toEqual({ ...v1, "domain2backend.map": v2["domain2backend.map"] });
+    expect(agent.pushes.get("p-2")).toMatchObject({ state: "refused", error: message });
+  });
+});
