@@ -25,6 +25,7 @@ const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD
   --max-body MB        largest bundle accepted (default 256)
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this PEM certificate and key
   -h, --help           this help
+SIGTERM or SIGINT: no new push is taken; a push whose reload has started ends (within --timeout), then the agent exits
 environment:
   HAPROXY_AGENT_TOKEN  (required) the bearer token the control plane sends
   PATH                 where haproxy and CMD are found (default, when unset or empty:
@@ -93,7 +94,10 @@ const applier = createApplier({
   log,
 });
 
-await applier.pushes.load();
+await applier.start();
+
+/** Set on SIGTERM or SIGINT: each answer then closes its connection, so that the server can close. */
+let stopping = false;
 
 /** @param {string | undefined} header */
 function authorized(header) {
@@ -106,6 +110,7 @@ function authorized(header) {
  * @param {import("node:http").ServerResponse} response @param {number} status @param {unknown} body
  */
 function reply(response, status, body) {
+  if (stopping) response.setHeader("Connection", "close");
   const text = JSON.stringify(body);
   response.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   response.end(text);
@@ -178,6 +183,7 @@ async function handle(request, response) {
   const url = new URL(request.url ?? "/", "http://agent");
   try {
     if (url.pathname === "/healthz" && request.method === "GET") {
+      if (stopping) response.setHeader("Connection", "close");
       response.writeHead(200, { "Content-Type": "text/plain" });
       response.end("ok");
       return;
@@ -225,10 +231,26 @@ server.listen(port, args.host, () => {
   });
 });
 
-for (const signal of ["SIGTERM", "SIGINT"]) {
-  process.on(signal, () => {
-    log("info", `haproxy-agent: ${signal} received, stopping`);
-    server.close(() => process.exit(0));
-    setTimeout(() => process.exit(0), 5000).unref();
-  });
+/**
+ * SIGTERM or SIGINT: no new connection or push is taken (a push still arriving stops with 410), a push whose reload
+ * has started ends and is recorded, then the agent exits: a stop never leaves a push reloading for good. The reload's
+ * own time limit bounds the wait; past it and a margin for the answers, the agent exits anyway (1).
+ * @param {string} signal
+ */
+async function stop(signal) {
+  if (stopping) return;
+  stopping = true;
+  // Closed before the log says so: whoever reads the line finds the port closed.
+  const closed = new Promise((resolve) => server.close(resolve));
+  log("info", `haproxy-agent: ${signal} received, stopping once the push under way has ended`);
+  const giveUp = () => {
+    log("error", "haproxy-agent: stopped before the push under way had ended");
+    process.exit(1);
+  };
+  setTimeout(giveUp, timeoutSeconds * 1000 + 10_000).unref();
+  await Promise.all([applier.stop(), closed]);
+  log("info", "haproxy-agent: stopped");
+  process.exit(0);
 }
+
+for (const signal of ["SIGTERM", "SIGINT"]) process.on(signal, () => void stop(signal));

@@ -8,6 +8,7 @@ import path from "node:path";
 import { ApplyError } from "./bundle.mjs";
 import { liveDigest, putBack, SwapError, swapIn } from "./config-files.mjs";
 import { createPushLog } from "./pushes.mjs";
+import { removeScratch, settlePushes } from "./restart.mjs";
 import { createStateRecord } from "./state.mjs";
 
 export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs";
@@ -135,6 +136,25 @@ class Applier {
     this.queue = Promise.resolve();
     /** Settles when the last commit has ended; status and outcome queries wait for it. */
     this.committing = Promise.resolve();
+    /** Aborted when the agent stops (SIGTERM): pushes not yet reloading stop, their check killed. */
+    this.stopping = new AbortController();
+  }
+
+  /** Before the agent listens: what a previous run left in progress is settled, its scratch directories removed. */
+  async start() {
+    await this.pushes.load();
+    const removed = await removeScratch(this.configDir);
+    if (removed.length) this.log("info", "haproxy-agent: scratch directories of the previous run removed", { removed });
+    await settlePushes({ configDir: this.configDir, pushes: this.pushes, record: this.record, log: this.log });
+  }
+
+  /**
+   * Takes no more pushes: each one not yet reloading stops (410), and the one whose reload has started ends, within
+   * the reload's own time limit. Settles when the last has ended and its outcome is recorded.
+   */
+  stop() {
+    this.stopping.abort();
+    return this.queue;
   }
 
   /**
@@ -221,6 +241,7 @@ class Applier {
    * @param {Bundle} bundle @param {PushContext} context
    */
   stopReason(bundle, context) {
+    if (this.stopping.signal.aborted) return "the agent stopped before the reload";
     if (context.signal?.aborted) return "the control plane went away before the reload";
     if (bundle.pushId && this.pushes.get(bundle.pushId)?.state === "abandoned")
       return "the control plane gave it up before the reload";
@@ -266,7 +287,8 @@ class Applier {
 
     const staging = path.join(this.configDir, `.staging-${bundle.version}-${randomBytes(4).toString("hex")}`);
     try {
-      const checked = await this.stageAndCheck(staging, bundle.files, context.signal);
+      const stop = context.signal ? AbortSignal.any([context.signal, this.stopping.signal]) : this.stopping.signal;
+      const checked = await this.stageAndCheck(staging, bundle.files, stop);
       this.stopIfAsked(bundle, context);
       if (!checked.valid) {
         this.log("error", "haproxy-agent: haproxy -c refused the bundle", {
@@ -276,7 +298,8 @@ class Applier {
         throw new ApplyError(422, checked.error, { alerts: checked.alerts });
       }
       // From here on the push goes through: an abandon asked now is told it is reloading.
-      if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, "reloading");
+      // Its digest is kept with it: a restart after a stop during the reload compares it with the files in place.
+      if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, "reloading", null, bundle.digest);
       return await this.swapAndReload(bundle, staging);
     } finally {
       await rm(staging, { recursive: true, force: true });
@@ -392,6 +415,10 @@ class Applier {
 export function createApplier(options) {
   const applier = new Applier(options);
   return {
+    /** Before the agent listens (see Applier.start). */
+    start: () => applier.start(),
+    /** SIGTERM: no more pushes; settles once the one reloading has ended (see Applier.stop). */
+    stop: () => applier.stop(),
     readState: applier.record.readState,
     status: () => applier.status(),
     check: (/** @type {Record<string, string>} */ files) => applier.check(files),

@@ -15,26 +15,48 @@ export const PUSH_ID = /^[A-Za-z0-9._-]{1,100}$/;
  * received: queued or being checked (it may still be stopped); reloading: the files are swapped in and the reload
  * runs (no way back); applied / unchanged: done; refused: `haproxy -c` or the reload failed (error says why); stale:
  * the agent runs a newer version; abandoned: stopped before the reload (the client went away, or was too late, or
- * the control plane gave it up), or given up before it arrived: it will never be applied.
+ * the control plane gave it up, or the agent stopped), or given up before it arrived: it will never be applied.
+ * A record still received or reloading when the agent starts was left by a run that died: restart.mjs settles it.
  * @typedef {"received" | "reloading" | "applied" | "unchanged" | "refused" | "stale" | "abandoned"} PushState
  * @typedef {{ pushId: string, version: number | null, state: PushState, error: string | null, at: string }} PushRecord
+ * @typedef {PushRecord & { digest?: string }} StoredRecord a reloading push's digest: what a restart compares with
+ * the files in place (the agent's own: never answered)
  */
+
+/** @param {StoredRecord | undefined} record @returns {PushRecord | undefined} */
+const shown = (record) => {
+  if (!record) return undefined;
+  const { digest, ...answered } = record;
+  return answered;
+};
+
+/** The states of a push not ended yet. @type {PushState[]} */
+const IN_PROGRESS = ["received", "reloading"];
+
+/**
+ * What an earlier run of the agent remembered; a missing or broken file is an empty log (every id asked about is then
+ * unknown, and abandoned for good).
+ * @param {string} file @returns {Promise<StoredRecord[]>}
+ */
+async function readRecords(file) {
+  try {
+    const list = JSON.parse(await readFile(file, "utf8"));
+    return Array.isArray(list) ? list.slice(-MAX_PUSHES) : [];
+  } catch {
+    return [];
+  }
+}
 
 /** @param {{ configDir: string, log: (level: string, message: string, fields?: object) => void }} options */
 export function createPushLog({ configDir, log }) {
-  /** @type {Map<string, PushRecord>} */
+  /** @type {Map<string, StoredRecord>} */
   const records = new Map();
   const file = path.join(configDir, PUSHES_FILE);
   let saving = Promise.resolve();
 
-  /** Reads what an earlier run of the agent remembered; a missing or broken file is an empty log. */
+  /** Reads what an earlier run of the agent remembered. */
   async function load() {
-    try {
-      const list = JSON.parse(await readFile(file, "utf8"));
-      if (Array.isArray(list)) for (const record of list.slice(-MAX_PUSHES)) records.set(record.pushId, record);
-    } catch {
-      // Nothing remembered: every id asked about is then unknown, and abandoned for good.
-    }
+    for (const record of await readRecords(file)) records.set(record.pushId, record);
   }
 
   /** Writes the log atomically (a crash leaves the old file or the new one), one write after the other. */
@@ -54,10 +76,12 @@ export function createPushLog({ configDir, log }) {
    * Records a push's state (kept in memory only while it is merely received: the states after it are written to
    * disk before the agent goes on).
    * @param {string} pushId @param {number | null} version @param {PushState} state @param {string | null} [error]
+   * @param {string} [digest] the bundle's, kept while it reloads
    */
-  async function record(pushId, version, state, error = null) {
+  async function record(pushId, version, state, error = null, digest = undefined) {
     records.delete(pushId);
-    records.set(pushId, { pushId, version, state, error, at: new Date().toISOString() });
+    const at = new Date().toISOString();
+    records.set(pushId, { pushId, version, state, error, at, ...(digest === undefined ? {} : { digest }) });
     while (records.size > MAX_PUSHES) records.delete(/** @type {string} */ (records.keys().next().value));
     if (state !== "received") await save();
   }
@@ -69,10 +93,17 @@ export function createPushLog({ configDir, log }) {
    */
   async function abandon(pushId) {
     const known = records.get(pushId);
-    if (known && known.state !== "received") return known;
+    if (known && known.state !== "received") return /** @type {PushRecord} */ (shown(known));
     await record(pushId, known?.version ?? null, "abandoned", "given up by the control plane before its reload");
-    return /** @type {PushRecord} */ (records.get(pushId));
+    return /** @type {PushRecord} */ (shown(records.get(pushId)));
   }
 
-  return { load, record, abandon, get: (/** @type {string} */ pushId) => records.get(pushId) };
+  return {
+    load,
+    record,
+    abandon,
+    get: (/** @type {string} */ pushId) => shown(records.get(pushId)),
+    /** The pushes still received or reloading, with a reloading one's digest (restart.mjs settles them). */
+    inProgress: () => [...records.values()].filter((known) => IN_PROGRESS.includes(known.state)),
+  };
 }

@@ -1,0 +1,247 @@
+// The agent stopped and started again: SIGTERM lets the push whose reload has started end and stops the others before
+// theirs; a start settles what a run that died left in progress (a push reloading or received, scratch directories
+// that can hold private keys), so that no push answers in progress for good.
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
+import { authorization, startAgent, stopAgents, until } from "./agent-process";
+
+const dirs: string[] = [];
+afterEach(() => {
+  stopAgents();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "agent-restart-"));
+  dirs.push(dir);
+  return dir;
+};
+
+const files = (version: number) => ({
+  "haproxy.cfg": `global\n# v${version}\n`,
+  "certs/site.pem": `site ${version}\n`,
+});
+const bundle = (version: number, pushId: string) => ({
+  version,
+  digest: bundleDigest(files(version)),
+  onlyIfNewer: false,
+  files: files(version),
+  pushId,
+});
+
+/** Programs that mark when they start (`checking`, `reloading`) and count the reloads that end, in a directory. */
+function tools(checkSeconds: number, reloadSeconds: number) {
+  const dir = tempDir();
+  const haproxy = path.join(dir, "haproxy");
+  writeFileSync(haproxy, `#!/bin/sh\ntouch ${dir}/checking\nexec sleep ${checkSeconds}\n`);
+  chmodSync(haproxy, 0o755);
+  const reloadCmd = `touch ${dir}/reloading; sleep ${reloadSeconds}; echo reload >> ${dir}/reloads`;
+  const reloads = () => (existsSync(`${dir}/reloads`) ? readFileSync(`${dir}/reloads`, "utf8") : "");
+  const started = (what: "checking" | "reloading") => () => existsSync(path.join(dir, what));
+  return { haproxy, reloadCmd, reloads, started };
+}
+
+const stoppedBefore = (version: number) => `version ${version} was not applied: the agent stopped before the reload`;
+
+describe("haproxy-agent: stopping", () => {
+  it("on SIGTERM takes no new connection, ends the push reloading, records it and exits 0", async () => {
+    const configDir = tempDir();
+    const programs = tools(0, 1);
+    const agent = await startAgent(configDir, { haproxy: programs.haproxy, reloadCmd: programs.reloadCmd });
+    const push = fetch(`${agent.url}/v1/config`, {
+      method: "PUT",
+      headers: { ...authorization, "Content-Type": "application/json" },
+      body: JSON.stringify({ ...bundle(3, "p-3"), timeoutMs: 60_000 }),
+    });
+    await until(programs.started("reloading"));
+    agent.child.kill("SIGTERM");
+    await agent.logged("SIGTERM received");
+    await expect(fetch(`${agent.url}/healthz`)).rejects.toMatchObject({ cause: { code: "ECONNREFUSED" } });
+
+    const answer = await push;
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 200,
+      body: { outcome: "applied", version: 3 },
+    });
+    expect(await agent.exited).toBe(0);
+    expect(programs.reloads()).toBe("reload\n");
+    expect(JSON.parse(readFileSync(path.join(configDir, ".agent-pushes.json"), "utf8"))).toEqual([
+      { pushId: "p-3", version: 3, state: "applied", error: null, at: expect.any(String) },
+    ]);
+    expect(readdirSync(configDir).sort()).toEqual([
+      ".agent-pushes.json",
+      ".agent-state.json",
+      ".previous",
+      "certs",
+      "haproxy.cfg",
+    ]);
+  });
+
+  it("on SIGTERM exits only once the push reloading has ended and is recorded, its client gone", async () => {
+    const configDir = tempDir();
+    const programs = tools(0, 1);
+    const agent = await startAgent(configDir, { haproxy: programs.haproxy, reloadCmd: programs.reloadCmd });
+    const client = new AbortController();
+    const push = fetch(`${agent.url}/v1/config`, {
+      method: "PUT",
+      headers: { ...authorization, "Content-Type": "application/json" },
+      body: JSON.stringify(bundle(3, "p-3")),
+      signal: client.signal,
+    });
+    await until(programs.started("reloading"));
+    client.abort();
+    await expect(push).rejects.toMatchObject({ name: "AbortError" });
+    agent.child.kill("SIGTERM");
+
+    expect(await agent.exited).toBe(0);
+    expect(programs.reloads()).toBe("reload\n");
+    expect(JSON.parse(readFileSync(path.join(configDir, ".agent-pushes.json"), "utf8"))).toEqual([
+      { pushId: "p-3", version: 3, state: "applied", error: null, at: expect.any(String) },
+    ]);
+    expect(JSON.parse(readFileSync(path.join(configDir, ".agent-state.json"), "utf8"))).toMatchObject({ version: 3 });
+  });
+
+  it("stops the pushes queued behind the one reloading and any that arrives later, before their reload", async () => {
+    const programs = tools(0, 0.3);
+    const agent = createApplier({
+      configDir: tempDir(),
+      haproxy: programs.haproxy,
+      reloadCmd: programs.reloadCmd,
+      timeoutMs: 10_000,
+      log: () => {},
+    });
+    const reloading = agent.apply(bundle(1, "p-1"));
+    const queued = agent.apply(bundle(2, "p-2"));
+    await until(programs.started("reloading"));
+    await agent.stop();
+    expect(agent.pushes.get("p-1")).toMatchObject({ version: 1, state: "applied", error: null });
+    expect(agent.pushes.get("p-2")).toMatchObject({ version: 2, state: "abandoned", error: stoppedBefore(2) });
+    expect(await reloading).toEqual({ outcome: "applied", version: 1 });
+    await expect(queued).rejects.toMatchObject({ status: 410, message: stoppedBefore(2) });
+    await expect(agent.apply(bundle(3, "p-3"))).rejects.toMatchObject({ status: 410, message: stoppedBefore(3) });
+    expect(programs.reloads()).toBe("reload\n");
+    expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(files(1)) });
+  });
+
+  it("kills a haproxy -c under way rather than wait for it", async () => {
+    const programs = tools(20, 0);
+    const agent = createApplier({
+      configDir: tempDir(),
+      haproxy: programs.haproxy,
+      reloadCmd: programs.reloadCmd,
+      timeoutMs: 30_000,
+      log: () => {},
+    });
+    const checking = agent.apply(bundle(1, "p-1"));
+    await until(programs.started("checking"));
+    const stoppedAt = Date.now();
+    await agent.stop();
+    expect(Date.now() - stoppedAt).toBeLessThan(5000);
+    await expect(checking).rejects.toMatchObject({ status: 410, message: stoppedBefore(1) });
+    expect(programs.reloads()).toBe("");
+  });
+});
+
+/** A configuration directory as a run killed during the reload of version 2 leaves it, its files `live` in place. */
+function leftByADeadRun(live: Record<string, string>) {
+  const configDir = tempDir();
+  for (const [name, text] of Object.entries(live)) {
+    mkdirSync(path.dirname(path.join(configDir, name)), { recursive: true });
+    writeFileSync(path.join(configDir, name), text);
+  }
+  const state = { version: 1, digest: bundleDigest(files(1)), appliedAt: "2030-01-01T00:00:00.000Z" };
+  writeFileSync(path.join(configDir, ".agent-state.json"), JSON.stringify(state));
+  const record = (pushId: string, version: number, state: string, extra = {}) => ({
+    pushId,
+    version,
+    state,
+    error: null,
+    at: "2030-01-02T00:00:00.000Z",
+    ...extra,
+  });
+  const pushes = [
+    record("p-1", 1, "applied"),
+    record("p-2", 2, "reloading", { digest: bundleDigest(files(2)) }),
+    record("p-3", 3, "received"),
+  ];
+  writeFileSync(path.join(configDir, ".agent-pushes.json"), JSON.stringify(pushes));
+  mkdirSync(path.join(configDir, ".staging-3-0a1b2c3d", "certs"), { recursive: true });
+  writeFileSync(path.join(configDir, ".staging-3-0a1b2c3d", "certs", "site.pem"), "a private key\n");
+  mkdirSync(path.join(configDir, ".check-4e5f6a7b"));
+  mkdirSync(path.join(configDir, ".previous"));
+  writeFileSync(path.join(configDir, ".previous", "haproxy.cfg"), files(1)["haproxy.cfg"]);
+  return configDir;
+}
+
+describe("haproxy-agent: starting after a run that died mid-push", () => {
+  it("answers a push left reloading whose files are in place as applied, its version in force", async () => {
+    const configDir = leftByADeadRun(files(2));
+    const agent = await startAgent(configDir, {});
+    const get = async (pathName: string) => {
+      const response = await fetch(`${agent.url}${pathName}`, { headers: authorization });
+      return { status: response.status, body: await response.json() };
+    };
+    expect(await get("/v1/pushes/p-2")).toEqual({
+      status: 200,
+      body: { pushId: "p-2", version: 2, state: "applied", error: null, at: expect.any(String) },
+    });
+    expect(await get("/v1/pushes/p-3")).toEqual({
+      status: 200,
+      body: { pushId: "p-3", version: 3, state: "abandoned", error: stoppedBefore(3), at: expect.any(String) },
+    });
+    expect(await get("/v1/pushes/p-1")).toEqual({
+      status: 200,
+      body: { pushId: "p-1", version: 1, state: "applied", error: null, at: "2030-01-02T00:00:00.000Z" },
+    });
+    expect(await get("/v1/status")).toEqual({
+      status: 200,
+      body: {
+        version: 2,
+        digest: bundleDigest(files(2)),
+        appliedAt: "2030-01-02T00:00:00.000Z",
+        diskDigest: bundleDigest(files(2)),
+        lastError: null,
+      },
+    });
+    // The scratch directories are gone; the previous files stay in .previous, as after any push.
+    expect(readdirSync(configDir).sort()).toEqual([
+      ".agent-pushes.json",
+      ".agent-state.json",
+      ".previous",
+      "certs",
+      "haproxy.cfg",
+    ]);
+  });
+
+  it("records a push left reloading whose files are not in place as refused, the version before in force", async () => {
+    const configDir = leftByADeadRun(files(1));
+    const agent = createApplier({ configDir, reloadCmd: "true", haproxy: "true", timeoutMs: 10_000, log: () => {} });
+    await agent.start();
+    expect(await agent.pushes.abandon("p-2")).toEqual({
+      pushId: "p-2",
+      version: 2,
+      state: "refused",
+      error:
+        "version 2 was not applied: the agent stopped during its reload and, restarted, found other files in place",
+      at: expect.any(String),
+    });
+    expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(files(1)), lastError: null });
+
+    // On disk: started again, it answers the same.
+    const again = createApplier({ configDir, reloadCmd: "true", haproxy: "true", timeoutMs: 10_000, log: () => {} });
+    await again.start();
+    expect(again.pushes.get("p-2")).toMatchObject({ state: "refused" });
+    expect(again.pushes.get("p-3")).toMatchObject({ state: "abandoned" });
+  });
+});
