@@ -136,6 +136,8 @@ class Applier {
     this.queue = Promise.resolve();
     /** Settles when the last commit has ended; status and outcome queries wait for it. */
     this.committing = Promise.resolve();
+    /** @type {Map<string, Promise<{ outcome: string, version: number }>>} the pushes under way, by id */
+    this.running = new Map();
     /** Aborted when the agent stops (SIGTERM): pushes not yet reloading stop, their check killed. */
     this.stopping = new AbortController();
   }
@@ -356,10 +358,13 @@ class Applier {
 
   /**
    * A push whose id already ended applied, unchanged or abandoned answers that again (a repeated request applies
-   * nothing twice, an abandoned one never applies); undefined when it is to be applied.
+   * nothing twice, an abandoned one never applies), and one still under way (received or reloading) its outcome once
+   * it ends: its record stays as it is, so an abandon tells the truth; undefined when it is to be applied.
    * @param {Bundle} bundle
    */
   replay(bundle) {
+    const running = bundle.pushId ? this.running.get(bundle.pushId) : undefined;
+    if (running) return running;
     const known = bundle.pushId ? this.pushes.get(bundle.pushId) : undefined;
     if (known?.state === "applied" || known?.state === "unchanged")
       return { outcome: known.state, version: bundle.version };
@@ -403,6 +408,11 @@ class Applier {
       }
     });
     this.queue = result.catch(() => undefined);
+    const pushId = bundle.pushId;
+    if (pushId) {
+      this.running.set(pushId, result);
+      void this.queue.then(() => this.running.delete(pushId));
+    }
     return result;
   }
 }

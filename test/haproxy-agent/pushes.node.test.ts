@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
 import { createPushLog, MAX_PUSHES } from "../../haproxy-agent/pushes.mjs";
+import { until } from "./agent-process";
 
 const quiet = () => {};
 const dirs: string[] = [];
@@ -124,6 +125,31 @@ describe("haproxy-agent: the outcome of each push id", () => {
     expect(await pushed).toEqual({ outcome: "applied", version: 1 });
     expect(await agent.pushes.abandon("p-reloading")).toMatchObject({ state: "applied" });
     expect(agent.reloadCount()).toBe(1);
+  });
+
+  it("answers a push repeated during its reload with its outcome, reloading once; abandon says reloading", async () => {
+    const agent = applier({ reloadSeconds: 0.4 });
+    const first = agent.apply(bundle(1, "p-repeated"));
+    await until(() => agent.pushes.get("p-repeated")?.state === "reloading");
+    const repeated = agent.apply(bundle(1, "p-repeated"));
+    expect(agent.pushes.get("p-repeated")).toMatchObject({ version: 1, state: "reloading" });
+    expect(await agent.pushes.abandon("p-repeated")).toMatchObject({ version: 1, state: "reloading", error: null });
+    expect(await first).toEqual({ outcome: "applied", version: 1 });
+    expect(await repeated).toEqual({ outcome: "applied", version: 1 });
+    expect(agent.pushes.get("p-repeated")).toMatchObject({ version: 1, state: "applied", error: null });
+    expect(agent.reloadCount()).toBe(1);
+  });
+
+  it("answers a push repeated during its check as the push itself ends: abandoned meanwhile, both 410", async () => {
+    const agent = applier({ checkSeconds: 0.4 });
+    const first = agent.apply(bundle(1, "p-repeated"));
+    const repeated = agent.apply(bundle(1, "p-repeated"));
+    expect(await agent.pushes.abandon("p-repeated")).toMatchObject({ version: 1, state: "abandoned" });
+    const message = "version 1 was not applied: the control plane gave it up before the reload";
+    await expect(first).rejects.toMatchObject({ status: 410, message });
+    await expect(repeated).rejects.toMatchObject({ status: 410, message });
+    expect(agent.pushes.get("p-repeated")).toMatchObject({ state: "abandoned", error: message });
+    expect(agent.reloadCount()).toBe(0);
   });
 
   it("answers a push's outcome only after the commit that shows its version: never reloading then", async () => {
