@@ -123,13 +123,13 @@ function readBody(request) {
     const chunks = [];
     let size = 0;
     request.on("data", (chunk) => {
+      const before = size;
       size += chunk.length;
-      if (size > maxBody) {
-        reject(new ApplyError(413, `the bundle is larger than ${args["max-body"]} MB`));
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= maxBody) return chunks.push(chunk);
+      // Past the bound the 413 is answered at once and the rest read and dropped: a client still sending would see
+      // its upload reset, not the answer, if the connection were destroyed or closed under it.
+      chunks.length = 0;
+      if (before <= maxBody) reject(new ApplyError(413, `the bundle is larger than ${args["max-body"]} MB`));
     });
     request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.on("error", reject);
