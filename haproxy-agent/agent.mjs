@@ -148,6 +148,15 @@ async function readJson(request) {
 
 const PUSH_PATH = /^\/v1\/pushes\/([^/]+?)(\/abandon)?$/;
 
+/** A path segment decoded, or null when a percent-escape in it is malformed (`%ZZ`): no id, a 400. */
+function decodeSegment(/** @type {string} */ segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * PUT /v1/config: the push stops (410) if its client goes away before the reload starts.
  * @param {import("node:http").IncomingMessage} request @param {import("node:http").ServerResponse} response
@@ -169,8 +178,8 @@ async function handlePush(request, response) {
  * @param {RegExpExecArray} match @param {import("node:http").ServerResponse} response
  */
 async function pushOutcome(match, response) {
-  const id = decodeURIComponent(match[1]);
-  if (!PUSH_ID.test(id))
+  const id = decodeSegment(match[1]);
+  if (id === null || !PUSH_ID.test(id))
     throw new ApplyError(400, "the push id must be 1 to 100 letters, digits, dots, dashes or underscores");
   await applier.committed();
   if (match[2]) return reply(response, 200, await applier.pushes.abandon(id));
