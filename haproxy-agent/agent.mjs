@@ -22,7 +22,10 @@ const usage = `usage: npm run haproxy-agent -- --config-dir DIR --reload-cmd CMD
   --haproxy PATH       haproxy binary used for "haproxy -c" (default haproxy)
   --timeout SECONDS    limit of the check and of the reload, each (default 25: the control plane's
                        HAPROXY_AGENT_TIMEOUT, 60 s by default, must exceed twice this)
-  --max-body MB        largest bundle accepted (default 256)
+  --max-body MB        largest bundle accepted (default 256; at most 50000 files: 413 past either)
+  --request-timeout SECONDS  longest a request may take to arrive, body included (default 300: the largest bundle at
+                       7 Mbit/s); 408 past it. Keep it above HAPROXY_AGENT_TIMEOUT (60 s by default), the control
+                       plane's limit of a whole push, upload included
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this PEM certificate and key
   -h, --help           this help
 SIGTERM or SIGINT: no new push is taken; a push whose reload has started ends (within --timeout), then the agent exits
@@ -54,6 +57,7 @@ const options = /** @type {const} */ ({
   haproxy: { type: "string", default: "haproxy" },
   timeout: { type: "string", default: "25" },
   "max-body": { type: "string", default: "256" },
+  "request-timeout": { type: "string", default: "300" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
   help: { type: "boolean", short: "h", default: false },
@@ -78,9 +82,11 @@ if (!reloadCmd) fail("--reload-cmd is required");
 const port = Number(args.port);
 const timeoutSeconds = Number(args.timeout);
 const maxBody = Number(args["max-body"]) * 1024 * 1024;
+const requestTimeoutMs = Number(args["request-timeout"]) * 1000;
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail("--port must be 0 to 65535");
 if (!(timeoutSeconds > 0)) fail("--timeout must be a positive number of seconds");
 if (!(maxBody > 0)) fail("--max-body must be a positive number of megabytes");
+if (!(requestTimeoutMs > 0)) fail("--request-timeout must be a positive number of seconds");
 if (Boolean(args["tls-cert"]) !== Boolean(args["tls-key"])) fail("--tls-cert and --tls-key go together");
 const token = process.env.HAPROXY_AGENT_TOKEN ?? "";
 if (!token) fail("HAPROXY_AGENT_TOKEN is not set");
@@ -126,8 +132,8 @@ function readBody(request) {
       const before = size;
       size += chunk.length;
       if (size <= maxBody) return chunks.push(chunk);
-      // Past the bound the 413 is answered at once and the rest read and dropped: a client still sending would see
-      // its upload reset, not the answer, if the connection were destroyed or closed under it.
+      // Past the bound the 413 is answered at once and the rest read and dropped (within --request-timeout): a client
+      // still sending would see its upload reset, not the answer, if the connection were destroyed or closed under it.
       chunks.length = 0;
       if (before <= maxBody) reject(new ApplyError(413, `the bundle is larger than ${args["max-body"]} MB`));
     });
@@ -220,16 +226,27 @@ async function handle(request, response) {
   }
 }
 
+/**
+ * A request, body included, arrives within --request-timeout or is answered 408 and its connection closed: a client
+ * that trickles a body holds no connection for good. Its headers, small, within a minute (or that time if shorter);
+ * the time the answer takes (a push's check and reload) does not count. The limits are looked at every quarter of
+ * the timeout (at most 30 s, Node's default): a request is cut that much later at most.
+ */
+const limits = {
+  requestTimeout: requestTimeoutMs,
+  headersTimeout: Math.min(60_000, requestTimeoutMs),
+  connectionsCheckingInterval: Math.min(30_000, requestTimeoutMs / 4),
+};
 const server = args["tls-cert"]
   ? createHttpsServer(
       {
         cert: readFileSync(/** @type {string} */ (args["tls-cert"])),
         key: readFileSync(/** @type {string} */ (args["tls-key"])),
+        ...limits,
       },
       handle,
     )
-  : createHttpServer(handle);
-server.requestTimeout = 0;
+  : createHttpServer(limits, handle);
 server.listen(port, args.host, () => {
   const address = /** @type {import("node:net").AddressInfo} */ (server.address());
   log("info", "haproxy-agent: listening", {

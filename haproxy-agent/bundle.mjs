@@ -9,6 +9,13 @@ import { PUSH_ID } from "./pushes.mjs";
  */
 const FILE_PATTERN =
   /^(?:haproxy\.cfg|domain2(?:backend|redirect|prefix|cert)\.map|crt-list\.txt|fallback\.pem|certs\/[a-z0-9][a-z0-9._-]{0,250}\.pem)$/;
+/**
+ * Most files a bundle (a push or a check) may hold, each written to disk: far more than a generation ships (the fixed
+ * files and one certificate per domain at most, under PROXY_MAX_INSTALLATION_DOMAINS, 20,000 by default; the
+ * Worker's 128 MiB holds about 13,000 certificates at 10 KB each), and a bound on what one push makes the agent write.
+ */
+export const MAX_FILES = 50_000;
+
 /** A refusal with the HTTP status the agent answers. */
 export class ApplyError extends Error {
   /** @param {number} status @param {string} message @param {Record<string, unknown>} [extra] */
@@ -49,6 +56,8 @@ function parseFiles(value) {
   const { digest, files } = value;
   if (typeof digest !== "string") throw new ApplyError(400, "digest must be a string");
   if (!files || typeof files !== "object" || Array.isArray(files)) throw new ApplyError(400, "files must be an object");
+  const count = Object.keys(files).length;
+  if (count > MAX_FILES) throw new ApplyError(413, `files: the bundle holds ${count} files, more than ${MAX_FILES}`);
   for (const [name, content] of Object.entries(files)) {
     if (!FILE_PATTERN.test(name)) throw new ApplyError(400, `files: ${JSON.stringify(name)} is not a bundle file`);
     if (typeof content !== "string") throw new ApplyError(400, `files: ${name} must be text`);

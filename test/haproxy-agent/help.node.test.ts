@@ -36,6 +36,7 @@ describe("haproxy-agent/agent.mjs --help", () => {
       "--haproxy",
       "--timeout",
       "--max-body",
+      "--request-timeout",
       "--tls-cert",
       "--tls-key",
       "--help",

@@ -1,9 +1,13 @@
 // The agent's HTTP server, started as an operator runs it and asked over real HTTP: what it answers to requests it
-// refuses before they reach a push (a bundle too large, a push id that is no id).
+// refuses before they reach a push (a bundle too large or of too many files, a push id that is no id, a request that
+// takes too long to arrive).
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { bundleDigest, parseBundle } from "../../haproxy-agent/apply.mjs";
+import { MAX_FILES } from "../../haproxy-agent/bundle.mjs";
 import { authorization, startAgent, stopAgents } from "./agent-process";
 
 const dirs: string[] = [];
@@ -55,5 +59,73 @@ describe("haproxy-agent: the HTTP server", () => {
       body: { error: "unknown push id" },
     });
     expect(agent.output()).not.toContain("unexpected error");
+  });
+});
+
+/** A bundle's files: haproxy.cfg and `certificates` certificates. */
+function manyFiles(certificates: number) {
+  const files: Record<string, string> = { "haproxy.cfg": "global\n" };
+  for (let index = 0; index < certificates; index++) files[`certs/c${index}.pem`] = "";
+  return files;
+}
+
+/** Sends `head` and then a byte every 100 ms on a raw connection; resolves with all it read once it closes. */
+function trickle(port: number, head: string) {
+  return new Promise<string>((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    let read = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => (read += chunk));
+    socket.on("error", () => {});
+    socket.write(head);
+    const timer = setInterval(() => socket.writable && socket.write("x"), 100);
+    socket.on("close", () => {
+      clearInterval(timer);
+      resolve(read);
+    });
+  });
+}
+
+describe("haproxy-agent: bounds", () => {
+  it(`takes a bundle of ${MAX_FILES} files and answers 413 to one more, pushed or checked`, async () => {
+    const most = manyFiles(MAX_FILES - 1);
+    expect(Object.keys(parseBundle({ version: 1, digest: bundleDigest(most), files: most }).files)).toHaveLength(
+      MAX_FILES,
+    );
+    const agent = await startAgent(tempDir(), {});
+    const files = manyFiles(MAX_FILES);
+    const error = `files: the bundle holds ${MAX_FILES + 1} files, more than ${MAX_FILES}`;
+    for (const [method, pathName] of [
+      ["PUT", "/v1/config"],
+      ["POST", "/v1/check"],
+    ]) {
+      const response = await fetch(`${agent.url}${pathName}`, {
+        method,
+        headers: { ...authorization, "Content-Type": "application/json" },
+        body: JSON.stringify({ version: 1, digest: bundleDigest(files), files }),
+      });
+      expect({ status: response.status, body: await response.json() }).toEqual({ status: 413, body: { error } });
+    }
+  });
+
+  it("answers 408 and closes a request whose body does not arrive within --request-timeout", async () => {
+    const agent = await startAgent(tempDir(), { args: ["--request-timeout", "1"] });
+    const head = `PUT /v1/config HTTP/1.1\r\nHost: agent\r\nAuthorization: ${authorization.Authorization}\r\n`;
+    expect(await trickle(agent.port, `${head}Content-Length: 1000000\r\n\r\n{"version":`)).toBe(
+      "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n",
+    );
+  });
+
+  it("does not count the time a push's check and reload take against --request-timeout", async () => {
+    const agent = await startAgent(tempDir(), { args: ["--request-timeout", "1"], reloadCmd: "sleep 1.5" });
+    const files = manyFiles(0);
+    const response = await fetch(`${agent.url}/v1/config`, {
+      method: "PUT",
+      headers: { ...authorization, "Content-Type": "application/json" },
+      body: JSON.stringify({ version: 1, digest: bundleDigest(files), files }),
+    });
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 200,
+      body: { outcome: "applied", version: 1 },
+    });
   });
 });
