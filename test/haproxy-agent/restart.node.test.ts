@@ -52,6 +52,16 @@ function tools(checkSeconds: number, reloadSeconds: number) {
   return { haproxy, reloadCmd, reloads, started };
 }
 
+/** An applier in a fresh directory that runs these programs, each within `timeoutMs`. */
+const applierOf = (programs: ReturnType<typeof tools>, timeoutMs: number) =>
+  createApplier({
+    configDir: tempDir(),
+    haproxy: programs.haproxy,
+    reloadCmd: programs.reloadCmd,
+    timeoutMs,
+    log: () => {},
+  });
+
 const stoppedBefore = (version: number) => `version ${version} was not applied: the agent stopped before the reload`;
 
 describe("haproxy-agent: stopping", () => {
@@ -114,13 +124,7 @@ describe("haproxy-agent: stopping", () => {
 
   it("stops the pushes queued behind the one reloading and any that arrives later, before their reload", async () => {
     const programs = tools(0, 0.3);
-    const agent = createApplier({
-      configDir: tempDir(),
-      haproxy: programs.haproxy,
-      reloadCmd: programs.reloadCmd,
-      timeoutMs: 10_000,
-      log: () => {},
-    });
+    const agent = applierOf(programs, 10_000);
     const reloading = agent.apply(bundle(1, "p-1"));
     const queued = agent.apply(bundle(2, "p-2"));
     await until(programs.started("reloading"));
@@ -136,13 +140,7 @@ describe("haproxy-agent: stopping", () => {
 
   it("kills a haproxy -c under way rather than wait for it", async () => {
     const programs = tools(20, 0);
-    const agent = createApplier({
-      configDir: tempDir(),
-      haproxy: programs.haproxy,
-      reloadCmd: programs.reloadCmd,
-      timeoutMs: 30_000,
-      log: () => {},
-    });
+    const agent = applierOf(programs, 30_000);
     const checking = agent.apply(bundle(1, "p-1"));
     await until(programs.started("checking"));
     const stoppedAt = Date.now();
