@@ -1,25 +1,16 @@
 // The agent's push log in plain Node: each push id's outcome, the abandon that stops a push before its reload (or
 // before it arrives), the commit that keeps the outcome in step with the status, the client that goes away, the control
 // plane's time limit, replays, the bound and the restart.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
 import { createPushLog, MAX_PUSHES } from "../../haproxy-agent/pushes.mjs";
 import { until } from "./agent-process";
+import { scratchDirs } from "./scratch-dirs";
 
 const quiet = () => {};
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-const tempDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "agent-pushes-"));
-  dirs.push(dir);
-  return dir;
-};
+const tempDir = scratchDirs("agent-pushes-");
 
 const files = (marker: string) => ({ "haproxy.cfg": `global\n# ${marker}\n` });
 const bundle = (version: number, pushId: string, extra: { timeoutMs?: number } = {}) => ({

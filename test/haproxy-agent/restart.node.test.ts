@@ -1,32 +1,16 @@
 // The agent stopped and started again: SIGTERM lets the push whose reload has started end and stops the others before
 // theirs; a start settles what a run that died left in progress (a push reloading or received, scratch directories
 // that can hold private keys), so that no push answers in progress for good.
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
 import { authorization, startAgent, stopAgents, until } from "./agent-process";
+import { scratchDirs } from "./scratch-dirs";
 
-const dirs: string[] = [];
-afterEach(() => {
-  stopAgents();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "agent-restart-"));
-  dirs.push(dir);
-  return dir;
-};
+const tempDir = scratchDirs("agent-restart-");
+// Registered after the directories' removal, so run before it: no agent is left writing into a removed directory.
+afterEach(stopAgents);
 
 const files = (version: number) => ({
   "haproxy.cfg": `global\n# v${version}\n`,

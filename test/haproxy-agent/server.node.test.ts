@@ -1,25 +1,17 @@
 // The agent's HTTP server, started as an operator runs it and asked over real HTTP: what it answers to requests it
 // refuses before they reach a push (a bundle too large or of too many files, a push id that is no id, a request that
 // takes too long to arrive).
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundleDigest, parseBundle } from "../../haproxy-agent/apply.mjs";
 import { MAX_FILES } from "../../haproxy-agent/bundle.mjs";
 import { authorization, startAgent, stopAgents } from "./agent-process";
+import { scratchDirs } from "./scratch-dirs";
 
-const dirs: string[] = [];
-afterEach(() => {
-  stopAgents();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "agent-server-"));
-  dirs.push(dir);
-  return dir;
-};
+const tempDir = scratchDirs("agent-server-");
+// Registered after the directories' removal, so run before it: no agent is left writing into a removed directory.
+afterEach(stopAgents);
 
 describe("haproxy-agent: the HTTP server", () => {
   it("answers a bundle over --max-body with 413 and why, just over or far over, and goes on answering", async () => {

@@ -1,22 +1,14 @@
 // The agent's swap when a rename fails (an I/O error, an immutable file), injected through the applier's rename seam:
 // at any point of the swap, or while a failed reload's files are put back, the live directory is the previous version
 // byte for byte (or the answer names what could not be put back), nothing is reloaded, and the push is refused.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { rename } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
+import { scratchDirs } from "./scratch-dirs";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "agent-swap-"));
-  dirs.push(dir);
-  return dir;
-};
+const tempDir = scratchDirs("agent-swap-");
 
 const v1 = {
   "haproxy.cfg": "global\n# one\n",
