@@ -46,6 +46,9 @@ const applierOf = (programs: ReturnType<typeof tools>, timeoutMs: number) =>
     log: () => {},
   });
 
+/** The configuration directory after a push of files(n): its records, the files and the version before (no scratch). */
+const AFTER_A_PUSH = [".agent-pushes.json", ".agent-state.json", ".previous", "certs", "haproxy.cfg"];
+
 const stoppedBefore = (version: number) => `version ${version} was not applied: the agent stopped before the reload`;
 
 describe("haproxy-agent: stopping", () => {
@@ -73,13 +76,7 @@ describe("haproxy-agent: stopping", () => {
     expect(JSON.parse(readFileSync(path.join(configDir, ".agent-pushes.json"), "utf8"))).toEqual([
       { pushId: "p-3", version: 3, state: "applied", error: null, at: expect.any(String) },
     ]);
-    expect(readdirSync(configDir).sort()).toEqual([
-      ".agent-pushes.json",
-      ".agent-state.json",
-      ".previous",
-      "certs",
-      "haproxy.cfg",
-    ]);
+    expect(readdirSync(configDir).sort()).toEqual(AFTER_A_PUSH);
   });
 
   it("on SIGTERM exits only once the push reloading has ended and is recorded, its client gone", async () => {
@@ -197,13 +194,7 @@ describe("haproxy-agent: starting after a run that died mid-push", () => {
       },
     });
     // The scratch directories are gone; the previous files stay in .previous, as after any push.
-    expect(readdirSync(configDir).sort()).toEqual([
-      ".agent-pushes.json",
-      ".agent-state.json",
-      ".previous",
-      "certs",
-      "haproxy.cfg",
-    ]);
+    expect(readdirSync(configDir).sort()).toEqual(AFTER_A_PUSH);
   });
 
   it("records a push left reloading whose files are not in place as refused, the version before in force", async () => {
