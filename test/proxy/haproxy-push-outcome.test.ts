@@ -9,53 +9,19 @@ import { CONFIG_LOCK } from "../../src/proxy/jobs";
 import { createApiUser, errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
 import { createDeployedProject } from "../support/proxy-fixtures";
-import { AGENT, agentEnv, callWith, db as database, locks, withVars } from "../support/proxy-job-env";
+import {
+  AGENT,
+  agentEnv,
+  agents,
+  callWith,
+  db as database,
+  locks,
+  record,
+  timedOut,
+  withVars,
+} from "../support/proxy-job-env";
 
 const SLAVE = "http://slave-outcome.test:9400";
-const timedOut = () => new DOMException("The operation was aborted due to timeout", "TimeoutError");
-
-interface Seen {
-  method: string;
-  url: string;
-  body: any;
-}
-
-/**
- * Answers the agents' endpoints: `push` for PUT /v1/config, `abandon` for POST /v1/pushes/{id}/abandon, `status` for
- * GET /v1/status, `check` for POST /v1/check (valid by default). A handler that throws is an agent that did not answer.
- */
-function agents(handlers: {
-  push?: (call: Seen) => Response;
-  abandon?: (call: Seen) => Response;
-  status?: (call: Seen) => Response;
-  check?: (call: Seen) => Response;
-}) {
-  const seen: Seen[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init as RequestInit);
-    const text = request.method === "GET" ? "" : await request.text();
-    const call = { method: request.method, url: request.url, body: text ? JSON.parse(text) : undefined };
-    seen.push(call);
-    const path = new URL(request.url).pathname;
-    const handler =
-      path === "/v1/config"
-        ? handlers.push
-        : path === "/v1/check"
-          ? (handlers.check ?? (() => Response.json({ valid: true })))
-          : path === "/v1/status"
-            ? handlers.status
-            : /^\/v1\/pushes\/[^/]+\/abandon$/.test(path)
-              ? handlers.abandon
-              : undefined;
-    if (!handler) throw new TypeError(`no fake for ${request.method} ${path}`);
-    return handler(call);
-  });
-  return seen;
-}
-
-const record = (state: string, version: number | null, error: string | null = null) =>
-  Response.json({ pushId: "x", version, state, error, at: "2030-01-01T00:00:00.000Z" });
-
 /** Settles the unknown versions other tests left (the agent dropped them all), so that a test starts without any. */
 async function settleLeftovers() {
   agents({

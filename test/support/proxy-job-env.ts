@@ -1,5 +1,5 @@
 // Shared setup of the proxy's job and operations tests: a Worker env with or without agents, the job-lock object, the
-// database, and SSH keys for seeded users.
+// database, SSH keys for seeded users, and fakes of the agents' endpoints at the fetch edge.
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
@@ -63,3 +63,49 @@ export function fakeAgents(
   });
   return { calls, checks, spy };
 }
+
+/** What fetch throws when its AbortSignal.timeout fires: an agent that did not answer. */
+export const timedOut = () => new DOMException("The operation was aborted due to timeout", "TimeoutError");
+
+export interface Seen {
+  method: string;
+  url: string;
+  body: any;
+}
+
+/**
+ * Answers the agents' endpoints: `push` for PUT /v1/config, `abandon` for POST /v1/pushes/{id}/abandon, `status` for
+ * GET /v1/status, `check` for POST /v1/check (valid by default). A handler that throws is an agent that did not answer.
+ */
+export function agents(handlers: {
+  push?: (call: Seen) => Response;
+  abandon?: (call: Seen) => Response;
+  status?: (call: Seen) => Response;
+  check?: (call: Seen) => Response;
+}) {
+  const seen: Seen[] = [];
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const request = new Request(input as RequestInfo, init as RequestInit);
+    const text = request.method === "GET" ? "" : await request.text();
+    const call = { method: request.method, url: request.url, body: text ? JSON.parse(text) : undefined };
+    seen.push(call);
+    const path = new URL(request.url).pathname;
+    const handler =
+      path === "/v1/config"
+        ? handlers.push
+        : path === "/v1/check"
+          ? (handlers.check ?? (() => Response.json({ valid: true })))
+          : path === "/v1/status"
+            ? handlers.status
+            : /^\/v1\/pushes\/[^/]+\/abandon$/.test(path)
+              ? handlers.abandon
+              : undefined;
+    if (!handler) throw new TypeError(`no fake for ${request.method} ${path}`);
+    return handler(call);
+  });
+  return seen;
+}
+
+/** An agent's record of a push (GET or abandon of /v1/pushes/{id}). */
+export const record = (state: string, version: number | null, error: string | null = null) =>
+  Response.json({ pushId: "x", version, state, error, at: "2030-01-01T00:00:00.000Z" });
