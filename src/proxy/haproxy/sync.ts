@@ -53,7 +53,7 @@ export class GenSyncFailed extends DomainError {
   }
 }
 
-const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
+export const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
   refused: "the load balancer refused the configuration",
   unreachable: "the load balancer could not be reached",
   "not-configured": "the load balancer's agent is not configured",
@@ -61,7 +61,7 @@ const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
 };
 
 /** What a caller is told of a version whose push's outcome is unknown. */
-const UNKNOWN_OUTCOME =
+export const UNKNOWN_OUTCOME =
   "Whether the load balancer took it is unknown until GET /admin/haproxy/status reads the agent again.";
 
 /**

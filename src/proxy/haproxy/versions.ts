@@ -168,14 +168,32 @@ export async function activeVersionDigest(db: Database): Promise<VersionInForce 
   return row ?? null;
 }
 
-/** The notes of the version a gensynchaprx run made, unless it was rejected; undefined when it made none. */
+/** The notes of the version a gensynchaprx run shipped (applied: in force or history); undefined when it shipped none. */
 export async function notesOfRun(db: Database, runId: number) {
   const [row] = await db
     .select({ notes: haproxyVersions.notes })
     .from(haproxyVersions)
-    .where(and(eq(haproxyVersions.jobRunId, runId), ne(haproxyVersions.status, "rejected")))
+    .where(and(eq(haproxyVersions.jobRunId, runId), inArray(haproxyVersions.status, ["active", "previous"])))
     .limit(1);
   return row?.notes;
+}
+
+/** The last version a run stored, whatever became of it; undefined when it stored none. */
+export async function latestVersionOfRun(db: Database, runId: number) {
+  const [row] = await db
+    .select({
+      id: haproxyVersions.id,
+      status: haproxyVersions.status,
+      notes: haproxyVersions.notes,
+      createdAt: haproxyVersions.createdAt,
+      error: haproxyVersions.error,
+      jobRunId: haproxyVersions.jobRunId,
+    })
+    .from(haproxyVersions)
+    .where(eq(haproxyVersions.jobRunId, runId))
+    .orderBy(desc(haproxyVersions.id))
+    .limit(1);
+  return row;
 }
 
 /** The version in force and what it wrote without, or left out, of one project's backends. */

@@ -7,7 +7,7 @@ import { database } from "../../shared/db";
 import { SettingsError } from "../../shared/settings";
 import { pruneAuditLog } from "../audit/log";
 import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sync";
-import { notesOfRun } from "../haproxy/versions";
+import { shippedByEarlierAttempt } from "../haproxy/settle";
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
 import { proxySettings } from "../settings";
@@ -107,7 +107,8 @@ export const queueSlaveSyncs =
 /**
  * The queued gensynchaprx (after certificates changed): a held lock throws, and the queue retries later. A run ships
  * one version at most: when an earlier attempt of it stored one the agent did not refuse (its outcome was lost, say
- * to a failed write of the run's end), a retry answers that version's notes and ships nothing.
+ * to a failed write of the run's end, or to a timeout), a retry settles that version with the agent and answers its
+ * notes, shipping nothing.
  */
 export async function runQueuedGenSync(
   env: Env,
@@ -115,13 +116,10 @@ export async function runQueuedGenSync(
 ): Promise<JobOutcome> {
   const holder = input.lockHolder ?? `run-${input.runId}`;
   return withJobLock(env, CONFIG_LOCK, { holder, kind: genSyncJob.kind }, async () => {
-    const shipped = await notesOfRun(database(env.DB), input.runId);
+    const slaves = queueSlaveSyncs(env, input.runId);
+    const shipped = await shippedByEarlierAttempt(env, { runId: input.runId, queueSlaveSyncs: slaves });
     if (shipped) return { warnings: shipped.map((note) => note.text) };
-    const { notes } = await generateAndApply(env, {
-      runId: input.runId,
-      now: input.now,
-      queueSlaveSyncs: queueSlaveSyncs(env, input.runId),
-    });
+    const { notes } = await generateAndApply(env, { runId: input.runId, now: input.now, queueSlaveSyncs: slaves });
     return { warnings: notes.map((note) => note.text) };
   });
 }

@@ -1,0 +1,118 @@
+// The retry of a queued gensynchaprx whose push's answer was lost: the version the earlier attempt stored is settled
+// with the agent under its own push id before anything is generated again, so that a run never records success for
+// a version nobody knows was applied, and never ships twice.
+import { env } from "cloudflare:workers";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { createJobRun, getJobRun } from "../../src/jobs/history";
+import { MAX_ATTEMPTS } from "../../src/jobs/queue";
+import { deliverBatch } from "../support/jobs-queue";
+import { expectJson } from "../support/proxy-api";
+import { createDeployedProject } from "../support/proxy-fixtures";
+import { AGENT, agentEnv, agents, callWith, db, record, timedOut, withVars } from "../support/proxy-job-env";
+
+beforeAll(async () => {
+  await createDeployedProject("retries");
+});
+
+beforeEach(() => {
+  vi.spyOn(console, "log").mockImplementation(() => {});
+  vi.spyOn(console, "error").mockImplementation(() => {});
+  vi.spyOn(console, "warn").mockImplementation(() => {});
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const versionRow = (version: number) =>
+  env.DB.prepare("select status, error from haproxy_versions where id = ?").bind(version).first();
+const versionCount = async () =>
+  (await env.DB.prepare("select count(*) as n from haproxy_versions").first<{ n: number }>())!.n;
+const activeVersion = async () => (await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).version as number;
+
+/**
+ * A queued gensynchaprx's first attempt whose push times out and whose agent, asked, is still reloading: the run
+ * waits for its retry and its version is unknown. Answers the run, the version and its push id.
+ */
+async function attemptLeftUnknown() {
+  const runId = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+  const seen = agents({
+    push: () => {
+      throw timedOut();
+    },
+    abandon: (call) => record("reloading", Number(/pushes\/v(\d+)-/.exec(call.url)![1])),
+  });
+  const first = await deliverBatch([{ id: "a1", attempts: 1, body: { kind: "gensynchaprx", runId } }], agentEnv());
+  expect(first.result.retryMessages).toEqual([{ msgId: "a1" }]);
+  vi.mocked(globalThis.fetch).mockRestore();
+  const push = seen.find((call) => call.method === "PUT")!;
+  const version = push.body.version as number;
+  expect(await versionRow(version)).toMatchObject({ status: "unknown" });
+  expect(await getJobRun(db(), runId)).toMatchObject({ state: "queued", attempts: 1 });
+  return { runId, version, pushId: push.body.pushId as string };
+}
+
+const retry = (runId: number, attempts: number) =>
+  deliverBatch([{ id: `r${attempts}`, attempts, body: { kind: "gensynchaprx", runId } }], agentEnv());
+
+describe("a queued gensynchaprx retried after its push's answer was lost", () => {
+  it("asks the agent under the same push id; applied, the version is in force and the run succeeds without a push", async () => {
+    const { runId, version, pushId } = await attemptLeftUnknown();
+    const versions = await versionCount();
+    const seen = agents({ abandon: () => record("applied", version) });
+    const second = await retry(runId, 2);
+    expect(second.result.explicitAcks).toEqual(["r2"]);
+    expect(seen.map((call) => [call.method, call.url])).toEqual([["POST", `${AGENT}/v1/pushes/${pushId}/abandon`]]);
+    expect(await versionRow(version)).toEqual({ status: "active", error: null });
+    expect(await versionCount()).toBe(versions);
+    const run = (await getJobRun(db(), runId))!;
+    expect(run).toMatchObject({ state: "succeeded", attempts: 2, error: null });
+    expect(run.warnings).toContain(`INFO: version ${version} was settled as applied: it is the version in force`);
+  });
+
+  it("dropped by the agent, the version is rejected and the retry ships a new one", async () => {
+    const { runId, version, pushId } = await attemptLeftUnknown();
+    const seen = agents({
+      abandon: () => record("abandoned", version, "given up by the control plane before its reload"),
+      push: (call) => Response.json({ outcome: "applied", version: call.body.version }),
+    });
+    const second = await retry(runId, 2);
+    expect(second.result.explicitAcks).toEqual(["r2"]);
+    expect(seen.map((call) => [call.method, new URL(call.url).pathname])).toEqual([
+      ["POST", `/v1/pushes/${pushId}/abandon`],
+      ["POST", "/v1/check"],
+      ["PUT", "/v1/config"],
+    ]);
+    expect(seen[2].body.version).toBe(version + 1);
+    expect(await versionRow(version)).toEqual({
+      status: "rejected",
+      error: expect.stringMatching(/; settled later: it dropped version \d+ before reloading: given up by the/),
+    });
+    expect(await activeVersion()).toBe(version + 1);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 2, error: null });
+  });
+
+  it("while the agent still cannot tell: no push, no new version, the run retries and fails on its last attempt", async () => {
+    const { runId, version, pushId } = await attemptLeftUnknown();
+    const versions = await versionCount();
+    const seen = agents({ abandon: () => record("reloading", version) });
+    const second = await retry(runId, 2);
+    expect(second.result.retryMessages).toEqual([{ msgId: "r2" }]);
+    const last = await retry(runId, MAX_ATTEMPTS);
+    expect(last.result.explicitAcks).toEqual([`r${MAX_ATTEMPTS}`]);
+    expect(seen.map((call) => [call.method, call.url])).toEqual([
+      ["POST", `${AGENT}/v1/pushes/${pushId}/abandon`],
+      ["POST", `${AGENT}/v1/pushes/${pushId}/abandon`],
+    ]);
+    expect(await versionCount()).toBe(versions);
+    expect(await versionRow(version)).toMatchObject({ status: "unknown" });
+    expect(await getJobRun(db(), runId)).toMatchObject({
+      state: "failed",
+      attempts: 3,
+      error:
+        `Unable to reload and sync of HAProxy: an earlier attempt's push of version ${version} was lost, and it is ` +
+        `still working on version ${version} (reloading). Whether the load balancer took it is unknown until GET ` +
+        "/admin/haproxy/status reads the agent again.",
+    });
+  });
+});
