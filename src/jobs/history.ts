@@ -18,15 +18,18 @@ export async function finishJobRun(
   db: Database,
   input: { id: number; now: Date; state: "succeeded" | "failed" | "queued"; warnings?: string[]; error?: string },
 ) {
+  const own = JSON.stringify(input.warnings ?? []);
   await db
     .update(jobRuns)
     .set({
       state: input.state,
       endedAt: input.state === "queued" ? null : input.now,
-      // Warnings that detached children appended while the run was going (appendJobWarnings) follow its own.
+      // Warnings that detached children appended while the run was going (appendJobWarnings), or since an earlier
+      // attempt, follow its own; one a retry says again is not repeated.
       warnings: sql`(select json_group_array(value) from (
-        select 0 as part, key, value from json_each(${JSON.stringify(input.warnings ?? [])})
+        select 0 as part, key, value from json_each(${own})
         union all select 1 as part, key, value from json_each(${jobRuns.warnings})
+          where value not in (select value from json_each(${own}))
         order by part, key))`,
       error: input.error ?? null,
       // A retry's wait counts from now: the queued-run sweep measures silence from here.

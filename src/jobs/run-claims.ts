@@ -10,7 +10,8 @@ export type ClaimRefusal = "finished" | "running" | "dead" | "missing";
 
 /**
  * Makes a queued run running, in one conditional UPDATE, so that of two deliveries of its message only one runs it.
- * Answers null when claimed, or why not: a running run whose heartbeat is older than `heartbeatTimeoutMs` is "dead".
+ * A retry keeps the warnings the run has: children and sweeps may have added theirs since the failed attempt. Answers
+ * null when claimed, or why not: a running run whose heartbeat is older than `heartbeatTimeoutMs` is "dead".
  */
 export async function claimJobRun(
   db: Database,
@@ -23,7 +24,6 @@ export async function claimJobRun(
       startedAt: input.now,
       heartbeatAt: input.now,
       attempts: sql`${jobRuns.attempts} + 1`,
-      warnings: [],
     })
     .where(and(eq(jobRuns.id, input.id), eq(jobRuns.state, "queued")))
     .returning({ id: jobRuns.id });

@@ -5,7 +5,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { createJobRun, finishJobRun, getJobRun } from "../../src/jobs/history";
+import { appendJobWarnings, createJobRun, finishJobRun, getJobRun } from "../../src/jobs/history";
 import { claimJobRun, deadRunError, lostMessageError } from "../../src/jobs/run-claims";
 import { SWEEP_CRON } from "../../src/jobs/sweep";
 import { database } from "../../src/shared/db";
@@ -108,6 +108,22 @@ describe("idempotent deliveries", () => {
     const { result } = await deliverBatch([{ id: "retry", attempts: 2, body: { kind: "housekeeping", runId } }], env);
     expect(result.explicitAcks).toEqual(["retry"]);
     expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 2, error: null });
+  });
+
+  it("a retry keeps the warnings added while it waited (a child's, a sweep's), once each", async () => {
+    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
+    await claimJobRun(db(), { id: runId, now: new Date(), heartbeatTimeoutMs: MINUTE });
+    await finishJobRun(db(), { id: runId, now: new Date(), state: "queued", error: "first attempt failed" });
+    const added = ["WARN: a child's outcome", "INFO: a sweep settled something"];
+    await appendJobWarnings(db(), { id: runId, warnings: added });
+    await deliverBatch([{ id: "retry", attempts: 2, body: { kind: "housekeeping", runId } }], env);
+    const run = (await getJobRun(db(), runId))!;
+    expect(run.state).toBe("succeeded");
+    expect(run.warnings.slice(-2)).toEqual(added);
+    expect(run.warnings.filter((warning) => added.includes(warning))).toEqual(added);
+
+    await finishJobRun(db(), { id: runId, now: new Date(), state: "succeeded", warnings: [added[1]] });
+    expect((await getJobRun(db(), runId))!.warnings).toEqual([added[1], ...run.warnings.filter((w) => w !== added[1])]);
   });
 });
 
