@@ -2,7 +2,7 @@
 // and random source, and reads of what the job stored.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { IssuedCertificate, RenewalInfoAnswer } from "../../src/proxy/pki/acme-client";
+import { AcmeError, type IssuedCertificate, type RenewalInfoAnswer } from "../../src/proxy/pki/acme-client";
 import { maintainCertificates, type CertificateIssuer } from "../../src/proxy/pki/maintenance";
 import { ariCertificateId } from "../../src/proxy/pki/renewal";
 import { readCertificatePem, selfSignedCertificate } from "../../src/proxy/pki/x509";
@@ -26,6 +26,8 @@ export function fakeCa(
     failing?: Set<string>;
     validDays?: number;
     prepareError?: Error;
+    /** What obtaining a `failing` name throws (the CA's refusal when not given). */
+    obtainError?: Error;
     renewalInfo?: (certificateId: string) => RenewalInfoAnswer;
   } = {},
 ) {
@@ -42,7 +44,7 @@ export function fakeCa(
       obtained.push(domainName);
       orders.push(replaces ? { domainName, replaces } : { domainName });
       if (options.failing?.has(domainName))
-        throw new Error(`authorization of ${domainName} is invalid: connection refused`);
+        throw options.obtainError ?? new AcmeError(`authorization of ${domainName} is invalid: connection refused`);
       const notBefore = new Date(clock.now.getTime() - 60_000);
       return selfSignedCertificate({
         commonName: domainName,

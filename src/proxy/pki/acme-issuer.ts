@@ -3,7 +3,7 @@
 import { eq, inArray } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import type { ProxySettings } from "../settings";
-import { AcmeClient, generateAccountKey } from "./acme-client";
+import { AcmeClient, AcmeError, generateAccountKey } from "./acme-client";
 import type { CertificateIssuer } from "./maintenance";
 import { acmeAccounts, acmeChallenges } from "./tables";
 
@@ -13,7 +13,11 @@ export function acmeIssuer(
   settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">,
 ): CertificateIssuer {
   const dependencies = {
-    fetch: (url: string, init?: RequestInit) => fetch(url, init),
+    // A CA that cannot be reached is the CA's failure, told in the attempt's warning like its answers.
+    fetch: (url: string, init?: RequestInit) =>
+      fetch(url, init).catch((error: unknown) => {
+        throw new AcmeError(`${url} could not be reached: ${error instanceof Error ? error.message : String(error)}`);
+      }),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
     challenges: {
       async put(challenge: { token: string; keyAuthorization: string; domainName: string }) {

@@ -5,7 +5,10 @@
 // whose last attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import type { IssuedCertificate, RenewalInfoAnswer } from "./acme-client";
+import { DomainError } from "../../shared/domain-errors";
+import { logError } from "../../shared/log";
+import { AcmeError, type IssuedCertificate, type RenewalInfoAnswer } from "./acme-client";
+import { DerError } from "./der";
 import { listCertificates, putAcmeCertificate } from "./certificates";
 import {
   acmeWarningPoint,
@@ -256,7 +259,7 @@ async function attemptOne(
     );
     return true;
   } catch (error) {
-    const cause = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+    const cause = attemptFailure(domainName, error);
     await db
       .update(certificateAttempts)
       .set({
@@ -275,6 +278,18 @@ async function attemptOne(
     warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
     return false;
   }
+}
+
+/**
+ * Why an attempt failed, as its warning (which a tenant who started the run reads) and the attempts table say it: the
+ * CA's answer, a certificate's or a network error's own words; anything else (a D1 error quotes its SQL and
+ * parameters, a new private key among them) is logged, and recorded as an internal error.
+ */
+function attemptFailure(domainName: string, error: unknown): string {
+  if (error instanceof AcmeError || error instanceof DerError || error instanceof DomainError)
+    return error.message.slice(0, 1000);
+  logError(`certificates: the attempt for ${domainName} failed`, error);
+  return "internal error (see the logs)";
 }
 
 /** Names the certificates in use that end soon (after this run's renewals). */

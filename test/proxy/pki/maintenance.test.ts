@@ -2,7 +2,7 @@
 // the one-failure-per-day rule, removals, the INFO/WARN lines about certificates that end soon), and provided
 // certificates through the API. Renewal by the CA's ACME Renewal Information: maintenance-renewal.test.ts.
 import { env } from "cloudflare:workers";
-import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
@@ -139,6 +139,25 @@ describe("failures", () => {
     await run(clock, works.issuer).warnings;
     expect(works.obtained).toContain("fail.example");
     expect(await attempt("fail.example")).toEqual({ outcome: "succeeded", failures: 0, error: null });
+  });
+
+  it("records an internal failure as such: no SQL, parameters or key material in the warning or the attempt", async () => {
+    await askForCertificates("fail", ["internal.fail.example"]);
+    const clock = { now: new Date("2026-12-20T00:05:00Z") };
+    const leak = "Failed query: insert into certificates params: -----BEGIN PRIVATE KEY-----MIGHAgEAMBMG";
+    const ca = fakeCa(clock, { failing: new Set(["internal.fail.example"]), obtainError: new Error(leak) });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    expect((await run(clock, ca.issuer).warnings).filter((w) => w.includes("internal.fail.example"))).toEqual([
+      "WARN: no certificate for internal.fail.example: internal error (see the logs); next attempt on 2026-12-21T00:00:00.000Z",
+    ]);
+    expect(await attempt("internal.fail.example")).toEqual({
+      outcome: "failed",
+      failures: 1,
+      error: "internal error (see the logs)",
+    });
+    expect(errors).toHaveBeenCalledTimes(1);
+    expect(String(errors.mock.calls[0][0])).toContain(leak);
+    errors.mockRestore();
   });
 
   it("counts an attempt left pending by a run that died as a failure, and backs off up to a week", () => {
