@@ -3,13 +3,11 @@
 // those whose time came (the CA's renewal window when it offers ACME Renewal Information, else when a third of the
 // lifetime remains), name the certificates that end soon, and queue a gensynchaprx when anything changed. A domain
 // whose last attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
-import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import { eq, inArray, lt } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { DomainError } from "../../shared/domain-errors";
-import { logError } from "../../shared/log";
-import { AcmeError, type IssuedCertificate, type RenewalInfoAnswer } from "./acme-client";
-import { DerError } from "./der";
-import { listCertificates, putAcmeCertificate } from "./certificates";
+import type { IssuedCertificate, RenewalInfoAnswer } from "./acme-client";
+import { attemptOne, dayStart, nextAttemptDay, utcDay, type RenewalOrder } from "./attempts";
+import { listCertificates } from "./certificates";
 import {
   acmeWarningPoint,
   ariCertificateId,
@@ -29,6 +27,8 @@ import { readCertificatePem } from "./x509";
 
 const DAY_MS = 86_400_000;
 
+export { nextAttemptDay };
+
 /** Obtains certificates; prepare() runs once before the first order (directory, account). */
 export interface CertificateIssuer {
   prepare(): Promise<void>;
@@ -40,18 +40,6 @@ export interface CertificateIssuer {
 
 type AttemptRow = typeof certificateAttempts.$inferSelect;
 type WindowRow = typeof certificateRenewalWindows.$inferSelect;
-
-const utcDay = (date: Date) => Math.floor(date.getTime() / DAY_MS);
-
-/** The first UTC day a domain may be tried again: the next day after one failure, then 2, 4, at most 7 days later. */
-export function nextAttemptDay(attempt: AttemptRow | undefined): number | undefined {
-  if (!attempt || attempt.outcome === "succeeded") return undefined;
-  // An attempt still pending belonged to a run that died: it counts as a failure.
-  const failures = attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0);
-  return utcDay(attempt.lastAttemptAt) + Math.min(2 ** Math.max(failures - 1, 0), 7);
-}
-
-const dayStart = (day: number) => new Date(day * DAY_MS).toISOString();
 
 function endingWarning(row: CertificateRow): string {
   const level = row.source === "acme" ? "INFO" : "WARN";
@@ -199,14 +187,17 @@ async function obtainDue(
 ): Promise<boolean> {
   const { due, state, start, warnings } = run;
   const attempts = new Map(state.attemptRows.map((row) => [row.domainName, row]));
+  const ready = (domainName: string) => {
+    const nextDay = nextAttemptDay(attempts.get(domainName));
+    return nextDay === undefined || utcDay(start) >= nextDay;
+  };
   let prepared = false;
   let obtained = false;
-  for (const { domainName, renewal } of due) {
+  for (const [index, { domainName, renewal }] of due.entries()) {
     const attempt = attempts.get(domainName);
-    const nextDay = nextAttemptDay(attempt);
-    if (nextDay !== undefined && utcDay(start) < nextDay) {
+    if (!ready(domainName)) {
       warnings.push(
-        `WARN: no new attempt for ${domainName} before ${dayStart(nextDay)}: the last one failed (${attempt!.lastError ?? "the run ended"})`,
+        `WARN: no new attempt for ${domainName} before ${dayStart(nextAttemptDay(attempt)!)}: the last one failed (${attempt!.lastError ?? "the run ended"})`,
       );
       continue;
     }
@@ -216,80 +207,18 @@ async function obtainDue(
       prepared = true;
     }
     await deps.keepLock();
-    if (await attemptOne(db, deps, { domainName, renewal, attempt }, warnings)) obtained = true;
+    const outcome = await attemptOne(db, deps, { domainName, renewal, attempt }, warnings);
+    if (outcome === "obtained") obtained = true;
+    if (outcome === "rate-limited") {
+      // Every further order of this run would be refused too, and charged to a domain (other tenants' renewals
+      // among them) as its failure: they wait for the next run instead.
+      const waiting = due.slice(index + 1).filter((next) => ready(next.domainName)).length;
+      if (waiting > 0)
+        warnings.push(`WARN: the CA limits this account's orders: ${waiting} more due, not tried until the next run`);
+      break;
+    }
   }
   return obtained;
-}
-
-/** One order, recorded as pending first so that a run dying mid-order still counts as a failure; true on success. */
-async function attemptOne(
-  db: Database,
-  deps: MaintenanceDependencies,
-  target: Due & { attempt: AttemptRow | undefined },
-  warnings: string[],
-): Promise<boolean> {
-  const { domainName, renewal, attempt } = target;
-  const attemptAt = deps.now();
-  const failuresBefore =
-    attempt?.outcome === "failed" || attempt?.outcome === "pending"
-      ? attempt.consecutiveFailures + (attempt.outcome === "pending" ? 1 : 0)
-      : 0;
-  await db
-    .insert(certificateAttempts)
-    .values({
-      domainName,
-      lastAttemptAt: attemptAt,
-      outcome: "pending",
-      consecutiveFailures: failuresBefore,
-      lastError: null,
-    })
-    .onConflictDoUpdate({
-      target: certificateAttempts.domainName,
-      set: { lastAttemptAt: attemptAt, outcome: "pending", consecutiveFailures: failuresBefore, lastError: null },
-    });
-  try {
-    const issued = await deps.issuer.obtain(domainName, renewal?.replaces);
-    const row = await putAcmeCertificate(db, { domainName, ...issued, now: deps.now() });
-    await db
-      .update(certificateAttempts)
-      .set({ outcome: "succeeded", consecutiveFailures: 0 })
-      .where(eq(certificateAttempts.domainName, domainName));
-    warnings.push(
-      `INFO: Certificate ${row.name} obtained from ${row.issuer}, valid until ${row.notAfter.toISOString()}${renewalNote(renewal)}`,
-    );
-    return true;
-  } catch (error) {
-    const cause = attemptFailure(domainName, error);
-    await db
-      .update(certificateAttempts)
-      .set({
-        outcome: "failed",
-        consecutiveFailures: sql`${certificateAttempts.consecutiveFailures} + 1`,
-        lastError: cause,
-      })
-      .where(and(eq(certificateAttempts.domainName, domainName), eq(certificateAttempts.outcome, "pending")));
-    const next = nextAttemptDay({
-      domainName,
-      lastAttemptAt: attemptAt,
-      outcome: "failed",
-      consecutiveFailures: failuresBefore + 1,
-      lastError: cause,
-    });
-    warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
-    return false;
-  }
-}
-
-/**
- * Why an attempt failed, as its warning (which a tenant who started the run reads) and the attempts table say it: the
- * CA's answer, a certificate's or a network error's own words; anything else (a D1 error quotes its SQL and
- * parameters, a new private key among them) is logged, and recorded as an internal error.
- */
-function attemptFailure(domainName: string, error: unknown): string {
-  if (error instanceof AcmeError || error instanceof DerError || error instanceof DomainError)
-    return error.message.slice(0, 1000);
-  logError(`certificates: the attempt for ${domainName} failed`, error);
-  return "internal error (see the logs)";
 }
 
 /** Names the certificates in use that end soon (after this run's renewals). */
@@ -314,23 +243,12 @@ async function warnEnding(
 
 // ---- when a certificate is renewed ----
 
-interface Renewal {
+interface Renewal extends RenewalOrder {
   /** The first run at or after this renews. */
   at: Date;
-  /** The CA's window it was chosen in; without one, a third of the lifetime remains then. */
-  window?: RenewalWindow;
-  /** The certificate's ARI ID, sent as `replaces` in the new order when the CA gave a window. */
-  replaces?: string;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 500);
-
-function renewalNote(renewal: Renewal | undefined): string {
-  if (!renewal) return "";
-  if (!renewal.window) return "; renewed with a third of its lifetime left";
-  const { start, end, explanationUrl } = renewal.window;
-  return `; renewed in the CA's renewal window ${start.toISOString()} to ${end.toISOString()}${explanationUrl ? ` (${explanationUrl})` : ""}`;
-}
 
 /** The ARI ID of a certificate, or undefined when ARI cannot name it (no Authority Key Identifier, unreadable). */
 function ariIdOf(certificate: CertificateRow): string | undefined {

@@ -3,6 +3,7 @@
 // certificates through the API. Renewal by the CA's ACME Renewal Information: maintenance-renewal.test.ts.
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { AcmeError } from "../../../src/proxy/pki/acme-client";
 import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
@@ -158,6 +159,27 @@ describe("failures", () => {
     expect(errors).toHaveBeenCalledTimes(1);
     expect(String(errors.mock.calls[0][0])).toContain(leak);
     errors.mockRestore();
+  });
+
+  it("stops ordering when the CA rate-limits the account: the names after it are neither tried nor charged", async () => {
+    const names = ["a.limited.example", "b.limited.example", "c.limited.example"];
+    await askForCertificates("fail", names);
+    const clock = { now: new Date("2026-12-22T00:05:00Z") };
+    const limited = new AcmeError("too many new orders recently", "urn:ietf:params:acme:error:rateLimited", 429);
+    const ca = fakeCa(clock, { failing: new Set(names), obtainError: limited });
+    const { warnings, queued } = run(clock, ca.issuer);
+    expect(await warnings).toEqual([
+      "WARN: no certificate for a.limited.example: too many new orders recently; next attempt on 2026-12-23T00:00:00.000Z",
+      "WARN: the CA limits this account's orders: 2 more due, not tried until the next run",
+    ]);
+    expect(ca.obtained).toEqual(["a.limited.example"]);
+    expect(queued).toEqual([]);
+    expect(await attempt("b.limited.example")).toBeNull();
+
+    clock.now = new Date("2026-12-22T06:00:00Z");
+    const later = fakeCa(clock);
+    await run(clock, later.issuer).warnings;
+    expect(later.obtained).toEqual(["b.limited.example", "c.limited.example"]);
   });
 
   it("counts an attempt left pending by a run that died as a failure, and backs off up to a week", () => {
