@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { AcmeError, type IssuedCertificate, type RenewalInfoAnswer } from "../../src/proxy/pki/acme-client";
+import { acmeChangesUndeployed } from "../../src/proxy/haproxy/versions";
 import { maintainCertificates, type CertificateIssuer } from "../../src/proxy/pki/maintenance";
 import { ariCertificateId } from "../../src/proxy/pki/renewal";
 import { readCertificatePem, selfSignedCertificate } from "../../src/proxy/pki/x509";
@@ -78,6 +79,7 @@ export function run(clock: { now: Date }, issuer: CertificateIssuer, random = 0.
       queued.push(queued.length + 100);
       return queued.length + 99;
     },
+    acmeChangesUndeployed: () => acmeChangesUndeployed(db()),
   });
   return { warnings, queued, lockKept: () => lockKept };
 }

@@ -259,3 +259,20 @@ export async function orphanedPendingVersions(db: Database) {
     .where(and(eq(haproxyVersions.status, "pending"), sql`coalesce(${jobRuns.state}, 'gone') <> 'running'`))
     .orderBy(haproxyVersions.id);
 }
+
+/**
+ * Whether an earlier run changed ACME certificates and its gensynchaprx never shipped them (the run died before
+ * queueing it, or that gensynchaprx failed for good): the version in force is older than an ACME certificate, or
+ * names one that is gone. False while a gensynchaprx is queued or running, which ships them.
+ */
+export async function acmeChangesUndeployed(db: Database): Promise<boolean> {
+  const [row] = await db.all<{ undeployed: number }>(sql`select exists(
+    select 1 from ${haproxyVersions} v where v.status = 'active'
+      and not exists (select 1 from ${jobRuns} r where r.kind = 'gensynchaprx' and r.state in ('queued', 'running'))
+      and (exists (select 1 from ${certificates} c where c.source = 'acme' and c.updated_at > v.created_at)
+        or exists (select 1 from json_each(v.certificate_files) f
+          where substr(json_extract(f.value, '$.name'), 1, 5) = 'acme_'
+            and json_extract(f.value, '$.name') not in (select name from ${certificates})))
+  ) as undeployed`);
+  return row?.undeployed === 1;
+}

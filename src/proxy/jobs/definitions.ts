@@ -8,6 +8,7 @@ import { SettingsError } from "../../shared/settings";
 import { pruneAuditLog } from "../audit/log";
 import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sync";
 import { shippedByEarlierAttempt } from "../haproxy/settle";
+import { acmeChangesUndeployed } from "../haproxy/versions";
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
 import { proxySettings } from "../settings";
@@ -158,6 +159,7 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
           throw new DomainError("locked", `the ${MAINTENANCE_LOCK} lock was lost (a heartbeat came too late)`);
       },
       queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
+      acmeChangesUndeployed: () => acmeChangesUndeployed(db),
     });
     return { warnings };
   });

@@ -56,6 +56,11 @@ export interface MaintenanceDependencies {
   keepLock: () => Promise<void>;
   /** Queues a gensynchaprx; returns its job run id. */
   queueGenSync: () => Promise<number>;
+  /**
+   * Whether ACME certificates changed since the version in force and no gensynchaprx is on its way to ship them (an
+   * earlier run died before queueing its own, or that one failed for good): this run queues one then.
+   */
+  acmeChangesUndeployed: () => Promise<boolean>;
 }
 
 /** The job's work on the database; returns its warnings. */
@@ -69,6 +74,10 @@ export async function maintainCertificates(db: Database, deps: MaintenanceDepend
   await warnEnding(db, deps, state.domainRows, start, warnings);
   if (removed.length > 0 || obtained)
     warnings.push(`INFO: certificates changed: HAProxy configuration job ${await deps.queueGenSync()} queued`);
+  else if (await deps.acmeChangesUndeployed())
+    warnings.push(
+      `INFO: the version in force predates ACME certificate changes: HAProxy configuration job ${await deps.queueGenSync()} queued`,
+    );
   return warnings;
 }
 

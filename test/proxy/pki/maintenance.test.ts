@@ -4,6 +4,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { AcmeError } from "../../../src/proxy/pki/acme-client";
+import { createJobRun, finishJobRun } from "../../../src/jobs/history";
+import { activateVersion, storeVersion } from "../../../src/proxy/haproxy/versions";
 import { nextAttemptDay } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
@@ -93,6 +95,59 @@ describe("obtaining and renewing", () => {
       { domainName: "renew.example" },
     ]);
     expect((await acmeRow("renew.example"))!.notAfter).toBeGreaterThan(first!.notAfter as number);
+  });
+});
+
+describe("certificates a run changed and never shipped", () => {
+  /** An active HAProxy version created at `createdAt` (what the last gensynchaprx left). */
+  async function versionInForce(createdAt: Date, certificateFiles: { file: string; name: string }[] = []) {
+    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
+    const files = { "haproxy.cfg": "# in force\n" };
+    const version = await storeVersion(db(), {
+      digest: "sha256:x",
+      jobRunId: runId,
+      files,
+      certificateFiles,
+      now: createdAt,
+    });
+    await activateVersion(db(), version, 10);
+  }
+
+  it("queue a gensynchaprx when the version in force predates one, unless one is on its way", async () => {
+    await env.DB.batch(
+      [
+        "delete from haproxy_version_files",
+        "delete from haproxy_versions",
+        "delete from job_runs where kind = 'gensynchaprx'",
+      ].map((query) => env.DB.prepare(query)),
+    );
+    await askForCertificates("issue", ["undeployed.example"]);
+    const clock = { now: new Date("2026-12-01T10:00:00Z") };
+    await versionInForce(new Date("2026-12-01T09:00:00Z"));
+    // The run that obtained it queued a gensynchaprx, which never shipped it (it died first, say).
+    const first = run(clock, fakeCa(clock).issuer);
+    await first.warnings;
+    expect(first.queued).toEqual([100]);
+    expect(await acmeRow("undeployed.example")).toMatchObject({ name: "acme_undeployed.example" });
+
+    clock.now = new Date("2026-12-02T10:00:00Z");
+    const next = run(clock, fakeCa(clock).issuer);
+    expect(await next.warnings).toEqual([
+      "INFO: the version in force predates ACME certificate changes: HAProxy configuration job 100 queued",
+    ]);
+
+    const onItsWay = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+    expect(await run(clock, fakeCa(clock).issuer).warnings).toEqual([]);
+    await finishJobRun(db(), { id: onItsWay, now: clock.now, state: "succeeded" });
+    await versionInForce(new Date("2026-12-02T09:00:00Z"), [
+      { file: "certs/acme_gone.pem", name: "acme_gone.example" },
+    ]);
+    expect(await run(clock, fakeCa(clock).issuer).warnings).toEqual([
+      "INFO: the version in force predates ACME certificate changes: HAProxy configuration job 100 queued",
+    ]);
+
+    await versionInForce(new Date("2026-12-02T09:30:00Z"));
+    expect(await run(clock, fakeCa(clock).issuer).warnings).toEqual([]);
   });
 });
 
