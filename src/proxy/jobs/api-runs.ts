@@ -21,7 +21,7 @@ import { joinOrRun, type JoinPorts } from "../haproxy/joining";
 import { notesOfRun } from "../haproxy/versions";
 import { mayAccessProject, type Caller } from "../installation/api-users";
 import { proxySettings } from "../settings";
-import { restoreSshProxyVersion } from "../sshproxy/versions";
+import { restoreSshProxyVersion, sshProxySettingsOf } from "../sshproxy/versions";
 import { certificatesJob, genSyncJob, queueSlaveSyncs, sshProxyJob } from "./definitions";
 import { acquireJobLock, CONFIG_LOCK, releaseJobLock, withJobLock } from "./locks";
 
@@ -205,6 +205,7 @@ export async function runSshProxyRestoreFromApi(
         version: input.version,
         kept: proxySettings(env).SSH_PROXY_VERSIONS_KEPT,
         now: input.now,
+        ...sshProxySettingsOf(proxySettings(env)),
       }),
     failed: (expected, error) => ({ recorded: expected?.message ?? "internal error (see the logs)", thrown: error }),
   });

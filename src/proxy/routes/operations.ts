@@ -132,7 +132,9 @@ const sshActivateRoute = createRoute({
   operationId: "activateSshProxyVersion",
   tags: ["operations"],
   summary: "Rolls back: stores a stored SSH proxy version again as the newest one (restoredFrom)",
-  description: "Under writesshprx's lock, recorded as a writesshprx run.",
+  description:
+    "Under writesshprx's lock, recorded as a writesshprx run. Only what the installation still grants comes back: " +
+    "accounts no longer granted or whose target moved, and users and keys taken away since, are left out with a WARN.",
   ...writing,
   request: { params: labelParams("version") },
   responses: {

@@ -8,7 +8,13 @@ import { NotFound, versionNotFound } from "../domain-errors";
 import type { Ipv6Network } from "../installation/addresses";
 import { loadSshInstallation } from "../installation/load";
 import type { ProxySettings } from "../settings";
-import { generateSshAccounts, sshpiperdYaml, type SshAccount, type SshProxyFiles } from "./config";
+import {
+  accountsStillGranted,
+  generateSshAccounts,
+  sshpiperdYaml,
+  type SshAccount,
+  type SshProxyFiles,
+} from "./config";
 import { sshProxyVersions } from "./tables";
 
 type SshVersionRow = typeof sshProxyVersions.$inferSelect;
@@ -123,28 +129,41 @@ export async function sshProxyVersionExists(db: Database, version: number): Prom
 
 /**
  * POST /admin/sshproxy/versions/{version}/activate: stores an older version's accounts and file again as the newest
- * version (the one in force), noting which version it restores.
+ * version (the one in force), noting which version it restores. Only what the installation still grants comes back
+ * (accountsStillGranted): when anything is cut, the file is generated again from the accounts kept.
  */
 export async function restoreSshProxyVersion(
   db: Database,
-  input: { runId: number; version: number; kept: number; now: Date },
+  input: {
+    runId: number;
+    version: number;
+    kept: number;
+    now: Date;
+    files: SshProxyFiles;
+    addressExceptions: readonly Ipv6Network[];
+  },
 ) {
   const old = await findSshProxyVersion(db, input.version);
   if (!old) throw versionNotFound(input.version);
+  const current = generateSshAccounts(await loadSshInstallation(db), input.addressExceptions).accounts;
+  const { accounts, warnings: cut } = accountsStillGranted(JSON.parse(old.accounts) as SshAccount[], current);
+  const whole = cut.length === 0;
+  const accountsJson = whole ? old.accounts : JSON.stringify(accounts);
+  const yaml = whole ? old.yaml : sshpiperdYaml(accounts, input.files);
   const version = await insertVersion(
     db,
     {
-      digest: old.digest,
+      digest: whole ? old.digest : await digestOf(accountsJson, yaml),
       jobRunId: input.runId,
       restoredFrom: old.id,
-      accounts: old.accounts,
-      yaml: old.yaml,
-      warnings: old.warnings,
+      accounts: accountsJson,
+      yaml,
+      warnings: [...old.warnings, ...cut],
       createdAt: input.now,
     },
     input.kept,
   );
-  return { version, warnings: [`INFO: SSH proxy version ${version} restores version ${old.id}`] };
+  return { version, warnings: [`INFO: SSH proxy version ${version} restores version ${old.id}`, ...cut] };
 }
 
 /** The files a preview shows and diffs: the accounts (indented, so that a diff names the lines) and the yaml. */

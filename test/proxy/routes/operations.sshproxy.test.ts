@@ -126,6 +126,41 @@ describe("the SSH proxy: versions, preview, activate", () => {
     ]);
   });
 
+  it("restores only what the installation still grants: a revoked grant stays revoked", async () => {
+    const grant = (emails: string[]) =>
+      expectJson(
+        asAdmin(
+          "/admin/containers/ops/web1/permissions",
+          "PUT",
+          emails.map((userEmail) => ({ permission: "www-data", userEmail })),
+        ),
+        200,
+      );
+    await grant(["anna@example.com", "ben@example.com"]);
+    const granted = await write();
+    await grant(["anna@example.com"]);
+    const response = await callWith(withVars(), `/admin/sshproxy/versions/${granted.version}/activate`, {
+      method: "POST",
+    });
+    const body = await expectJson(response, 200);
+    const restored = body.payload.value;
+    const cut = "WARN: ops-web1_www-data keeps only the users and keys the installation still grants (2 left out)";
+    expect(body.warnings).toEqual([`INFO: SSH proxy version ${restored} restores version ${granted.version}`, cut]);
+    const inForce = await expectJson(callWith(withVars(), "/admin/sshproxy"), 200);
+    const old = await expectJson(callWith(withVars(), `/admin/sshproxy/versions/${granted.version}`), 200);
+    const account = inForce.accounts.find((a: { name: string }) => a.name === "ops-web1_www-data");
+    expect([inForce.version, account.users, account.authorizedKeys]).toEqual([
+      restored,
+      ["anna@example.com"],
+      [KEY_ANNA],
+    ]);
+    expect(old.yaml).toContain(btoa(`${KEY_ANNA}\n${KEY_BEN}\n`));
+    expect(inForce.yaml).not.toContain(btoa(`${KEY_ANNA}\n${KEY_BEN}\n`));
+    expect(inForce.yaml).toContain(btoa(`${KEY_ANNA}\n`));
+    expect(inForce.warnings.at(-1)).toBe(cut);
+    expect(inForce.digest).not.toBe(old.digest);
+  });
+
   it("answers 404 for an unknown version and 423 while the lock is held", async () => {
     const { version } = await write();
     const activate = (v: number) => callWith(withVars(), `/admin/sshproxy/versions/${v}/activate`, { method: "POST" });
