@@ -2,7 +2,8 @@
 // the proxy's runs, newest first, by kind, without other services' runs.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { getJobRun } from "../../src/jobs/history";
+import { createJobRun, getJobRun } from "../../src/jobs/history";
+import { writeSshProxyConfiguration } from "../../src/proxy/sshproxy/versions";
 import { errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
 import { callWith, db, KEY_ANNA, KEY_BEN, withVars } from "../support/proxy-job-env";
@@ -15,6 +16,8 @@ beforeAll(async () => {
 });
 
 silenceConsoleAndRestoreMocks();
+
+const files = { upstreamKeyFile: "/etc/sshpiperd/upstream_key", knownHostsFile: "/etc/sshpiperd/known_hosts" };
 
 describe("writesshprx", () => {
   it("answers [] at once and stores the SSH proxy configuration from the queue", async () => {
@@ -80,6 +83,21 @@ describe("writesshprx", () => {
         "",
       ].join("\n"),
     );
+  });
+
+  it("a retry of a run that stored its version answers that version and its warnings, and stores nothing", async () => {
+    const runId = await createJobRun(db(), { kind: "writesshprx", trigger: "test" });
+    const input = { runId, files, kept: 20, addressExceptions: [], now: new Date() };
+    const first = await writeSshProxyConfiguration(db(), input);
+    const again = await writeSshProxyConfiguration(db(), input);
+    expect(again).toEqual({
+      version: first.version,
+      warnings: [
+        `INFO: SSH proxy version ${first.version} was already stored by this run`,
+        "WARN: carl@example.com has no SSH public key and cannot log in as jobs-web1_root",
+      ],
+    });
+    expect((await expectJson(callWith(withVars(), "/admin/sshproxy"), 200)).version).toBe(first.version);
   });
 
   it("is for the administrator only", async () => {

@@ -58,7 +58,8 @@ export async function writeSshProxyConfiguration(
     .where(eq(sshProxyVersions.jobRunId, input.runId))
     .limit(1);
   if (stored) {
-    return { version: stored.id, warnings: [`INFO: SSH proxy version ${stored.id} was already stored by this run`] };
+    const already = `INFO: SSH proxy version ${stored.id} was already stored by this run`;
+    return { version: stored.id, warnings: [already, ...stored.warnings] };
   }
   const { accounts, warnings } = generateSshAccounts(await loadSshInstallation(db), input.addressExceptions);
   const accountsJson = JSON.stringify(accounts);
