@@ -8,6 +8,7 @@ import { MAX_ATTEMPTS } from "../../src/jobs/queue";
 import { CONFIG_LOCK } from "../../src/proxy/jobs";
 import { createApiUser, errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
+import { callWith as post } from "./routes/operations-helpers";
 import { createDeployedProject } from "../support/proxy-fixtures";
 import {
   AGENT,
@@ -337,5 +338,17 @@ describe("slave syncs: failures at once, numbers that never go backwards", () =>
     agents({ push: (call) => Response.json({ outcome: "applied", version: call.body.version }) });
     await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 200);
     expect(await activeVersion()).toBe(runs + 1);
+  });
+
+  it("numbers a restored version past what a slave said it runs, as a generated one", async () => {
+    const { body } = await queuedSync();
+    const runs = body.version + 900;
+    agents({ push: () => Response.json({ error: "newer", version: runs }, { status: 409 }) });
+    await deliverBatch([{ id: "stale-restore", attempts: 1, body }], agentEnv({ SLAVE_AGENT_URLS: SLAVE }));
+    vi.restoreAllMocks();
+    agents({ push: (call) => Response.json({ outcome: "applied", version: call.body.version }) });
+    const restore = await post(agentEnv(), `/admin/haproxy/versions/${body.version}/activate`, { method: "POST" });
+    expect((await expectJson(restore, 200)).payload).toEqual({ key: "version", value: runs + 1 });
+    expect((await versions())[0]).toMatchObject({ version: runs + 1, status: "active", restoredFrom: body.version });
   });
 });

@@ -268,6 +268,8 @@ export async function restoreVersion(
   }
   const digest = await bundleDigest(files);
   const version = await storeVersion(db, {
+    // Numbered past what any slave said it runs, as a generated version is: a slave refuses a lower number as older.
+    agentsRun: await highestSlaveVersion(db),
     digest,
     jobRunId: input.runId,
     files: stored.files,
