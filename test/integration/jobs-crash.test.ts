@@ -1,7 +1,7 @@
 // A kill -9 of wrangler dev (and its workerd) in the middle of gensynchaprx, as an operator meets it: the agent got the
 // push and applied it, the control plane died before the answer. After a restart on the same state, 423 lasts only
 // until the dead run's lock lease (JOB_HEARTBEAT_TIMEOUT) runs out, the minute sweep fails the run with its cause, and
-// the version it left pending is settled as active from the agent's status.
+// the version it left pending is settled as active by asking the agent about its push.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, jobEnded, proxyVars, until } from "../support/proxy-haproxy-agent";
@@ -16,7 +16,10 @@ interface Pushed {
   digest: string;
 }
 
-/** An agent that checks every bundle valid, applies a push but never answers it, and reports what it applied. */
+/**
+ * An agent that checks every bundle valid, applies a push but never answers it, and reports what it applied (asked
+ * about the push by its id: applied).
+ */
 async function startSilentAgent() {
   let pushed: Pushed | undefined;
   const held: { end(): void }[] = [];
@@ -37,6 +40,12 @@ async function startSilentAgent() {
       pushed = { version, digest };
       held.push(response);
       return;
+    }
+    const abandon = /^\/v1\/pushes\/([^/]+)\/abandon$/.exec(request.url ?? "");
+    if (abandon && pushed) {
+      await body(request).catch(() => undefined);
+      const at = new Date().toISOString();
+      return json({ pushId: abandon[1], version: pushed.version, state: "applied", error: null, at });
     }
     if (request.url === "/v1/status") {
       const digest = pushed?.digest ?? null;
@@ -123,9 +132,7 @@ describe("gensynchaprx killed between the push and the agent's answer", () => {
     expect((await api(server.url, `/admin/jobs/${dead.id}`)).body).toMatchObject({
       state: "failed",
       error: "its worker stopped: no heartbeat for 30 s (a crash or a deploy); the run was not retried",
-      warnings: [
-        `INFO: version ${pushed.version} is active: run ${dead.id} stopped before the agent answered, and the agent runs it`,
-      ],
+      warnings: [`INFO: version ${pushed.version} was settled as applied: it is the version in force`],
     });
     const version = await api(server.url, `/admin/haproxy/versions/${pushed.version}`);
     expect(version.body).toMatchObject({ version: pushed.version, status: "active", digest: pushed.digest });

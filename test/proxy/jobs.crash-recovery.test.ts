@@ -1,7 +1,7 @@
 // The proxy's jobs across crashes and redelivery: a writesshprx or slave sync delivered twice writes once, a
 // redelivery after a crash fails the run instead of running it again, a running job's lock and run beat (so that a
 // dead holder frees its lock within JOB_HEARTBEAT_TIMEOUT, not JOB_LOCK_TIMEOUT), and the minute sweep settles a
-// version a dead run left pending from the master agent's status.
+// version a dead run left pending by asking the master agent about its push.
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -14,7 +14,18 @@ import { CONFIG_LOCK } from "../../src/proxy/jobs";
 import { expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
 import { createDeployedProject } from "../support/proxy-fixtures";
-import { agentEnv, applied, callWith, db, fakeAgents, locks, withVars } from "../support/proxy-job-env";
+import {
+  AGENT,
+  agentEnv,
+  agents,
+  applied,
+  callWith,
+  db,
+  fakeAgents,
+  locks,
+  record,
+  withVars,
+} from "../support/proxy-job-env";
 
 const SLAVE = "http://slave-crash.test:9400";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -192,44 +203,35 @@ describe("heartbeats of a running job", () => {
   });
 });
 
-/** A master agent whose GET /v1/status answers `status` (a Response for a failure); records pushes. */
-function agentReporting(status: Record<string, unknown> | Response) {
-  const pushes: string[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input as RequestInfo, init as RequestInit);
-    if (new URL(request.url).pathname === "/v1/status")
-      return status instanceof Response ? status.clone() : Response.json(status);
-    pushes.push(request.url);
-    return applied();
-  });
-  return pushes;
-}
-
 /** What a gensynchaprx killed between its push and the agent's answer leaves: its run running, its version pending. */
 async function versionOfDeadRun(digest: string) {
   const runId = await startJobRun(db(), { kind: "gensynchaprx", trigger: "api (admin)", now: new Date() });
+  const createdAt = new Date();
   const version = await storeVersion(db(), {
     digest,
     jobRunId: runId,
     files: { "haproxy.cfg": `# ${digest}\n` },
     certificateFiles: [],
-    now: new Date(),
+    now: createdAt,
   });
   await env.DB.prepare("update job_runs set heartbeat_at = ? where id = ?")
     .bind(Date.now() - 61_000, runId)
     .run();
-  return { runId, version };
+  return { runId, version, abandon: `${AGENT}/v1/pushes/v${version}-${createdAt.getTime()}/abandon` };
 }
 
 const versionRow = (version: number) =>
   env.DB.prepare("select status, error from haproxy_versions where id = ?").bind(version).first();
 
+const DROPPED = "given up by the control plane before its reload";
+
 describe("a version left pending by a run whose worker died", () => {
-  it("is made active when the master agent runs it, the slaves follow, and the run says so", async () => {
-    const { runId, version } = await versionOfDeadRun("sha256:crash-applied");
+  it("is asked about by its push id; applied, it is made active, the slaves follow, and the run says so", async () => {
+    const { runId, version, abandon } = await versionOfDeadRun("sha256:crash-applied");
     const sendBatch = vi.spyOn(env.JOBS, "sendBatch").mockResolvedValue(undefined as never);
-    agentReporting({ version, digest: "sha256:crash-applied", diskDigest: "sha256:crash-applied" });
+    const seen = agents({ abandon: () => record("applied", version) });
     await sweep(agentEnv({ SLAVE_AGENT_URLS: SLAVE }));
+    expect(seen.map((call) => [call.method, call.url])).toEqual([["POST", abandon]]);
     expect(await versionRow(version)).toEqual({ status: "active", error: null });
     const syncs = [...sendBatch.mock.calls[0][0]].map((message) => message.body as { runId: number });
     expect(syncs).toEqual([
@@ -239,26 +241,36 @@ describe("a version left pending by a run whose worker died", () => {
       state: "failed",
       error: deadRunError(60_000),
       warnings: [
-        `INFO: version ${version} is active: run ${runId} stopped before the agent answered, and the agent runs it; slave syncs queued as jobs ${syncs[0].runId}`,
+        `INFO: version ${version} was settled as applied: it is the version in force`,
+        `INFO: sync of version ${version} to slave ${SLAVE} queued as job ${syncs[0].runId}`,
       ],
     });
     expect(await locks().inspect(CONFIG_LOCK)).toBeNull();
   });
 
-  it("is rejected with the cause when the master agent runs another version", async () => {
-    const { runId, version } = await versionOfDeadRun("sha256:crash-lost");
-    agentReporting({ version: version - 1, digest: "sha256:older", diskDigest: "sha256:older" });
+  it("is rejected with the cause when the master agent dropped it (which also stops a push not yet reloading)", async () => {
+    const { runId, version, abandon } = await versionOfDeadRun("sha256:crash-lost");
+    const seen = agents({ abandon: () => record("abandoned", version, DROPPED) });
     await sweep(agentEnv());
-    const cause = `run ${runId} stopped before it was applied, and the agent runs version ${version - 1}`;
-    expect(await versionRow(version)).toEqual({ status: "rejected", error: cause });
-    expect((await getJobRun(db(), runId))!.warnings).toEqual([`WARN: version ${version} was rejected: ${cause}`]);
+    expect(seen.map((call) => [call.method, call.url])).toEqual([["POST", abandon]]);
+    const why = `it dropped version ${version} before reloading: ${DROPPED}`;
+    expect(await versionRow(version)).toEqual({
+      status: "rejected",
+      error: `run ${runId} stopped before the agent answered; settled later: ${why}`,
+    });
+    expect((await getJobRun(db(), runId))!.warnings).toEqual([
+      `INFO: version ${version} was settled as rejected: ${why}`,
+    ]);
   });
 
-  it("stays pending while the master agent cannot be asked, and while its run still beats", async () => {
+  it("stays pending while the master agent cannot tell or be asked, and while its run still beats", async () => {
     const dead = await versionOfDeadRun("sha256:crash-unknown");
-    agentReporting(new Response("down", { status: 503 }));
+    agents({ abandon: () => new Response("down", { status: 503 }) });
     await sweep(agentEnv());
+    vi.mocked(globalThis.fetch).mockRestore();
+    agents({ abandon: () => record("reloading", dead.version) });
     await sweep(agentEnv());
+    vi.mocked(globalThis.fetch).mockRestore();
     expect(await versionRow(dead.version)).toEqual({ status: "pending", error: null });
 
     const liveRun = await startJobRun(db(), { kind: "gensynchaprx", trigger: "api (admin)", now: new Date() });
@@ -269,8 +281,9 @@ describe("a version left pending by a run whose worker died", () => {
       certificateFiles: [],
       now: new Date(),
     });
-    agentReporting({ version: live, digest: "sha256:live", diskDigest: "sha256:live" });
+    const seen = agents({ abandon: () => record("abandoned", dead.version, DROPPED) });
     await sweep(agentEnv());
+    expect(seen.map((call) => call.url)).toEqual([dead.abandon]);
     expect(await versionRow(live)).toEqual({ status: "pending", error: null });
     expect(await getJobRun(db(), liveRun)).toMatchObject({ state: "running", warnings: [] });
     expect(await versionRow(dead.version)).toMatchObject({ status: "rejected" });

@@ -249,11 +249,16 @@ export async function bundleOfVersion(db: Database, row: VersionRow, textFiles: 
 
 /**
  * The pending versions no running run owns (their run failed, finished or is gone: its worker died between the push
- * and the answer), oldest first: what the sweep settles from the master agent's status.
+ * and the answer), oldest first: what the sweep settles by asking the master agent about their pushes.
  */
 export async function orphanedPendingVersions(db: Database) {
   return db
-    .select({ version: haproxyVersions.id, digest: haproxyVersions.digest, jobRunId: haproxyVersions.jobRunId })
+    .select({
+      version: haproxyVersions.id,
+      digest: haproxyVersions.digest,
+      createdAt: haproxyVersions.createdAt,
+      jobRunId: haproxyVersions.jobRunId,
+    })
     .from(haproxyVersions)
     .leftJoin(jobRuns, eq(jobRuns.id, haproxyVersions.jobRunId))
     .where(and(eq(haproxyVersions.status, "pending"), sql`coalesce(${jobRuns.state}, 'gone') <> 'running'`))

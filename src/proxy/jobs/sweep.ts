@@ -1,22 +1,17 @@
 // The proxy's part of the minute sweep: a HAProxy version left `pending` by a run whose worker died between the push
-// and the agent's answer is settled from what the master agent says it runs (GET /v1/status), under the
-// configuration lock so that no gensynchaprx is shipping meanwhile: active (and the slaves follow) when the agent
-// runs it, rejected when it runs another; left pending while the agent cannot be asked.
+// and the agent's answer is settled by asking the master agent about that push by its id (which also stops it if its
+// reload has not started), under the configuration lock so that no gensynchaprx is shipping meanwhile: active (and
+// the slaves follow) when the agent applied it, rejected when it dropped or refused it; left pending while the agent
+// cannot tell.
 import { appendJobWarnings } from "../../jobs/history";
 import type { Sweep } from "../../jobs/define";
 import { JobLocked } from "../../jobs/locks";
 import { database, type Database } from "../../shared/db";
-import { AgentError, agentStatus, type AgentStatus } from "../haproxy/agent-client";
-import { activateVersion, orphanedPendingVersions, rejectVersion } from "../haproxy/versions";
-import { proxySettings, type ProxySettings } from "../settings";
+import { settleVersion } from "../haproxy/settle";
+import { orphanedPendingVersions, rejectVersion } from "../haproxy/versions";
+import { proxySettings } from "../settings";
 import { masterOnly, queueSlaveSyncs } from "./definitions";
 import { CONFIG_LOCK, withJobLock } from "./locks";
-
-/** The sweep asks the agent as the status page does: an agent that hangs is asked again next minute. */
-const STATUS_TIMEOUT_MS = 10_000;
-
-// The global fetch is looked up at call time, so that tests intercepting outbound fetch see the calls.
-const outbound: typeof fetch = (input, init) => fetch(input, init);
 
 type Orphan = Awaited<ReturnType<typeof orphanedPendingVersions>>[number];
 
@@ -37,50 +32,34 @@ async function settleUnderLock(env: Env, db: Database): Promise<string[]> {
   const settings = proxySettings(env);
   const orphans = await orphanedPendingVersions(db);
   if (orphans.length === 0) return [];
-  const reported = await askMaster(settings);
-  if (reported instanceof AgentError)
-    return [`pending HAProxy versions ${orphans.map((o) => o.version).join(", ")} wait: ${reported.message}`];
+  if (!settings.HAPROXY_AGENT_URL) {
+    const notes: string[] = [];
+    for (const orphan of orphans) notes.push(await rejectUnpushed(db, orphan));
+    return notes;
+  }
+  if (!settings.HAPROXY_AGENT_TOKEN)
+    return [
+      `pending HAProxy versions ${orphans.map((o) => o.version).join(", ")} wait: HAPROXY_AGENT_TOKEN is not set`,
+    ];
   const notes: string[] = [];
-  for (const orphan of orphans) notes.push(await settle(env, db, { settings, orphan, reported }));
+  for (const orphan of orphans) {
+    const run = orphan.jobRunId === null ? "its run" : `run ${orphan.jobRunId}`;
+    const row = { ...orphan, id: orphan.version, error: `${run} stopped before the agent answered` };
+    const settled = await settleVersion(env, row, { queueSlaveSyncs: (parent) => queueSlaveSyncs(env, parent) });
+    notes.push(
+      settled.state === "unknown"
+        ? `pending HAProxy version ${orphan.version} waits: ${settled.why}`
+        : `pending HAProxy version ${orphan.version} settled as ${settled.state}`,
+    );
+  }
   return notes;
 }
 
-/** What the master agent runs; an AgentError when it cannot be asked (null: no agent, the version was never pushed). */
-async function askMaster(settings: ProxySettings): Promise<AgentStatus | AgentError | null> {
-  if (!settings.HAPROXY_AGENT_URL) return null;
-  if (!settings.HAPROXY_AGENT_TOKEN) return new AgentError("HAPROXY_AGENT_TOKEN is not set", "not-configured");
-  const timeoutMs = Math.min(settings.HAPROXY_AGENT_TIMEOUT, STATUS_TIMEOUT_MS);
-  return agentStatus(outbound, { agentUrl: settings.HAPROXY_AGENT_URL, token: settings.HAPROXY_AGENT_TOKEN, timeoutMs })
-    .then((status): AgentStatus | AgentError => status)
-    .catch((error: unknown) => {
-      if (error instanceof AgentError) return error;
-      throw error;
-    });
-}
-
-/** Settles one orphaned version from the agent's report; answers the note, which its run's warnings get too. */
-async function settle(
-  env: Env,
-  db: Database,
-  input: { settings: ProxySettings; orphan: Orphan; reported: AgentStatus | null },
-): Promise<string> {
-  const { settings, orphan, reported } = input;
-  const { version, jobRunId } = orphan;
-  const run = jobRunId === null ? "its run" : `run ${jobRunId}`;
-  let note: string;
-  if (reported !== null && reported.version === version && reported.digest === orphan.digest) {
-    await activateVersion(db, version, settings.HAPROXY_VERSIONS_KEPT);
-    note = `INFO: version ${version} is active: ${run} stopped before the agent answered, and the agent runs it`;
-    if (jobRunId !== null) {
-      const syncs = settings.SLAVE_AGENT_URLS.map((agentUrl) => ({ version, agentUrl }));
-      const syncRuns = await queueSlaveSyncs(env, jobRunId)(syncs);
-      note += syncRuns.length > 0 ? `; slave syncs queued as jobs ${syncRuns.join(", ")}` : "";
-    }
-  } else {
-    const runs = reported === null ? "no agent was asked" : `the agent runs version ${reported.version ?? "none"}`;
-    note = `WARN: version ${version} was rejected: ${run} stopped before it was applied, and ${runs}`;
-    await rejectVersion(db, version, note.replace(/^WARN: version \d+ was rejected: /, ""));
-  }
-  if (jobRunId !== null) await appendJobWarnings(db, { id: jobRunId, warnings: [note] });
+/** A version stored while no master agent is configured never went anywhere: rejected, and its run is told. */
+async function rejectUnpushed(db: Database, orphan: Orphan): Promise<string> {
+  const run = orphan.jobRunId === null ? "its run" : `run ${orphan.jobRunId}`;
+  const note = `WARN: version ${orphan.version} was rejected: ${run} stopped before it was applied, and no agent was asked`;
+  await rejectVersion(db, orphan.version, note.replace(/^WARN: version \d+ was rejected: /, ""));
+  if (orphan.jobRunId !== null) await appendJobWarnings(db, { id: orphan.jobRunId, warnings: [note] });
   return note;
 }
