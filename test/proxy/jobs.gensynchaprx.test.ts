@@ -90,6 +90,20 @@ describe("gensynchaprx without an agent", () => {
     );
   });
 
+  it("keeps HAPROXY_VERSIONS_KEPT versions while refusals pile up, and the one in force", async () => {
+    const vars = { HAPROXY_VERSIONS_KEPT: "2" };
+    await expectJson(callWith(withVars(vars), "/admin/gensynchaprx"), 200);
+    const inForce = (await expectJson(callWith(withVars(vars), "/admin/haproxy"), 200)).version;
+    fakeAgents(() => Response.json({ error: "reload failed (exit 1): no" }, { status: 500 }));
+    for (let run = 0; run < 4; run++) await expectJson(callWith(agentEnv(vars), "/admin/gensynchaprx"), 500);
+    const versions = await expectJson(callWith(withVars(vars), "/admin/haproxy/versions"), 200);
+    expect(versions.map((v: { version: number; status: string }) => [v.version, v.status])).toEqual([
+      [inForce + 4, "rejected"],
+      [inForce + 3, "rejected"],
+      [inForce, "active"],
+    ]);
+  });
+
   it("may be started by any API user, whose history and versions stay administrator-only", async () => {
     expect((await callWith(withVars(), "/admin/gensynchaprx", apiUser)).status).toBe(200);
     expect((await callWith(withVars(), "/admin/haproxy", apiUser)).status).toBe(403);

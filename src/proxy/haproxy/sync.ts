@@ -106,7 +106,7 @@ export interface AppliedVersion {
  */
 async function rejectCandidate(
   db: Database,
-  input: { runId: number; now: Date; agentsRun?: number },
+  input: { runId: number; now: Date; agentsRun?: number; kept: number },
   refused: Candidate,
   refusal: Refusal,
 ): Promise<GenSyncFailed> {
@@ -119,10 +119,11 @@ async function rejectCandidate(
 
 const storeCandidate = (
   db: Database,
-  input: { runId: number; now: Date; agentsRun?: number },
+  input: { runId: number; now: Date; agentsRun?: number; kept: number },
   { bundle, digest }: Candidate,
 ) =>
   storeVersion(db, {
+    kept: input.kept,
     agentsRun: input.agentsRun,
     digest,
     jobRunId: input.runId,
@@ -161,8 +162,9 @@ export async function generateAndApply(
   const checked = await checkedBundle(agentOf(settings), generate);
   // Numbered past what any agent runs: after a D1 reset the slaves would refuse lower numbers as older.
   const agentsRun = Math.max(checked.agentRuns ?? 0, await highestSlaveVersion(db));
-  if (checked.refusal) throw await rejectCandidate(db, { ...input, agentsRun }, checked, checked.refusal);
-  const version = await storeCandidate(db, { ...input, agentsRun }, checked);
+  const stored = { ...input, agentsRun, kept: settings.HAPROXY_VERSIONS_KEPT };
+  if (checked.refusal) throw await rejectCandidate(db, stored, checked, checked.refusal);
+  const version = await storeCandidate(db, stored, checked);
   const shipped = await shipVersion(db, settings, { ...input, version, digest: checked.digest, files: checked.files });
   return { version, notes: [...checked.bundle.notes, ...shipped] };
 }
@@ -270,6 +272,7 @@ export async function restoreVersion(
   const version = await storeVersion(db, {
     // Numbered past what any slave said it runs, as a generated version is: a slave refuses a lower number as older.
     agentsRun: await highestSlaveVersion(db),
+    kept: settings.HAPROXY_VERSIONS_KEPT,
     digest,
     jobRunId: input.runId,
     files: stored.files,

@@ -21,6 +21,21 @@ const versionSummary = (row: VersionRow) => ({
   createdAt: row.createdAt.toISOString(),
 });
 
+/** Deletes the versions older than the newest `kept` that are neither in force nor waiting to be settled. */
+function pruneSettled(db: Database, kept: number) {
+  const keep = db
+    .select({ id: haproxyVersions.id })
+    .from(haproxyVersions)
+    .orderBy(desc(haproxyVersions.id))
+    .limit(kept);
+  const settled = and(inArray(haproxyVersions.status, ["previous", "rejected"]), notInArray(haproxyVersions.id, keep));
+  const dropped = db.select({ id: haproxyVersions.id }).from(haproxyVersions).where(settled);
+  return [
+    db.delete(haproxyVersionFiles).where(inArray(haproxyVersionFiles.versionId, dropped)),
+    db.delete(haproxyVersions).where(settled),
+  ] as const;
+}
+
 /** Stores the bundle's text files and certificate list as a new pending version (one D1 batch); returns its number. */
 export async function storeVersion(
   db: Database,
@@ -39,6 +54,11 @@ export async function storeVersion(
      * for an agent after a D1 reset (a slave refuses what is older than what it runs).
      */
     agentsRun?: number;
+    /**
+     * How many versions D1 keeps (HAPROXY_VERSIONS_KEPT): older ones that are settled and not in force go in the same
+     * batch, so that refused versions do not pile up while no version is activated (an agent that is down).
+     */
+    kept?: number;
   },
 ): Promise<number> {
   // Inside the batch (one transaction, under the job lock) the newest id is the version just inserted.
@@ -63,6 +83,7 @@ export async function storeVersion(
     ...Object.entries(input.files).map(([name, content]) =>
       db.insert(haproxyVersionFiles).values({ versionId: newest, name, content }),
     ),
+    ...(input.kept === undefined ? [] : pruneSettled(db, input.kept)),
     db.select({ id: sql<number>`max(${haproxyVersions.id})` }).from(haproxyVersions),
   ]);
   const last = results[results.length - 1] as { id: number }[];
