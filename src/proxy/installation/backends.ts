@@ -304,7 +304,10 @@ function domainStatements(backendId: SQL, current: DomainRow[], wanted: DomainFi
   const removals = current.filter((row) => !wantedNames.has(row.domainName)).map(readDomain);
   const updates = wanted
     .filter((domain) => currentByName.has(domain.domainName))
-    .map((domain) => ({ ...domain, ...readDomain(currentByName.get(domain.domainName)!) }));
+    .map((domain) => {
+      const row = currentByName.get(domain.domainName)!;
+      return { ...domain, ...readDomain(row), readPublicCa: row.publicCaCertificate };
+    });
   const inserts = wanted.filter((domain) => !currentByName.has(domain.domainName));
   const statements: Statement[] = [];
   if (removals.length) statements.push(...deleteDomains(removals));

@@ -40,6 +40,12 @@ export function insertDomains(rows: (DomainFields & { backendId?: number })[], b
 export interface ReadDomain {
   id: number;
   readBackendId: number;
+  /**
+   * Whether it asked for a public CA certificate when read: an update acts on it only while it still does, since the
+   * request's quota check counted it as it was (a concurrent request that cleared the flag let a third one claim that
+   * room).
+   */
+  readPublicCa?: boolean;
 }
 
 /**
@@ -55,7 +61,8 @@ export function updateDomains(rows: (DomainFields & ReadDomain & { backendId?: n
       redirect_to_url = o.value ->> 'redirectToUrl',
       version = domains.version + 1
     from json_each(${JSON.stringify(rows)}) as o
-    where domains.id = o.value ->> 'id' and domains.backend_id = o.value ->> 'readBackendId'`;
+    where domains.id = o.value ->> 'id' and domains.backend_id = o.value ->> 'readBackendId'
+      and (o.value ->> 'readPublicCa' is null or domains.public_ca_certificate = o.value ->> 'readPublicCa')`;
   return [update, changedExactly(rows.length)];
 }
 

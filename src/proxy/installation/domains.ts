@@ -214,7 +214,8 @@ function planWrites(
     const fields = domainFieldsOf(operation, provided);
     gains.add(project, fields, existing);
     if (existing) {
-      updates.push({ ...fields, id: existing.id, readBackendId: existing.backendId, backendId });
+      const read = { id: existing.id, readBackendId: existing.backendId, readPublicCa: existing.publicCaCertificate };
+      updates.push({ ...fields, ...read, backendId });
       if (existing.projectLabel === project.label) changes.add(project.label, "updated", operation.domainName);
       else {
         changes.add(project.label, "movedIn", operation.domainName);

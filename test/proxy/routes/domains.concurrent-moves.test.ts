@@ -1,5 +1,6 @@
 // A tenant's write of domains it read in its own project, racing a move of one of them into a project it cannot see
-// (or its removal): the whole write fails with the answer to a concurrent change; the other project keeps the domain.
+// (or its removal, or a change of the public CA flag its quota check counted): the whole write fails with the answer
+// to a concurrent change; the other project keeps the domain.
 import { describe, expect, it } from "vitest";
 import {
   ADMIN_AUTH,
@@ -191,5 +192,25 @@ describe("a tenant's backend update racing a move out of its project", () => {
     );
     const [theirs] = await rowsOf(`select redirect_to_url from domains where domain_name = '${tag}.example'`);
     expect(theirs).toEqual({ redirect_to_url: "https://theirs.example" });
+  });
+});
+
+describe("a write that keeps a domain's public CA certificate, racing a change of that flag", () => {
+  it("fails whole: its quota check counted the domain as it read it", async () => {
+    const auth = await tenantAndVictim("pcaflag");
+    const withSsl = (enableSSL: boolean) => ({
+      domainOperations: [{ ...webDomainOperation("pcaflag.example", "pcaflagmine", "UPDATE"), enableSSL }],
+    });
+    await expectJson(massUpdate(ADMIN_AUTH, withSsl(true)), 200);
+    await expectLostRace(
+      async () => {
+        await expectJson(massUpdate(ADMIN_AUTH, withSsl(false)), 200);
+      },
+      { auth, method: "POST", path: "/domains/massupdate", body: withSsl(true) },
+      { status: 500, body: lostRace("mass update") },
+    );
+    expect(await rowsOf("select public_ca_certificate from domains where domain_name = 'pcaflag.example'")).toEqual([
+      { public_ca_certificate: 0 },
+    ]);
   });
 });
