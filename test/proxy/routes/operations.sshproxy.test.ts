@@ -115,9 +115,9 @@ describe("the SSH proxy: versions, preview, activate", () => {
       [second.version, undefined],
       [first.version, undefined],
     ]);
-    const audit = await env.DB.prepare(
-      "select path, summary from audit_log where path like '/admin/sshproxy/%/activate'",
-    ).all();
+    const audit = await env.DB.prepare("select path, summary from audit_log where path = ?")
+      .bind(`/admin/sshproxy/versions/${first.version}/activate`)
+      .all();
     expect(audit.results).toEqual([
       {
         path: `/admin/sshproxy/versions/${first.version}/activate`,
