@@ -1,40 +1,27 @@
 // Line diffs for the console: computed between two texts (two stored versions' files, two states of a project), or
 // read from a unified diff the API sends (a preview's), and drawn as a table rather than raw text.
+import { diffArrays } from "diff";
 import { html } from "./ui";
 
 export type DiffLine = { kind: "same" | "added" | "removed" | "hunk"; text: string };
 
-/** The longest-common-subsequence diff of two line lists, the shared head and tail cut off first. */
+/**
+ * Past this many added plus removed lines the two texts are not aligned line by line. Myers' diff (jsdiff) costs
+ * time and memory that grow with the square of the edits: at 1,000, about 0.2 s and 64 MB on the worst input found
+ * (20,000 alternating lines), where 4,000 took 2.5 s and 900 MB.
+ */
+export const DIFF_MAX_EDITS = 1000;
+
+const split = (text: string) => (text === "" ? [] : text.replace(/\n$/, "").split("\n"));
+
+/** The line diff of two texts; past the bounds above, every old line removed and every new one added. */
 export function diffLines(before: string, after: string): DiffLine[] {
-  const a = before === "" ? [] : before.replace(/\n$/, "").split("\n");
-  const b = after === "" ? [] : after.replace(/\n$/, "").split("\n");
-  let head = 0;
-  while (head < a.length && head < b.length && a[head] === b[head]) head++;
-  let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
-  const x = a.slice(head, a.length - tail);
-  const y = b.slice(head, b.length - tail);
-  // lengths[i][j]: the common subsequence of x[i..] and y[j..].
-  const lengths = Array.from({ length: x.length + 1 }, () => new Uint32Array(y.length + 1));
-  for (let i = x.length - 1; i >= 0; i--)
-    for (let j = y.length - 1; j >= 0; j--)
-      lengths[i][j] = x[i] === y[j] ? lengths[i + 1][j + 1] + 1 : Math.max(lengths[i + 1][j], lengths[i][j + 1]);
-  const middle: DiffLine[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < x.length || j < y.length) {
-    if (i < x.length && j < y.length && x[i] === y[j]) {
-      middle.push({ kind: "same", text: x[i] });
-      i++;
-      j++;
-    } else if (j < y.length && (i === x.length || lengths[i][j + 1] >= lengths[i + 1][j])) {
-      middle.push({ kind: "added", text: y[j++] });
-    } else {
-      middle.push({ kind: "removed", text: x[i++] });
-    }
-  }
-  const same = (lines: string[]) => lines.map((text): DiffLine => ({ kind: "same", text }));
-  return [...same(a.slice(0, head)), ...middle, ...same(a.slice(a.length - tail))];
+  const a = split(before);
+  const b = split(after);
+  const changes = diffArrays(a, b, { maxEditLength: DIFF_MAX_EDITS });
+  const lines = (kind: DiffLine["kind"], texts: string[]) => texts.map((text): DiffLine => ({ kind, text }));
+  if (!changes) return [...lines("removed", a), ...lines("added", b)];
+  return changes.flatMap((change) => lines(change.added ? "added" : change.removed ? "removed" : "same", change.value));
 }
 
 /** Keeps the changed lines with `context` lines around each, and a marker where lines were left out. */
