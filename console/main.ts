@@ -3,6 +3,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { forgetCredentials } from "./api";
+import { routeOf } from "./route";
 import { html } from "./ui";
 import { SignIn, type Session } from "./pages/sign-in";
 import { ProjectList } from "./pages/projects";
@@ -15,10 +16,12 @@ import { HostsPage, UsersPage } from "./pages/admin";
 import { RateLimitPage } from "./pages/ratelimit";
 
 function useRoute(): string[] {
-  const read = () => decodeURIComponent(location.hash.replace(/^#\/?/, "")).split("/").filter(Boolean);
-  const [route, setRoute] = useState(read);
+  const [route, setRoute] = useState(() => routeOf(location.hash) ?? []);
   useEffect(() => {
-    const changed = () => setRoute(read());
+    const changed = () => {
+      const next = routeOf(location.hash);
+      if (next) setRoute(next);
+    };
     addEventListener("hashchange", changed);
     return () => removeEventListener("hashchange", changed);
   }, []);
@@ -37,6 +40,12 @@ const OPERATOR_LINKS = [
   ["jobs", "Job runs"],
 ];
 
+/** The skip link moves the focus itself: left to the browser, it would also replace the route in the address. */
+function skipToMain(event: Event) {
+  event.preventDefault();
+  document.getElementById("main")?.focus();
+}
+
 function Navigation({ session, current, signOut }: { session?: Session; current: string; signOut: () => void }) {
   const links = [
     ...(session ? TENANT_LINKS : []),
@@ -44,7 +53,7 @@ function Navigation({ session, current, signOut }: { session?: Session; current:
     ["ratelimit", "Rate limits"],
   ];
   return html`<header>
-    <a class="skip" href="#main">Skip to the page</a>
+    <a class="skip" href="#main" onClick=${skipToMain}>Skip to the page</a>
     <nav aria-label="Console">
       <ul>
         ${links.map(

@@ -14,6 +14,7 @@ const SHARED = [
   "body-limits",
   "console-browser",
   "console-jobs",
+  "console-resilience",
   "docs-browser",
   "haproxy-keywords",
   "haproxy-params",

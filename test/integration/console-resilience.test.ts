@@ -1,0 +1,62 @@
+// The web console's behaviour when things go other than planned, in a real browser against `wrangler dev` (chromium
+// through playwright-core): in-page links and malformed addresses, a network that fails, double clicks, writes that
+// race, and the keyboard focus and announcements that follow each step.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser } from "playwright-core";
+import {
+  type ConsoleStand,
+  startConsoleStand,
+  expectOnlyOwnOrigin,
+  signIn,
+  tenantProject,
+  visit,
+  watchedPage,
+} from "../support/console-browser";
+
+let stand: ConsoleStand;
+let browser: Browser;
+let origin: string;
+
+beforeAll(async () => {
+  stand = await startConsoleStand("console resilience", { HAPROXY_AGENT_URL: "" });
+  ({ browser, origin } = stand);
+});
+
+afterAll(() => stand?.stop());
+
+/** The id, or else the tag name, of the element that has the keyboard focus. */
+const focused = (page: Watched["page"]) =>
+  page.evaluate(() => {
+    const element = (globalThis as any).document.activeElement;
+    return element?.id || element?.tagName.toLowerCase();
+  });
+
+type Watched = Awaited<ReturnType<typeof watchedPage>>;
+
+describe("addresses", () => {
+  it("keeps the page when the skip link is followed, and moves the focus to it", async () => {
+    const { label, tenant } = await tenantProject(origin, "sk");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByRole("heading", { name: `Project ${label}` }).waitFor();
+    await page.getByRole("link", { name: "Skip to the page" }).focus();
+    await page.keyboard.press("Enter");
+    expect(await focused(page)).toBe("main");
+    expect(new URL(page.url()).hash).toBe(`#/projects/${label}`);
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe(`Project ${label}`);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
+  it("shows a page, not a blank console, for an address with a malformed escape", async () => {
+    const { tenant } = await tenantProject(origin, "es");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await visit(page, "projects/%E0%A4%A", "Project %E0%A4%A");
+    const refusal = "Invalid project: label %E0%A4%A not existing or access denied";
+    await page.getByText(`The server refused: ${refusal} (status 404)`).waitFor();
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", "404 /projects/%25E0%25A4%25A"]);
+  });
+});
