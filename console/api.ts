@@ -12,20 +12,24 @@ function base64(text: string): string {
   return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
 }
 
-export function setProxyCredentials(username: string, password: string): void {
-  proxyAuthorization = `Basic ${base64(`${username}:${password}`)}`;
-}
-
-export function setRateLimitToken(token: string): void {
-  rateLimitAuthorization = `Bearer ${token}`;
-}
-
 export function hasRateLimitToken(): boolean {
   return rateLimitAuthorization !== undefined;
 }
 
-export function forgetRateLimitToken(): void {
-  rateLimitAuthorization = undefined;
+/** Keeps the proxy API's credentials only when GET /test/authping accepts them; answers the ping. */
+export async function signInToProxy(username: string, password: string): Promise<Answer> {
+  const candidate = `Basic ${base64(`${username}:${password}`)}`;
+  const ping = await send(candidate, "GET", "/test/authping", {});
+  if (ping.ok) proxyAuthorization = candidate;
+  return ping;
+}
+
+/** Keeps the rate limit service's admin token only when GET /rlconfig/files accepts it; answers that request. */
+export async function adoptRateLimitToken(token: string): Promise<Answer> {
+  const candidate = `Bearer ${token}`;
+  const check = await send(candidate, "GET", "/rlconfig/files", {});
+  if (check.ok) rateLimitAuthorization = candidate;
+  return check;
 }
 
 /** Sign-out: nothing of the session is kept. */
@@ -33,6 +37,18 @@ export function forgetCredentials(): void {
   proxyAuthorization = undefined;
   rateLimitAuthorization = undefined;
 }
+
+/**
+ * What a request that got no answer gives: the network failed, the server is down, or the answer was cut. Status 0,
+ * as a browser reports it; a write may or may not have been stored.
+ */
+export const NO_ANSWER: Answer = {
+  status: 0,
+  ok: false,
+  body: undefined,
+  text: "No answer from the server: the network failed or the server is down.",
+  etag: null,
+};
 
 type Options = { body?: unknown; headers?: Record<string, string>; text?: boolean };
 
@@ -44,9 +60,15 @@ async function send(authorization: string | undefined, method: string, path: str
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
     headers["Content-Type"] ??= "application/json";
   }
-  // Same origin only (a path, never a URL), and no cookie or cached login goes with it.
-  const response = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store" });
-  const text = await response.text();
+  let response: Response;
+  let text: string;
+  try {
+    // Same origin only (a path, never a URL), and no cookie or cached login goes with it.
+    response = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store" });
+    text = await response.text();
+  } catch {
+    return { ...NO_ANSWER };
+  }
   let parsed: unknown = text;
   if (!options.text && (response.headers.get("Content-Type") ?? "").includes("json")) {
     try {

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { proxyApi, reasonOf, type Answer } from "./api";
 import { DiffView, diffLines, withContext } from "./diff";
-import { Problem, Warnings, html } from "./ui";
+import { Problem, Warnings, html, refusalOf } from "./ui";
 
 /** The field a refusal names (`params line 2: …`, `backendContainers[0].params line 1: …`, `port: …`), and why. */
 export function refusalField(message: string): { field: string; reason: string } | undefined {
@@ -93,7 +93,7 @@ export function ChangeOutcome({ flow, before, what, fields, onReload }: OutcomeP
     const field = flow.refusedField;
     if (field && fields.includes(field))
       return html`<p class="problem">The change was refused: see the field marked above.</p>`;
-    return html`<${Problem}>Refused: ${reasonOf(state.answer)}<//>`;
+    return html`<${Problem}>${refusalOf(state.answer)}<//>`;
   }
   if (state.step === "done")
     return html`<section aria-live="polite" class="applied">

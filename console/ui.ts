@@ -3,7 +3,7 @@
 import { h, type ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import htm from "htm";
-import { reasonOf, type Answer } from "./api";
+import { NO_ANSWER, reasonOf, type Answer } from "./api";
 
 export const html = htm.bind(h);
 
@@ -53,7 +53,12 @@ export function useAnswer(request: () => Promise<Answer>, deps: unknown[]) {
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
-    request().then((value) => live && setAnswer(value));
+    request()
+      .then((value) => live && setAnswer(value))
+      .catch((error) => {
+        console.error(error);
+        if (live) setAnswer({ ...NO_ANSWER, text: "The console could not read the server's answer." });
+      });
     return () => {
       live = false;
     };
@@ -62,10 +67,22 @@ export function useAnswer(request: () => Promise<Answer>, deps: unknown[]) {
   return { answer, reload };
 }
 
+/** What a failed request says to the reader: the server's refusal, or that no answer came. */
+export const failureOf = (answer: Answer) =>
+  answer.status === NO_ANSWER.status
+    ? answer.text
+    : `The server refused: ${reasonOf(answer)} (status ${answer.status})`;
+
+/** What a failed write says: the refusal, or that no answer came, so the write may or may not be stored. */
+export const refusalOf = (answer: Answer) =>
+  answer.status === NO_ANSWER.status
+    ? `${answer.text} The change may or may not be stored: reload to see.`
+    : `Refused: ${reasonOf(answer)}`;
+
 /** What a page shows until the answer came, or when it is an error. */
 export function pending(answer: Answer | undefined) {
-  if (!answer) return html`<p aria-live="polite">Loading…</p>`;
-  if (!answer.ok) return html`<${Problem}>The server refused: ${reasonOf(answer)} (status ${answer.status})<//>`;
+  if (!answer) return html`<p>Loading…</p>`;
+  if (!answer.ok) return html`<${Problem}>${failureOf(answer)}<//>`;
   return null;
 }
 

@@ -1,8 +1,8 @@
 // The rate limit pages, behind the service's admin token: the loaded rules as a tree per domain (algorithm, window,
 // shadow and quota flags), the live charts, and a form that sends one descriptor to /json and shows the answer.
 import { useState } from "preact/hooks";
-import { hasRateLimitToken, rateLimitApi, setRateLimitToken, forgetRateLimitToken } from "../api";
-import { Field, Problem, html, pending, useAnswer } from "../ui";
+import { adoptRateLimitToken, hasRateLimitToken, rateLimitApi } from "../api";
+import { Field, Problem, failureOf, html, pending, useAnswer } from "../ui";
 import { RateLimitCharts } from "./ratelimit-charts";
 
 type Node = { name: string; rule?: string; children: Map<string, Node> };
@@ -79,7 +79,9 @@ function Decide() {
     ${
       answer &&
       html`<section aria-live="polite" aria-label="Decision">
-        <p>Status ${answer.status}: <strong>${answer.body?.overallCode ?? "no decision"}</strong></p>
+        <p>
+          ${answer.status === 0 ? failureOf(answer) : html`Status ${answer.status}: <strong>${answer.body?.overallCode ?? "no decision"}</strong>`}
+        </p>
         <pre>${JSON.stringify(answer.body, null, 2)}</pre>
       </section>`
     }
@@ -91,13 +93,9 @@ function TokenForm({ onToken }: { onToken: () => void }) {
   const [problem, setProblem] = useState("");
   const submit = async (event: Event) => {
     event.preventDefault();
-    setRateLimitToken(token);
-    const check = await rateLimitApi("GET", "/rlconfig/files");
+    const check = await adoptRateLimitToken(token);
     if (check.ok) return onToken();
-    forgetRateLimitToken();
-    setProblem(
-      check.status === 401 || check.status === 403 ? "The token is wrong." : `The service answered ${check.status}.`,
-    );
+    setProblem(check.status === 401 || check.status === 403 ? "The token is wrong." : failureOf(check));
   };
   return html`<form onSubmit=${submit}>
     <p>

@@ -1,8 +1,8 @@
 // Sign-in with the proxy API's user name and password: checked against /test/authping, the operator told apart by
 // whether /admin/projects answers. The credentials stay in memory (api.ts) until sign-out or the tab closes.
 import { useState } from "preact/hooks";
-import { forgetCredentials, proxyApi, reasonOf, setProxyCredentials } from "../api";
-import { Field, Problem, html } from "../ui";
+import { proxyApi, signInToProxy } from "../api";
+import { Field, Problem, failureOf, html } from "../ui";
 
 export type Session = { username: string; admin: boolean };
 
@@ -12,11 +12,9 @@ export function SignIn({ onSession }: { onSession: (session: Session) => void })
   const [problem, setProblem] = useState("");
   const submit = async (event: Event) => {
     event.preventDefault();
-    setProxyCredentials(username, password);
-    const ping = await proxyApi("GET", "/test/authping");
+    const ping = await signInToProxy(username, password);
     if (!ping.ok) {
-      forgetCredentials();
-      setProblem(ping.status === 401 ? "The user name or the password is wrong." : reasonOf(ping));
+      setProblem(ping.status === 401 ? "The user name or the password is wrong." : failureOf(ping));
       return;
     }
     const admin = (await proxyApi("GET", "/admin/projects")).ok;

@@ -1,9 +1,9 @@
 // The stored HAProxy or SSH proxy versions, newest first; one version's files with the diff to the version before
 // it, and the rollback (activate) behind a confirmation. Generating a new version is one button away.
 import { useState } from "preact/hooks";
-import { proxyApi, reasonOf, type Answer } from "../api";
+import { proxyApi, type Answer } from "../api";
 import { DiffView, diffLines, withContext } from "../diff";
-import { Problem, Warnings, html, pending, useAnswer, when } from "../ui";
+import { Problem, Warnings, html, pending, refusalOf, useAnswer, when } from "../ui";
 
 const JOB = { haproxy: "/admin/gensynchaprx", sshproxy: "/admin/writesshprx" };
 const TITLE = { haproxy: "HAProxy versions", sshproxy: "SSH proxy versions" };
@@ -67,7 +67,7 @@ export function VersionsPage({ kind, selected }: { kind: Kind; selected?: string
             <p>Done.</p>
             <${Warnings} warnings=${Array.isArray(outcome.body) ? outcome.body : outcome.body?.warnings} />
           </div>`
-        : html`<${Problem}>Refused: ${reasonOf(outcome)}<//>`)
+        : html`<${Problem}>${refusalOf(outcome)}<//>`)
     }
     ${
       pending(answer) ??

@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import {
+  ADMIN,
   type ConsoleStand,
+  RATELIMIT_TOKEN,
   startConsoleStand,
   expectOnlyOwnOrigin,
   signIn,
@@ -58,5 +60,54 @@ describe("addresses", () => {
     const refusal = "Invalid project: label %E0%A4%A not existing or access denied";
     await page.getByText(`The server refused: ${refusal} (status 404)`).waitFor();
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", "404 /projects/%25E0%25A4%25A"]);
+  });
+});
+
+describe("a network that fails", () => {
+  it("says no answer came instead of loading forever", async () => {
+    const { tenant } = await tenantProject(origin, "nw");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.route(`${origin}/projects`, (route) => route.abort());
+    // A tenant's unknown page is the project list: loaded anew, since the route changed.
+    await visit(page, "audit", "Projects");
+    await page.getByText("No answer from the server: the network failed or the server is down.").waitFor();
+    expect(await page.getByText("Loading…").count()).toBe(0);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
+  it("keeps a rate limit token only once the service accepted it", async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await page.goto(`${origin}/console/#/ratelimit`);
+    await page.route(`${origin}/rlconfig/files`, (route) => route.abort());
+    await page.getByLabel("Admin token").fill("wrong-token");
+    await page.getByRole("button", { name: "Use this token" }).click();
+    await page.getByText("No answer from the server: the network failed or the server is down.").waitFor();
+    await page.unroute(`${origin}/rlconfig/files`);
+    // Away and back: the page asks for a token again, the unchecked one was not kept.
+    await visit(page, "", "Sign in");
+    await visit(page, "ratelimit", "Rate limits");
+    await page.getByLabel("Admin token").waitFor();
+    expect(await page.getByRole("region", { name: "Rules" }).count()).toBe(0);
+    await expectOnlyOwnOrigin(watched, origin);
+  });
+
+  it("keeps the rate limit token through a sign-in with a wrong password", async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await page.goto(`${origin}/console/#/ratelimit`);
+    await page.getByLabel("Admin token").fill(RATELIMIT_TOKEN);
+    await page.getByRole("button", { name: "Use this token" }).click();
+    await page.getByRole("region", { name: "Rules" }).getByText("remote_address").waitFor();
+    await visit(page, "", "Sign in");
+    await page.getByLabel("User name").fill(ADMIN.username);
+    await page.getByLabel("Password").fill("not-the-password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("The user name or the password is wrong.").waitFor();
+    await visit(page, "ratelimit", "Rate limits");
+    await page.getByRole("region", { name: "Rules" }).getByText("remote_address").waitFor();
+    await expectOnlyOwnOrigin(watched, origin, ["401 /test/authping"]);
   });
 });
