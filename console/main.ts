@@ -2,7 +2,7 @@
 // fragment (#/projects/shop) names.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { forgetCredentials } from "./api";
+import { forgetCredentials, hasRateLimitToken } from "./api";
 import { routeOf } from "./route";
 import { html } from "./ui";
 import { SignIn, type Session } from "./pages/sign-in";
@@ -46,7 +46,24 @@ function skipToMain(event: Event) {
   document.getElementById("main")?.focus();
 }
 
-function Navigation({ session, current, signOut }: { session?: Session; current: string; signOut: () => void }) {
+type NavigationProps = { session?: Session; tokenHeld: boolean; current: string; signOut: () => void };
+
+/** Who is signed in, with the way out: a rate limit token alone is a sign-in too, and is forgotten the same way. */
+function SignedIn({ session, tokenHeld, signOut }: Omit<NavigationProps, "current">) {
+  if (!session && !tokenHeld) return null;
+  return html`<p class="who">
+    <span>
+      ${
+        session
+          ? html`Signed in as <strong>${session.username}</strong> (${session.admin ? "operator" : "tenant"})`
+          : "Using the rate limit service's admin token"
+      }
+    </span>
+    <button type="button" onClick=${signOut}>Sign out</button>
+  </p>`;
+}
+
+function Navigation({ session, tokenHeld, current, signOut }: NavigationProps) {
   const links = [
     ...(session ? TENANT_LINKS : []),
     ...(session?.admin ? OPERATOR_LINKS : []),
@@ -62,19 +79,21 @@ function Navigation({ session, current, signOut }: { session?: Session; current:
         )}
       </ul>
     </nav>
-    ${
-      session &&
-      html`<p class="who">
-        Signed in as <strong>${session.username}</strong> (${session.admin ? "operator" : "tenant"})
-        <button type="button" onClick=${signOut}>Sign out</button>
-      </p>`
-    }
+    <${SignedIn} session=${session} tokenHeld=${tokenHeld} signOut=${signOut} />
   </header>`;
 }
 
-function Page({ route, session, onSession }: { route: string[]; session?: Session; onSession: (s: Session) => void }) {
+type PageProps = {
+  route: string[];
+  session?: Session;
+  onSession: (s: Session) => void;
+  tokenHeld: boolean;
+  onToken: () => void;
+};
+
+function Page({ route, session, onSession, tokenHeld, onToken }: PageProps) {
   const [name = "", ...rest] = route;
-  if (name === "ratelimit") return html`<${RateLimitPage} />`;
+  if (name === "ratelimit") return html`<${RateLimitPage} ready=${tokenHeld} onToken=${onToken} />`;
   if (!session) return html`<${SignIn} onSession=${onSession} />`;
   if (name === "projects" && rest[0]) return html`<${ProjectPage} label=${rest[0]} session=${session} />`;
   if (!session.admin || name === "projects" || name === "") return html`<${ProjectList} session=${session} />`;
@@ -91,6 +110,7 @@ function Page({ route, session, onSession }: { route: string[]; session?: Sessio
 function App() {
   const route = useRoute();
   const [session, setSession] = useState<Session | undefined>(undefined);
+  const [tokenHeld, setTokenHeld] = useState(hasRateLimitToken());
   // A new page takes the keyboard focus to its content, as a page load would, and is announced by its title.
   const path = route.join("/");
   useEffect(() => {
@@ -100,11 +120,20 @@ function App() {
   const signOut = () => {
     forgetCredentials();
     setSession(undefined);
+    setTokenHeld(false);
     location.hash = "#/";
   };
-  return html`<${Navigation} session=${session} current=${route[0] ?? ""} signOut=${signOut} />
+  const onToken = () => setTokenHeld(true);
+  return html`<${Navigation} session=${session} tokenHeld=${tokenHeld} current=${route[0] ?? ""} signOut=${signOut} />
     <main id="main" tabindex="-1">
-      <${Page} key=${route.join("/")} route=${route} session=${session} onSession=${setSession} />
+      <${Page}
+        key=${path}
+        route=${route}
+        session=${session}
+        onSession=${setSession}
+        tokenHeld=${tokenHeld}
+        onToken=${onToken}
+      />
     </main>
     <footer>
       <p>

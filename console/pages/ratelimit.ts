@@ -1,7 +1,7 @@
 // The rate limit pages, behind the service's admin token: the loaded rules as a tree per domain (algorithm, window,
 // shadow and quota flags), the live charts, and a form that sends one descriptor to /json and shows the answer.
 import { useState } from "preact/hooks";
-import { adoptRateLimitToken, hasRateLimitToken, rateLimitApi } from "../api";
+import { adoptRateLimitToken, rateLimitApi } from "../api";
 import { Field, Problem, failureOf, html, pending, useAnswer } from "../ui";
 import { RateLimitCharts } from "./ratelimit-charts";
 
@@ -107,8 +107,8 @@ function TokenForm({ onToken }: { onToken: () => void }) {
   </form>`;
 }
 
-export function RateLimitPage() {
-  const [ready, setReady] = useState(hasRateLimitToken());
+/** The rate limit pages once the token is held (`ready`), else the form that asks for it. */
+export function RateLimitPage({ ready, onToken }: { ready: boolean; onToken: () => void }) {
   return html`<h1>Rate limits</h1>
-    ${ready ? html`<${Rules} /><${RateLimitCharts} /><${Decide} />` : html`<${TokenForm} onToken=${() => setReady(true)} />`}`;
+    ${ready ? html`<${Rules} /><${RateLimitCharts} /><${Decide} />` : html`<${TokenForm} onToken=${onToken} />`}`;
 }

@@ -111,3 +111,22 @@ describe("a network that fails", () => {
     await expectOnlyOwnOrigin(watched, origin, ["401 /test/authping"]);
   });
 });
+
+describe("signing out", () => {
+  it("forgets a rate limit token held alone", async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await page.goto(`${origin}/console/#/ratelimit`);
+    expect(await page.getByRole("button", { name: "Sign out" }).count()).toBe(0);
+    await page.getByLabel("Admin token").fill(RATELIMIT_TOKEN);
+    await page.getByRole("button", { name: "Use this token" }).click();
+    await page.getByRole("region", { name: "Rules" }).getByText("remote_address").waitFor();
+    expect(await page.locator("p.who span").innerText()).toBe("Using the rate limit service's admin token");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await visit(page, "ratelimit", "Rate limits");
+    await page.getByLabel("Admin token").waitFor();
+    expect(await page.locator("p.who").count()).toBe(0);
+    await expectOnlyOwnOrigin(watched, origin);
+  });
+});
