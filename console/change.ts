@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { proxyApi, reasonOf, type Answer } from "./api";
 import { DiffView, diffLines, withContext } from "./diff";
-import { Problem, Warnings, html, refusalOf } from "./ui";
+import { Problem, Warnings, html, refusalOf, useOneAtATime } from "./ui";
 
 /** The field a refusal names (`params line 2: …`, `backendContainers[0].params line 1: …`, `port: …`), and why. */
 export function refusalField(message: string): { field: string; reason: string } | undefined {
@@ -42,16 +42,18 @@ export function useChange(onApplied: () => void, alias: (field: string) => strin
       onApplied();
     }
   };
-  const check = async (request: ChangeRequest) => settle(await send(request, true), request, true);
+  const { busy, run } = useOneAtATime();
+  const once = (request: ChangeRequest, dryRun: boolean) =>
+    run(async () => settle(await send(request, dryRun), request, dryRun));
+  const check = (request: ChangeRequest) => once(request, true);
   const apply = async () => {
-    if (state.step !== "checked") return;
-    settle(await send(state.request, false), state.request, false);
+    if (state.step === "checked") await once(state.request, false);
   };
   const reset = () => setState({ step: "editing" });
   const named = state.step === "refused" ? refusalField(reasonOf(state.answer)) : undefined;
   const refusal = named && { ...named, field: alias(named.field) };
   const fieldError = (field: string) => (refusal?.field === field ? refusal.reason : undefined);
-  return { state, check, apply, reset, fieldError, refusedField: refusal?.field };
+  return { state, busy, check, apply, reset, fieldError, refusedField: refusal?.field };
 }
 
 type Flow = ReturnType<typeof useChange>;
@@ -76,7 +78,9 @@ export function ChangeOutcome({ flow, before, what, fields, onReload }: OutcomeP
       </p>
       <${DiffView} lines=${lines} caption=${what} />
       <${Warnings} warnings=${state.answer.body?.warnings} />
-      <button type="button" onClick=${flow.apply}>Apply</button>
+      <button type="button" onClick=${flow.apply} aria-disabled=${flow.busy ? "true" : undefined}>
+        ${flow.busy ? "Applying…" : "Apply"}
+      </button>
       <button type="button" onClick=${flow.reset}>Change it again</button>
     </section>`;
   }

@@ -1,7 +1,7 @@
 // Shared pieces of the console's pages: the htm binding, labelled fields with their refusal beside them, answers'
 // warnings, and loading a request's answer into a page.
 import { h, type ComponentChildren } from "preact";
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
 import { NO_ANSWER, reasonOf, type Answer } from "./api";
 
@@ -65,6 +65,24 @@ export function useAnswer(request: () => Promise<Answer>, deps: unknown[]) {
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((value) => value + 1), []);
   return { answer, reload };
+}
+
+/** Runs one action at a time: a call while one is out (a double click on a write) is ignored, not sent again. */
+export function useOneAtATime() {
+  const inFlight = useRef(false);
+  const [busy, setBusy] = useState(false);
+  const run = async (action: () => Promise<void>) => {
+    if (inFlight.current) return;
+    inFlight.current = true;
+    setBusy(true);
+    try {
+      await action();
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
+    }
+  };
+  return { busy, run };
 }
 
 /** What a failed request says to the reader: the server's refusal, or that no answer came. */

@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { proxyApi, type Answer } from "../api";
 import { DiffView, diffLines, withContext } from "../diff";
-import { Problem, Warnings, html, pending, refusalOf, useAnswer, when } from "../ui";
+import { Problem, Warnings, html, pending, refusalOf, useAnswer, useOneAtATime, when } from "../ui";
 
 const JOB = { haproxy: "/admin/gensynchaprx", sshproxy: "/admin/writesshprx" };
 const TITLE = { haproxy: "HAProxy versions", sshproxy: "SSH proxy versions" };
@@ -35,13 +35,15 @@ function VersionDiff({ kind, version, previous }: { kind: Kind; version: number;
   </section>`;
 }
 
-function Activate({ kind, version, onDone }: { kind: Kind; version: number; onDone: (answer: Answer) => void }) {
+type ActivateProps = { kind: Kind; version: number; act: (request: () => Promise<Answer>) => Promise<void> };
+
+function Activate({ kind, version, act }: ActivateProps) {
   const [asking, setAsking] = useState(false);
   if (!asking)
     return html`<button type="button" onClick=${() => setAsking(true)}>Roll back to version ${version}…</button>`;
   const confirm = async () => {
     setAsking(false);
-    onDone(await proxyApi("POST", `/admin/${kind}/versions/${version}/activate`));
+    await act(() => proxyApi("POST", `/admin/${kind}/versions/${version}/activate`));
   };
   return html`<div role="alertdialog" aria-label="Confirm the rollback" class="confirm">
     <p>Ship version ${version}'s files again, as a new version? The load balancers then run them.</p>
@@ -53,13 +55,23 @@ function Activate({ kind, version, onDone }: { kind: Kind; version: number; onDo
 export function VersionsPage({ kind, selected }: { kind: Kind; selected?: string }) {
   const { answer, reload } = useAnswer(() => proxyApi("GET", `/admin/${kind}/versions`), [kind]);
   const [outcome, setOutcome] = useState<Answer | undefined>(undefined);
-  const done = (result: Answer) => (setOutcome(result), reload());
-  const generate = async () => done(await proxyApi("GET", JOB[kind]));
+  const { busy, run } = useOneAtATime();
+  const act = (request: () => Promise<Answer>) =>
+    run(async () => {
+      const result = await request();
+      setOutcome(result);
+      reload();
+    });
+  const generate = () => act(() => proxyApi("GET", JOB[kind]));
   const versions: any[] = answer?.ok ? answer.body : [];
   const chosen = selected ? Number(selected) : versions[0]?.version;
   const index = versions.findIndex((version) => version.version === chosen);
   return html`<h1>${TITLE[kind]}</h1>
-    <p><button type="button" onClick=${generate}>Generate a new version now</button></p>
+    <p>
+      <button type="button" onClick=${generate} aria-disabled=${busy ? "true" : undefined}>
+        ${busy ? "Generating…" : "Generate a new version now"}
+      </button>
+    </p>
     ${
       outcome &&
       (outcome.ok
@@ -94,9 +106,7 @@ export function VersionsPage({ kind, selected }: { kind: Kind; selected?: string
                   </td>
                   <td>${when(version.createdAt)}</td>
                   <td>${version.restoredFrom ?? "—"}</td>
-                  <td>
-                    ${position > 0 && html`<${Activate} kind=${kind} version=${version.version} onDone=${done} />`}
-                  </td>
+                  <td>${position > 0 && html`<${Activate} kind=${kind} version=${version.version} act=${act} />`}</td>
                 </tr>`,
             )}
           </tbody>

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import {
   ADMIN,
+  clickToWrite,
   type ConsoleStand,
   RATELIMIT_TOKEN,
   startConsoleStand,
@@ -14,6 +15,7 @@ import {
   visit,
   watchedPage,
 } from "../support/console-browser";
+import { refreshProxyConnection } from "../support/wrangler-dev.mjs";
 
 let stand: ConsoleStand;
 let browser: Browser;
@@ -127,6 +129,39 @@ describe("signing out", () => {
     await visit(page, "ratelimit", "Rate limits");
     await page.getByLabel("Admin token").waitFor();
     expect(await page.locator("p.who").count()).toBe(0);
+    await expectOnlyOwnOrigin(watched, origin);
+  });
+});
+
+describe("double clicks", () => {
+  it("sends Apply once however often it is clicked while the write is out", async () => {
+    const { label, tenant, containerId } = await tenantProject(origin, "dc");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByText("No backend yet.").waitFor();
+    await page.locator("#label").fill("api");
+    await page.locator("#containers").fill(String(containerId));
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }).first());
+    await page.getByRole("region", { name: "Dry run" }).waitFor();
+    await refreshProxyConnection({ url: origin });
+    await page.getByRole("button", { name: "Apply" }).dblclick();
+    await page.getByText("Applied: backend api is stored").waitFor();
+    const writes = watched.requests.filter((url) => url === `${origin}/backends/${label}`);
+    expect(writes).toEqual([`${origin}/backends/${label}`]);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
+  it("generates one version however often the button is clicked while it works", async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, ADMIN.username, ADMIN.password);
+    await visit(page, "haproxy", "HAProxy versions");
+    await page.getByRole("caption").getByText("Stored versions, newest first").waitFor();
+    await page.getByRole("button", { name: "Generate a new version now" }).dblclick();
+    await page.getByText(/^WARN: HAPROXY_AGENT_URL is not set: version \d+ is stored/).waitFor();
+    expect(watched.requests.filter((url) => url === `${origin}/admin/gensynchaprx`)).toHaveLength(1);
     await expectOnlyOwnOrigin(watched, origin);
   });
 });
