@@ -59,23 +59,28 @@ export function useChange(onApplied: () => void, alias: (field: string) => strin
 type Flow = ReturnType<typeof useChange>;
 
 /** What the flow has to say under a form: the dry run's verdict with Apply, the refusal, the conflict, the result. */
-type OutcomeProps = { flow: Flow; before: unknown; what: string; fields: string[]; onReload: () => void };
+type OutcomeProps = {
+  flow: Flow;
+  /** The item as stored, in the shape of `after`; undefined when there is none. */
+  before: unknown;
+  /** The item as the change leaves it, when not the request's body; null when the change removes it. */
+  after?: unknown;
+  what: string;
+  fields: string[];
+  onReload: () => void;
+};
 
-export function ChangeOutcome({ flow, before, what, fields, onReload }: OutcomeProps) {
+const asText = (value: unknown) => (value === undefined || value === null ? "" : JSON.stringify(value, null, 2));
+
+export function ChangeOutcome({ flow, before, after, what, fields, onReload }: OutcomeProps) {
   const { state } = flow;
   if (state.step === "checked") {
-    const lines = withContext(
-      diffLines(
-        before === undefined ? "" : JSON.stringify(before, null, 2),
-        JSON.stringify(state.request.body, null, 2),
-      ),
-    );
+    const result = after === undefined ? state.request.body : after;
+    const lines = withContext(diffLines(asText(before), asText(result)));
+    const novelty = result === null ? " It is removed." : before === undefined ? " It is new." : "";
     return html`<section class="dry-run" aria-live="polite" aria-label="Dry run">
       <h3>Dry run: this is what will change</h3>
-      <p>
-        The server checked ${what} and would accept it. Nothing is stored until you apply
-        it.${before === undefined ? " It is new." : ""}
-      </p>
+      <p>The server checked ${what} and would accept it. Nothing is stored until you apply it.${novelty}</p>
       <${DiffView} lines=${lines} caption=${what} />
       <${Warnings} warnings=${state.answer.body?.warnings} />
       <button type="button" onClick=${flow.apply} aria-disabled=${flow.busy ? "true" : undefined}>

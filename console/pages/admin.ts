@@ -5,10 +5,13 @@ import { proxyApi } from "../api";
 import { ChangeOutcome, useChange } from "../change";
 import { Field, html, pending, useAnswer } from "../ui";
 
-function HostForm({ onApplied }: { onApplied: () => void }) {
+type Host = { hostname: string; ipv6: string };
+
+function HostForm({ hosts, onApplied }: { hosts: Host[]; onApplied: () => void }) {
   const [values, setValues] = useState({ hostname: "", ipv6: "" });
   const flow = useChange(onApplied);
   const set = (name: string) => (value: string) => (setValues({ ...values, [name]: value }), flow.reset());
+  const stored = hosts.find((host) => host.hostname === values.hostname);
   const submit = (event: Event) => {
     event.preventDefault();
     flow.check({ method: "POST", path: "/admin/hosts", body: values });
@@ -34,7 +37,7 @@ function HostForm({ onApplied }: { onApplied: () => void }) {
     <button type="submit">Check this change (dry run)</button>
     <${ChangeOutcome}
       flow=${flow}
-      before=${undefined}
+      before=${stored && { hostname: stored.hostname, ipv6: stored.ipv6 }}
       what=${`host ${values.hostname}`}
       fields=${["hostname", "ipv6"]}
       onReload=${onApplied}
@@ -71,7 +74,7 @@ export function HostsPage() {
         </tbody>
       </table>`
     }
-    <${HostForm} onApplied=${reload} />`;
+    <${HostForm} hosts=${hosts} onApplied=${reload} />`;
 }
 
 function ApiUsers() {

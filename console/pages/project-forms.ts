@@ -200,6 +200,21 @@ function Choice(props: {
   </div>`;
 }
 
+type DomainFields = { domainName: string; backendLabel: string; redirectToUrl?: string | null };
+
+/** A domain as the dry run compares it, stored or asked for. */
+const domainShape = (domain: DomainFields) => ({
+  domainName: domain.domainName,
+  backendLabel: domain.backendLabel,
+  ...(domain.redirectToUrl && { redirectToUrl: domain.redirectToUrl }),
+});
+
+/** The project's domain of that name; names are case-insensitive, so it is found whatever case was typed. */
+const storedDomain = (project: Project, name: string): DomainFields | undefined =>
+  project.backends
+    .flatMap((backend) => backend.domainForwardings)
+    .find((domain) => domain.domainName.toLowerCase() === name.trim().toLowerCase());
+
 export function DomainForm({ project, etag, onApplied, onReload }: FormProps) {
   const [values, setValues] = useState<Record<string, string>>({
     operation: "CREATE",
@@ -218,6 +233,11 @@ export function DomainForm({ project, etag, onApplied, onReload }: FormProps) {
     flow.check({ method: "POST", path: "/domains/massupdate", body: { domainOperations: [operation] }, etag });
   };
   const backends = project.backends.map((backend) => [backend.label, backend.label]);
+  const stored = storedDomain(project, values.domainName);
+  const after =
+    values.operation === "DELETE"
+      ? null
+      : domainShape({ domainName: values.domainName, backendLabel, redirectToUrl: values.redirectToUrl });
   const operations = [
     ["CREATE", "Add or change"],
     ["DELETE", "Remove"],
@@ -243,7 +263,8 @@ export function DomainForm({ project, etag, onApplied, onReload }: FormProps) {
     <button type="submit">Check this change (dry run)</button>
     <${ChangeOutcome}
       flow=${flow}
-      before=${undefined}
+      before=${stored && domainShape(stored)}
+      after=${after}
       what=${`domain ${values.domainName}`}
       fields=${DOMAIN_FIELDS.map((spec) => spec.id)}
       onReload=${onReload}

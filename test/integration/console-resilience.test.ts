@@ -165,3 +165,54 @@ describe("double clicks", () => {
     await expectOnlyOwnOrigin(watched, origin);
   });
 });
+
+describe("dry runs of what exists", () => {
+  const dryRunText = (page: Watched["page"]) => page.getByRole("region", { name: "Dry run" }).locator("p").first();
+  const caption = (page: Watched["page"]) => page.getByRole("region", { name: "Dry run" }).locator("figcaption");
+
+  it("compares a domain with the stored one, and says when the change removes it", async () => {
+    const { label, tenant, containerId, admin } = await tenantProject(origin, "dm");
+    const domainName = `${label}.example.org`;
+    const backend = { label: "web", backendContainers: [{ containerId }], domainForwardings: [{ domainName }] };
+    expect((await admin("POST", `/backends/${label}`, backend)).status).toBe(200);
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByRole("rowheader", { name: domainName }).waitFor();
+    await page.locator("#domainName").fill(domainName.toUpperCase());
+    await page.locator("#redirectToUrl").fill("https://example.net/*");
+    const check = page.getByRole("button", { name: "Check this change (dry run)" }).nth(2);
+    await clickToWrite(origin, check);
+    await caption(page).waitFor();
+    const accepted = `The server checked domain ${domainName.toUpperCase()} and would accept it.`;
+    expect(await dryRunText(page).innerText()).toBe(`${accepted} Nothing is stored until you apply it.`);
+    // The name's case, the comma after the backend, and the redirect.
+    expect(await caption(page).innerText()).toBe(`domain ${domainName.toUpperCase()}: 3 lines added, 2 removed`);
+
+    await page.getByLabel("What to do").selectOption("DELETE");
+    await clickToWrite(origin, check);
+    await caption(page).waitFor();
+    expect(await dryRunText(page).innerText()).toBe(`${accepted} Nothing is stored until you apply it. It is removed.`);
+    expect(await caption(page).innerText()).toBe(`domain ${domainName.toUpperCase()}: 0 lines added, 4 removed`);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
+  it("compares a host with the stored one", async () => {
+    const { label } = await tenantProject(origin, "hs");
+    const hostname = `${label}.hosts.example.net`;
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, ADMIN.username, ADMIN.password);
+    await visit(page, "hosts", "Hosts");
+    await page.getByRole("rowheader", { name: hostname }).waitFor();
+    await page.getByLabel("Host name").fill(hostname);
+    await page.getByLabel("IPv6 address").fill(`2001:db8:3::${((Date.now() % 0xfffe) + 1).toString(16)}`);
+    await clickToWrite(origin, page.getByRole("button", { name: "Check this change (dry run)" }));
+    await caption(page).waitFor();
+    const accepted = `The server checked host ${hostname} and would accept it.`;
+    expect(await dryRunText(page).innerText()).toBe(`${accepted} Nothing is stored until you apply it.`);
+    expect(await caption(page).innerText()).toBe(`host ${hostname}: 1 line added, 1 removed`);
+    await expectOnlyOwnOrigin(watched, origin);
+  });
+});
