@@ -1,6 +1,6 @@
 // One project: its backends (with their containers and server options), containers and domains (redirect and
 // certificate state), with the forms that change them. The project's ETag is kept for If-Match.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { proxyApi, type Answer } from "../api";
 import { DiffView, diffLines, withContext } from "../diff";
 import { html, pending, useAnswer } from "../ui";
@@ -107,11 +107,18 @@ function Domains({ project }: { project: Project }) {
 
 export function ProjectPage({ label }: { label: string; session: Session }) {
   const { answer, reload } = useAnswer(() => proxyApi("GET", `/projects/${encodeURIComponent(label)}`), [label]);
-  // The project as it was when a write met a conflict, and the answer it came from: shown once the reload answered.
-  const [previous, setPrevious] = useState<{ project?: Project; answer?: Answer } | undefined>(undefined);
   const project: Project | undefined = answer?.ok ? answer.body : undefined;
+  // The project as it was when a write met a conflict, and the answer it came from, until the reload answers; then
+  // the two states the panel compares, fixed: later reloads (after the user's own writes) do not change it.
+  const [conflictFrom, setConflictFrom] = useState<{ project?: Project; answer?: Answer } | undefined>(undefined);
+  const [meanwhile, setMeanwhile] = useState<{ before?: Project; after: Project } | undefined>(undefined);
+  useEffect(() => {
+    if (!conflictFrom || !project || answer === conflictFrom.answer) return;
+    setMeanwhile({ before: conflictFrom.project, after: project });
+    setConflictFrom(undefined);
+  }, [answer]);
   const reloadAfterConflict = () => {
-    setPrevious({ project, answer });
+    setConflictFrom({ project, answer });
     reload();
   };
   const context = { project: project!, etag: answer?.etag ?? null, onApplied: reload, onReload: reloadAfterConflict };
@@ -120,15 +127,14 @@ export function ProjectPage({ label }: { label: string; session: Session }) {
       pending(answer) ??
       html`${project!.fullname && html`<p>${project!.fullname}</p>`}
         ${
-          previous &&
-          previous.answer !== answer &&
+          meanwhile &&
           html`<section aria-label="What changed meanwhile">
             <h2>What changed meanwhile</h2>
             <${DiffView}
-              lines=${withContext(diffLines(JSON.stringify(previous.project, null, 2), JSON.stringify(project, null, 2)))}
+              lines=${withContext(diffLines(JSON.stringify(meanwhile.before, null, 2), JSON.stringify(meanwhile.after, null, 2)))}
               caption="The project since you loaded it"
             />
-            <button type="button" onClick=${() => setPrevious(undefined)}>Dismiss</button>
+            <button type="button" onClick=${() => setMeanwhile(undefined)}>Dismiss</button>
           </section>`
         }
         <h2>Backends</h2>

@@ -216,3 +216,31 @@ describe("dry runs of what exists", () => {
     await expectOnlyOwnOrigin(watched, origin);
   });
 });
+
+describe("a conflict", () => {
+  it("shows what changed meanwhile, and not the user's own later writes", async () => {
+    const { label, tenant, containerId, admin } = await tenantProject(origin, "mw");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByText("No backend yet.").waitFor();
+    expect((await admin("POST", `/backends/${label}`, { label: "other", port: 9090 })).status).toBe(200);
+    await page.locator("#label").fill("api");
+    await page.locator("#containers").fill(`${containerId}`);
+    const check = page.getByRole("button", { name: "Check this change (dry run)" }).first();
+    await clickToWrite(origin, check);
+    await page.getByRole("button", { name: "Reload the project" }).click();
+    const meanwhile = page.getByRole("region", { name: "What changed meanwhile" });
+    await page.getByRole("rowheader", { name: "other" }).waitFor();
+    const shown = await meanwhile.locator("figure").innerText();
+    expect(shown).toContain('"label": "other"');
+
+    await clickToWrite(origin, check);
+    await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
+    await page.getByRole("rowheader", { name: "api" }).waitFor();
+    expect(await meanwhile.locator("figure").innerText()).toBe(shown);
+    expect(shown).not.toContain('"label": "api"');
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", `412 /backends/${label}`]);
+  });
+});
