@@ -26,7 +26,7 @@ type State =
 const withQuery = (path: string) => `${path}${path.includes("?") ? "&" : "?"}dryRun=true`;
 
 /** The dry-run-then-apply flow of one form: `check` sends the dry run, `apply` the write. */
-export function useChange(onApplied: () => void, alias: (field: string) => string = (field) => field) {
+export function useChange(onApplied: (answer: Answer) => void, alias: (field: string) => string = (field) => field) {
   const [state, setState] = useState<State>({ step: "editing" });
   const send = (request: ChangeRequest, dryRun: boolean) =>
     proxyApi(request.method, dryRun ? withQuery(request.path) : request.path, {
@@ -39,7 +39,7 @@ export function useChange(onApplied: () => void, alias: (field: string) => strin
     else if (dryRun) setState({ step: "checked", answer, request });
     else {
       setState({ step: "done", answer });
-      onApplied();
+      onApplied(answer);
     }
   };
   const { busy, run } = useOneAtATime();

@@ -1,13 +1,19 @@
 // The forms that create and change a project's backends, containers and domains, each through the dry-run-then-apply
 // flow (change.ts) with the project's ETag in If-Match.
 import { useState } from "preact/hooks";
+import type { Answer } from "../api";
 import { ChangeOutcome, useChange } from "../change";
 import { Field, html } from "../ui";
 
 /** A project as GET /projects/{label} answers it, with the fields the console reads. */
 export type Project = { label: string; fullname?: string; backends: any[]; containers: any[]; version: number };
 
-type FormProps = { project: Project; etag: string | null; onApplied: () => void; onReload: () => void };
+type FormProps = {
+  project: Project;
+  etag: string | null;
+  onApplied: (answer: Answer) => void;
+  onReload: () => void;
+};
 
 /** `<container id> <server options>` per line, as the backend's backendContainers. */
 function parseContainers(text: string) {

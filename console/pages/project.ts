@@ -121,7 +121,15 @@ export function ProjectPage({ label }: { label: string; session: Session }) {
     setConflictFrom({ project, answer });
     reload();
   };
-  const context = { project: project!, etag: answer?.etag ?? null, onApplied: reload, onReload: reloadAfterConflict };
+  // A write answers the project's new ETag, which is the one to send until the reload it starts has answered: the
+  // next change made meanwhile would otherwise be refused as a conflict with the user's own write.
+  const [written, setWritten] = useState<{ etag: string; over?: Answer } | undefined>(undefined);
+  const etag = written && written.over === answer ? written.etag : (answer?.etag ?? null);
+  const applied = (result: Answer) => {
+    if (result.etag) setWritten({ etag: result.etag, over: answer });
+    reload();
+  };
+  const context = { project: project!, etag, onApplied: applied, onReload: reloadAfterConflict };
   return html`<h1>Project ${label}</h1>
     ${
       pending(answer) ??

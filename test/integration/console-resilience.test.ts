@@ -244,3 +244,34 @@ describe("a conflict", () => {
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", `412 /backends/${label}`]);
   });
 });
+
+describe("writes in a row", () => {
+  it("sends the ETag its own write answered while the reload is still out", async () => {
+    const { label, tenant, containerId, admin } = await tenantProject(origin, "et");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByText("No backend yet.").waitFor();
+    const check = page.getByRole("button", { name: "Check this change (dry run)" }).first();
+    await page.locator("#label").fill("api");
+    await page.locator("#containers").fill(`${containerId}`);
+    await clickToWrite(origin, check);
+    // The project's reload after the write is held until the second change is applied.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(`${origin}/projects/${label}`, async (route) => (await held, route.continue()));
+    await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
+    await page.getByText("Applied: backend api is stored").waitFor();
+
+    await page.locator("#label").fill("second");
+    await clickToWrite(origin, check);
+    await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
+    await page.getByText("Applied: backend second is stored").waitFor();
+    release();
+    await page.getByRole("rowheader", { name: "second" }).waitFor();
+    const stored = (await admin("GET", `/projects/${label}`)).body.backends.map((backend: any) => backend.label);
+    expect(stored.sort()).toEqual(["api", "second"]);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+});
