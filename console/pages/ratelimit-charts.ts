@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { rateLimitApi } from "../api";
-import { html } from "../ui";
+import { failureOf, html } from "../ui";
 
 const PREFIX = "ratelimit.service.rate_limit.";
 const REFRESH_MS = 2000;
@@ -94,7 +94,8 @@ export function RateLimitCharts() {
     const read = async () => {
       const answer = await rateLimitApi("GET", "/stats", { text: true });
       if (!live) return;
-      if (!answer.ok) return setProblem(`The statistics could not be read (status ${answer.status}).`);
+      if (!answer.ok) return setProblem(`The statistics could not be read: ${failureOf(answer)}`);
+      setProblem("");
       const sample = { at: Date.now(), rules: ruleCounters(answer.text) };
       if (previous) setPoints((kept) => [...kept, pointBetween(previous!, sample)].slice(-KEPT));
       previous = sample;

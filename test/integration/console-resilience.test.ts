@@ -275,3 +275,26 @@ describe("writes in a row", () => {
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
   });
 });
+
+describe("the live charts", () => {
+  it("says when the statistics could not be read, until a reading succeeds again", async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    let failing = true;
+    await page.route(`${origin}/stats`, (route) =>
+      failing ? route.fulfill({ status: 503, contentType: "text/plain", body: "maintenance" }) : route.continue(),
+    );
+    await page.goto(`${origin}/console/#/ratelimit`);
+    await page.getByLabel("Admin token").fill(RATELIMIT_TOKEN);
+    await page.getByRole("button", { name: "Use this token" }).click();
+    const charts = page.getByRole("region", { name: "Live charts" });
+    const problem = charts.getByRole("alert");
+    await problem.waitFor();
+    expect(await problem.innerText()).toBe(
+      "The statistics could not be read: The server refused: maintenance (status 503)",
+    );
+    failing = false;
+    await problem.waitFor({ state: "detached" });
+    await expectOnlyOwnOrigin(watched, origin, ["503 /stats"]);
+  });
+});
