@@ -20,16 +20,22 @@ type Kind = "haproxy" | "sshproxy";
 function VersionDiff({ kind, version, previous }: { kind: Kind; version: number; previous?: number }) {
   const load = (number?: number) =>
     number === undefined ? Promise.resolve(undefined) : proxyApi("GET", `/admin/${kind}/versions/${number}`);
+  // Either version failing to load is the section's answer: a diff against a missing version would be wrong.
   const { answer } = useAnswer(async () => {
     const [current, before] = await Promise.all([load(version), load(previous)]);
-    return { ...current!, body: { current: current!.body, before: before?.body } };
+    const failed = [current, before].find((one) => one && !one.ok);
+    return failed ?? { ...current!, body: { current: current!.body, before: before?.body } };
   }, [version, previous]);
-  if (pending(answer)) return pending(answer);
+  const heading = html`<h2>
+    Version ${version}${previous === undefined ? " (the oldest kept)" : `, compared with version ${previous}`}
+  </h2>`;
+  const waiting = pending(answer);
+  if (waiting) return html`<section aria-label=${`Version ${version}`}>${heading}${waiting}</section>`;
   const after = filesOf(kind, answer!.body.current);
   const before = filesOf(kind, answer!.body.before);
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
   return html`<section aria-label=${`Version ${version}`}>
-    <h2>Version ${version}${previous === undefined ? " (the oldest kept)" : `, compared with version ${previous}`}</h2>
+    ${heading}
     ${answer!.body.current.restoredFrom && html`<p>This version restores version ${answer!.body.current.restoredFrom}.</p>`}
     ${names.map((name) => html`<${DiffView} lines=${withContext(diffLines(before[name] ?? "", after[name] ?? ""))} caption=${name} />`)}
   </section>`;

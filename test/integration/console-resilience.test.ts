@@ -298,3 +298,28 @@ describe("the live charts", () => {
     await expectOnlyOwnOrigin(watched, origin, ["503 /stats"]);
   });
 });
+
+describe("the versions page", () => {
+  it("says the version before could not be loaded rather than failing the page", async () => {
+    const { admin } = await tenantProject(origin, "vf");
+    expect((await admin("GET", "/admin/gensynchaprx")).status).toBe(200);
+    expect((await admin("GET", "/admin/gensynchaprx")).status).toBe(200);
+    const [latest, previous] = (await admin("GET", "/admin/haproxy/versions")).body;
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    const refusal = { payload: "the store is unavailable" };
+    await page.route(`${origin}/admin/haproxy/versions/${previous.version}`, (route) =>
+      route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify(refusal) }),
+    );
+    await signIn(page, origin, ADMIN.username, ADMIN.password);
+    await visit(page, `haproxy/${latest.version}`, "HAProxy versions");
+    const section = page.getByRole("region", { name: `Version ${latest.version}` });
+    await section.getByRole("alert").waitFor();
+    expect(await section.innerText()).toBe(
+      `Version ${latest.version}, compared with version ${previous.version}\n\n` +
+        "The server refused: the store is unavailable (status 503)",
+    );
+    expect(await page.getByRole("link", { name: `Version ${previous.version}` }).count()).toBe(1);
+    await expectOnlyOwnOrigin(watched, origin, [`503 /admin/haproxy/versions/${previous.version}`]);
+  });
+});
