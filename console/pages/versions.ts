@@ -29,8 +29,8 @@ function VersionDiff({ kind, version, previous }: { kind: Kind; version: number;
   const heading = html`<h2>
     Version ${version}${previous === undefined ? " (the oldest kept)" : `, compared with version ${previous}`}
   </h2>`;
-  const waiting = pending(answer);
-  if (waiting) return html`<section aria-label=${`Version ${version}`}>${heading}${waiting}</section>`;
+  if (!answer) return pending(answer);
+  if (!answer.ok) return html`<section aria-label=${`Version ${version}`}>${heading}${pending(answer)}</section>`;
   const after = filesOf(kind, answer!.body.current);
   const before = filesOf(kind, answer!.body.before);
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
