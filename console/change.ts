@@ -1,9 +1,9 @@
 // Every change the console makes goes the same way: the API's dry run first ("this is what will change"), then the
 // write with If-Match. A refusal is put beside the field it names; a 412 shows what changed meanwhile, with a reload.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { proxyApi, reasonOf, type Answer } from "./api";
 import { DiffView, diffLines, withContext } from "./diff";
-import { Problem, Warnings, html, refusalOf, useOneAtATime } from "./ui";
+import { Problem, Warnings, focusLost, html, refusalOf, useOneAtATime } from "./ui";
 
 /** The field a refusal names (`params line 2: …`, `backendContainers[0].params line 1: …`, `port: …`), and why. */
 export function refusalField(message: string): { field: string; reason: string } | undefined {
@@ -72,13 +72,41 @@ type OutcomeProps = {
 
 const asText = (value: unknown) => (value === undefined || value === null ? "" : JSON.stringify(value, null, 2));
 
-export function ChangeOutcome({ flow, before, after, what, fields, onReload }: OutcomeProps) {
+/**
+ * The outcome under a form, in a box that takes the focus when the button that had it went with the step (Apply,
+ * Reload), and a status line that exists before its text, so that screen readers announce each change of it.
+ */
+export function ChangeOutcome(props: OutcomeProps) {
+  const { state } = props.flow;
+  const box = useRef<HTMLDivElement>(null);
+  const mounted = useRef(false);
+  useEffect(() => {
+    if (!mounted.current) return void (mounted.current = true);
+    if (!focusLost()) return;
+    const form = box.current?.closest("form");
+    if (state.step === "editing") form?.querySelector<HTMLElement>("input, select, textarea")?.focus();
+    else box.current?.focus();
+  }, [state.step]);
+  return html`<div class="outcome" tabindex="-1" ref=${box}>
+    <p role="status" class="visually-hidden">${announcement(state, props.what)}</p>
+    <${OutcomeBody} ...${props} />
+  </div>`;
+}
+
+/** What the status line says of a step; refusals and conflicts are alerts of their own. */
+function announcement(state: State, what: string): string {
+  if (state.step === "checked") return `Dry run: the server would accept ${what}. Apply it to store it.`;
+  if (state.step === "done") return `Applied: ${what} is stored.`;
+  return "";
+}
+
+function OutcomeBody({ flow, before, after, what, fields, onReload }: OutcomeProps) {
   const { state } = flow;
   if (state.step === "checked") {
     const result = after === undefined ? state.request.body : after;
     const lines = withContext(diffLines(asText(before), asText(result)));
     const novelty = result === null ? " It is removed." : before === undefined ? " It is new." : "";
-    return html`<section class="dry-run" aria-live="polite" aria-label="Dry run">
+    return html`<section class="dry-run" aria-label="Dry run">
       <h3>Dry run: this is what will change</h3>
       <p>The server checked ${what} and would accept it. Nothing is stored until you apply it.${novelty}</p>
       <${DiffView} lines=${lines} caption=${what} />
@@ -105,7 +133,7 @@ export function ChangeOutcome({ flow, before, after, what, fields, onReload }: O
     return html`<${Problem}>${refusalOf(state.answer)}<//>`;
   }
   if (state.step === "done")
-    return html`<section aria-live="polite" class="applied">
+    return html`<section class="applied">
       <p>
         Applied: ${what} is
         stored${state.answer.body?.payload?.key ? ` (its number, ${state.answer.body.payload.key}: ${state.answer.body.payload.value})` : ""}.

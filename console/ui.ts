@@ -67,6 +67,9 @@ export function useAnswer(request: () => Promise<Answer>, deps: unknown[]) {
   return { answer, reload };
 }
 
+/** Whether the keyboard focus went with an element that was removed (it then falls back to the page's body). */
+export const focusLost = () => !document.activeElement || document.activeElement === document.body;
+
 /** Runs one action at a time: a call while one is out (a double click on a write) is ignored, not sent again. */
 export function useOneAtATime() {
   const inFlight = useRef(false);

@@ -76,15 +76,12 @@ function Decide() {
     <${Field} id="rl-key" label="Key" value=${values.key} onInput=${set("key")} required />
     <${Field} id="rl-value" label="Value (optional)" value=${values.value} onInput=${set("value")} />
     <button type="submit">Send</button>
-    ${
-      answer &&
-      html`<section aria-live="polite" aria-label="Decision">
-        <p>
-          ${answer.status === 0 ? failureOf(answer) : html`Status ${answer.status}: <strong>${answer.body?.overallCode ?? "no decision"}</strong>`}
-        </p>
-        <pre>${JSON.stringify(answer.body, null, 2)}</pre>
-      </section>`
-    }
+    <section aria-label="Decision">
+      <p role="status" class="status">
+        ${answer && (answer.status === 0 ? failureOf(answer) : html`Status ${answer.status}: <strong>${answer.body?.overallCode ?? "no decision"}</strong>`)}
+      </p>
+      ${answer && html`<pre>${JSON.stringify(answer.body, null, 2)}</pre>`}
+    </section>
   </form>`;
 }
 

@@ -1,9 +1,9 @@
 // The stored HAProxy or SSH proxy versions, newest first; one version's files with the diff to the version before
 // it, and the rollback (activate) behind a confirmation. Generating a new version is one button away.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { proxyApi, type Answer } from "../api";
 import { DiffView, diffLines, withContext } from "../diff";
-import { Problem, Warnings, html, pending, refusalOf, useAnswer, useOneAtATime, when } from "../ui";
+import { Problem, Warnings, focusLost, html, pending, refusalOf, useAnswer, useOneAtATime, when } from "../ui";
 
 const JOB = { haproxy: "/admin/gensynchaprx", sshproxy: "/admin/writesshprx" };
 const TITLE = { haproxy: "HAProxy versions", sshproxy: "SSH proxy versions" };
@@ -43,18 +43,46 @@ function VersionDiff({ kind, version, previous }: { kind: Kind; version: number;
 
 type ActivateProps = { kind: Kind; version: number; act: (request: () => Promise<Answer>) => Promise<void> };
 
+/** The rollback behind a confirmation whose Yes takes the focus each time it opens; Cancel gives it back. */
 function Activate({ kind, version, act }: ActivateProps) {
   const [asking, setAsking] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  const back = useRef<HTMLButtonElement>(null);
+  const cancelled = useRef(false);
+  useEffect(() => {
+    if (asking) yes.current?.focus();
+    else if (cancelled.current && focusLost()) back.current?.focus();
+    cancelled.current = false;
+  }, [asking]);
   if (!asking)
-    return html`<button type="button" onClick=${() => setAsking(true)}>Roll back to version ${version}…</button>`;
+    return html`<button type="button" ref=${back} onClick=${() => setAsking(true)}>
+      Roll back to version ${version}…
+    </button>`;
   const confirm = async () => {
     setAsking(false);
     await act(() => proxyApi("POST", `/admin/${kind}/versions/${version}/activate`));
   };
+  const cancel = () => ((cancelled.current = true), setAsking(false));
   return html`<div role="alertdialog" aria-label="Confirm the rollback" class="confirm">
     <p>Ship version ${version}'s files again, as a new version? The load balancers then run them.</p>
-    <button type="button" onClick=${confirm} autofocus>Yes, roll back to version ${version}</button>
-    <button type="button" onClick=${() => setAsking(false)}>Cancel</button>
+    <button type="button" ref=${yes} onClick=${confirm}>Yes, roll back to version ${version}</button>
+    <button type="button" onClick=${cancel}>Cancel</button>
+  </div>`;
+}
+
+/**
+ * What the last generation or rollback answered, in a box that takes the focus when the confirmation that had it
+ * closed, under a status line that exists before its text, so that screen readers announce it.
+ */
+function Outcome({ outcome }: { outcome?: Answer }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (outcome && focusLost()) box.current?.focus();
+  }, [outcome]);
+  const warnings = outcome && (Array.isArray(outcome.body) ? outcome.body : outcome.body?.warnings);
+  return html`<div class=${outcome ? "outcome applied" : "outcome"} tabindex="-1" ref=${box}>
+    <p role="status" class="status">${outcome?.ok ? "Done." : ""}</p>
+    ${outcome && (outcome.ok ? html`<${Warnings} warnings=${warnings} />` : html`<${Problem}>${refusalOf(outcome)}<//>`)}
   </div>`;
 }
 
@@ -78,15 +106,7 @@ export function VersionsPage({ kind, selected }: { kind: Kind; selected?: string
         ${busy ? "Generating…" : "Generate a new version now"}
       </button>
     </p>
-    ${
-      outcome &&
-      (outcome.ok
-        ? html`<div aria-live="polite" class="applied">
-            <p>Done.</p>
-            <${Warnings} warnings=${Array.isArray(outcome.body) ? outcome.body : outcome.body?.warnings} />
-          </div>`
-        : html`<${Problem}>${refusalOf(outcome)}<//>`)
-    }
+    <${Outcome} outcome=${outcome} />
     ${
       pending(answer) ??
       html`<table>
@@ -105,7 +125,7 @@ export function VersionsPage({ kind, selected }: { kind: Kind; selected?: string
           <tbody>
             ${versions.map(
               (version, position) =>
-                html`<tr aria-current=${version.version === chosen ? "true" : undefined}>
+                html`<tr key=${version.version} aria-current=${version.version === chosen ? "true" : undefined}>
                   <th scope="row"><a href=${`#/${kind}/${version.version}`}>Version ${version.version}</a></th>
                   <td>
                     ${version.status ?? (position === 0 ? "in force" : "stored")}${version.error ? `: ${version.error}` : ""}

@@ -28,11 +28,11 @@ beforeAll(async () => {
 
 afterAll(() => stand?.stop());
 
-/** The id, or else the tag name, of the element that has the keyboard focus. */
+/** The id, or else the class, or else the tag name of the element that has the keyboard focus. */
 const focused = (page: Watched["page"]) =>
   page.evaluate(() => {
     const element = (globalThis as any).document.activeElement;
-    return element?.id || element?.tagName.toLowerCase();
+    return element?.id || element?.className || element?.tagName.toLowerCase();
   });
 
 type Watched = Awaited<ReturnType<typeof watchedPage>>;
@@ -147,7 +147,7 @@ describe("double clicks", () => {
     await page.getByRole("region", { name: "Dry run" }).waitFor();
     await refreshProxyConnection({ url: origin });
     await page.getByRole("button", { name: "Apply" }).dblclick();
-    await page.getByText("Applied: backend api is stored").waitFor();
+    await page.locator("section.applied", { hasText: "Applied: backend api is stored" }).waitFor();
     const writes = watched.requests.filter((url) => url === `${origin}/backends/${label}`);
     expect(writes).toEqual([`${origin}/backends/${label}`]);
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
@@ -262,12 +262,12 @@ describe("writes in a row", () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     await page.route(`${origin}/projects/${label}`, async (route) => (await held, route.continue()));
     await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
-    await page.getByText("Applied: backend api is stored").waitFor();
+    await page.locator("section.applied", { hasText: "Applied: backend api is stored" }).waitFor();
 
     await page.locator("#label").fill("second");
     await clickToWrite(origin, check);
     await clickToWrite(origin, page.getByRole("button", { name: "Apply" }));
-    await page.getByText("Applied: backend second is stored").waitFor();
+    await page.locator("section.applied", { hasText: "Applied: backend second is stored" }).waitFor();
     release();
     await page.getByRole("rowheader", { name: "second" }).waitFor();
     const stored = (await admin("GET", `/projects/${label}`)).body.backends.map((backend: any) => backend.label);
@@ -321,5 +321,75 @@ describe("the versions page", () => {
     );
     expect(await page.getByRole("link", { name: `Version ${previous.version}` }).count()).toBe(1);
     await expectOnlyOwnOrigin(watched, origin, [`503 /admin/haproxy/versions/${previous.version}`]);
+  });
+});
+
+describe("focus and announcements", () => {
+  it("announces each step of a change in a status line there before it, and keeps the focus in the form", async () => {
+    const { label, tenant, containerId } = await tenantProject(origin, "fa");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    await page.getByText("No backend yet.").waitFor();
+    const form = page.locator("form", { has: page.locator("#params") });
+    const status = form.getByRole("status");
+    expect(await status.count()).toBe(1);
+    expect(await status.innerText()).toBe("");
+    await page.locator("#label").fill("api");
+    await page.locator("#containers").fill(String(containerId));
+    await clickToWrite(origin, form.getByRole("button", { name: "Check this change (dry run)" }));
+    await form.getByRole("region", { name: "Dry run" }).waitFor();
+    expect(await status.innerText()).toBe("Dry run: the server would accept backend api. Apply it to store it.");
+
+    await form.getByRole("button", { name: "Change it again" }).focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => focused(page)).toBe("backend-choice");
+    expect(await status.innerText()).toBe("");
+    await clickToWrite(origin, form.getByRole("button", { name: "Check this change (dry run)" }));
+    await form.getByRole("button", { name: "Apply" }).focus();
+    await refreshProxyConnection({ url: origin });
+    await page.keyboard.press("Enter");
+    await form.locator("section.applied").waitFor();
+    expect(await status.innerText()).toBe("Applied: backend api is stored.");
+    expect(await focused(page)).toBe("outcome");
+    // The next Tab leads on from where the Apply button was, to the next form, not from the page's start.
+    await page.keyboard.press("Tab");
+    expect(await focused(page)).toBe("container-label");
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
+  it("puts the focus on the rollback's Yes each time it opens, and back on its button after Cancel", async () => {
+    const { admin } = await tenantProject(origin, "rb");
+    expect((await admin("GET", "/admin/gensynchaprx")).status).toBe(200);
+    expect((await admin("GET", "/admin/gensynchaprx")).status).toBe(200);
+    const [, previous] = (await admin("GET", "/admin/haproxy/versions")).body;
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, ADMIN.username, ADMIN.password);
+    await visit(page, "haproxy", "HAProxy versions");
+    const rollback = page.getByRole("button", { name: `Roll back to version ${previous.version}…` });
+    const yes = page.getByRole("button", { name: `Yes, roll back to version ${previous.version}` });
+    for (let round = 0; round < 2; round++) {
+      await rollback.focus();
+      await page.keyboard.press("Enter");
+      await yes.waitFor();
+      await expect
+        .poll(() => page.evaluate(() => (globalThis as any).document.activeElement.innerText))
+        .toBe(`Yes, roll back to version ${previous.version}`);
+      await page.keyboard.press("Tab");
+      await page.keyboard.press("Enter");
+      await expect
+        .poll(() => page.evaluate(() => (globalThis as any).document.activeElement.innerText))
+        .toBe(`Roll back to version ${previous.version}…`);
+    }
+    await rollback.focus();
+    await page.keyboard.press("Enter");
+    await refreshProxyConnection({ url: origin });
+    await page.keyboard.press("Enter");
+    const status = page.locator(".outcome").getByRole("status");
+    await expect.poll(() => status.innerText()).toBe("Done.");
+    expect(await focused(page)).toBe("outcome applied");
+    await expectOnlyOwnOrigin(watched, origin);
   });
 });
