@@ -51,6 +51,17 @@ describe("the news routes' OpenAPI entries", () => {
     expect([...new Set(registered)]).toEqual(ROUTES);
   });
 
+  it("list 400 and 413 for every write: its body, where a token may come, is read and may be refused", () => {
+    const { paths } = document() as unknown as { paths: Record<string, Record<string, { responses: object }>> };
+    const writes = Object.entries(paths).flatMap(([path, methods]) =>
+      Object.entries(methods)
+        .filter(([method]) => method !== "get")
+        .map(([method, operation]) => [`${method} ${path}`, Object.keys(operation.responses)] as const),
+    );
+    expect(writes.map(([name]) => name).sort()).toEqual(ROUTES.filter((route) => !route.startsWith("get ")).sort());
+    for (const [name, statuses] of writes) expect(statuses, name).toEqual(expect.arrayContaining(["400", "413"]));
+  });
+
   it("tag every operation news and name only the news security schemes", () => {
     const { paths, components } = document();
     expect(Object.keys(components.securitySchemes).sort()).toEqual(["news_login", "news_master_key", "news_token"]);

@@ -98,7 +98,8 @@ const remove = createRoute({
   security: secured("news_token"),
   middleware: [requireAdmin],
   request: { params: ArticleIdParam },
-  responses: { 204: { description: "deleted" }, ...failures(401, 404) },
+  // The token may come in the body (access_token), which is read, and refused like any other: 400, 413.
+  responses: { 204: { description: "deleted" }, ...failures(400, 401, 404, 413) },
 });
 
 /** Registers the /news routes; the middleware validates bodies and queries the news API's own way. */
