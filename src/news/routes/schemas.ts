@@ -125,7 +125,13 @@ export const IdParam = z.object({
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { description: "the user's id: `user.id` in the answer of POST /users or POST /auth" } }),
+    .openapi({
+      param: {
+        description:
+          "the user's id: `user.id` in the answer of POST /users or POST /auth. An id longer than 64 characters " +
+          "names no user: 404, as an unknown one does.",
+      },
+    }),
 });
 
 /** The first article stored: the one the example of POST /news adds to an installation with no articles yet. */

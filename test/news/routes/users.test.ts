@@ -149,6 +149,21 @@ describe("users", () => {
     expect(await sort.json()).toMatchObject({ valid: false, name: "enum", param: "sort", value: "passwordHash" });
   });
 
+  it("answers an id longer than the documented 64 characters as an unknown one: 404", async () => {
+    const long = `${admin.user.id}${"x".repeat(65 - admin.user.id.length)}`;
+    expect(long.length).toBe(65);
+    const answers = [
+      await call(`/users/${long}`),
+      await callJson(`/users/${long}`, "PUT", { name: "Long" }, bearer(admin.token)),
+      await call(`/users/${long}`, { method: "DELETE", headers: bearer(admin.token) }),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(404);
+      expect(await answer.json()).toEqual(UNKNOWN_ID);
+    }
+    expect(await (await getJson("/users/me", admin.token)).json()).toEqual(admin.user);
+  });
+
   it("DELETE /users/:id is for admins only and answers 204, then 404", async () => {
     const erin = await signUp("erin@example.com");
     await expectRefused(
