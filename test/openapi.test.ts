@@ -211,6 +211,14 @@ describe("GET /openapi.json", () => {
     ]);
   });
 
+  it("documents the rate limit configuration's dry run with its PUT's very body", async () => {
+    const { paths } = await served();
+    const body = (path: string, method: string) => (paths[path][method] as any).requestBody.content["application/json"];
+    const put = body("/rlconfig/files", "put");
+    expect(put.schema.oneOf.map((choice: any) => choice.required)).toEqual([["files"], ["configs"]]);
+    expect(body("/rlconfig/validate", "post")).toEqual(put);
+  });
+
   it("documents only routed operations (none falls through to the unmatched route's 404 or 405)", async () => {
     const document = await served();
     for (const [path, methods] of Object.entries(document.paths)) {

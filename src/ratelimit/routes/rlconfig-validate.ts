@@ -11,7 +11,7 @@ import { validateUpload, validateUploads } from "../config/uploads";
 import { configLoadSettings } from "../settings";
 import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 import { configFilesExample } from "./examples";
-import { configBodyOf, configFilesOf } from "./rlconfig";
+import { configBodyOf, configFilesBodySchema, configFilesOf } from "./rlconfig";
 import { NameParams, readConfigFileRequest, yamlFileBody, yamlFileRefusals } from "./rlconfig-file";
 
 type RateLimitEnv = { Bindings: Env };
@@ -37,7 +37,7 @@ export const validateConfigFilesRoute = createRoute({
   security: adminSecurity,
   middleware: [requireAdminToken],
   request: {
-    body: { content: { "application/json": { schema: { type: "object" }, example: configFilesExample } } },
+    body: { content: { "application/json": { schema: configFilesBodySchema, example: configFilesExample } } },
   },
   responses: {
     ...verdict,

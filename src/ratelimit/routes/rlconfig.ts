@@ -1,7 +1,7 @@
 // The configuration routes: /rlconfig (the reference's dump of the config in force) and /rlconfig/files (the files in
 // force; PUT replaces the uploaded files, laid over the bundled ones, with YAML files or an xDS snapshot; DELETE drops
 // every uploaded file). One file at a time: rlconfig-file.ts.
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import { z } from "../../shared/zod";
 import type { Context } from "hono";
 import { database } from "../../shared/db";
@@ -58,6 +58,29 @@ export const getConfigFilesRoute = createRoute({
   },
 });
 
+type MediaType = NonNullable<NonNullable<RouteConfig["request"]>["body"]>["content"][string];
+type DocumentedSchema = Extract<MediaType, { schema?: unknown }>["schema"];
+
+/** The body of PUT /rlconfig/files (and of its dry run, POST /rlconfig/validate), as documented. */
+export const configFilesBodySchema: DocumentedSchema = {
+  oneOf: [
+    {
+      type: "object",
+      description: "YAML files by name (*.yaml, no slashes or spaces)",
+      properties: { files: { type: "object", additionalProperties: { type: "string" } } },
+      required: ["files"],
+      additionalProperties: false,
+    },
+    {
+      type: "object",
+      description: "The RateLimitConfig resources of an xDS snapshot, in proto3 JSON",
+      properties: { configs: { type: "array", items: { type: "object" } } },
+      required: ["configs"],
+      additionalProperties: false,
+    },
+  ],
+};
+
 // The body is read here, within RATELIMIT_CONFIG_MAX_BODY_BYTES and the nesting limit, so it is documented only.
 export const putConfigFilesRoute = createRoute({
   method: "put",
@@ -74,24 +97,7 @@ export const putConfigFilesRoute = createRoute({
     body: {
       content: {
         "application/json": {
-          schema: {
-            oneOf: [
-              {
-                type: "object",
-                description: "YAML files by name (*.yaml, no slashes or spaces)",
-                properties: { files: { type: "object", additionalProperties: { type: "string" } } },
-                required: ["files"],
-                additionalProperties: false,
-              },
-              {
-                type: "object",
-                description: "The RateLimitConfig resources of an xDS snapshot, in proto3 JSON",
-                properties: { configs: { type: "array", items: { type: "object" } } },
-                required: ["configs"],
-                additionalProperties: false,
-              },
-            ],
-          },
+          schema: configFilesBodySchema,
           example: configFilesExample,
         },
       },
