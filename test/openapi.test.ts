@@ -211,6 +211,19 @@ describe("GET /openapi.json", () => {
     ]);
   });
 
+  it("gives every path parameter an example, or says where its value comes from", async () => {
+    const { paths } = await served();
+    const unexplained = Object.entries(paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) =>
+        ((operation as any).parameters ?? [])
+          .filter((parameter: any) => parameter.in === "path")
+          .filter((parameter: any) => parameter.example === undefined && !parameter.description)
+          .map((parameter: any) => `${method.toUpperCase()} ${path} ${parameter.name}`),
+      ),
+    );
+    expect(unexplained).toEqual([]);
+  });
+
   it("documents the rate limit configuration's dry run with its PUT's very body", async () => {
     const { paths } = await served();
     const body = (path: string, method: string) => (paths[path][method] as any).requestBody.content["application/json"];

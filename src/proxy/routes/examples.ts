@@ -30,6 +30,8 @@ export const PATH_EXAMPLES: Record<string, string> = {
   label: PROJECT,
   containerLabel: CONTAINER,
   backendLabel: BACKEND,
+  // The examples build one backend: switching it to its own containers is the one switch they can show.
+  targetBackendLabel: BACKEND,
   username: API_USER,
   version: "1",
   id: "1",

@@ -139,7 +139,13 @@ const challengeRoute = createRoute({
   security: [],
   tags: ["jobs"],
   summary: "HTTP-01 challenge answers of pending ACME orders (HAProxy forwards this path here)",
-  request: { params: labelParams("token") },
+  request: {
+    params: z.object({
+      token: z.string().openapi({
+        param: { description: "the token of an HTTP-01 challenge the CA is checking, known only during an order" },
+      }),
+    }),
+  },
   responses: { 200: text("the key authorization"), 404: errorResponse("no pending challenge has this token") },
 });
 
