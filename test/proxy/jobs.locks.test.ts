@@ -53,6 +53,33 @@ describe("locks", () => {
     expect([(await first).status, (await second).status].sort()).toEqual([200, 423]);
   });
 
+  it("keeps the newer version in force when a run that lost its lock has its own applied late", async () => {
+    let releaseFirst!: () => void;
+    const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const { calls } = fakeAgents(async (call) => {
+      if (call === calls[0]) await firstGate;
+      return applied();
+    });
+    const first = callWith(agentEnv(), "/admin/gensynchaprx");
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    // The first run's lease ends (its lock object unreachable for a while): a second run takes the lock and ships.
+    const held = await locks().inspect(CONFIG_LOCK);
+    expect(await locks().release(CONFIG_LOCK, held!.holder)).toBe(true);
+    expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 200)).toEqual([]);
+    const [older, newer] = calls.map((call) => call.body.version as number);
+    expect(newer).toBeGreaterThan(older);
+    releaseFirst();
+    expect(await expectJson(first, 200)).toEqual([
+      `WARN: version ${older} was applied, but a newer version is in force: it is kept as history`,
+    ]);
+    const versions = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
+    const states = versions.filter((row: any) => row.version === older || row.version === newer);
+    expect(states.map((row: any) => [row.version, row.status])).toEqual([
+      [newer, "active"],
+      [older, "previous"],
+    ]);
+  });
+
   it("keeps writesshprx's lock until its queued run ends", async () => {
     const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
     const [a, b] = await Promise.all([

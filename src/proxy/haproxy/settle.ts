@@ -9,15 +9,7 @@ import { agentOf } from "./checked-bundle";
 import { masterPushId, settlePush } from "./push-outcome";
 import type { BundleNote } from "./backend-sections";
 import { AGENT_SUMMARY, GenSyncFailed, UNKNOWN_OUTCOME, type QueueSlaveSyncs } from "./sync";
-import {
-  activateVersion,
-  latestVersionOfRun,
-  markVersionPrevious,
-  markVersionUnknown,
-  newerVersionInForce,
-  rejectVersion,
-  unknownVersions,
-} from "./versions";
+import { activateVersion, latestVersionOfRun, markVersionUnknown, rejectVersion, unknownVersions } from "./versions";
 
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the calls.
 const outbound: typeof fetch = (input, init) => fetch(input, init);
@@ -67,11 +59,9 @@ export async function settleVersion(
     await note(`INFO: version ${row.id} was settled as rejected: ${why}`);
     return { state: "rejected" };
   }
-  if (await newerVersionInForce(db, row.id)) {
-    await markVersionPrevious(db, row.id);
+  if ((await activateVersion(db, row.id, settings.HAPROXY_VERSIONS_KEPT)) === "superseded") {
     await note(`INFO: version ${row.id} was settled as applied, after a newer version`);
   } else {
-    await activateVersion(db, row.id, settings.HAPROXY_VERSIONS_KEPT);
     await note(`INFO: version ${row.id} was settled as applied: it is the version in force`);
     if (row.jobRunId !== null) await queueSlaves(settings.SLAVE_AGENT_URLS, row, input, note);
   }

@@ -192,8 +192,12 @@ async function shipVersion(
   } else {
     warnings.push(`WARN: HAPROXY_AGENT_URL is not set: version ${version} is stored but no load balancer was updated`);
   }
-  await activateVersion(db, version, settings.HAPROXY_VERSIONS_KEPT);
-
+  if ((await activateVersion(db, version, settings.HAPROXY_VERSIONS_KEPT)) === "superseded") {
+    // A later run made a newer version active while this one shipped (this run lost its lock): that one is in force,
+    // and its own run syncs the slaves.
+    warnings.push(`WARN: version ${version} was applied, but a newer version is in force: it is kept as history`);
+    return warnings.map((text) => ({ project: null, text }));
+  }
   const slaves = settings.SLAVE_AGENT_URLS;
   const syncRuns = await input.queueSlaveSyncs(slaves.map((agentUrl) => ({ version, agentUrl })));
   slaves.forEach((agentUrl, index) =>

@@ -1,6 +1,6 @@
 // The stored HAProxy versions: each generated bundle's text files and certificate list, numbered, with its status
 // (pending, active, previous, rejected, unknown) and the version it restores, if any; the number kept is bounded.
-import { and, desc, eq, gt, inArray, ne, notInArray, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lt, ne, notInArray, sql } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
 import type { Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
@@ -99,11 +99,6 @@ export async function markVersionUnknown(db: Database, version: number, error: s
   await db.update(haproxyVersions).set({ status: "unknown", error }).where(eq(haproxyVersions.id, version));
 }
 
-/** An unknown version the agent took after a newer one had become active: it is history, not the one in force. */
-export async function markVersionPrevious(db: Database, version: number) {
-  await db.update(haproxyVersions).set({ status: "previous", error: null }).where(eq(haproxyVersions.id, version));
-}
-
 /** The versions whose outcome is unknown, oldest first. */
 export async function unknownVersions(db: Database) {
   return db
@@ -124,18 +119,14 @@ export async function highestVersion(db: Database): Promise<number> {
   return row?.id ?? 0;
 }
 
-/** Whether a version newer than `version` is or was in force. */
-export async function newerVersionInForce(db: Database, version: number): Promise<boolean> {
-  const [row] = await db
-    .select({ id: haproxyVersions.id })
-    .from(haproxyVersions)
-    .where(and(gt(haproxyVersions.id, version), inArray(haproxyVersions.status, ["active", "previous"])))
-    .limit(1);
-  return row !== undefined;
-}
-
-/** Makes the version the active one and drops versions beyond the number kept (never the active one). */
-export async function activateVersion(db: Database, version: number, kept: number) {
+/**
+ * Makes the version the active one and drops versions beyond the number kept (never the active one), in one batch;
+ * answers "superseded" when a newer version was already in force, which then stays so (this one becomes history).
+ * Version numbers are the fence: numbered under the job lock and never reused, and the agents refuse to go back to
+ * a lower one, so the highest version applied is the one in force. A run that lost its lock and activates late can
+ * therefore never demote what a later run made active.
+ */
+export async function activateVersion(db: Database, version: number, kept: number): Promise<"active" | "superseded"> {
   const keep = db
     .select({ id: haproxyVersions.id })
     .from(haproxyVersions)
@@ -143,15 +134,22 @@ export async function activateVersion(db: Database, version: number, kept: numbe
     .limit(kept);
   const dropped = sql`(select ${haproxyVersions.id} from ${haproxyVersions}
     where ${haproxyVersions.id} <> ${version} and ${haproxyVersions.id} not in ${keep})`;
-  await db.batch([
+  const newerInForce = sql`exists (select 1 from haproxy_versions as newer
+    where newer.id > ${version} and newer.status in ('active', 'previous'))`;
+  const [, , , , [row]] = await db.batch([
     db
       .update(haproxyVersions)
       .set({ status: "previous" })
-      .where(and(eq(haproxyVersions.status, "active"), ne(haproxyVersions.id, version))),
-    db.update(haproxyVersions).set({ status: "active", error: null }).where(eq(haproxyVersions.id, version)),
+      .where(and(eq(haproxyVersions.status, "active"), lt(haproxyVersions.id, version))),
+    db
+      .update(haproxyVersions)
+      .set({ status: sql`case when ${newerInForce} then 'previous' else 'active' end`, error: null })
+      .where(eq(haproxyVersions.id, version)),
     db.delete(haproxyVersionFiles).where(inArray(haproxyVersionFiles.versionId, dropped)),
     db.delete(haproxyVersions).where(and(ne(haproxyVersions.id, version), notInArray(haproxyVersions.id, keep))),
+    db.select({ status: haproxyVersions.status }).from(haproxyVersions).where(eq(haproxyVersions.id, version)),
   ]);
+  return row?.status === "active" ? "active" : "superseded";
 }
 
 export async function listVersions(db: Database) {
