@@ -71,6 +71,9 @@ export async function putProvidedCertificate(
   input: { name: string; certificatePem: string; privateKeyPem: string; now: Date; projects?: string[] | null },
   control: WriteControl = {},
 ): Promise<CertificateRow> {
+  // The fallback's row is found by its name: a provided certificate of that name would replace it.
+  if (input.name === FALLBACK_CERTIFICATE_NAME)
+    throw new Invalid(`name: ${FALLBACK_CERTIFICATE_NAME} is reserved for the self-signed fallback certificate`);
   let info;
   try {
     info = readCertificatePem(input.certificatePem);

@@ -372,6 +372,15 @@ describe("provided certificates through the API", () => {
         400,
       ),
     ).toEqual(errorBody("name: must be 1 to 100 lowercase letters, digits, dots or hyphens"));
+    // The self-signed fallback's name: a provided certificate would replace it, and the generation would miss it.
+    expect(
+      await expectJson(
+        asAdmin("/admin/certificates/fallback", "PUT", { certificatePem: otherEcCert, privateKeyPem: otherEcKey }),
+        400,
+      ),
+    ).toEqual(errorBody("name: fallback is reserved for the self-signed fallback certificate"));
+    const fallbacks = await env.DB.prepare("select source from certificates where name = 'fallback'").all();
+    expect(fallbacks.results.filter((row) => row.source !== "fallback")).toEqual([]);
     expect(
       (
         await expectJson(
