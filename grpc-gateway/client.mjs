@@ -56,7 +56,8 @@ function parseFlags(args) {
   }
   const last = (/** @type {string} */ name, /** @type {string} */ fallback) => values[name]?.at(-1) ?? fallback;
   const useTls = last("grpc-use-tls", "false");
-  if (!/^(true|false|1|0)$/i.test(useTls)) {
+  // Go's strconv.ParseBool, as the reference's flag reads it, and as the gateway's own settings are read.
+  if (!/^(true|false|1|0|t|f)$/i.test(useTls)) {
     throw new UsageError(`invalid boolean value ${JSON.stringify(useTls)} for -grpc-use-tls`);
   }
   const timeoutMs = parseDurationMs(last("timeout", "10s"));
@@ -67,7 +68,7 @@ function parseFlags(args) {
     domain: last("domain", ""),
     descriptors: (values.descriptors ?? []).map(parseDescriptor),
     timeoutMs,
-    useTls: /^(true|1)$/i.test(useTls),
+    useTls: /^(true|1|t)$/i.test(useTls),
     caFile: values["grpc-server-ca-file"]?.at(-1),
     certFile: values["grpc-cert-file"]?.at(-1),
     keyFile: values["grpc-key-file"]?.at(-1),
