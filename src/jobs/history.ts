@@ -1,6 +1,7 @@
 // The job_runs repository: record a run when it is queued, started and finished, and prune old runs.
 import { and, count, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
+import { logWarn } from "../shared/log";
 import { jobRuns } from "./tables";
 
 export async function createJobRun(db: Database, input: { kind: string; trigger: string }) {
@@ -14,10 +15,38 @@ export async function createJobRuns(db: Database, inputs: { kind: string; trigge
   return rows.map((row) => row.id).sort((a, b) => a - b);
 }
 
-export async function finishJobRun(
-  db: Database,
-  input: { id: number; now: Date; state: "succeeded" | "failed" | "queued"; warnings?: string[]; error?: string },
-) {
+/** How a run ended (or, `queued`, waits for its retry): its warnings and its error. */
+export type RunEnd = {
+  id: number;
+  now: Date;
+  state: "succeeded" | "failed" | "queued";
+  warnings?: string[];
+  error?: string;
+};
+
+/** The waits before the second and third try of a run's end: a passing D1 error should not lose it. */
+export const RUN_END_RETRY_DELAYS_MS = [100, 400];
+
+/**
+ * Records a run's end. The write is tried up to three times: an end lost to a passing D1 error would leave the run
+ * `running` until the sweep failed it as a dead worker, though its work was done. Trying again is harmless: the same
+ * end is written, and warnings already recorded are not repeated.
+ */
+export async function finishJobRun(db: Database, input: RunEnd) {
+  for (const delayMs of RUN_END_RETRY_DELAYS_MS) {
+    try {
+      return await writeRunEnd(db, input);
+    } catch (error) {
+      logWarn(`jobs: could not record the end of run ${input.id}; trying again in ${delayMs} ms`, {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+  return writeRunEnd(db, input);
+}
+
+async function writeRunEnd(db: Database, input: RunEnd) {
   const own = JSON.stringify(input.warnings ?? []);
   await db
     .update(jobRuns)

@@ -48,6 +48,40 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** env.DB whose first statement recording a run's end fails, as a passing D1 error would; the rest go through. */
+function dbLosingFirstRunEnd(): { db: D1Database; failures: () => number } {
+  let failures = 0;
+  const failing = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+  const db = new Proxy(env.DB, {
+    get(target, key) {
+      if (key !== "prepare") return Reflect.get(target, key).bind(target);
+      return (query: string) => {
+        if (failures > 0 || !/^update "job_runs" set "state" = \?, "warnings" = \(select json_group_array/.test(query))
+          return target.prepare(query);
+        failures += 1;
+        const statement = { run: failing, all: failing, raw: failing, first: failing };
+        return { ...statement, bind: () => statement };
+      };
+    },
+  });
+  return { db, failures: () => failures };
+}
+
+describe("recording a run's end", () => {
+  it("tries again when D1 fails to record it, and the run succeeds as it did", async () => {
+    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
+    const flaky = dbLosingFirstRunEnd();
+    const { result } = await deliverBatch([{ id: "end", attempts: 1, body: { kind: "housekeeping", runId } }], {
+      ...env,
+      DB: flaky.db,
+    } as Env);
+    expect(flaky.failures()).toBe(1);
+    expect(result.explicitAcks).toEqual(["end"]);
+    expect(result.retryMessages).toEqual([]);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 1, error: null });
+  });
+});
+
 describe("idempotent deliveries", () => {
   it("runs a message delivered twice in one batch once: both acked, one attempt, one outcome", async () => {
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
