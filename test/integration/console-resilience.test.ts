@@ -37,14 +37,19 @@ const focused = (page: Watched["page"]) =>
 
 type Watched = Awaited<ReturnType<typeof watchedPage>>;
 
+/** A tenant with a project of its own (tenantProject's), signed in on a watched page and on that project's page. */
+async function openOwnProject(tag: string) {
+  const project = await tenantProject(origin, tag);
+  const watched = await watchedPage(browser);
+  await signIn(watched.page, origin, project.tenant.username, project.tenant.password);
+  await watched.page.getByRole("link", { name: project.label }).click();
+  await watched.page.getByRole("heading", { name: `Project ${project.label}` }).waitFor();
+  return { ...project, watched, page: watched.page };
+}
+
 describe("addresses", () => {
   it("keeps the page when the skip link is followed, and moves the focus to it", async () => {
-    const { label, tenant } = await tenantProject(origin, "sk");
-    const watched = await watchedPage(browser);
-    const { page } = watched;
-    await signIn(page, origin, tenant.username, tenant.password);
-    await page.getByRole("link", { name: label }).click();
-    await page.getByRole("heading", { name: `Project ${label}` }).waitFor();
+    const { label, watched, page } = await openOwnProject("sk");
     await page.getByRole("link", { name: "Skip to the page" }).focus();
     await page.keyboard.press("Enter");
     expect(await focused(page)).toBe("main");
@@ -135,11 +140,7 @@ describe("signing out", () => {
 
 describe("double clicks", () => {
   it("sends Apply once however often it is clicked while the write is out", async () => {
-    const { label, tenant, containerId } = await tenantProject(origin, "dc");
-    const watched = await watchedPage(browser);
-    const { page } = watched;
-    await signIn(page, origin, tenant.username, tenant.password);
-    await page.getByRole("link", { name: label }).click();
+    const { label, containerId, watched, page } = await openOwnProject("dc");
     await page.getByText("No backend yet.").waitFor();
     await page.locator("#label").fill("api");
     await page.locator("#containers").fill(String(containerId));
@@ -219,11 +220,7 @@ describe("dry runs of what exists", () => {
 
 describe("a conflict", () => {
   it("shows what changed meanwhile, and not the user's own later writes", async () => {
-    const { label, tenant, containerId, admin } = await tenantProject(origin, "mw");
-    const watched = await watchedPage(browser);
-    const { page } = watched;
-    await signIn(page, origin, tenant.username, tenant.password);
-    await page.getByRole("link", { name: label }).click();
+    const { label, containerId, admin, watched, page } = await openOwnProject("mw");
     await page.getByText("No backend yet.").waitFor();
     expect((await admin("POST", `/backends/${label}`, { label: "other", port: 9090 })).status).toBe(200);
     await page.locator("#label").fill("api");
@@ -247,11 +244,7 @@ describe("a conflict", () => {
 
 describe("writes in a row", () => {
   it("sends the ETag its own write answered while the reload is still out", async () => {
-    const { label, tenant, containerId, admin } = await tenantProject(origin, "et");
-    const watched = await watchedPage(browser);
-    const { page } = watched;
-    await signIn(page, origin, tenant.username, tenant.password);
-    await page.getByRole("link", { name: label }).click();
+    const { label, containerId, admin, watched, page } = await openOwnProject("et");
     await page.getByText("No backend yet.").waitFor();
     const check = page.getByRole("button", { name: "Check this change (dry run)" }).first();
     await page.locator("#label").fill("api");
@@ -326,11 +319,7 @@ describe("the versions page", () => {
 
 describe("focus and announcements", () => {
   it("announces each step of a change in a status line there before it, and keeps the focus in the form", async () => {
-    const { label, tenant, containerId } = await tenantProject(origin, "fa");
-    const watched = await watchedPage(browser);
-    const { page } = watched;
-    await signIn(page, origin, tenant.username, tenant.password);
-    await page.getByRole("link", { name: label }).click();
+    const { label, containerId, watched, page } = await openOwnProject("fa");
     await page.getByText("No backend yet.").waitFor();
     const form = page.locator("form", { has: page.locator("#params") });
     const status = form.getByRole("status");
