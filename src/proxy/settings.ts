@@ -175,7 +175,8 @@ export const ProxySettings = z.object({
     allow-listed sample fetches and converters. Section keywords, \`no\`, \`default\`, \`server\` and
     \`server-template\` are refused: no argument check makes them safe.`),
   HAPROXY_VERSIONS_KEPT: envInteger(20, 1).describe(
-    "Generated HAProxy configurations kept in D1; the active one is always kept.",
+    "Generated HAProxy configurations kept in D1; the active one, and any whose outcome is still pending or " +
+      "unknown, are always kept.",
   ),
   SSH_PROXY_VERSIONS_KEPT: envInteger(20, 1).describe("Generated SSH proxy (sshpiperd) configurations kept in D1."),
   SSH_PROXY_UPSTREAM_KEY_FILE: envString("/etc/sshpiperd/upstream_key").describe(

@@ -21,14 +21,21 @@ const versionSummary = (row: VersionRow) => ({
   createdAt: row.createdAt.toISOString(),
 });
 
-/** Deletes the versions older than the newest `kept` that are neither in force nor waiting to be settled. */
-function pruneSettled(db: Database, kept: number) {
+/**
+ * Deletes the versions older than the newest `kept` that are neither in force nor waiting to be settled (pending,
+ * unknown), nor `spared` (the version a batch activates).
+ */
+function pruneSettled(db: Database, kept: number, spared?: number) {
   const keep = db
     .select({ id: haproxyVersions.id })
     .from(haproxyVersions)
     .orderBy(desc(haproxyVersions.id))
     .limit(kept);
-  const settled = and(inArray(haproxyVersions.status, ["previous", "rejected"]), notInArray(haproxyVersions.id, keep));
+  const settled = and(
+    inArray(haproxyVersions.status, ["previous", "rejected"]),
+    notInArray(haproxyVersions.id, keep),
+    spared === undefined ? undefined : ne(haproxyVersions.id, spared),
+  );
   const dropped = db.select({ id: haproxyVersions.id }).from(haproxyVersions).where(settled);
   return [
     db.delete(haproxyVersionFiles).where(inArray(haproxyVersionFiles.versionId, dropped)),
@@ -120,20 +127,13 @@ export async function highestVersion(db: Database): Promise<number> {
 }
 
 /**
- * Makes the version the active one and drops versions beyond the number kept (never the active one), in one batch;
+ * Makes the version the active one and drops the settled versions beyond the number kept, in one batch;
  * answers "superseded" when a newer version was already in force, which then stays so (this one becomes history).
  * Version numbers are the fence: numbered under the job lock and never reused, and the agents refuse to go back to
  * a lower one, so the highest version applied is the one in force. A run that lost its lock and activates late can
  * therefore never demote what a later run made active.
  */
 export async function activateVersion(db: Database, version: number, kept: number): Promise<"active" | "superseded"> {
-  const keep = db
-    .select({ id: haproxyVersions.id })
-    .from(haproxyVersions)
-    .orderBy(desc(haproxyVersions.id))
-    .limit(kept);
-  const dropped = sql`(select ${haproxyVersions.id} from ${haproxyVersions}
-    where ${haproxyVersions.id} <> ${version} and ${haproxyVersions.id} not in ${keep})`;
   const newerInForce = sql`exists (select 1 from haproxy_versions as newer
     where newer.id > ${version} and newer.status in ('active', 'previous'))`;
   const [, , , , [row]] = await db.batch([
@@ -145,8 +145,7 @@ export async function activateVersion(db: Database, version: number, kept: numbe
       .update(haproxyVersions)
       .set({ status: sql`case when ${newerInForce} then 'previous' else 'active' end`, error: null })
       .where(eq(haproxyVersions.id, version)),
-    db.delete(haproxyVersionFiles).where(inArray(haproxyVersionFiles.versionId, dropped)),
-    db.delete(haproxyVersions).where(and(ne(haproxyVersions.id, version), notInArray(haproxyVersions.id, keep))),
+    ...pruneSettled(db, kept, version),
     db.select({ status: haproxyVersions.status }).from(haproxyVersions).where(eq(haproxyVersions.id, version)),
   ]);
   return row?.status === "active" ? "active" : "superseded";
