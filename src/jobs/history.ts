@@ -25,7 +25,7 @@ export type RunEnd = {
 };
 
 /** The waits before the second and third try of a run's end: a passing D1 error should not lose it. */
-export const RUN_END_RETRY_DELAYS_MS = [100, 400];
+const RUN_END_RETRY_DELAYS_MS = [100, 400];
 
 /**
  * Records a run's end. The write is tried up to three times: an end lost to a passing D1 error would leave the run
