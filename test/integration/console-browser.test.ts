@@ -2,13 +2,12 @@
 // signs in as a tenant and as the operator and goes through the console's pages, checking what they show against
 // the API, that every request goes to the Worker's own origin, and that axe-core finds no serious or critical
 // violation on any page.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import {
   ADMIN,
   clickToWrite,
-  type ConsoleStand,
-  startConsoleStand,
+  useConsoleStand,
   expectOnlyOwnOrigin,
   screenshot,
   seriousViolations,
@@ -18,17 +17,10 @@ import {
   watchedPage,
 } from "../support/console-browser";
 
-let stand: ConsoleStand;
 let browser: Browser;
 let origin: string;
-
-beforeAll(async () => {
-  // No agent: gensynchaprx stores each version and says no load balancer was updated.
-  stand = await startConsoleStand("console browser", { HAPROXY_AGENT_URL: "" });
-  ({ browser, origin } = stand);
-});
-
-afterAll(() => stand?.stop());
+// No agent: gensynchaprx stores each version and says no load balancer was updated.
+useConsoleStand("console browser", { HAPROXY_AGENT_URL: "" }, (stand) => ({ browser, origin } = stand));
 
 describe("/console as served", () => {
   it("answers the page with a Content-Security-Policy allowing only the Worker's own origin", async () => {

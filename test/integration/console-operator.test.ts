@@ -2,13 +2,12 @@
 // playwright-core): a generation's diff and the rollback, the audit log listing both changes, every operator page
 // free of serious accessibility problems, and the rate-limit charts drawing points after traffic. Every request the
 // pages make goes to the Worker's own origin.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import {
   ADMIN,
   clickToWrite,
-  type ConsoleStand,
-  startConsoleStand,
+  useConsoleStand,
   RATELIMIT_TOKEN,
   expectOnlyOwnOrigin,
   screenshot,
@@ -19,16 +18,9 @@ import {
   watchedPage,
 } from "../support/console-browser";
 
-let stand: ConsoleStand;
 let browser: Browser;
 let origin: string;
-
-beforeAll(async () => {
-  stand = await startConsoleStand("console operator", { HAPROXY_AGENT_URL: "" });
-  ({ browser, origin } = stand);
-});
-
-afterAll(() => stand?.stop());
+useConsoleStand("console operator", { HAPROXY_AGENT_URL: "" }, (stand) => ({ browser, origin } = stand));
 
 describe("the operator's pages", () => {
   it("shows the new version's diff after a generation, rolls back to the one before, and audits both", async () => {

@@ -1,14 +1,13 @@
 // The web console's behaviour when things go other than planned, in a real browser against `wrangler dev` (chromium
 // through playwright-core): in-page links and malformed addresses, a network that fails, double clicks, writes that
 // race, and the keyboard focus and announcements that follow each step.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import {
   ADMIN,
   clickToWrite,
-  type ConsoleStand,
   RATELIMIT_TOKEN,
-  startConsoleStand,
+  useConsoleStand,
   expectOnlyOwnOrigin,
   signIn,
   tenantProject,
@@ -17,16 +16,9 @@ import {
 } from "../support/console-browser";
 import { refreshProxyConnection } from "../support/wrangler-dev.mjs";
 
-let stand: ConsoleStand;
 let browser: Browser;
 let origin: string;
-
-beforeAll(async () => {
-  stand = await startConsoleStand("console resilience", { HAPROXY_AGENT_URL: "" });
-  ({ browser, origin } = stand);
-});
-
-afterAll(() => stand?.stop());
+useConsoleStand("console resilience", { HAPROXY_AGENT_URL: "" }, (stand) => ({ browser, origin } = stand));
 
 /** The id, or else the class, or else the tag name of the element that has the keyboard focus. */
 const focused = (page: Watched["page"]) =>

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { root } from "./processes.mjs";
 import { requireBinary } from "./system-programs.mjs";
 import { refreshProxyConnection, startWranglerDev } from "./wrangler-dev.mjs";
@@ -52,6 +52,19 @@ export async function startConsoleStand(name: string, vars: Record<string, strin
       await server.stop();
     },
   };
+}
+
+/**
+ * A stand for the whole of one suite: started before its tests (`started` receives it, to keep its browser and
+ * origin) and stopped after them.
+ */
+export function useConsoleStand(name: string, vars: Record<string, string>, started: (stand: ConsoleStand) => void) {
+  let stand: ConsoleStand | undefined;
+  beforeAll(async () => {
+    stand = await startConsoleStand(name, vars);
+    started(stand);
+  });
+  afterAll(() => stand?.stop());
 }
 
 /** A page and what it did: every request's URL, every answer that was not 2xx/3xx, script errors. */
