@@ -137,8 +137,8 @@ function App() {
     </main>
     <footer>
       <p>
-        Words used here are explained in the <a href="/console/glossary.txt">glossary</a>; the APIs themselves at
-        <a href="/docs">/docs</a>.
+        Words used here are explained in the <a href="/console/glossary.txt">glossary</a>; the APIs themselves are
+        described at <a href="/docs">/docs</a>.
       </p>
     </footer>`;
 }

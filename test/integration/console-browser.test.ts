@@ -52,6 +52,13 @@ describe("the tenant's pages", () => {
     expect(await page.locator("ul.projects li").allInnerTexts()).toEqual([label]);
     expect(await page.getByRole("link", { name: other.label }).count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
+    // htm drops a space that ends a line before an element: words and controls must still stand apart.
+    expect(await page.locator("footer").innerText()).toBe(
+      "Words used here are explained in the glossary; the APIs themselves are described at /docs.",
+    );
+    const who = await page.locator("p.who span").boundingBox();
+    const signOut = await page.locator("p.who").getByRole("button", { name: "Sign out" }).boundingBox();
+    expect(signOut!.x - (who!.x + who!.width)).toBeGreaterThanOrEqual(8);
 
     await page.getByRole("link", { name: label }).click();
     await page.getByRole("heading", { name: `Project ${label}` }).waitFor();
