@@ -8,6 +8,9 @@ function Preview({ kind, title }: { kind: "haproxy" | "sshproxy"; title: string 
   const { answer } = useAnswer(() => proxyApi("GET", `/admin/${kind}/preview`), [kind]);
   const preview = answer?.ok ? answer.body : undefined;
   const problems = preview?.problems ?? [];
+  // The generator also writes each problem as a warning ("WARN: " and its message): listed once, as a problem.
+  const said = new Set(problems.map((problem: any) => `WARN: ${problem.message}`));
+  const warnings = (preview?.warnings ?? []).filter((warning: string) => !said.has(warning));
   return html`<section aria-label=${title}>
     <h2>${title}</h2>
     ${
@@ -24,7 +27,7 @@ function Preview({ kind, title }: { kind: "haproxy" | "sshproxy"; title: string 
                 ${problems.map((problem: any) => html`<li>${typeof problem === "string" ? problem : `${problem.project}/${problem.backend} (${problem.kind}): ${problem.message}`}</li>`)}
               </ul>`
         }
-        <${Warnings} warnings=${preview.warnings} />
+        <${Warnings} warnings=${warnings} />
         <${DiffView} lines=${parseUnified(preview.diff)} caption="Change from the version in force" />`
     }
   </section>`;

@@ -105,6 +105,10 @@ describe("the operator's pages", () => {
       domainForwardings: [{ domainName, publicCaCertificate: true }],
     };
     expect((await admin("POST", `/backends/${label}`, backend)).status).toBe(200);
+    // A backend with a domain and no container: a warning that is no problem.
+    const idle = { label: "idle", domainForwardings: [{ domainName: `idle.${domainName}` }] };
+    const idleAdded = await admin("POST", `/backends/${label}`, idle);
+    expect(idleAdded.status).toBe(200);
     const watched = await watchedPage(browser);
     const { page } = watched;
     await signIn(page, origin, ADMIN.username, ADMIN.password);
@@ -137,6 +141,11 @@ describe("the operator's pages", () => {
         `^${label}/web \\(certificate\\): ${domainName.replaceAll(".", "\\.")} .* asks for a public CA certificate, but none covers it: it is served over http only$`,
       ),
     );
+    // Said once: as a problem, not again among the warnings, which keep what is no problem.
+    const warnings = page.getByRole("region", { name: "HAProxy" }).getByRole("list", { name: "Warnings" });
+    expect(await warnings.getByRole("listitem").filter({ hasText: label }).allInnerTexts()).toEqual([
+      `WARN: backend ${label}_${idleAdded.body.payload.value}_idle has no containers: its domains are not routed (idle.${domainName})`,
+    ]);
     await expectOnlyOwnOrigin(watched, origin);
   });
 });
