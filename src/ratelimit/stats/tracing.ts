@@ -102,18 +102,22 @@ export function otlpTraceRequest(resource: TraceResource, spans: readonly Finish
   };
 }
 
-/** OTEL_EXPORTER_OTLP_HEADERS: `k=v,k2=v2` with URL-encoded values; malformed entries are an error. */
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS: `k=v,k2=v2` with URL-encoded values; malformed entries are an error. The values carry
+ * credentials (`authorization=Bearer%20...`), so an error names the entry by its place, never by its text.
+ */
 export function parseOtlpHeaders(text: string): Result<Record<string, string>, string> {
   const headers: Record<string, string> = {};
-  for (const raw of text.split(",")) {
+  for (const [index, raw] of text.split(",").entries()) {
     const entry = raw.trim();
     if (entry === "") continue;
+    const place = `entry ${index + 1}`;
     const equals = entry.indexOf("=");
-    if (equals <= 0) return err(`expected key=value, got "${entry}"`);
+    if (equals <= 0) return err(`${place}: expected key=value (the value URL-encoded)`);
     try {
       headers[decodeURIComponent(entry.slice(0, equals).trim())] = decodeURIComponent(entry.slice(equals + 1).trim());
     } catch {
-      return err(`"${entry}" is not URL-encoded correctly`);
+      return err(`${place} is not URL-encoded correctly`);
     }
   }
   return ok(headers);

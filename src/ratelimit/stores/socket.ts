@@ -12,12 +12,18 @@ export interface Address {
 export const formatAddress = (address: Address) =>
   address.host.includes(":") ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
 
-/** `host:port` or `[ipv6]:port`, from the setting `variable` (named in the error). Throws SettingsError. */
+/**
+ * `host:port` or `[ipv6]:port`, from the setting `variable` (named in the error). Throws SettingsError, which never
+ * quotes the text: a URL given by mistake may carry the store's password.
+ */
 export function parseHostPort(text: string, variable: string): Address {
   const match = /^\[([^\]]+)\]:(\d+)$/.exec(text.trim()) ?? /^([^:\s]+):(\d+)$/.exec(text.trim());
   const port = match ? Number(match[2]) : NaN;
   if (!match || !(port > 0 && port < 65536)) {
-    throw new SettingsError(`ratelimit settings are invalid: ${variable}: expected host:port, got "${text.trim()}"`);
+    const hint = text.includes("://") ? ", without a scheme (credentials go in the AUTH settings)" : "";
+    throw new SettingsError(
+      `ratelimit settings are invalid: ${variable}: expected host:port with a port from 1 to 65535${hint}`,
+    );
   }
   return { host: match[1], port };
 }

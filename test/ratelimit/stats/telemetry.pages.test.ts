@@ -143,4 +143,17 @@ describe("the statistics pages", () => {
     expect(response.status).toBe(500);
     expect(await response.text()).toBe('ratelimit settings are invalid: EXTRA_TAGS: expected key:value, got "env"');
   });
+
+  it("answers 500 naming a malformed OTLP header entry by its place, never quoting the credential in it", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const response = await service({
+      TRACING_ENABLED: "true",
+      OTEL_EXPORTER_OTLP_HEADERS: "x-tenant=t1,authorization: Bearer s3cr3t-token",
+    }).fetch("/json", { method: "POST", body: body("x", [[["k", "v"]]]) });
+    expect(response.status).toBe(500);
+    expect(await response.text()).toBe(
+      "ratelimit settings are invalid: OTEL_EXPORTER_OTLP_HEADERS: entry 2: expected key=value (the value URL-encoded)",
+    );
+    expect(JSON.stringify(logged.mock.calls)).not.toContain("s3cr3t");
+  });
 });

@@ -81,7 +81,7 @@ describe("credentials and addresses", () => {
   it("reads host:port and [ipv6]:port", () => {
     expect(parseHostPort("[2001:db8::1]:6379", "X")).toEqual({ host: "2001:db8::1", port: 6379 });
     expect(() => parseHostPort("host:99999", "KVSTORE_URL")).toThrow(
-      'KVSTORE_URL: expected host:port, got "host:99999"',
+      /^ratelimit settings are invalid: KVSTORE_URL: expected host:port with a port from 1 to 65535$/,
     );
   });
 });

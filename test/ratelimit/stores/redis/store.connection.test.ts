@@ -91,7 +91,11 @@ describe("store errors and health", () => {
       "KVSTORE_URL: a Worker cannot reach a unix socket; give the store's host:port",
     ],
     [{ KVSTORE_SOCKET_TYPE: "unix" }, "KVSTORE_SOCKET_TYPE: a Worker cannot reach a unix socket; use tcp"],
-    [{ KVSTORE_URL: "no-port" }, 'KVSTORE_URL: expected host:port, got "no-port"'],
+    [{ KVSTORE_URL: "no-port" }, "KVSTORE_URL: expected host:port with a port from 1 to 65535"],
+    [
+      { KVSTORE_URL: "redis://:s3cr3t@cache:6379" },
+      "KVSTORE_URL: expected host:port with a port from 1 to 65535, without a scheme (credentials go in the AUTH settings)",
+    ],
     [
       { KVSTORE_TYPE: "sentinel", KVSTORE_URL: "mymaster" },
       "KVSTORE_URL: sentinel needs the master name, then at least one sentinel host:port",
