@@ -99,6 +99,10 @@ export async function loadSettingsCheck(root) {
     format: "esm",
     write: false,
     logLevel: "silent",
+    // Some dependencies (yaml) are CommonJS and require Node's modules; an ES module has no `require` of its own.
+    banner: {
+      js: `import { createRequire } from "node:module"; const require = createRequire(${JSON.stringify(path.join(root, "package.json"))});`,
+    },
   });
   const source = Buffer.from(result.outputFiles[0].text).toString("base64");
   const { settingsProblems } = await import(`data:text/javascript;base64,${source}`);

@@ -23,7 +23,10 @@ interface LogSettings {
   format: "text" | "json";
 }
 
-/** LOG_LEVEL and LOG_FORMAT, for docs/settings.md: read below rather than by a schema, so a bad value never fails. */
+/**
+ * LOG_LEVEL and LOG_FORMAT, for docs/settings.md: read below rather than by a schema, so a bad value never fails the
+ * Worker (npm start still refuses it).
+ */
 export const logSettingDocs: SettingDoc[] = [
   {
     name: "LOG_LEVEL",
@@ -32,7 +35,7 @@ export const logSettingDocs: SettingDoc[] = [
     default: "info",
     description:
       "Lowest level written, as logrus (the reference's logger) names them; `warning` is read as `warn`. A malformed " +
-      "value is logged once and the default kept.",
+      "value is logged once and the default kept; `npm start` refuses it.",
   },
   {
     name: "LOG_FORMAT",
@@ -41,7 +44,8 @@ export const logSettingDocs: SettingDoc[] = [
     default: "text",
     description:
       "`text`: logrus-style lines, `time=... level=info msg=... key=value`. `json`: one object per line with " +
-      "`@message`, `@timestamp`, `level` and the fields. A malformed value is logged once and the default kept.",
+      "`@message`, `@timestamp`, `level` and the fields. A malformed value is logged once and the default kept; " +
+      "`npm start` refuses it.",
   },
 ];
 
@@ -64,22 +68,33 @@ export function configureLogging(env: object): void {
   current = logSettingsOf(env);
 }
 
-/** LOG_LEVEL and LOG_FORMAT of an env, read once per env; a malformed value keeps the default and is said once. */
-const logSettingsOf = perIsolate("log settings", (env: object): LogSettings => {
-  const vars = env as Record<string, unknown>;
-  const problems: string[] = [];
+/** LOG_LEVEL and LOG_FORMAT of an env, with the default kept for each malformed one and that one's problem. */
+export function readLogSettings(vars: Record<string, unknown>): {
+  settings: LogSettings;
+  problems: { setting: "LOG_LEVEL" | "LOG_FORMAT"; message: string }[];
+} {
+  const problems: { setting: "LOG_LEVEL" | "LOG_FORMAT"; message: string }[] = [];
   const settings: LogSettings = { level: SEVERITY.info, format: "text" };
   const level = typeof vars.LOG_LEVEL === "string" ? vars.LOG_LEVEL : "";
   if (level !== "") {
     const severity = parseLevel(level);
-    if (severity === undefined) problems.push("LOG_LEVEL: expected panic, fatal, error, warn, info, debug or trace");
+    if (severity === undefined)
+      problems.push({ setting: "LOG_LEVEL", message: "expected panic, fatal, error, warn, info, debug or trace" });
     else settings.level = severity;
   }
   const format = typeof vars.LOG_FORMAT === "string" ? vars.LOG_FORMAT.trim().toLowerCase() : "";
   if (format === "json" || format === "text") settings.format = format;
-  else if (format !== "") problems.push("LOG_FORMAT: expected text or json");
+  else if (format !== "") problems.push({ setting: "LOG_FORMAT", message: "expected text or json" });
+  return { settings, problems };
+}
+
+/** LOG_LEVEL and LOG_FORMAT of an env, read once per env; a malformed value keeps the default and is said once. */
+const logSettingsOf = perIsolate("log settings", (env: object): LogSettings => {
+  const { settings, problems } = readLogSettings(env as Record<string, unknown>);
   current = settings;
-  for (const problem of problems) log("error", `log settings are invalid, using the default: ${problem}`);
+  for (const { setting, message } of problems) {
+    log("error", `log settings are invalid, using the default: ${setting}: ${message}`);
+  }
   return settings;
 });
 

@@ -202,6 +202,19 @@ describe("npm start with a bad or missing setting", () => {
     await expectNothingStarted(started);
   });
 
+  it("names what the Worker would refuse on its first request, and a reference alias by its own name", async () => {
+    const started = await plan("whole");
+    const vars = varsFile("whole.vars", [], ["REDIS_URL=localhost", "LOG_LEVEL=verbose"]);
+    const result = await runPlanned(started, vars, "--var", "BACKEND_TYPE:redis");
+    expect(result).toEqual(
+      refusal(
+        `  REDIS_URL (set in ${vars}): expected host:port with a port from 1 to 65535`,
+        `  LOG_LEVEL (set in ${vars}): expected panic, fatal, error, warn, info, debug or trace`,
+      ),
+    );
+    await expectNothingStarted(started);
+  });
+
   it("names RATELIMIT_ADMIN_TOKEN and PROXY_ADMIN_PASSWORD when the vars file lacks them", async () => {
     const started = await plan("missing");
     const vars = varsFile("missing.vars", ["RATELIMIT_ADMIN_TOKEN", "PROXY_ADMIN_PASSWORD"]);

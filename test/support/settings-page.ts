@@ -333,7 +333,9 @@ export function renderSettingsPage(): string {
     \`1\`, \`0\`, \`t\` or \`f\` (as Go's \`strconv.ParseBool\` reads them), in any case. Durations are written as Go writes them: \`500ms\`, \`10s\`, \`1m30s\`, \`0\`. Lists
     are separated by commas (the meaning says where white space also separates). A malformed value makes the
     Worker's service that reads it answer 500 with a message naming the variable, never its value; the gRPC gateway
-    refuses to start.
+    refuses to start. \`npm start\` checks every value first, including what only a whole set of settings decides
+    (a counter store's addresses, the statistics and metrics mapping, the log settings), and names each problem
+    before anything starts.
 
     **Aliases.** The alias column lists other names the same setting is read from, mostly the reference service's
     (envoyproxy/ratelimit); when both are set, the name wins. Words such as isolate, Durable Object, descriptor or

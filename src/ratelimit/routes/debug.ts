@@ -4,12 +4,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { register, text } from "../../shared/http/openapi";
 import { perIsolate } from "../../shared/isolate";
-import { SettingsError } from "../../shared/settings";
-import { bundledConfigFiles } from "../config/bundled.gen";
 import { statsConfig, type StatsConfig } from "../stats/config";
 import { snapshotEntries } from "../stats/buffer";
 import { flushNow } from "../stats/telemetry";
 import { DEFAULT_MAPPER_YAML, parseMapperConfig, type MapperConfig } from "../stats/mapper";
+import { mapperOfSetting } from "../stats/mapper-setting";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../stats/prometheus";
 import { readAggregate } from "../stats/sinks";
 import { statsText } from "../stats/text";
@@ -55,18 +54,9 @@ export async function statsPage(env: Env): Promise<string> {
 let defaultMapper: MapperConfig | undefined;
 
 /** The mapping a set mapping variable gives, parsed once per statistics config. */
-const configuredMapper = perIsolate("ratelimit metrics mapper", (config: StatsConfig): MapperConfig => {
-  const { variable, value } = config.mapper!;
-  const path = value.trim().replace(/^(\.\/)?config\//, "");
-  const text = bundledConfigFiles[path] ?? value;
-  try {
-    return parseMapperConfig(text);
-  } catch (error) {
-    throw new SettingsError(
-      `ratelimit settings are invalid: ${variable}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-});
+const configuredMapper = perIsolate("ratelimit metrics mapper", (config: StatsConfig) =>
+  mapperOfSetting(config.mapper!),
+);
 
 /**
  * The mapping in force: PULLMETRICS_MAPPER_YAML names a file under config/ (bundled with the Worker) or is the YAML

@@ -39,7 +39,8 @@ export interface StatsConfig {
   };
 }
 
-function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
+/** The statistics settings of a parsed env resolved as a whole. Throws SettingsError naming a malformed variable. */
+export function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
   const invalid = (variable: string, message: string) =>
     new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
   const extraTags = parseExtraTags(s.EXTRA_TAGS);

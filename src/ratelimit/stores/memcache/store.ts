@@ -3,56 +3,13 @@
 // `incr`, and on a miss `add` with the window's expiry (then `incr` again if another caller added it first). So
 // concurrent requests may briefly exceed a limit, as the spec warns. A node's connection lives for one request.
 import { logError } from "../../../shared/log";
-import { SettingsError } from "../../../shared/settings";
 import type { CounterIncrement, CounterStore } from "../../core/types";
-import type { CounterStoreSettings } from "../../counter-store-settings";
-import { type Address, formatAddress, parseHostPort } from "../socket";
+import { type Address, formatAddress } from "../socket";
 import { MemcacheConnection, MemcacheError } from "./connection";
 import { pickNode } from "./hashing";
 import { keyProblem, MemcacheReplyError, type Reply, type Request } from "./protocol";
+import type { MemcacheOptions } from "./options";
 import { lookupSrv } from "./srv";
-
-export interface MemcacheOptions {
-  /** OBJCACHE_HOST_PORT's nodes, in the order given; absent with OBJCACHE_SRV. */
-  nodes?: Address[];
-  srv?: { name: string; refreshMs: number; dohUrl: string };
-  tls: boolean;
-  timeoutMs: number;
-  jitterMaxSeconds: number;
-}
-
-const invalid = (message: string) => new SettingsError(`ratelimit settings are invalid: ${message}`);
-
-export function memcacheOptions(settings: CounterStoreSettings): MemcacheOptions {
-  const list = settings.OBJCACHE_HOST_PORT.split(",")
-    .map((item) => item.trim())
-    .filter(Boolean);
-  const srv = settings.OBJCACHE_SRV.trim();
-  if (list.length > 0 && srv !== "") throw invalid("both OBJCACHE_HOST_PORT and OBJCACHE_SRV are set; use one");
-  if (list.length === 0 && srv === "") throw invalid("BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV");
-  if (settings.OBJCACHE_TLS) {
-    for (const name of ["OBJCACHE_TLS_CLIENT_CERT", "OBJCACHE_TLS_CLIENT_KEY", "OBJCACHE_TLS_CACERT"] as const) {
-      if (settings[name]) {
-        throw invalid(
-          `${name}: a Worker's TLS sockets can present no client certificate and trust no private CA; ` +
-            "serve memcached with a certificate from a public CA (locally, NODE_EXTRA_CA_CERTS=<ca file> for wrangler dev)",
-        );
-      }
-    }
-    if (settings.OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION) {
-      throw invalid("OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name");
-    }
-  }
-  return {
-    nodes: list.length > 0 ? list.map((item) => parseHostPort(item, "OBJCACHE_HOST_PORT")) : undefined,
-    srv: srv
-      ? { name: srv, refreshMs: settings.OBJCACHE_SRV_REFRESH, dohUrl: settings.OBJCACHE_SRV_DOH_URL }
-      : undefined,
-    tls: settings.OBJCACHE_TLS,
-    timeoutMs: Math.max(1, settings.OBJCACHE_TIMEOUT),
-    jitterMaxSeconds: settings.EXPIRATION_JITTER_MAX_SECONDS,
-  };
-}
 
 /** Per isolate: the nodes an SRV record named, and when (refreshed after OBJCACHE_SRV_REFRESH when that is > 0). */
 const srvNodes = new Map<string, { nodes: Address[]; at: number }>();

@@ -1,0 +1,67 @@
+// npm start's settings check (src/settings-check.ts) on whole settings: what the schemas accept but the Worker would
+// refuse on its first request (the counter store's addresses, the statistics, the metrics mapping, the log settings)
+// is named before anything starts, under the variable the operator set.
+import { describe, expect, it } from "vitest";
+import { settingsProblems } from "../src/settings-check";
+
+describe("settingsProblems beyond the schemas", () => {
+  it.each([
+    [{ BACKEND_TYPE: "redis" }, "KVSTORE_URL", "KVSTORE_URL is required with BACKEND_TYPE=redis"],
+    [
+      { BACKEND_TYPE: "kvstore", KVSTORE_URL: "localhost" },
+      "KVSTORE_URL",
+      "expected host:port with a port from 1 to 65535",
+    ],
+    [
+      { BACKEND_TYPE: "redis", KVSTORE_URL: "cache:6379", KVSTORE_TYPE: "cluster" },
+      "KVSTORE_PIPELINE_WINDOW",
+      "KVSTORE_PIPELINE_WINDOW must be non-zero with KVSTORE_TYPE=cluster (150us to 500us is typical)",
+    ],
+    [
+      { BACKEND_TYPE: "memcache" },
+      "OBJCACHE_HOST_PORT",
+      "OBJCACHE_HOST_PORT or OBJCACHE_SRV is required with BACKEND_TYPE=memcache",
+    ],
+    [{ EXTRA_TAGS: "oops" }, "EXTRA_TAGS", 'expected key:value, got "oops"'],
+    [
+      { TRACING_ENABLED: "true", OTEL_EXPORTER_OTLP_HEADERS: "authorization: Bearer x" },
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "entry 1: expected key=value (the value URL-encoded)",
+    ],
+    [{ PULLMETRICS_MAPPER_YAML: "mappings: 7" }, "PULLMETRICS_MAPPER_YAML", "mappings must be a list"],
+    [{ LOG_LEVEL: "verbose" }, "LOG_LEVEL", "expected panic, fatal, error, warn, info, debug or trace"],
+    [{ LOG_FORMAT: "xml" }, "LOG_FORMAT", "expected text or json"],
+  ])("names %j", (env, setting, message) => {
+    expect(settingsProblems(env)).toEqual([{ setting, message }]);
+  });
+
+  it("finds nothing in settings the Worker takes", () => {
+    expect(
+      settingsProblems({
+        BACKEND_TYPE: "redis",
+        KVSTORE_URL: "cache:6379",
+        EXTRA_TAGS: "zone:eu",
+        LOG_LEVEL: "debug",
+        LOG_FORMAT: "json",
+        PULLMETRICS_MAPPER_YAML: "mappings: []",
+      }),
+    ).toEqual([]);
+  });
+
+  it("runs a store's checks only for the store BACKEND_TYPE chooses", () => {
+    expect(settingsProblems({ KVSTORE_URL: "localhost", OBJCACHE_HOST_PORT: "nope" })).toEqual([]);
+  });
+
+  it("names the reference's alias when that is the variable set", () => {
+    expect(settingsProblems({ REDIS_POOL_SIZE: "ten" })).toEqual([
+      { setting: "REDIS_POOL_SIZE", message: "Invalid input: expected number, received NaN" },
+    ]);
+    expect(settingsProblems({ BACKEND_TYPE: "redis", REDIS_URL: "localhost" })).toEqual([
+      { setting: "REDIS_URL", message: "expected host:port with a port from 1 to 65535" },
+    ]);
+    // The spec's name wins when both are set, so it is the one named.
+    expect(settingsProblems({ REDIS_POOL_SIZE: "4", KVSTORE_POOL_SIZE: "ten" })).toEqual([
+      { setting: "KVSTORE_POOL_SIZE", message: "Invalid input: expected number, received NaN" },
+    ]);
+  });
+});
