@@ -65,3 +65,53 @@ describe("settingsProblems beyond the schemas", () => {
     ]);
   });
 });
+
+describe("settingsProblems on values a schema once let through", () => {
+  it.each([
+    [{ JOB_HEARTBEAT_TIMEOUT: "0" }, "JOB_HEARTBEAT_TIMEOUT", "must be at least 200ms"],
+    [{ JOB_QUEUED_TIMEOUT: "0" }, "JOB_QUEUED_TIMEOUT", "must be at least 10m"],
+    [{ JOB_QUEUED_TIMEOUT: "9m" }, "JOB_QUEUED_TIMEOUT", "must be at least 10m"],
+    [{ JOB_LOCK_TIMEOUT: "0" }, "JOB_LOCK_TIMEOUT", "must be at least 1m"],
+    [{ HAPROXY_AGENT_TIMEOUT: "0" }, "HAPROXY_AGENT_TIMEOUT", "must be at least 1s"],
+    [{ HAPROXY_AGENT_QUERY_TIMEOUT: "500ms" }, "HAPROXY_AGENT_QUERY_TIMEOUT", "must be at least 1s"],
+    [
+      { HAPROXY_HTTP_PORT: "8443", HAPROXY_HTTPS_PORT: "8443" },
+      "HAPROXY_HTTPS_PORT",
+      "must differ from HAPROXY_HTTP_PORT: both frontends would listen on it",
+    ],
+    [
+      { HAPROXY_HTTPS_PORT: "80" },
+      "HAPROXY_HTTPS_PORT",
+      "must differ from HAPROXY_HTTP_PORT: both frontends would listen on it",
+    ],
+    [{ JWT_EXPIRES_IN: "0d" }, "JWT_EXPIRES_IN", "expected a duration such as 7d, 12h or 30m"],
+    [{ JWT_EXPIRES_IN: "00s" }, "JWT_EXPIRES_IN", "expected a duration such as 7d, 12h or 30m"],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT", "must be an http or https URL"],
+    [
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://user:pw@collector/v1/traces" },
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+      "must be an http or https URL without credentials",
+    ],
+    [{ OBJCACHE_SRV_DOH_URL: "ftp://dns.example/q" }, "OBJCACHE_SRV_DOH_URL", "must be an http or https URL"],
+  ])("names %j", (env, setting, message) => {
+    expect(settingsProblems(env)).toEqual([{ setting, message }]);
+  });
+
+  it("takes the bounds themselves and values past them", () => {
+    expect(
+      settingsProblems({
+        JOB_HEARTBEAT_TIMEOUT: "200ms",
+        JOB_QUEUED_TIMEOUT: "10m",
+        JOB_LOCK_TIMEOUT: "1m",
+        HAPROXY_AGENT_TIMEOUT: "1s",
+        HAPROXY_AGENT_QUERY_TIMEOUT: "1s",
+        HAPROXY_HTTP_PORT: "8080",
+        HAPROXY_HTTPS_PORT: "8443",
+        JWT_EXPIRES_IN: "1s",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector/v1/traces",
+        OBJCACHE_SRV_DOH_URL: "https://dns.example/dns-query",
+      }),
+    ).toEqual([]);
+  });
+});

@@ -8,13 +8,10 @@ import { JobEnvelope, type AnyJobDefinition, type JobRegistry } from "./define";
 import { withRunHeartbeat } from "./heartbeat";
 import { finishJobRun } from "./history";
 import { claimJobRun, deadRunError, failDeadRun } from "./run-claims";
+import { MAX_ATTEMPTS, retryDelaySeconds } from "./retries";
 import { jobLivenessSettings } from "./settings";
 
-/** Must match max_retries + 1 of the consumer in wrangler.toml: the last attempt records the failure. */
-export const MAX_ATTEMPTS = 6;
-
-/** 30 s, 60 s, 120 s ... capped at one hour. */
-export const retryDelaySeconds = (attempts: number) => Math.min(30 * 2 ** Math.max(0, attempts - 1), 3600);
+export { MAX_ATTEMPTS, retryDelaySeconds };
 
 type Job = { kind: string; runId: number };
 

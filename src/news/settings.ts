@@ -23,7 +23,7 @@ export const NewsSettings = z.object({
       z
         .string()
         .regex(
-          /^\d+ ?(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i,
+          /^0*[1-9]\d* ?(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|week|weeks)$/i,
           "expected a duration such as 7d, 12h or 30m",
         ),
     )

@@ -5,6 +5,7 @@ import { z } from "../shared/zod";
 import {
   envBoolean,
   envDurationMs,
+  envHttpUrl,
   envInteger,
   envOptionalString,
   envSecret,
@@ -190,6 +191,7 @@ export const CounterStoreSettings = z.preprocess(
       "Look the SRV record up again after this long; `0` looks it up once per isolate.",
     ),
     OBJCACHE_SRV_DOH_URL: envString("https://cloudflare-dns.com/dns-query")
+      .pipe(envHttpUrl())
       .meta({ kind: "url" })
       .describe("Not in the spec: the DNS-over-HTTPS endpoint (its JSON API) for OBJCACHE_SRV."),
     OBJCACHE_MAX_IDLE_CONNS: envInteger(2).describe(

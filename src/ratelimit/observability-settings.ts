@@ -5,6 +5,7 @@ import {
   booleanText,
   envBoolean,
   envDurationMs,
+  envHttpUrl,
   envEnum,
   envNumber,
   envOptionalString,
@@ -109,9 +110,11 @@ export const observabilityFields = {
     "Share of new traces sampled (0 to 1); a caller's `traceparent` header decides for its own trace.",
   ),
   OTEL_EXPORTER_OTLP_ENDPOINT: envString("http://localhost:4318")
+    .pipe(envHttpUrl())
     .meta({ kind: "url" })
     .describe("OTLP/HTTP base URL: spans go to `<endpoint>/v1/traces`."),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envOptionalString()
+    .pipe(envHttpUrl().optional())
     .meta({ kind: "url" })
     .describe("Full URL for spans; wins over OTEL_EXPORTER_OTLP_ENDPOINT."),
   OTEL_EXPORTER_OTLP_HEADERS: envString("").describe(

@@ -80,6 +80,16 @@ export const envString = (defaultValue: string) =>
 
 export const envOptionalString = () => z.preprocess(unsetIfEmpty, z.string().optional()).meta({ kind: "string" });
 
+/**
+ * An http(s) URL, kept as written, without credentials: such URLs are logged and named in errors, so a password in
+ * one would leak. The check of a URL another setting's value (a string) holds.
+ */
+export const envHttpUrl = () =>
+  z.url({ protocol: /^https?$/, message: "must be an http or https URL" }).refine((text) => {
+    const url = new URL(text);
+    return !url.username && !url.password;
+  }, "must be an http or https URL without credentials");
+
 /** A secret: optional, since a service answers without it what it can. */
 export const envSecret = () => envOptionalString().meta({ secret: true });
 
