@@ -112,7 +112,12 @@ async function ensurePinnedPebble() {
   }
 }
 
-run(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
+// Refused rules leave the last bundle in place: the suites would pass against rules `npm run deploy` refuses.
+if (run(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]) !== 0) {
+  console.error("npm test: the rate limit configuration under config/ratelimit/ is refused (above); nothing was run.");
+  failed++;
+  finish();
+}
 // First, so that a machine without them stops in seconds rather than after the type checks.
 if (!fast) {
   await ensureSystemPrograms();

@@ -2,7 +2,7 @@
 // under config/ is named with its line and nothing is written; under wrangler dev's rebuild the last good bundle stays
 // and the build succeeds, since wrangler dev holds every request while a build fails.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -93,5 +93,36 @@ describe("scripts/bundle-ratelimit-config.mjs", () => {
     expect(existsSync(output)).toBe(false);
     writeFileSync(output, bundleOf({}));
     expect(run({ WRANGLER_COMMAND: "deploy" }).status).toBe(1);
+  });
+});
+
+describe("npm test with a refused file", () => {
+  it("stops before any suite, counting it failed, rather than test the last good bundle", () => {
+    // A copy of what npm test runs before its suites, with a refused file under config/ and the last good bundle.
+    const dir = mkdtempSync(path.join(tmpdir(), "npm-test-refused-"));
+    made.push(dir);
+    const repo = path.join(import.meta.dirname, "..", "..");
+    for (const part of ["scripts", "src", "test/support", "wrangler.toml", "package.json"]) {
+      cpSync(path.join(repo, part), path.join(dir, part), { recursive: true });
+    }
+    const bundle = path.join(dir, "src", "ratelimit", "config", "bundled.gen.ts");
+    const lastGood = readFileSync(bundle, "utf8");
+    symlinkSync(path.join(repo, "node_modules"), path.join(dir, "node_modules"));
+    mkdirSync(path.join(dir, "config", "ratelimit"), { recursive: true });
+    writeFileSync(path.join(dir, "config", "ratelimit", "example.yaml"), typo);
+    const env = { ...process.env };
+    delete env.WRANGLER_COMMAND;
+    const result = spawnSync(process.execPath, [path.join(dir, "scripts", "test.mjs"), "--fast"], {
+      cwd: dir,
+      env,
+      encoding: "utf8",
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe("0 passed, 1 failed\n");
+    expect(result.stderr).toContain("ratelimit/example.yaml");
+    expect(result.stderr).toContain(
+      "npm test: the rate limit configuration under config/ratelimit/ is refused (above); nothing was run.",
+    );
+    expect(readFileSync(bundle, "utf8")).toBe(lastGood);
   });
 });

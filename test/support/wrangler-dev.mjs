@@ -74,10 +74,16 @@ export async function startWranglerDev(vars = {}, options = {}) {
   const state = options.persistTo ?? /** @type {{ dir: string }} */ (made).dir;
   const removeState = () => made?.remove();
   const configArgs = configPath ? ["--config", configPath] : [];
-  spawnSync(process.execPath, [path.join(projectDir, "scripts", "bundle-ratelimit-config.mjs")], {
+  const bundled = spawnSync(process.execPath, [path.join(projectDir, "scripts", "bundle-ratelimit-config.mjs")], {
     cwd: projectDir,
     env: wranglerEnv(),
+    encoding: "utf8",
   });
+  // Refused, the Worker would serve the last bundle: a run against it would test rules nobody deploys.
+  if (bundled.status !== 0) {
+    removeState();
+    throw new Error(`${name}: the rate limit configuration is refused:\n${bundled.stderr || bundled.stdout}`);
+  }
   try {
     if (migrate) applyMigrations({ projectDir, configPath, state, name });
   } catch (error) {
