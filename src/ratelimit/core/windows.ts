@@ -6,11 +6,14 @@ import { operationOf, usageOf, type WindowUsage } from "./counter-operation";
 import type { CounterIncrement, CounterReply, WindowSpec } from "./types";
 import type { KnownUnit } from "./units";
 
-// Keys: the rule's own window keeps the key a plain rule would have; additional window n (from 1) counts under the
-// counter name plus `w<n>_`, so that two windows starting on the same second never share a key, while all of them
-// keep the descriptor's counter name as their prefix: one Durable Object (or shard) holds them, and the key-value
-// store's hash tag puts them in one slot. The whole operation is one step in that object or one Lua script call, so
-// the check of every window and the update of all of them cannot interleave with another request's.
+// Keys: the rule's own window keeps the key a plain rule would have (the reference's layout); additional window n
+// (from 1) counts under the key that window would have on its own plus `_w<n>`, so that two windows starting on the
+// same second never share a key, while all of them keep the descriptor's counter name as their prefix: one Durable
+// Object (or shard) holds them, and the key-value store's hash tag puts them in one slot. The suffix goes last because
+// every key a descriptor can produce on its own ends in `_` plus a window start (digits) or `_tb`, whatever its values
+// hold, and `w<n>` is neither: no value can spell another descriptor's window key (`v_w1` once could). The whole
+// operation is one step in that object or one Lua script call, so the check of every window and the update of all of
+// them cannot interleave with another request's.
 
 /** One window of a descriptor's windows operation, with what judging its reply needs. */
 export interface WindowPlan {
@@ -25,8 +28,8 @@ export interface WindowJudgement extends WindowUsage {
   over: boolean;
 }
 
-/** The key of additional window `n` (from 1) is its counter name plus this, then the window start (or `tb`). */
-export const additionalWindowSuffix = (n: number): string => `w${n}_`;
+/** The key of additional window `n` (from 1), from the key the window would have on its own (window start or `tb`). */
+export const additionalWindowKey = (key: string, n: number): string => `${key}_w${n}`;
 
 /** The windows of a descriptor: its rule's own, then each additional one in config order. */
 export const windowsOf = (limit: MatchedLimit): RuleWindow[] => [limit, ...(limit.additional ?? [])];
@@ -43,13 +46,15 @@ export function windowsOperation(
 ): { operation: CounterIncrement; plans: WindowPlan[] } {
   let counterName = "";
   const plans = windowsOf(limit).map((window, n): WindowPlan => {
-    let key = keyOf(window.unit as KnownUnit, window.unitMultiplier);
+    const key = keyOf(window.unit as KnownUnit, window.unitMultiplier);
     if (n === 0) counterName = key.counterName;
-    else {
-      const name = `${key.counterName}${additionalWindowSuffix(n)}`;
-      key = { ...key, counterName: name, key: `${name}${key.windowStart}` };
-    }
     const { operation, elapsedSeconds } = operationOf(key, window, now, undefined);
+    if (n > 0) {
+      operation.key = additionalWindowKey(operation.key, n);
+      // A sliding window reads its own previous window, which carries the same suffix.
+      const sliding = operation.algorithm?.kind === "sliding_window" ? operation.algorithm : undefined;
+      if (sliding) sliding.previousKey = additionalWindowKey(sliding.previousKey, n);
+    }
     const spec: WindowSpec = {
       key: operation.key,
       windowEnd: operation.windowEnd,

@@ -241,9 +241,9 @@ describe("the limiter with several windows", () => {
           kind: "windows",
           windows: [
             { key: `d_k_v_${T0}`, windowEnd: T0 + 1, windowSeconds: 1, limit: 2 },
-            { key: `d_k_v_w1_${T0}`, windowEnd: T0 + 60, windowSeconds: 60, limit: 3 },
+            { key: `d_k_v_${T0}_w1`, windowEnd: T0 + 60, windowSeconds: 60, limit: 3 },
             {
-              key: "d_k_v_w2_tb",
+              key: "d_k_v_tb_w2",
               windowEnd: T0 + 3601,
               windowSeconds: 3600,
               limit: 50,
@@ -319,7 +319,7 @@ describe("the limiter with several windows", () => {
     const { run, table } = service();
     expect((await run("big", T0 + 5, 3)).response.overallCode).toBe("OVER_LIMIT");
     const read = table.read(
-      [{ key: `d_k_big_w1_${T0}`, hits: 0, windowEnd: T0 + 60, windowSeconds: 60 }],
+      [{ key: `d_k_big_${T0}_w1`, hits: 0, windowEnd: T0 + 60, windowSeconds: 60 }],
       (T0 + 5) * 1000,
     );
     expect(read).toEqual([0]);

@@ -14,7 +14,7 @@ const MINUTE_START = 1893456000;
 /** The minute window's count of a `burst` value, read from the object that holds the descriptor's windows. */
 const minuteCount = (prefix: string, objectOf: (name: string) => string) => async (value: string) => {
   const counterName = `${prefix}win_burst_${value}_`;
-  const key = `${counterName}w1_${MINUTE_START}`;
+  const key = `${counterName}${MINUTE_START}_w1`;
   const object = env.RATE_LIMIT_COUNTER.getByName(objectOf(counterName));
   const [count] = await object.read([{ key, hits: 0, windowEnd: MINUTE_START + 60, windowSeconds: 60 }]);
   return count as number;

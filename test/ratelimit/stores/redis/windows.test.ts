@@ -13,7 +13,7 @@ const URL = `127.0.0.1:${env.TEST_REDIS_PORT}`;
 const worker = workerWith({ BACKEND_TYPE: "redis", KVSTORE_URL: URL, CACHE_KEY_PREFIX: "wr_" });
 
 const minuteCount = async (value: string) => {
-  const [count] = await redis(env.TEST_REDIS_PORT, [["GET", `{wr_win_burst_${value}_}w1_${MINUTE_START}`]]);
+  const [count] = await redis(env.TEST_REDIS_PORT, [["GET", `{wr_win_burst_${value}_}${MINUTE_START}_w1`]]);
   return Number(count ?? 0);
 };
 
@@ -25,7 +25,7 @@ describe("several windows on the key-value store", () => {
   it("names every window's key with the counter name as its hash tag, each expiring after its own window", async () => {
     await worker.rateLimit({ domain: "win", descriptors: [{ entries: [{ key: "burst", value: "tags" }] }] });
     const second = `{wr_win_burst_tags_}${MINUTE_START + 30}`;
-    const minute = `{wr_win_burst_tags_}w1_${MINUTE_START}`;
+    const minute = `{wr_win_burst_tags_}${MINUTE_START}_w1`;
     const [secondCount, minuteValue, secondTtl, minuteTtl] = await redis(env.TEST_REDIS_PORT, [
       ["GET", second],
       ["GET", minute],
