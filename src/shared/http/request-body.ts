@@ -140,6 +140,8 @@ export function parseJsonText(text: string, maxDepth?: number): unknown {
 
 /** A UTF-16 surrogate without its pair: JSON's \u escapes can spell one, but no UTF-8 text holds it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Whether a string holds a lone surrogate, which no UTF-8 text (and no protobuf string) can carry. */
+export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
 /** A \u escape of a surrogate: strict UTF-8 text can hold a lone surrogate only through one of these. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
@@ -153,7 +155,7 @@ export function refuseLoneSurrogates(root: unknown, text: string): void {
   while (pending.length > 0) {
     const value = pending.pop();
     if (typeof value === "string") {
-      if (LONE_SURROGATE.test(value)) throw new InvalidUtf8();
+      if (hasLoneSurrogate(value)) throw new InvalidUtf8();
     } else if (value !== null && typeof value === "object") {
       for (const key in value) pending.push(key, (value as Record<string, unknown>)[key]);
     }

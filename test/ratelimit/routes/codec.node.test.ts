@@ -1,7 +1,11 @@
 // The proto3 JSON codec of /json.
 
 import { describe, expect, it } from "vitest";
-import { parseRateLimitRequestJson, rateLimitResponseToJson } from "../../../src/ratelimit/routes/codec";
+import {
+  parseRateLimitRequestJson,
+  parseRateLimitRequestText,
+  rateLimitResponseToJson,
+} from "../../../src/ratelimit/routes/codec";
 import { harness, loadFixtures, request } from "../../support/ratelimit-core";
 import { decidedStatus, NO_LIMIT_STATUS, UNLIMITED_STATUS } from "../../support/ratelimit-statuses";
 
@@ -180,5 +184,49 @@ describe("rateLimitResponseToJson", () => {
         '"limitRemaining":19,"durationUntilReset":"58s"},' +
         '{"code":"OK","limitRemaining":4294967295},{"code":"OK"}]}',
     );
+  });
+});
+
+describe("parseRateLimitRequestText: lone surrogates", () => {
+  // Each body once in the common shape (the reflection-free fast path) and once with a field only the protobuf
+  // decoder reads (a descriptor's hitsAddend), which Go's protojson and the decoder refuse as not UTF-8.
+  const entries = (key: string, value: string) => `[{"key":"k","value":"a"},{"key":"${key}","value":"${value}"}]`;
+  it.each([
+    ["a value", "d", entries("k2", "\\ud800"), "descriptors[0].entries[1].value: expected string: invalid UTF8"],
+    [
+      "a trailing low half",
+      "d",
+      entries("k2", "x\\udfff"),
+      "descriptors[0].entries[1].value: expected string: invalid UTF8",
+    ],
+    ["a key", "d", entries("\\udc00", "v"), "descriptors[0].entries[1].key: expected string: invalid UTF8"],
+    ["the domain", "d\\ud83d", entries("k2", "v"), "domain: expected string: invalid UTF8"],
+  ])("refuses %s on both paths with the protobuf decoder's message", (_, domain, list, message) => {
+    const common = `{"domain":"${domain}","descriptors":[{"entries":${list}}]}`;
+    const proto = `{"domain":"${domain}","descriptors":[{"entries":${list},"hitsAddend":2}]}`;
+    expect([parseRateLimitRequestText(common), parseRateLimitRequestText(proto)]).toEqual([
+      { ok: false, error: message },
+      { ok: false, error: message },
+    ]);
+  });
+
+  it("takes a surrogate pair on the fast path as the character it spells", () => {
+    expect(
+      parseRateLimitRequestText(`{"domain":"d","descriptors":[{"entries":${entries("k2", "\\ud83d\\ude00")}}]}`),
+    ).toEqual({
+      ok: true,
+      value: {
+        domain: "d",
+        descriptors: [
+          {
+            entries: [
+              { key: "k", value: "a" },
+              { key: "k2", value: "\u{1F600}" },
+            ],
+          },
+        ],
+        hitsAddend: 0,
+      },
+    });
   });
 });
