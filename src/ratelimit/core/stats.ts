@@ -49,40 +49,46 @@ export function sanitizeStatName(key: string): string {
   return key.replace(/[:|]/g, "_").replace(IPV4, (ip) => ip.replace(/\./g, "_"));
 }
 
-function withoutStar(pattern: string): string {
-  return pattern.endsWith("*") ? pattern.slice(0, -1) : pattern;
-}
-
 function keyWithValue(key: string, value: string): string {
   return value === "" ? key : `${key}_${value}`;
 }
 
 /**
- * Composes the (unsanitised) metric key of a matched rule, spec-era rules:
- * - default: the config path (`key`, `key_value`, or the wildcard pattern with `*`);
- * - value_to_metric on a level matched by key only or by a wildcard: the runtime value is used instead;
- * - share_threshold levels keep the pattern, but with value_to_metric (on that level) or detailed_metric
- *   they carry the prefix before `*` so that all shared values land in one stat;
+ * One level of a metric key without detailed_metric, as the reference's `valueToMetricFullKey` writes it: a
+ * share_threshold level its key and pattern (`*` kept); another wildcard level its runtime value with value_to_metric,
+ * else its key and its pattern after `key_`, so a key-only pattern (`path*` matched by `pathX`) or one straddling key
+ * and value (`a_b*` matched by key `a_b`) is written whole after the request's key (`pathX_path*`, `a_b_a_b*`); an
+ * exact match its key and value; a key-only match its key, with its value under value_to_metric.
+ */
+function metricLevel(level: MatchedLevel): string {
+  if (level.sharedPattern !== undefined) return `${level.key}_${level.sharedPattern}`;
+  if (level.via === "wildcard") {
+    if (level.valueToMetric) return keyWithValue(level.key, level.value);
+    const keyPrefix = `${level.key}_`;
+    const pattern = level.composite.startsWith(keyPrefix) ? level.composite.slice(keyPrefix.length) : level.composite;
+    return `${level.key}_${pattern}`;
+  }
+  if (level.via === "exact" || level.valueToMetric) return keyWithValue(level.key, level.value);
+  return level.key;
+}
+
+/**
+ * Composes the (unsanitised) metric key of a matched rule as the reference does:
+ * - without detailed_metric, each level as `metricLevel` writes it (the config path where no flag or wildcard applies);
  * - detailed_metric on the matched rule: every level is `key_<runtime value>`, except when a level matched
- *   through share_threshold, where shared levels use the prefix and the others `key[_value]`.
+ *   through share_threshold, where shared levels use their pattern (`*` kept) and the others `key[_value]`.
  */
 export function composeMetricKey(domain: string, levels: MatchedLevel[], detailedMetric: boolean): string {
   let parts: string[];
   if (detailedMetric) {
     const shared = levels.some((level) => level.sharedPattern !== undefined);
     parts = levels.map((level) => {
-      if (level.sharedPattern !== undefined) return `${level.key}_${withoutStar(level.sharedPattern)}`;
+      if (level.sharedPattern !== undefined) return `${level.key}_${level.sharedPattern}`;
       // Without sharing, the reference renders `key_` even for an empty value; with sharing it does not.
       return shared ? keyWithValue(level.key, level.value) : `${level.key}_${level.value}`;
     });
   } else {
-    parts = levels.map((level) => {
-      if (level.sharedPattern !== undefined) {
-        return level.valueToMetric ? `${level.key}_${withoutStar(level.sharedPattern)}` : level.composite;
-      }
-      if (level.via !== "exact" && level.valueToMetric) return keyWithValue(level.key, level.value);
-      return level.composite;
-    });
+    parts = levels.map(metricLevel);
   }
   return [domain, ...parts].join(".");
 }

@@ -132,17 +132,19 @@ describe("getLimit: share_threshold", () => {
     });
   });
 
-  it("uses the prefix without the star with value_to_metric", () => {
+  // As upstream's config_test.go TestShareThreshold ("share_threshold takes priority over value_to_metric, should use
+  // wildcard pattern with *", and over detailed_metric likewise).
+  it("keeps the pattern, star included, with value_to_metric", () => {
     expect(getLimit(share, "share", descriptor(["route", "api/v1"], ["method", "GET"]))).toMatchObject({
       requestsPerUnit: 60,
-      metricKey: "share.route_api.method",
+      metricKey: "share.route_api*.method",
       sharedValues: ["api*", undefined],
     });
   });
 
-  it("uses the prefix without the star with detailed_metric, runtime values elsewhere", () => {
+  it("keeps the pattern, star included, with detailed_metric, runtime values elsewhere", () => {
     expect(getLimit(share, "share", descriptor(["service", "svc/users"], ["endpoint", "get"]))?.metricKey).toBe(
-      "share.service_svc/.endpoint_get",
+      "share.service_svc/*.endpoint_get",
     );
   });
 
