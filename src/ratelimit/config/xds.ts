@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { ALGORITHMS } from "../core/algorithms";
 import type { ConfigFile } from "../core/config";
 import { jsonStructProblem } from "../core/config-metadata";
+import { yamlV2Tags } from "../core/config-yaml-parse";
 import { jsonValueTooDeep } from "../../shared/json-depth";
 import { DEFAULT_CONFIG_LIMITS, tooDeep, type ConfigLimits } from "../core/limits";
 import { err, ok, type Result } from "../../shared/result";
@@ -150,8 +151,8 @@ export function xdsConfigsToFiles(
         domain,
         descriptors: descriptors.map((descriptor, at) => toYamlDescriptor(descriptor, `descriptors[${at}]`)),
       };
-      // Written under YAML 1.1, the version the loader reads, so values such as "1_000.0" come out quoted.
-      files.push({ name, text: stringify(root, { version: "1.1" }) });
+      // Written under YAML 1.1 with the loader's tags, so values such as "1_000.0" or "0o10" come out quoted.
+      files.push({ name, text: stringify(root, { version: "1.1", customTags: yamlV2Tags }) });
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
       return err(`${label}: ${e.message}`);

@@ -14,6 +14,8 @@ import {
   type Document,
   type Node as YamlNode,
   type Pair,
+  type ScalarTag as YamlScalarTag,
+  type Tags,
 } from "yaml";
 import { tooDeep, type ConfigLimits } from "./limits";
 import { ConfigFailure } from "./config-model";
@@ -38,9 +40,36 @@ export type YNode =
       bytes?: Uint8Array;
     };
 
-// YAML 1.1 integer forms (yaml.v2, which the reference uses, reads YAML 1.1): decimal, octal, hex, binary
-// and sexagesimal, with `_` separators.
-const INT_SOURCE = /^[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0o?[0-7_]+|[0-9][0-9_]*(:[0-5]?[0-9])*)$/;
+// The integer forms yaml.v2 (which the reference uses) reads: Go's strconv.ParseInt with base 0 once `_` is dropped,
+// so decimal, `0` octal, and `0b`, `0o`, `0x` in either case. Not sexagesimal (`1:30`), which it keeps as a string.
+const INT_SOURCE = /^[-+]?(0[bB][01_]+|0[xX][0-9a-fA-F_]+|0[oO]?[0-7_]+|[0-9][0-9_]*)$/;
+
+/** Go's base prefixes the `yaml` package's YAML 1.1 schema does not read: `0o`, and `0B`, `0O`, `0X`. */
+const GO_PREFIXED_INT = /^[-+]?0(?:[oO]_*[0-7][0-7_]*|[bB]_*[01][01_]*|[xX]_*[0-9a-fA-F][0-9a-fA-F_]*)$/;
+const RADIX: Record<string, number> = { b: 2, o: 8, x: 16 };
+
+/** An integer tag reading GO_PREFIXED_INT as ParseInt would (values past 2^53 round, as every int here does). */
+const goPrefixedInt: YamlScalarTag = {
+  identify: () => false,
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  test: GO_PREFIXED_INT,
+  resolve: (source: string) => {
+    const text = source.replace(/_/g, "");
+    const sign = text.startsWith("-") ? -1 : 1;
+    const digits = text.replace(/^[-+]?0./, "");
+    return sign * parseInt(digits, RADIX[text.replace(/^[-+]/, "")[1].toLowerCase()]);
+  },
+};
+
+/**
+ * The `yaml` package's YAML 1.1 tags as yaml.v2 resolves plain scalars: without the sexagesimal int and float (`1:30`
+ * would read 90; yaml.v2 keeps "1:30", its resolver "purposefully" leaving base 60 out), and with Go's `0o` and
+ * upper-case prefixes. Shared with the writer of xDS configs, so a string it writes plain reads back as a string.
+ */
+export function yamlV2Tags(tags: Tags): Tags {
+  return [...tags.filter((tag) => typeof tag !== "object" || tag.format !== "TIME"), goPrefixedInt];
+}
 
 export function scalarOf(value: unknown, source: string | undefined, line: number): YNode {
   if (typeof value === "string") return { kind: "scalar", tag: "str", value, text: value, line };
@@ -269,7 +298,7 @@ export function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudge
     tokens.push(token);
   }
   if (first && syntaxTooDeep(first, limits.depth.max)) throw new ConfigFailure(tooDeep("the YAML", limits.depth));
-  const [doc] = new Composer({ version: "1.1", uniqueKeys: false }).compose(tokens);
+  const [doc] = new Composer({ version: "1.1", uniqueKeys: false, customTags: yamlV2Tags }).compose(tokens);
   if (doc === undefined) return scalarOf(null, "", 1);
   const error = doc.errors[0];
   if (error !== undefined) {

@@ -17,6 +17,7 @@ describe("xDS metadata", () => {
       yes: "no",
       "~": "1.5",
       "0x10": ["true", null, 2.5, false],
+      "0o10": ["0o10", "0X1F", "-0b1", "1:30"],
       inner: { "": "😀", control: "\u0000\u0007", quote: '"\\' },
     };
     const files = xdsConfigsToFiles([resourceWith(metadata)]);
