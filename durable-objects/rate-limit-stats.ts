@@ -2,8 +2,13 @@
 // statistics (and the list of domains that have rule statistics), one per domain for its rules' counters. Storage
 // and RPC only; isolates buffer and flush to it (src/ratelimit/stats/).
 import { DurableObject } from "cloudflare:workers";
-import { RULE_STATS } from "../src/ratelimit/stats/names";
-import type { AggregatePart, StatsTotals, TimerTotals } from "../src/ratelimit/stats/buffer";
+import { isDomainNotFoundName, RULE_STAT_PREFIX, RULE_STATS } from "../src/ratelimit/stats/names";
+import {
+  type AggregatePart,
+  boundDomainNotFound,
+  type StatsTotals,
+  type TimerTotals,
+} from "../src/ratelimit/stats/buffer";
 
 // Isolates send batch parts, each carrying the id of the isolate's batch. A part is applied in one synchronous SQLite
 // transaction (the object is single-threaded, so concurrent flushes from many isolates add up exactly), and its id
@@ -14,6 +19,9 @@ export interface AggregateSnapshot extends StatsTotals {
   /** Domains with rule statistics (kept by the service instance). */
   domains: string[];
 }
+
+/** The counters isDomainNotFoundName names, as a GLOB (`*` any text, `.` itself). */
+const UNKNOWN_DOMAINS = `${RULE_STAT_PREFIX}*.domain_not_found`;
 
 /** How long applied batch ids are remembered; a retry comes within minutes. */
 const BATCH_MEMORY_MS = 24 * 3600 * 1000;
@@ -43,7 +51,7 @@ export class RateLimitStats extends DurableObject<Env> {
       const now = Date.now();
       sql.exec("INSERT INTO batches (id, applied_at) VALUES (?, ?)", part.id, now);
       sql.exec("DELETE FROM batches WHERE applied_at < ?", now - BATCH_MEMORY_MS);
-      for (const [name, value] of Object.entries(part.counters)) {
+      for (const [name, value] of Object.entries(this.storable(part.counters))) {
         sql.exec(
           "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
           name,
@@ -73,6 +81,17 @@ export class RateLimitStats extends DurableObject<Env> {
       for (const domain of part.domains) sql.exec("INSERT OR IGNORE INTO domains (name) VALUES (?)", domain);
       return true;
     });
+  }
+
+  /** The part's counters with unknown domains past the stored ones' room folded into one name (buffer.ts). */
+  private storable(counters: Record<string, number>): Record<string, number> {
+    const sql = this.ctx.storage.sql;
+    if (!Object.keys(counters).some(isDomainNotFoundName)) return counters;
+    const { n } = sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM counters WHERE name GLOB ?", UNKNOWN_DOMAINS)
+      .one();
+    const isStored = (name: string) => sql.exec("SELECT 1 FROM counters WHERE name = ?", name).toArray().length > 0;
+    return boundDomainNotFound(counters, n, isStored);
   }
 
   /** Everything this instance holds. */

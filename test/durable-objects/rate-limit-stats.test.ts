@@ -4,6 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { emptyTimer, partsOf, RetryQueue, StatsBuffer, type AggregatePart } from "../../src/ratelimit/stats/buffer";
+import { DOMAIN_NOT_FOUND_OVERFLOW } from "../../src/ratelimit/stats/names";
 import { deliverParts, readAggregate } from "../../src/ratelimit/stats/sinks";
 
 const part = (target: string, id: string, fields: Partial<AggregatePart>): AggregatePart => ({
@@ -70,6 +71,20 @@ describe("RateLimitStats", () => {
       timers: {},
       domains: ["d"],
     });
+  });
+
+  it("stores at most 100 unknown-domain counters, later new domains adding to the overflow name", async () => {
+    const stub = env.RATE_LIMIT_STATS.getByName("test-unknown-domains");
+    const notFound = (domain: string) => `ratelimit.service.rate_limit.${domain}.domain_not_found`;
+    const first = Object.fromEntries(Array.from({ length: 99 }, (_, i) => [notFound(`x${i}`), 1]));
+    await stub.add(part("test-unknown-domains", "u-1", { counters: first }));
+    const second = { [notFound("x0")]: 2, [notFound("y1")]: 1, [notFound("y2")]: 5, other: 1 };
+    await stub.add(part("test-unknown-domains", "u-2", { counters: second }));
+    const { counters } = await stub.snapshot();
+    const named = Object.keys(counters).filter((name) => name.endsWith(".domain_not_found"));
+    expect(named.length).toBe(100);
+    expect([counters[notFound("x0")], counters[notFound("y1")], counters[notFound("y2")]]).toEqual([3, 1, undefined]);
+    expect([counters[DOMAIN_NOT_FOUND_OVERFLOW], counters.other]).toEqual([5, 1]);
   });
 
   it("adds timers bucket by bucket and keeps everything in storage", async () => {

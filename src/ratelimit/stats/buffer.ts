@@ -2,7 +2,16 @@
 // (no name is built on the hot path); a flush swaps the buffer out as one batch with an id, so the aggregate can
 // apply every batch exactly once even when a flush is retried. Pure: no Workers imports (tested in plain Node).
 import type { RequestStats } from "../core/stats";
-import { domainNotFoundName, GLOBAL_SHADOW_MODE, RULE_STATS, ruleStatName, type RuleCounts } from "./names";
+import {
+  DOMAIN_NOT_FOUND_OVERFLOW,
+  domainNotFoundName,
+  GLOBAL_SHADOW_MODE,
+  isDomainNotFoundName,
+  MAX_UNKNOWN_DOMAIN_STATS,
+  RULE_STATS,
+  ruleStatName,
+  type RuleCounts,
+} from "./names";
 
 let isolateId: string | undefined;
 /** Batch numbers of this isolate, shared by every buffer it flushes (the Worker's and the counter objects'). */
@@ -113,6 +122,8 @@ export class StatsBuffer {
   private counters = new Map<string, number>();
   private domains = new Map<string, Map<string, RuleCounts>>();
   private timers = new Map<string, BufferedTimer>();
+  /** Unknown domains with a domain_not_found counter of their own in this buffer. */
+  private unknownDomains = 0;
   private readonly maxSamples: number;
 
   constructor(private readonly options: StatsBufferOptions) {
@@ -143,8 +154,18 @@ export class StatsBuffer {
         counts[5] += rule.overLimitWithLocalCache;
       }
     }
-    if (stats.domainNotFound > 0) this.addCounter(domainNotFoundName(domain), stats.domainNotFound);
+    if (stats.domainNotFound > 0) this.addDomainNotFound(domain, stats.domainNotFound);
     if (stats.globalShadowMode > 0) this.addCounter(GLOBAL_SHADOW_MODE, stats.globalShadowMode);
+  }
+
+  /** Counts under the domain's own name for the first MAX_UNKNOWN_DOMAIN_STATS domains, then under the overflow. */
+  private addDomainNotFound(domain: string, amount: number): void {
+    const name = domainNotFoundName(domain);
+    if (this.counters.has(name)) this.addCounter(name, amount);
+    else if (this.unknownDomains < MAX_UNKNOWN_DOMAIN_STATS) {
+      this.unknownDomains++;
+      this.addCounter(name, amount);
+    } else this.addCounter(DOMAIN_NOT_FOUND_OVERFLOW, amount);
   }
 
   addTiming(name: string, ms: number): void {
@@ -174,8 +195,33 @@ export class StatsBuffer {
     this.counters = new Map();
     this.domains = new Map();
     this.timers = new Map();
+    this.unknownDomains = 0;
     return batch;
   }
+}
+
+/**
+ * A part's counters as the aggregate may store them: a domain_not_found counter it holds already, or one of the first
+ * to fill its room up to MAX_UNKNOWN_DOMAIN_STATS, keeps its name; the others add to DOMAIN_NOT_FOUND_OVERFLOW.
+ * @param stored how many domain_not_found counters the aggregate holds.
+ * @param isStored whether the aggregate holds this counter.
+ */
+export function boundDomainNotFound(
+  counters: Record<string, number>,
+  stored: number,
+  isStored: (name: string) => boolean,
+): Record<string, number> {
+  const bounded: Record<string, number> = {};
+  let room = MAX_UNKNOWN_DOMAIN_STATS - stored;
+  for (const [name, value] of Object.entries(counters)) {
+    let target = name;
+    if (isDomainNotFoundName(name) && !isStored(name)) {
+      if (room > 0) room--;
+      else target = DOMAIN_NOT_FOUND_OVERFLOW;
+    }
+    bounded[target] = (bounded[target] ?? 0) + value;
+  }
+  return bounded;
 }
 
 /** Splits a batch into the parts each aggregate instance applies (all with the batch's id). */

@@ -46,6 +46,20 @@ export const ruleStatName = (key: string, stat: RuleStat): string => `${RULE_STA
 export const domainNotFoundName = (domain: string): string =>
   `${RULE_STAT_PREFIX}${sanitizeStatName(domain)}.domain_not_found`;
 
+/** Whether a counter is a domainNotFoundName (the service's other counters never have both ends). */
+export const isDomainNotFoundName = (name: string): boolean =>
+  name.startsWith(RULE_STAT_PREFIX) && name.endsWith(".domain_not_found");
+
+/**
+ * How many unknown domains get their own domain_not_found counter, in one isolate's flush and in the aggregate.
+ * Anonymous callers choose the domain, so without a bound every request could add a name (up to 64 KiB) to the
+ * service's one statistics object, which keeps it for good and returns every row on each read.
+ */
+export const MAX_UNKNOWN_DOMAIN_STATS = 100;
+
+/** Where descriptors of unknown domains beyond MAX_UNKNOWN_DOMAIN_STATS count; no domain's name can spell it. */
+export const DOMAIN_NOT_FOUND_OVERFLOW = "ratelimit.service.domain_not_found_overflow";
+
 /**
  * `ratelimit.service.call.should_rate_limit.<error type>`: `service_error` for an unusable request or service state,
  * `redis_error` for a counter store failure (the reference's name, whatever the store, so its alerts keep working).
