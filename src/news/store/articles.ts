@@ -1,7 +1,6 @@
 // The articles repository: reads with filters and full-text search, and the admin's create, update and delete.
 // Every write is one D1 batch.
 import { and, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import { d1Statement, inJsonList, isUniqueFailure, type Database } from "../../shared/db";
 import { duplicateRecord, recordNotFound, unknownReference } from "./errors";
 import { articlesFts, matchesFts } from "./full-text";
@@ -234,17 +233,13 @@ export async function updateArticle(
     ...(input.publishedAt !== undefined && { publishedAt: input.publishedAt }),
     updatedAt: input.now,
   };
-  const links = mergeLinks(explicit, matcher(matchText(title, abstract))).map((link) => ({
-    articleId: input.id,
-    ...link,
-  }));
-  const statements: BatchItem<"sqlite">[] = [
-    db.update(articles).set(changes).where(eq(articles.id, input.id)),
-    db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id)),
-  ];
-  if (links.length > 0) statements.push(db.insert(articleCompanies).values(links));
+  const links = mergeLinks(explicit, matcher(matchText(title, abstract)));
   try {
-    await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    await db.$client.batch([
+      d1Statement(db, db.update(articles).set(changes).where(eq(articles.id, input.id))),
+      d1Statement(db, db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id))),
+      d1Statement(db, insertLinksOfArticle(input.id, links)),
+    ]);
   } catch (error) {
     if (isUniqueFailure(error)) throw duplicateRecord("title", "an article with this title and source already exists");
     throw error;
@@ -255,6 +250,17 @@ export async function updateArticle(
 export async function deleteArticle(db: Database, id: number): Promise<void> {
   const deleted = await db.delete(articles).where(eq(articles.id, id)).returning({ id: articles.id });
   if (deleted.length === 0) throw recordNotFound();
+}
+
+/**
+ * Inserts one article's link rows in one statement of three bound parameters whatever their number: a row of values
+ * per link would pass D1's 100 parameters at 34 links, and an article may have 100 named plus the matched ones.
+ */
+function insertLinksOfArticle(articleId: number, links: { ticker: string; origin: "text" | "explicit" }[]): SQL {
+  return sql`
+    INSERT INTO ${articleCompanies} (article_id, ticker, origin)
+    SELECT ${articleId}, json_extract(link.value, '$.ticker'), json_extract(link.value, '$.origin')
+    FROM json_each(${JSON.stringify(links)}) AS link`;
 }
 
 /** Inserts link rows given by article fingerprint, in one statement whatever their number (no bound-parameter limit). */
