@@ -1,7 +1,9 @@
 // The Guardian Content API adapter (GET https://content.guardianapis.com/search): newest articles that mention
 // the companies, published since the last run, with their standfirst (trailText) and thumbnail.
+import { z } from "../../shared/zod";
 import {
   fetchJson,
+  optionalText,
   parseDate,
   PublisherError,
   sourceOfUrl,
@@ -15,15 +17,18 @@ const PAGE_SIZE = 50;
 /** At most this many pages per run; every 30 minutes that is far more than the Guardian publishes about them. */
 const MAX_PAGES = 5;
 
-interface GuardianResult {
-  webTitle?: string;
-  webUrl?: string;
-  webPublicationDate?: string;
-  fields?: { trailText?: string; thumbnail?: string };
-}
+/** A result, read leniently (see optionalText): null, or a field of the wrong type, leaves that part missing. */
+const GuardianResult = z
+  .object({
+    webTitle: optionalText,
+    webUrl: optionalText,
+    webPublicationDate: optionalText,
+    fields: z.object({ trailText: optionalText, thumbnail: optionalText }).optional().catch(undefined),
+  })
+  .catch({});
 
 interface GuardianResponse {
-  response?: { status?: string; currentPage?: number; pages?: number; results?: GuardianResult[]; message?: string };
+  response?: { status?: string; currentPage?: number; pages?: unknown; results?: unknown[]; message?: string };
 }
 
 /** Guardian's q syntax: quoted phrases joined by OR. */
@@ -57,8 +62,9 @@ export async function fetchGuardian(input: {
     if (!response || response.status !== "ok" || !Array.isArray(response.results)) {
       throw new PublisherError(`guardian answered status ${JSON.stringify(response?.status ?? null)}`);
     }
-    for (const result of response.results) {
+    for (const raw of response.results) {
       // An item without a title or URL is passed on as such: the run skips it and counts it in its warnings.
+      const result = GuardianResult.parse(raw);
       items.push({
         title: result.webTitle ?? "",
         url: result.webUrl ?? "",
@@ -68,7 +74,7 @@ export async function fetchGuardian(input: {
         source: result.webUrl && URL.canParse(result.webUrl) ? sourceOfUrl(result.webUrl) : "guardian",
       });
     }
-    const pages = response.pages ?? 1;
+    const pages = typeof response.pages === "number" ? response.pages : 1;
     if (page >= pages) break;
     if (page === MAX_PAGES) warnings.push(`WARNING: guardian: stopped after ${MAX_PAGES} pages of ${pages}`);
   }

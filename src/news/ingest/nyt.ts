@@ -1,7 +1,9 @@
 // The New York Times Article Search API v2 adapter (GET https://api.nytimes.com/svc/search/v2/articlesearch.json):
 // newest articles that mention the companies, published since the last run.
+import { z } from "../../shared/zod";
 import {
   fetchJson,
+  optionalText,
   parseDate,
   PublisherError,
   sourceOfUrl,
@@ -18,27 +20,35 @@ const PAGE_SIZE = 10;
 const MAX_PAGES = 2;
 const IMAGE_ORIGIN = "https://static01.nyt.com/";
 
-interface NytImage {
-  url?: string;
-  subtype?: string;
-}
+/** An image, read leniently (see optionalText): null, or a url that is not a string, gives no thumbnail. */
+const NytImage = z.object({ url: optionalText, subtype: optionalText });
 
-interface NytDoc {
-  web_url?: string;
-  abstract?: string;
-  snippet?: string;
-  lead_paragraph?: string;
-  pub_date?: string;
-  headline?: { main?: string };
-  /** An object {default, thumbnail} since 2025; a list of images with relative URLs before. */
-  multimedia?: { default?: NytImage; thumbnail?: NytImage } | NytImage[] | null;
-}
+/** A document, read leniently (see optionalText): null, or a field of the wrong type, leaves that part missing. */
+const NytDoc = z
+  .object({
+    web_url: optionalText,
+    abstract: optionalText,
+    snippet: optionalText,
+    lead_paragraph: optionalText,
+    pub_date: optionalText,
+    headline: z.object({ main: optionalText }).optional().catch(undefined),
+    /** An object {default, thumbnail} since 2025; a list of images with relative URLs before. */
+    multimedia: z
+      .union([
+        z.array(NytImage.catch({})),
+        z.object({ default: NytImage.optional().catch(undefined), thumbnail: NytImage.optional().catch(undefined) }),
+      ])
+      .nullish()
+      .catch(undefined),
+  })
+  .catch({});
+type NytDoc = z.output<typeof NytDoc>;
 
 interface NytResponse {
   status?: string;
   /** The paging node is "meta" (and "metadata" in some newer answers). */
   response?: {
-    docs?: NytDoc[];
+    docs?: unknown[];
     meta?: { hits?: number; offset?: number };
     metadata?: { hits?: number; offset?: number };
   };
@@ -101,8 +111,9 @@ export async function fetchNyt(input: {
       throw new PublisherError(`nyt answered status ${JSON.stringify(body.status ?? null)}`);
     }
     const docs = body.response.docs;
-    for (const doc of docs) {
+    for (const raw of docs) {
       // An item without a title or URL is passed on as such: the run skips it and counts it in its warnings.
+      const doc = NytDoc.parse(raw);
       items.push({
         title: doc.headline?.main ?? "",
         url: doc.web_url ?? "",

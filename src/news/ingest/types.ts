@@ -1,6 +1,7 @@
 // What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
 // recorded responses in the tests).
 import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { z } from "../../shared/zod";
 
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -66,6 +67,13 @@ export async function fetchJson(fetcher: Fetcher, publisher: string, url: string
     throw new PublisherError(`${publisher} answered with a body that is not JSON`);
   }
 }
+
+/**
+ * A publisher's text field as an adapter reads it: anything but a string counts as missing. An API item is parsed
+ * field by field with this (and as an empty item when it is no object), so that a malformed item comes out without a
+ * title or URL, which the run skips and counts in its warnings, rather than failing the whole page.
+ */
+export const optionalText = z.string().optional().catch(undefined);
 
 /** The date of a publisher's timestamp, or undefined when it is missing or not a date. */
 export function parseDate(value: unknown): Date | undefined {

@@ -307,6 +307,68 @@ describe("ingestPublisher", () => {
     expect(article).toMatchObject({ title: "Guardian script thumbnail story", thumbnail: null });
   });
 
+  it("skips a malformed Guardian or NYT item, counting it, and stores the good ones of its page", async () => {
+    const good = (n: number) => ({
+      webTitle: `Malformed page good story ${n}`,
+      webUrl: `https://www.theguardian.com/business/2026/nov/20/malformed-good-${n}`,
+      webPublicationDate: "2026-11-20T01:00:00Z",
+    });
+    const guardianPage = {
+      response: {
+        status: "ok",
+        pages: 1,
+        results: [
+          good(1),
+          null,
+          { webTitle: 42, webUrl: "https://www.theguardian.com/x" },
+          { ...good(2), fields: { trailText: 7, thumbnail: ["not", "a", "url"] } },
+        ],
+      },
+    };
+    const nytPage = {
+      status: "OK",
+      response: {
+        meta: { hits: 3 },
+        docs: [
+          {
+            headline: { main: "Malformed page NYT story" },
+            web_url: "https://www.nytimes.com/m.html",
+            multimedia: [null],
+          },
+          {
+            headline: { main: "Malformed image NYT story" },
+            web_url: "https://www.nytimes.com/i.html",
+            multimedia: [{ url: 5 }],
+          },
+          { headline: "not an object", web_url: "https://www.nytimes.com/h.html" },
+        ],
+      },
+    };
+    const { fetcher } = recordedFetch({
+      "https://content.guardianapis.com/search": { body: JSON.stringify(guardianPage) },
+      "https://api.nytimes.com/svc/search/v2/articlesearch.json": { body: JSON.stringify(nytPage) },
+    });
+    const run = (publisher: string) =>
+      ingestPublisher(db(), { publisher, settings: settings(), fetch: fetcher, now: NOW });
+    expect((await run("guardian")).warnings).toEqual([
+      "INFO: guardian: 4 fetched, 2 new, 0 updated, 0 unchanged",
+      "WARNING: guardian: 2 item(s) without a usable title or URL skipped",
+    ]);
+    expect((await run("nyt")).warnings).toEqual([
+      "INFO: nyt: 3 fetched, 2 new, 0 updated, 0 unchanged",
+      "WARNING: nyt: 1 item(s) without a usable title or URL skipped",
+    ]);
+    const stored = await newsList("&q=malformed&sort=title");
+    expect(stored.map((article) => [article.title, article.abstract, article.thumbnail])).toEqual([
+      ["Malformed image NYT story", "", null],
+      ["Malformed page NYT story", "", null],
+      ["Malformed page good story 1", "", null],
+      ["Malformed page good story 2", "", null],
+    ]);
+    expect(await getCursor(db(), "guardian")).toEqual(NOW);
+    expect(await getCursor(db(), "nyt")).toEqual(NOW);
+  });
+
   it("dates an item dated ahead of the run at the run, so that it cannot stay at the top of every list", async () => {
     const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
       <item><title>From the future</title><link>https://ahead.example.org/a</link><pubDate>Sat, 01 Jan 2039 00:00:00 GMT</pubDate></item>
