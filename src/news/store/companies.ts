@@ -34,14 +34,30 @@ export function findCompanies(db: Database, tickers: string[]): Promise<Company[
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** A word written in capitals (two or more, no small letter), such as NAB, CAR or JB: an acronym. */
+const isAcronym = (word: string) => !/\p{Ll}/u.test(word) && (word.match(/\p{Lu}/gu)?.length ?? 0) >= 2;
+
+/** One character in either case, as a class of single characters (so no quantifier, nothing to backtrack over). */
+function eitherCase(char: string): string {
+  const forms = new Set([char, char.toLowerCase(), char.toUpperCase()].filter((form) => [...form].length === 1));
+  return forms.size > 1 ? `[${[...forms].join("")}]` : escapeRegExp(char);
+}
+
+/**
+ * A name's word: an acronym only as written ("nab" and "car" in small letters are ordinary words: "police nab suspect",
+ * "the car group"), any other word in any case (so that a name starts a sentence or fills a headline in capitals).
+ */
+const wordPattern = (word: string) => (isAcronym(word) ? escapeRegExp(word) : [...word].map(eitherCase).join(""));
+
 /** A term as a whole word: not preceded or followed by a letter or digit (so "ANZ" does not match "ANZAC"). */
 const wholeWord = (term: string) =>
-  `(?<![\\p{L}\\p{N}])${escapeRegExp(term).replace(/\s+/g, "\\s+")}(?![\\p{L}\\p{N}])`;
+  `(?<![\\p{L}\\p{N}])${term.trim().split(/\s+/).map(wordPattern).join("\\s+")}(?![\\p{L}\\p{N}])`;
 
 /**
  * Builds a function returning the tickers an article text mentions. A company is mentioned by its name or one of
- * its aliases (whole words, any case) or by its exchange-qualified ticker: "ASX: BHP", "ASX:BHP" or "BHP.AX".
- * A bare ticker alone is not enough: ALL, SUN, ORG or CAR are ordinary words.
+ * its aliases (whole words; acronyms as written, other words in any case) or by its exchange-qualified ticker, as
+ * written: "ASX: BHP", "ASX:BHP" or "BHP.AX". A bare ticker alone is not enough (ALL, SUN, ORG or CAR are ordinary
+ * words), nor one in small letters after "ASX:" ("ASX: all sectors fall" names no company).
  */
 export function companyMatcher(list: Company[]): (text: string) => string[] {
   const patterns = list.map((company) => {
@@ -51,7 +67,9 @@ export function companyMatcher(list: Company[]): (text: string) => string[] {
       `(?<![\\p{L}\\p{N}])ASX\\s*:\\s*${ticker}(?![\\p{L}\\p{N}])`,
       `(?<![\\p{L}\\p{N}])${ticker}\\.AX(?![\\p{L}\\p{N}])`,
     );
-    return { ticker: company.ticker, pattern: new RegExp(terms.join("|"), "iu") };
+    // No "i" flag: case is decided per word above. The terms are escaped literals, classes and \s+, with no nested
+    // quantifier, so a match is linear in the text.
+    return { ticker: company.ticker, pattern: new RegExp(terms.join("|"), "u") };
   });
   return (text) => patterns.filter(({ pattern }) => pattern.test(text)).map(({ ticker }) => ticker);
 }

@@ -73,6 +73,24 @@ describe("companyMatcher over the seeded companies", () => {
     expect(match("Anzac Day marches; a cochlear implant; mineral resources of the state")).toEqual([]);
     expect(match("BHPX is not BHP's ticker")).toEqual(["BHP"]);
   });
+
+  it("links acronyms and exchange-qualified tickers only as written, other words of a name in any case", async () => {
+    const match = companyMatcher(await listCompanies(database(env.DB)));
+    expect(match("Police nab suspect after week-long manhunt")).toEqual([]);
+    expect(match("Stellantis, the car group behind Jeep and Peugeot, cuts jobs")).toEqual([]);
+    expect(match("ASX: all sectors fall as tech sell-off deepens")).toEqual([]);
+    expect(match("asx: sun shines")).toEqual([]);
+    expect(match("ASX: sun and ASX:Sun, all.AX and s32.ax")).toEqual([]);
+    expect(match("NAB lifts profit; CAR Group buys a rival; ASX: SUN and ALL.AX rise")).toEqual([
+      "ALL",
+      "CAR",
+      "NAB",
+      "SUN",
+    ]);
+    expect(match("CAR group and Jb Hi-Fi")).toEqual(["CAR"]);
+    expect(match("National australia BANK and JB HI-FI: WESTPAC CUTS RATES")).toEqual(["JBH", "NAB", "WBC"]);
+    expect(match("Carsales, then QANTAS, then bluescope")).toEqual(["BSL", "CAR", "QAN"]);
+  });
 });
 
 describe("full-text queries", () => {
