@@ -1,5 +1,5 @@
-// The Guardian Content API adapter (GET https://content.guardianapis.com/search): newest articles that mention
-// the companies, published since the last run, with their standfirst (trailText) and thumbnail.
+// The Guardian Content API adapter (GET https://content.guardianapis.com/search): articles that mention the
+// companies, published since the last run, oldest first, with their standfirst (trailText) and thumbnail.
 import { z } from "../../shared/zod";
 import {
   fetchJson,
@@ -14,7 +14,10 @@ import {
 
 export const GUARDIAN_SEARCH_URL = "https://content.guardianapis.com/search";
 const PAGE_SIZE = 50;
-/** At most this many pages per run; every 30 minutes that is far more than the Guardian publishes about them. */
+/**
+ * At most this many pages per run; every 30 minutes that is far more than the Guardian publishes about them. A run
+ * that reaches it (a first run, or a catch-up after an outage) leaves the rest to the next run.
+ */
 const MAX_PAGES = 5;
 
 /** A result, read leniently (see optionalText): null, or a field of the wrong type, leaves that part missing. */
@@ -39,7 +42,8 @@ export function guardianSearchUrl(input: { apiKey: string; keywords: string[]; s
     q: orQuery(input.keywords),
     "from-date": input.since.toISOString().slice(0, 10),
     "use-date": "published",
-    "order-by": "newest",
+    // Oldest first: a run that stops at MAX_PAGES has read everything up to its last item, and the next goes on from it.
+    "order-by": "oldest",
     "show-fields": "trailText,thumbnail",
     "page-size": String(PAGE_SIZE),
     page: String(input.page),
@@ -76,7 +80,10 @@ export async function fetchGuardian(input: {
     }
     const pages = typeof response.pages === "number" ? response.pages : 1;
     if (page >= pages) break;
-    if (page === MAX_PAGES) warnings.push(`WARNING: guardian: stopped after ${MAX_PAGES} pages of ${pages}`);
+    if (page === MAX_PAGES) {
+      warnings.push(`WARNING: guardian: stopped after ${MAX_PAGES} pages of ${pages}`);
+      return { items, warnings, stoppedEarly: "page-cap" };
+    }
   }
   return { items, warnings };
 }

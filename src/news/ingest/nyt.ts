@@ -1,5 +1,5 @@
 // The New York Times Article Search API v2 adapter (GET https://api.nytimes.com/svc/search/v2/articlesearch.json):
-// newest articles that mention the companies, published since the last run.
+// articles that mention the companies, published since the last run, oldest first.
 import { z } from "../../shared/zod";
 import {
   fetchJson,
@@ -67,7 +67,8 @@ export function nytSearchUrl(input: {
     q: orQuery(input.keywords),
     begin_date: yyyymmdd(input.since),
     end_date: yyyymmdd(input.now),
-    sort: "newest",
+    // Oldest first: a run cut short has read everything up to its last item, and the next goes on from it.
+    sort: "oldest",
     page: String(input.page),
     "api-key": input.apiKey,
   });
@@ -103,7 +104,7 @@ export async function fetchNyt(input: {
       // A rate limit on a later page keeps what the first pages brought; the next run continues from there.
       if (page > 0 && error instanceof PublisherError && /HTTP 429/.test(error.message)) {
         warnings.push(`WARNING: nyt: rate limited after ${page} page(s)`);
-        break;
+        return { items, warnings, stoppedEarly: "rate-limited" };
       }
       throw error;
     }
@@ -125,6 +126,10 @@ export async function fetchNyt(input: {
     }
     const hits = (body.response.meta ?? body.response.metadata)?.hits ?? 0;
     if (docs.length < PAGE_SIZE || (page + 1) * PAGE_SIZE >= hits) break;
+    if (page + 1 === MAX_PAGES) {
+      warnings.push(`WARNING: nyt: stopped after ${MAX_PAGES} pages of ${Math.ceil(hits / PAGE_SIZE)}`);
+      return { items, warnings, stoppedEarly: "page-cap" };
+    }
   }
   return { items, warnings };
 }

@@ -1,5 +1,6 @@
 // One ingestion run for one publisher (a queue message each, so that one publisher's failure never blocks the
-// others): fetch what is new since its last run, normalise, link companies, upsert by fingerprint, move its cursor.
+// others): fetch what is new since its last run, normalise, link companies, upsert by fingerprint, move its cursor
+// (to the run's start, or as far as the run read when it was cut short).
 import type { Database } from "../../shared/db";
 import { logInfo } from "../../shared/log";
 import { getCursor, upsertArticles, type IncomingArticle } from "../store/upsert";
@@ -104,6 +105,47 @@ export async function normaliseItem(
   };
 }
 
+const DAY_MS = 86_400_000;
+const startOfUtcDay = (date: Date) => new Date(Math.floor(date.getTime() / DAY_MS) * DAY_MS);
+
+/**
+ * Where the publisher's cursor goes after a run that fetched from `since`, and the warnings that say why when it is not
+ * the run's start. A run that read every match moves it to `now`. One that stopped early (the APIs answer oldest
+ * first) moves it to the publication time of the last item it read, so that the next run asks again from there and
+ * nothing inside the window is lost; never back before `since` (plus the overlap), so that the window only moves on.
+ * The APIs take whole days: when the page cap was reached inside since's day, the next run would read the same
+ * pages again for ever, so the cursor moves to the next day and the rest of that one is skipped, with a warning.
+ */
+export function nextCursor(
+  publisher: PublisherId,
+  fetched: AdapterResult,
+  window: { since: Date; now: Date },
+): { fetchedUntil: Date; warnings: string[] } {
+  const { since, now } = window;
+  if (!fetched.stoppedEarly) return { fetchedUntil: now, warnings: [] };
+  const lastRead = fetched.items.findLast((item) => item.publishedAt)?.publishedAt ?? since;
+  const floor = since.getTime() + CURSOR_OVERLAP_MS;
+  const fetchedUntil = new Date(Math.min(now.getTime(), Math.max(floor, lastRead.getTime())));
+  const nextSince = new Date(fetchedUntil.getTime() - CURSOR_OVERLAP_MS);
+  if (fetched.stoppedEarly === "page-cap" && startOfUtcDay(nextSince).getTime() <= startOfUtcDay(since).getTime()) {
+    const nextDay = new Date(startOfUtcDay(since).getTime() + DAY_MS);
+    const day = since.toISOString().slice(0, 10);
+    return {
+      fetchedUntil: new Date(Math.min(now.getTime(), nextDay.getTime() + CURSOR_OVERLAP_MS)),
+      warnings: [
+        `WARNING: ${publisher}: more matches published on ${day} than a run reads; the rest of that day is skipped`,
+      ],
+    };
+  }
+  const at = fetchedUntil.toISOString();
+  return {
+    fetchedUntil,
+    warnings: [
+      `WARNING: ${publisher}: run cut short: the cursor is at ${at}, the last item read; the next run goes on from there`,
+    ],
+  };
+}
+
 /**
  * Runs one publisher. Throws when the publisher fails (the queue retries with backoff); returns warnings for
  * job_runs otherwise, including the skip of a publisher without a key.
@@ -130,7 +172,12 @@ export async function ingestPublisher(
     const article = await normaliseItem(item, matcher, now);
     if (article) articles.push(article);
   }
-  const outcome = await upsertArticles(db, { articles, cursor: { publisher, fetchedUntil: now }, now });
+  const cursorMove = nextCursor(publisher, fetched, { since, now });
+  const outcome = await upsertArticles(db, {
+    articles,
+    cursor: { publisher, fetchedUntil: cursorMove.fetchedUntil },
+    now,
+  });
   const skipped = fetched.items.length - articles.length;
   const counts = `${outcome.inserted} new, ${outcome.updated} updated, ${outcome.unchanged} unchanged`;
   const summary = `INFO: ${publisher}: ${fetched.items.length} fetched, ${counts}`;
@@ -139,6 +186,7 @@ export async function ingestPublisher(
     warnings: [
       summary,
       ...fetched.warnings,
+      ...cursorMove.warnings,
       ...(skipped > 0 ? [`WARNING: ${publisher}: ${skipped} item(s) without a usable title or URL skipped`] : []),
     ],
   };

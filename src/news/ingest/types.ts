@@ -18,6 +18,11 @@ export interface PublisherItem {
 export interface AdapterResult {
   items: PublisherItem[];
   warnings: string[];
+  /**
+   * Why the adapter stopped before the last match, if it did: at its page cap, or rate limited on a later page. The
+   * APIs are asked oldest first, so what is left unread is newer than the last item read (see run.ts nextCursor).
+   */
+  stoppedEarly?: "page-cap" | "rate-limited";
 }
 
 /** A publisher that answered with something other than success: the run fails and the queue retries it. */

@@ -44,7 +44,7 @@ describe("publisher adapters on recorded responses", () => {
       q: '"BHP" OR "Commonwealth Bank"',
       "from-date": "2026-11-13",
       "use-date": "published",
-      "order-by": "newest",
+      "order-by": "oldest",
       "show-fields": "trailText,thumbnail",
       "page-size": "50",
       page: "1",
@@ -118,7 +118,7 @@ describe("publisher adapters on recorded responses", () => {
       q: '"Rio Tinto"',
       begin_date: "20261113",
       end_date: "20261120",
-      sort: "newest",
+      sort: "oldest",
       page: "0",
       "api-key": "k",
     });
