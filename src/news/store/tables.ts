@@ -69,8 +69,9 @@ export const companies = sqliteTable("companies", {
   shortName: text("short_name").notNull(),
   website: text("website"),
   /**
-   * Names an article may use for the company, matched as whole words regardless of case. Curated rather than
-   * derived: short names such as "Origin" or "Seek" are ordinary words and would link unrelated stories.
+   * Names an article may use for the company, matched as whole words: a word in capitals (NAB) only as written, any
+   * other in any case (see companyMatcher). Curated rather than derived: short names such as "Origin" or "Seek" are
+   * ordinary words and would link unrelated stories.
    */
   aliases: text("aliases", { mode: "json" })
     .$type<string[]>()
