@@ -187,6 +187,9 @@ export async function ingestPublisher(
       summary,
       ...fetched.warnings,
       ...cursorMove.warnings,
+      ...(outcome.removed > 0
+        ? [`INFO: ${publisher}: ${outcome.removed} item(s) an admin deleted or retitled left out`]
+        : []),
       ...(skipped > 0 ? [`WARNING: ${publisher}: ${skipped} item(s) without a usable title or URL skipped`] : []),
     ],
   };

@@ -175,7 +175,7 @@ function registerArticleWrites(app: OpenAPIHono<NewsEnv>, own: { validation: "mi
     app,
     remove,
     async (c) => {
-      await deleteArticle(database(c.env.DB), articleId(c.req.param("id")));
+      await deleteArticle(database(c.env.DB), articleId(c.req.param("id")), new Date());
       return c.body(null, 204);
     },
     own,

@@ -1,11 +1,11 @@
 // The articles repository: reads with filters and full-text search, and the admin's create, update and delete.
-// Every write is one D1 batch.
+// Every write is one D1 batch, together with the tombstones that keep ingestion from undoing it.
 import { and, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
 import { d1Statement, inJsonList, isUniqueFailure, type Database } from "../../shared/db";
 import { duplicateRecord, recordNotFound, unknownReference } from "./errors";
 import { articlesFts, matchesFts } from "./full-text";
 import { orderOf, type SortKey } from "./sort";
-import { articleCompanies, articles, companies } from "./tables";
+import { articleCompanies, articles, companies, newsArticleTombstones } from "./tables";
 import { articleFingerprint, htmlToText, makeAbstract } from "./text";
 
 export type Article = typeof articles.$inferSelect;
@@ -183,6 +183,7 @@ export async function createArticle(
     thumbnail: input.thumbnail ?? null,
     source: input.source,
     publishedAt: input.publishedAt ?? input.now,
+    editedAt: input.now,
     createdAt: input.now,
     updatedAt: input.now,
   };
@@ -191,6 +192,7 @@ export async function createArticle(
     const [inserted] = await db.$client.batch<{ id: number }>([
       d1Statement(db, db.insert(articles).values(row).returning({ id: articles.id })),
       d1Statement(db, insertLinksByFingerprint(links)),
+      d1Statement(db, untombstone(db, fingerprint)),
     ]);
     return (await getArticle(db, inserted.results[0].id))!;
   } catch (error) {
@@ -231,6 +233,7 @@ export async function updateArticle(
     ...(input.url !== undefined && { url: input.url }),
     ...(input.thumbnail !== undefined && { thumbnail: input.thumbnail }),
     ...(input.publishedAt !== undefined && { publishedAt: input.publishedAt }),
+    editedAt: input.now,
     updatedAt: input.now,
   };
   const links = mergeLinks(explicit, matcher(matchText(title, abstract)));
@@ -239,6 +242,11 @@ export async function updateArticle(
       d1Statement(db, db.update(articles).set(changes).where(eq(articles.id, input.id))),
       d1Statement(db, db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id))),
       d1Statement(db, insertLinksOfArticle(input.id, links)),
+      // A new title or source is a new fingerprint: the story under the old one must not come back as a second copy.
+      ...(fingerprint === existing.fingerprint
+        ? []
+        : [d1Statement(db, tombstone(db, existing.fingerprint, input.now))]),
+      d1Statement(db, untombstone(db, fingerprint)),
     ]);
   } catch (error) {
     if (isUniqueFailure(error)) throw duplicateRecord("title", "an article with this title and source already exists");
@@ -247,10 +255,29 @@ export async function updateArticle(
   return (await getArticle(db, input.id))!;
 }
 
-export async function deleteArticle(db: Database, id: number): Promise<void> {
-  const deleted = await db.delete(articles).where(eq(articles.id, id)).returning({ id: articles.id });
-  if (deleted.length === 0) throw recordNotFound();
+/** Deletes an article, and keeps its fingerprint so that ingestion does not bring the story back. */
+export async function deleteArticle(db: Database, id: number, now: Date): Promise<void> {
+  const [, deleted] = await db.$client.batch<{ id: number }>([
+    d1Statement(
+      db,
+      sql`INSERT INTO ${newsArticleTombstones} (fingerprint, removed_at)
+        SELECT ${articles.fingerprint}, ${now.getTime()} FROM ${articles} WHERE ${articles.id} = ${id}
+        ON CONFLICT (fingerprint) DO UPDATE SET removed_at = excluded.removed_at`,
+    ),
+    d1Statement(db, db.delete(articles).where(eq(articles.id, id)).returning({ id: articles.id })),
+  ]);
+  if (deleted.results.length === 0) throw recordNotFound();
 }
+
+const tombstone = (db: Database, fingerprint: string, now: Date) =>
+  db
+    .insert(newsArticleTombstones)
+    .values({ fingerprint, removedAt: now })
+    .onConflictDoUpdate({ target: newsArticleTombstones.fingerprint, set: { removedAt: now } });
+
+/** An admin who writes an article under a removed fingerprint wants that story: ingestion stops leaving it out. */
+const untombstone = (db: Database, fingerprint: string) =>
+  db.delete(newsArticleTombstones).where(eq(newsArticleTombstones.fingerprint, fingerprint));
 
 /**
  * Inserts one article's link rows in one statement of three bound parameters whatever their number: a row of values

@@ -1,5 +1,5 @@
 // D1 tables of the news API: its users, the articles gathered from publishers, the ASX companies they mention,
-// and each publisher's ingestion cursor. The FTS5 index over articles lives in a hand-written migration.
+// each publisher's ingestion cursor and the fingerprints of the articles admins removed. The FTS5 index over articles lives in a hand-written migration.
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
@@ -53,6 +53,11 @@ export const articles = sqliteTable(
     /** guardian, nyt, or the feed's host name. */
     source: text("source").notNull(),
     publishedAt: integer("published_at", { mode: "timestamp_ms" }).notNull(),
+    /**
+     * When an admin last wrote the article (POST or PUT /news); null for one as a publisher gave it. Ingestion never
+     * rewrites an article an admin wrote: its abstract, url and links stay the admin's.
+     */
+    editedAt: integer("edited_at", { mode: "timestamp_ms" }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -105,4 +110,15 @@ export const newsIngestCursors = sqliteTable("news_ingest_cursors", {
   publisher: text("publisher").primaryKey(),
   fetchedUntil: integer("fetched_until", { mode: "timestamp_ms" }).notNull(),
   updatedAt: updatedAt(),
+});
+
+/**
+ * The fingerprints of articles an admin removed: deleted, or given another title or source (which is another
+ * fingerprint). Publishers bring a story again on every run of its day, and a feed its undated items on every run:
+ * ingestion leaves these out, so that an admin's delete stays deleted and an edited title leaves no second copy.
+ * An admin's POST or PUT of an article with one of these fingerprints takes it off the list.
+ */
+export const newsArticleTombstones = sqliteTable("news_article_tombstones", {
+  fingerprint: text("fingerprint").primaryKey(),
+  removedAt: integer("removed_at", { mode: "timestamp_ms" }).notNull(),
 });

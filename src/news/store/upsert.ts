@@ -2,7 +2,7 @@
 import { eq, sql } from "drizzle-orm";
 import { d1Statement, inJsonList, type Database } from "../../shared/db";
 import { insertLinksByFingerprint } from "./articles";
-import { articleCompanies, articles, newsIngestCursors } from "./tables";
+import { articleCompanies, articles, newsArticleTombstones, newsIngestCursors } from "./tables";
 
 /** A normalised article from a publisher, ready to store. */
 export interface IncomingArticle {
@@ -32,30 +32,52 @@ export interface UpsertOutcome {
   inserted: number;
   updated: number;
   unchanged: number;
+  /** Stories an admin deleted or retitled (see newsArticleTombstones), left out. */
+  removed: number;
+}
+
+/** The stored rows of these fingerprints, and which of them an admin removed. */
+async function storedState(db: Database, fingerprints: string[]) {
+  const [before, removed] = await db.batch([
+    db
+      .select({
+        fingerprint: articles.fingerprint,
+        abstract: articles.abstract,
+        url: articles.url,
+        thumbnail: articles.thumbnail,
+        editedAt: articles.editedAt,
+      })
+      .from(articles)
+      .where(inJsonList(articles.fingerprint, fingerprints)),
+    db
+      .select({ fingerprint: newsArticleTombstones.fingerprint })
+      .from(newsArticleTombstones)
+      .where(inJsonList(newsArticleTombstones.fingerprint, fingerprints)),
+  ]);
+  return {
+    known: new Map(before.map((row) => [row.fingerprint, row])),
+    removed: new Set(removed.map((row) => row.fingerprint)),
+  };
 }
 
 /**
  * Stores articles by fingerprint in one batch together with the publisher's new cursor: a new fingerprint is
  * inserted; a known one takes the publisher's latest abstract and url (its title, source, publishedAt and
  * createdAt stay). Links found by the matcher are replaced, unless the story came without an abstract and keeps its
- * stored one; links an admin made explicitly stay.
+ * stored one; links an admin made explicitly stay. An article an admin wrote is left as it is, and a story an admin
+ * removed (a tombstone) is not stored again: the publisher brings both back on every run of their day.
  */
 export async function upsertArticles(
   db: Database,
   input: { articles: IncomingArticle[]; cursor: { publisher: string; fetchedUntil: Date }; now: Date },
 ): Promise<UpsertOutcome> {
-  const unique = [...new Map(input.articles.map((article) => [article.fingerprint, article])).values()];
-  const fingerprints = unique.map((article) => article.fingerprint);
-  const before = await db
-    .select({
-      fingerprint: articles.fingerprint,
-      abstract: articles.abstract,
-      url: articles.url,
-      thumbnail: articles.thumbnail,
-    })
-    .from(articles)
-    .where(inJsonList(articles.fingerprint, fingerprints));
-  const known = new Map(before.map((row) => [row.fingerprint, row]));
+  const deduplicated = [...new Map(input.articles.map((article) => [article.fingerprint, article])).values()];
+  const state = await storedState(
+    db,
+    deduplicated.map((article) => article.fingerprint),
+  );
+  const unique = deduplicated.filter((article) => !state.removed.has(article.fingerprint));
+  const known = new Map([...state.known].filter(([fingerprint]) => !state.removed.has(fingerprint)));
 
   const now = input.now.getTime();
   const rows = unique.map((article) => ({ ...article, publishedAt: article.publishedAt.getTime(), now }));
@@ -70,17 +92,19 @@ export async function upsertArticles(
         json_extract(row.value, '$.url'), json_extract(row.value, '$.thumbnail'), json_extract(row.value, '$.source'),
         json_extract(row.value, '$.publishedAt'), json_extract(row.value, '$.now'), json_extract(row.value, '$.now')
       FROM json_each(${JSON.stringify(rows)}) AS row
-      WHERE true
+      -- Checked again here, in the batch: an admin's delete may have come since storedState read the tombstones.
+      WHERE json_extract(row.value, '$.fingerprint') NOT IN (SELECT ${newsArticleTombstones.fingerprint} FROM ${newsArticleTombstones})
       ON CONFLICT (fingerprint) DO UPDATE SET
         abstract = CASE WHEN excluded.abstract = '' THEN abstract ELSE excluded.abstract END,
         url = excluded.url, thumbnail = coalesce(thumbnail, excluded.thumbnail), updated_at = excluded.updated_at
-      WHERE ${changedSql}`,
+      WHERE edited_at IS NULL AND (${changedSql})`,
     ),
     d1Statement(
       db,
       sql`
       DELETE FROM ${articleCompanies} WHERE ${articleCompanies.origin} = 'text' AND ${articleCompanies.articleId} IN
-        (SELECT ${articles.id} FROM ${articles} WHERE ${inJsonList(articles.fingerprint, relinkedFingerprints)})`,
+        (SELECT ${articles.id} FROM ${articles}
+          WHERE ${articles.editedAt} IS NULL AND ${inJsonList(articles.fingerprint, relinkedFingerprints)})`,
     ),
     d1Statement(db, insertLinksByFingerprint(links)),
     d1Statement(
@@ -94,17 +118,22 @@ export async function upsertArticles(
 
   const updated = unique.filter((article) => {
     const row = known.get(article.fingerprint);
-    return row !== undefined && isChanged(row, article);
+    return row !== undefined && row.editedAt === null && isChanged(row, article);
   }).length;
-  return { inserted: unique.length - known.size, updated, unchanged: known.size - updated };
+  const removed = deduplicated.length - unique.length;
+  return { inserted: unique.length - known.size, updated, unchanged: known.size - updated, removed };
 }
 
 /**
  * The text links to write, and the articles whose text links they replace. A known story that comes again without an
  * abstract keeps its stored one, and so the links found in it: its incoming tickers were matched on the title alone.
  */
-function textLinks(unique: IncomingArticle[], known: ReadonlyMap<string, unknown>) {
-  const relinked = unique.filter((article) => article.abstract !== "" || !known.has(article.fingerprint));
+function textLinks(unique: IncomingArticle[], known: ReadonlyMap<string, { editedAt: Date | null }>) {
+  // An article an admin wrote keeps the links found in the admin's text.
+  const relinked = unique.filter((article) => {
+    const row = known.get(article.fingerprint);
+    return row === undefined || (row.editedAt === null && article.abstract !== "");
+  });
   return {
     relinkedFingerprints: relinked.map((article) => article.fingerprint),
     links: relinked.flatMap(({ fingerprint, tickers }) =>
