@@ -2,7 +2,7 @@
 // (pending, active, previous, rejected, unknown) and the version it restores, if any; the number kept is bounded.
 import { and, desc, eq, gt, inArray, lt, ne, notInArray, sql } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
-import type { Database } from "../../shared/db";
+import { inJsonList, type Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
 import { combinedPem } from "../pki/selection";
 import { certificates } from "../pki/tables";
@@ -253,7 +253,9 @@ export async function getVersion(db: Database, version?: number) {
  */
 export async function bundleOfVersion(db: Database, row: VersionRow, textFiles: Record<string, string>) {
   const names = row.certificateFiles.map((file) => file.name);
-  const rows = names.length === 0 ? [] : await db.select().from(certificates).where(inArray(certificates.name, names));
+  // One JSON parameter: a version may ship thousands of certificates, and D1 binds at most 100 parameters.
+  const rows =
+    names.length === 0 ? [] : await db.select().from(certificates).where(inJsonList(certificates.name, names));
   const byName = new Map(rows.map((certificate) => [certificate.name, certificate]));
   const files: Record<string, string> = { ...textFiles };
   const missing: string[] = [];

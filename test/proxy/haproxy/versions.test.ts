@@ -3,8 +3,19 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createJobRun } from "../../../src/jobs/history";
-import { activateVersion, markVersionUnknown, rejectVersion, storeVersion } from "../../../src/proxy/haproxy/versions";
+import { combinedPem } from "../../../src/proxy/pki/selection";
+import { haproxyVersions } from "../../../src/proxy/haproxy/tables";
+import {
+  activateVersion,
+  bundleOfVersion,
+  markVersionUnknown,
+  rejectVersion,
+  storeVersion,
+} from "../../../src/proxy/haproxy/versions";
+import { certificates } from "../../../src/proxy/pki/tables";
+import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
 import { database } from "../../../src/shared/db";
+import { eq } from "drizzle-orm";
 
 const db = () => database(env.DB);
 
@@ -45,5 +56,32 @@ describe("activateVersion", () => {
       ["previous", 1],
       ["active", 1],
     ]);
+  });
+});
+
+describe("a stored version's bundle", () => {
+  it("ships every certificate of a version that has more than D1's 100 parameters of them", async () => {
+    const notAfter = new Date("2027-05-01T00:00:00Z");
+    const pem = await selfSignedCertificate({ commonName: "bundle.example", notBefore: new Date(), notAfter });
+    const names = Array.from({ length: 101 }, (_, i) => `acme_b${i}.bundle.example`);
+    for (const name of names) {
+      const row = { name, source: "acme" as const, domainNames: [name], issuer: "CN=x", serialNumber: "01" };
+      await db()
+        .insert(certificates)
+        .values({ ...row, notBefore: new Date(), notAfter, ...pem });
+    }
+    const certificateFiles = [...names, "acme_gone.bundle.example"].map((name) => ({
+      file: `certs/${name}.pem`,
+      name,
+    }));
+    const jobRunId = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+    const files = { "haproxy.cfg": "# many certificates\n" };
+    const id = await storeVersion(db(), { digest: "sha256:many", jobRunId, files, certificateFiles, now: new Date() });
+    const [row] = await db().select().from(haproxyVersions).where(eq(haproxyVersions.id, id));
+    const bundle = await bundleOfVersion(db(), row, files);
+    expect(bundle.missing).toEqual(["acme_gone.bundle.example"]);
+    const stored = await db().select().from(certificates).where(eq(certificates.name, names[100]));
+    expect(Object.keys(bundle.files)).toHaveLength(102);
+    expect(bundle.files[`certs/${names[100]}.pem`]).toBe(combinedPem(stored[0]));
   });
 });
