@@ -9,9 +9,17 @@ export async function createJobRun(db: Database, input: { kind: string; trigger:
   return row.id;
 }
 
-/** Records several queued runs in one statement; returns their ids in the order given. */
+/**
+ * Records several queued runs in one statement; returns their ids in the order given. The rows go as one JSON
+ * parameter: a row of values each would pass D1's 100 bound parameters at 26 runs (a slave sync per slave agent).
+ */
 export async function createJobRuns(db: Database, inputs: { kind: string; trigger: string }[]): Promise<number[]> {
-  const rows = await db.insert(jobRuns).values(inputs).returning({ id: jobRuns.id });
+  const rows = await db.all<{ id: number }>(sql`
+    insert into ${jobRuns} (kind, "trigger")
+    select json_extract(run.value, '$.kind'), json_extract(run.value, '$.trigger')
+    from json_each(${JSON.stringify(inputs)}) as run
+    order by run.key
+    returning id`);
   return rows.map((row) => row.id).sort((a, b) => a - b);
 }
 
