@@ -22,24 +22,36 @@ const bundle = (version: number, pushId: string, extra: { timeoutMs?: number } =
   ...extra,
 });
 
-/** An applier whose `haproxy -c` takes `checkSeconds` and whose reload takes `reloadSeconds` and counts itself. */
-function applier(options: { checkSeconds?: number; reloadSeconds?: number; reloadCmd?: string } = {}) {
+/**
+ * An applier whose `haproxy -c` takes `checkSeconds` and whose reload takes `reloadSeconds` and counts itself. The
+ * step named by `hold` marks its start and then waits for `release`, so a test acts while it runs, however slow the
+ * machine.
+ */
+function applier(
+  options: { checkSeconds?: number; reloadSeconds?: number; reloadCmd?: string; hold?: "check" | "reload" } = {},
+) {
   const configDir = tempDir();
   const tools = tempDir();
+  const held = (step: string) =>
+    `touch ${tools}/${step}-started; while [ ! -e ${tools}/${step}-go ]; do sleep 0.02; done`;
   const haproxy = path.join(tools, "haproxy");
-  writeFileSync(haproxy, `#!/bin/sh\nsleep ${options.checkSeconds ?? 0}\n`);
+  const check = options.hold === "check" ? held("check") : `exec sleep ${options.checkSeconds ?? 0}`;
+  writeFileSync(haproxy, `#!/bin/sh\n${check}\n`);
   chmodSync(haproxy, 0o755);
   const reloads = path.join(tools, "reloads");
+  const reload = `sleep ${options.reloadSeconds ?? 0}; echo reload >> ${reloads}`;
   const created = createApplier({
     configDir,
-    reloadCmd: options.reloadCmd ?? `sleep ${options.reloadSeconds ?? 0}; echo reload >> ${reloads}`,
+    reloadCmd: options.reloadCmd ?? (options.hold === "reload" ? `${held("reload")}; ${reload}` : reload),
     haproxy,
     timeoutMs: 10_000,
     log: quiet,
   });
   const reloadCount = () =>
     existsSync(reloads) ? readFileSync(reloads, "utf8").split("\n").filter(Boolean).length : 0;
-  return { configDir, reloadCount, ...created };
+  const started = (step: "check" | "reload") => () => existsSync(path.join(tools, `${step}-started`));
+  const release = (step: "check" | "reload") => writeFileSync(path.join(tools, `${step}-go`), "");
+  return { configDir, reloadCount, started, release, ...created };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -77,12 +89,13 @@ describe("haproxy-agent: the outcome of each push id", () => {
   });
 
   it("stops a push given up while haproxy -c runs, and one queued behind it", async () => {
-    const agent = applier({ checkSeconds: 0.4 });
+    const agent = applier({ hold: "check" });
     const first = agent.apply(bundle(1, "p-checking"));
     const second = agent.apply(bundle(2, "p-queued"));
-    await sleep(100);
+    await until(agent.started("check"));
     expect(await agent.pushes.abandon("p-checking")).toMatchObject({ state: "abandoned", version: 1 });
     expect(await agent.pushes.abandon("p-queued")).toMatchObject({ state: "abandoned", version: 2 });
+    agent.release("check");
     await expect(first).rejects.toMatchObject({
       status: 410,
       message: "version 1 was not applied: the control plane gave it up before the reload",
@@ -109,10 +122,11 @@ describe("haproxy-agent: the outcome of each push id", () => {
   });
 
   it("finishes a push whose reload started: an abandon then answers reloading, and later applied", async () => {
-    const agent = applier({ reloadSeconds: 0.4 });
+    const agent = applier({ hold: "reload" });
     const pushed = agent.apply(bundle(1, "p-reloading"));
-    await sleep(150);
+    await until(agent.started("reload"));
     expect(await agent.pushes.abandon("p-reloading")).toMatchObject({ state: "reloading", version: 1 });
+    agent.release("reload");
     expect(await pushed).toEqual({ outcome: "applied", version: 1 });
     expect(await agent.pushes.abandon("p-reloading")).toMatchObject({ state: "applied" });
     expect(agent.reloadCount()).toBe(1);
