@@ -3,23 +3,38 @@
 // and then fails (ERROR), goes out on an extra connection (CREATE) or keeps waiting (WAIT). Connections are told
 // apart by the names the pool gives them (CLIENT SETNAME).
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { descriptor, installConfig } from "../../../support/ratelimit-calls";
 import { redis, workerWith } from "../../../support/ratelimit-stores";
 
 const CONFIG =
   "domain: pool\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1000\n";
 const PORT = env.TEST_REDIS_POOL_PORT;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How long a condition on the server may take to be reached: generous, as the machine may be loaded. */
+const REACHED = { timeout: 10_000, interval: 20 };
 
 beforeAll(async () => {
   await installConfig({ "pool.yaml": CONFIG });
 });
 
-/** Names of the pool's connections the server knows, sorted. */
-async function poolConnections(): Promise<string[]> {
+/** The server's connections, each as its CLIENT LIST fields (name, flags: "b" while its command is held). */
+async function connections(): Promise<Record<string, string>[]> {
   const [list] = await redis(PORT, [["CLIENT", "LIST"]]);
-  return [...String(list).matchAll(/ name=(ratelimit-\S*)/g)].map((match) => match[1]).sort();
+  return String(list)
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => Object.fromEntries(line.split(" ").map((field) => field.split(/=(.*)/s, 2))));
+}
+
+const extraConnections = async () =>
+  (await connections()).map((client) => client.name).filter((name) => name.endsWith("-extra"));
+const held = async (name: string) =>
+  (await connections()).some((client) => client.name === name && client.flags.includes("b"));
+
+/** How many connections the pools have dialled so far: each names itself once (CLIENT SETNAME). */
+async function dialled(): Promise<number> {
+  const [info] = await redis(PORT, [["INFO", "commandstats"]]);
+  return Number(/cmdstat_client\|setname:calls=(\d+)/.exec(String(info))?.[1] ?? 0);
 }
 
 /** The Worker over this file's redis-server, with these settings besides. */
@@ -33,65 +48,88 @@ const poolWorker = (label: string, vars: Record<string, string>) =>
 /** A request of one hit on k = `value`. */
 const poolHit = (value: string) => ({ domain: "pool", descriptors: [descriptor(["k", value])] });
 
+type Pending = ReturnType<ReturnType<typeof workerWith>["rateLimit"]>;
+
 /**
- * Holds the only pooled connection busy (writes paused for 1.5 s), sends a second request while it is, and returns
- * both answers and the pool's connections seen while both were waiting.
+ * Holds the only pooled connection busy (its write held by a server paused for writes for up to `pauseMs`), sends a
+ * second request once it is, runs `whileHeld` and then ends the pause. Returns both answers, what `whileHeld` saw and
+ * how many connections the pool dialled meanwhile.
  */
-async function secondCallerWhileBusy(behaviour: string, value: string) {
+async function secondCallerWhileBusy<T>(
+  behaviour: string,
+  value: string,
+  pauseMs: number,
+  whileHeld: (first: Pending, second: Pending) => Promise<T>,
+) {
   const pool = poolWorker(behaviour, {
     KVSTORE_POOL_SIZE: "1",
     KVSTORE_POOL_ON_EMPTY_BEHAVIOR: behaviour,
     KVSTORE_POOL_ON_EMPTY_WAIT_DURATION: "100ms",
-    KVSTORE_TIMEOUT: "5s",
+    KVSTORE_TIMEOUT: "30s",
   });
   const request = poolHit(value);
   expect((await pool.rateLimit(request)).status).toBe(200);
-  await redis(PORT, [["CLIENT", "PAUSE", "1500", "WRITE"]]);
-  const first = pool.rateLimit(request);
-  await sleep(300);
-  const second = pool.rateLimit(request);
-  await sleep(400);
-  const during = await poolConnections();
-  const answers = await Promise.all([first, second]);
-  return { answers, during };
+  const dialledBefore = await dialled();
+  await redis(PORT, [["CLIENT", "PAUSE", String(pauseMs), "WRITE"]]);
+  try {
+    const first = pool.rateLimit(request);
+    await vi.waitUntil(() => held("ratelimit-main-0"), REACHED);
+    const second = pool.rateLimit(request);
+    const during = await whileHeld(first, second);
+    await redis(PORT, [["CLIENT", "UNPAUSE"]]);
+    const answers = await Promise.all([first, second]);
+    return { answers, during, dialled: (await dialled()) - dialledBefore };
+  } finally {
+    await redis(PORT, [["CLIENT", "UNPAUSE"]]);
+  }
 }
 
 describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
   it("ERROR fails the caller that found the pool empty after the wait duration; the busy caller is answered", async () => {
-    const { answers, during } = await secondCallerWhileBusy("ERROR", "error");
+    // The second caller is failed while the first is still held.
+    const { answers, dialled } = await secondCallerWhileBusy("ERROR", "error", 30_000, (_, second) => second);
     expect(answers.map((a) => a.status)).toEqual([200, 500]);
     expect(answers[0].body.statuses[0].limitRemaining).toBe(998);
     expect(answers[1].body).toBe("rate limit counter store error: kvstore: connection pool empty after waiting 100 ms");
-    expect(during.filter((name) => name.endsWith("-extra"))).toEqual([]);
+    expect(dialled).toBe(0);
   });
 
   it("CREATE sends the waiting caller over an extra connection, closed after use", async () => {
-    const { answers, during } = await secondCallerWhileBusy("CREATE", "create");
+    const { answers, during, dialled } = await secondCallerWhileBusy("CREATE", "create", 30_000, () =>
+      vi.waitUntil(async () => {
+        const extras = await extraConnections();
+        return extras.length > 0 && extras;
+      }, REACHED),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200]);
     expect(answers.map((a) => a.body.statuses[0].limitRemaining).sort()).toEqual([997, 998]);
-    expect(during.filter((name) => name.endsWith("-extra"))).toEqual(["ratelimit-main-0-extra"]);
-    await sleep(100);
-    expect((await poolConnections()).filter((name) => name.endsWith("-extra"))).toEqual([]);
+    expect(during).toEqual(["ratelimit-main-0-extra"]);
+    expect(dialled).toBe(1);
+    await vi.waitUntil(async () => (await extraConnections()).length === 0, REACHED);
   });
 
   it("WAIT keeps the caller waiting for the pooled connection", async () => {
-    const { answers, during } = await secondCallerWhileBusy("WAIT", "wait");
+    // Nothing shows the second caller waiting, so the pause (1.5 s, far past its 100 ms) ends by itself.
+    const { answers, dialled } = await secondCallerWhileBusy("WAIT", "wait", 1_500, (first) => first);
     expect(answers.map((a) => a.status)).toEqual([200, 200]);
     expect(answers.map((a) => a.body.statuses[0].limitRemaining)).toEqual([998, 997]);
-    expect(during.filter((name) => name.endsWith("-extra"))).toEqual([]);
+    expect(dialled).toBe(0);
   });
 
   it("fails a call that gets no reply within KVSTORE_TIMEOUT instead of hanging", async () => {
     const slow = poolWorker("timeout", { KVSTORE_POOL_SIZE: "1", KVSTORE_TIMEOUT: "300ms" });
     const request = poolHit("timeout");
     expect((await slow.rateLimit(request)).status).toBe(200);
-    await redis(PORT, [["CLIENT", "PAUSE", "1000", "WRITE"]]);
-    const answer = await slow.rateLimit(request);
-    expect(answer.status).toBe(500);
-    expect(answer.body).toMatch(
-      /^rate limit counter store error: kvstore: no (reply from 127\.0\.0\.1:\d+|answer) within 300 ms$/,
-    );
-    await sleep(800);
+    await redis(PORT, [["CLIENT", "PAUSE", "30000", "WRITE"]]);
+    try {
+      const answer = await slow.rateLimit(request);
+      expect(answer.status).toBe(500);
+      expect(answer.body).toMatch(
+        /^rate limit counter store error: kvstore: no (reply from 127\.0\.0\.1:\d+|answer) within 300 ms$/,
+      );
+    } finally {
+      await redis(PORT, [["CLIENT", "UNPAUSE"]]);
+    }
     // The next call dials a new connection and is answered.
     expect((await slow.rateLimit(request)).status).toBe(200);
   });
