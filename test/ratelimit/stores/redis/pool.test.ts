@@ -1,7 +1,8 @@
 // The key-value store's connection pool against a real redis-server of its own (test/global-setup.ts): while a
 // pooled connection is busy (the server is paused for writes), a second caller waits KVSTORE_POOL_ON_EMPTY_WAIT_DURATION
 // and then fails (ERROR), goes out on an extra connection (CREATE) or keeps waiting (WAIT). Connections are told
-// apart by the names the pool gives them (CLIENT SETNAME).
+// apart by the names the pool gives them (CLIENT SETNAME). The pipeline window's shared writes show in the server's
+// count of reads.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { descriptor, installConfig } from "../../../support/ratelimit-calls";
@@ -135,13 +136,26 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
   });
 });
 
+/** How many reads the server has processed: one per write that reaches it, and one per connection closed. */
+async function reads(): Promise<number> {
+  const [info] = await redis(PORT, [["INFO", "stats"]]);
+  return Number(/total_reads_processed:(\d+)/.exec(String(info))?.[1]);
+}
+
 describe("KVSTORE_PIPELINE_WINDOW", () => {
   it("gathers simultaneous callers into shared writes and still counts exactly", async () => {
-    const windowed = poolWorker("window", { KVSTORE_POOL_SIZE: "2", KVSTORE_PIPELINE_WINDOW: "2ms" });
+    // A window far longer than the callers take to arrive, so that all of them go out in the first write: without it
+    // the first caller goes alone and the others follow in one or more writes.
+    const windowed = poolWorker("window", { KVSTORE_POOL_SIZE: "1", KVSTORE_PIPELINE_WINDOW: "1s" });
     const request = poolHit("window");
+    // The first call dials the connection, so that the count below holds the callers' writes only.
+    expect((await windowed.rateLimit(request)).status).toBe(200);
+    const before = await reads();
     const answers = await Promise.all(Array.from({ length: 40 }, () => windowed.rateLimit(request)));
+    // One write for the 40 callers; the others are the first INFO connection's close and the second's INFO.
+    expect((await reads()) - before).toBe(3);
     expect(answers.map((a) => a.body.statuses[0].limitRemaining).sort((a: number, b: number) => a - b)).toEqual(
-      Array.from({ length: 40 }, (_, i) => 960 + i),
+      Array.from({ length: 40 }, (_, i) => 959 + i),
     );
   });
 });
