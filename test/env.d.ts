@@ -7,6 +7,7 @@ declare namespace Cloudflare {
     TEST_REDIS_PERSECOND_PORT: string;
     TEST_REDIS_AUTH_PORT: string;
     TEST_REDIS_POOL_PORT: string;
+    TEST_REDIS_SCRIPTS_PORT: string;
     TEST_MEMCACHED_PORT: string;
     TEST_MEMCACHED2_PORT: string;
     TEST_DOH_URL: string;

@@ -53,9 +53,16 @@ async function startDoh(
 const SERVERS: TestServer[] = [
   {
     // The key-value store suites: plain servers (main and per-second), one with a password, one for the pool tests
-    // (which pause it, so it is theirs alone).
+    // (which pause it, so it is theirs alone), one for the script fallback test (which flushes the script cache: on a
+    // shared server other files' scripts would vanish under them, and their loads would hide the fallback).
     name: "redis",
-    provides: ["TEST_REDIS_PORT", "TEST_REDIS_PERSECOND_PORT", "TEST_REDIS_AUTH_PORT", "TEST_REDIS_POOL_PORT"],
+    provides: [
+      "TEST_REDIS_PORT",
+      "TEST_REDIS_PERSECOND_PORT",
+      "TEST_REDIS_AUTH_PORT",
+      "TEST_REDIS_POOL_PORT",
+      "TEST_REDIS_SCRIPTS_PORT",
+    ],
     suites: [
       "test/ratelimit/stores/redis/store.test.ts",
       "test/ratelimit/stores/redis/store.connection.test.ts",
@@ -71,14 +78,16 @@ const SERVERS: TestServer[] = [
         startRedis(),
         startRedis(["--requirepass", "test-redis-password"]),
         startRedis(),
+        startRedis(),
       ]);
-      const [main, perSecond, auth, pool] = servers;
+      const [main, perSecond, auth, pool, scripts] = servers;
       return {
         bindings: {
           TEST_REDIS_PORT: String(main.port),
           TEST_REDIS_PERSECOND_PORT: String(perSecond.port),
           TEST_REDIS_AUTH_PORT: String(auth.port),
           TEST_REDIS_POOL_PORT: String(pool.port),
+          TEST_REDIS_SCRIPTS_PORT: String(scripts.port),
         },
         stop: stopAll(servers),
       };

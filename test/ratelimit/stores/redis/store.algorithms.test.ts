@@ -230,15 +230,23 @@ describe("the algorithms", () => {
   });
 
   it("call the scripts by SHA-1, and by their text once the server forgot them (SCRIPT FLUSH)", async () => {
+    // A server of this test's own: no other file's EVAL reloads the scripts between the flush and the calls.
+    const port = env.TEST_REDIS_SCRIPTS_PORT;
+    const flushed = storeWith({ EXPIRATION_JITTER_MAX_SECONDS: "0", KVSTORE_URL: `127.0.0.1:${port}` });
+    const evals = async () => {
+      const [info] = await redis(port, [["INFO", "commandstats"]]);
+      return Number(/cmdstat_eval:calls=(\d+)/.exec(String(info))?.[1] ?? 0);
+    };
     const shas = await scriptShas();
     expect(
-      await redis(env.TEST_REDIS_PORT, [
+      await redis(port, [
         ["SCRIPT", "LOAD", SLIDING_WINDOW_SCRIPT],
         ["SCRIPT", "LOAD", TOKEN_BUCKET_SCRIPT],
         ["SCRIPT", "FLUSH"],
         ["SCRIPT", "EXISTS", shas.slidingWindow, shas.tokenBucket],
       ]),
     ).toEqual([shas.slidingWindow, shas.tokenBucket, "OK", [0, 0]]);
+    const evalsBefore = await evals();
     const name = "alg_flushed_";
     const fixed = {
       key: `${name}f_${START}`,
@@ -248,7 +256,7 @@ describe("the algorithms", () => {
       windowSeconds: 60,
     };
     expect(
-      await store.increment([
+      await flushed.increment([
         slide(name, START, 1, 3, 1),
         fixed,
         take(name, 1, NOW_MICROS, 3, 1_000_000),
@@ -260,16 +268,19 @@ describe("the algorithms", () => {
       { kind: "token_bucket", admitted: true, tatMicros: NOW_MICROS + 1_000_000 },
       { kind: "sliding_window", admitted: true, previous: 0, current: 2 },
     ]);
+    // The three script calls the server answered NOSCRIPT went again as EVAL, once each.
+    expect((await evals()) - evalsBefore).toBe(3);
     // The fixed counter was counted once; the EVALs left both scripts cached for the next EVALSHA.
     expect(
-      await redis(env.TEST_REDIS_PORT, [
+      await redis(port, [
         ["GET", fixed.key],
         ["SCRIPT", "EXISTS", shas.slidingWindow, shas.tokenBucket],
       ]),
     ).toEqual(["1", [1, 1]]);
-    expect(await store.get([slide(name, START, 0, 3, 1)])).toEqual([
+    expect(await flushed.get([slide(name, START, 0, 3, 1)])).toEqual([
       { kind: "sliding_window", admitted: true, previous: 0, current: 2 },
     ]);
+    expect((await evals()) - evalsBefore).toBe(3);
   });
 
   it("reply as the steps of core/algorithms.ts do, for any sequence of requests", async () => {
