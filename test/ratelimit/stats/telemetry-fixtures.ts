@@ -29,9 +29,11 @@ export function service(vars: Record<string, unknown> = {}) {
   // An hour between flushes: nothing reaches the aggregate unless a test flushes (GET /stats does).
   const serviceEnv = { ...env, STATS_FLUSH_INTERVAL: "1h", ...vars } as Env;
   const lastContexts: ExecutionContext[] = [];
+  const everyContext: ExecutionContext[] = [];
   const fetch = async (path: string, init: RequestInit = {}) => {
     const ctx = createExecutionContext();
     lastContexts.push(ctx);
+    everyContext.push(ctx);
     return worker.fetch(new Request(`http://example.com${path}`, init), serviceEnv, ctx);
   };
   return {
@@ -39,6 +41,8 @@ export function service(vars: Record<string, unknown> = {}) {
     fetch,
     /** Waits for every waitUntil of the calls so far (flushes and their timers). */
     settle: () => Promise.all(lastContexts.splice(0).map((ctx) => waitOnExecutionContext(ctx))),
+    /** Waits for the waitUntils of this Worker's `index`-th call (from 0) only. */
+    settleCall: (index: number) => waitOnExecutionContext(everyContext[index]),
     json: async (domain: string, descriptors: Pairs[], headers: Record<string, string> = {}) => {
       const response = await fetch("/json", { method: "POST", body: body(domain, descriptors), headers });
       await response.arrayBuffer();

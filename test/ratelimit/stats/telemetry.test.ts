@@ -4,6 +4,7 @@
 // shared by the file, so service-level counters are compared before and after.
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import type { AggregatePart } from "../../../src/ratelimit/stats/buffer";
 import { RATELIMIT_ADMIN, statDelta } from "../../support/ratelimit-calls";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../../support/ratelimit-stats-fixture";
 import {
@@ -128,10 +129,24 @@ describe("flushing", () => {
   });
 
   it("flushes everything buffered in one batch at the end of the interval, from the first call's waitUntil", async () => {
-    const s = service({ STATS_FLUSH_INTERVAL: "2s" });
+    // The aggregate's parts as the isolate delivers them: four flushes would leave the same totals as one.
+    const parts: AggregatePart[] = [];
+    const stats = env.RATE_LIMIT_STATS;
+    const recording = {
+      getByName: (name: string) => ({
+        add: (part: AggregatePart) => (parts.push(part), stats.getByName(name).add(part)),
+        snapshot: () => stats.getByName(name).snapshot(),
+      }),
+    };
+    const s = service({ STATS_FLUSH_INTERVAL: "2s", RATE_LIMIT_STATS: recording });
     await hitUnflushed(s, "timed", 4);
-    await s.settle();
+    // The first call (the PUT, which recorded the configuration load) holds the timer in its waitUntil.
+    await s.settleCall(0);
+    expect(parts.map((part) => part.target).sort()).toEqual(["domain:timed", "service"]);
+    expect(new Set(parts.map((part) => part.id)).size).toBe(1);
     expect((await domainSnapshot("timed")).rules).toEqual({ "timed.k": [4, 0, 0, 4, 0, 0] });
+    await s.settle();
+    expect(parts).toHaveLength(2);
   });
 
   it("flushes at the end of every call with STATS_FLUSH_INTERVAL=0", async () => {
