@@ -63,3 +63,13 @@ export function stopAgents() {
 export async function until(condition: () => boolean) {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
+
+/** Whether no process has this id any more: killed and reaped, rather than left running or waited for. */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}

@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
 import { createPushLog, MAX_PUSHES } from "../../haproxy-agent/pushes.mjs";
-import { until } from "./agent-process";
+import { processGone, until } from "./agent-process";
 import { scratchDirs } from "./scratch-dirs";
 
 const quiet = () => {};
@@ -35,8 +35,10 @@ function applier(
   const held = (step: string) =>
     `touch ${tools}/${step}-started; while [ ! -e ${tools}/${step}-go ]; do sleep 0.02; done`;
   const haproxy = path.join(tools, "haproxy");
-  const check = options.hold === "check" ? held("check") : `exec sleep ${options.checkSeconds ?? 0}`;
-  writeFileSync(haproxy, `#!/bin/sh\n${check}\n`);
+  const check =
+    options.hold === "check" ? held("check") : `touch ${tools}/check-started; exec sleep ${options.checkSeconds ?? 0}`;
+  // The check's process id (the sleep it becomes) is written before it marks its start.
+  writeFileSync(haproxy, `#!/bin/sh\necho $$ > ${tools}/check.pid\n${check}\n`);
   chmodSync(haproxy, 0o755);
   const reloads = path.join(tools, "reloads");
   const reload = `sleep ${options.reloadSeconds ?? 0}; echo reload >> ${reloads}`;
@@ -51,10 +53,9 @@ function applier(
     existsSync(reloads) ? readFileSync(reloads, "utf8").split("\n").filter(Boolean).length : 0;
   const started = (step: "check" | "reload") => () => existsSync(path.join(tools, `${step}-started`));
   const release = (step: "check" | "reload") => writeFileSync(path.join(tools, `${step}-go`), "");
-  return { configDir, reloadCount, started, release, ...created };
+  const checkPid = () => Number(readFileSync(path.join(tools, "check.pid"), "utf8"));
+  return { configDir, reloadCount, started, release, checkPid, ...created };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("haproxy-agent: the outcome of each push id", () => {
   it("remembers an applied push; abandoning it afterwards changes nothing", async () => {
@@ -106,17 +107,17 @@ describe("haproxy-agent: the outcome of each push id", () => {
   });
 
   it("stops a push whose client went away before the reload, killing its haproxy -c", async () => {
-    const agent = applier({ checkSeconds: 5 });
+    // Waiting out the 30 s check would run past the test's time limit; the check's process must be gone.
+    const agent = applier({ checkSeconds: 30 });
     const gone = new AbortController();
-    const started = Date.now();
     const pushed = agent.apply(bundle(1, "p-gone"), gone.signal);
-    await sleep(100);
+    await until(agent.started("check"));
     gone.abort();
     await expect(pushed).rejects.toMatchObject({
       status: 410,
       message: "version 1 was not applied: the control plane went away before the reload",
     });
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(processGone(agent.checkPid())).toBe(true);
     expect(agent.reloadCount()).toBe(0);
     expect(await agent.pushes.abandon("p-gone")).toMatchObject({ state: "abandoned", version: 1 });
   });
