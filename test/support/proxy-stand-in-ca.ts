@@ -64,11 +64,18 @@ export function fakeCa(
 }
 
 /** One run of the job; `random` is what every draw of a renewal point gets. */
-export function run(clock: { now: Date }, issuer: CertificateIssuer, random = 0.5, renewalInfoPerRun = 200) {
+export function run(
+  clock: { now: Date },
+  issuer: CertificateIssuer,
+  random = 0.5,
+  renewalInfoPerRun = 200,
+  ordersPerRun = 40,
+) {
   const queued: number[] = [];
+  const followUps: number[] = [];
   let lockKept = 0;
   const warnings = maintainCertificates(db(), {
-    settings: { CERT_WARN_DAYS: 14, ACME_RENEWAL_INFO_PER_RUN: renewalInfoPerRun },
+    settings: { CERT_WARN_DAYS: 14, ACME_RENEWAL_INFO_PER_RUN: renewalInfoPerRun, ACME_ORDERS_PER_RUN: ordersPerRun },
     issuer,
     now: () => clock.now,
     random: () => random,
@@ -79,9 +86,13 @@ export function run(clock: { now: Date }, issuer: CertificateIssuer, random = 0.
       queued.push(queued.length + 100);
       return queued.length + 99;
     },
+    queueFollowUp: async () => {
+      followUps.push(followUps.length + 200);
+      return followUps.length + 199;
+    },
     acmeChangesUndeployed: () => acmeChangesUndeployed(db()),
   });
-  return { warnings, queued, lockKept: () => lockKept };
+  return { warnings, queued, followUps, lockKept: () => lockKept };
 }
 
 /**

@@ -159,6 +159,8 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
           throw new DomainError("locked", `the ${MAINTENANCE_LOCK} lock was lost (a heartbeat came too late)`);
       },
       queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
+      queueFollowUp: () =>
+        enqueueJob(env, { kind: certificatesJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
       acmeChangesUndeployed: () => acmeChangesUndeployed(db),
     });
     return { warnings };

@@ -47,7 +47,7 @@ function endingWarning(row: CertificateRow): string {
 }
 
 export interface MaintenanceDependencies {
-  settings: Pick<ProxySettings, "CERT_WARN_DAYS" | "ACME_RENEWAL_INFO_PER_RUN">;
+  settings: Pick<ProxySettings, "CERT_WARN_DAYS" | "ACME_RENEWAL_INFO_PER_RUN" | "ACME_ORDERS_PER_RUN">;
   issuer: CertificateIssuer;
   now: () => Date;
   /** Uniform in [0, 1): draws the renewal point in a CA's window. */
@@ -56,6 +56,8 @@ export interface MaintenanceDependencies {
   keepLock: () => Promise<void>;
   /** Queues a gensynchaprx; returns its job run id. */
   queueGenSync: () => Promise<number>;
+  /** Queues another certificate run, for the domains past this run's ACME_ORDERS_PER_RUN; returns its job run id. */
+  queueFollowUp: () => Promise<number>;
   /**
    * Whether ACME certificates changed since the version in force and no gensynchaprx is on its way to ship them (an
    * earlier run died before queueing its own, or that one failed for good): this run queues one then.
@@ -203,8 +205,17 @@ async function obtainDue(
   };
   let prepared = false;
   let obtained = false;
+  let ordered = 0;
   for (const [index, { domainName, renewal }] of due.entries()) {
     const attempt = attempts.get(domainName);
+    if (ordered === deps.settings.ACME_ORDERS_PER_RUN && ready(domainName)) {
+      // Each order costs about 15 subrequests: past the cap the run would die at the Worker's 1,000, mid-order.
+      const waiting = due.slice(index).filter((next) => ready(next.domainName)).length;
+      warnings.push(
+        `INFO: ${waiting} more due past ACME_ORDERS_PER_RUN (${ordered}): certificate job ${await deps.queueFollowUp()} queued for them`,
+      );
+      break;
+    }
     if (!ready(domainName)) {
       warnings.push(
         `WARN: no new attempt for ${domainName} before ${dayStart(nextAttemptDay(attempt)!)}: the last one failed (${attempt!.lastError ?? "the run ended"})`,
@@ -217,6 +228,7 @@ async function obtainDue(
       prepared = true;
     }
     await deps.keepLock();
+    ordered++;
     const outcome = await attemptOne(db, deps, { domainName, renewal, attempt }, warnings);
     if (outcome === "obtained") obtained = true;
     if (outcome === "rate-limited") {

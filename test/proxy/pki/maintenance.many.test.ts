@@ -1,10 +1,21 @@
 // The certificate job with lists longer than the 100 parameters D1 binds in one statement: an installation removing
 // or shipping that many certificates at once must not fail the run (which would stop every renewal after it).
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
-import { DAY, db, fakeCa, forgetCertificates, run } from "../../support/proxy-stand-in-ca";
+import { createBackend } from "../../support/proxy-api";
+import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { askForCertificates, DAY, db, fakeCa, forgetCertificates, run } from "../../support/proxy-stand-in-ca";
+
+beforeAll(async () => {
+  const { web } = await createProjectOnHost("many", {
+    hostname: "many-node.example.net",
+    ipv6: "2001:db8::d",
+    containers: { web: "2001:db8::d1" },
+  });
+  await createBackend("many", { label: "bulk", backendContainers: [{ containerId: web }] });
+});
 
 beforeEach(forgetCertificates);
 
@@ -50,5 +61,34 @@ describe("certificates no domain asks for", () => {
     expect(await env.DB.prepare("select count(*) as n from certificates where source = 'acme'").first()).toEqual({
       n: 0,
     });
+  });
+});
+
+describe("more domains due than ACME_ORDERS_PER_RUN", () => {
+  it("orders that many, queues another certificate run for the rest, and that run orders them", async () => {
+    const domains = Array.from({ length: 45 }, (_, i) => `d${String(i).padStart(2, "0")}.bulk.example`);
+    await askForCertificates("many", "bulk", domains);
+    const clock = { now: new Date("2026-12-01T10:00:00Z") };
+    const obtainedLine = (domain: string) =>
+      `INFO: Certificate acme_${domain} obtained from CN=${domain}, valid until 2027-03-01T09:59:00.000Z`;
+
+    const ca = fakeCa(clock);
+    const first = run(clock, ca.issuer, 0.5, 200, 40);
+    expect(await first.warnings).toEqual([
+      ...domains.slice(0, 40).map(obtainedLine),
+      "INFO: 5 more due past ACME_ORDERS_PER_RUN (40): certificate job 200 queued for them",
+      "INFO: certificates changed: HAProxy configuration job 100 queued",
+    ]);
+    expect(ca.obtained).toEqual(domains.slice(0, 40));
+    expect(first.followUps).toHaveLength(1);
+
+    const followUp = fakeCa(clock);
+    const second = run(clock, followUp.issuer, 0.5, 200, 40);
+    expect(await second.warnings).toEqual([
+      ...domains.slice(40).map(obtainedLine),
+      "INFO: certificates changed: HAProxy configuration job 100 queued",
+    ]);
+    expect(followUp.obtained).toEqual(domains.slice(40));
+    expect(second.followUps).toEqual([]);
   });
 });
