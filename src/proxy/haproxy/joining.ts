@@ -17,13 +17,20 @@ export type JoinDecision =
   /** Look again after this many milliseconds: the last run started less than a window ago. */
   | { kind: "wait"; ms: number }
   /**
-   * Start a run now. While one is going its lock refuses, and the caller looks again after POLL_MS; a run whose
+   * Start a run now. While one is going its lock refuses, and the caller looks again (POLL_MS, then longer); a run whose
    * holder died holds no lock, so a call never waits on it.
    */
   | { kind: "run" };
 
-/** How often a call looks again when the lock refused it. */
+/** How soon a call looks again when the lock first refused it; each refusal doubles it, up to MAX_POLL_MS. */
 export const POLL_MS = 500;
+/** The longest wait between two looks: a run's end is noticed within this. */
+export const MAX_POLL_MS = 2_000;
+/**
+ * Most looks of one call (each a D1 query and a lock call): past them the lock's refusal is the answer, so a call
+ * stays far within a Worker's 1,000 subrequests, however long HAPROXY_AGENT_TIMEOUT makes its deadline.
+ */
+export const MAX_POLLS = 200;
 
 export function joinDecision(input: {
   arrivedAt: number;
@@ -56,6 +63,7 @@ export interface JoinPorts<T> {
  */
 export async function joinOrRun<T>(ports: JoinPorts<T>, input: { debounceMs: number; deadlineMs: number }): Promise<T> {
   const arrivedAt = ports.now();
+  let polls = 0;
   for (;;) {
     const last = await ports.latestStartedRun();
     const decision = joinDecision({ arrivedAt, now: ports.now(), debounceMs: input.debounceMs, last });
@@ -68,8 +76,9 @@ export async function joinOrRun<T>(ports: JoinPorts<T>, input: { debounceMs: num
     try {
       return await ports.run();
     } catch (error) {
-      if (!ports.isBusy(error) || left <= POLL_MS) throw error;
-      await ports.sleep(POLL_MS);
+      if (!ports.isBusy(error) || left <= POLL_MS || polls === MAX_POLLS) throw error;
+      await ports.sleep(Math.min(POLL_MS * 2 ** polls, MAX_POLL_MS, left));
+      polls++;
     }
   }
 }

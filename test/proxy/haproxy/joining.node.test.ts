@@ -1,7 +1,7 @@
 // Debouncing tenants' gensynchaprx (pure, plain Node): when a call joins a run, waits or runs, and the loop that
 // follows those decisions against a simulated clock and lock.
 import { describe, expect, it } from "vitest";
-import { joinDecision, joinOrRun, POLL_MS, type StartedRun } from "../../../src/proxy/haproxy/joining";
+import { joinDecision, joinOrRun, MAX_POLLS, type StartedRun } from "../../../src/proxy/haproxy/joining";
 
 const run = (fields: Partial<StartedRun>): StartedRun => ({
   id: 7,
@@ -115,20 +115,27 @@ describe("joinOrRun", () => {
     // b arrives at 50, before a's run starts at 100 and ends at 2,100: the lock refuses b until then.
     const { log, b } = await afterARan(2_000, 50, 100);
     expect(await joinOrRun(b, { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(1);
-    expect(log).toEqual(["a ran 1", ...Array(5).fill("b slept 500"), "b joined 1"]);
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", "b slept 2000", "b joined 1"]);
   });
 
   it("past its deadline, the lock's refusal is the answer", async () => {
     const { log, b } = await afterARan(100_000, 10);
     await expect(joinOrRun(b, { debounceMs: 1_000, deadlineMs: 5_000 })).rejects.toThrow("locked");
-    expect(log).toEqual(["a ran 1", ...Array(9).fill("b slept 500")]);
+    // The last wait is what is left of the deadline.
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", "b slept 2000", "b slept 1500"]);
   });
 
-  it("looks again every POLL_MS while the lock refuses, and runs once a run that started before it ends", async () => {
+  it("looks again after 0.5 s, then twice as long each time, while the lock refuses; then runs", async () => {
     // b arrives at 10, after a's run started at 0: it waits for the run to end, and no window applies.
     const { log, b } = await afterARan(1_200, 10);
     expect(await joinOrRun(b, { debounceMs: 0, deadlineMs: 60_000 })).toBe(2);
-    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 500", "b slept 500", "b ran 2"]);
-    expect(POLL_MS).toBe(500);
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", "b ran 2"]);
+  });
+
+  it("waits at most 2 s between looks, and looks at most MAX_POLLS times however far its deadline", async () => {
+    const { log, b } = await afterARan(100_000_000, 10);
+    await expect(joinOrRun(b, { debounceMs: 0, deadlineMs: 10_000_000 })).rejects.toThrow("locked");
+    expect(MAX_POLLS).toBe(200);
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", ...Array(198).fill("b slept 2000")]);
   });
 });
