@@ -11,7 +11,18 @@ import { haproxyVersionFiles, haproxyVersions } from "./tables";
 
 type VersionRow = typeof haproxyVersions.$inferSelect;
 
-const versionSummary = (row: VersionRow) => ({
+/** The columns of a version's summary: the list reads no certificate list, problems or notes it does not show. */
+const summaryColumns = {
+  id: haproxyVersions.id,
+  digest: haproxyVersions.digest,
+  status: haproxyVersions.status,
+  error: haproxyVersions.error,
+  jobRunId: haproxyVersions.jobRunId,
+  restoredFrom: haproxyVersions.restoredFrom,
+  createdAt: haproxyVersions.createdAt,
+};
+
+const versionSummary = (row: Pick<VersionRow, keyof typeof summaryColumns>) => ({
   version: row.id,
   digest: row.digest,
   status: row.status,
@@ -152,7 +163,7 @@ export async function activateVersion(db: Database, version: number, kept: numbe
 }
 
 export async function listVersions(db: Database) {
-  const rows = await db.select().from(haproxyVersions).orderBy(desc(haproxyVersions.id));
+  const rows = await db.select(summaryColumns).from(haproxyVersions).orderBy(desc(haproxyVersions.id));
   return rows.map(versionSummary);
 }
 

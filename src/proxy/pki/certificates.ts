@@ -1,7 +1,7 @@
 // The certificate inventory in D1 (the repository): ACME certificates (named acme_<domain>), certificates the
 // administrator provides, and the self-signed fallback; and which domains a provided certificate covers (enableSSL
 // then sets certProvided instead of publicCaCertificate). Which certificate serves which domain is ./selection.ts.
-import { and, asc, eq, gt } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt } from "drizzle-orm";
 import { inJsonList, type Database } from "../../shared/db";
 import { Invalid, NotFound } from "../domain-errors";
 import type { ProvidedCertificateLookup } from "../installation/domains";
@@ -22,6 +22,14 @@ import {
 export async function listCertificates(db: Database): Promise<CertificateRow[]> {
   return db.select().from(certificates).orderBy(asc(certificates.name));
 }
+
+/** What GET /admin/certificates shows of each certificate: never its PEMs (a private key, and 3 KB a certificate). */
+export async function listCertificateSummaries(db: Database): Promise<CertificateSummaryRow[]> {
+  const { certificatePem: _certificate, privateKeyPem: _key, ...columns } = getTableColumns(certificates);
+  return db.select(columns).from(certificates).orderBy(asc(certificates.name));
+}
+
+export type CertificateSummaryRow = Omit<CertificateRow, "certificatePem" | "privateKeyPem">;
 
 export async function findCertificate(db: Database, name: string): Promise<CertificateRow | undefined> {
   const [row] = await db.select().from(certificates).where(eq(certificates.name, name)).limit(1);

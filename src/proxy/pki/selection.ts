@@ -21,7 +21,10 @@ export const combinedPem = (row: Pick<CertificateRow, "certificatePem" | "privat
  * What the API shows of a certificate (never the key); a provided certificate's projects by label (`labelOf`: project
  * ids to labels; a deleted project's id is left out, ids are never reused).
  */
-export const certificateSummary = (row: CertificateRow, labelOf: ReadonlyMap<number, string> = new Map()) => ({
+export const certificateSummary = (
+  row: Omit<CertificateRow, "certificatePem" | "privateKeyPem">,
+  labelOf: ReadonlyMap<number, string> = new Map(),
+) => ({
   name: row.name,
   source: row.source,
   file: certificateFile(row),

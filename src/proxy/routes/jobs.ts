@@ -22,7 +22,7 @@ import {
 } from "../jobs";
 import {
   deleteProvidedCertificate,
-  listCertificates,
+  listCertificateSummaries,
   projectLabels,
   putProvidedCertificate,
 } from "../pki/certificates";
@@ -336,7 +336,7 @@ function registerVersionRoutes(app: OpenAPIHono<ProxyEnv>): void {
   );
   register(app, certificatesRoute, async (c) => {
     const db = database(c.env.DB);
-    const [rows, labels] = await Promise.all([listCertificates(db), projectLabels(db)]);
+    const [rows, labels] = await Promise.all([listCertificateSummaries(db), projectLabels(db)]);
     return jsonResponse(
       c,
       rows.map((row) => certificateSummary(row, labels)),

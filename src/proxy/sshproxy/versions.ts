@@ -79,7 +79,16 @@ export async function writeSshProxyConfiguration(
   return { version, warnings: [`INFO: SSH proxy version ${version}: ${accounts.length} accounts`, ...warnings] };
 }
 
-const summary = (row: SshVersionRow) => ({
+/** The columns of a version's summary: the list reads no accounts or file (up to 2 MB a version). */
+const summaryColumns = {
+  id: sshProxyVersions.id,
+  digest: sshProxyVersions.digest,
+  jobRunId: sshProxyVersions.jobRunId,
+  restoredFrom: sshProxyVersions.restoredFrom,
+  createdAt: sshProxyVersions.createdAt,
+};
+
+const summary = (row: Pick<SshVersionRow, keyof typeof summaryColumns>) => ({
   version: row.id,
   digest: row.digest,
   jobId: row.jobRunId,
@@ -114,7 +123,7 @@ export async function getSshProxyVersion(db: Database, version?: number) {
 }
 
 export async function listSshProxyVersions(db: Database) {
-  const rows = await db.select().from(sshProxyVersions).orderBy(desc(sshProxyVersions.id));
+  const rows = await db.select(summaryColumns).from(sshProxyVersions).orderBy(desc(sshProxyVersions.id));
   return rows.map(summary);
 }
 
