@@ -41,3 +41,25 @@ export async function sha256Hex(text: string): Promise<string> {
 export async function md5Hex(text: string): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.digest("MD5", encoder.encode(text))));
 }
+
+const decoder = new TextDecoder();
+
+/**
+ * The text cut into pieces of at most `maxBytes` UTF-8 bytes each, never inside a character: what stores a text
+ * larger than one D1 value (2,000,000 bytes at most) as several rows. An empty text is one empty piece.
+ */
+export function utf8Pieces(text: string, maxBytes: number): string[] {
+  // Below 4 bytes a character might fit in no piece.
+  if (!(maxBytes >= 4)) throw new RangeError("a piece holds at least 4 bytes");
+  const bytes = encoder.encode(text);
+  const pieces: string[] = [];
+  let start = 0;
+  do {
+    let end = Math.min(start + maxBytes, bytes.length);
+    // A continuation byte (10xxxxxx) would split a character: end before the character's first byte instead.
+    while (end < bytes.length && end > start && (bytes[end] & 0xc0) === 0x80) end--;
+    pieces.push(decoder.decode(bytes.subarray(start, end)));
+    start = end;
+  } while (start < bytes.length);
+  return pieces;
+}

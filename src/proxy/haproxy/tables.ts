@@ -44,7 +44,10 @@ export const haproxyVersions = sqliteTable("haproxy_versions", {
     .default(sql`(unixepoch() * 1000)`),
 });
 
-/** The text files of a version, one row each (a row stays under D1's 2 MB value limit per file). */
+/**
+ * The text files of a version, each in one row or, past what one D1 value holds (2,000,000 bytes), in several: its
+ * pieces in `part` order (0, 1, ...) make the file.
+ */
 export const haproxyVersionFiles = sqliteTable(
   "haproxy_version_files",
   {
@@ -52,9 +55,10 @@ export const haproxyVersionFiles = sqliteTable(
       .notNull()
       .references(() => haproxyVersions.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    part: integer("part").notNull().default(0),
     content: text("content").notNull(),
   },
-  (table) => [uniqueIndex("haproxy_version_files_unique").on(table.versionId, table.name)],
+  (table) => [uniqueIndex("haproxy_version_files_part_unique").on(table.versionId, table.name, table.part)],
 );
 
 /**

@@ -1,7 +1,8 @@
 // The stored HAProxy versions: each generated bundle's text files and certificate list, numbered, with its status
 // (pending, active, previous, rejected, unknown) and the version it restores, if any; the number kept is bounded.
-import { and, desc, eq, gt, inArray, lt, ne, notInArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, ne, notInArray, sql } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
+import { utf8Pieces } from "../../shared/bytes";
 import { inJsonList, type Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
 import { combinedPem } from "../pki/selection";
@@ -10,6 +11,12 @@ import type { BundleNote, BundleProblem } from "./backend-sections";
 import { haproxyVersionFiles, haproxyVersions } from "./tables";
 
 type VersionRow = typeof haproxyVersions.$inferSelect;
+
+/**
+ * The most UTF-8 bytes one row of a version's file holds: D1 refuses a value over 2,000,000 bytes, and haproxy.cfg
+ * reaches 3 MB within the installation's bounds (4,000 backends with their params).
+ */
+const FILE_PIECE_BYTES = 1_000_000;
 
 /** The columns of a version's summary: the list reads no certificate list, problems or notes it does not show. */
 const summaryColumns = {
@@ -98,8 +105,10 @@ export async function storeVersion(
       notes: input.notes ?? [],
       createdAt: input.now,
     }),
-    ...Object.entries(input.files).map(([name, content]) =>
-      db.insert(haproxyVersionFiles).values({ versionId: newest, name, content }),
+    ...Object.entries(input.files).flatMap(([name, content]) =>
+      utf8Pieces(content, FILE_PIECE_BYTES).map((piece, part) =>
+        db.insert(haproxyVersionFiles).values({ versionId: newest, name, part, content: piece }),
+      ),
     ),
     ...(input.kept === undefined ? [] : pruneSettled(db, input.kept)),
     db.select({ id: sql<number>`max(${haproxyVersions.id})` }).from(haproxyVersions),
@@ -176,8 +185,14 @@ export async function findVersion(db: Database, version?: number) {
     .orderBy(desc(haproxyVersions.id))
     .limit(1);
   if (!row) return undefined;
-  const files = await db.select().from(haproxyVersionFiles).where(eq(haproxyVersionFiles.versionId, row.id));
-  return { row, files: Object.fromEntries(files.map((file) => [file.name, file.content])) };
+  const pieces = await db
+    .select({ name: haproxyVersionFiles.name, content: haproxyVersionFiles.content })
+    .from(haproxyVersionFiles)
+    .where(eq(haproxyVersionFiles.versionId, row.id))
+    .orderBy(asc(haproxyVersionFiles.name), asc(haproxyVersionFiles.part));
+  const files: Record<string, string> = {};
+  for (const { name, content } of pieces) files[name] = (files[name] ?? "") + content;
+  return { row, files };
 }
 
 /** The number and digest of the version in force. */

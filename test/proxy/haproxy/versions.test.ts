@@ -8,6 +8,7 @@ import { haproxyVersions } from "../../../src/proxy/haproxy/tables";
 import {
   activateVersion,
   bundleOfVersion,
+  findVersion,
   markVersionUnknown,
   rejectVersion,
   storeVersion,
@@ -83,5 +84,25 @@ describe("a stored version's bundle", () => {
     const stored = await db().select().from(certificates).where(eq(certificates.name, names[100]));
     expect(Object.keys(bundle.files)).toHaveLength(102);
     expect(bundle.files[`certs/${names[100]}.pem`]).toBe(combinedPem(stored[0]));
+  });
+});
+
+describe("a stored version's files", () => {
+  it("keeps a haproxy.cfg of 3 MB, past what one D1 value holds, in pieces that read back as it was", async () => {
+    const jobRunId = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+    // 3,060,000 bytes, with two-byte characters across the pieces' bounds.
+    const line = "backend é_x\n".padEnd(49, "#") + "\n";
+    const cfg = line.repeat(60_000);
+    expect(new TextEncoder().encode(cfg).length).toBe(3_060_000);
+    const files = { "haproxy.cfg": cfg, "domain2backend.map": "" };
+    const id = await storeVersion(db(), {
+      digest: "sha256:big",
+      jobRunId,
+      files,
+      certificateFiles: [],
+      now: new Date(),
+    });
+    expect(await stored([id])).toEqual([["pending", 5]]);
+    expect((await findVersion(db(), id))!.files).toEqual(files);
   });
 });
