@@ -1,7 +1,7 @@
 // The stored SSH proxy versions: each generation's accounts (JSON) and sshpiperd file, the number kept bounded; the
 // newest is the one in force. Also the preview of the next generation and the re-storing of an older version.
-import { desc, eq, notInArray } from "drizzle-orm";
-import { sha256Hex } from "../../shared/bytes";
+import { asc, desc, eq, notInArray, sql } from "drizzle-orm";
+import { sha256Hex, utf8Pieces } from "../../shared/bytes";
 import type { Database } from "../../shared/db";
 import { unifiedDiff } from "../unified-diff";
 import { NotFound, versionNotFound } from "../domain-errors";
@@ -15,24 +15,67 @@ import {
   type SshAccount,
   type SshProxyFiles,
 } from "./config";
-import { sshProxyVersions } from "./tables";
+import { sshProxyVersionFiles, sshProxyVersions } from "./tables";
 
 type SshVersionRow = typeof sshProxyVersions.$inferSelect;
 
 const digestOf = async (accountsJson: string, yaml: string) => `sha256:${await sha256Hex(`${accountsJson}\n${yaml}`)}`;
 
-/** Inserts a version and drops the oldest beyond the number kept, in one batch; returns its number. */
-async function insertVersion(db: Database, values: typeof sshProxyVersions.$inferInsert, kept: number) {
+const ACCOUNTS_FILE = "accounts.json";
+const YAML_FILE = "sshpiperd.yaml";
+
+/**
+ * The most UTF-8 bytes one row of a version's file holds: D1 refuses a row over 2,000,000 bytes, and 300 accounts
+ * with RSA keys make 2 MB of accounts and file.
+ */
+const FILE_PIECE_BYTES = 1_000_000;
+
+/** A version's accounts (JSON) and sshpiperd file, as stored. */
+interface VersionFiles {
+  accounts: string;
+  yaml: string;
+}
+
+/**
+ * Inserts a version with its files (in pieces) and drops the oldest beyond the number kept, in one batch; returns its
+ * number.
+ */
+async function insertVersion(
+  db: Database,
+  values: typeof sshProxyVersions.$inferInsert,
+  files: VersionFiles,
+  kept: number,
+) {
   const keep = db
     .select({ id: sshProxyVersions.id })
     .from(sshProxyVersions)
     .orderBy(desc(sshProxyVersions.id))
     .limit(kept);
+  // Inside the batch (one transaction) the newest id is the version just inserted.
+  const newest = sql`(select max(${sshProxyVersions.id}) from ${sshProxyVersions})`;
+  const pieces = [
+    ...utf8Pieces(files.accounts, FILE_PIECE_BYTES).map((content, part) => ({ name: ACCOUNTS_FILE, part, content })),
+    ...utf8Pieces(files.yaml, FILE_PIECE_BYTES).map((content, part) => ({ name: YAML_FILE, part, content })),
+  ];
   const [[row]] = await db.batch([
     db.insert(sshProxyVersions).values(values).returning({ id: sshProxyVersions.id }),
+    ...pieces.map((piece) => db.insert(sshProxyVersionFiles).values({ versionId: newest, ...piece })),
+    db.delete(sshProxyVersionFiles).where(notInArray(sshProxyVersionFiles.versionId, keep)),
     db.delete(sshProxyVersions).where(notInArray(sshProxyVersions.id, keep)),
   ]);
   return row.id;
+}
+
+/** A stored version's files, its pieces joined. */
+async function filesOf(db: Database, versionId: number): Promise<VersionFiles> {
+  const pieces = await db
+    .select({ name: sshProxyVersionFiles.name, content: sshProxyVersionFiles.content })
+    .from(sshProxyVersionFiles)
+    .where(eq(sshProxyVersionFiles.versionId, versionId))
+    .orderBy(asc(sshProxyVersionFiles.name), asc(sshProxyVersionFiles.part));
+  const files: Record<string, string> = {};
+  for (const { name, content } of pieces) files[name] = (files[name] ?? "") + content;
+  return { accounts: files[ACCOUNTS_FILE] ?? "[]", yaml: files[YAML_FILE] ?? "" };
 }
 
 /** What writesshprx and its preview take from the proxy's settings. */
@@ -66,14 +109,8 @@ export async function writeSshProxyConfiguration(
   const yaml = sshpiperdYaml(accounts, input.files);
   const version = await insertVersion(
     db,
-    {
-      digest: await digestOf(accountsJson, yaml),
-      jobRunId: input.runId,
-      accounts: accountsJson,
-      yaml,
-      warnings,
-      createdAt: input.now,
-    },
+    { digest: await digestOf(accountsJson, yaml), jobRunId: input.runId, warnings, createdAt: input.now },
+    { accounts: accountsJson, yaml },
     input.kept,
   );
   return { version, warnings: [`INFO: SSH proxy version ${version}: ${accounts.length} accounts`, ...warnings] };
@@ -96,6 +133,7 @@ const summary = (row: Pick<SshVersionRow, keyof typeof summaryColumns>) => ({
   createdAt: row.createdAt.toISOString(),
 });
 
+/** The newest version (the one in force), or a given one, with its files; undefined when there is none. */
 async function findSshProxyVersion(db: Database, version?: number) {
   const [row] = await db
     .select()
@@ -103,7 +141,7 @@ async function findSshProxyVersion(db: Database, version?: number) {
     .where(version === undefined ? undefined : eq(sshProxyVersions.id, version))
     .orderBy(desc(sshProxyVersions.id))
     .limit(1);
-  return row;
+  return row && { ...row, ...(await filesOf(db, row.id)) };
 }
 
 /** The newest version (the one in force), or a given one. */
@@ -166,11 +204,10 @@ export async function restoreSshProxyVersion(
       digest: whole ? old.digest : await digestOf(accountsJson, yaml),
       jobRunId: input.runId,
       restoredFrom: old.id,
-      accounts: accountsJson,
-      yaml,
       warnings: [...old.warnings, ...cut],
       createdAt: input.now,
     },
+    { accounts: accountsJson, yaml },
     input.kept,
   );
   return { version, warnings: [`INFO: SSH proxy version ${version} restores version ${old.id}`, ...cut] };
