@@ -72,10 +72,12 @@ export function articleConditions(filter: ArticleFilter): SQL | undefined {
   const conditions: SQL[] = [];
   if (filter.match === null) conditions.push(sql`0`);
   else if (filter.match !== undefined) conditions.push(matchesFts(filter.match));
+  // The articles linked to a ticker, read from article_companies_ticker_idx: a condition on each article instead (a
+  // correlated EXISTS) would walk every article of the window, for the page and again for the total.
   if (filter.tickers) {
     conditions.push(
-      sql`EXISTS (SELECT 1 FROM ${articleCompanies}
-        WHERE ${articleCompanies.articleId} = ${articles.id} AND ${inJsonList(articleCompanies.ticker, filter.tickers)})`,
+      sql`${articles.id} IN (SELECT ${articleCompanies.articleId} FROM ${articleCompanies}
+        WHERE ${inJsonList(articleCompanies.ticker, filter.tickers)})`,
     );
   }
   if (filter.sources) conditions.push(inJsonList(articles.source, filter.sources));
