@@ -1,7 +1,16 @@
 // D1 tables of the news API: its users, the articles gathered from publishers, the ASX companies they mention,
 // each publisher's ingestion cursor and the fingerprints of the articles admins removed. The FTS5 index over articles lives in a hand-written migration.
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, type SQLiteColumn } from "drizzle-orm/sqlite-core";
+
+/** An index column in descending order (drizzle's SQLite indexes take columns or SQL). */
+const descending = (column: SQLiteColumn) => sql`${column} desc`;
+
+/** The two indexes that let a list ordered by `key` (either way) and then id DESC read in index order. */
+const sortIndexes = (name: string, key: SQLiteColumn, id: SQLiteColumn) => [
+  index(`${name}_idx`).on(key, id),
+  index(`${name}_id_desc_idx`).on(key, descending(id)),
+];
 
 const createdAt = () =>
   integer("created_at", { mode: "timestamp_ms" })
@@ -13,30 +22,35 @@ const updatedAt = () =>
     .default(sql`(unixepoch() * 1000)`);
 
 /** Prefixed so it cannot collide with the proxy API's users. */
-export const newsUsers = sqliteTable("news_users", {
-  /** Random UUID: ids appear in URLs and tokens, so they must not be guessable or enumerable. */
-  id: text("id").primaryKey(),
-  /** Trimmed and lower-cased before it is stored, so uniqueness ignores case. */
-  email: text("email").notNull().unique(),
-  passwordHash: text("password_hash").notNull(),
-  name: text("name").notNull(),
-  picture: text("picture").notNull(),
-  role: text("role", { enum: ["user", "admin"] })
-    .notNull()
-    .default("user"),
-  /**
-   * Raised by every password change. Tokens carry the value they were issued under (claim `ver`) and one that no
-   * longer matches is refused, so a new password ends every session opened before it.
-   */
-  tokenVersion: integer("token_version").notNull().default(0),
-  /**
-   * When the password last changed (null: never, since the account was created or migrated). Tokens of the original
-   * service carry no version, only their issue time (`iat`): one issued before this is refused.
-   */
-  passwordChangedAt: integer("password_changed_at", { mode: "timestamp_ms" }),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-});
+export const newsUsers = sqliteTable(
+  "news_users",
+  {
+    /** Random UUID: ids appear in URLs and tokens, so they must not be guessable or enumerable. */
+    id: text("id").primaryKey(),
+    /** Trimmed and lower-cased before it is stored, so uniqueness ignores case. */
+    email: text("email").notNull().unique(),
+    passwordHash: text("password_hash").notNull(),
+    name: text("name").notNull(),
+    picture: text("picture").notNull(),
+    role: text("role", { enum: ["user", "admin"] })
+      .notNull()
+      .default("user"),
+    /**
+     * Raised by every password change. Tokens carry the value they were issued under (claim `ver`) and one that no
+     * longer matches is refused, so a new password ends every session opened before it.
+     */
+    tokenVersion: integer("token_version").notNull().default(0),
+    /**
+     * When the password last changed (null: never, since the account was created or migrated). Tokens of the original
+     * service carry no version, only their issue time (`iat`): one issued before this is refused.
+     */
+    passwordChangedAt: integer("password_changed_at", { mode: "timestamp_ms" }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  // GET /users lists newest first by default (created_at DESC, then id ASC): this index, read backwards.
+  (table) => [index("news_users_created_at_idx").on(table.createdAt, descending(table.id))],
+);
 
 export const articles = sqliteTable(
   "articles",
@@ -61,9 +75,16 @@ export const articles = sqliteTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
+  // GET /news orders by one key and then id DESC, so a key needs two indexes: (key, id) read backwards serves the
+  // key descending, (key, id DESC) read forwards the key ascending; no page reads and sorts the whole table.
   (table) => [
     index("articles_published_at_idx").on(table.publishedAt),
     index("articles_source_published_at_idx").on(table.source, table.publishedAt),
+    index("articles_published_at_id_desc_idx").on(table.publishedAt, descending(table.id)),
+    ...sortIndexes("articles_created_at", table.createdAt, table.id),
+    ...sortIndexes("articles_updated_at", table.updatedAt, table.id),
+    ...sortIndexes("articles_title", table.title, table.id),
+    ...sortIndexes("articles_source", table.source, table.id),
   ],
 );
 

@@ -128,15 +128,15 @@ export interface ListInput {
   sort: SortKey<keyof typeof USER_SORT_FIELDS>[];
 }
 
-/** GET /users: `q` matches the e-mail address or the name (case-insensitive substring), as the generator's keywords do. */
-export async function listUsers(db: Database, input: ListInput): Promise<{ rows: NewsUser[]; total: number }> {
+/** The two statements of GET /users (the page and the total), exposed so that a test can read their plans. */
+export function listUsersQueries(db: Database, input: ListInput) {
   let where: SQL | undefined;
   if (input.q) {
     const pattern = `%${input.q.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
     where = sql`(${newsUsers.email} LIKE ${pattern} ESCAPE '\\' OR ${newsUsers.name} LIKE ${pattern} ESCAPE '\\')`;
   }
   const order = [...orderOf(input.sort, USER_SORT_FIELDS), asc(newsUsers.id)];
-  const [rows, [{ total }]] = await db.batch([
+  return [
     db
       .select()
       .from(newsUsers)
@@ -145,6 +145,11 @@ export async function listUsers(db: Database, input: ListInput): Promise<{ rows:
       .limit(input.limit)
       .offset((input.page - 1) * input.limit),
     db.select({ total: count() }).from(newsUsers).where(where),
-  ]);
+  ] as const;
+}
+
+/** GET /users: `q` matches the e-mail address or the name (case-insensitive substring), as the generator's keywords do. */
+export async function listUsers(db: Database, input: ListInput): Promise<{ rows: NewsUser[]; total: number }> {
+  const [rows, [{ total }]] = await db.batch(listUsersQueries(db, input));
   return { rows, total };
 }

@@ -1,0 +1,10 @@
+CREATE INDEX `articles_published_at_id_desc_idx` ON `articles` (`published_at`,"id" desc);--> statement-breakpoint
+CREATE INDEX `articles_created_at_idx` ON `articles` (`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `articles_created_at_id_desc_idx` ON `articles` (`created_at`,"id" desc);--> statement-breakpoint
+CREATE INDEX `articles_updated_at_idx` ON `articles` (`updated_at`,`id`);--> statement-breakpoint
+CREATE INDEX `articles_updated_at_id_desc_idx` ON `articles` (`updated_at`,"id" desc);--> statement-breakpoint
+CREATE INDEX `articles_title_idx` ON `articles` (`title`,`id`);--> statement-breakpoint
+CREATE INDEX `articles_title_id_desc_idx` ON `articles` (`title`,"id" desc);--> statement-breakpoint
+CREATE INDEX `articles_source_idx` ON `articles` (`source`,`id`);--> statement-breakpoint
+CREATE INDEX `articles_source_id_desc_idx` ON `articles` (`source`,"id" desc);--> statement-breakpoint
+CREATE INDEX `news_users_created_at_idx` ON `news_users` (`created_at`,"id" desc);
