@@ -22,9 +22,11 @@ export const auditLog = sqliteTable(
     /** What changed: ids and labels, as JSON. */
     summary: text("summary", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   },
+  // GET /admin/audit lists newest first by id, so a filter's index ends with id: a page (and the `before` cursor)
+  // reads only its own entries. The pruning and `since` read `at`.
   (table) => [
     index("audit_log_at_idx").on(table.at),
-    index("audit_log_actor_idx").on(table.actor, table.at),
-    index("audit_log_project_idx").on(table.projectLabel, table.at),
+    index("audit_log_actor_id_idx").on(table.actor, table.id),
+    index("audit_log_project_id_idx").on(table.projectLabel, table.id),
   ],
 );

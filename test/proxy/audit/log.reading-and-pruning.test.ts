@@ -2,7 +2,7 @@
 // daily pruning in bounded batches under PROXY_AUDIT_RETENTION_DAYS.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { pruneAudit } from "../../../src/proxy/audit/log";
+import { pruneAudit, pruneAuditLog } from "../../../src/proxy/audit/log";
 import { auditPruneJob } from "../../../src/proxy/jobs";
 import { ProxySettings } from "../../../src/proxy/settings";
 import { database } from "../../../src/shared/db";
@@ -175,6 +175,23 @@ describe("pruning", () => {
       warnings: ["INFO: removed 2 audit entries older than 30 days"],
     });
     expect(await count("old")).toBe(0);
+  });
+
+  it("warns when a run stops at its cap of 50,000 entries, older ones left for the next run", async () => {
+    const now = new Date();
+    await env.DB.prepare(
+      `insert into audit_log (at, actor, role, method, path, status, summary)
+       with recursive n(i) as (select 1 union all select i + 1 from n where i < 50001)
+       select ?, 'capped', 'admin', 'POST', '/x', 200, '{}' from n`,
+    )
+      .bind(now.getTime() - 91 * DAY_MS)
+      .run();
+    expect(await pruneAuditLog(db(), { now, days: 90 })).toEqual([
+      "WARNING: removed 50000 audit entries older than 90 days, the most a run removes; older ones remain, the next run goes on",
+    ]);
+    expect(await count("capped")).toBe(1);
+    expect(await pruneAuditLog(db(), { now, days: 90 })).toEqual(["INFO: removed 1 audit entries older than 90 days"]);
+    expect(await count("capped")).toBe(0);
   });
 
   it("bounds the retention to 1..3650 days", () => {
