@@ -31,9 +31,12 @@ export const jobRuns = sqliteTable(
     heartbeatAt: integer("heartbeat_at", { mode: "timestamp_ms" }),
   },
   // A debounced call looks up the latest started run of its kind, possibly every half second while it waits.
-  // The sweep (every minute) looks for queued and running runs only.
+  // The sweep (every minute) looks for queued and running runs only. The job lists (the console polls GET
+  // /admin/jobs every 2 s) read each kind newest first by id, and the metrics each kind's last end per outcome.
   (table) => [
     index("job_runs_kind_started_idx").on(table.kind, table.startedAt),
     index("job_runs_state_idx").on(table.state),
+    index("job_runs_kind_id_idx").on(table.kind, table.id),
+    index("job_runs_kind_state_ended_idx").on(table.kind, table.state, table.endedAt),
   ],
 );
