@@ -2,7 +2,7 @@
 // (pending, active, previous, rejected, unknown) and the version it restores, if any; the number kept is bounded.
 import { and, asc, desc, eq, gt, inArray, lt, ne, notInArray, sql } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
-import { utf8Pieces } from "../../shared/bytes";
+import { joinPieces, utf8Pieces } from "../../shared/bytes";
 import { inJsonList, type Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
 import { combinedPem } from "../pki/selection";
@@ -190,9 +190,7 @@ export async function findVersion(db: Database, version?: number) {
     .from(haproxyVersionFiles)
     .where(eq(haproxyVersionFiles.versionId, row.id))
     .orderBy(asc(haproxyVersionFiles.name), asc(haproxyVersionFiles.part));
-  const files: Record<string, string> = {};
-  for (const { name, content } of pieces) files[name] = (files[name] ?? "") + content;
-  return { row, files };
+  return { row, files: joinPieces(pieces) };
 }
 
 /** The number and digest of the version in force. */

@@ -1,7 +1,7 @@
 // The stored SSH proxy versions: each generation's accounts (JSON) and sshpiperd file, the number kept bounded; the
 // newest is the one in force. Also the preview of the next generation and the re-storing of an older version.
 import { asc, desc, eq, notInArray, sql } from "drizzle-orm";
-import { sha256Hex, utf8Pieces } from "../../shared/bytes";
+import { joinPieces, sha256Hex, utf8Pieces } from "../../shared/bytes";
 import type { Database } from "../../shared/db";
 import { unifiedDiff } from "../unified-diff";
 import { NotFound, versionNotFound } from "../domain-errors";
@@ -73,8 +73,7 @@ async function filesOf(db: Database, versionId: number): Promise<VersionFiles> {
     .from(sshProxyVersionFiles)
     .where(eq(sshProxyVersionFiles.versionId, versionId))
     .orderBy(asc(sshProxyVersionFiles.name), asc(sshProxyVersionFiles.part));
-  const files: Record<string, string> = {};
-  for (const { name, content } of pieces) files[name] = (files[name] ?? "") + content;
+  const files = joinPieces(pieces);
   return { accounts: files[ACCOUNTS_FILE] ?? "[]", yaml: files[YAML_FILE] ?? "" };
 }
 
