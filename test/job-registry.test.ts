@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { vi, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { createJobRun, finishJobRun, getJobRun } from "../src/jobs/history";
-import { MAX_ATTEMPTS, retryDelaySeconds } from "../src/jobs/queue";
+import { MAX_ATTEMPTS, retryDelaySeconds } from "../src/jobs/retries";
 import { database } from "../src/shared/db";
 import { deliverBatch } from "./support/jobs-queue";
 

@@ -11,8 +11,6 @@ import { claimJobRun, deadRunError, failDeadRun } from "./run-claims";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "./retries";
 import { jobLivenessSettings } from "./settings";
 
-export { MAX_ATTEMPTS, retryDelaySeconds };
-
 type Job = { kind: string; runId: number };
 
 export async function handleQueue(batch: MessageBatch<unknown>, env: Env, registry: JobRegistry): Promise<void> {

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
-import { MAX_ATTEMPTS } from "../../src/jobs/queue";
+import { MAX_ATTEMPTS } from "../../src/jobs/retries";
 import { CONFIG_LOCK } from "../../src/proxy/jobs";
 import { createApiUser, errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createJobRun, getJobRun } from "../../src/jobs/history";
-import { MAX_ATTEMPTS } from "../../src/jobs/queue";
+import { MAX_ATTEMPTS } from "../../src/jobs/retries";
 import { deliverBatch } from "../support/jobs-queue";
 import { expectJson } from "../support/proxy-api";
 import { createDeployedProject } from "../support/proxy-fixtures";

@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
-import { MAX_ATTEMPTS } from "../../src/jobs/queue";
+import { MAX_ATTEMPTS } from "../../src/jobs/retries";
 import { expectJson } from "../support/proxy-api";
 import { deliverBatch, type QueuedMessage } from "../support/jobs-queue";
 import { agentEnv, applied, callWith, db, fakeAgents, withVars } from "../support/proxy-job-env";

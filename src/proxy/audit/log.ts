@@ -145,7 +145,7 @@ export async function pruneAuditLog(db: Database, input: { now: Date; days: numb
   // so the run says so as a warning, for an operator to see, not as information.
   if (more) {
     return [
-      `WARNING: removed ${removed} audit entries older than ${input.days} days, the most a run removes; older ones remain, the next run goes on`,
+      `WARN: removed ${removed} audit entries older than ${input.days} days, the most a run removes; older ones remain, the next run goes on`,
     ];
   }
   return [`INFO: removed ${removed} audit entries older than ${input.days} days`];

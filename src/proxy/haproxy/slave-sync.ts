@@ -2,7 +2,7 @@
 // haproxy_agent_syncs (GET /admin/haproxy/status shows it) and reports on the parent gensynchaprx run from the first
 // failed attempt on, with the time of the next one.
 import { appendJobWarnings } from "../../jobs/history";
-import { MAX_ATTEMPTS, retryDelaySeconds } from "../../jobs/queue";
+import { MAX_ATTEMPTS, retryDelaySeconds } from "../../jobs/retries";
 import { database, type Database } from "../../shared/db";
 import { proxySettings } from "../settings";
 import { AgentError } from "./agent-client";

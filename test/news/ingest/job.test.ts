@@ -5,7 +5,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import worker from "../../../src/index";
 import { deliverBatch } from "../../support/jobs-queue";
 import { createJobRun, getJobRun } from "../../../src/jobs/history";
-import { MAX_ATTEMPTS } from "../../../src/jobs/queue";
+import { MAX_ATTEMPTS } from "../../../src/jobs/retries";
 import { registry } from "../../../src/job-registry";
 import { database } from "../../../src/shared/db";
 import atomFeed from "../fixtures/newsroom-atom.xml?raw";

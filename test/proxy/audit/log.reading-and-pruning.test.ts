@@ -187,7 +187,7 @@ describe("pruning", () => {
       .bind(now.getTime() - 91 * DAY_MS)
       .run();
     expect(await pruneAuditLog(db(), { now, days: 90 })).toEqual([
-      "WARNING: removed 50000 audit entries older than 90 days, the most a run removes; older ones remain, the next run goes on",
+      "WARN: removed 50000 audit entries older than 90 days, the most a run removes; older ones remain, the next run goes on",
     ]);
     expect(await count("capped")).toBe(1);
     expect(await pruneAuditLog(db(), { now, days: 90 })).toEqual(["INFO: removed 1 audit entries older than 90 days"]);
