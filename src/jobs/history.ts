@@ -122,10 +122,11 @@ export async function appendJobWarnings(db: Database, input: { id: number; warni
 }
 
 /**
- * The statement of listJobRuns, exposed for tests. One leg per kind, each read newest first from (kind, id), merged
- * by SQLite in id order: `kind IN (...)` with ORDER BY id would read and sort every run of those kinds for a page.
+ * Runs of the given kinds, newest first; `offset` skips that many (a page). One leg per kind, each read newest first
+ * from (kind, id), merged by SQLite in id order: `kind IN (...)` with ORDER BY id would read and sort every run of
+ * those kinds for a page. A query (awaited, it answers the rows), so that tests can read its plan.
  */
-export function listJobRunsQuery(db: Database, input: { kinds: string[]; limit: number; offset?: number }) {
+export function listJobRuns(db: Database, input: { kinds: string[]; limit: number; offset?: number }) {
   const [first, second, ...rest] = [...new Set(input.kinds)].map((kind) =>
     db.select().from(jobRuns).where(eq(jobRuns.kind, kind)),
   );
@@ -140,11 +141,6 @@ export function listJobRunsQuery(db: Database, input: { kinds: string[]; limit: 
     .orderBy(desc(jobRuns.id))
     .limit(input.limit)
     .offset(input.offset ?? 0);
-}
-
-/** Runs of the given kinds, newest first; `offset` skips that many (a page). */
-export async function listJobRuns(db: Database, input: { kinds: string[]; limit: number; offset?: number }) {
-  return listJobRunsQuery(db, input);
 }
 
 /** How many runs of the given kinds there are. */

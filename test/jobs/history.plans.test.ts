@@ -2,7 +2,7 @@
 // index in its own order (EXPLAIN QUERY PLAN of the repositories' own statements), and answers as before.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { listJobRuns, listJobRunsQuery } from "../../src/jobs/history";
+import { listJobRuns } from "../../src/jobs/history";
 import { jobRuns } from "../../src/jobs/tables";
 import { lastOutcomesQuery } from "../../src/proxy/monitoring/metrics";
 import { database } from "../../src/shared/db";
@@ -13,13 +13,13 @@ const KIND_NEWEST_FIRST = "SEARCH job_runs USING INDEX job_runs_kind_id_idx (kin
 
 describe("plans", () => {
   it("a list of one kind reads (kind, id) newest first", async () => {
-    expect(await queryPlan(listJobRunsQuery(db(), { kinds: ["news-ingest"], limit: 20, offset: 40 }))).toEqual([
+    expect(await queryPlan(listJobRuns(db(), { kinds: ["news-ingest"], limit: 20, offset: 40 }))).toEqual([
       KIND_NEWEST_FIRST,
     ]);
   });
 
   it("a list of three kinds merges each kind's runs newest first, without a sort", async () => {
-    const query = listJobRunsQuery(db(), { kinds: ["a", "b", "c"], limit: 50 });
+    const query = listJobRuns(db(), { kinds: ["a", "b", "c"], limit: 50 });
     expect(await queryPlan(query)).toEqual([
       "MERGE (UNION ALL)",
       "  LEFT",

@@ -243,7 +243,8 @@ export async function updateArticle(
     await db.$client.batch([
       d1Statement(db, db.update(articles).set(changes).where(eq(articles.id, input.id))),
       d1Statement(db, db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id))),
-      d1Statement(db, insertLinksOfArticle(input.id, links)),
+      // The update above gives the article its new fingerprint first, in the same batch.
+      d1Statement(db, insertLinksByFingerprint(links.map((link) => ({ fingerprint, ...link })))),
       // A new title or source is a new fingerprint: the story under the old one must not come back as a second copy.
       ...(fingerprint === existing.fingerprint
         ? []
@@ -280,17 +281,6 @@ const tombstone = (db: Database, fingerprint: string, now: Date) =>
 /** An admin who writes an article under a removed fingerprint wants that story: ingestion stops leaving it out. */
 const untombstone = (db: Database, fingerprint: string) =>
   db.delete(newsArticleTombstones).where(eq(newsArticleTombstones.fingerprint, fingerprint));
-
-/**
- * Inserts one article's link rows in one statement of three bound parameters whatever their number: a row of values
- * per link would pass D1's 100 parameters at 34 links, and an article may have 100 named plus the matched ones.
- */
-function insertLinksOfArticle(articleId: number, links: { ticker: string; origin: "text" | "explicit" }[]): SQL {
-  return sql`
-    INSERT INTO ${articleCompanies} (article_id, ticker, origin)
-    SELECT ${articleId}, json_extract(link.value, '$.ticker'), json_extract(link.value, '$.origin')
-    FROM json_each(${JSON.stringify(links)}) AS link`;
-}
 
 /** Inserts link rows given by article fingerprint, in one statement whatever their number (no bound-parameter limit). */
 export function insertLinksByFingerprint(
