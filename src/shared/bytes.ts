@@ -63,10 +63,3 @@ export function utf8Pieces(text: string, maxBytes: number): string[] {
   } while (start < bytes.length);
   return pieces;
 }
-
-/** Files stored as pieces (utf8Pieces), read back in each file's piece order: each file's pieces joined. */
-export function joinPieces(pieces: readonly { name: string; content: string }[]): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (const { name, content } of pieces) files[name] = (files[name] ?? "") + content;
-  return files;
-}

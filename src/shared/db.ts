@@ -4,6 +4,7 @@ import { inArray, type AnyColumn, type Query, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { sql } from "drizzle-orm";
+import { utf8Pieces } from "./bytes";
 import { perIsolate } from "./isolate";
 
 export type Database = ReturnType<typeof drizzle>;
@@ -82,4 +83,21 @@ export function raisedText(error: unknown): string | undefined {
     if (match) return match[1];
   }
   return undefined;
+}
+
+/** The most UTF-8 bytes one stored piece of a file holds: D1 refuses a value, or a row, over 2,000,000 bytes. */
+export const FILE_PIECE_BYTES = 1_000_000;
+
+/** Files as the rows of their pieces (`part` 0, 1, ...), each within what one D1 row holds. */
+export function filePieces(files: Record<string, string>): { name: string; part: number; content: string }[] {
+  return Object.entries(files).flatMap(([name, text]) =>
+    utf8Pieces(text, FILE_PIECE_BYTES).map((content, part) => ({ name, part, content })),
+  );
+}
+
+/** Files stored as pieces (filePieces), read back in each file's piece order: each file's pieces joined. */
+export function joinPieces(pieces: readonly { name: string; content: string }[]): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const { name, content } of pieces) files[name] = (files[name] ?? "") + content;
+  return files;
 }

@@ -2,8 +2,7 @@
 // (pending, active, previous, rejected, unknown) and the version it restores, if any; the number kept is bounded.
 import { and, asc, desc, eq, gt, inArray, lt, ne, notInArray, sql } from "drizzle-orm";
 import { jobRuns } from "../../jobs/tables";
-import { joinPieces, utf8Pieces } from "../../shared/bytes";
-import { inJsonList, type Database } from "../../shared/db";
+import { filePieces, inJsonList, joinPieces, type Database } from "../../shared/db";
 import { NotFound, versionNotFound } from "../domain-errors";
 import { combinedPem } from "../pki/selection";
 import { certificates } from "../pki/tables";
@@ -11,12 +10,6 @@ import type { BundleNote, BundleProblem } from "./backend-sections";
 import { haproxyVersionFiles, haproxyVersions } from "./tables";
 
 type VersionRow = typeof haproxyVersions.$inferSelect;
-
-/**
- * The most UTF-8 bytes one row of a version's file holds: D1 refuses a value over 2,000,000 bytes, and haproxy.cfg
- * reaches 3 MB within the installation's bounds (4,000 backends with their params).
- */
-const FILE_PIECE_BYTES = 1_000_000;
 
 /** The columns of a version's summary: the list reads no certificate list, problems or notes it does not show. */
 const summaryColumns = {
@@ -105,11 +98,8 @@ export async function storeVersion(
       notes: input.notes ?? [],
       createdAt: input.now,
     }),
-    ...Object.entries(input.files).flatMap(([name, content]) =>
-      utf8Pieces(content, FILE_PIECE_BYTES).map((piece, part) =>
-        db.insert(haproxyVersionFiles).values({ versionId: newest, name, part, content: piece }),
-      ),
-    ),
+    // haproxy.cfg reaches 3 MB within the installation's bounds (4,000 backends with their params): in pieces.
+    ...filePieces(input.files).map((piece) => db.insert(haproxyVersionFiles).values({ versionId: newest, ...piece })),
     ...(input.kept === undefined ? [] : pruneSettled(db, input.kept)),
     db.select({ id: sql<number>`max(${haproxyVersions.id})` }).from(haproxyVersions),
   ]);

@@ -1,8 +1,8 @@
 // The stored SSH proxy versions: each generation's accounts (JSON) and sshpiperd file, the number kept bounded; the
 // newest is the one in force. Also the preview of the next generation and the re-storing of an older version.
 import { asc, desc, eq, notInArray, sql } from "drizzle-orm";
-import { joinPieces, sha256Hex, utf8Pieces } from "../../shared/bytes";
-import type { Database } from "../../shared/db";
+import { sha256Hex } from "../../shared/bytes";
+import { filePieces, joinPieces, type Database } from "../../shared/db";
 import { unifiedDiff } from "../unified-diff";
 import { NotFound, versionNotFound } from "../domain-errors";
 import type { Ipv6Network } from "../installation/addresses";
@@ -23,12 +23,6 @@ const digestOf = async (accountsJson: string, yaml: string) => `sha256:${await s
 
 const ACCOUNTS_FILE = "accounts.json";
 const YAML_FILE = "sshpiperd.yaml";
-
-/**
- * The most UTF-8 bytes one row of a version's file holds: D1 refuses a row over 2,000,000 bytes, and 300 accounts
- * with RSA keys make 2 MB of accounts and file.
- */
-const FILE_PIECE_BYTES = 1_000_000;
 
 /** A version's accounts (JSON) and sshpiperd file, as stored. */
 interface VersionFiles {
@@ -53,10 +47,8 @@ async function insertVersion(
     .limit(kept);
   // Inside the batch (one transaction) the newest id is the version just inserted.
   const newest = sql`(select max(${sshProxyVersions.id}) from ${sshProxyVersions})`;
-  const pieces = [
-    ...utf8Pieces(files.accounts, FILE_PIECE_BYTES).map((content, part) => ({ name: ACCOUNTS_FILE, part, content })),
-    ...utf8Pieces(files.yaml, FILE_PIECE_BYTES).map((content, part) => ({ name: YAML_FILE, part, content })),
-  ];
+  // 300 accounts with RSA keys make 2 MB of accounts and file, more than one D1 row holds: in pieces.
+  const pieces = filePieces({ [ACCOUNTS_FILE]: files.accounts, [YAML_FILE]: files.yaml });
   const [[row]] = await db.batch([
     db.insert(sshProxyVersions).values(values).returning({ id: sshProxyVersions.id }),
     ...pieces.map((piece) => db.insert(sshProxyVersionFiles).values({ versionId: newest, ...piece })),
@@ -74,7 +66,11 @@ async function filesOf(db: Database, versionId: number): Promise<VersionFiles> {
     .where(eq(sshProxyVersionFiles.versionId, versionId))
     .orderBy(asc(sshProxyVersionFiles.name), asc(sshProxyVersionFiles.part));
   const files = joinPieces(pieces);
-  return { accounts: files[ACCOUNTS_FILE] ?? "[]", yaml: files[YAML_FILE] ?? "" };
+  // Every version is stored with both (an empty file as one empty piece): a missing one is damage, never "none".
+  for (const name of [ACCOUNTS_FILE, YAML_FILE]) {
+    if (files[name] === undefined) throw new Error(`SSH proxy version ${versionId} has no ${name} stored`);
+  }
+  return { accounts: files[ACCOUNTS_FILE], yaml: files[YAML_FILE] };
 }
 
 /** What writesshprx and its preview take from the proxy's settings. */

@@ -1,5 +1,5 @@
 // An SSH proxy version larger than one D1 row may hold (2,000,000 bytes): its accounts and sshpiperd file are stored
-// in pieces and read back whole, so writesshprx keeps working at the installation's size.
+// in pieces and read back whole, so writesshprx keeps working at the installation's size; a missing file is an error.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createJobRun } from "../../../src/jobs/history";
@@ -59,5 +59,19 @@ describe("a large SSH proxy version", () => {
       { name: "accounts.json", n: 2 },
       { name: "sshpiperd.yaml", n: 3 },
     ]);
+  });
+});
+
+describe("a version's stored files", () => {
+  it("reads a version whose file is gone as an error, never as an empty configuration", async () => {
+    const runId = await createJobRun(db(), { kind: "writesshprx", trigger: "test" });
+    const input = { runId, files, kept: 20, addressExceptions: [], now: new Date() };
+    const { version } = await writeSshProxyConfiguration(db(), input);
+    await env.DB.prepare("delete from ssh_proxy_version_files where version_id = ? and name = 'sshpiperd.yaml'")
+      .bind(version)
+      .run();
+    await expect(getSshProxyVersion(db(), version)).rejects.toThrow(
+      new Error(`SSH proxy version ${version} has no sshpiperd.yaml stored`),
+    );
   });
 });
