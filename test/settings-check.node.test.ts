@@ -93,11 +93,7 @@ describe("settingsProblems on values a schema once let through", () => {
       "must be an http or https URL without credentials",
     ],
     [{ OBJCACHE_SRV_DOH_URL: "ftp://dns.example/q" }, "OBJCACHE_SRV_DOH_URL", "must be an http or https URL"],
-    [
-      { ACME_ORDERS_PER_RUN: "50" },
-      "ACME_ORDERS_PER_RUN",
-      "with ACME_RENEWAL_INFO_PER_RUN, a run could need 1010 subrequests, past a Worker's 1000: lower one of them",
-    ],
+    [{ ACME_ORDERS_PER_RUN: "0" }, "ACME_ORDERS_PER_RUN", "Too small: expected number to be >=1"],
   ])("names %j", (env, setting, message) => {
     expect(settingsProblems(env)).toEqual([{ setting, message }]);
   });
@@ -116,7 +112,8 @@ describe("settingsProblems on values a schema once let through", () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318",
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector/v1/traces",
         OBJCACHE_SRV_DOH_URL: "https://dns.example/dns-query",
-        ACME_ORDERS_PER_RUN: "49",
+        ACME_ORDERS_PER_RUN: "60",
+        ACME_RENEWAL_INFO_PER_RUN: "900",
       }),
     ).toEqual([]);
   });

@@ -53,11 +53,11 @@ const directiveList = () =>
     .meta({ kind: "list", items: "directive names", default: "" });
 
 /** A Worker invocation's subrequests (fetches, D1 queries, Durable Object calls) on Cloudflare's paid plan. */
-const WORKER_SUBREQUESTS = 1000;
+export const WORKER_SUBREQUESTS = 1000;
 /** One ACME order: 7 to 9 calls to the CA, 5 D1 writes, and the lock's renewal. */
-const SUBREQUESTS_PER_ACME_ORDER = 15;
+export const SUBREQUESTS_PER_ACME_ORDER = 15;
 /** The certificate run's own reads, writes, heartbeats and lock calls beside its orders and renewal questions. */
-const SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN = 60;
+export const SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN = 60;
 
 /** A time-out no call could meet below a second: every push and query would fail at once. */
 const atLeastOneSecond = () => z.number().min(1000, "must be at least 1s");
@@ -236,7 +236,8 @@ export const ProxySettings = z
         oneLine`
       Most certificates the certificate job orders in one run (each order costs about ${SUBREQUESTS_PER_ACME_ORDER}
       subrequests: the CA's, D1's and the lock's), so that the run stays within a Worker's 1,000 subrequests; the
-      domains still due wait for a further run, queued at once. With ACME_RENEWAL_INFO_PER_RUN it must leave the run
+      domains still due wait for a further run, queued as soon as this one ends. A run orders fewer when its renewal
+      questions (ACME_RENEWAL_INFO_PER_RUN) and orders would together leave it under
       ${SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN} subrequests for its own reads and writes.`,
       ),
     CERT_WARN_DAYS: envInteger(14, 1).describe(
@@ -247,16 +248,6 @@ export const ProxySettings = z
     ),
   })
   .superRefine((settings, ctx) => {
-    const budget = settings.ACME_RENEWAL_INFO_PER_RUN + settings.ACME_ORDERS_PER_RUN * SUBREQUESTS_PER_ACME_ORDER;
-    if (budget > WORKER_SUBREQUESTS - SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["ACME_ORDERS_PER_RUN"],
-        message:
-          `with ACME_RENEWAL_INFO_PER_RUN, a run could need ${budget + SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN} ` +
-          `subrequests, past a Worker's ${WORKER_SUBREQUESTS}: lower one of them`,
-      });
-    }
     // Both frontends would bind the port, and the kernel would share its connections between plain http and TLS.
     if (settings.HAPROXY_HTTP_PORT === settings.HAPROXY_HTTPS_PORT) {
       ctx.addIssue({

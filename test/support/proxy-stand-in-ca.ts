@@ -86,9 +86,8 @@ export function run(
       queued.push(queued.length + 100);
       return queued.length + 99;
     },
-    queueFollowUp: async () => {
-      followUps.push(followUps.length + 200);
-      return followUps.length + 199;
+    queueFollowUp: () => {
+      followUps.push(followUps.length + 1);
     },
     acmeChangesUndeployed: () => acmeChangesUndeployed(db()),
   });

@@ -148,7 +148,8 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
   const db = database(env.DB);
   const settings = proxySettings(env);
   const lock = { holder: input.lockHolder ?? `run-${input.runId}`, kind: certificatesJob.kind };
-  return withJobLock(env, MAINTENANCE_LOCK, lock, async () => {
+  let followUp = false;
+  const outcome = await withJobLock(env, MAINTENANCE_LOCK, lock, async () => {
     const warnings = await maintainCertificates(db, {
       settings,
       issuer: acmeIssuer(db, settings),
@@ -159,10 +160,14 @@ export async function runCertificateJob(env: Env, input: { runId: number; lockHo
           throw new DomainError("locked", `the ${MAINTENANCE_LOCK} lock was lost (a heartbeat came too late)`);
       },
       queueGenSync: () => enqueueJob(env, { kind: genSyncJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
-      queueFollowUp: () =>
-        enqueueJob(env, { kind: certificatesJob.kind }, `${certificatesJob.kind} run ${input.runId}`),
+      queueFollowUp: () => {
+        followUp = true;
+      },
       acmeChangesUndeployed: () => acmeChangesUndeployed(db),
     });
     return { warnings };
   });
+  // Queued once the lock is free: queued under it, the next run's first try would find the lock still held.
+  if (followUp) await enqueueJob(env, { kind: certificatesJob.kind }, `${certificatesJob.kind} run ${input.runId}`);
+  return outcome;
 }

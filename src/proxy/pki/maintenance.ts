@@ -20,7 +20,12 @@ import {
 } from "./renewal";
 import type { CertificateRow } from "./rows";
 import { acmeCertificateName, selectCertificates } from "./selection";
-import type { ProxySettings } from "../settings";
+import {
+  SUBREQUESTS_PER_ACME_ORDER,
+  SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN,
+  WORKER_SUBREQUESTS,
+  type ProxySettings,
+} from "../settings";
 import { backends, domains } from "../installation/tables";
 import { acmeChallenges, certificateAttempts, certificateRenewalWindows, certificates } from "./tables";
 import { readCertificatePem } from "./x509";
@@ -56,8 +61,8 @@ export interface MaintenanceDependencies {
   keepLock: () => Promise<void>;
   /** Queues a gensynchaprx; returns its job run id. */
   queueGenSync: () => Promise<number>;
-  /** Queues another certificate run, for the domains past this run's ACME_ORDERS_PER_RUN; returns its job run id. */
-  queueFollowUp: () => Promise<number>;
+  /** Asks for another certificate run once this one has ended, for the domains past this run's orders. */
+  queueFollowUp: () => void;
   /**
    * Whether ACME certificates changed since the version in force and no gensynchaprx is on its way to ship them (an
    * earlier run died before queueing its own, or that one failed for good): this run queues one then.
@@ -206,14 +211,14 @@ async function obtainDue(
   let prepared = false;
   let obtained = false;
   let ordered = 0;
+  const orders = ordersPerRun(deps.settings);
   for (const [index, { domainName, renewal }] of due.entries()) {
     const attempt = attempts.get(domainName);
-    if (ordered === deps.settings.ACME_ORDERS_PER_RUN && ready(domainName)) {
-      // Each order costs about 15 subrequests: past the cap the run would die at the Worker's 1,000, mid-order.
+    if (ordered === orders && ready(domainName)) {
+      // Past its orders the run would die at the Worker's 1,000 subrequests, mid-order.
       const waiting = due.slice(index).filter((next) => ready(next.domainName)).length;
-      warnings.push(
-        `INFO: ${waiting} more due past ACME_ORDERS_PER_RUN (${ordered}): certificate job ${await deps.queueFollowUp()} queued for them`,
-      );
+      warnings.push(`INFO: ${waiting} more due past this run's ${orders} orders: another certificate run follows`);
+      deps.queueFollowUp();
       break;
     }
     if (!ready(domainName)) {
@@ -241,6 +246,15 @@ async function obtainDue(
     }
   }
   return obtained;
+}
+
+/**
+ * How many certificates one run orders: ACME_ORDERS_PER_RUN, fewer when the renewal questions it may ask take the
+ * subrequests the orders would need (at least one, so that every run moves on).
+ */
+export function ordersPerRun(settings: Pick<ProxySettings, "ACME_RENEWAL_INFO_PER_RUN" | "ACME_ORDERS_PER_RUN">) {
+  const left = WORKER_SUBREQUESTS - SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN - settings.ACME_RENEWAL_INFO_PER_RUN;
+  return Math.max(1, Math.min(settings.ACME_ORDERS_PER_RUN, Math.floor(left / SUBREQUESTS_PER_ACME_ORDER)));
 }
 
 /** Names the certificates in use that end soon (after this run's renewals). */

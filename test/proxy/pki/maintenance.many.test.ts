@@ -2,6 +2,7 @@
 // or shipping that many certificates at once must not fail the run (which would stop every renewal after it).
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ordersPerRun } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
 import { createBackend } from "../../support/proxy-api";
@@ -76,7 +77,7 @@ describe("more domains due than ACME_ORDERS_PER_RUN", () => {
     const first = run(clock, ca.issuer, 0.5, 200, 40);
     expect(await first.warnings).toEqual([
       ...domains.slice(0, 40).map(obtainedLine),
-      "INFO: 5 more due past ACME_ORDERS_PER_RUN (40): certificate job 200 queued for them",
+      "INFO: 5 more due past this run's 40 orders: another certificate run follows",
       "INFO: certificates changed: HAProxy configuration job 100 queued",
     ]);
     expect(ca.obtained).toEqual(domains.slice(0, 40));
@@ -90,5 +91,30 @@ describe("more domains due than ACME_ORDERS_PER_RUN", () => {
     ]);
     expect(followUp.obtained).toEqual(domains.slice(40));
     expect(second.followUps).toEqual([]);
+  });
+});
+
+describe("the orders a run may make", () => {
+  it("are ACME_ORDERS_PER_RUN, fewer when the renewal questions take their subrequests, never none", () => {
+    expect(ordersPerRun({ ACME_RENEWAL_INFO_PER_RUN: 200, ACME_ORDERS_PER_RUN: 40 })).toBe(40);
+    // 1,000 - 60 for the run itself - 200 questions leaves 740: 49 orders of 15.
+    expect(ordersPerRun({ ACME_RENEWAL_INFO_PER_RUN: 200, ACME_ORDERS_PER_RUN: 60 })).toBe(49);
+    expect(ordersPerRun({ ACME_RENEWAL_INFO_PER_RUN: 900, ACME_ORDERS_PER_RUN: 40 })).toBe(2);
+    expect(ordersPerRun({ ACME_RENEWAL_INFO_PER_RUN: 940, ACME_ORDERS_PER_RUN: 40 })).toBe(1);
+  });
+
+  it("with 900 renewal questions allowed, orders 2 and leaves the rest to the run that follows", async () => {
+    const domains = ["a.few.example", "b.few.example", "c.few.example"];
+    await askForCertificates("many", "bulk", domains);
+    const clock = { now: new Date("2026-12-01T10:00:00Z") };
+    const ca = fakeCa(clock);
+    const { warnings, followUps } = run(clock, ca.issuer, 0.5, 900, 40);
+    expect(await warnings).toEqual([
+      "INFO: Certificate acme_a.few.example obtained from CN=a.few.example, valid until 2027-03-01T09:59:00.000Z",
+      "INFO: Certificate acme_b.few.example obtained from CN=b.few.example, valid until 2027-03-01T09:59:00.000Z",
+      "INFO: 1 more due past this run's 2 orders: another certificate run follows",
+      "INFO: certificates changed: HAProxy configuration job 100 queued",
+    ]);
+    expect(followUps).toEqual([1]);
   });
 });
