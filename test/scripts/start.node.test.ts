@@ -7,8 +7,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { usage } from "../../scripts/start/args.mjs";
+
+// Each test runs npm start, which bundles the settings check with esbuild before it answers: 2 to 4 s on a loaded
+// 2-core machine, too close to vitest's 5 s.
+vi.setConfig({ testTimeout: 30_000 });
 
 const root = path.join(import.meta.dirname, "..", "..");
 const dir = mkdtempSync(path.join(tmpdir(), "npm-start-"));
