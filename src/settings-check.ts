@@ -9,8 +9,7 @@ import { CounterStoreSettings, storeAliasOf } from "./ratelimit/counter-store-se
 import { RateLimitSettings } from "./ratelimit/settings";
 import { resolveStatsConfig } from "./ratelimit/stats/config";
 import { mapperOfSetting } from "./ratelimit/stats/mapper-setting";
-import { memcacheOptions } from "./ratelimit/stores/memcache/options";
-import { redisOptions } from "./ratelimit/stores/redis/options";
+import { storeChoiceOf } from "./ratelimit/stores/options";
 import { readLogSettings } from "./shared/log";
 import { SettingsError } from "./shared/settings";
 
@@ -38,12 +37,7 @@ type Env = Record<string, unknown>;
 const WHOLE_SETTINGS_CHECKS: ((env: Env) => SettingProblem[])[] = [
   (env) => {
     const parsed = CounterStoreSettings.safeParse(env);
-    if (!parsed.success) return [];
-    const settings = parsed.data;
-    return refusals(() => {
-      if (settings.BACKEND_TYPE === "redis" || settings.BACKEND_TYPE === "kvstore") redisOptions(settings);
-      if (settings.BACKEND_TYPE === "memcache") memcacheOptions(settings);
-    });
+    return parsed.success ? refusals(() => storeChoiceOf(parsed.data)) : [];
   },
   (env) => {
     const parsed = RateLimitSettings.safeParse(env);
@@ -74,7 +68,7 @@ export function settingsProblems(env: Env): SettingProblem[] {
   return [...problems.values()];
 }
 
-/** The SettingsError `check` throws as a problem: the first variable its message names, and what it says. */
+/** The SettingsError `check` throws as a problem: the setting it names as at fault, and what it says. */
 function refusals(check: () => void): SettingProblem[] {
   try {
     check();
@@ -82,7 +76,7 @@ function refusals(check: () => void): SettingProblem[] {
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
     const said = error.message.replace(/^\w+ settings are invalid: /, "");
-    const setting = /\b[A-Z][A-Z0-9_]{2,}\b/.exec(said)?.[0] ?? "(ratelimit settings)";
+    const setting = error.setting ?? "(ratelimit settings)";
     return [{ setting, message: said.startsWith(`${setting}: `) ? said.slice(setting.length + 2) : said }];
   }
 }

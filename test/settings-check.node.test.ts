@@ -20,7 +20,7 @@ describe("settingsProblems beyond the schemas", () => {
     [
       { BACKEND_TYPE: "memcache" },
       "OBJCACHE_HOST_PORT",
-      "OBJCACHE_HOST_PORT or OBJCACHE_SRV is required with BACKEND_TYPE=memcache",
+      "BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV",
     ],
     [{ EXTRA_TAGS: "oops" }, "EXTRA_TAGS", 'expected key:value, got "oops"'],
     [

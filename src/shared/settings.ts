@@ -47,10 +47,23 @@ export interface SettingDoc {
   alias?: string;
 }
 
-/** Thrown when a variable or secret is malformed; the message names the variable, never its value. */
+/**
+ * Thrown when a variable or secret is malformed; the message names the variable, never its value. `setting` is that
+ * variable when one alone is at fault (npm start's check names it).
+ */
 export class SettingsError extends Error {
   override name = "SettingsError";
+  constructor(
+    message: string,
+    readonly setting?: string,
+  ) {
+    super(message);
+  }
 }
+
+/** A SettingsError of one service's variable: `<service> settings are invalid: <setting>: <problem>`. */
+export const invalidSetting = (service: string, setting: string, problem: string) =>
+  new SettingsError(`${service} settings are invalid: ${setting}: ${problem}`, setting);
 
 /** An unset variable and an empty one both mean "use the default", as envconfig does for the reference. */
 export const unsetIfEmpty = (value: unknown) => (value === "" ? undefined : value);

@@ -1,7 +1,7 @@
 // The statistics, metrics and tracing settings (observability-settings.ts) resolved into what the
 // isolate's telemetry uses: the reference's aliases settled (the spec's names win), tags, mogrifiers and OTLP parsed.
 import { perIsolate } from "../../shared/isolate";
-import { SettingsError } from "../../shared/settings";
+import { invalidSetting } from "../../shared/settings";
 import { STATS_DEFAULTS } from "../observability-settings";
 import { rateLimitSettings, type RateLimitSettings } from "../settings";
 import { parseExtraTags, type Tags } from "./names";
@@ -41,8 +41,7 @@ export interface StatsConfig {
 
 /** The statistics settings of a parsed env resolved as a whole. Throws SettingsError naming a malformed variable. */
 export function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unknown>): StatsConfig {
-  const invalid = (variable: string, message: string) =>
-    new SettingsError(`ratelimit settings are invalid: ${variable}: ${message}`);
+  const invalid = (variable: string, message: string) => invalidSetting("ratelimit", variable, message);
   const extraTags = parseExtraTags(s.EXTRA_TAGS);
   if (!extraTags.ok) throw invalid("EXTRA_TAGS", extraTags.error);
   const tagged = s.USE_TAGGED_METRICSD ?? s.USE_DOG_STATSD ?? STATS_DEFAULTS.USE_TAGGED_METRICSD;

@@ -1,6 +1,6 @@
 // PULLMETRICS_MAPPER_YAML (or the reference's PROMETHEUS_MAPPER_YAML) read into a mapping: the name of a file under
 // config/, bundled with the Worker, or the YAML itself. No Workers import, so npm start's settings check runs it too.
-import { SettingsError } from "../../shared/settings";
+import { invalidSetting } from "../../shared/settings";
 import { bundledConfigFiles } from "../config/bundled.gen";
 import { parseMapperConfig, type MapperConfig } from "./mapper";
 
@@ -11,8 +11,6 @@ export function mapperOfSetting({ variable, value }: { variable: string; value: 
   try {
     return parseMapperConfig(text);
   } catch (error) {
-    throw new SettingsError(
-      `ratelimit settings are invalid: ${variable}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw invalidSetting("ratelimit", variable, error instanceof Error ? error.message : String(error));
   }
 }

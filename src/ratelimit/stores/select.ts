@@ -5,9 +5,8 @@
 import { waitUntil } from "cloudflare:workers";
 import type { CounterStore } from "../core/types";
 import { durableObjectStore } from "./durable-object/store";
-import { redisOptions } from "./redis/options";
 import { redisCounterStore, type RedisCounterStore } from "./redis/store";
-import { memcacheOptions } from "./memcache/options";
+import { storeChoiceOf } from "./options";
 import { memcacheCounterStore, memcacheReachable } from "./memcache/store";
 import { CachedProbe } from "./health-probe";
 import { counterStoreSettings } from "../counter-store-settings";
@@ -50,10 +49,10 @@ export interface SelectedStore {
 export function selectCounterStore(env: Env): SelectedStore {
   let result: SelectedStore;
   const settings = counterStoreSettings(env);
-  switch (settings.BACKEND_TYPE) {
-    case "redis":
-    case "kvstore": {
-      const options = redisOptions(settings);
+  const choice = storeChoiceOf(settings);
+  switch (choice.backend) {
+    case "redis": {
+      const { options } = choice;
       const redis = redisCounterStore(env.KVSTORE_CONNECTION, options);
       result = {
         backend: "redis",
@@ -66,7 +65,7 @@ export function selectCounterStore(env: Env): SelectedStore {
     }
     case "memcache": {
       // The increments run after the answer, for as long as the request's waitUntil keeps the Worker alive.
-      const options = memcacheOptions(settings);
+      const { options } = choice;
       result = {
         backend: "memcache",
         store: memcacheCounterStore(options, waitUntil),

@@ -2,7 +2,7 @@
 // order, and replies go to the oldest caller waiting. A reply missing after the time-out, a closed socket or garbage
 // on the wire fails every caller waiting and the socket for good; its owner opens a new one. The key-value store's
 // RESP connection and the object cache's memcached connection build on it, and share its addresses and time-outs.
-import { SettingsError } from "../../shared/settings";
+import { invalidSetting } from "../../shared/settings";
 
 export interface Address {
   host: string;
@@ -21,9 +21,7 @@ export function parseHostPort(text: string, variable: string): Address {
   const port = match ? Number(match[2]) : NaN;
   if (!match || !(port > 0 && port < 65536)) {
     const hint = text.includes("://") ? ", without a scheme (credentials go in the AUTH settings)" : "";
-    throw new SettingsError(
-      `ratelimit settings are invalid: ${variable}: expected host:port with a port from 1 to 65535${hint}`,
-    );
+    throw invalidSetting("ratelimit", variable, `expected host:port with a port from 1 to 65535${hint}`);
   }
   return { host: match[1], port };
 }

@@ -14,27 +14,34 @@ export interface MemcacheOptions {
   jitterMaxSeconds: number;
 }
 
-const invalid = (message: string) => new SettingsError(`ratelimit settings are invalid: ${message}`);
+/** The setting at fault, and the whole message (which names it). */
+const invalid = (setting: string, message: string) =>
+  new SettingsError(`ratelimit settings are invalid: ${message}`, setting);
 
 export function memcacheOptions(settings: CounterStoreSettings): MemcacheOptions {
   const list = settings.OBJCACHE_HOST_PORT.split(",")
     .map((item) => item.trim())
     .filter(Boolean);
   const srv = settings.OBJCACHE_SRV.trim();
-  if (list.length > 0 && srv !== "") throw invalid("both OBJCACHE_HOST_PORT and OBJCACHE_SRV are set; use one");
+  if (list.length > 0 && srv !== "")
+    throw invalid("OBJCACHE_SRV", "both OBJCACHE_HOST_PORT and OBJCACHE_SRV are set; use one");
   if (list.length === 0 && srv === "")
-    throw invalid("OBJCACHE_HOST_PORT or OBJCACHE_SRV is required with BACKEND_TYPE=memcache");
+    throw invalid("OBJCACHE_HOST_PORT", "BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV");
   if (settings.OBJCACHE_TLS) {
     for (const name of ["OBJCACHE_TLS_CLIENT_CERT", "OBJCACHE_TLS_CLIENT_KEY", "OBJCACHE_TLS_CACERT"] as const) {
       if (settings[name]) {
         throw invalid(
+          name,
           `${name}: a Worker's TLS sockets can present no client certificate and trust no private CA; ` +
             "serve memcached with a certificate from a public CA (locally, NODE_EXTRA_CA_CERTS=<ca file> for wrangler dev)",
         );
       }
     }
     if (settings.OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION) {
-      throw invalid("OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name");
+      throw invalid(
+        "OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION",
+        "OBJCACHE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name",
+      );
     }
   }
   return {

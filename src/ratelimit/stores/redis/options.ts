@@ -48,24 +48,29 @@ export function fingerprintOf(text: string): string {
   return hash.toString(16).padStart(8, "0");
 }
 
-const invalid = (message: string) => new SettingsError(`ratelimit settings are invalid: ${message}`);
+/** The setting at fault, and the whole message (which names it). */
+const invalid = (setting: string, message: string) =>
+  new SettingsError(`ratelimit settings are invalid: ${message}`, setting);
 
 function topologyOf(type: string, url: string, prefix: string, sentinelAuth?: Credentials): TopologyOptions {
   const items = url
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item !== "");
-  if (items.length === 0) throw invalid(`${prefix}_URL is required with BACKEND_TYPE=redis`);
+  if (items.length === 0) throw invalid(`${prefix}_URL`, `${prefix}_URL is required with BACKEND_TYPE=redis`);
   if (items.some((item) => item.startsWith("/") || item.startsWith("unix:"))) {
-    throw invalid(`${prefix}_URL: a Worker cannot reach a unix socket; give the store's host:port`);
+    throw invalid(`${prefix}_URL`, `${prefix}_URL: a Worker cannot reach a unix socket; give the store's host:port`);
   }
   if (type === "single") {
-    if (items.length !== 1) throw invalid(`${prefix}_URL: a single store takes one host:port`);
+    if (items.length !== 1) throw invalid(`${prefix}_URL`, `${prefix}_URL: a single store takes one host:port`);
     return { type: "single", address: parseHostPort(items[0], `${prefix}_URL`) };
   }
   if (type === "sentinel") {
     if (items.length < 2)
-      throw invalid(`${prefix}_URL: sentinel needs the master name, then at least one sentinel host:port`);
+      throw invalid(
+        `${prefix}_URL`,
+        `${prefix}_URL: sentinel needs the master name, then at least one sentinel host:port`,
+      );
     const [masterName, ...sentinels] = items;
     return {
       type: "sentinel",
@@ -95,16 +100,20 @@ function poolOptions(settings: CounterStoreSettings, role: "main" | "persecond")
   const get = <N extends PoolSettingNames>(name: N) =>
     (settings as unknown as Record<string, unknown>)[`${prefix}_${name}`] as CounterStoreSettings[`KVSTORE_${N}`];
   if (get("SOCKET_TYPE") === "unix")
-    throw invalid(`${prefix}_SOCKET_TYPE: a Worker cannot reach a unix socket; use tcp`);
+    throw invalid(`${prefix}_SOCKET_TYPE`, `${prefix}_SOCKET_TYPE: a Worker cannot reach a unix socket; use tcp`);
   const type = get("TYPE");
   if (type === "cluster" && get("PIPELINE_WINDOW") === 0) {
-    throw invalid(`${prefix}_PIPELINE_WINDOW must be non-zero with ${prefix}_TYPE=cluster (150us to 500us is typical)`);
+    throw invalid(
+      `${prefix}_PIPELINE_WINDOW`,
+      `${prefix}_PIPELINE_WINDOW must be non-zero with ${prefix}_TYPE=cluster (150us to 500us is typical)`,
+    );
   }
   const tls = get("TLS");
   if (tls) {
     for (const name of ["KVSTORE_TLS_CLIENT_CERT", "KVSTORE_TLS_CLIENT_KEY", "KVSTORE_TLS_CACERT"] as const) {
       if (settings[name]) {
         throw invalid(
+          name,
           `${name}: a Worker's TLS sockets can present no client certificate and trust no private CA; ` +
             "serve the store with a certificate from a public CA (locally, NODE_EXTRA_CA_CERTS=<ca file> for wrangler dev) " +
             "and authenticate with KVSTORE_AUTH",
@@ -112,7 +121,10 @@ function poolOptions(settings: CounterStoreSettings, role: "main" | "persecond")
       }
     }
     if (settings.KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION) {
-      throw invalid("KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name");
+      throw invalid(
+        "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION",
+        "KVSTORE_TLS_SKIP_HOSTNAME_VERIFICATION: a Worker's TLS sockets always verify the server's name",
+      );
     }
   }
   const options = {

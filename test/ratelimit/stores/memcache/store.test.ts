@@ -208,7 +208,7 @@ describe("the object cache", () => {
     );
     const neither = workerWith({ BACKEND_TYPE: "memcache" });
     expect((await neither.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "x"])] })).body).toBe(
-      "ratelimit settings are invalid: OBJCACHE_HOST_PORT or OBJCACHE_SRV is required with BACKEND_TYPE=memcache",
+      "ratelimit settings are invalid: BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV",
     );
     const files = workerWith({
       BACKEND_TYPE: "memcache",
