@@ -2,7 +2,6 @@
 // of key/value entries only, and a response without dynamic metadata. On a hot key the reflection codec was a measured
 // 5 % of a decision's CPU. Anything else goes through codec.ts, which stays the definition: a property test holds both
 // to the same result, byte for byte.
-import { hasLoneSurrogate } from "../../shared/http/request-body";
 import type { Code, DescriptorStatus, HeaderValue, RateLimit, RateLimitResponse, Unit } from "../core/types";
 
 /** A request message as the protobuf decoder gives it, for the fields a common request may hold. */
@@ -16,11 +15,7 @@ export interface CommonRequestMessage {
 export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/**
- * A string the protobuf decoder takes: not one holding a lone surrogate (JSON's \u escapes can spell one), which it
- * refuses as invalid UTF-8 (as Go's protojson does), naming the field; such bodies go to it for that message.
- */
-const protoString = (value: unknown): value is string => typeof value === "string" && !hasLoneSurrogate(value);
+const protoString = (value: unknown): value is string => typeof value === "string";
 
 /** The entry `{"key": "...", "value": "..."}` with no other field; undefined for any other value. */
 function commonEntry(value: unknown): { key: string; value: string } | undefined {

@@ -4,7 +4,7 @@
 import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { InvalidJsonBody } from "../../shared/http/errors";
-import { JsonTooDeep, parseJsonText } from "../../shared/http/request-body";
+import { escapesSurrogate, JsonTooDeep, parseJsonText } from "../../shared/http/request-body";
 import { decodeJson } from "../proto-json";
 import { commonRequestMessage, commonResponseJson, isJsonObject, type CommonRequestMessage } from "./codec-json-common";
 import {
@@ -116,16 +116,17 @@ function countProblem(body: unknown, limits: RequestLimits): string | undefined 
 /**
  * Decodes the body of a /json request (already JSON-parsed) with @bufbuild/protobuf's proto3 JSON rules, then like
  * a request message. Unlike the binary paths, an override unit number that names no unit is refused here, as an
- * unknown enum name is.
+ * unknown enum name is. `commonPath` false sends even a common body to the decoder.
  * @returns the request, or a message naming the offending field or limit.
  */
 export function parseRateLimitRequestJson(
   body: unknown,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+  commonPath = true,
 ): Result<RateLimitRequest, string> {
   const tooMany = countProblem(body, limits);
   if (tooMany !== undefined) return err(tooMany);
-  const common = commonRequestMessage(body);
+  const common = commonPath ? commonRequestMessage(body) : undefined;
   if (common !== undefined) return requestFromProto(common, limits);
   const decoded = decodeJson(RateLimitRequestSchema, body);
   if (!decoded.ok) return decoded;
@@ -154,7 +155,9 @@ export function parseRateLimitRequestText(
     if (error instanceof InvalidJsonBody) return err(error.message);
     throw error;
   }
-  return parseRateLimitRequestJson(body, limits);
+  // A body escaping a surrogate may spell a lone one, which only the decoder refuses (as invalid UTF-8, naming the
+  // field, as Go's protojson does): such bodies skip the common path, which one look at the text decides.
+  return parseRateLimitRequestJson(body, limits, !escapesSurrogate(text));
 }
 
 /**

@@ -141,9 +141,11 @@ export function parseJsonText(text: string, maxDepth?: number): unknown {
 /** A UTF-16 surrogate without its pair: JSON's \u escapes can spell one, but no UTF-8 text holds it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** Whether a string holds a lone surrogate, which no UTF-8 text (and no protobuf string) can carry. */
-export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
+const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
 /** A \u escape of a surrogate: strict UTF-8 text can hold a lone surrogate only through one of these. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** Whether JSON text escapes a surrogate: only then can its strings hold a lone one (one look at the text). */
+export const escapesSurrogate = (text: string): boolean => SURROGATE_ESCAPE.test(text);
 
 /**
  * Refuses a parsed JSON value holding a lone surrogate in a key or a string (D1 would store it as U+FFFD), as
