@@ -8,7 +8,8 @@ import { maintainCertificates, type CertificateIssuer } from "../../src/proxy/pk
 import { ariCertificateId } from "../../src/proxy/pki/renewal";
 import { readCertificatePem, selfSignedCertificate } from "../../src/proxy/pki/x509";
 import { database } from "../../src/shared/db";
-import { asAdmin, expectJson } from "./proxy-api";
+import { asAdmin, createBackend, expectJson } from "./proxy-api";
+import { createProjectOnHost } from "./proxy-fixtures";
 
 export const DAY = 86_400_000;
 export const db = () => database(env.DB);
@@ -152,3 +153,16 @@ export const windowRow = async (domainName: string) =>
   )
     .bind(`acme_${domainName}`)
     .first();
+
+/**
+ * A project with one container on a host of its own and one backend serving it: where a suite's domains ask for
+ * certificates. `n` (one hex digit) keeps the host's and container's addresses apart from other suites'.
+ */
+export async function certificateProject(project: string, backend: string, n: string) {
+  const { web } = await createProjectOnHost(project, {
+    hostname: `${project}-node.example.net`,
+    ipv6: `2001:db8::${n}`,
+    containers: { web: `2001:db8::${n}1` },
+  });
+  await createBackend(project, { label: backend, backendContainers: [{ containerId: web }] });
+}

@@ -3,9 +3,7 @@
 // their window or the one-third rule until a later run.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { createProjectOnHost } from "../../support/proxy-fixtures";
-import { createBackend } from "../../support/proxy-api";
-import { ariIdOf, askForCertificates, fakeCa, run } from "../../support/proxy-stand-in-ca";
+import { ariIdOf, askForCertificates, certificateProject, fakeCa, run } from "../../support/proxy-stand-in-ca";
 
 const DOMAINS = ["a.budget.example", "b.budget.example", "c.budget.example"];
 const WINDOW: RenewalInfoAnswer = {
@@ -14,12 +12,7 @@ const WINDOW: RenewalInfoAnswer = {
 };
 
 beforeAll(async () => {
-  const { web } = await createProjectOnHost("budget", {
-    hostname: "budget-node.example.net",
-    ipv6: "2001:db8::e",
-    containers: { web: "2001:db8::e1" },
-  });
-  await createBackend("budget", { label: "shop", backendContainers: [{ containerId: web }] });
+  await certificateProject("budget", "shop", "e");
   await askForCertificates("budget", "shop", DOMAINS);
 });
 

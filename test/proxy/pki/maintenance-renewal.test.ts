@@ -3,11 +3,10 @@
 // falling back), and short-lived (6-day) certificates when a third of their lifetime remains.
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RenewalInfoAnswer } from "../../../src/proxy/pki/acme-client";
-import { createProjectOnHost } from "../../support/proxy-fixtures";
-import { createBackend } from "../../support/proxy-api";
 import {
   ariIdOf,
   askForCertificates,
+  certificateProject,
   fakeCa,
   forgetCertificates,
   run,
@@ -26,12 +25,7 @@ const answer = (start: string, end: string, retryAfter: string | null = "3600", 
 });
 
 beforeAll(async () => {
-  const { web } = await createProjectOnHost("renewals", {
-    hostname: "renewal-node.example.net",
-    ipv6: "2001:db8::d",
-    containers: { web: "2001:db8::d1" },
-  });
-  await createBackend("renewals", { label: "shop", backendContainers: [{ containerId: web }] });
+  await certificateProject("renewals", "shop", "d");
 });
 
 beforeEach(forgetCertificates);

@@ -5,17 +5,18 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ordersPerRun } from "../../../src/proxy/pki/maintenance";
 import { certificates } from "../../../src/proxy/pki/tables";
 import { selfSignedCertificate } from "../../../src/proxy/pki/x509";
-import { createBackend } from "../../support/proxy-api";
-import { createProjectOnHost } from "../../support/proxy-fixtures";
-import { askForCertificates, DAY, db, fakeCa, forgetCertificates, run } from "../../support/proxy-stand-in-ca";
+import {
+  askForCertificates,
+  certificateProject,
+  DAY,
+  db,
+  fakeCa,
+  forgetCertificates,
+  run,
+} from "../../support/proxy-stand-in-ca";
 
 beforeAll(async () => {
-  const { web } = await createProjectOnHost("many", {
-    hostname: "many-node.example.net",
-    ipv6: "2001:db8::d",
-    containers: { web: "2001:db8::d1" },
-  });
-  await createBackend("many", { label: "bulk", backendContainers: [{ containerId: web }] });
+  await certificateProject("many", "bulk", "d");
 });
 
 beforeEach(forgetCertificates);
