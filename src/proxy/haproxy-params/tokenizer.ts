@@ -144,28 +144,10 @@ export function tokenizeLine(line: string): TokenizeResult {
       squote = !squote;
       i++;
     } else if (ch === "\\" && !squote) {
-      const next = line[i + 1];
-      if (next === undefined) return fail("a trailing backslash is not a line continuation in HAProxy");
-      if (next === " " || next === "\\" || next === "#" || next === "'" || next === '"') {
-        word += next;
-        i += 2;
-      } else if (next === "t" || next === "n" || next === "r") {
-        word += next === "t" ? "\t" : next === "n" ? "\n" : "\r";
-        i += 2;
-      } else if (next === "$" && dquote) {
-        word += "$";
-        i += 2;
-      } else if (next === "x") {
-        const hex = line.slice(i + 2, i + 4);
-        if (!HEX.test(hex)) return fail('"\\x" must be followed by two hexadecimal digits');
-        const decoded = String.fromCharCode(parseInt(hex, 16));
-        if (DECODED_CONTROL.test(decoded)) return fail(`"\\x${hex}" makes a control character`);
-        word += decoded;
-        i += 4;
-      } else {
-        word += "\\";
-        i += 1;
-      }
+      const escape = readEscape(line, i, dquote);
+      if ("error" in escape) return fail(escape.error);
+      word += escape.text;
+      i += escape.width;
     } else if (ch === "$" && dquote) {
       if (ENV_NAME_START.test(line[i + 1] ?? ""))
         return fail("environment expansion (${NAME} or $NAME) is not allowed");
@@ -181,4 +163,22 @@ export function tokenizeLine(line: string): TokenizeResult {
     end = line.length;
   }
   return { ok: true, value: { words, comment: null, end } };
+}
+
+type Escape = { text: string; width: number } | { error: string };
+
+/** Reads the backslash escape at `i` (outside single quotes) as HAProxy's parse_line() does. */
+function readEscape(line: string, i: number, dquote: boolean): Escape {
+  const next = line[i + 1];
+  if (next === undefined) return { error: "a trailing backslash is not a line continuation in HAProxy" };
+  if (next === " " || next === "\\" || next === "#" || next === "'" || next === '"') return { text: next, width: 2 };
+  if (next === "t" || next === "n" || next === "r")
+    return { text: next === "t" ? "\t" : next === "n" ? "\n" : "\r", width: 2 };
+  if (next === "$" && dquote) return { text: "$", width: 2 };
+  if (next !== "x") return { text: "\\", width: 1 };
+  const hex = line.slice(i + 2, i + 4);
+  if (!HEX.test(hex)) return { error: '"\\x" must be followed by two hexadecimal digits' };
+  const decoded = String.fromCharCode(parseInt(hex, 16));
+  if (DECODED_CONTROL.test(decoded)) return { error: `"\\x${hex}" makes a control character` };
+  return { text: decoded, width: 4 };
 }
