@@ -223,12 +223,9 @@ async function timedGet(url, headers) {
 
 const fmt = (ms) => ms.toFixed(2).padStart(8);
 
-async function main() {
-  const persistTo = tempDir("bench-news-").dir;
-  const seedDir = tempDir("bench-news-seed-").dir;
-
+/** Applies the migrations to a fresh local D1 and loads the generated articles into it. */
+function seedDatabase(persistTo, seedDir) {
   console.log(`bench:news: applying migrations and seeding ${ARTICLES} articles ...`);
-  const seedStart = performance.now();
   wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], "migrations");
   const files = writeSeedFiles(seedDir, ARTICLES);
   for (const file of files)
@@ -236,6 +233,14 @@ async function main() {
       ["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--file", file],
       `seeding ${path.basename(file)}`,
     );
+}
+
+async function main() {
+  const persistTo = tempDir("bench-news-").dir;
+  const seedDir = tempDir("bench-news-seed-").dir;
+
+  const seedStart = performance.now();
+  seedDatabase(persistTo, seedDir);
   console.log(
     `bench:news: seeded in ${((performance.now() - seedStart) / 1000).toFixed(1)} s; starting wrangler dev for the API and the floor ...`,
   );
@@ -290,6 +295,10 @@ async function main() {
     }
   }
 
+  report(samples, perQuery, counts);
+}
+
+function report(samples, perQuery, counts) {
   console.log("");
   console.log(
     `bench:news (${ARTICLES} articles; ${ROUNDS} requests per side after ${WARMUP} warm-ups; sequential, c=1; wall time per request, ms)`,

@@ -94,23 +94,10 @@ function timedHaproxyCheck(configFile) {
 
 const fmt = (ms) => ms.toFixed(1).padStart(9);
 
-async function main() {
-  if (spawnSync("sh", ["-c", "command -v haproxy"]).status !== 0)
-    throw new Error("haproxy is not installed (apt-get install haproxy)");
-  const seeded = tempDir("bench-proxy-jobs-seed-").dir;
-  console.log(
-    `bench:proxy-jobs: seeding ${BACKENDS} backends, ${2 * BACKENDS} containers, ${BACKENDS * DOMAINS_PER_BACKEND} domains ...`,
-  );
-  wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", seeded], "migrations");
-  const seedFile = path.join(tempDir("bench-proxy-jobs-sql-").dir, "seed.sql");
-  writeFileSync(seedFile, seedSql());
-  wranglerSync(["d1", "execute", "DB", "--local", "--persist-to", seeded, "--file", seedFile], "seeding");
-  const withAgentState = tempDir("bench-proxy-jobs-agent-state-").dir;
-  cpSync(seeded, withAgentState, { recursive: true });
-
-  const configDir = tempDir("bench-proxy-jobs-haproxy-").dir;
+/** The real HAProxy agent, writing into `configDir`, with a reload command that does nothing. */
+async function startAgent(configDir) {
   const agentPort = await freePort();
-  const agent = spawn(
+  const child = spawn(
     process.execPath,
     [
       path.join(root, "haproxy-agent", "agent.mjs"),
@@ -128,6 +115,47 @@ async function main() {
       stdio: ["ignore", "ignore", "inherit"],
     },
   );
+  return { child, port: agentPort };
+}
+
+async function report(pushingUrl, samples) {
+  const version = await (await fetch(`${pushingUrl}/admin/haproxy`, { headers: { Authorization: auth } })).json();
+  const sizes = Object.entries(version.files).map(
+    ([name, content]) => `${name} ${(content.length / 1024).toFixed(0)} KiB`,
+  );
+
+  const floor = percentile(samples.check, 50);
+  console.log("");
+  console.log(
+    `bench:proxy-jobs (${BACKENDS} backends, ${2 * BACKENDS} servers, ${BACKENDS * DOMAINS_PER_BACKEND} domains; ${ROUNDS} rounds after ${WARMUP} warm-ups; c=1; wall ms)`,
+  );
+  console.log(`bundle: ${sizes.join(", ")}`);
+  console.log("                                                     p50      mean   p50 / floor");
+  console.log(
+    `GET /admin/gensynchaprx, Worker only (no agent)  ${fmt(percentile(samples.alone, 50))} ${fmt(mean(samples.alone))} ${(percentile(samples.alone, 50) / floor).toFixed(2).padStart(9)}x`,
+  );
+  console.log(
+    `GET /admin/gensynchaprx, with agent (haproxy -c) ${fmt(percentile(samples.pushing, 50))} ${fmt(mean(samples.pushing))} ${(percentile(samples.pushing, 50) / floor).toFixed(2).padStart(9)}x`,
+  );
+  console.log(`haproxy -c -f haproxy.cfg alone (floor)          ${fmt(floor)} ${fmt(mean(samples.check))}`);
+}
+
+async function main() {
+  if (spawnSync("sh", ["-c", "command -v haproxy"]).status !== 0)
+    throw new Error("haproxy is not installed (apt-get install haproxy)");
+  const seeded = tempDir("bench-proxy-jobs-seed-").dir;
+  console.log(
+    `bench:proxy-jobs: seeding ${BACKENDS} backends, ${2 * BACKENDS} containers, ${BACKENDS * DOMAINS_PER_BACKEND} domains ...`,
+  );
+  wranglerSync(["d1", "migrations", "apply", "DB", "--local", "--persist-to", seeded], "migrations");
+  const seedFile = path.join(tempDir("bench-proxy-jobs-sql-").dir, "seed.sql");
+  writeFileSync(seedFile, seedSql());
+  wranglerSync(["d1", "execute", "DB", "--local", "--persist-to", seeded, "--file", seedFile], "seeding");
+  const withAgentState = tempDir("bench-proxy-jobs-agent-state-").dir;
+  cpSync(seeded, withAgentState, { recursive: true });
+
+  const configDir = tempDir("bench-proxy-jobs-haproxy-").dir;
+  const agent = await startAgent(configDir);
   try {
     console.log("bench:proxy-jobs: starting wrangler dev without and with an agent ...");
     const alone = await startWranglerDev(
@@ -135,7 +163,7 @@ async function main() {
       { name: "proxy-jobs-alone", persistTo: seeded, migrate: false, inheritStderr: true },
     );
     const pushing = await startWranglerDev(
-      { ...ADMIN, HAPROXY_AGENT_URL: `http://127.0.0.1:${agentPort}`, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
+      { ...ADMIN, HAPROXY_AGENT_URL: `http://127.0.0.1:${agent.port}`, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
       { name: "proxy-jobs-agent", persistTo: withAgentState, migrate: false, inheritStderr: true },
     );
 
@@ -153,28 +181,10 @@ async function main() {
         samples.check.push(c);
       }
     }
-    const version = await (await fetch(`${pushing.url}/admin/haproxy`, { headers: { Authorization: auth } })).json();
-    const sizes = Object.entries(version.files).map(
-      ([name, content]) => `${name} ${(content.length / 1024).toFixed(0)} KiB`,
-    );
-
-    const floor = percentile(samples.check, 50);
-    console.log("");
-    console.log(
-      `bench:proxy-jobs (${BACKENDS} backends, ${2 * BACKENDS} servers, ${BACKENDS * DOMAINS_PER_BACKEND} domains; ${ROUNDS} rounds after ${WARMUP} warm-ups; c=1; wall ms)`,
-    );
-    console.log(`bundle: ${sizes.join(", ")}`);
-    console.log("                                                     p50      mean   p50 / floor");
-    console.log(
-      `GET /admin/gensynchaprx, Worker only (no agent)  ${fmt(percentile(samples.alone, 50))} ${fmt(mean(samples.alone))} ${(percentile(samples.alone, 50) / floor).toFixed(2).padStart(9)}x`,
-    );
-    console.log(
-      `GET /admin/gensynchaprx, with agent (haproxy -c) ${fmt(percentile(samples.pushing, 50))} ${fmt(mean(samples.pushing))} ${(percentile(samples.pushing, 50) / floor).toFixed(2).padStart(9)}x`,
-    );
-    console.log(`haproxy -c -f haproxy.cfg alone (floor)          ${fmt(floor)} ${fmt(mean(samples.check))}`);
+    await report(pushing.url, samples);
   } finally {
     try {
-      process.kill(-agent.pid, "SIGTERM");
+      process.kill(-agent.child.pid, "SIGTERM");
     } catch {}
   }
 }

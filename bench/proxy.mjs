@@ -47,7 +47,14 @@ async function timed(fn) {
 
 const fmt = (ms) => ms.toFixed(1).padStart(8);
 
-async function main() {
+// Same projects and backends, in the same order, so both databases get the same ids.
+const LAYOUT = [
+  { label: "mass", backends: ["web", "api"] },
+  { label: "big", backends: ["web", "api"] },
+];
+
+/** Two `wrangler dev`s, the API's and the floor's, with the same projects and backends under the same ids. */
+async function startStands() {
   console.log("bench:proxy: starting wrangler dev for the API and for the D1 floor ...");
   const api = await startWranglerDev(
     {
@@ -64,14 +71,8 @@ async function main() {
     {},
     { name: "proxy-floor", configPath: floorConfig, readyPath: "/ping", inheritStderr: true },
   );
-
-  // Same projects and backends, in the same order, so both databases get the same ids.
-  const layout = [
-    { label: "mass", backends: ["web", "api"] },
-    { label: "big", backends: ["web", "api"] },
-  ];
   const admin = basic(ADMIN);
-  for (const project of layout) {
+  for (const project of LAYOUT) {
     await request(api.url, "/admin/projects", { method: "POST", body: { label: project.label }, auth: admin });
     for (const backend of project.backends)
       await request(api.url, `/backends/${project.label}`, { method: "POST", body: { label: backend }, auth: admin });
@@ -81,9 +82,9 @@ async function main() {
     body: { ...USER, projectPatterns: ["mass", "big"] },
     auth: admin,
   });
-  const floorBackends = JSON.parse(await request(floor.url, "/seed", { method: "POST", body: { projects: layout } }));
+  const floorBackends = JSON.parse(await request(floor.url, "/seed", { method: "POST", body: { projects: LAYOUT } }));
   const backendId = (projectLabel, backendLabel) => {
-    const projectIndex = layout.findIndex((p) => p.label === projectLabel) + 1;
+    const projectIndex = LAYOUT.findIndex((p) => p.label === projectLabel) + 1;
     return floorBackends.find((b) => b.project_id === projectIndex && b.label === backendLabel).id;
   };
   const toFloor = (operations) => ({
@@ -94,42 +95,44 @@ async function main() {
       redirectToUrl: o.redirectToUrl ?? null,
     })),
   });
-  const user = basic(USER);
-  // The user's first request finds no remembered credentials in the isolate: it pays the PBKDF2 check.
-  const authCold = await timed(() => request(api.url, "/test/authping", { auth: user }));
+  return { api, floor, toFloor };
+}
 
-  // 1. Mass updates: round r updates (moves) the 500 domains created by round r-1 and creates 500 new ones.
-  const operationsOf = (round) => [
-    ...Array.from({ length: 500 }, (_, i) => ({
-      operation: "UPDATE",
-      domainName: `r${round - 1}-${i}.mass.example`,
-      projectLabel: "mass",
-      backendLabel: round % 2 ? "api" : "web",
-      enableSSL: round % 2 === 0,
-    })),
-    ...Array.from({ length: 500 }, (_, i) => ({
-      operation: "CREATE",
-      domainName: `r${round}-${i}.mass.example`,
-      projectLabel: "mass",
-      backendLabel: "web",
-      enableSSL: true,
-      ...(i % 10 === 0 && { redirectToUrl: `https://target.example/r${round}/*` }),
-    })),
-  ];
-  const mass = { api: [], floor: [] };
-  for (let round = 0; round < WARMUP + MASS_ROUNDS; round++) {
-    const operations = operationsOf(round);
-    const apiMs = await timed(() =>
-      request(api.url, "/domains/massupdate", { method: "POST", body: { domainOperations: operations }, auth: user }),
-    );
-    const floorMs = await timed(() => request(floor.url, "/massupdate", { method: "POST", body: toFloor(operations) }));
+/** Runs `rounds` timed pairs of (API, floor) after the warm-ups and keeps the timed ones. */
+async function pairedRounds(rounds, apiCall, floorCall) {
+  const samples = { api: [], floor: [] };
+  for (let round = 0; round < WARMUP + rounds; round++) {
+    const apiMs = await timed(() => apiCall(round));
+    const floorMs = await timed(() => floorCall(round));
     if (round >= WARMUP) {
-      mass.api.push(apiMs);
-      mass.floor.push(floorMs);
+      samples.api.push(apiMs);
+      samples.floor.push(floorMs);
     }
   }
+  return samples;
+}
 
-  // 2. The map of a project with 5000 domains (seeded with one 5000-operation mass update on each side).
+/** Round r updates (moves) the 500 domains created by round r-1 and creates 500 new ones. */
+const massOperationsOf = (round) => [
+  ...Array.from({ length: 500 }, (_, i) => ({
+    operation: "UPDATE",
+    domainName: `r${round - 1}-${i}.mass.example`,
+    projectLabel: "mass",
+    backendLabel: round % 2 ? "api" : "web",
+    enableSSL: round % 2 === 0,
+  })),
+  ...Array.from({ length: 500 }, (_, i) => ({
+    operation: "CREATE",
+    domainName: `r${round}-${i}.mass.example`,
+    projectLabel: "mass",
+    backendLabel: "web",
+    enableSSL: true,
+    ...(i % 10 === 0 && { redirectToUrl: `https://target.example/r${round}/*` }),
+  })),
+];
+
+/** Seeds 5000 domains into project "big" on both sides with one mass update each. */
+async function seedBigProject({ api, floor, toFloor }) {
   const seed = Array.from({ length: 5000 }, (_, i) => ({
     operation: "CREATE",
     domainName: `d${i}.big.example`,
@@ -137,51 +140,62 @@ async function main() {
     backendLabel: i % 3 ? "web" : "api",
     enableSSL: i % 2 === 0,
   }));
-  await request(api.url, "/domains/massupdate", { method: "POST", body: { domainOperations: seed }, auth: admin });
+  const body = { domainOperations: seed };
+  await request(api.url, "/domains/massupdate", { method: "POST", body, auth: basic(ADMIN) });
   await request(floor.url, "/massupdate", { method: "POST", body: toFloor(seed) });
-  const count = Object.keys(JSON.parse(await request(api.url, "/domains/big", { auth: user }))).length;
+  const count = Object.keys(JSON.parse(await request(api.url, "/domains/big", { auth: basic(USER) }))).length;
   if (count !== 5000) throw new Error(`expected 5000 domains, the API listed ${count}`);
-  const floorProjectId = layout.findIndex((p) => p.label === "big") + 1;
-  const list = { api: [], floor: [] };
-  for (let round = 0; round < WARMUP + GET_ROUNDS; round++) {
-    const apiMs = await timed(() => request(api.url, "/domains/big", { auth: user }));
-    const floorMs = await timed(() => request(floor.url, `/domains/${floorProjectId}`));
-    if (round >= WARMUP) {
-      list.api.push(apiMs);
-      list.floor.push(floorMs);
-    }
-  }
+  return LAYOUT.findIndex((p) => p.label === "big") + 1;
+}
 
-  // What HTTP Basic alone costs an API user once the isolate remembers the credentials (PROXY_AUTH_CACHE_TTL), against
-  // the floor's bare request.
-  const auth = { api: [], floor: [] };
-  for (let round = 0; round < WARMUP + GET_ROUNDS; round++) {
-    const ms = await timed(() => request(api.url, "/test/authping", { auth: user }));
-    const floorMs = await timed(() => request(floor.url, "/ping"));
-    if (round >= WARMUP) {
-      auth.api.push(ms);
-      auth.floor.push(floorMs);
-    }
-  }
-
+function report({ mass, list, auth, authCold }) {
   console.log("");
   console.log(
     `bench:proxy (${MASS_ROUNDS} mass updates, ${GET_ROUNDS} reads after ${WARMUP} warm-ups each; wall time per request, ms)`,
   );
   console.log("                                          API p50  API p90  floor p50  ratio p50");
-  const row = (name, samples) => {
-    const apiP50 = percentile(samples.api, 50);
-    const floorP50 = percentile(samples.floor, 50);
+  const line = (name, apiP50, apiP90, floorP50) =>
     console.log(
-      `${name.padEnd(40)} ${fmt(apiP50)} ${fmt(percentile(samples.api, 90))} ${fmt(floorP50).padStart(10)} ${(apiP50 / floorP50).toFixed(2).padStart(9)}x`,
+      `${name.padEnd(40)} ${fmt(apiP50)} ${apiP90 === null ? "".padStart(8) : fmt(apiP90)} ${fmt(floorP50).padStart(10)} ${(apiP50 / floorP50).toFixed(2).padStart(9)}x`,
     );
-  };
+  const row = (name, samples) =>
+    line(name, percentile(samples.api, 50), percentile(samples.api, 90), percentile(samples.floor, 50));
   row("POST /domains/massupdate (1000 ops)", mass);
   row("GET /domains/{p} (5000 domains)", list);
   row("GET /test/authping (Basic, warm)", auth);
-  console.log(
-    `${"GET /test/authping (Basic, first request)".padEnd(40)} ${fmt(authCold)} ${"".padStart(8)} ${fmt(percentile(auth.floor, 50)).padStart(10)} ${(authCold / percentile(auth.floor, 50)).toFixed(2).padStart(9)}x`,
+  line("GET /test/authping (Basic, first request)", authCold, null, percentile(auth.floor, 50));
+}
+
+async function main() {
+  const stands = await startStands();
+  const { api, floor, toFloor } = stands;
+  const user = basic(USER);
+  // The user's first request finds no remembered credentials in the isolate: it pays the PBKDF2 check.
+  const authCold = await timed(() => request(api.url, "/test/authping", { auth: user }));
+  const mass = await pairedRounds(
+    MASS_ROUNDS,
+    (round) =>
+      request(api.url, "/domains/massupdate", {
+        method: "POST",
+        body: { domainOperations: massOperationsOf(round) },
+        auth: user,
+      }),
+    (round) => request(floor.url, "/massupdate", { method: "POST", body: toFloor(massOperationsOf(round)) }),
   );
+  const floorProjectId = await seedBigProject(stands);
+  const list = await pairedRounds(
+    GET_ROUNDS,
+    () => request(api.url, "/domains/big", { auth: user }),
+    () => request(floor.url, `/domains/${floorProjectId}`),
+  );
+  // What HTTP Basic alone costs an API user once the isolate remembers the credentials (PROXY_AUTH_CACHE_TTL), against
+  // the floor's bare request.
+  const auth = await pairedRounds(
+    GET_ROUNDS,
+    () => request(api.url, "/test/authping", { auth: user }),
+    () => request(floor.url, "/ping"),
+  );
+  report({ mass, list, auth, authCold });
 }
 
 try {
