@@ -10,7 +10,20 @@ import { proxySettings } from "../settings";
 
 export type ProxyEnv = { Bindings: Env; Variables: { caller: Caller } };
 
+/**
+ * A browser remembers Basic credentials typed into its login dialog (which any 401 of this API opens) and sends them
+ * with every later request to the origin, whichever site's page makes it: a form on another site could then write here
+ * as the user, since JSON is read whatever the Content-Type says. Browsers mark such requests with Sec-Fetch-Site;
+ * clients that are not browsers send none, and the console and Swagger UI are same-origin.
+ */
+const CROSS_SITE = new Set(["cross-site", "same-site"]);
+
 export const requireBasicAuth = createMiddleware<ProxyEnv>(async (c, next) => {
+  if (CROSS_SITE.has(c.req.header("Sec-Fetch-Site") ?? "")) {
+    throw new Forbidden(
+      "Refused: a page of another site may not use this API's login (Sec-Fetch-Site), nothing was done",
+    );
+  }
   const credentials = parseBasicAuth(c.req.header("Authorization"));
   if (!credentials) throw new Unauthorized();
   const settings = proxySettings(c.env);
