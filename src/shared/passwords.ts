@@ -1,6 +1,6 @@
 // Password hashing for API users and news users: PBKDF2-SHA256 through WebCrypto with a per-user salt,
 // stored as "pbkdf2-sha256$<iterations>$<salt>$<hash>" (base64url) so the cost can grow later.
-import { fromBase64Url, toBase64Url } from "./bytes";
+import { fromBase64Url, sha256Hex, toBase64Url } from "./bytes";
 
 /** The Workers runtime refuses PBKDF2 above 100 000 iterations, so that is both our floor and ceiling. */
 export const PBKDF2_ITERATIONS = 100_000;
@@ -28,6 +28,16 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 /** Compares two strings in constant time (for secrets such as bearer tokens and master keys). */
 export function constantTimeEqualText(a: string, b: string): boolean {
   return constantTimeEqual(encoder.encode(a), encoder.encode(b));
+}
+
+/**
+ * Compares a presented secret with the configured one in constant time. Both are hashed first, so that the time does
+ * not depend on their lengths either: a byte-wise comparison runs over the longer of the two, which tells a caller
+ * sending ever longer guesses how long the secret is.
+ */
+export async function sameSecret(presented: string, secret: string): Promise<boolean> {
+  const [a, b] = await Promise.all([sha256Hex(presented), sha256Hex(secret)]);
+  return constantTimeEqualText(a, b);
 }
 
 export async function hashPassword(password: string): Promise<string> {

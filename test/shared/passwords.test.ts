@@ -1,6 +1,12 @@
 // Password storage: salted PBKDF2-SHA256 hashes, their verification, and constant-time comparison of secrets.
 import { describe, expect, it } from "vitest";
-import { constantTimeEqualText, hashPassword, PBKDF2_ITERATIONS, verifyPassword } from "../../src/shared/passwords";
+import {
+  constantTimeEqualText,
+  hashPassword,
+  PBKDF2_ITERATIONS,
+  sameSecret,
+  verifyPassword,
+} from "../../src/shared/passwords";
 
 describe("password hashing", () => {
   it("stores PBKDF2-SHA256 with the iteration count and a per-hash salt", async () => {
@@ -24,5 +30,13 @@ describe("password hashing", () => {
     expect(constantTimeEqualText("token", "tokem")).toBe(false);
     expect(constantTimeEqualText("token", "token2")).toBe(false);
     expect(constantTimeEqualText("", "")).toBe(true);
+  });
+
+  it("tells a configured secret from a prefix, an extension, a case change and the empty string", async () => {
+    expect(await sameSecret("master-key-1", "master-key-1")).toBe(true);
+    for (const presented of ["master-key-", "master-key-12", "MASTER-KEY-1", "", "master-key-1 "])
+      expect(await sameSecret(presented, "master-key-1")).toBe(false);
+    expect(await sameSecret("é", "é")).toBe(true);
+    expect(await sameSecret("e\u0301", "é")).toBe(false);
   });
 });

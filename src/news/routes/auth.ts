@@ -5,8 +5,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { parseBasicAuth, parseBearer } from "../../shared/http/basic-auth";
 import { database } from "../../shared/db";
-import { sha256Hex } from "../../shared/bytes";
-import { constantTimeEqualText, verifyPassword } from "../../shared/passwords";
+import { sameSecret, verifyPassword } from "../../shared/passwords";
 import { loginRefused, masterKeyRefused, tokenRefused } from "../errors";
 import { newsSettings, requiredSecret } from "../settings";
 import { findUserByEmail, getUser, type NewsUser } from "../store/users";
@@ -63,15 +62,6 @@ function cookieToken(c: Context): string | undefined {
 /** Sets the session cookie a login answers with, for clients of the original that read their token from it. */
 export function setSessionCookie(c: Context, token: string): void {
   setCookie(c, SESSION_COOKIE, token, { path: "/", httpOnly: true, secure: true, sameSite: "Strict" });
-}
-
-/**
- * Compares a presented secret with the real one in constant time. Both are hashed first so that the time does not
- * depend on their lengths either (a byte-wise comparison would tell how long the master key is).
- */
-async function sameSecret(presented: string, secret: string): Promise<boolean> {
-  const [a, b] = await Promise.all([sha256Hex(presented), sha256Hex(secret)]);
-  return constantTimeEqualText(a, b);
 }
 
 /** Requires the master key MASTER_KEY, compared in constant time; anything else is 401. */

@@ -2,7 +2,7 @@
 import { toHex } from "../../shared/bytes";
 import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { constantTimeEqualText, hashPassword, verifyPassword } from "../../shared/passwords";
+import { constantTimeEqualText, hashPassword, sameSecret, verifyPassword } from "../../shared/passwords";
 import { NotFound } from "../domain-errors";
 import { anyPatternMatchesLabel } from "./project-patterns";
 import { apiUsers } from "./tables";
@@ -84,8 +84,8 @@ export async function authenticate(
   now = Date.now(),
 ): Promise<Caller | undefined> {
   const adminConfigured = Boolean(admin.username && admin.password);
-  const isAdminName = adminConfigured && constantTimeEqualText(username, admin.username!);
-  const isAdminPassword = adminConfigured && constantTimeEqualText(password, admin.password!);
+  const isAdminName = adminConfigured && (await sameSecret(username, admin.username!));
+  const isAdminPassword = adminConfigured && (await sameSecret(password, admin.password!));
   if (isAdminName && isAdminPassword) return { username, isAdmin: true, projectPatterns: [] };
   const user = await findApiUser(db, username);
   // The administrator's name never logs in as an API user of the same name.

@@ -9,7 +9,7 @@ import { database } from "../../shared/db";
 import { parseBearer } from "../../shared/http/basic-auth";
 import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
-import { constantTimeEqualText } from "../../shared/passwords";
+import { sameSecret } from "../../shared/passwords";
 import { versionNotFound } from "../domain-errors";
 import { REALM } from "../errors";
 import { previewHaproxy } from "../haproxy/preview";
@@ -48,7 +48,7 @@ const requireMetricsReader = createMiddleware<ProxyEnv>(async (c, next) => {
     return;
   }
   const expected = proxySettings(c.env).PROXY_METRICS_TOKEN;
-  if (expected === undefined || !constantTimeEqualText(bearer, expected)) {
+  if (expected === undefined || !(await sameSecret(bearer, expected))) {
     throw new HttpError(
       401,
       "Authentication required: the PROXY_METRICS_TOKEN bearer or the administrator's credentials",

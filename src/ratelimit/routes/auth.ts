@@ -4,7 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { parseBearer } from "../../shared/http/basic-auth";
 import { HttpError } from "../../shared/http/errors";
 import { text } from "../../shared/http/openapi";
-import { constantTimeEqualText } from "../../shared/passwords";
+import { sameSecret } from "../../shared/passwords";
 import { rateLimitSettings } from "../settings";
 
 /** The security scheme's name in the OpenAPI document. */
@@ -36,16 +36,16 @@ export function registerAdminTokenScheme(app: OpenAPIHono<{ Bindings: Env }>): v
 const unauthorized = (message: string) => new HttpError(401, message, { "WWW-Authenticate": CHALLENGE });
 
 /** Whether `authorization` holds the RATELIMIT_ADMIN_TOKEN bearer (false when no token is configured). */
-function holdsAdminToken(env: Env, authorization: string | undefined): boolean {
+async function holdsAdminToken(env: Env, authorization: string | undefined): Promise<boolean> {
   const expected = rateLimitSettings(env).RATELIMIT_ADMIN_TOKEN;
   const given = parseBearer(authorization);
-  return Boolean(expected) && given !== undefined && constantTimeEqualText(given, expected!);
+  return Boolean(expected) && given !== undefined && (await sameSecret(given, expected!));
 }
 
 /** Admin routes need the RATELIMIT_ADMIN_TOKEN bearer; without a configured token they do not exist. */
 export const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, next) => {
   if (!rateLimitSettings(c.env).RATELIMIT_ADMIN_TOKEN) throw new HttpError(404, "404 page not found");
-  if (!holdsAdminToken(c.env, c.req.header("Authorization"))) {
+  if (!(await holdsAdminToken(c.env, c.req.header("Authorization")))) {
     throw unauthorized("unauthorized: send Authorization: Bearer <RATELIMIT_ADMIN_TOKEN>");
   }
   await next();
@@ -55,8 +55,8 @@ export const requireAdminToken = createMiddleware<{ Bindings: Env }>(async (c, n
  * An admin-only option of a public route (POST /json?explain=true): 401 without the bearer, also when no token is
  * configured (the route itself exists for everyone).
  */
-export function requireAdminFor(env: Env, authorization: string | undefined, what: string): void {
-  if (holdsAdminToken(env, authorization)) return;
+export async function requireAdminFor(env: Env, authorization: string | undefined, what: string): Promise<void> {
+  if (await holdsAdminToken(env, authorization)) return;
   const configured = Boolean(rateLimitSettings(env).RATELIMIT_ADMIN_TOKEN);
   throw unauthorized(
     configured

@@ -69,7 +69,7 @@ export const healthcheckRoute = createRoute({
 async function shouldRateLimit(c: Context<RateLimitEnv>) {
   // Checked before the body is read: explaining shows the configuration, an admin's view.
   const explain = c.req.query("explain") === "true";
-  if (explain) requireAdminFor(c.env, c.req.header("Authorization"), "explain=true");
+  if (explain) await requireAdminFor(c.env, c.req.header("Authorization"), "explain=true");
   const settings = rateLimitSettings(c.env);
   const limit = { maxBytes: settings.RATELIMIT_MAX_REQUEST_BYTES, setting: "RATELIMIT_MAX_REQUEST_BYTES" };
   const request = parseRateLimitRequestText(await readBodyText(c.req.raw, limit), requestLimits(settings));
