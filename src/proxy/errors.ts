@@ -4,7 +4,8 @@ import { DomainError, type DomainErrorKind } from "../shared/domain-errors";
 import { errorHandler, HttpError } from "../shared/http/errors";
 import { PreconditionFailed, RunFailed } from "./domain-errors";
 
-export const REALM = 'Basic realm="proxy"';
+// The original's realm (Helidon security with realm "agiprx"): clients that keep credentials per realm still answer.
+export const REALM = 'Basic realm="agiprx"';
 
 export class Unauthorized extends HttpError {
   override name = "Unauthorized";

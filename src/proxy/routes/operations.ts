@@ -53,7 +53,7 @@ const requireMetricsReader = createMiddleware<ProxyEnv>(async (c, next) => {
       401,
       "Authentication required: the PROXY_METRICS_TOKEN bearer or the administrator's credentials",
       {
-        "WWW-Authenticate": `${REALM}, Bearer realm="proxy"`,
+        "WWW-Authenticate": `${REALM}, Bearer realm="agiprx"`,
       },
     );
   }

@@ -20,7 +20,7 @@ describe("GET /admin/audit", () => {
   it("answers 401 without credentials and 403 to a tenant, even one matching every project", async () => {
     const anonymous = await call("/admin/audit");
     expect(anonymous.status).toBe(401);
-    expect(anonymous.headers.get("WWW-Authenticate")).toBe('Basic realm="proxy"');
+    expect(anonymous.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
     const everything = await createApiUser("aueverything", [".*"]);
     expect(await expectJson(as(everything, "/admin/audit"), 403)).toEqual(errorBody("Administrator access required"));
     expect(await expectJson(as(tenant, "/admin/audit?project=au"), 403)).toEqual(

@@ -51,7 +51,7 @@ describe("administrator only", () => {
     it(`${method} ${path} answers 401 without credentials`, async () => {
       const response = body === undefined ? await call(path, { method }) : await callJson(path, method, body);
       expect(response.status).toBe(401);
-      expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="proxy"');
+      expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
     });
   }
 

@@ -253,7 +253,7 @@ describe("GET /admin/metrics", () => {
     expect(await expectJson(refused, 401)).toEqual(
       errorBody("Authentication required: the PROXY_METRICS_TOKEN bearer or the administrator's credentials"),
     );
-    expect(refused.headers.get("WWW-Authenticate")).toBe('Basic realm="proxy", Bearer realm="proxy"');
+    expect(refused.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx", Bearer realm="agiprx"');
     // Without a configured token no bearer is accepted.
     expect((await get(`Bearer ${METRICS_TOKEN}`, withVars())).status).toBe(401);
     expect((await get(null)).status).toBe(401);

@@ -184,7 +184,7 @@ describe("GET /projects/{projectLabel}", () => {
   it("answers 401 without credentials", async () => {
     const response = await call("/projects/shop");
     expect(response.status).toBe(401);
-    expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="proxy"');
+    expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
   });
 });
 

@@ -46,7 +46,7 @@ describe("GET /test/authping", () => {
     it(`refuses ${label} with 401 and a Basic challenge`, async () => {
       const response = await call("/test/authping", { headers: header ? { Authorization: header } : {} });
       expect(response.status).toBe(401);
-      expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="proxy"');
+      expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
       expect(await response.json()).toEqual(unauthorizedBody);
     });
   }
