@@ -121,9 +121,9 @@ describe("locks", () => {
 
 describe("on a slave instance", () => {
   for (const path of ["/admin/gensynchaprx", "/admin/writesshprx", "/maintenance/start"]) {
-    it(`${path} answers 405`, async () => {
+    it(`${path} answers 405 with the original's words`, async () => {
       expect(await expectJson(callWith(withVars({ INSTANCE_ROLE: "slave" }), path), 405)).toEqual(
-        errorBody("This is a slave instance: writes and jobs must go to the master instance"),
+        errorBody("Job needs to be started on master instance (this is a slave instance)"),
       );
     });
   }

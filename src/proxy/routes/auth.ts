@@ -39,13 +39,19 @@ export const requireBasicAuth = createMiddleware<ProxyEnv>(async (c, next) => {
   await next();
 });
 
-/** Writes and jobs run only on the master instance; a slave refuses them with 405. */
-export const requireMaster = createMiddleware<ProxyEnv>(async (c, next) => {
-  if (proxySettings(c.env).INSTANCE_ROLE !== "master") {
-    throw new HttpError(405, "This is a slave instance: writes and jobs must go to the master instance");
-  }
-  await next();
-});
+const onMasterOnly = (refusal: string) =>
+  createMiddleware<ProxyEnv>(async (c, next) => {
+    if (proxySettings(c.env).INSTANCE_ROLE !== "master") throw new HttpError(405, refusal);
+    await next();
+  });
+
+/** Writes run only on the master instance; a slave refuses them with 405. */
+export const requireMaster = onMasterOnly("This is a slave instance: writes and jobs must go to the master instance");
+
+/** Jobs run only on the master instance: a slave refuses them with 405 and the original's words. */
+export const requireMasterForJob = onMasterOnly(
+  "Job needs to be started on master instance (this is a slave instance)",
+);
 
 /** The management endpoints (/admin/...) are for the administrator of the secrets only. */
 export const requireAdmin = createMiddleware<ProxyEnv>(async (c, next) => {

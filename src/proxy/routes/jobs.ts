@@ -31,7 +31,7 @@ import { findChallenge } from "../pki/acme-issuer";
 import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
 import { recordAudit } from "../audit/log";
 import { deleted } from "./admin";
-import { requireBasicAuth, requireMaster, type ProxyEnv } from "./auth";
+import { requireBasicAuth, requireMasterForJob, type ProxyEnv } from "./auth";
 import { certificateExample, CERTIFICATE_NAME } from "./examples";
 import { jsonResponse } from "./json";
 import {
@@ -63,7 +63,7 @@ import {
 import { auditEntry, DryRunQuery, writeControl } from "./writes";
 
 /** Starting a job: any authenticated caller, on the master instance. */
-const starting = { security: basicAuth, middleware: [requireBasicAuth, requireMaster] };
+const starting = { security: basicAuth, middleware: [requireBasicAuth, requireMasterForJob] };
 
 /**
  * A job the API started (or ran) is an accepted write: the audit log records `summary` (by default its kind and run),
