@@ -59,23 +59,15 @@ const ORDER = {
   ],
 };
 
-/** What the answers so far gave: the news user's token and id (made at sign-up, so no example can name them). */
+/** What the answers so far gave: the news user's token (made at sign-up, so no example can name it). */
 interface Answers {
   newsToken?: string;
-  newsUserId?: string;
 }
-
-/** Path parameters no example can name, and the answer each comes from (as the parameter's description says). */
-const FROM_ANSWERS: Record<string, (answers: Answers) => string | undefined> = {
-  "PUT /users/{id} id": (answers) => answers.newsUserId,
-  "PUT /users/{id}/password id": (answers) => answers.newsUserId,
-};
 
 /** Keeps what later steps need from an answer. */
 function remember(step: string, text: string, answers: Answers) {
   if (step === "POST /users") {
-    const { token, user } = JSON.parse(text);
-    Object.assign(answers, { newsToken: token, newsUserId: user.id });
+    answers.newsToken = JSON.parse(text).token;
   }
 }
 
@@ -111,15 +103,15 @@ function authorization(step: string, answers: Answers): string | undefined {
   return value;
 }
 
-/** The path with each parameter from its example (or the answer FROM_ANSWERS names); no other required parameter. */
-function concretePath(step: string, answers: Answers): string {
+/** The path with each parameter from its example; no other required parameter. */
+function concretePath(step: string): string {
   const pathName = step.split(" ")[1];
   const parameters = operationOf(step).parameters ?? [];
   const unfilled = parameters.filter((parameter) => parameter.required && parameter.in !== "path");
   expect(unfilled.map((parameter) => parameter.name)).toEqual([]);
   return pathName.replaceAll(/\{([^}]+)\}/g, (_, name: string) => {
     const parameter = parameters.find((candidate) => candidate.in === "path" && candidate.name === name);
-    const value = parameter?.example ?? parameter?.schema?.example ?? FROM_ANSWERS[`${step} ${name}`]?.(answers);
+    const value = parameter?.example ?? parameter?.schema?.example;
     if (value === undefined) throw new Error(`${step}: the path parameter ${name} has no example`);
     return encodeURIComponent(value);
   });
@@ -130,7 +122,7 @@ async function send(step: string, answers: Answers) {
   const { mediaType, example } = bodyExample(step);
   expect(example, `${step}: the ${mediaType} body has no example`).toBeDefined();
   const auth = authorization(step, answers);
-  const response = await fetch(`${server.url}${concretePath(step, answers)}`, {
+  const response = await fetch(`${server.url}${concretePath(step)}`, {
     method: step.split(" ")[0],
     headers: { "content-type": mediaType, ...(auth && { authorization: auth }) },
     body: typeof example === "string" ? example : JSON.stringify(example),
@@ -148,7 +140,7 @@ const AFTER_BODIES: Partial<Record<keyof typeof ORDER, string[]>> = {
 /** Sends a body-less operation with its path examples; the answer must be 2xx. */
 async function sendPathOnly(step: string, answers: Answers) {
   const auth = authorization(step, answers);
-  const response = await fetch(`${server.url}${concretePath(step, answers)}`, {
+  const response = await fetch(`${server.url}${concretePath(step)}`, {
     method: step.split(" ")[0],
     headers: auth ? { authorization: auth } : {},
   });

@@ -119,6 +119,10 @@ export const UpdateArticle = z.object({
   companies: articleFields.companies,
 });
 
+const USER_ID_DESCRIPTION =
+  "the user's id: `user.id` in the answer of POST /users or POST /auth. An id longer than 64 characters " +
+  "names no user: 404, as an unknown one does.";
+
 /** A user's id is made at sign-up: no example can name it, the description says where it is. */
 export const IdParam = z.object({
   id: z
@@ -126,12 +130,17 @@ export const IdParam = z.object({
     .min(1)
     .max(64)
     .openapi({
-      param: {
-        description:
-          "the user's id: `user.id` in the answer of POST /users or POST /auth. An id longer than 64 characters " +
-          "names no user: 404, as an unknown one does.",
-      },
+      param: { description: USER_ID_DESCRIPTION },
     }),
+});
+
+/** The id of a user one changes: `me` names the caller, as in the original (the generator's `params.id === 'me'`). */
+export const ChangedUserIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { description: `${USER_ID_DESCRIPTION} \`me\` names the caller.`, example: "me" } }),
 });
 
 /** The first article stored: the one the example of POST /news adds to an installation with no articles yet. */

@@ -33,6 +33,7 @@ import {
   failures,
   formOrJson,
   FullUserView,
+  ChangedUserIdParam,
   IdParam,
   json,
   jsonList,
@@ -112,7 +113,7 @@ const update = createRoute({
   summary: "Change a user's name or picture (the user, or an admin)",
   security: secured("news_token"),
   middleware: [requireUser(), validateNews("json", UpdateUser)],
-  request: { params: IdParam, body: formOrJson(UpdateUser, updateUserExample) },
+  request: { params: ChangedUserIdParam, body: formOrJson(UpdateUser, updateUserExample) },
   responses: { 200: json(FullUserView, "the changed user"), ...failures(400, 401, 404, 413) },
 });
 
@@ -124,7 +125,7 @@ const changePassword = createRoute({
   summary: "Change one's own password (ends every session issued before)",
   security: secured("news_login"),
   middleware: [requirePassword, validateNews("json", UpdatePassword)],
-  request: { params: IdParam, body: formOrJson(UpdatePassword, changePasswordExample) },
+  request: { params: ChangedUserIdParam, body: formOrJson(UpdatePassword, changePasswordExample) },
   responses: { 200: json(FullUserView, "the user"), ...failures(400, 401, 404, 413) },
 });
 
@@ -186,6 +187,16 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
   registerUserByIdRoutes(app, own);
 }
 
+/**
+ * The user a change names, as the original found it before it checked who may change it: `me` is the caller, and an id
+ * that names no user answers 404 (GET /users/{id} tells as much to anyone).
+ */
+async function existingUserId(db: D1Database, param: string, caller: { id: string }): Promise<string> {
+  const id = param === "me" ? caller.id : param;
+  if (!(await getUser(database(db), id))) throw recordNotFound();
+  return id;
+}
+
 /** The routes of one user by id: read, update, change the password, delete. */
 function registerUserByIdRoutes(app: OpenAPIHono<NewsEnv>, own: { validation: "middleware" }): void {
   register(
@@ -204,7 +215,7 @@ function registerUserByIdRoutes(app: OpenAPIHono<NewsEnv>, own: { validation: "m
     update,
     async (c) => {
       const caller = c.get("user");
-      const id = c.req.param("id");
+      const id = await existingUserId(c.env.DB, c.req.param("id"), caller);
       if (caller.role !== "admin" && caller.id !== id) {
         throw unauthorized("id", "You can't change other user's data", BEARER_CHALLENGE);
       }
@@ -219,7 +230,7 @@ function registerUserByIdRoutes(app: OpenAPIHono<NewsEnv>, own: { validation: "m
     changePassword,
     async (c) => {
       const caller = c.get("user");
-      if (caller.id !== c.req.param("id")) {
+      if (caller.id !== (await existingUserId(c.env.DB, c.req.param("id"), caller))) {
         throw unauthorized("password", "You can't change other user's password", BASIC_CHALLENGE);
       }
       const user = await setPassword(database(c.env.DB), {
