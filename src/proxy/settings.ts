@@ -240,6 +240,10 @@ export const ProxySettings = z
       questions (ACME_RENEWAL_INFO_PER_RUN) and orders would together leave it under
       ${SUBREQUESTS_RESERVED_PER_CERTIFICATE_RUN} subrequests for its own reads and writes.`,
       ),
+    ACME_REQUEST_TIMEOUT: envDurationMs("30s").pipe(atLeastOneSecond()).describe(oneLine`
+    How long one request to the CA, its answer included, may take. A CA that gives no answer in time (or cannot be
+    reached) fails that request; the run asks it nothing more, and orders nothing more, until the next run. At
+    least 1s.`),
     CERT_WARN_DAYS: envInteger(14, 1).describe(
       oneLine`
       Certificates in use that end within this many days are named in the certificate job's warnings; a certificate

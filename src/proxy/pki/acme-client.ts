@@ -38,6 +38,11 @@ export interface RenewalInfoAnswer {
 }
 
 /** A problem document from the CA (RFC 7807), or a protocol failure of ours. */
+/** The type of an AcmeError that says the CA gave no answer at all (timed out or could not be reached). */
+export const CA_UNREACHABLE = "urn:local:ca-unreachable";
+
+export const isCaUnreachable = (error: unknown) => error instanceof AcmeError && error.type === CA_UNREACHABLE;
+
 export class AcmeError extends Error {
   override name = "AcmeError";
   constructor(

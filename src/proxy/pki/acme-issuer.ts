@@ -3,21 +3,17 @@
 import { eq, inArray } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import type { ProxySettings } from "../settings";
-import { AcmeClient, AcmeError, generateAccountKey } from "./acme-client";
+import { AcmeClient, AcmeError, CA_UNREACHABLE, generateAccountKey } from "./acme-client";
 import type { CertificateIssuer } from "./maintenance";
 import { acmeAccounts, acmeChallenges } from "./tables";
 
 /** An ACME issuer whose account lives in acme_accounts and whose challenges are answered from acme_challenges. */
 export function acmeIssuer(
   db: Database,
-  settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL">,
+  settings: Pick<ProxySettings, "ACME_DIRECTORY_URL" | "ACME_EMAIL" | "ACME_REQUEST_TIMEOUT">,
 ): CertificateIssuer {
   const dependencies = {
-    // A CA that cannot be reached is the CA's failure, told in the attempt's warning like its answers.
-    fetch: (url: string, init?: RequestInit) =>
-      fetch(url, init).catch((error: unknown) => {
-        throw new AcmeError(`${url} could not be reached: ${error instanceof Error ? error.message : String(error)}`);
-      }),
+    fetch: caFetch(settings.ACME_REQUEST_TIMEOUT),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
     challenges: {
       async put(challenge: { token: string; keyAuthorization: string; domainName: string }) {
@@ -54,6 +50,33 @@ export function acmeIssuer(
     // Before prepare() the client has no account, and refuses to order.
     obtain: (domainName, replaces) => client.obtainCertificate(domainName, replaces),
     renewalInfo: (certificateId) => client.renewalInfo(certificateId),
+  };
+}
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/**
+ * fetch for one run's requests to the CA. Each exchange, its body included, ends within `timeoutMs`. A CA that gives
+ * no answer (a time-out, a refused connection) is the CA's failure, told in the attempt's warning like its answers;
+ * the run's later requests then fail at once, so that a hung CA costs a run one time-out, not one per request (up to
+ * ACME_RENEWAL_INFO_PER_RUN questions and ACME_ORDERS_PER_RUN orders).
+ */
+function caFetch(timeoutMs: number) {
+  let unreachable: string | undefined;
+  return async (url: string, init?: RequestInit): Promise<Response> => {
+    if (unreachable) throw new AcmeError(`${url} not asked: ${unreachable}`, CA_UNREACHABLE);
+    try {
+      const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      const body = NULL_BODY_STATUSES.has(response.status) ? null : await response.arrayBuffer();
+      return new Response(body, response);
+    } catch (error) {
+      const timedOut = error instanceof Error && error.name === "TimeoutError";
+      const cause = timedOut
+        ? `did not answer within ${timeoutMs / 1000} s (ACME_REQUEST_TIMEOUT)`
+        : `could not be reached: ${error instanceof Error ? error.message : String(error)}`;
+      unreachable = `the CA at ${url} ${cause} earlier in this run`;
+      throw new AcmeError(`${url} ${cause}`, CA_UNREACHABLE);
+    }
   };
 }
 

@@ -5,7 +5,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../shared/db";
 import { DomainError } from "../../shared/domain-errors";
 import { logError } from "../../shared/log";
-import { AcmeError, type IssuedCertificate } from "./acme-client";
+import { AcmeError, isCaUnreachable, type IssuedCertificate } from "./acme-client";
 import { putAcmeCertificate } from "./certificates";
 import { DerError } from "./der";
 import type { RenewalWindow } from "./renewal";
@@ -54,7 +54,7 @@ export async function attemptOne(
   deps: OrderDependencies,
   target: { domainName: string; renewal?: RenewalOrder; attempt: AttemptRow | undefined },
   warnings: string[],
-): Promise<"obtained" | "failed" | "rate-limited"> {
+): Promise<"obtained" | "failed" | "rate-limited" | "ca-unreachable"> {
   const { domainName, renewal, attempt } = target;
   const attemptAt = deps.now();
   const failuresBefore =
@@ -103,7 +103,7 @@ export async function attemptOne(
       lastError: cause,
     });
     warnings.push(`WARN: no certificate for ${domainName}: ${cause}; next attempt on ${dayStart(next!)}`);
-    return isRateLimit(error) ? "rate-limited" : "failed";
+    return isRateLimit(error) ? "rate-limited" : isCaUnreachable(error) ? "ca-unreachable" : "failed";
   }
 }
 

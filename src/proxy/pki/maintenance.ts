@@ -5,7 +5,7 @@
 // whose last attempt failed waits: at most one failed attempt per domain per (UTC) day, then 2, 4 and at most 7 days.
 import { eq, lt } from "drizzle-orm";
 import { inJsonList, type Database } from "../../shared/db";
-import type { IssuedCertificate, RenewalInfoAnswer } from "./acme-client";
+import { isCaUnreachable, type IssuedCertificate, type RenewalInfoAnswer } from "./acme-client";
 import { attemptOne, dayStart, nextAttemptDay, utcDay, type RenewalOrder } from "./attempts";
 import { listCertificates } from "./certificates";
 import {
@@ -170,6 +170,8 @@ async function dueDomains(
   const ariIds = new Map(candidates.map((certificate) => [certificate.id, ariIdOf(certificate)]));
   const askable = renewalInfoDue(candidates, ariIds, windows, start, deps.settings.ACME_RENEWAL_INFO_PER_RUN);
   const answered: WindowRow[] = [];
+  // Once the CA gives no answer, the run's later questions would fail at once, each with its own warning.
+  const ca = { silent: false };
   for (const domainName of asking) {
     const current = acmeByName.get(acmeCertificateName(domainName));
     if (!current) {
@@ -178,8 +180,9 @@ async function dueDomains(
     }
     const { renewal, window } = await renewalOf(deps, current, ariIds.get(current.id), {
       stored: windows.get(current.id),
-      mayAsk: askable.has(current.id),
+      mayAsk: askable.has(current.id) && !ca.silent,
       warnings,
+      ca,
     });
     if (window) answered.push(window);
     if (deps.now().getTime() >= renewal.at.getTime()) due.push({ domainName, renewal });
@@ -236,12 +239,12 @@ async function obtainDue(
     ordered++;
     const outcome = await attemptOne(db, deps, { domainName, renewal, attempt }, warnings);
     if (outcome === "obtained") obtained = true;
-    if (outcome === "rate-limited") {
+    if (outcome === "rate-limited" || outcome === "ca-unreachable") {
       // Every further order of this run would be refused too, and charged to a domain (other tenants' renewals
       // among them) as its failure: they wait for the next run instead.
       const waiting = due.slice(index + 1).filter((next) => ready(next.domainName)).length;
-      if (waiting > 0)
-        warnings.push(`WARN: the CA limits this account's orders: ${waiting} more due, not tried until the next run`);
+      const why = outcome === "rate-limited" ? "the CA limits this account's orders" : "the CA gave no answer";
+      if (waiting > 0) warnings.push(`WARN: ${why}: ${waiting} more due, not tried until the next run`);
       break;
     }
   }
@@ -340,7 +343,7 @@ async function renewalOf(
   deps: MaintenanceDependencies,
   certificate: CertificateRow,
   certificateId: string | undefined,
-  context: { stored: WindowRow | undefined; mayAsk: boolean; warnings: string[] },
+  context: { stored: WindowRow | undefined; mayAsk: boolean; warnings: string[]; ca: { silent: boolean } },
 ): Promise<{ renewal: Renewal; window?: WindowRow }> {
   const { stored, mayAsk, warnings } = context;
   const byLifetime = { renewal: { at: oneThirdLeft(certificate) } };
@@ -360,6 +363,7 @@ async function renewalOf(
   try {
     answer = await askRenewalInfo(deps.issuer, certificateId, certificate);
   } catch (error) {
+    if (isCaUnreachable(error)) context.ca.silent = true;
     warnings.push(
       `WARN: no renewal information for certificate ${certificate.name} from the CA: ${errorText(error)}; ${known ? "the window it gave before stands" : "it is renewed when a third of its lifetime remains"}`,
     );
