@@ -85,7 +85,7 @@ export const CounterStoreSettings = z.preprocess(
         Durable Object store, with COUNTER_OBJECT_ACTIVE_LIMIT: longest a request waits for a new counter object to be
         admitted. As soon as no object in use can age out for it within the bound (at once, when the oldest ages out
         later), it is answered 500 \`rate limit counter store error: this isolate already uses
-        COUNTER_OBJECT_ACTIVE_LIMIT ...\` (gRPC: UNKNOWN), which Envoy's \`failure_mode_deny\` turns into a pass or a
+        COUNTER_OBJECT_ACTIVE_LIMIT ...\` (gRPC: UNAVAILABLE, HTTP 503), which Envoy's \`failure_mode_deny\` turns into a pass or a
         refusal; \`0\` never waits.`),
     COUNTER_OBJECT_SHARDS: envInteger(64, 1)
       .pipe(z.number().max(4096))

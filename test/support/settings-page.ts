@@ -127,7 +127,8 @@ const workerTables: Table[] = [
   {
     heading: "## Rate limit service",
     intro: oneParagraph`
-      Read by src/ratelimit/settings.ts, with the names and defaults of the spec. Where the reference service
+      Read by src/ratelimit/settings.ts, with the names of the spec and its defaults, except where a row says why it
+      differs (BACKEND_TYPE, the KVSTORE_* time-outs). Where the reference service
       (envoyproxy/ratelimit) names a setting otherwise, its name is the alias. The reference's HOST, PORT, DEBUG_HOST
       and DEBUG_PORT are not read: the Worker serves every route on its own origin.`,
     subheading: "### Rules and answers",
