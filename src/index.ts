@@ -3,6 +3,7 @@ import { app } from "./app";
 import { handleScheduled } from "./jobs/cron";
 import { handleQueue } from "./jobs/queue";
 import { registry } from "./job-registry";
+import { serveWithD1Usage } from "./shared/d1-usage";
 import { configureLogging } from "./shared/log";
 
 export { JobLock } from "../durable-objects/job-lock";
@@ -12,10 +13,11 @@ export { RateLimitStats } from "../durable-objects/rate-limit-stats";
 
 // `satisfies` keeps the handlers typed while tests can still call worker.queue / worker.scheduled directly.
 export default {
-  // Typed like app.fetch, which tests call with an env carrying extra variables.
+  // Typed like app.fetch, which tests call with an env carrying extra variables. D1_USAGE_HEADER on, the request's
+  // D1 work is counted and answered in Server-Timing (src/shared/d1-usage.ts).
   fetch(request: Request, env: Env | {}, ctx?: ExecutionContext) {
     configureLogging(env);
-    return app.fetch(request, env, ctx);
+    return serveWithD1Usage(env, () => app.fetch(request, env, ctx));
   },
   async queue(batch, env, _ctx) {
     configureLogging(env);

@@ -10,6 +10,7 @@ import { RateLimitSettings } from "./ratelimit/settings";
 import { resolveStatsConfig } from "./ratelimit/stats/config";
 import { mapperOfSetting } from "./ratelimit/stats/mapper-setting";
 import { storeChoiceOf } from "./ratelimit/stores/options";
+import { DiagnosticsSettings } from "./shared/d1-usage";
 import { readLogSettings } from "./shared/log";
 import { SettingsError } from "./shared/settings";
 
@@ -29,6 +30,7 @@ const SCHEMAS: [service: string, schema: Schema][] = [
   ["ratelimit", RateLimitSettings],
   ["ratelimit", CounterStoreSettings],
   ["jobs", JobSettings],
+  ["diagnostics", DiagnosticsSettings],
 ];
 
 type Env = Record<string, unknown>;

@@ -35,6 +35,13 @@ describe("settingsProblems beyond the schemas", () => {
     expect(settingsProblems(env)).toEqual([{ setting, message }]);
   });
 
+  it("names a malformed D1_USAGE_HEADER, the Worker's own setting of no service, without its value", () => {
+    expect(settingsProblems({ D1_USAGE_HEADER: "sometimes" })).toEqual([
+      { setting: "D1_USAGE_HEADER", message: 'Invalid option: expected one of "true"|"1"|"t"|"false"|"0"|"f"' },
+    ]);
+    expect(settingsProblems({ D1_USAGE_HEADER: "true" })).toEqual([]);
+  });
+
   it("finds nothing in settings the Worker takes", () => {
     expect(
       settingsProblems({

@@ -5,12 +5,23 @@ import { drizzle } from "drizzle-orm/d1";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { sql } from "drizzle-orm";
 import { utf8Pieces } from "./bytes";
+import { meteredD1 } from "./d1-meter";
+import { currentD1Usage } from "./d1-usage";
 import { perIsolate } from "./isolate";
 
 export type Database = ReturnType<typeof drizzle>;
 
 /** One handle per binding object: building drizzle's dialect and session on every request would cost more than most queries. */
-export const database: (d1: D1Database) => Database = perIsolate("drizzle handle", (d1: D1Database) => drizzle(d1));
+const plainHandle = perIsolate("drizzle handle", (d1: D1Database) => drizzle(d1));
+
+/** The same over the metered binding, which counts each call into the usage record of the request making it. */
+const meteredHandle = perIsolate("metered drizzle handle", (d1: D1Database) => drizzle(meteredD1(d1, currentD1Usage)));
+
+/**
+ * The drizzle handle of a D1 binding: the binding's own, unless the request is counting its D1 work (D1_USAGE_HEADER,
+ * src/shared/d1-usage.ts), then one whose calls are counted.
+ */
+export const database = (d1: D1Database): Database => (currentD1Usage() ? meteredHandle(d1) : plainHandle(d1));
 
 /** A write for commitBatch(): a drizzle query builder, or raw SQL (with parameters) from drizzle's `sql`. */
 export type Statement = SQL | { toSQL(): Query };

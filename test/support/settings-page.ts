@@ -12,6 +12,7 @@ import { ProxySettings } from "../../src/proxy/settings";
 import { CounterStoreSettings, storeAliasOf } from "../../src/ratelimit/counter-store-settings";
 import { mogrifierSettingDocs, observabilityFields } from "../../src/ratelimit/observability-settings";
 import { limitFields, RateLimitSettings } from "../../src/ratelimit/settings";
+import { DiagnosticsSettings } from "../../src/shared/d1-usage";
 import { logSettingDocs } from "../../src/shared/log";
 import { type SettingDoc } from "../../src/shared/settings";
 
@@ -164,6 +165,11 @@ const workerTables: Table[] = [
     heading: "## Logging",
     intro: "Every service of the Worker; read by src/shared/log.ts.",
     settings: logSettingDocs,
+  },
+  {
+    heading: "## Diagnostics",
+    intro: "Every service of the Worker; read by src/shared/d1-usage.ts.",
+    settings: fieldsOf(shapeOf(DiagnosticsSettings as unknown as Node)),
   },
 ];
 
