@@ -6,11 +6,14 @@
 // bench/d1-floor: a bare Worker doing the same D1 writes and reads as plain batches (no auth, validation,
 // lookups or framework), on its own database built from the same migrations, in its own `wrangler dev`.
 // Prints p50 (and p90) in milliseconds and the ratio API / floor, and what HTTP Basic alone costs: the user's first
-// request (the PBKDF2 check) and later ones (credentials remembered by the isolate).
+// request (the PBKDF2 check) and later ones (credentials remembered by the isolate). Beside them, the D1 work of the
+// timed requests per 1,000 (a mass update: per 1,000 domain operations, so per request) on each side, from the
+// Server-Timing header: the API runs with D1_USAGE_HEADER on, the floor always answers it (bench/d1-usage.mjs).
 // Env: BENCH_MASS_ROUNDS (default 20) and BENCH_GET_ROUNDS (default 40) set how many timed rounds each part runs.
 import path from "node:path";
 import { root, stopAll, stopAllOnSignals } from "../test/support/processes.mjs";
 import { startWranglerDev } from "../test/support/wrangler-dev.mjs";
+import { D1_FOOTNOTE, D1Tally, d1Header, d1Line, d1UsageOf } from "./d1-usage.mjs";
 import { percentile } from "./samples.mjs";
 
 stopAllOnSignals();
@@ -25,6 +28,7 @@ const WARMUP = 3;
 
 const basic = ({ username, password }) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
 
+/** Sends a request; answers its body and the D1 work its Server-Timing reports, or throws on a status not 2xx. */
 async function request(base, pathName, { method = "GET", body, auth } = {}) {
   const response = await fetch(`${base}${pathName}`, {
     method,
@@ -36,13 +40,14 @@ async function request(base, pathName, { method = "GET", body, auth } = {}) {
   });
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${pathName} answered ${response.status}: ${text.slice(0, 300)}`);
-  return text;
+  return { text, usage: d1UsageOf(response) };
 }
 
+/** How long `fn` took, and the answer it returned. */
 async function timed(fn) {
   const start = performance.now();
-  await fn();
-  return performance.now() - start;
+  const answer = await fn();
+  return { ms: performance.now() - start, answer };
 }
 
 const fmt = (ms) => ms.toFixed(1).padStart(8);
@@ -64,6 +69,8 @@ async function startStands() {
       // checks still run on every write.
       PROXY_MAX_DOMAINS_PER_PROJECT: "20000",
       PROXY_MAX_INSTALLATION_PUBLIC_CA_DOMAINS: "20000",
+      // Each answer carries its D1 work (Server-Timing), which the report sums.
+      D1_USAGE_HEADER: "true",
     },
     { name: "proxy-api", inheritStderr: true },
   );
@@ -82,7 +89,8 @@ async function startStands() {
     body: { ...USER, projectPatterns: ["mass", "big"] },
     auth: admin,
   });
-  const floorBackends = JSON.parse(await request(floor.url, "/seed", { method: "POST", body: { projects: LAYOUT } }));
+  const seeded = await request(floor.url, "/seed", { method: "POST", body: { projects: LAYOUT } });
+  const floorBackends = JSON.parse(seeded.text);
   const backendId = (projectLabel, backendLabel) => {
     const projectIndex = LAYOUT.findIndex((p) => p.label === projectLabel) + 1;
     return floorBackends.find((b) => b.project_id === projectIndex && b.label === backendLabel).id;
@@ -98,15 +106,17 @@ async function startStands() {
   return { api, floor, toFloor };
 }
 
-/** Runs `rounds` timed pairs of (API, floor) after the warm-ups and keeps the timed ones. */
+/** Runs `rounds` timed pairs of (API, floor) after the warm-ups and keeps the timed ones' times and D1 work. */
 async function pairedRounds(rounds, apiCall, floorCall) {
-  const samples = { api: [], floor: [] };
+  const samples = { api: [], floor: [], d1: { api: new D1Tally(), floor: new D1Tally() } };
   for (let round = 0; round < WARMUP + rounds; round++) {
-    const apiMs = await timed(() => apiCall(round));
-    const floorMs = await timed(() => floorCall(round));
+    const api = await timed(() => apiCall(round));
+    const floor = await timed(() => floorCall(round));
     if (round >= WARMUP) {
-      samples.api.push(apiMs);
-      samples.floor.push(floorMs);
+      samples.api.push(api.ms);
+      samples.floor.push(floor.ms);
+      samples.d1.api.add(api.answer.usage);
+      samples.d1.floor.add(floor.answer.usage);
     }
   }
   return samples;
@@ -143,7 +153,7 @@ async function seedBigProject({ api, floor, toFloor }) {
   const body = { domainOperations: seed };
   await request(api.url, "/domains/massupdate", { method: "POST", body, auth: basic(ADMIN) });
   await request(floor.url, "/massupdate", { method: "POST", body: toFloor(seed) });
-  const count = Object.keys(JSON.parse(await request(api.url, "/domains/big", { auth: basic(USER) }))).length;
+  const count = Object.keys(JSON.parse((await request(api.url, "/domains/big", { auth: basic(USER) })).text)).length;
   if (count !== 5000) throw new Error(`expected 5000 domains, the API listed ${count}`);
   return LAYOUT.findIndex((p) => p.label === "big") + 1;
 }
@@ -164,6 +174,20 @@ function report({ mass, list, auth, authCold }) {
   row("GET /domains/{p} (5000 domains)", list);
   row("GET /test/authping (Basic, warm)", auth);
   line("GET /test/authping (Basic, first request)", authCold, null, percentile(auth.floor, 50));
+  console.log("");
+  const width = 44;
+  // A mass update is 1000 domain operations: its figures per 1,000 operations are those of one request.
+  console.log(d1Header(width, "1,000 operations"));
+  for (const [name, samples, operations] of [
+    ["POST /domains/massupdate (1000 ops)", mass, 1000],
+    ["GET /domains/{p} (5000 domains)", list, 1],
+    ["GET /test/authping (Basic, warm)", auth, 1],
+  ]) {
+    console.log(d1Line(`${name}, API`, samples.d1.api, width, operations));
+    console.log(d1Line(`${name}, floor`, samples.d1.floor, width, operations));
+  }
+  console.log("(an operation: a domain operation of a mass update, else a request)");
+  console.log(D1_FOOTNOTE);
 }
 
 async function main() {
@@ -171,7 +195,7 @@ async function main() {
   const { api, floor, toFloor } = stands;
   const user = basic(USER);
   // The user's first request finds no remembered credentials in the isolate: it pays the PBKDF2 check.
-  const authCold = await timed(() => request(api.url, "/test/authping", { auth: user }));
+  const authCold = (await timed(() => request(api.url, "/test/authping", { auth: user }))).ms;
   const mass = await pairedRounds(
     MASS_ROUNDS,
     (round) =>
