@@ -6,7 +6,9 @@
 //   2. starts `wrangler dev` for the Worker and for bench/news-floor (a bare Worker running the very statements
 //      GET /news runs, built by the app's query builder) on the same --persist-to state;
 //   3. signs a user up through the API and times sequential requests (c=1), alternating API and floor per query.
-// Prints p50 and p99 in milliseconds per side and the ratio API / floor.
+// Prints p50 and p99 in milliseconds per side and the ratio API / floor, and beside them each side's D1 work per
+// 1,000 timed requests from the Server-Timing header (the API runs with D1_USAGE_HEADER on, the floor always answers
+// it; bench/d1-usage.mjs).
 // Env: BENCH_NEWS_ARTICLES (default 100000) sets how many articles are seeded, BENCH_NEWS_ROUNDS (default 1000) how
 // many timed requests each side gets.
 import { createHash } from "node:crypto";
@@ -14,6 +16,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { root, stopAll, stopAllOnSignals, tempDir } from "../test/support/processes.mjs";
 import { startWranglerDev, wranglerSync } from "../test/support/wrangler-dev.mjs";
+import { D1_FOOTNOTE, D1Tally, d1Header, d1Line, d1UsageOf } from "./d1-usage.mjs";
 import { percentile } from "./samples.mjs";
 
 stopAllOnSignals();
@@ -218,7 +221,8 @@ async function timedGet(url, headers) {
   const body = await response.text();
   const ms = performance.now() - start;
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}: ${body.slice(0, 300)}`);
-  return { ms, total: Number(response.headers.get("X-Total-Count")), rows: JSON.parse(body).length };
+  const total = Number(response.headers.get("X-Total-Count"));
+  return { ms, total, rows: JSON.parse(body).length, usage: d1UsageOf(response) };
 }
 
 const fmt = (ms) => ms.toFixed(2).padStart(8);
@@ -246,8 +250,9 @@ async function main() {
   );
 
   // Both servers share the seeded state: the migrations are already applied to it.
+  // D1_USAGE_HEADER: each answer carries its D1 work (Server-Timing), which the report sums.
   const api = await startWranglerDev(
-    { MASTER_KEY, JWT_SECRET },
+    { MASTER_KEY, JWT_SECRET, D1_USAGE_HEADER: "true" },
     { name: "news-api", persistTo, migrate: false, readyPath: "/", inheritStderr: true },
   );
   const signUp = await fetch(`${api.url}/users`, {
@@ -276,7 +281,7 @@ async function main() {
     counts.push(`${q} ${a.total}`);
   }
 
-  const samples = { api: [], floor: [] };
+  const samples = { api: [], floor: [], d1: { api: new D1Tally(), floor: new D1Tally() } };
   const perQuery = new Map(QUERIES.map((q) => [q, { api: [], floor: [] }]));
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     const q = QUERIES[round % QUERIES.length];
@@ -284,12 +289,13 @@ async function main() {
     // Alternate which side goes first, so that neither always meets a warmer cache.
     const order = round % 2 ? ["floor", "api"] : ["api", "floor"];
     for (const side of order) {
-      const { ms } =
+      const { ms, usage } =
         side === "api"
           ? await timedGet(`${api.url}/news?q=${encoded}`, auth)
           : await timedGet(`${floor.url}/?q=${encoded}`);
       if (round >= WARMUP) {
         samples[side].push(ms);
+        samples.d1[side].add(usage);
         perQuery.get(q)[side].push(ms);
       }
     }
@@ -314,6 +320,11 @@ function report(samples, perQuery, counts) {
   console.log(
     `ratio API / floor               ${(percentile(samples.api, 50) / percentile(samples.floor, 50)).toFixed(2).padStart(7)}x ${(percentile(samples.api, 99) / percentile(samples.floor, 99)).toFixed(2).padStart(7)}x`,
   );
+  console.log("");
+  console.log(d1Header(32));
+  console.log(d1Line("GET /news?q=... (API)", samples.d1.api, 32));
+  console.log(d1Line("same FTS SQL on D1 (floor)", samples.d1.floor, 32));
+  console.log(D1_FOOTNOTE);
   console.log("");
   console.log("per query                        API p50  floor p50");
   for (const [q, side] of perQuery)
