@@ -8,13 +8,17 @@
 //      runs `haproxy -c`, swaps the files in (one backend's timeout changes before each round, so every bundle is new
 //      and the agent never skips the check as "unchanged");
 //   4. the floor: `haproxy -c -f haproxy.cfg` on the agent's applied files, run directly.
-// Sequential requests (c=1); prints p50 and mean wall time in milliseconds and the ratios to the floor.
+// Sequential requests (c=1); prints p50 and mean wall time in milliseconds and the ratios to the floor, and beside
+// them the D1 work of the timed gensynchaprx calls per 1,000 calls, from their Server-Timing header (both wrangler
+// dev run with D1_USAGE_HEADER on; bench/d1-usage.mjs). The administrator's call generates inline, in the request,
+// so the header holds the whole run (its job-run row, the load, the stored version); the floor touches no D1.
 // Env: BENCH_PROXY_JOBS_ROUNDS (default 15) timed rounds per side, after 2 warm-ups.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { freePort, root, stopAll, stopAllOnSignals, tempDir } from "../test/support/processes.mjs";
 import { startWranglerDev, wranglerSync } from "../test/support/wrangler-dev.mjs";
+import { D1_FOOTNOTE, D1Tally, d1Header, d1Line, d1UsageOf } from "./d1-usage.mjs";
 import { mean, percentile } from "./samples.mjs";
 
 stopAllOnSignals();
@@ -25,6 +29,8 @@ const PROJECTS = 10;
 const BACKENDS = 1000;
 const DOMAINS_PER_BACKEND = 10;
 const ADMIN = { PROXY_ADMIN_USERNAME: "bench-admin", PROXY_ADMIN_PASSWORD: "bench-admin-password" };
+/** Each answer carries its D1 work (Server-Timing), which the report sums. */
+const COUNTED = { D1_USAGE_HEADER: "true" };
 const AGENT_TOKEN = "bench-agent-token";
 const auth = `Basic ${Buffer.from(`${ADMIN.PROXY_ADMIN_USERNAME}:${ADMIN.PROXY_ADMIN_PASSWORD}`).toString("base64")}`;
 
@@ -71,7 +77,7 @@ async function timedGensync(url) {
   const text = await response.text();
   const ms = performance.now() - start;
   if (response.status !== 200) throw new Error(`gensynchaprx answered ${response.status}: ${text.slice(0, 500)}`);
-  return { ms, warnings: JSON.parse(text) };
+  return { ms, warnings: JSON.parse(text), usage: d1UsageOf(response) };
 }
 
 async function touchBackend(url, round) {
@@ -138,6 +144,12 @@ async function report(pushingUrl, samples) {
     `GET /admin/gensynchaprx, with agent (haproxy -c) ${fmt(percentile(samples.pushing, 50))} ${fmt(mean(samples.pushing))} ${(percentile(samples.pushing, 50) / floor).toFixed(2).padStart(9)}x`,
   );
   console.log(`haproxy -c -f haproxy.cfg alone (floor)          ${fmt(floor)} ${fmt(mean(samples.check))}`);
+  console.log("");
+  console.log(d1Header(48, "1,000 calls"));
+  console.log(d1Line("GET /admin/gensynchaprx, Worker only (no agent)", samples.d1.alone, 48));
+  console.log(d1Line("GET /admin/gensynchaprx, with agent (haproxy -c)", samples.d1.pushing, 48));
+  console.log("haproxy -c alone (floor): no D1");
+  console.log(D1_FOOTNOTE);
 }
 
 async function main() {
@@ -159,15 +171,15 @@ async function main() {
   try {
     console.log("bench:proxy-jobs: starting wrangler dev without and with an agent ...");
     const alone = await startWranglerDev(
-      { ...ADMIN },
+      { ...ADMIN, ...COUNTED },
       { name: "proxy-jobs-alone", persistTo: seeded, migrate: false, inheritStderr: true },
     );
     const pushing = await startWranglerDev(
-      { ...ADMIN, HAPROXY_AGENT_URL: `http://127.0.0.1:${agent.port}`, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
+      { ...ADMIN, ...COUNTED, HAPROXY_AGENT_URL: `http://127.0.0.1:${agent.port}`, HAPROXY_AGENT_TOKEN: AGENT_TOKEN },
       { name: "proxy-jobs-agent", persistTo: withAgentState, migrate: false, inheritStderr: true },
     );
 
-    const samples = { alone: [], pushing: [], check: [] };
+    const samples = { alone: [], pushing: [], check: [], d1: { alone: new D1Tally(), pushing: new D1Tally() } };
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
       // One changed line per round: an unchanged bundle would let the agent skip `haproxy -c` and the reload.
       for (const { url } of [alone, pushing]) await touchBackend(url, round);
@@ -179,6 +191,8 @@ async function main() {
         samples.alone.push(a.ms);
         samples.pushing.push(p.ms);
         samples.check.push(c);
+        samples.d1.alone.add(a.usage);
+        samples.d1.pushing.add(p.usage);
       }
     }
     await report(pushing.url, samples);
