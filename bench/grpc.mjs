@@ -3,7 +3,11 @@
 // both to the same `wrangler dev` in the same run, at 32 calls in flight (closed loop) over 1000 keys.
 // BENCH_DURATION seconds per path (default 16), in 2-second slices alternating between the paths so that both see
 // the same machine; prints calls/s, p50 and p99 per path and the ratio gRPC / JSON (target: 0.7 or more).
-// BENCH_CONCURRENCY changes the 32.
+// BENCH_CONCURRENCY changes the 32. Beside the ratio: the counter objects' calls, rows written and commits per 1,000
+// decisions of both paths, from their statistics on /stats (ratelimit.durable_object.*, read once settled before and
+// after the timed slices, as bench:ratelimit does), and the D1 work of POST /json per 1,000 requests from its
+// Server-Timing header (the Worker runs with D1_USAGE_HEADER on; the gateway does not pass the header on, and its
+// calls run the same decision). A decision reads D1 only when the isolate's view of the rules is due.
 import { spawn } from "node:child_process";
 import http from "node:http";
 import http2 from "node:http2";
@@ -11,6 +15,8 @@ import path from "node:path";
 import { loadProto } from "../grpc-gateway/proto.mjs";
 import { freePort, root, stopAll, stopAllOnSignals } from "../test/support/processes.mjs";
 import { startWranglerDev, wranglerEnv } from "../test/support/wrangler-dev.mjs";
+import { D1_FOOTNOTE, D1Tally, d1Header, d1Line, d1UsageOf } from "./d1-usage.mjs";
+import { perThousand, settledCounterStats } from "./ratelimit-counters.mjs";
 
 stopAllOnSignals();
 
@@ -66,25 +72,32 @@ function noteFailure(reason) {
   return false;
 }
 
-/** POST /json over keep-alive sockets, one per call in flight; resolves true on 200. */
+/**
+ * POST /json over keep-alive sockets, one per call in flight; resolves true on 200. Each 200's D1 work is added to the
+ * caller's `d1` tally once one is set (bench/d1-usage.mjs).
+ */
 function jsonCaller(origin) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const bodies = Array.from({ length: KEYS }, (_, i) => Buffer.from(JSON.stringify(request(i))));
   const url = new URL("/json", origin);
-  return (i) =>
+  /** @type {((i: number) => Promise<boolean>) & { d1?: D1Tally }} */
+  const call = (i) =>
     new Promise((resolve) => {
       const body = bodies[i % KEYS];
       const headers = { "content-type": "application/json", "content-length": body.length };
-      const call = http.request(url, { method: "POST", agent, headers });
-      call.on("response", (response) => {
+      const sent = http.request(url, { method: "POST", agent, headers });
+      sent.on("response", (response) => {
         response.resume();
+        if (response.statusCode === 200)
+          call.d1?.add(d1UsageOf({ headers: { get: (name) => String(response.headers[name] ?? "") } }));
         response.on("end", () =>
           resolve(response.statusCode === 200 || noteFailure(`/json status ${response.statusCode}`)),
         );
       });
-      call.on("error", (error) => resolve(noteFailure(`/json: ${error.message}`)));
-      call.end(body);
+      sent.on("error", (error) => resolve(noteFailure(`/json: ${error.message}`)));
+      sent.end(body);
     });
+  return call;
 }
 
 /**
@@ -155,9 +168,15 @@ function summary(runs) {
   return { rate: latencies.length / seconds, p50: at(0.5), p99: at(0.99), calls: latencies.length, failures };
 }
 
+/** The counter objects' statistics once settled (the objects flush theirs within a second of a call). */
+const settledStats = (url) => settledCounterStats(url, 1500, TOKEN);
+
 async function main() {
   console.log("bench:grpc: starting wrangler dev and the gRPC gateway ...");
-  const { url } = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: TOKEN }, { name: "grpc", inheritStderr: true });
+  const { url } = await startWranglerDev(
+    { RATELIMIT_ADMIN_TOKEN: TOKEN, D1_USAGE_HEADER: "true" },
+    { name: "grpc", inheritStderr: true },
+  );
   const put = await fetch(`${url}/rlconfig/files`, {
     method: "PUT",
     headers: { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
@@ -174,13 +193,18 @@ async function main() {
       throw new Error(`${warm.failures} failed calls while warming up: ${[...failureReasons.keys()].join("; ")}`);
     }
   }
+  const before = await settledStats(url);
+  paths.json.d1 = new D1Tally();
   const runs = { json: [], grpc: [] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of ["json", "grpc"]) runs[name].push(await closedLoop(paths[name], SLICE_MS));
   }
+  const after = await settledStats(url);
+  report(summary(runs.json), summary(runs.grpc), { before, after, d1: paths.json.d1 });
+}
 
-  const json = summary(runs.json);
-  const grpcResult = summary(runs.grpc);
+/** The figures of both paths; throws when more than 0.5 % of the calls failed. */
+function report(json, grpcResult, { before, after, d1 }) {
   const ratio = grpcResult.rate / json.rate;
   const columns = (label, cells) => `${label.padEnd(46)} ${cells.map((cell) => String(cell).padStart(8)).join(" ")}`;
   const row = (label, s) => columns(label, [s.rate.toFixed(0), s.p50.toFixed(1), s.p99.toFixed(1), s.failures]);
@@ -193,6 +217,17 @@ async function main() {
   console.log(
     `ratio gRPC / JSON: ${ratio.toFixed(2)} (target ${TARGET} or more: ${ratio >= TARGET ? "met" : "NOT met"})`,
   );
+  const decisions = json.calls + grpcResult.calls;
+  const objects = perThousand(before, after, decisions, ["calls", "rows_written", "commits"]);
+  console.log(
+    objects
+      ? `counter objects per 1,000 decisions (both paths, /stats): calls ${objects.calls.toFixed(1)}, ` +
+          `rows written ${objects.rows_written.toFixed(1)}, commits ${objects.commits.toFixed(1)}`
+      : "counter objects per 1,000 decisions: n/a (no ratelimit.durable_object statistics on /stats)",
+  );
+  console.log(d1Header(46));
+  console.log(d1Line("POST /json (floor)", d1, 46));
+  console.log(D1_FOOTNOTE);
   // A rebuild of the shared tree restarts wrangler dev's Worker and fails the calls in flight (503); more than that
   // is a fault.
   const failures = json.failures + grpcResult.failures;

@@ -37,10 +37,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The counter objects' statistics from /stats (`name: value` lines), or undefined where the Worker does not count
- * them (an older commit).
+ * them (an older commit). `token`: the server's RATELIMIT_ADMIN_TOKEN, the bench servers' unless given.
  */
-export async function counterStats(url) {
-  const response = await fetch(`${url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+export async function counterStats(url, token = TOKEN) {
+  const response = await fetch(`${url}/stats`, { headers: { Authorization: `Bearer ${token}` } });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`GET /stats answered ${response.status}: ${text.slice(0, 500)}`);
   const values = {};
@@ -56,12 +56,12 @@ export async function counterStats(url) {
  * (STATS_WAIT_MS unless the caller knows its objects flush sooner), until two reads a second apart agree (at most 10
  * more reads).
  */
-export async function settledCounterStats(url, firstWaitMs = STATS_WAIT_MS) {
+export async function settledCounterStats(url, firstWaitMs = STATS_WAIT_MS, token = TOKEN) {
   await sleep(firstWaitMs);
-  let last = await counterStats(url);
+  let last = await counterStats(url, token);
   for (let i = 0; i < 10; i++) {
     await sleep(1000);
-    const next = await counterStats(url);
+    const next = await counterStats(url, token);
     if (JSON.stringify(next) === JSON.stringify(last)) return next;
     last = next;
   }
@@ -70,13 +70,14 @@ export async function settledCounterStats(url, firstWaitMs = STATS_WAIT_MS) {
 }
 
 /**
- * Per 1000 decisions, each counter statistic's growth between two reads: undefined where the Worker does not count
- * them (nothing after the workload); a fresh server has no line before its first counter object reports.
+ * Per 1000 decisions, each counter statistic's growth between two reads (rows_written, commits and objects_started
+ * unless `stats` names others, `calls` say): undefined where the Worker does not count them (nothing after the
+ * workload); a fresh server has no line before its first counter object reports.
  */
-export function perThousand(before = {}, after, decisions) {
+export function perThousand(before = {}, after, decisions, stats = COUNTER_STATS) {
   if (!after || !decisions) return undefined;
   return Object.fromEntries(
-    COUNTER_STATS.map((stat) => [stat, (((after[stat] ?? 0) - (before[stat] ?? 0)) / decisions) * 1000]),
+    stats.map((stat) => [stat, (((after[stat] ?? 0) - (before[stat] ?? 0)) / decisions) * 1000]),
   );
 }
 
