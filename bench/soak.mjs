@@ -11,6 +11,10 @@
 // Beside it runs a control (bench/soak-control.mjs; SOAK_CONTROL=0 leaves it out): a Worker that only answers "ok",
 // under its own wrangler dev, sent GET at the same rate; its two workerd are sampled and reported with the others, and
 // each of npm start's workerd's growth is printed beside its control's.
+// Storage work beside the memory: npm start runs with D1_USAGE_HEADER on, and each kind's D1 work per 1,000 right
+// answers is summed from their Server-Timing headers (bench/d1-usage.mjs); the counter objects' calls, rows written and
+// commits per 1,000 decisions (POST /json and gRPC) come from their statistics on /stats, read before the load and,
+// settled, after it, as bench:ratelimit reads them.
 import grpc from "@grpc/grpc-js";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -18,6 +22,8 @@ import path from "node:path";
 import { loadProto } from "../grpc-gateway/proto.mjs";
 import { commandLine, descendantsOf, residentKiB } from "../scripts/start/processes.mjs";
 import { freePort, root, tempDir } from "../test/support/processes.mjs";
+import { D1_FOOTNOTE, D1Tally, d1Header, d1Line, d1UsageOf } from "./d1-usage.mjs";
+import { counterStats, perThousand, settledCounterStats } from "./ratelimit-counters.mjs";
 import { startControl } from "./soak-control.mjs";
 import { controlComparison, growth, growthWindowMs, sampleTable, soakOptions } from "./soak-figures.mjs";
 
@@ -36,6 +42,8 @@ async function startNpm() {
   const [port, grpcPort, inspectorPort] = [await freePort(), await freePort(), await freePort()];
   const state = tempDir("soak-state-");
   const args = ["start", "--", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort)];
+  // Each answer carries its D1 work (Server-Timing), which the report sums; the arguments after `--` come later.
+  args.push("--var", "D1_USAGE_HEADER:true");
   const extra = process.argv.slice(2);
   const child = spawn("npm", [...args, "--persist-to", state.dir, "--env-file", varsFile, ...extra], {
     cwd: root,
@@ -82,6 +90,8 @@ function memoryOf(npmPid, port) {
 }
 
 const counts = {};
+/** @type {Record<string, D1Tally>} each kind's D1 work, summed over its right answers */
+const d1ByKind = {};
 /** @param {string} kind @param {boolean} right @param {string} [what] the status or error of a wrong answer */
 const tally = (kind, right, what = "") => {
   counts[kind] ??= { right: 0, other: 0, others: {} };
@@ -108,6 +118,7 @@ function makeLoad({ port, grpcPort, token }) {
       const response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
       await response.arrayBuffer();
       tally(kind, ok(response.status), String(response.status));
+      if (ok(response.status)) (d1ByKind[kind] ??= new D1Tally()).add(d1UsageOf(response));
     } catch (error) {
       tally(kind, false, error instanceof Error ? error.name : String(error));
     }
@@ -181,53 +192,96 @@ async function main() {
   try {
     // Inside the try: a control that fails to start stops npm start too.
     if (options.control) control = await startControl();
-    const load = makeLoad({ ...server, token: await signUp(server.port) });
-    const samples = [];
-    const started = Date.now();
-    const sample = () => {
-      const kib = { ...memoryOf(server.child.pid, server.port), ...control?.memory() };
-      samples.push({ atMs: Date.now() - started, kib });
-      const figures = Object.entries(kib).map(([name, value]) => `${name} ${((value ?? 0) / 1024).toFixed(1)}`);
-      console.log(`t=${Math.round((Date.now() - started) / 1000)} s  RSS MiB: ${figures.join(", ")}`);
-    };
-    sample();
-    const inFlight = new Set();
-    const ticker = setInterval(() => {
-      if (inFlight.size >= 500) return tally("skipped (500 in flight)", false);
-      for (const pending of control ? [load.send(), control.send()] : [load.send()]) {
-        inFlight.add(pending);
-        pending.finally(() => inFlight.delete(pending));
-      }
-    }, 1000 / options.rate);
-    const sampler = setInterval(sample, options.sampleSeconds * 1000);
-    // npm start ending early (a crashed workerd stops it) ends the run: the figures so far, then exit code 1.
-    let timer;
-    const ended = await new Promise((resolve) => {
-      timer = setTimeout(() => resolve(false), runMs);
-      server.child.once("exit", () => resolve(true));
-    });
-    clearTimeout(timer);
-    if (ended) {
-      console.error(`soak: npm start exited after ${Math.round((Date.now() - started) / 1000)} s`);
-      process.exitCode = 1;
-    }
-    clearInterval(ticker);
-    clearInterval(sampler);
-    if (!ended) sample();
-    // Every request has its own 10 s bound, but one stuck past it (seen once: the run never printed its figures)
-    // must not hold the report: it is counted as not answered.
-    const settled = await Promise.race([
-      Promise.all(inFlight).then(() => true),
-      new Promise((resolve) => setTimeout(() => resolve(false), 15_000)),
-    ]);
-    if (!settled) for (let i = 0; i < inFlight.size; i++) tally("still in flight 15 s after the end", false);
-    load.client.close();
-    report(samples, Date.now() - started);
-    if (control)
-      console.log(`  control GET /: ${control.counts().sent} sent, ${control.counts().failed} not answered 200`);
+    await soak(server, control);
   } finally {
     await stop();
   }
+}
+
+/**
+ * The mixed load at the fixed rate for the run's time, the processes' memory sampled, then the report. npm start
+ * ending early (a crashed workerd stops it) ends the run: the figures so far, then exit code 1.
+ * @param {Awaited<ReturnType<typeof startNpm>>} server @param {Awaited<ReturnType<typeof startControl>> | undefined} control
+ */
+async function soak(server, control) {
+  const origin = `http://127.0.0.1:${server.port}`;
+  const load = makeLoad({ ...server, token: await signUp(server.port) });
+  const statsBefore = await counterStats(origin, vars.RATELIMIT_ADMIN_TOKEN);
+  const samples = [];
+  const started = Date.now();
+  const sample = () => {
+    const kib = { ...memoryOf(server.child.pid, server.port), ...control?.memory() };
+    samples.push({ atMs: Date.now() - started, kib });
+    const figures = Object.entries(kib).map(([name, value]) => `${name} ${((value ?? 0) / 1024).toFixed(1)}`);
+    console.log(`t=${Math.round((Date.now() - started) / 1000)} s  RSS MiB: ${figures.join(", ")}`);
+  };
+  sample();
+  const inFlight = new Set();
+  const ticker = setInterval(() => {
+    if (inFlight.size >= 500) return tally("skipped (500 in flight)", false);
+    for (const pending of control ? [load.send(), control.send()] : [load.send()]) {
+      inFlight.add(pending);
+      pending.finally(() => inFlight.delete(pending));
+    }
+  }, 1000 / options.rate);
+  const sampler = setInterval(sample, options.sampleSeconds * 1000);
+  const ended = await runEnd(server, started);
+  clearInterval(ticker);
+  clearInterval(sampler);
+  if (!ended) sample();
+  await drain(inFlight);
+  load.client.close();
+  const statsAfter = ended ? undefined : await settledCounterStats(origin, 1500, vars.RATELIMIT_ADMIN_TOKEN);
+  report(samples, Date.now() - started);
+  printStorage(statsBefore, statsAfter);
+  if (control)
+    console.log(`  control GET /: ${control.counts().sent} sent, ${control.counts().failed} not answered 200`);
+}
+
+/** Resolves when the run's time is up (false) or npm start exited before (true, and the exit code becomes 1). */
+async function runEnd(server, started) {
+  let timer;
+  const ended = await new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), runMs);
+    server.child.once("exit", () => resolve(true));
+  });
+  clearTimeout(timer);
+  if (ended) {
+    console.error(`soak: npm start exited after ${Math.round((Date.now() - started) / 1000)} s`);
+    process.exitCode = 1;
+  }
+  return ended;
+}
+
+/**
+ * Waits for the requests in flight. Every request has its own 10 s bound, but one stuck past it (seen once: the run
+ * never printed its figures) must not hold the report: it is counted as not answered.
+ * @param {Set<Promise<unknown>>} inFlight
+ */
+async function drain(inFlight) {
+  const settled = await Promise.race([
+    Promise.all(inFlight).then(() => true),
+    new Promise((resolve) => setTimeout(() => resolve(false), 15_000)),
+  ]);
+  if (!settled) for (let i = 0; i < inFlight.size; i++) tally("still in flight 15 s after the end", false);
+}
+
+/**
+ * The counter objects' work per 1,000 decisions (the right answers of POST /json and gRPC) between two reads of
+ * /stats, and each kind's D1 work per 1,000 right answers.
+ */
+function printStorage(before, after) {
+  const decisions = (counts["POST /json"]?.right ?? 0) + (counts["gRPC ShouldRateLimit"]?.right ?? 0);
+  const objects = perThousand(before, after, decisions, ["calls", "rows_written", "commits"]);
+  console.log(
+    objects
+      ? `\nCounter objects per 1,000 decisions (POST /json and gRPC, /stats): calls ${objects.calls.toFixed(1)}, ` +
+          `rows written ${objects.rows_written.toFixed(1)}, commits ${objects.commits.toFixed(1)}`
+      : "\nCounter objects per 1,000 decisions: n/a (npm start ended early, or no statistics on /stats)",
+  );
+  console.log(d1Header(24, "1,000 right answers"));
+  for (const [kind, d1] of Object.entries(d1ByKind)) console.log(d1Line(`  ${kind}`, d1, 24));
+  console.log(D1_FOOTNOTE);
 }
 
 function report(samples, ranMs) {
