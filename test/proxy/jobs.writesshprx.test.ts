@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createJobRun, getJobRun } from "../../src/jobs/history";
 import { writeSshProxyConfiguration } from "../../src/proxy/sshproxy/versions";
-import { errorBody, expectJson } from "../support/proxy-api";
+import { ADMIN_AUTH, errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
 import { callWith, db, KEY_ANNA, KEY_BEN, withVars } from "../support/proxy-job-env";
 import { silenceConsoleAndRestoreMocks } from "../support/silent-console";
@@ -98,6 +98,26 @@ describe("writesshprx", () => {
       ],
     });
     expect((await expectJson(callWith(withVars(), "/admin/sshproxy"), 200)).version).toBe(first.version);
+  });
+
+  it("answers the administrator and a tenant 500 when the queue refuses its message, fails the run, frees the lock", async () => {
+    const send = vi.spyOn(env.JOBS, "send").mockRejectedValue(new Error("Queue send failed: overloaded"));
+    for (const auth of [ADMIN_AUTH, apiUser]) {
+      const response = await callWith(withVars(), "/admin/writesshprx", auth);
+      expect(await expectJson(response, 500)).toEqual(errorBody("Internal Server Error"));
+      const run = (await db()
+        .$client.prepare("select state, error from job_runs where kind = 'writesshprx' order by id desc limit 1")
+        .first())!;
+      expect(run).toEqual({
+        state: "failed",
+        error: "its queue message could not be sent: Queue send failed: overloaded",
+      });
+    }
+    expect(send).toHaveBeenCalledTimes(2);
+    send.mockClear();
+    // The lock went with the failed send: the next call takes it and answers at once.
+    const ran = await writeSshProxy();
+    expect(await getJobRun(db(), ran)).toMatchObject({ kind: "writesshprx", state: "succeeded" });
   });
 
   it("is for the administrator only", async () => {
