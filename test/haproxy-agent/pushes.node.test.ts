@@ -234,5 +234,17 @@ describe("haproxy-agent: the push log's bound and its file", () => {
     const restarted = createPushLog({ configDir, log: quiet });
     await restarted.load();
     expect(restarted.get("p-received")).toBeUndefined();
+    // Asked, the restarted agent abandons it (its version unknown), for good: a later start still says so.
+    const abandoned = {
+      pushId: "p-received",
+      version: null,
+      state: "abandoned",
+      error: "given up by the control plane before its reload",
+      at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    };
+    expect(await restarted.abandon("p-received")).toEqual(abandoned);
+    const again = createPushLog({ configDir, log: quiet });
+    await again.load();
+    expect(again.get("p-received")).toEqual(abandoned);
   });
 });
