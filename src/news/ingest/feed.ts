@@ -3,10 +3,9 @@
 import { XMLParser } from "fast-xml-parser";
 import { httpUrl } from "../store/text";
 import {
-  FETCH_TIMEOUT_MS,
+  fetchPublisherText,
   parseDate,
   PublisherError,
-  readPublisherText,
   sourceOfUrl,
   type AdapterResult,
   type Fetcher,
@@ -128,16 +127,11 @@ export function parseFeed(xml: string, feedUrl: string): PublisherItem[] {
   throw new PublisherError(`feed ${feedUrl} is neither RSS 2.0 nor Atom`);
 }
 
+const FEED_TYPES = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.8";
+
 export async function fetchFeed(input: { fetch: Fetcher; url: string; since: Date }): Promise<AdapterResult> {
-  const response = await input.fetch(input.url, {
-    headers: { accept: "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.8" },
-    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-  });
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new PublisherError(`feed ${input.url} answered HTTP ${response.status}`);
-  }
-  const xml = await readPublisherText(response, `feed ${input.url}`);
+  const what = `feed ${input.url}`;
+  const xml = await fetchPublisherText(input.fetch, { what, url: input.url, accept: FEED_TYPES, answer: what });
   const all = parseFeed(xml, input.url);
   // Items without a date cannot be placed in time: keep them (storing is idempotent by fingerprint).
   const items = all.filter((item) => !item.publishedAt || item.publishedAt >= input.since);

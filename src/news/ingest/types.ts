@@ -55,17 +55,53 @@ export async function readPublisherText(response: Response, what: string): Promi
   }
 }
 
-/** Fetches JSON, turning an HTTP failure into a PublisherError that names the publisher but never the URL (it holds the key). */
-export async function fetchJson(fetcher: Fetcher, publisher: string, url: string): Promise<unknown> {
-  const response = await fetcher(url, {
-    headers: { accept: "application/json" },
-    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-  });
+/**
+ * Why a publisher gave no usable answer, as the run records it: no answer (or not all of it) within FETCH_TIMEOUT_MS,
+ * or a connection that failed. Names `what` (the publisher), never `url` (an API's holds its key), which is cut out
+ * of the runtime's message should it quote it.
+ */
+function unanswered(what: string, url: string, error: unknown, answered: boolean): PublisherError {
+  if (error instanceof Error && error.name === "TimeoutError") {
+    const wanted = answered ? "send its whole answer" : "answer";
+    return new PublisherError(`${what} did not ${wanted} within ${FETCH_TIMEOUT_MS / 1000} s`);
+  }
+  const cause = (error instanceof Error ? error.message : String(error)).replaceAll(url, "<its URL>");
+  return new PublisherError(`${what} ${answered ? "broke off its answer" : "could not be reached"}: ${cause}`);
+}
+
+/**
+ * A publisher's answer as text, the whole exchange within FETCH_TIMEOUT_MS (the signal also ends a body that never
+ * does). Any failure is a PublisherError naming `what`: an HTTP failure, no answer in time, a failed connection, or
+ * an answer read as `answer` (readPublisherText) that is too large or not UTF-8.
+ */
+export async function fetchPublisherText(
+  fetcher: Fetcher,
+  input: { what: string; url: string; accept: string; answer: string },
+): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetcher(input.url, {
+      headers: { accept: input.accept },
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw unanswered(input.what, input.url, error, false);
+  }
   if (!response.ok) {
     await response.body?.cancel();
-    throw new PublisherError(`${publisher} answered HTTP ${response.status}`);
+    throw new PublisherError(`${input.what} answered HTTP ${response.status}`);
   }
-  const text = await readPublisherText(response, `${publisher}'s answer`);
+  try {
+    return await readPublisherText(response, input.answer);
+  } catch (error) {
+    throw error instanceof PublisherError ? error : unanswered(input.what, input.url, error, true);
+  }
+}
+
+/** Fetches JSON (see fetchPublisherText), failing with a PublisherError that names the publisher but never the URL. */
+export async function fetchJson(fetcher: Fetcher, publisher: string, url: string): Promise<unknown> {
+  const answer = `${publisher}'s answer`;
+  const text = await fetchPublisherText(fetcher, { what: publisher, url, accept: "application/json", answer });
   try {
     return JSON.parse(text);
   } catch {
