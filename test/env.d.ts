@@ -11,5 +11,7 @@ declare namespace Cloudflare {
     TEST_MEMCACHED_PORT: string;
     TEST_MEMCACHED2_PORT: string;
     TEST_DOH_URL: string;
+    TEST_PUBLISHER_URL: string;
+    TEST_REFUSED_URL: string;
   }
 }

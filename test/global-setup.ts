@@ -50,6 +50,30 @@ async function startDoh(
   return { port, server };
 }
 
+/**
+ * Publishers that give no answer, for the ingestion suite: /silent accepts the request and never answers, /trickle
+ * answers its headers and the start of a feed that never ends. Also a port nothing listens on (a refused connection).
+ */
+async function startSilentPublisher(): Promise<Started> {
+  const port = await freePort();
+  const server = createServer((request, response) => {
+    if (request.url !== "/trickle") return;
+    response.writeHead(200, { "content-type": "application/rss+xml" });
+    response.write('<rss version="2.0"><channel>');
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    bindings: {
+      TEST_PUBLISHER_URL: `http://127.0.0.1:${port}`,
+      TEST_REFUSED_URL: `http://127.0.0.1:${await freePort()}/feed.xml`,
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 const SERVERS: TestServer[] = [
   {
     // The key-value store suites: plain servers (main and per-second), one with a password, one for the pool tests
@@ -116,6 +140,12 @@ const SERVERS: TestServer[] = [
         },
       };
     },
+  },
+  {
+    name: "publishers",
+    provides: ["TEST_PUBLISHER_URL", "TEST_REFUSED_URL"],
+    suites: ["test/news/ingest/job.unanswered.test.ts"],
+    start: startSilentPublisher,
   },
 ];
 
