@@ -135,9 +135,27 @@ export function log(level: LogLevel, message: string, fields: Record<string, unk
   else console.log(line);
 }
 
+/** How many causes deep an error is logged. */
+const MAX_CAUSES = 4;
+
+/**
+ * An error as a log field: its name, message and stack, and the name and message of each cause it wraps (drizzle's
+ * "Failed query: ..." wraps D1's own error, which says why), at most MAX_CAUSES deep.
+ */
+function errorDetail(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const causeOf = (current: unknown, depth: number): Record<string, unknown> | undefined => {
+    if (current === undefined || depth > MAX_CAUSES) return undefined;
+    if (!(current instanceof Error)) return { message: String(current) };
+    const cause = causeOf(current.cause, depth + 1);
+    return { name: current.name, message: current.message, ...(cause && { cause }) };
+  };
+  const cause = causeOf(error.cause, 1);
+  return { name: error.name, message: error.message, stack: error.stack, ...(cause && { cause }) };
+}
+
 export function logError(message: string, error: unknown): void {
-  const detail = error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : error;
-  log("error", message, { error: detail });
+  log("error", message, { error: errorDetail(error) });
 }
 
 export function logWarn(message: string, fields: Record<string, unknown> = {}): void {

@@ -57,6 +57,38 @@ describe("log format", () => {
   });
 });
 
+describe("logged errors", () => {
+  it("carry the name and message of each cause, as D1's error under drizzle's", () => {
+    configureLogging({ LOG_FORMAT: "json" });
+    const lines = capture();
+    const d1 = new Error("D1_ERROR: no such table: x: SQLITE_ERROR", { cause: new Error("SQLITE_ERROR") });
+    logError("proxy: unexpected error", new Error('Failed query: select * from "x"\nparams: ', { cause: d1 }));
+    logError("odd", new Error("wraps a string", { cause: "just text" }));
+    expect(JSON.parse(lines[0][1]).error).toEqual({
+      name: "Error",
+      message: 'Failed query: select * from "x"\nparams: ',
+      stack: expect.any(String),
+      cause: {
+        name: "Error",
+        message: "D1_ERROR: no such table: x: SQLITE_ERROR",
+        cause: { name: "Error", message: "SQLITE_ERROR" },
+      },
+    });
+    expect(JSON.parse(lines[1][1]).error).toMatchObject({ message: "wraps a string", cause: { message: "just text" } });
+  });
+
+  it("stop at four causes, so that a cycle ends", () => {
+    configureLogging({ LOG_FORMAT: "json" });
+    const lines = capture();
+    const looped = new Error("loop");
+    looped.cause = looped;
+    logError("cycle", looped);
+    let depth = 0;
+    for (let at = JSON.parse(lines[0][1]).error; at.cause; at = at.cause) depth += 1;
+    expect(depth).toBe(4);
+  });
+});
+
 describe("log level", () => {
   it("drops lines below LOG_LEVEL (info by default; warn and warning alike)", () => {
     configureLogging({ LOG_FORMAT: "json", LOG_LEVEL: "Warning" });
