@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app";
 import { call, callJson } from "../support/worker-http";
 import { bearer, MASTER_KEY, signUp } from "../support/news-api";
+import { d1FailingOn, MISSING_TABLE, withDb } from "../support/failing-d1";
 
 const serverError = (message: string) => ({ valid: false, name: "server", param: "request", message });
 const SERVER_ERROR = serverError("Server error");
@@ -37,6 +38,45 @@ describe("the news API's central error handling", () => {
       "@message": "news: unexpected error",
       error: { message: "D1_ERROR: disk I/O error at /secret/path" },
     });
+  });
+
+  it("answers a write D1 fails with the generic 500, and stores none of it", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const nameOfMe = async () =>
+      ((await (await app.request("/users/me", { headers: bearer(token) }, env)).json()) as { name: string }).name;
+    const name = await nameOfMe();
+    const admin = (await signUp("errors-admin@example.com", { role: "admin" })).token;
+    const story = { title: "A story D1 refused", url: "https://desk.example.com/d1", source: "desk", abstract: "BHP" };
+    // The batch's last statement fails after the article's insert: D1 rolls the whole batch back.
+    const tombstones = d1FailingOn(/^delete from "news_article_tombstones"/);
+    const write = (db: D1Database, path: string, method: string, body: unknown, auth: string) =>
+      app.request(
+        path,
+        { method, headers: { ...bearer(auth), "content-type": "application/json" }, body: JSON.stringify(body) },
+        withDb(db),
+      );
+    for (const response of [
+      await write(tombstones.db, "/news", "POST", story, admin),
+      await write(d1FailingOn(/^update "news_users"/).db, "/users/me", "PUT", { name: "Never Stored" }, token),
+    ]) {
+      expect(response.status).toBe(500);
+      const text = await response.text();
+      expect(JSON.parse(text)).toEqual(SERVER_ERROR);
+      expect(text).not.toMatch(new RegExp(`D1|SQLITE|${MISSING_TABLE}`));
+    }
+    expect(tombstones.failed).toHaveLength(1);
+    expect(logged.mock.calls.map(([line]) => JSON.parse(String(line))["@message"])).toEqual([
+      "news: unexpected error",
+      "news: unexpected error",
+    ]);
+    for (const [line] of logged.mock.calls) expect(String(line)).toContain(`no such table: ${MISSING_TABLE}`);
+    const stored = await env.DB.prepare("select id from articles where title = ?").bind(story.title).all();
+    expect(stored.results).toEqual([]);
+    const links = await env.DB.prepare(
+      "select count(*) as n from article_companies where article_id not in (select id from articles)",
+    ).first<{ n: number }>();
+    expect(links).toEqual({ n: 0 });
+    expect(await nameOfMe()).toBe(name);
   });
 
   it("answers 500 naming a missing secret (never its value)", async () => {
