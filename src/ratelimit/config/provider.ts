@@ -1,7 +1,7 @@
 // Which rate-limit configuration is in force in this isolate: the bundled YAML of config/, with the files uploaded to
 // D1 laid over it (an uploaded file replaces the bundled file of its name, the others add to the bundled set).
 // Isolates re-check the D1 state at most every CONFIG_CHECK_INTERVAL_MS, so a new set reaches every isolate within two
-// intervals, and a failed load keeps the previous config.
+// intervals, and a failed load (a set that does not compile, or a D1 read that fails) keeps the previous config.
 import type { ConfigFile, RateLimitConfig } from "../core/config";
 import { bundledConfigFiles } from "./bundled.gen";
 import type { Database } from "../../shared/db";
@@ -113,6 +113,14 @@ export async function currentConfig(db: Database, settings: ConfigLoadSettings, 
   view.checkingSince = since;
   try {
     return await refresh(db, settings, view, nowMs);
+  } catch (error) {
+    // D1 failing for a moment must not fail the decisions the set in force can make: it stays, as a set that fails to
+    // compile does, and is re-read after another interval. An isolate with no set yet has nothing to decide with.
+    const kept = view.state ?? state;
+    if (!kept) throw error;
+    logError("ratelimit: could not re-read the configuration set; the one in force stays", error);
+    if (kept.checkedAt <= nowMs) view.state = { loaded: kept.loaded, checkedAt: nowMs };
+    return kept.loaded;
   } finally {
     if (view.checkingSince === since) view.checkingSince = undefined;
   }

@@ -5,6 +5,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import worker from "../../../src/index";
+import { CONFIG_CHECK_INTERVAL_MS } from "../../../src/ratelimit/config/provider";
 import { readConfigState } from "../../../src/ratelimit/config/repo";
 import { database } from "../../../src/shared/db";
 import { d1FailingOn, MISSING_TABLE, withDb } from "../../support/failing-d1";
@@ -22,6 +23,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  vi.useRealTimers();
   vi.restoreAllMocks();
 });
 
@@ -66,5 +68,43 @@ describe("D1 failing under a rate limit request", () => {
   it("answers a decision with the generic 500 when an isolate with no configuration yet cannot read it", async () => {
     const { db } = d1FailingOn(CONFIG_TABLES);
     expectGeneric(await send(withDb(db), "/json", { method: "POST", body: JSON.stringify(LOGIN) }));
+  });
+
+  it("decides with the set in force when D1 fails to re-read it, and re-reads it once D1 answers", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    const { db, failed, failing, matched } = d1FailingOn(CONFIG_TABLES);
+    failing.on = false;
+    const workerEnv = withDb(db);
+    const decide = () => send(workerEnv, "/json", { method: "POST", body: JSON.stringify(LOGIN) });
+    const login = (answer: { text: string }) => JSON.parse(answer.text).statuses[0].currentLimit;
+    const first = await decide();
+    expect(first.status).toBe(200);
+    expect(login(first)).toEqual({ requestsPerUnit: 5, unit: "MINUTE", name: "login" });
+
+    // The view is stale: this request re-reads it, and D1 fails.
+    failing.on = true;
+    vi.advanceTimersByTime(CONFIG_CHECK_INTERVAL_MS + 1);
+    const during = await decide();
+    expect(failed.length).toBeGreaterThan(0);
+    expect(during.status).toBe(200);
+    expect(login(during)).toEqual(login(first));
+    const logs = logged.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(logs).toEqual([
+      expect.objectContaining({
+        "@message": "ratelimit: could not re-read the configuration set; the one in force stays",
+      }),
+    ]);
+    expect(JSON.stringify(logs)).toContain(MISSING_TABLE);
+    // Not asked again before another interval: D1 failing costs each isolate one read a second.
+    const reads = failed.length;
+    expect((await decide()).status).toBe(200);
+    expect(failed.length).toBe(reads);
+
+    failing.on = false;
+    const asked = matched.count;
+    vi.advanceTimersByTime(CONFIG_CHECK_INTERVAL_MS + 1);
+    expect((await decide()).status).toBe(200);
+    expect(matched.count).toBeGreaterThan(asked);
+    expect(logged).toHaveBeenCalledTimes(1);
   });
 });
