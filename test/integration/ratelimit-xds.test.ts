@@ -3,7 +3,6 @@
 // replaces. Covers the subscription, ACK and NACK, the server restarting, TLS, extra headers, and starting with or
 // without a first configuration.
 import grpc from "@grpc/grpc-js";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,9 +12,9 @@ import { freePort } from "../support/processes.mjs";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "../support/xds-server";
 import { structOf } from "../support/ratelimit-xds";
+import { limits, startXdsGatewayProcess, type GatewayProcess } from "../support/xds-gateway";
 
 const TOKEN = "integration-admin-token";
-const root = path.join(import.meta.dirname, "..", "..");
 
 let worker: DevServer;
 let certs: Certificates;
@@ -42,54 +41,9 @@ afterAll(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-interface GatewayProcess {
-  port: number;
-  output(): string;
-  waitForLog(text: string, timeoutMs?: number): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** Runs the gateway as the xDS client of the server on `serverPort`, with fast backoffs; does not wait for it to serve. */
+/** The gateway as the xDS client of the server on `serverPort` (see startXdsGateway), stopped after the test. */
 async function startXdsGateway(serverPort: number, vars: Record<string, string> = {}): Promise<GatewayProcess> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, "grpc-gateway", "gateway.mjs")], {
-    cwd: root,
-    env: {
-      ...process.env,
-      CONFIG_TYPE: "GRPC_XDS_SOTW",
-      RATELIMIT_UPSTREAM_URL: worker.url,
-      RATELIMIT_ADMIN_TOKEN: TOKEN,
-      GRPC_HOST: "127.0.0.1",
-      GRPC_PORT: String(port),
-      CONFIG_GRPC_XDS_SERVER_URL: `127.0.0.1:${serverPort}`,
-      CONFIG_GRPC_XDS_SERVER_CONNECT_RETRY_INTERVAL: "200ms",
-      XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "200ms",
-      XDS_CLIENT_BACKOFF_MAX_INTERVAL: "1s",
-      ...vars,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  const gateway: GatewayProcess = {
-    port,
-    output: () => output,
-    async waitForLog(text, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!output.includes(text)) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no log line with ${text}:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGKILL");
-        await exited;
-      }
-    },
-  };
+  const gateway = await startXdsGatewayProcess({ upstreamUrl: worker.url, token: TOKEN, serverPort, vars });
   running.push(gateway);
   return gateway;
 }
@@ -98,19 +52,6 @@ async function managementServer(options: Parameters<typeof startManagementServer
   const server = await startManagementServer(options);
   running.push({ stop: () => server.kill() });
   return server;
-}
-
-/** One RateLimitConfig resource: `path` descriptors with per-minute limits. */
-function limits(name: string, domain: string, perPath: Record<string, number>) {
-  return {
-    name,
-    domain,
-    descriptors: Object.entries(perPath).map(([value, requestsPerUnit]) => ({
-      key: "path",
-      value,
-      rateLimit: { unit: "MINUTE", requestsPerUnit },
-    })),
-  };
 }
 
 async function decide(domain: string, value: string) {
