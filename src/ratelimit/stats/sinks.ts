@@ -18,7 +18,7 @@ import { statsdLines } from "./statsd";
 import { statsRecord } from "./text";
 import { otlpTraceRequest, type FinishedSpan, type TraceResource } from "./tracing";
 
-/** Longest wait for statsd or the OTLP endpoint; a flush never holds its waitUntil much longer. */
+/** Longest wait for the aggregate, statsd or the OTLP endpoint; a flush never holds its waitUntil much longer. */
 const SINK_TIMEOUT_MS = 5000;
 
 function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
@@ -37,7 +37,8 @@ export async function deliverParts(env: Env, parts: readonly AggregatePart[]): P
   await Promise.all(
     parts.map(async (part) => {
       try {
-        await env.RATE_LIMIT_STATS.getByName(part.target).add(part);
+        // A part given up here may still be applied; sent again, it is not counted twice (its batch id).
+        await withTimeout(env.RATE_LIMIT_STATS.getByName(part.target).add(part), "statistics flush");
       } catch (error) {
         failed.push(part);
         logWarn("ratelimit: statistics flush to the aggregate failed, will retry", {
@@ -104,15 +105,17 @@ export async function exportSpans(
   spans: FinishedSpan[],
 ): Promise<void> {
   try {
-    const response = await withTimeout(
-      fetch(tracing.url, {
+    // The answer's body too: an endpoint that never ends it would hold the flush.
+    const exchange = async () => {
+      const answer = await fetch(tracing.url, {
         method: "POST",
         headers: { ...tracing.headers, "content-type": "application/json" },
         body: JSON.stringify(otlpTraceRequest(resource, spans)),
-      }),
-      "span export",
-    );
-    await response.arrayBuffer();
+      });
+      await answer.arrayBuffer();
+      return answer;
+    };
+    const response = await withTimeout(exchange(), "span export");
     if (!response.ok)
       logWarn("ratelimit: span export refused", { url: tracing.url, status: response.status, spans: spans.length });
   } catch (error) {

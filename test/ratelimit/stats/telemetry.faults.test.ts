@@ -84,9 +84,25 @@ describe("a decision whose statistics cannot be delivered", () => {
     }
   });
 
-  it("answers when the statistics aggregate never answers", async () => {
-    await decideTwice(aggregate(never), "agg-hung");
-  });
+  it(
+    "answers when the statistics aggregate never answers; the flush gives up after 5 s",
+    { timeout: 30_000 },
+    async () => {
+      const s = await decideTwice(aggregate(never), "agg-hung");
+      const started = performance.now();
+      await s.settle();
+      expect(performance.now() - started).toBeLessThan(5000 + 5000);
+      // The configuration load's part, then each decision's two: each kept to be sent again with the next flush.
+      const targets = warned().map(({ target }) => target);
+      expect(targets.sort()).toEqual([...Array(2).fill("domain:agg-hung"), ...Array(3).fill("service")]);
+      for (const warning of warned()) {
+        expect(warning).toMatchObject({
+          "@message": "ratelimit: statistics flush to the aggregate failed, will retry",
+          error: "statistics flush timed out after 5000 ms",
+        });
+      }
+    },
+  );
 
   it("answers when statsd refuses the connection, and the flush logs it", async () => {
     const s = await decideTwice(
@@ -120,15 +136,22 @@ describe("a decision whose statistics cannot be delivered", () => {
     ]);
   });
 
-  it("answers when the trace exporter never answers; the flush gives up after 5 s", { timeout: 30_000 }, async () => {
-    collector(never);
-    const s = await decideTwice(TRACING, "otlp-hung");
-    const started = performance.now();
-    await s.settle();
-    expect(performance.now() - started).toBeLessThan(5000 + 5000);
-    expect(warned().filter((warning) => warning["@message"] === "ratelimit: span export failed")).toEqual([
-      expect.objectContaining({ spans: 1, error: "span export timed out after 5000 ms" }),
-      expect.objectContaining({ spans: 1, error: "span export timed out after 5000 ms" }),
-    ]);
-  });
+  it.each([
+    ["never answers", "otlp-hung", never],
+    ["never ends its answer", "otlp-endless", async () => new Response(new ReadableStream({ start() {} }))],
+  ])(
+    "answers when the trace exporter %s; the flush gives up after 5 s",
+    { timeout: 30_000 },
+    async (_, domain, answer) => {
+      collector(answer);
+      const s = await decideTwice(TRACING, domain);
+      const started = performance.now();
+      await s.settle();
+      expect(performance.now() - started).toBeLessThan(5000 + 5000);
+      expect(warned().filter((warning) => warning["@message"] === "ratelimit: span export failed")).toEqual([
+        expect.objectContaining({ spans: 1, error: "span export timed out after 5000 ms" }),
+        expect.objectContaining({ spans: 1, error: "span export timed out after 5000 ms" }),
+      ]);
+    },
+  );
 });
