@@ -37,12 +37,12 @@ export interface RenewalInfoAnswer {
   retryAfter: string | null;
 }
 
-/** A problem document from the CA (RFC 7807), or a protocol failure of ours. */
-/** The type of an AcmeError that says the CA gave no answer at all (timed out or could not be reached). */
+/** The type of an AcmeError that says the CA gave no (whole) answer: it timed out, or could not be reached. */
 export const CA_UNREACHABLE = "urn:local:ca-unreachable";
 
 export const isCaUnreachable = (error: unknown) => error instanceof AcmeError && error.type === CA_UNREACHABLE;
 
+/** A problem document from the CA (RFC 7807), or a protocol failure of ours. */
 export class AcmeError extends Error {
   override name = "AcmeError";
   constructor(
@@ -326,7 +326,12 @@ async function readText(response: Response, limit: number, what: string): Promis
       throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
     }
     if (error instanceof InvalidUtf8) throw new AcmeError(`${what}: the answer is not valid UTF-8`);
-    throw error;
+    // The request's signal (ACME_REQUEST_TIMEOUT) ends a body that stalls, as it ends one that never starts.
+    const cause =
+      error instanceof Error && error.name === "TimeoutError"
+        ? "the CA did not send its whole answer within ACME_REQUEST_TIMEOUT"
+        : `the answer was cut off: ${error instanceof Error ? error.message : String(error)}`;
+    throw new AcmeError(`${what}: ${cause}`, CA_UNREACHABLE);
   }
 }
 

@@ -56,19 +56,36 @@ describe("the issuer's requests to the CA", () => {
     expect(fetched.mock.calls.map(([input]) => String(input))).toEqual([DIRECTORY, "https://ca.test/nonce"]);
   });
 
-  it("count an answer whose body never ends as no answer", async () => {
+  it("count an answer whose body never ends as no answer, and do not hold more of a long one than its bound", async () => {
+    let pulled = 0;
     caAnswering(async (init) => {
-      const body = new ReadableStream({
+      const stalled = new ReadableStream({
         start(controller) {
           init!.signal!.addEventListener("abort", () => controller.error(init!.signal!.reason));
         },
       });
-      return new Response(body, { headers: { "Replay-Nonce": "n1" } });
+      return new Response(stalled);
     });
-    await expect(issuerWithTimeout().prepare()).rejects.toMatchObject({
+    await expect(issuerWithTimeout().renewalInfo("aYhbaw.AAAA")).rejects.toMatchObject({
       type: CA_UNREACHABLE,
-      message: "https://ca.test/nonce did not answer within 1 s (ACME_REQUEST_TIMEOUT)",
+      message:
+        "renewal information https://ca.test/ari/aYhbaw.AAAA: the CA did not send its whole answer within " +
+        "ACME_REQUEST_TIMEOUT",
     });
+    vi.restoreAllMocks();
+    caAnswering(async () => {
+      const endless = new ReadableStream({
+        pull(controller) {
+          pulled += 65_536;
+          controller.enqueue(new Uint8Array(65_536));
+        },
+      });
+      return new Response(endless);
+    });
+    await expect(issuerWithTimeout().renewalInfo("aYhbaw.BBBB")).rejects.toThrow(
+      "renewal information https://ca.test/ari/aYhbaw.BBBB: the answer is longer than 16384 bytes",
+    );
+    expect(pulled).toBeLessThanOrEqual(2 * 65_536);
   });
 });
 
