@@ -5,7 +5,8 @@ import { errorHandler, HttpError } from "../shared/http/errors";
 import { PreconditionFailed, RunFailed } from "./domain-errors";
 
 // The original's realm (Helidon security with realm "agiprx"): clients that keep credentials per realm still answer.
-export const REALM = 'Basic realm="agiprx"';
+export const REALM_NAME = "agiprx";
+export const REALM = `Basic realm="${REALM_NAME}"`;
 
 export class Unauthorized extends HttpError {
   override name = "Unauthorized";

@@ -136,11 +136,9 @@ export const IdParam = z.object({
 
 /** The id of a user one changes: `me` names the caller, as in the original (the generator's `params.id === 'me'`). */
 export const ChangedUserIdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({ param: { description: `${USER_ID_DESCRIPTION} \`me\` names the caller.`, example: "me" } }),
+  id: IdParam.shape.id.openapi({
+    param: { description: `${USER_ID_DESCRIPTION} \`me\` names the caller.`, example: "me" },
+  }),
 });
 
 /** The first article stored: the one the example of POST /news adds to an installation with no articles yet. */

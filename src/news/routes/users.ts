@@ -193,7 +193,8 @@ export function registerUserRoutes(app: OpenAPIHono<NewsEnv>): void {
  */
 async function existingUserId(db: D1Database, param: string, caller: { id: string }): Promise<string> {
   const id = param === "me" ? caller.id : param;
-  if (!(await getUser(database(db), id))) throw recordNotFound();
+  // The caller was read by its authentication; a change of the caller's own row that finds none answers 404 itself.
+  if (id !== caller.id && !(await getUser(database(db), id))) throw recordNotFound();
   return id;
 }
 

@@ -84,8 +84,9 @@ export async function authenticate(
   now = Date.now(),
 ): Promise<Caller | undefined> {
   const adminConfigured = Boolean(admin.username && admin.password);
-  const isAdminName = adminConfigured && (await sameSecret(username, admin.username!));
-  const isAdminPassword = adminConfigured && (await sameSecret(password, admin.password!));
+  const [isAdminName, isAdminPassword] = adminConfigured
+    ? await Promise.all([sameSecret(username, admin.username!), sameSecret(password, admin.password!)])
+    : [false, false];
   if (isAdminName && isAdminPassword) return { username, isAdmin: true, projectPatterns: [] };
   const user = await findApiUser(db, username);
   // The administrator's name never logs in as an API user of the same name.

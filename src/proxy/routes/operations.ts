@@ -11,7 +11,7 @@ import { HttpError } from "../../shared/http/errors";
 import { register } from "../../shared/http/openapi";
 import { sameSecret } from "../../shared/passwords";
 import { versionNotFound } from "../domain-errors";
-import { REALM } from "../errors";
+import { REALM, REALM_NAME } from "../errors";
 import { previewHaproxy } from "../haproxy/preview";
 import { loadBalancerStatuses } from "../haproxy/status";
 import { activeVersionDigest, versionExists } from "../haproxy/versions";
@@ -53,7 +53,7 @@ const requireMetricsReader = createMiddleware<ProxyEnv>(async (c, next) => {
       401,
       "Authentication required: the PROXY_METRICS_TOKEN bearer or the administrator's credentials",
       {
-        "WWW-Authenticate": `${REALM}, Bearer realm="agiprx"`,
+        "WWW-Authenticate": `${REALM}, Bearer realm="${REALM_NAME}"`,
       },
     );
   }
