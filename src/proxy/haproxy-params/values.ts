@@ -1,6 +1,7 @@
 // Refusals and the checks of single argument values (integers, times, names, regexes, networks).
 import { RE2JS } from "re2js";
 import ipaddr from "ipaddr.js";
+import { backtrackingRisk, spendRegex } from "./regex-cost";
 
 /** Thrown inside the vetting of one line and turned into its reason; never leaves this module. */
 export class Refusal {
@@ -90,11 +91,15 @@ export const REPLY_STATUSES = [
 export function regex(word: string | undefined, what: string): void {
   if (word === undefined) refuse(`${what} needs a regular expression`);
   try {
-    // HAProxy compiles with PCRE; what RE2 accepts PCRE accepts too, and RE2 refuses the constructs that can stall.
+    // RE2 syntax keeps out backreferences and lookaround; what a pattern costs PCRE is regex-cost.ts's question.
     RE2JS.compile(word);
   } catch {
     refuse(`${what}: ${quote(word)} is not a regular expression in RE2 syntax`);
   }
+  const risk = backtrackingRisk(word);
+  if (risk) refuse(`${what}: ${quote(word)} has ${risk}`);
+  const overBudget = spendRegex();
+  if (overBudget) refuse(`${what}: ${overBudget}`);
 }
 
 export function network(word: string | undefined, what: string): void {

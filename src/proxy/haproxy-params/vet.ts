@@ -17,6 +17,7 @@ import { Refusal, own, quote, refuse } from "./values";
 import { BackendState } from "./conditions";
 import { serverOptions } from "./server-options";
 import { BACKEND_DIRECTIVES, NEVER_EXTRA, extraArguments, option } from "./directives";
+import { withRegexBudget } from "./regex-cost";
 
 const isBlank = (code: number) => code === 0x20 || code === 0x09;
 
@@ -135,6 +136,13 @@ export function vetBackendParams(
   params: string | null | undefined,
   extraDirectives: readonly string[] = [],
 ): ParamsResult<BackendParams> {
+  return withRegexBudget(() => vetBackendLines(params, extraDirectives));
+}
+
+function vetBackendLines(
+  params: string | null | undefined,
+  extraDirectives: readonly string[],
+): ParamsResult<BackendParams> {
   const lines = splitLines(params ?? "");
   if (lines.length > MAX_PARAMS_LINES) {
     return problem(MAX_PARAMS_LINES + 1, lines[MAX_PARAMS_LINES], `more than ${MAX_PARAMS_LINES} lines`);
@@ -163,6 +171,10 @@ export function vetBackendParams(
  * (without its comment), after the three words of `server <name> [<address>]:<port>`.
  */
 export function vetServerParams(params: string | null | undefined): ParamsResult<string> {
+  return withRegexBudget(() => vetServerLine(params));
+}
+
+function vetServerLine(params: string | null | undefined): ParamsResult<string> {
   const lines = splitLines(params ?? "");
   const used = lines.map((line, index) => ({ line, index })).filter(({ line }) => line !== "");
   if (used.length > 1) return problem(used[1].index + 1, used[1].line, "server params must be one line");
