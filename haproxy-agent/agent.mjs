@@ -195,7 +195,13 @@ async function pushOutcome(match, response) {
 
 /** @type {import("node:http").RequestListener} */
 async function handle(request, response) {
-  const url = new URL(request.url ?? "/", "http://agent");
+  let url;
+  try {
+    url = new URL(request.url ?? "/", "http://agent");
+  } catch {
+    // Thrown here, the rejection would go unhandled and end the process: one request line from anyone could do it.
+    return reply(response, 400, { error: "the request target is not a path" });
+  }
   try {
     if (url.pathname === "/healthz" && request.method === "GET") {
       if (stopping) response.setHeader("Connection", "close");

@@ -14,6 +14,21 @@ const tempDir = scratchDirs("agent-server-");
 afterEach(stopAgents);
 
 describe("haproxy-agent: the HTTP server", () => {
+  it("answers a request target that is no URL with 400 before any token, and goes on serving", async () => {
+    const agent = await startAgent(tempDir(), {});
+    for (const target of ["//[/v1/status", "http://[", "//a:b:c/v1/status"]) {
+      const socket = connect(agent.port, "127.0.0.1");
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
+      let answer = "";
+      for await (const chunk of socket) answer += String(chunk);
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
+      expect(answer.endsWith('{"error":"the request target is not a path"}')).toBe(true);
+    }
+    const status = await fetch(`${agent.url}/healthz`);
+    expect(status.status).toBe(200);
+    expect(agent.child.exitCode).toBeNull();
+  });
+
   it("answers a bundle over --max-body with 413 and why, just over or far over, and goes on answering", async () => {
     const configDir = tempDir();
     const agent = await startAgent(configDir, { args: ["--max-body", "1"] });
