@@ -83,6 +83,9 @@ const pairs = (separator, variable) =>
     })
     .meta({ kind: "list", items: `name${separator}value pairs` });
 
+/** Node's longest timer: a longer one fires after 1 ms, so such a value would cut every call or connection at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** A Go duration in milliseconds, or undefined when unset. */
 const optionalDuration = () =>
   optionalString()
@@ -93,9 +96,19 @@ const optionalDuration = () =>
         ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
         return z.NEVER;
       }
+      if (ms > MAX_TIMER_MS) {
+        ctx.addIssue({ code: "custom", message: "must be at most 596h (the longest timer Node keeps)" });
+        return z.NEVER;
+      }
       return ms;
     })
     .meta({ kind: "duration" });
+
+/** A connection's age limit: `0` means none, as in grpc-go (a GOAWAY at once would refuse every call). */
+const connectionAge = () => optionalDuration().transform((ms) => (ms === 0 ? undefined : ms));
+
+/** A time-out: `0` would fail every call at once. @param {string} defaultValue */
+const timeout = (defaultValue) => duration(defaultValue).pipe(z.number().min(1, "must be more than 0"));
 
 /** A Go duration in milliseconds. @param {string} defaultValue */
 const duration = (defaultValue) =>
@@ -114,10 +127,10 @@ export const GatewaySettingsSchema = z
           "at `http://127.0.0.1:$PORT` (`npm start` passes the origin of the one it runs).",
       }),
     PORT: integer(8787, 1, 65535).describe("Port of the local `wrangler dev`, for the default RATELIMIT_UPSTREAM_URL."),
-    RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: duration("2s").describe(
+    RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: timeout("2s").describe(
       "How long opening a connection to the Worker may take; then the call answers UNAVAILABLE.",
     ),
-    RATELIMIT_UPSTREAM_TIMEOUT: duration("3s").describe(
+    RATELIMIT_UPSTREAM_TIMEOUT: timeout("3s").describe(
       "Time limit of a forwarded call whose caller set no deadline (a caller's deadline always applies, longer " +
         "ones included); then the call answers UNAVAILABLE. Above the Worker's KVSTORE_TIMEOUT (2 s), so that a " +
         "hung store is answered with the store's own error.",
@@ -132,11 +145,13 @@ export const GatewaySettingsSchema = z
     GRPC_UDS: optionalString().describe(
       "Unix socket path to serve on instead of GRPC_HOST and GRPC_PORT (a stale socket file is replaced).",
     ),
-    GRPC_MAX_CONNECTION_AGE: optionalDuration().describe(
-      "Largest age of a client connection, plus or minus 10 % jitter; then it is sent a GOAWAY. Unset: no limit.",
+    GRPC_MAX_CONNECTION_AGE: connectionAge().describe(
+      "Largest age of a client connection, plus or minus 10 % jitter; then it is sent a GOAWAY. Unset or `0`: no " +
+        "limit.",
     ),
-    GRPC_MAX_CONNECTION_AGE_GRACE: optionalDuration().describe(
-      "After GRPC_MAX_CONNECTION_AGE, how long calls may still run before the connection is closed. Unset: no limit.",
+    GRPC_MAX_CONNECTION_AGE_GRACE: connectionAge().describe(
+      "After GRPC_MAX_CONNECTION_AGE, how long calls may still run before the connection is closed. Unset or `0`: " +
+        "no limit.",
     ),
     GRPC_SERVER_USE_TLS: boolean(false).describe("Serve TLS with GRPC_SERVER_TLS_CERT and GRPC_SERVER_TLS_KEY."),
     GRPC_SERVER_TLS_CERT: optionalString().describe(

@@ -35,3 +35,26 @@ describe("gatewaySettings: booleans", () => {
     );
   });
 });
+
+describe("gatewaySettings: durations every call or connection would trip over at once", () => {
+  it.each(["RATELIMIT_UPSTREAM_CONNECT_TIMEOUT", "RATELIMIT_UPSTREAM_TIMEOUT"])("refuses 0 for %s", (name) => {
+    expect(() => gatewaySettings({ [name]: "0s" })).toThrowError(
+      new RegExp(`^invalid gateway settings: ${name}: must be more than 0`),
+    );
+  });
+
+  it.each(["RATELIMIT_UPSTREAM_TIMEOUT", "GRPC_MAX_CONNECTION_AGE", "GRPC_MAX_CONNECTION_AGE_GRACE"] as const)(
+    "refuses a %s past Node's longest timer, and takes one just under it",
+    (name) => {
+      expect(() => gatewaySettings({ [name]: "720h" })).toThrowError(
+        new RegExp(`^invalid gateway settings: ${name}: must be at most 596h`),
+      );
+      expect(gatewaySettings({ [name]: "596h" })[name]).toBe(596 * 3_600_000);
+    },
+  );
+
+  it("reads a connection age of 0 as no limit, as grpc-go does", () => {
+    const settings = gatewaySettings({ GRPC_MAX_CONNECTION_AGE: "0s", GRPC_MAX_CONNECTION_AGE_GRACE: "0" });
+    expect([settings.GRPC_MAX_CONNECTION_AGE, settings.GRPC_MAX_CONNECTION_AGE_GRACE]).toEqual([undefined, undefined]);
+  });
+});
