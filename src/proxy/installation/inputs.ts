@@ -167,21 +167,38 @@ export const ApiUserInput = z
   .openapi("ApiUserInput");
 export type ApiUserInput = z.output<typeof ApiUserInput>;
 
+/**
+ * Bounds of a user and of a container's SSH grants. Every grant's view carries its user's key, and writesshprx writes
+ * each grant: without them one PUT of 20,000 grants made every later read of the project fail (a JSON text past the
+ * runtime's largest string), and its preview ended the Worker's process.
+ */
+export const MAX_SSH_PUBLIC_KEY_CHARACTERS = 16_384;
+export const MAX_DEFAULT_PERMISSIONS = 64;
+export const MAX_PERMISSION_GRANTS = 1000;
+const EMAIL_MAX = 254;
+
 export const UserInput = z
   .object({
-    email: z.email(),
+    email: z.email().max(EMAIL_MAX),
     fullname: optional(z.string().max(200)),
-    sshPublicKey: optional(z.string().trim().regex(SSH_PUBLIC_KEY_PATTERN, "must be one OpenSSH public key line")),
+    sshPublicKey: optional(
+      z
+        .string()
+        .trim()
+        .max(MAX_SSH_PUBLIC_KEY_CHARACTERS)
+        .regex(SSH_PUBLIC_KEY_PATTERN, "must be one OpenSSH public key line"),
+    ),
     role: optional(z.enum(["ADMIN", "USER", "CONTACT"])).openapi({
       description: "defaults to CONTACT (SSH access only)",
     }),
-    defaultPermission: optional(z.array(permission)),
+    defaultPermission: optional(z.array(permission).max(MAX_DEFAULT_PERMISSIONS)),
     proxyPermission: optional(regexList),
   })
   .openapi("UserInput");
 export type UserInput = z.output<typeof UserInput>;
 
 export const PermissionGrants = z
-  .array(z.object({ permission, userEmail: z.email() }))
+  .array(z.object({ permission, userEmail: z.email().max(EMAIL_MAX) }))
+  .max(MAX_PERMISSION_GRANTS)
   .openapi("PermissionGrants", { description: "the complete set of SSH permissions of the container" });
 export type PermissionGrants = z.output<typeof PermissionGrants>;
