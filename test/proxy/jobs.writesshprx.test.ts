@@ -170,4 +170,13 @@ describe("job history", () => {
     );
     expect((await callWith(withVars(), "/admin/jobs/abc")).status).toBe(404);
   });
+
+  it("names a job only by its id in decimal: no other spelling finds it, and no long id is rounded", async () => {
+    const id = await writeSshProxy();
+    expect((await expectJson(callWith(withVars(), `/admin/jobs/${id}`), 200)).id).toBe(id);
+    for (const spelling of [`0x${id.toString(16)}`, `${id}e0`, `%20${id}`, `${id}.0`, `0${id}`, "99999999999999999999"])
+      expect(await expectJson(callWith(withVars(), `/admin/jobs/${spelling}`), 404)).toEqual(
+        errorBody(`Invalid job: id ${decodeURIComponent(spelling)} not existing`),
+      );
+  });
 });

@@ -316,9 +316,12 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, listJobsRoute, async (c) =>
     jsonResponse(c, await listProxyJobs(database(c.env.DB), c.req.valid("query"))),
   );
-  register(app, getJobRoute, async (c) =>
-    jsonResponse(c, await getProxyJob(database(c.env.DB), Number(c.req.param("id")))),
-  );
+  register(app, getJobRoute, async (c) => {
+    // Read as versions are: Number() would take "0x1", "1e0" or " 1" for job 1, and round a long one to another id.
+    const text = c.req.param("id")!;
+    if (!/^[1-9][0-9]{0,15}$/.test(text)) throw new NotFound(`Invalid job: id ${text} not existing`);
+    return jsonResponse(c, await getProxyJob(database(c.env.DB), Number(text)));
+  });
   registerVersionRoutes(app);
 }
 
