@@ -22,7 +22,12 @@ describe("settingsProblems beyond the schemas", () => {
       "OBJCACHE_HOST_PORT",
       "BACKEND_TYPE=memcache needs OBJCACHE_HOST_PORT or OBJCACHE_SRV",
     ],
-    [{ EXTRA_TAGS: "oops" }, "EXTRA_TAGS", 'expected key:value, got "oops"'],
+    [{ EXTRA_TAGS: "env:prod,vault-token-s.8f3k2" }, "EXTRA_TAGS", "entry 2 is not key:value"],
+    [
+      { PROXY_ADDRESS_EXCEPTIONS: "fd00:1234::/48,db-primary.internal.corp:5432" },
+      "PROXY_ADDRESS_EXCEPTIONS.1",
+      "is not an IPv6 network in CIDR notation",
+    ],
     [
       { TRACING_ENABLED: "true", OTEL_EXPORTER_OTLP_HEADERS: "authorization: Bearer x" },
       "OTEL_EXPORTER_OTLP_HEADERS",

@@ -98,7 +98,8 @@ export const ProxySettings = z
         z.array(
           z.string().transform((text, ctx) => {
             const network = parseIpv6Network(text);
-            if (!network) ctx.addIssue({ code: "custom", message: `${text} is not an IPv6 network in CIDR notation` });
+            // Named by its place (the path), never quoted: a settings error reaches anonymous callers.
+            if (!network) ctx.addIssue({ code: "custom", message: "is not an IPv6 network in CIDR notation" });
             return network ?? z.NEVER;
           }),
         ),

@@ -74,15 +74,16 @@ export type Tags = [key: string, value: string][];
 
 /**
  * Parses EXTRA_TAGS, `k1:v1,k2:v2` (the spec writes `<k1:v1>,<k2:v2>`; angle brackets are accepted). Returns the
- * tags sorted by key, or a message naming the bad entry.
+ * tags sorted by key, or a message naming the bad entry by its place: a settings error reaches callers of /json, and
+ * settings are named there, never their values.
  */
 export function parseExtraTags(text: string): Result<Tags, string> {
   const tags: Tags = [];
-  for (const raw of text.split(",")) {
+  for (const [index, raw] of text.split(",").entries()) {
     const entry = raw.trim().replace(/^<(.*)>$/, "$1");
     if (entry === "") continue;
     const colon = entry.indexOf(":");
-    if (colon <= 0 || colon === entry.length - 1) return err(`expected key:value, got "${entry}"`);
+    if (colon <= 0 || colon === entry.length - 1) return err(`entry ${index + 1} is not key:value`);
     tags.push([entry.slice(0, colon).trim(), entry.slice(colon + 1).trim()]);
   }
   tags.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

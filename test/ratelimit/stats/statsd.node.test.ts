@@ -35,8 +35,8 @@ describe("statistic names", () => {
         ["zone", "eu"],
       ],
     });
-    expect(parseExtraTags("env:prod,broken")).toEqual({ ok: false, error: 'expected key:value, got "broken"' });
-    expect(parseExtraTags("env:")).toEqual({ ok: false, error: 'expected key:value, got "env:"' });
+    expect(parseExtraTags("env:prod,broken")).toEqual({ ok: false, error: "entry 2 is not key:value" });
+    expect(parseExtraTags("env:")).toEqual({ ok: false, error: "entry 1 is not key:value" });
   });
 
   it("writes tags into plain statsd names as the reference's stats library does", () => {

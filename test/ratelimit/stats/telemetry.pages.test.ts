@@ -141,7 +141,7 @@ describe("the statistics pages", () => {
       body: body("x", [[["k", "v"]]]),
     });
     expect(response.status).toBe(500);
-    expect(await response.text()).toBe('ratelimit settings are invalid: EXTRA_TAGS: expected key:value, got "env"');
+    expect(await response.text()).toBe("ratelimit settings are invalid: EXTRA_TAGS: entry 1 is not key:value");
   });
 
   it("answers 500 naming a malformed OTLP header entry by its place, never quoting the credential in it", async () => {
