@@ -33,6 +33,12 @@ type Validated<T extends keyof ValidationTargets, S extends z.ZodType> = {
  * that is not UTF-8 a 400. Fields the schema does not name are dropped and kept on the context
  * (requestUnknownFieldWarnings), so that the answer can name them.
  */
+/**
+ * Deepest JSON a validated body may nest (the proxy API's bodies nest 3 levels); deeper answers 400 before zod walks
+ * it. The news API and the rate limit service read their bodies with their own documented depths.
+ */
+export const MAX_JSON_DEPTH = 32;
+
 export function validate<T extends keyof ValidationTargets, S extends z.ZodType>(
   target: T,
   schema: S,
@@ -42,7 +48,7 @@ export function validate<T extends keyof ValidationTargets, S extends z.ZodType>
   if (target === "json") {
     if (!bodyLimit) throw new Error('validate("json") needs the service\'s body limit');
     return async (c: Context, next) => {
-      const body = await readJsonBodyWithin(c.req.raw.clone(), bodyLimit(c.env));
+      const body = await readJsonBodyWithin(c.req.raw.clone(), bodyLimit(c.env), MAX_JSON_DEPTH);
       c.req.addValidatedData("json", parseOrThrow(schema, body) as object);
       recordUnknownFields(c, unknownFields(schema, body));
       await next();
