@@ -255,7 +255,10 @@ export async function updateArticle(
     if (isUniqueFailure(error)) throw duplicateRecord("title", "an article with this title and source already exists");
     throw error;
   }
-  return (await getArticle(db, input.id))!;
+  // Deleted between the read above and the batch: the UPDATE found no row.
+  const updated = await getArticle(db, input.id);
+  if (!updated) throw recordNotFound();
+  return updated;
 }
 
 /** Deletes an article, and keeps its fingerprint so that ingestion does not bring the story back. */
@@ -278,9 +281,20 @@ const tombstone = (db: Database, fingerprint: string, now: Date) =>
     .values({ fingerprint, removedAt: now })
     .onConflictDoUpdate({ target: newsArticleTombstones.fingerprint, set: { removedAt: now } });
 
-/** An admin who writes an article under a removed fingerprint wants that story: ingestion stops leaving it out. */
+/**
+ * An admin who writes an article under a removed fingerprint wants that story: ingestion stops leaving it out. Only
+ * while an article holds it, in the same batch: an edit that raced a delete (its UPDATE found no row) must not take
+ * away the tombstone the delete just wrote.
+ */
 const untombstone = (db: Database, fingerprint: string) =>
-  db.delete(newsArticleTombstones).where(eq(newsArticleTombstones.fingerprint, fingerprint));
+  db
+    .delete(newsArticleTombstones)
+    .where(
+      and(
+        eq(newsArticleTombstones.fingerprint, fingerprint),
+        sql`exists (select 1 from ${articles} where ${articles.fingerprint} = ${fingerprint})`,
+      ),
+    );
 
 /** Inserts link rows given by article fingerprint, in one statement whatever their number (no bound-parameter limit). */
 export function insertLinksByFingerprint(
