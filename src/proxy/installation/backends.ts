@@ -15,7 +15,7 @@ import {
 } from "./bulk";
 import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import { CannotProcess, Invalid, invalidBackend } from "../domain-errors";
-import { checkChangedParams, type ParamsCheck } from "./backend-check";
+import { checkChangedParams, checkSwitchedServers, type ParamsCheck } from "./backend-check";
 import { ownershipGuard, type NameClaim } from "./ownership";
 import { describeProblem, vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import { paramsBytes, quotaGuards, type Measure } from "./quotas";
@@ -315,14 +315,17 @@ function domainStatements(backendId: SQL, current: DomainRow[], wanted: DomainFi
   if (inserts.length) statements.push(insertDomains(inserts, backendId));
   return { statements, inserts };
 }
-/** Makes `backend` use the containers (with their params) of `target`, for blue/green switches. */
+/**
+ * Makes `backend` use the containers (with their params) of `target`, for blue/green switches; checked by HAProxy
+ * like a write of those containers when `checkParams` is given. Answers the write's warnings.
+ */
 export async function setContainersOf(
   db: Database,
-  project: ProjectRow,
-  backend: BackendRow,
-  target: BackendRow,
+  switched: { project: ProjectRow; backend: BackendRow; target: BackendRow },
   control: WriteControl = {},
-): Promise<{ etag: string }> {
+  checkParams?: ParamsCheck,
+): Promise<{ etag: string; warnings: string[] }> {
+  const { project, backend, target } = switched;
   const [targetReferences, currentReferences] = await db.batch([
     db.select().from(backendContainers).where(eq(backendContainers.backendId, target.id)),
     db.select().from(backendContainers).where(eq(backendContainers.backendId, backend.id)),
@@ -344,6 +347,9 @@ export async function setContainersOf(
     }
   }
   const wanted = targetReferences.map((row) => ({ containerId: row.containerId, params: row.params }));
+  const warnings = checkParams
+    ? await checkSwitchedServers(db, { ...switched, stored: currentReferences, links: wanted }, checkParams)
+    : [];
   const summary = {
     backendLabel: backend.label,
     backendId: backend.id,
@@ -364,5 +370,5 @@ export async function setContainersOf(
     guards: quotaGuards(control.limits, [{ project, measures }]),
     changes: [{ projectLabel: project.label, summary }],
   });
-  return { etag: etags.get(project.id)! };
+  return { etag: etags.get(project.id)!, warnings };
 }

@@ -1,5 +1,5 @@
-// Backend writes checked by the master agent's `haproxy -c` where an agent is configured: changed params only, on a
-// minimal configuration written as the generator writes the backend; a refusal is a 400 naming the field with
+// Backend writes checked by the master agent's `haproxy -c` where an agent is configured: changed params or servers,
+// on a minimal configuration written as the generator writes the backend; a refusal is a 400 naming the field with
 // HAProxy's reason and stores nothing; an agent that cannot answer lets the write through with a warning.
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -17,6 +17,11 @@ async function post(workerEnv: Env, path: string, body: unknown): Promise<Respon
   return worker.fetch(request, workerEnv, createExecutionContext());
 }
 
+async function patch(workerEnv: Env, path: string): Promise<Response> {
+  const request = new Request(`http://example.com${path}`, { method: "PATCH", headers: { Authorization: ADMIN_AUTH } });
+  return worker.fetch(request, workerEnv, createExecutionContext());
+}
+
 /**
  * A load balancer stricter than the vetting (another HAProxy version, say): its check refuses any line holding
  * "tarpit", as HAProxy reports a line it cannot read.
@@ -26,6 +31,18 @@ const tarpitRefused = (call: AgentCall) => {
   const number = lines.findIndex((line) => line.includes("tarpit")) + 1;
   if (number === 0) return Response.json({ valid: true });
   const alert = `config : parsing [/etc/haproxy/.check-9f/haproxy.cfg:${number}] : unknown keyword 'tarpit' in 'timeout'`;
+  return Response.json({ valid: false, error: `haproxy -c failed (exit 1): [ALERT] ${alert}`, alerts: [alert] });
+};
+
+/**
+ * A line HAProxy accepts in a backend without servers but refuses for every server it reaches, as it does with
+ * `default-server ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.0`: here any server of a backend holding "inter 7s".
+ */
+const slowInterRefused = (call: AgentCall) => {
+  const lines = call.body.files["haproxy.cfg"].split("\n");
+  const number = lines.findIndex((line) => line.startsWith("    server ")) + 1;
+  if (number === 0 || !lines.some((line) => line.includes("inter 7s"))) return Response.json({ valid: true });
+  const alert = `config : [haproxy.cfg:${number}] : 'server bk_params_check/s' : all SSL/TLS versions are disabled`;
   return Response.json({ valid: false, error: `haproxy -c failed (exit 1): [ALERT] ${alert}`, alerts: [alert] });
 };
 
@@ -166,5 +183,80 @@ describe("POST /backends/{projectLabel} with an agent", () => {
       await expectJson(post(withVars(), "/backends/checked", { label: "sixth", params: "timeout tarpit 5s" }), 200),
     ).toMatchObject({ success: true, warnings: [] });
     expect(spy).not.toHaveBeenCalled();
+  });
+
+  it("checks a server added to stored params, though neither changes its own params", async () => {
+    const { checks } = fakeAgents(() => new Response(null, { status: 500 }), slowInterRefused);
+    const params = "default-server inter 7s";
+    await expectJson(post(agentEnv(), "/backends/checked", { label: "seventh", params }), 200);
+    expect(checks).toHaveLength(1);
+    const before = await storedBackend("seventh");
+    const body = { label: "seventh", params, backendContainers: [{ containerId: web }] };
+    expect(await expectJson(post(agentEnv(), "/backends/checked", body), 400)).toEqual(
+      errorBody(
+        "backendContainers[0].params: HAProxy refused it: 'server bk_params_check/s' : all SSL/TLS versions are disabled",
+      ),
+    );
+    expect(checks).toHaveLength(2);
+    expect(await storedBackend("seventh")).toEqual(before);
+  });
+
+  it("checks a server removed, and asks nothing where no params reach the section", async () => {
+    const { checks } = fakeAgents(() => new Response(null, { status: 500 }));
+    const plain = { label: "eighth", backendContainers: [{ containerId: web }] };
+    await expectJson(post(agentEnv(), "/backends/checked", plain), 200);
+    await expectJson(post(agentEnv(), "/backends/checked", { ...plain, backendContainers: [] }), 200);
+    expect(checks).toHaveLength(0);
+    await expectJson(post(agentEnv(), "/backends/checked", { ...plain, params: "balance first" }), 200);
+    expect(checks).toHaveLength(1);
+    await expectJson(post(agentEnv(), "/backends/checked", { label: "eighth", backendContainers: [] }), 200);
+    expect(checks).toHaveLength(2);
+    expect(checks[1].body.files["haproxy.cfg"]).not.toContain("    server ");
+  });
+});
+
+describe("PATCH /backends/{projectLabel}/{backendLabel}/setContainersOf/{target} with an agent", () => {
+  const switchTo = (workerEnv: Env, backend: string, target: string) =>
+    patch(workerEnv, `/backends/checked/${backend}/setContainersOf/${target}`);
+
+  it("checks the backend's params with the target's servers, and refuses what HAProxy refuses", async () => {
+    const { checks } = fakeAgents(() => new Response(null, { status: 500 }), slowInterRefused);
+    await expectJson(post(agentEnv(), "/backends/checked", { label: "blue", params: "default-server inter 7s" }), 200);
+    const green = { label: "green", backendContainers: [{ containerId: web }] };
+    await expectJson(post(agentEnv(), "/backends/checked", green), 200);
+    expect(checks).toHaveLength(1);
+    const before = await storedBackend("blue");
+    expect(await expectJson(switchTo(agentEnv(), "blue", "green"), 400)).toEqual(
+      errorBody(
+        "containers of green[0].params: HAProxy refused it: 'server bk_params_check/s' : all SSL/TLS versions are disabled",
+      ),
+    );
+    expect(checks).toHaveLength(2);
+    expect(checks[1].body.files["haproxy.cfg"]).toContain(
+      "\nbackend bk_params_check\n    default-server inter 7s\n    server node1.checked.example_checked-web ",
+    );
+    expect(await storedBackend("blue")).toEqual(before);
+  });
+
+  it("switches with a warning when the agent cannot answer, and asks nothing for servers unchanged", async () => {
+    const body = {
+      label: "cyan",
+      params: "balance first",
+      backendContainers: [{ containerId: web, params: "weight 3" }],
+    };
+    fakeAgents(() => new Response(null, { status: 500 }));
+    await expectJson(post(agentEnv(), "/backends/checked", { label: "teal", params: "balance first" }), 200);
+    await expectJson(post(agentEnv(), "/backends/checked", body), 200);
+    vi.restoreAllMocks();
+    const spy = vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("connection refused"));
+    expect(await expectJson(switchTo(agentEnv(), "teal", "cyan"), 200)).toEqual({
+      success: true,
+      payload: "Switched containers to backend cyan",
+      warnings: ["WARN: the params were not checked by HAProxy (the agent did not answer)"],
+    });
+    expect(await storedBackend("teal")).toMatchObject({ links: "weight 3" });
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(await expectJson(switchTo(agentEnv(), "teal", "cyan"), 200)).toMatchObject({ warnings: [] });
+    expect(spy).toHaveBeenCalledTimes(1);
   });
 });
