@@ -5,6 +5,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { alertLines } from "./alerts.mjs";
 import { ApplyError } from "./bundle.mjs";
 import { liveDigest, putBack, SwapError, swapIn } from "./config-files.mjs";
 import { createPushLog } from "./pushes.mjs";
@@ -19,9 +20,6 @@ export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs"
  */
 
 const MAX_OUTPUT = 4000;
-/** Most ALERT lines a refusal lists, and the longest kept of each: the control plane reads the first ones only. */
-const MAX_ALERTS = 64;
-const MAX_ALERT_LENGTH = 400;
 
 /** Where programs are looked up when the agent itself runs without PATH. */
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -65,24 +63,6 @@ const tail = (/** @type {string} */ text) => {
     .trim();
   return useful.length > MAX_OUTPUT ? `...${useful.slice(-MAX_OUTPUT)}` : useful;
 };
-
-/**
- * The ALERT lines of haproxy's output without their "[ALERT] (pid) : " prefix, in order and bounded: with them the
- * control plane finds the backend each refusal comes from ("config : parsing [haproxy.cfg:42] : ...", "config :
- * backend 'x' : ..."), however long the output, whose tail alone is kept in the error text.
- * @param {string} text
- * @returns {string[]}
- */
-export function alertLines(text) {
-  const alerts = [];
-  for (const line of text.split("\n")) {
-    const match = /^\[ALERT\]\s*(?:\(\d+\)\s*)?:\s?(.*)$/.exec(line);
-    if (!match) continue;
-    alerts.push(match[1].slice(0, MAX_ALERT_LENGTH));
-    if (alerts.length === MAX_ALERTS) break;
-  }
-  return alerts;
-}
 
 /**
  * What a failed swap or reload left in force, for its error: the previous configuration, or the entries that could
@@ -210,7 +190,7 @@ class Applier {
     const result = await run(this.haproxy, ["-c", "-f", configFile], this.timeoutMs, this.env, signal);
     if (result.code === 0) return { valid: true };
     const output = tail(result.output);
-    const alerts = alertLines(result.output);
+    const alerts = alertLines(result.output, files["haproxy.cfg"]);
     return { valid: false, output, error: `haproxy -c failed (exit ${result.code}): ${output}`, alerts };
   }
 

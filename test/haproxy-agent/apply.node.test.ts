@@ -15,7 +15,7 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { alertLines, bundleDigest, childEnvironment, createApplier, parseCheck } from "../../haproxy-agent/apply.mjs";
+import { bundleDigest, childEnvironment, createApplier, parseCheck } from "../../haproxy-agent/apply.mjs";
 
 describe("childEnvironment", () => {
   it("keeps the agent's PATH and drops everything else, the token first", () => {
@@ -34,32 +34,6 @@ describe("childEnvironment", () => {
     const system = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
     expect(childEnvironment({ HAPROXY_AGENT_TOKEN: "agent-token" })).toEqual(system);
     expect(childEnvironment({ PATH: "" })).toEqual(system);
-  });
-});
-
-describe("alertLines", () => {
-  it("lists haproxy's ALERT lines without their prefix, NOTICE and WARNING lines left out", () => {
-    const output = [
-      "[NOTICE]   (1363) : haproxy version is 2.6.12-1+deb12u4",
-      "[WARNING]  (1363) : config : parsing [/c/haproxy.cfg:4] : a warning",
-      "[ALERT]    (1363) : config : parsing [/c/haproxy.cfg:8] : unknown keyword 'x' in 'backend' section",
-      "[ALERT] : config : backend 'b' : no server",
-      "[ALERT]    (1363) : config : Fatal errors found in configuration.",
-    ].join("\n");
-    expect(alertLines(output)).toEqual([
-      "config : parsing [/c/haproxy.cfg:8] : unknown keyword 'x' in 'backend' section",
-      "config : backend 'b' : no server",
-      "config : Fatal errors found in configuration.",
-    ]);
-  });
-
-  it("keeps at most 64 lines of at most 400 characters, however long the output", () => {
-    const long = `[ALERT]    (1) : config : parsing [/c/haproxy.cfg:9] : ${"y".repeat(1000)}`;
-    const alerts = alertLines(Array.from({ length: 500 }, () => long).join("\n"));
-    expect(alerts).toHaveLength(64);
-    expect(
-      alerts.every((alert) => alert.length === 400 && alert.startsWith("config : parsing [/c/haproxy.cfg:9] : y")),
-    ).toBe(true);
   });
 });
 

@@ -3,6 +3,7 @@
 // nothing of it; a refusal that names no tenant backend, or persists, still fails the run.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { alertLines } from "../../haproxy-agent/alerts.mjs";
 import { MAX_ISOLATION_ROUNDS } from "../../src/proxy/haproxy/checked-bundle";
 import { as, asAdmin, createApiUser, createBackend, createHost, expectJson } from "../support/proxy-api";
 import { createProjectWithContainers } from "../support/proxy-fixtures";
@@ -30,6 +31,24 @@ const haproxyLikeCheck =
     alerts.push("config : Fatal errors found in configuration.");
     return Response.json({ valid: false, error: `haproxy -c failed (exit 1): [ALERT] ${alerts[0]}`, alerts });
   };
+
+/**
+ * Checks as HAProxy 2.6 refuses a `default-server` line for every server it reaches: an ALERT per server line of each
+ * section holding `bogus-directive`, listed as the real agent lists them.
+ */
+const perServerCheck = (call: AgentCall) => {
+  const config = call.body.files["haproxy.cfg"];
+  let refusing = false;
+  const output = config.split("\n").flatMap((line, index) => {
+    if (/^\S/.test(line)) refusing = false;
+    if (line.includes("bogus-directive")) refusing = true;
+    if (!refusing || !line.startsWith("    server ")) return [];
+    return [`[ALERT] (7) : config : [/etc/haproxy/.check-1/haproxy.cfg:${index + 1}] : 'server x' : refused`];
+  });
+  if (output.length === 0) return Response.json({ valid: true });
+  const alerts = alertLines(output.join("\n"), config);
+  return Response.json({ valid: false, error: "haproxy -c failed (exit 1)", alerts });
+};
 
 /** A stored row that bypasses vetting, as rows from before vetting exist. */
 const storeParams = (backendId: number, params: string) =>
@@ -176,6 +195,25 @@ describe("a backend the load balancer refuses", () => {
       );
     } finally {
       await expectJson(asAdmin("/admin/projects/blastmany", "DELETE"), 200);
+    }
+  });
+
+  it("names every refused backend in one round, however many servers each refuses", async () => {
+    const labels = Array.from({ length: 24 }, (_, index) => [`web${index}`, `2001:db8:b2::${index + 1}`]);
+    const webs = await createProjectWithContainers("blastwide", "node1.blast.example", Object.fromEntries(labels));
+    try {
+      const backendContainers = Object.values(webs).map((containerId) => ({ containerId }));
+      for (let index = 0; index < 12; index++) {
+        const id = await createBackend("blastwide", { label: `site${index}`, backendContainers });
+        await storeParams(id, "bogus-directive on");
+      }
+      const { calls, checks } = fakeAgents(applied, perServerCheck);
+      const warnings = await expectJson(callWith(agentEnv(EXTRA), "/admin/gensynchaprx"), 200);
+      expect(checks).toHaveLength(2);
+      expect(calls).toHaveLength(1);
+      expect(warnings.filter((warning: string) => warning.includes("is left out"))).toHaveLength(13);
+    } finally {
+      await expectJson(asAdmin("/admin/projects/blastwide", "DELETE"), 200);
     }
   });
 

@@ -103,8 +103,11 @@ async function callAgent(
 const errorOf = (status: number, body: Record<string, unknown>) =>
   (typeof body.error === "string" ? body.error : `HTTP ${status}`).slice(0, MAX_DETAIL);
 
-/** Most ALERT lines read of a refusal, and the longest kept: the agent's own bounds (haproxy-agent/apply.mjs). */
-const MAX_ALERTS = 64;
+/**
+ * Most ALERT lines read of a refusal, and the longest kept: the agent's own bounds (haproxy-agent/alerts.mjs), which
+ * lists the first line about each section before any second one.
+ */
+const MAX_ALERTS = 256;
 const MAX_ALERT_LENGTH = 400;
 
 /**
