@@ -2,12 +2,13 @@
 // whose patterns match every project) gets 403 and a caller without credentials 401 with the realm's challenge, on
 // versions, certificates and zones that exist, and none of their calls changes a stored row.
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApiUser, expectJson } from "../../support/proxy-api";
+import { expectJson } from "../../support/proxy-api";
 import { withVars } from "../../support/proxy-job-env";
 import { silenceConsoleAndRestoreMocks } from "../../support/silent-console";
 import {
   CERTIFICATE,
   CHALLENGE,
+  createMatchingAllUser,
   createTargets,
   FORBIDDEN,
   sendCall,
@@ -22,7 +23,7 @@ let targets: Targets;
 
 beforeAll(async () => {
   targets = await createTargets("refused-cert", "refused.example");
-  matchingAll = await createApiUser("refusedeverywhere", [".*"]);
+  matchingAll = await createMatchingAllUser("refusedeverywhere");
 });
 
 silenceConsoleAndRestoreMocks();

@@ -18,13 +18,14 @@ import {
   massUpdate,
 } from "../../support/proxy-api";
 import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { CHALLENGE, createMatchingAllUser, FORBIDDEN } from "./refusals-fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5c2tleQ== anna@laptop";
 
 describe("administrator only", () => {
   let userAuth: string;
   beforeAll(async () => {
-    userAuth = await createApiUser("plainuser", [".*"]);
+    userAuth = await createMatchingAllUser("plainuser");
   });
 
   const adminCalls = [
@@ -43,15 +44,13 @@ describe("administrator only", () => {
 
   for (const [method, path, body] of adminCalls) {
     it(`${method} ${path} answers 403 to an API user, even one matching every project`, async () => {
-      expect(await expectJson(as(userAuth, path, method, body), 403)).toEqual(
-        errorBody("Administrator access required"),
-      );
+      expect(await expectJson(as(userAuth, path, method, body), 403)).toEqual(FORBIDDEN);
     });
 
     it(`${method} ${path} answers 401 without credentials`, async () => {
       const response = body === undefined ? await call(path, { method }) : await callJson(path, method, body);
       expect(response.status).toBe(401);
-      expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
+      expect(response.headers.get("WWW-Authenticate")).toBe(CHALLENGE);
     });
   }
 

@@ -2,22 +2,22 @@
 // write (the job starts answer the original's words instead: jobs.locks.test.ts), changing nothing; credentials and
 // the administrator's role are checked before the instance's role.
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_AUTH, asAdmin, createApiUser, errorBody, expectJson } from "../../support/proxy-api";
+import { ADMIN_AUTH, asAdmin, expectJson } from "../../support/proxy-api";
 import { withVars } from "../../support/proxy-job-env";
 import { silenceConsoleAndRestoreMocks } from "../../support/silent-console";
 import {
   CERTIFICATE,
   CHALLENGE,
+  createMatchingAllUser,
   createTargets,
   FORBIDDEN,
   sendCall,
+  SLAVE_WRITE,
   storedRows,
   type TableCall,
   type Targets,
   UNAUTHENTICATED,
 } from "./refusals-fixtures";
-
-const SLAVE_WRITE = errorBody("This is a slave instance: writes and jobs must go to the master instance");
 
 let tenant: string;
 let targets: Targets;
@@ -25,7 +25,7 @@ let targets: Targets;
 // Each write would succeed on the master: the zone, the certificate and both versions exist, the bodies are valid.
 beforeAll(async () => {
   targets = await createTargets("slave-cert", "slave.example");
-  tenant = await createApiUser("slavetenant", [".*"]);
+  tenant = await createMatchingAllUser("slavetenant");
 });
 
 silenceConsoleAndRestoreMocks();

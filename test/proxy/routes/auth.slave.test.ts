@@ -3,8 +3,9 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../../src/index";
-import { ADMIN_AUTH, asAdmin, createBackend, errorBody, expectJson } from "../../support/proxy-api";
+import { ADMIN_AUTH, asAdmin, createBackend, expectJson } from "../../support/proxy-api";
 import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { SLAVE_WRITE } from "./refusals-fixtures";
 
 // A fresh env object per call: settings are memoised per env object.
 async function onSlave(path: string, init: RequestInit = {}): Promise<Response> {
@@ -20,8 +21,6 @@ const slaveJson = (path: string, method: string, body: unknown) =>
     headers: { Authorization: ADMIN_AUTH, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-
-const refused = errorBody("This is a slave instance: writes and jobs must go to the master instance");
 
 beforeAll(async () => {
   await createProjectOnHost("rep", {
@@ -71,7 +70,7 @@ describe("writes answer 405 and change nothing", () => {
         body === undefined
           ? await onSlave(path, { method, headers: { Authorization: ADMIN_AUTH } })
           : await slaveJson(path, method, body);
-      expect(await expectJson(response, 405)).toEqual(refused);
+      expect(await expectJson(response, 405)).toEqual(SLAVE_WRITE);
       expect(await expectJson(asAdmin("/projects/rep"), 200)).toEqual(before);
     });
   }

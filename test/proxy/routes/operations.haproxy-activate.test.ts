@@ -17,6 +17,7 @@ import {
   removeDomain,
   SLAVE,
 } from "./operations-helpers";
+import { SLAVE_WRITE } from "./refusals-fixtures";
 
 let apiUser: string;
 beforeAll(async () => {
@@ -129,9 +130,7 @@ describe("POST /admin/haproxy/versions/{version}/activate", () => {
     }
     // Nothing was stored.
     expect(await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200)).toEqual(versions);
-    expect(await expectJson(activate(withVars({ INSTANCE_ROLE: "slave" }), version), 405)).toEqual(
-      errorBody("This is a slave instance: writes and jobs must go to the master instance"),
-    );
+    expect(await expectJson(activate(withVars({ INSTANCE_ROLE: "slave" }), version), 405)).toEqual(SLAVE_WRITE);
     expect((await activate(withVars(), version, apiUser)).status).toBe(403);
     expect((await activate(withVars(), version, null)).status).toBe(401);
   });

@@ -17,6 +17,7 @@ import {
   generate,
   SLAVE,
 } from "./operations-helpers";
+import { CHALLENGE, FORBIDDEN, REALM } from "./refusals-fixtures";
 
 const METRICS_TOKEN = "test-metrics-token";
 /** The last lines of every metrics page here: the counts of the one project this file builds. */
@@ -253,11 +254,11 @@ describe("GET /admin/metrics", () => {
     expect(await expectJson(refused, 401)).toEqual(
       errorBody("Authentication required: the PROXY_METRICS_TOKEN bearer or the administrator's credentials"),
     );
-    expect(refused.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx", Bearer realm="agiprx"');
+    expect(refused.headers.get("WWW-Authenticate")).toBe(`${CHALLENGE}, Bearer realm="${REALM}"`);
     // Without a configured token no bearer is accepted.
     expect((await get(`Bearer ${METRICS_TOKEN}`, withVars())).status).toBe(401);
     expect((await get(null)).status).toBe(401);
-    expect(await expectJson(get(apiUser), 403)).toEqual(errorBody("Administrator access required"));
+    expect(await expectJson(get(apiUser), 403)).toEqual(FORBIDDEN);
     // The token reads the metrics and nothing else.
     expect((await callWith(configured, "/admin/haproxy/status", { auth: `Bearer ${METRICS_TOKEN}` })).status).toBe(401);
   });

@@ -15,6 +15,7 @@ import {
   massUpdate,
   rowsOf,
 } from "../../support/proxy-api";
+import { CHALLENGE } from "./refusals-fixtures";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5c2tleQ== ops@host";
 
@@ -184,7 +185,7 @@ describe("GET /projects/{projectLabel}", () => {
   it("answers 401 without credentials", async () => {
     const response = await call("/projects/shop");
     expect(response.status).toBe(401);
-    expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
+    expect(response.headers.get("WWW-Authenticate")).toBe(CHALLENGE);
   });
 });
 

@@ -1,13 +1,14 @@
-// Shared setup of the refusal tests of the administrator's routes: the proxy's exact refusals, what the refused calls
-// aim at (a HAProxy version, an SSH proxy version, a provided certificate, a zone of project ops), requests through the
-// Worker with a chosen env, and a snapshot of every row those calls could write.
+// Shared setup of the proxy's refusal tests: the exact refusals on the wire, written here once (not imported from src,
+// so that a change of their words fails a test), an API user matching every project, what the refused calls aim at (a
+// HAProxy version, an SSH proxy version, a provided certificate, a zone of project ops), requests through the Worker
+// with a chosen env, and a snapshot of every row those calls could write.
 import { createExecutionContext } from "cloudflare:test";
 import worker from "../../../src/index";
 import { createJobRun } from "../../../src/jobs/history";
 import { writeSshProxyConfiguration } from "../../../src/proxy/sshproxy/versions";
 import rsaCert from "../fixtures/provided-rsa.cert.pem?raw";
 import rsaKey from "../fixtures/provided-rsa.key.pem?raw";
-import { asAdmin, errorBody, expectJson, rowsOf } from "../../support/proxy-api";
+import { asAdmin, createApiUser, errorBody, expectJson, rowsOf } from "../../support/proxy-api";
 import { db } from "../../support/proxy-job-env";
 import { createOpsProject, generate } from "./operations-helpers";
 
@@ -15,7 +16,19 @@ import { createOpsProject, generate } from "./operations-helpers";
 export const FORBIDDEN = errorBody("Administrator access required");
 /** The answer without valid credentials, with CHALLENGE in WWW-Authenticate. */
 export const UNAUTHENTICATED = errorBody("Authentication required: valid HTTP Basic credentials are needed");
-export const CHALLENGE = 'Basic realm="agiprx"';
+/** The realm of every challenge the proxy sends, Basic or Bearer. */
+export const REALM = "agiprx";
+export const CHALLENGE = `Basic realm="${REALM}"`;
+
+/** A slave instance's answer (405) to a write, and to a started job (in the original's words). */
+export const SLAVE_WRITE = errorBody("This is a slave instance: writes and jobs must go to the master instance");
+export const SLAVE_JOB = errorBody("Job needs to be started on master instance (this is a slave instance)");
+
+/**
+ * The Basic credentials of a new API user `username` whose pattern matches every project: the most a tenant can be,
+ * and still no administrator.
+ */
+export const createMatchingAllUser = (username: string) => createApiUser(username, [".*"]);
 
 /** A valid body of PUT /admin/certificates/{name}. */
 export const CERTIFICATE = { certificatePem: rsaCert, privateKeyPem: rsaKey };

@@ -4,12 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createApiUser } from "../../../src/proxy/installation/api-users";
 import { database } from "../../../src/shared/db";
 import { ADMIN_AUTH, basic, call } from "../../support/worker-http";
-
-const unauthorizedBody = {
-  success: false,
-  payload: "Authentication required: valid HTTP Basic credentials are needed",
-  warnings: [],
-};
+import { CHALLENGE, UNAUTHENTICATED } from "./refusals-fixtures";
 
 describe("GET /test/ping", () => {
   it("answers without authentication and names the instance role", async () => {
@@ -46,8 +41,8 @@ describe("GET /test/authping", () => {
     it(`refuses ${label} with 401 and a Basic challenge`, async () => {
       const response = await call("/test/authping", { headers: header ? { Authorization: header } : {} });
       expect(response.status).toBe(401);
-      expect(response.headers.get("WWW-Authenticate")).toBe('Basic realm="agiprx"');
-      expect(await response.json()).toEqual(unauthorizedBody);
+      expect(response.headers.get("WWW-Authenticate")).toBe(CHALLENGE);
+      expect(await response.json()).toEqual(UNAUTHENTICATED);
     });
   }
 });
