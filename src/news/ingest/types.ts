@@ -1,6 +1,7 @@
 // What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
 // recorded responses in the tests).
-import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { fetchWithin, NoAnswer, readAnswerText } from "../../shared/http/bounded-fetch";
+import { InvalidUtf8, PayloadTooLarge } from "../../shared/http/request-body";
 import { z } from "../../shared/zod";
 
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
@@ -42,11 +43,7 @@ export const MAX_PUBLISHER_BYTES = 5 * 1024 * 1024;
  */
 export async function readPublisherText(response: Response, what: string): Promise<string> {
   try {
-    return await readBodyText(response, {
-      maxBytes: MAX_PUBLISHER_BYTES,
-      setting: "MAX_PUBLISHER_BYTES",
-      drainExcess: false,
-    });
+    return await readAnswerText(response, { maxBytes: MAX_PUBLISHER_BYTES, setting: "MAX_PUBLISHER_BYTES" });
   } catch (error) {
     if (error instanceof PayloadTooLarge)
       throw new PublisherError(`${what} is larger than ${MAX_PUBLISHER_BYTES} bytes`);
@@ -60,14 +57,17 @@ export async function readPublisherText(response: Response, what: string): Promi
  * or a connection that failed. Names `what` (the publisher), never `url` (an API's holds its key), which is cut out
  * of the runtime's message should it quote it.
  */
-function unanswered(what: string, url: string, error: unknown, answered: boolean): PublisherError {
-  if (error instanceof Error && error.name === "TimeoutError") {
-    const wanted = answered ? "send its whole answer" : "answer";
+function unanswered(what: string, url: string, failure: NoAnswer): PublisherError {
+  if (failure.timedOut) {
+    const wanted = failure.answered ? "send its whole answer" : "answer";
     return new PublisherError(`${what} did not ${wanted} within ${FETCH_TIMEOUT_MS / 1000} s`);
   }
-  const cause = (error instanceof Error ? error.message : String(error)).replaceAll(url, "<its URL>");
-  return new PublisherError(`${what} ${answered ? "broke off its answer" : "could not be reached"}: ${cause}`);
+  const cause = failure.detail.replaceAll(url, "<its URL>");
+  return new PublisherError(`${what} ${failure.answered ? "broke off its answer" : "could not be reached"}: ${cause}`);
 }
+
+const failureOf = (what: string, url: string, error: unknown) =>
+  error instanceof NoAnswer ? unanswered(what, url, error) : error;
 
 /**
  * A publisher's answer as text, the whole exchange within FETCH_TIMEOUT_MS (the signal also ends a body that never
@@ -80,12 +80,9 @@ export async function fetchPublisherText(
 ): Promise<string> {
   let response: Response;
   try {
-    response = await fetcher(input.url, {
-      headers: { accept: input.accept },
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
+    response = await fetchWithin(fetcher, input.url, { headers: { accept: input.accept } }, FETCH_TIMEOUT_MS);
   } catch (error) {
-    throw unanswered(input.what, input.url, error, false);
+    throw failureOf(input.what, input.url, error);
   }
   if (!response.ok) {
     await response.body?.cancel();
@@ -94,7 +91,7 @@ export async function fetchPublisherText(
   try {
     return await readPublisherText(response, input.answer);
   } catch (error) {
-    throw error instanceof PublisherError ? error : unanswered(input.what, input.url, error, true);
+    throw failureOf(input.what, input.url, error);
   }
 }
 

@@ -2,7 +2,8 @@
 // writes it beside the live configuration, runs `haproxy -c`, swaps it in and reloads), POST /v1/check has it run
 // `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk, POST
 // /v1/pushes/{id}/abandon asks what became of a push whose answer was lost (and stops it before its reload).
-import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { fetchWithin, NoAnswer, readAnswerText } from "../../shared/http/bounded-fetch";
+import { PayloadTooLarge } from "../../shared/http/request-body";
 
 export interface AgentPush {
   agentUrl: string;
@@ -45,11 +46,8 @@ const MAX_DETAIL = 2000;
  */
 const MAX_ANSWER_BYTES = 65_536;
 
-const unreachable = (agentUrl: string, timeoutMs: number, error: unknown) => {
-  const reason =
-    error instanceof Error && error.name === "TimeoutError"
-      ? `no answer within ${timeoutMs} ms`
-      : String(error instanceof Error ? error.message : error);
+const unreachable = (agentUrl: string, timeoutMs: number, failure: NoAnswer) => {
+  const reason = failure.timedOut ? `no answer within ${timeoutMs} ms` : failure.detail;
   return new AgentError(`agent ${agentUrl} is unreachable: ${reason}`, "unreachable");
 };
 
@@ -61,32 +59,25 @@ async function callAgent(
   fetcher: typeof fetch,
   call: { agentUrl: string; token: string; timeoutMs: number; method: string; path: string; body?: unknown },
 ): Promise<{ status: number; body: Record<string, unknown> }> {
+  const init = {
+    method: call.method,
+    headers: {
+      Authorization: `Bearer ${call.token}`,
+      ...(call.body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  };
   let response: Response;
   let text: string;
   try {
-    response = await fetcher(`${call.agentUrl}${call.path}`, {
-      method: call.method,
-      headers: {
-        Authorization: `Bearer ${call.token}`,
-        ...(call.body === undefined ? {} : { "Content-Type": "application/json" }),
-      },
-      body: call.body === undefined ? undefined : JSON.stringify(call.body),
-      signal: AbortSignal.timeout(call.timeoutMs),
-    });
+    response = await fetchWithin(fetcher, `${call.agentUrl}${call.path}`, init, call.timeoutMs);
   } catch (error) {
-    throw unreachable(call.agentUrl, call.timeoutMs, error);
+    throw error instanceof NoAnswer ? unreachable(call.agentUrl, call.timeoutMs, error) : error;
   }
   try {
-    text = await readBodyText(response, {
-      maxBytes: MAX_ANSWER_BYTES,
-      setting: "MAX_ANSWER_BYTES",
-      drainExcess: false,
-    });
+    text = await readAnswerText(response, { maxBytes: MAX_ANSWER_BYTES, setting: "MAX_ANSWER_BYTES" });
   } catch (error) {
-    if (!(error instanceof PayloadTooLarge || error instanceof InvalidUtf8)) {
-      throw unreachable(call.agentUrl, call.timeoutMs, error);
-    }
-    if (response.body && !response.body.locked) await response.body.cancel().catch(() => {});
+    if (error instanceof NoAnswer) throw unreachable(call.agentUrl, call.timeoutMs, error);
     const what = error instanceof PayloadTooLarge ? `more than ${MAX_ANSWER_BYTES} bytes` : "bytes that are not UTF-8";
     throw new AgentError(`agent ${call.agentUrl} answered HTTP ${response.status} with ${what}`, "refused");
   }

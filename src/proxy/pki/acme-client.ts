@@ -4,7 +4,8 @@
 // decide where they go. Whatever the CA answers is read up to a bound.
 import { calculateJwkThumbprint, FlattenedSign, importJWK, type JWK } from "jose";
 import { toBase64Url } from "../../shared/bytes";
-import { InvalidUtf8, PayloadTooLarge, readBodyText } from "../../shared/http/request-body";
+import { NoAnswer, readAnswerText } from "../../shared/http/bounded-fetch";
+import { InvalidUtf8, PayloadTooLarge } from "../../shared/http/request-body";
 import { isHttpUrl, MAX_RENEWAL_INFO_BYTES } from "./renewal";
 import { buildCsr, generateCertificateKey, privateKeyPem } from "./x509";
 
@@ -318,19 +319,15 @@ export class AcmeClient {
 /** The body as UTF-8 text, refused (unread past the bound) when longer than `limit` bytes. */
 async function readText(response: Response, limit: number, what: string): Promise<string> {
   try {
-    return await readBodyText(response, { maxBytes: limit, setting: "the ACME client", drainExcess: false });
+    return await readAnswerText(response, { maxBytes: limit, setting: "the ACME client" });
   } catch (error) {
-    if (error instanceof PayloadTooLarge) {
-      // Refused by its Content-Length, the body is left unread (a streamed one was cancelled): released at once.
-      if (response.body && !response.body.locked) await response.body.cancel().catch(() => {});
-      throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
-    }
+    if (error instanceof PayloadTooLarge) throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
     if (error instanceof InvalidUtf8) throw new AcmeError(`${what}: the answer is not valid UTF-8`);
+    if (!(error instanceof NoAnswer)) throw error;
     // The request's signal (ACME_REQUEST_TIMEOUT) ends a body that stalls, as it ends one that never starts.
-    const cause =
-      error instanceof Error && error.name === "TimeoutError"
-        ? "the CA did not send its whole answer within ACME_REQUEST_TIMEOUT"
-        : `the answer was cut off: ${error instanceof Error ? error.message : String(error)}`;
+    const cause = error.timedOut
+      ? "the CA did not send its whole answer within ACME_REQUEST_TIMEOUT"
+      : `the answer was cut off: ${error.detail}`;
     throw new AcmeError(`${what}: ${cause}`, CA_UNREACHABLE);
   }
 }

@@ -2,6 +2,7 @@
 // acme_challenges (read back by findChallenge for /.well-known/acme-challenge/).
 import { eq, inArray } from "drizzle-orm";
 import type { Database } from "../../shared/db";
+import { fetchWithin, NoAnswer } from "../../shared/http/bounded-fetch";
 import type { ProxySettings } from "../settings";
 import { AcmeClient, AcmeError, CA_UNREACHABLE, generateAccountKey } from "./acme-client";
 import type { CertificateIssuer } from "./maintenance";
@@ -65,12 +66,12 @@ function caFetch(timeoutMs: number) {
     if (unreachable) throw new AcmeError(`${url} not asked: ${unreachable}`, CA_UNREACHABLE);
     try {
       // The signal ends the body's read too (in acme-client.ts, which bounds its size).
-      return await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      return await fetchWithin(fetch, url, init ?? {}, timeoutMs);
     } catch (error) {
-      const timedOut = error instanceof Error && error.name === "TimeoutError";
-      const cause = timedOut
+      if (!(error instanceof NoAnswer)) throw error;
+      const cause = error.timedOut
         ? `did not answer within ${timeoutMs / 1000} s (ACME_REQUEST_TIMEOUT)`
-        : `could not be reached: ${error instanceof Error ? error.message : String(error)}`;
+        : `could not be reached: ${error.detail}`;
       unreachable = `the CA at ${url} ${cause} earlier in this run`;
       throw new AcmeError(`${url} ${cause}`, CA_UNREACHABLE);
     }

@@ -1,0 +1,135 @@
+// The shared bounded fetch (plain Node): the exchange, body included, ends within its time-out, every failure to answer
+// is a NoAnswer that tells a silence from a failure and the head from the body, and a body past its bound or not UTF-8
+// is refused with the body reader's own refusals, released unread.
+import { describe, expect, it } from "vitest";
+import { fetchWithin, NoAnswer, readAnswerText } from "../../../src/shared/http/bounded-fetch";
+import { InvalidUtf8, PayloadTooLarge } from "../../../src/shared/http/request-body";
+
+const SERVICE_URL = "https://service.test/answer";
+const TIMEOUT_MS = 30;
+const limit = { maxBytes: 8, setting: "TEST_MAX_ANSWER_BYTES" };
+
+/** A reason of the request's signal, once it fires: what the runtime's fetch gives a service that never answers. */
+const whenAborted = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+
+/** What `promise` rejected with. */
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable("it gave an answer"),
+    (error: unknown) => error,
+  );
+
+/** A body that counts its reads (none before the first) and records whether it was cancelled. */
+function watchedBody(pull: (controller: ReadableStreamDefaultController<Uint8Array>) => void) {
+  const watched = { pulls: 0, cancelled: false };
+  const source = {
+    pull(controller: ReadableStreamDefaultController<Uint8Array>) {
+      watched.pulls += 1;
+      pull(controller);
+    },
+    cancel() {
+      watched.cancelled = true;
+    },
+  };
+  return { body: new ReadableStream<Uint8Array>(source, { highWaterMark: 0 }), watched };
+}
+
+describe("fetchWithin", () => {
+  it("asks with the request's own init and a signal, and gives the answer as it came", async () => {
+    const asked: [string, RequestInit][] = [];
+    const answer = new Response("ok", { status: 503 });
+    const fetcher = async (url: string, init: RequestInit) => {
+      asked.push([url, init]);
+      return answer;
+    };
+    expect(
+      await fetchWithin(fetcher, SERVICE_URL, { method: "PUT", headers: { accept: "text/plain" } }, TIMEOUT_MS),
+    ).toBe(answer);
+    expect(asked).toEqual([
+      [SERVICE_URL, { method: "PUT", headers: { accept: "text/plain" }, signal: expect.any(AbortSignal) }],
+    ]);
+    expect(asked[0][1].signal!.aborted).toBe(false);
+  });
+
+  it("ends a service that never answers after the time-out, as a NoAnswer of a silence", async () => {
+    const started = Date.now();
+    const failure = await failureOf(
+      fetchWithin((_url, init) => whenAborted(init.signal!), SERVICE_URL, {}, TIMEOUT_MS),
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+    expect(failure).toBeInstanceOf(NoAnswer);
+    expect(failure).toMatchObject({
+      answered: false,
+      timedOut: true,
+      message: "no answer within the time-out",
+    });
+  });
+
+  it("names a failed connection with the runtime's words, an Error's or not", async () => {
+    const refused = await failureOf(
+      fetchWithin(() => Promise.reject(new TypeError("refused")), SERVICE_URL, {}, TIMEOUT_MS),
+    );
+    expect(refused).toBeInstanceOf(NoAnswer);
+    expect(refused).toMatchObject({ answered: false, timedOut: false, detail: "refused", message: "refused" });
+    const odd = await failureOf(fetchWithin(() => Promise.reject("odd"), SERVICE_URL, {}, TIMEOUT_MS));
+    expect(odd).toMatchObject({ answered: false, timedOut: false, detail: "odd" });
+  });
+});
+
+describe("readAnswerText", () => {
+  it("reads a body within the bound as text", async () => {
+    expect(await readAnswerText(new Response("12345678"), limit)).toBe("12345678");
+    expect(await readAnswerText(new Response(null, { status: 204 }), limit)).toBe("");
+  });
+
+  it("refuses a declared length past the bound unread, and releases the body", async () => {
+    const { body, watched } = watchedBody((controller) => controller.enqueue(new Uint8Array(4)));
+    const response = new Response(body, { headers: { "content-length": "9" } });
+    const failure = await failureOf(readAnswerText(response, limit));
+    expect(failure).toBeInstanceOf(PayloadTooLarge);
+    expect(failure).toMatchObject({ limitBytes: 8, setting: "TEST_MAX_ANSWER_BYTES" });
+    expect(watched).toEqual({ pulls: 0, cancelled: true });
+  });
+
+  it("stops a streamed body at the first chunk past the bound, and releases the rest", async () => {
+    const { body, watched } = watchedBody((controller) => controller.enqueue(new Uint8Array(5)));
+    expect(await failureOf(readAnswerText(new Response(body), limit))).toBeInstanceOf(PayloadTooLarge);
+    expect(watched).toEqual({ pulls: 2, cancelled: true });
+  });
+
+  it("refuses a body that is not UTF-8", async () => {
+    const failure = await failureOf(readAnswerText(new Response(new Uint8Array([0x7b, 0xe9, 0x7d])), limit));
+    expect(failure).toBeInstanceOf(InvalidUtf8);
+  });
+
+  it("ends a body that stalls with the request's signal, as a NoAnswer of an answer begun", async () => {
+    const stalling = async (_url: string, init: RequestInit) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array([0x7b]));
+          whenAborted(init.signal!).catch((reason) => controller.error(reason));
+        },
+      });
+      return new Response(body);
+    };
+    const response = await fetchWithin(stalling, SERVICE_URL, {}, TIMEOUT_MS);
+    const failure = await failureOf(readAnswerText(response, limit));
+    expect(failure).toBeInstanceOf(NoAnswer);
+    expect(failure).toMatchObject({ answered: true, timedOut: true, message: "no whole answer within the time-out" });
+  });
+
+  it("names a body that broke off with the runtime's words", async () => {
+    const broken = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.error(new Error("Network connection lost.")),
+    });
+    const failure = await failureOf(readAnswerText(new Response(broken), limit));
+    expect(failure).toBeInstanceOf(NoAnswer);
+    expect(failure).toMatchObject({
+      answered: true,
+      timedOut: false,
+      detail: "Network connection lost.",
+      message: "Network connection lost.",
+    });
+  });
+});
