@@ -16,10 +16,15 @@ export type StatsPush =
   /** Pull metrics only, as the reference's Prometheus sink. */
   | { kind: "none" };
 
+/** Longest wait of a flush for the aggregate, statsd or the OTLP endpoint: a flush never holds its waitUntil longer. */
+export const SINK_TIMEOUT_MS = 5000;
+
 /** The statistics, metrics and tracing settings with the reference's aliases resolved (the spec's names win). */
 export interface StatsConfig {
   enabled: boolean;
   flushIntervalMs: number;
+  /** Not a setting: SINK_TIMEOUT_MS, which a test of sinks that never answer shortens for its own env. */
+  sinkTimeoutMs: number;
   extraTags: Tags;
   push: StatsPush;
   pullMetrics: boolean;
@@ -84,6 +89,7 @@ export function resolveStatsConfig(s: RateLimitSettings, env: Record<string, unk
   return {
     enabled: !s.DISABLE_STATS,
     flushIntervalMs: s.STATS_FLUSH_INTERVAL,
+    sinkTimeoutMs: SINK_TIMEOUT_MS,
     extraTags: extraTags.value,
     push,
     pullMetrics,

@@ -4,7 +4,7 @@
 import { connect } from "cloudflare:sockets";
 import type { AggregateSnapshot } from "../../../durable-objects/rate-limit-stats";
 import { logInfo, logWarn } from "../../shared/log";
-import type { StatsConfig } from "./config";
+import { SINK_TIMEOUT_MS, type StatsConfig } from "./config";
 import {
   domainTarget,
   emptyTotals,
@@ -18,13 +18,11 @@ import { statsdLines } from "./statsd";
 import { statsRecord } from "./text";
 import { otlpTraceRequest, type FinishedSpan, type TraceResource } from "./tracing";
 
-/** Longest wait for the aggregate, statsd or the OTLP endpoint; a flush never holds its waitUntil much longer. */
-const SINK_TIMEOUT_MS = 5000;
-
-function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+/** `work`, or a failure after `timeoutMs` (StatsConfig.sinkTimeoutMs): a flush never holds its waitUntil much longer. */
+function withTimeout<T>(work: Promise<T>, what: string, timeoutMs: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${SINK_TIMEOUT_MS} ms`)), SINK_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
@@ -32,13 +30,17 @@ function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Sends each part to its aggregate instance, all at once. Returns the parts that were not confirmed. */
-export async function deliverParts(env: Env, parts: readonly AggregatePart[]): Promise<AggregatePart[]> {
+export async function deliverParts(
+  env: Env,
+  parts: readonly AggregatePart[],
+  timeoutMs = SINK_TIMEOUT_MS,
+): Promise<AggregatePart[]> {
   const failed: AggregatePart[] = [];
   await Promise.all(
     parts.map(async (part) => {
       try {
         // A part given up here may still be applied; sent again, it is not counted twice (its batch id).
-        await withTimeout(env.RATE_LIMIT_STATS.getByName(part.target).add(part), "statistics flush");
+        await withTimeout(env.RATE_LIMIT_STATS.getByName(part.target).add(part), "statistics flush", timeoutMs);
       } catch (error) {
         failed.push(part);
         logWarn("ratelimit: statistics flush to the aggregate failed, will retry", {
@@ -87,7 +89,7 @@ export async function pushFlush(config: StatsConfig, entries: StatEntry[]): Prom
   const lines = statsdLines(entries, { tagged: push.tagged, mogrifiers: push.mogrifiers, extraTags: config.extraTags });
   if (lines.length === 0) return;
   try {
-    await withTimeout(sendStatsd(push.host, push.port, lines), "statsd push");
+    await withTimeout(sendStatsd(push.host, push.port, lines), "statsd push", config.sinkTimeoutMs);
   } catch (error) {
     logWarn("ratelimit: statsd push failed", {
       host: push.host,
@@ -103,6 +105,7 @@ export async function exportSpans(
   tracing: NonNullable<StatsConfig["tracing"]>,
   resource: TraceResource,
   spans: FinishedSpan[],
+  timeoutMs = SINK_TIMEOUT_MS,
 ): Promise<void> {
   try {
     // The answer's body too: an endpoint that never ends it would hold the flush.
@@ -115,7 +118,7 @@ export async function exportSpans(
       await answer.arrayBuffer();
       return answer;
     };
-    const response = await withTimeout(exchange(), "span export");
+    const response = await withTimeout(exchange(), "span export", timeoutMs);
     if (!response.ok)
       logWarn("ratelimit: span export refused", { url: tracing.url, status: response.status, spans: spans.length });
   } catch (error) {

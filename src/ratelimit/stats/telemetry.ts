@@ -156,7 +156,7 @@ async function flush(telemetry: Telemetry): Promise<void> {
     );
   }
   const [failed] = await Promise.all([
-    parts.length > 0 ? deliverParts(env, parts) : [],
+    parts.length > 0 ? deliverParts(env, parts, config.sinkTimeoutMs) : [],
     batch ? pushFlush(config, batchEntries(batch)) : undefined,
     tracing && spans.length > 0
       ? exportSpans(
@@ -167,6 +167,7 @@ async function flush(telemetry: Telemetry): Promise<void> {
             serviceInstanceId: tracing.serviceInstanceId || currentIsolateId(),
           },
           spans,
+          config.sinkTimeoutMs,
         )
       : undefined,
   ]);

@@ -8,6 +8,7 @@ describe("statsConfig", () => {
     expect(statsConfig({})).toEqual({
       enabled: true,
       flushIntervalMs: 10_000,
+      sinkTimeoutMs: 5000,
       extraTags: [],
       push: { kind: "statsd", host: "localhost", port: 8125, tagged: false, mogrifiers: [] },
       pullMetrics: false,
