@@ -1,7 +1,7 @@
 // The job_runs repository: record a run when it is queued, started and finished, and prune old runs.
 import { and, count, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
-import type { Database } from "../shared/db";
+import { commitBatch, type Database, type Statement } from "../shared/db";
 import { logWarn } from "../shared/log";
 import { jobRuns } from "./tables";
 
@@ -37,14 +37,15 @@ export type RunEnd = {
 const RUN_END_RETRY_DELAYS_MS = [100, 400];
 
 /**
- * Records a run's end. The write is tried up to three times: an end lost to a passing D1 error would leave the run
- * `running` until the sweep failed it as a dead worker, though its work was done. Trying again is harmless: the same
- * end is written, and warnings already recorded are not repeated.
+ * Records a run's end, with `alongside` in the same D1 batch (what a run whose message was not sent takes back). The
+ * write is tried up to three times: an end lost to a passing D1 error would leave the run `running` until the sweep
+ * failed it as a dead worker, though its work was done. Trying again is harmless: the same end is written, and
+ * warnings already recorded are not repeated.
  */
-export async function finishJobRun(db: Database, input: RunEnd) {
+export async function finishJobRun(db: Database, input: RunEnd, alongside: readonly Statement[] = []) {
   for (const delayMs of RUN_END_RETRY_DELAYS_MS) {
     try {
-      return await writeRunEnd(db, input);
+      return await writeRunEnd(db, input, alongside);
     } catch (error) {
       logWarn(`jobs: could not record the end of run ${input.id}; trying again in ${delayMs} ms`, {
         error: error instanceof Error ? error.message : String(error),
@@ -52,12 +53,12 @@ export async function finishJobRun(db: Database, input: RunEnd) {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
-  return writeRunEnd(db, input);
+  return writeRunEnd(db, input, alongside);
 }
 
-async function writeRunEnd(db: Database, input: RunEnd) {
+async function writeRunEnd(db: Database, input: RunEnd, alongside: readonly Statement[]) {
   const own = JSON.stringify(input.warnings ?? []);
-  await db
+  const update = db
     .update(jobRuns)
     .set({
       state: input.state,
@@ -74,6 +75,8 @@ async function writeRunEnd(db: Database, input: RunEnd) {
       ...(input.state === "queued" ? { heartbeatAt: input.now } : {}),
     })
     .where(eq(jobRuns.id, input.id));
+  if (alongside.length === 0) await update;
+  else await commitBatch(db, [update, ...alongside]);
 }
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;

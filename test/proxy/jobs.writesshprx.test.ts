@@ -102,6 +102,8 @@ describe("writesshprx", () => {
 
   it("answers the administrator and a tenant 500 when the queue refuses its message, fails the run, frees the lock", async () => {
     const send = vi.spyOn(env.JOBS, "send").mockRejectedValue(new Error("Queue send failed: overloaded"));
+    const auditRows = () => env.DB.prepare("select count(*) as n from audit_log").first<{ n: number }>();
+    const audited = await auditRows();
     for (const auth of [ADMIN_AUTH, apiUser]) {
       const response = await callWith(withVars(), "/admin/writesshprx", auth);
       expect(await expectJson(response, 500)).toEqual(errorBody("Internal Server Error"));
@@ -114,6 +116,8 @@ describe("writesshprx", () => {
       });
     }
     expect(send).toHaveBeenCalledTimes(2);
+    // The audit entries written with the runs went with their failed sends: a failed start is no accepted write.
+    expect(await auditRows()).toEqual(audited);
     send.mockClear();
     // The lock went with the failed send: the next call takes it and answers at once.
     const ran = await writeSshProxy();

@@ -1,7 +1,7 @@
 // The audit log's repository: the statement that records an accepted write inside that write's own batch (or on its
 // own, for writes without a batch of ours), the filtered and paged list of GET /admin/audit, and the bounded pruning.
 import { and, desc, eq, gte, lt, SQL, sql } from "drizzle-orm";
-import { commitBatch, type Database, type Statement } from "../../shared/db";
+import { commitBatch, inJsonList, type Database, type Statement } from "../../shared/db";
 import { auditLog } from "./tables";
 
 export type AuditRole = (typeof auditLog.$inferSelect)["role"];
@@ -39,7 +39,14 @@ export function auditStatement(entry: AuditEntry): Statement {
     where ${entry.onlyIf ?? sql`1`}`;
 }
 
-/** Records an accepted write that has no batch of ours to join (a job the API started). */
+/** The insert recording `entry` that returns the entry's id, for a batch that may have to take it back. */
+export const auditStatementReturningId = (entry: AuditEntry): Statement => sql`${auditStatement(entry)} returning id`;
+
+/** Takes back the entries of those ids: a job whose start was recorded, and whose run could then not be queued. */
+export const auditRemovalStatement = (ids: readonly number[]): Statement =>
+  sql`delete from ${auditLog} where ${inJsonList(auditLog.id, ids)}`;
+
+/** Records an accepted write that has no batch of ours to join (a job the API ran at once). */
 export async function recordAudit(db: Database, entry: AuditEntry): Promise<void> {
   await commitBatch(db, [auditStatement(entry)]);
 }

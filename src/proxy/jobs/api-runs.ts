@@ -1,7 +1,7 @@
 // The jobs as API calls run them: gensynchaprx and the version activations at once under the shared lock (423 when
 // held), recorded as job runs; a tenant's gensynchaprx joins the next run; the detached jobs take their lock at once,
 // then queue the run holding it.
-import { enqueueJob } from "../../jobs/enqueue";
+import { enqueueJob, type RecordedWithRun } from "../../jobs/enqueue";
 import { withRunHeartbeat } from "../../jobs/heartbeat";
 import { getJobRun, latestStartedRun, finishJobRun, startJobRun } from "../../jobs/history";
 import { JobLocked } from "../../jobs/locks";
@@ -25,15 +25,24 @@ import { restoreSshProxyVersion, sshProxySettingsOf } from "../sshproxy/versions
 import { certificatesJob, genSyncJob, queueSlaveSyncs, sshProxyJob } from "./definitions";
 import { acquireJobLock, CONFIG_LOCK, releaseJobLock, withJobLock } from "./locks";
 
-/** Takes the job's lock and queues the run holding it; returns the run id. Throws JobLocked (423) when held. */
+/**
+ * Takes the job's lock and queues the run holding it, `recorded` written in the run's own batch (the call's audit
+ * entry); returns the run id. Throws JobLocked (423) when held.
+ */
 export async function startDetachedJob(
   env: Env,
-  input: { kind: typeof sshProxyJob.kind | typeof certificatesJob.kind; lock: string; caller: string },
+  input: {
+    kind: typeof sshProxyJob.kind | typeof certificatesJob.kind;
+    lock: string;
+    caller: string;
+    recorded: RecordedWithRun;
+  },
 ): Promise<number> {
   const holder = crypto.randomUUID();
   await acquireJobLock(env, input.lock, { holder, kind: input.kind, forQueuedRun: true });
   try {
-    return await enqueueJob(env, { kind: input.kind, lockHolder: holder }, `api (${input.caller})`);
+    const request = { kind: input.kind, lockHolder: holder };
+    return await enqueueJob(env, request, `api (${input.caller})`, input.recorded);
   } catch (error) {
     await releaseJobLock(env, input.lock, holder);
     throw error;

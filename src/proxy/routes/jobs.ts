@@ -29,7 +29,8 @@ import {
 import { certificateSummary, PROVIDED_NAME_PATTERN } from "../pki/selection";
 import { findChallenge } from "../pki/acme-issuer";
 import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
-import { recordAudit } from "../audit/log";
+import { auditRemovalStatement, auditStatementReturningId, recordAudit } from "../audit/log";
+import type { RecordedWithRun } from "../../jobs/enqueue";
 import { deleted } from "./admin";
 import { requireBasicAuth, requireMasterForJob, type ProxyEnv } from "./auth";
 import { certificateExample, CERTIFICATE_NAME } from "./examples";
@@ -66,8 +67,8 @@ import { auditEntry, DryRunQuery, writeControl } from "./writes";
 const starting = { security: basicAuth, middleware: [requireBasicAuth, requireMasterForJob] };
 
 /**
- * A job the API started (or ran) is an accepted write: the audit log records `summary` (by default its kind and run),
- * after the start succeeded, and the answer names the run in X-Job-Id.
+ * A job the API ran is an accepted write: the audit log records `summary` (its kind and run, or the version it
+ * restored) once the run is done, and the answer names the run in X-Job-Id.
  */
 export async function recordJobStart(
   c: Context<ProxyEnv>,
@@ -75,6 +76,23 @@ export async function recordJobStart(
   summary: Record<string, unknown>,
 ): Promise<void> {
   await recordAudit(database(c.env.DB), auditEntry(c, { projectLabel: null, summary }));
+  c.header("X-Job-Id", String(runId));
+}
+
+/**
+ * A detached job the API starts: its audit entry (its kind and run) is written in the batch that records the run, so
+ * that a failed entry queues nothing (and frees the lock), and is taken back if the run's message cannot be sent.
+ */
+async function startAuditedJob(
+  c: Context<ProxyEnv>,
+  input: { kind: typeof sshProxyJob.kind | typeof certificatesJob.kind; lock: string },
+): Promise<void> {
+  const recorded: RecordedWithRun = {
+    write: (runId) =>
+      auditStatementReturningId(auditEntry(c, { projectLabel: null, summary: { kind: input.kind, runId } })),
+    undo: (entries) => auditRemovalStatement(entries.map((entry) => Number(entry.id))),
+  };
+  const runId = await startDetachedJob(c.env, { ...input, caller: c.get("caller").username, recorded });
   c.header("X-Job-Id", String(runId));
 }
 
@@ -291,21 +309,11 @@ export function registerJobRoutes(app: OpenAPIHono<ProxyEnv>): void {
     return jsonResponse(c, warningsFor(caller, notes));
   });
   register(app, writeSshProxyRoute, async (c) => {
-    const runId = await startDetachedJob(c.env, {
-      kind: sshProxyJob.kind,
-      lock: CONFIG_LOCK,
-      caller: c.get("caller").username,
-    });
-    await recordJobStart(c, runId, { kind: sshProxyJob.kind, runId });
+    await startAuditedJob(c, { kind: sshProxyJob.kind, lock: CONFIG_LOCK });
     return jsonResponse(c, []);
   });
   register(app, maintenanceRoute, async (c) => {
-    const runId = await startDetachedJob(c.env, {
-      kind: certificatesJob.kind,
-      lock: MAINTENANCE_LOCK,
-      caller: c.get("caller").username,
-    });
-    await recordJobStart(c, runId, { kind: certificatesJob.kind, runId });
+    await startAuditedJob(c, { kind: certificatesJob.kind, lock: MAINTENANCE_LOCK });
     return c.body(null, 200);
   });
   register(app, challengeRoute, async (c) => {

@@ -1,9 +1,10 @@
 // D1 failing under an ordinary request of the proxy API: the caller, administrator or tenant, gets the generic 500
 // body with none of D1's text (the error is logged), and a write D1 fails leaves nothing behind: its rows and its
-// audit record are one batch.
+// audit record are one batch, as are a started job's run and its audit record.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { app } from "../../../src/app";
+import { CONFIG_LOCK } from "../../../src/proxy/jobs";
 import { d1FailingOn, MISSING_TABLE, withDb } from "../../support/failing-d1";
 import { ADMIN_AUTH, createApiUser, createHost, createProject, errorBody } from "../../support/proxy-api";
 import { silenceConsoleAndRestoreMocks } from "../../support/silent-console";
@@ -85,5 +86,38 @@ describe("D1 failing under a proxy request", () => {
     // The same write with D1 working is stored.
     expect((await request(env.DB, "/containers/d1fail", tenant, body)).status).toBe(200);
     expect(await containersOf("d1fail")).toEqual(["web"]);
+  });
+
+  it("queues no job whose audit record fails: no run, no message, the lock free; with D1 working, all three", async () => {
+    const send = vi.spyOn(env.JOBS, "send").mockResolvedValue(undefined as never);
+    const { db, failed } = d1FailingOn(/^\s*insert into audit_log/i);
+    const runs = async () => (await env.DB.prepare("select count(*) as n from job_runs").first<{ n: number }>())!.n;
+    const runsBefore = await runs();
+    const audit = new RegExp(`^D1_ERROR: no such table: ${MISSING_TABLE}: SQLITE_ERROR$`);
+    await expectGeneric(request(db, "/admin/writesshprx", ADMIN_AUTH), audit);
+    expect(failed).toHaveLength(1);
+    expect(await runs()).toBe(runsBefore);
+    expect(send).not.toHaveBeenCalled();
+
+    // The lock went with the refused start: the same call with D1 working answers 200 at once.
+    const response = await app.request("/admin/writesshprx", { headers: { Authorization: ADMIN_AUTH } }, env);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual([]);
+    const runId = Number(response.headers.get("X-Job-Id"));
+    expect(send.mock.calls).toEqual([[{ kind: "writesshprx", lockHolder: expect.any(String), runId }]]);
+    expect(await runs()).toBe(runsBefore + 1);
+    const run = await env.DB.prepare("select kind, state, trigger from job_runs where id = ?").bind(runId).first();
+    expect(run).toEqual({ kind: "writesshprx", state: "queued", trigger: "api (admin)" });
+    const entry = await env.DB.prepare(
+      "select actor, path, status, summary from audit_log order by id desc limit 1",
+    ).first();
+    expect(entry).toEqual({
+      actor: "admin",
+      path: "/admin/writesshprx",
+      status: 200,
+      summary: JSON.stringify({ kind: "writesshprx", runId }),
+    });
+    const { lockHolder } = send.mock.calls[0][0] as { lockHolder: string };
+    await env.JOB_LOCK.get(env.JOB_LOCK.idFromName("proxy-jobs")).release(CONFIG_LOCK, lockHolder);
   });
 });
