@@ -1,10 +1,11 @@
 // The gateway's gRPC server: ShouldRateLimit forwarded to the Worker as raw protobuf bytes (no decoding here, so
-// the Worker alone validates and decides), and the gRPC health check.
+// the Worker alone validates and decides) with the caller's trace context, and the gRPC health check.
 import grpc from "@grpc/grpc-js";
 import { lstatSync, unlinkSync } from "node:fs";
 import { createHealth } from "./health.mjs";
 import { loadProto } from "./proto.mjs";
 import { clientSanProblem, serverCredentials } from "./tls.mjs";
+import { traceHeaders } from "./trace-context.mjs";
 import { createUpstream, SHOULD_RATE_LIMIT_PATH } from "./upstream.mjs";
 
 /** @typedef {(level: string, message: string, fields?: object) => void} Log */
@@ -92,7 +93,11 @@ function rateLimitService(settings, upstream, log) {
         call.once("cancelled", abort);
         return () => call.removeListener("cancelled", abort);
       };
-      const result = await upstream.shouldRateLimit(call.request, { deadline: Number(call.getDeadline()), onCancel });
+      const result = await upstream.shouldRateLimit(call.request, {
+        deadline: Number(call.getDeadline()),
+        onCancel,
+        trace: traceHeaders(call.metadata),
+      });
       if (result.ok) return callback(null, result.body);
       if (result.code === grpc.status.UNAVAILABLE) {
         log("warn", "grpc-gateway: rate limit service unavailable", { error: result.details });

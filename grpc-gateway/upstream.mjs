@@ -57,9 +57,10 @@ class CallFailure extends Error {
 }
 
 /**
- * A call's `deadline` in epoch ms (Infinity: none), and `onCancel`, which subscribes to the caller going away and
- * answers the unsubscribe function.
- * @typedef {{ deadline: number, onCancel?: (abort: () => void) => () => void }} CallOptions
+ * A call's `deadline` in epoch ms (Infinity: none), `onCancel`, which subscribes to the caller going away and
+ * answers the unsubscribe function, and `trace`, the caller's trace context headers (trace-context.mjs).
+ * @typedef {{ deadline: number, onCancel?: (abort: () => void) => () => void, trace?: Record<string, string> }}
+ *   CallOptions
  */
 
 /**
@@ -112,7 +113,7 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
  * @param {UpstreamContext} upstream @param {Buffer} requestBytes @param {CallOptions} call
  * @returns {Promise<UpstreamResult>}
  */
-async function forwardShouldRateLimit(upstream, requestBytes, { deadline, onCancel }) {
+async function forwardShouldRateLimit(upstream, requestBytes, { deadline, onCancel, trace }) {
   const callerLeft = deadline === Infinity ? Infinity : Math.ceil(deadline - Date.now());
   if (callerLeft <= 0) return { ok: false, code: Status.DEADLINE_EXCEEDED, details: "deadline exceeded" };
   // The caller's deadline, whole, when it set one (a longer one than the default included); the default only
@@ -127,6 +128,7 @@ async function forwardShouldRateLimit(upstream, requestBytes, { deadline, onCanc
       method: "POST",
       path: upstream.prefix + SHOULD_RATE_LIMIT_PATH,
       headers: {
+        ...trace,
         "content-type": "application/proto",
         "content-length": String(requestBytes.length),
         "connect-protocol-version": "1",

@@ -76,10 +76,17 @@ const Health = loaded.grpc.health.v1.Health as grpc.ServiceClientConstructor;
 
 export type GrpcResult<T> = { ok: true; value: T } | { ok: false; code: grpc.status; details: string };
 
-function unary<T>(client: grpc.Client, method: string, request: unknown, deadlineMs: number): Promise<GrpcResult<T>> {
+function unary<T>(
+  client: grpc.Client,
+  method: string,
+  request: unknown,
+  deadlineMs: number,
+  metadata = new grpc.Metadata(),
+): Promise<GrpcResult<T>> {
   return new Promise((resolve) => {
     (client as any)[method](
       request,
+      metadata,
       { deadline: Date.now() + deadlineMs },
       (error: grpc.ServiceError | null, value: T) =>
         resolve(error ? { ok: false, code: error.code, details: error.details } : { ok: true, value }),
@@ -88,7 +95,11 @@ function unary<T>(client: grpc.Client, method: string, request: unknown, deadlin
 }
 
 export interface RateLimitClient {
-  shouldRateLimit(request: unknown, deadlineMs?: number): Promise<GrpcResult<Record<string, unknown>>>;
+  shouldRateLimit(
+    request: unknown,
+    deadlineMs?: number,
+    metadata?: grpc.Metadata,
+  ): Promise<GrpcResult<Record<string, unknown>>>;
   check(service: string, deadlineMs?: number): Promise<GrpcResult<{ status?: string }>>;
   channel: grpc.Channel;
   close(): void;
@@ -102,7 +113,8 @@ export function rateLimitClient(target: string, credentials?: grpc.ChannelCreden
     channelOverride: service.getChannel() as grpc.Channel,
   });
   return {
-    shouldRateLimit: (request, deadlineMs = 10_000) => unary(service, "ShouldRateLimit", request, deadlineMs),
+    shouldRateLimit: (request, deadlineMs = 10_000, metadata) =>
+      unary(service, "ShouldRateLimit", request, deadlineMs, metadata),
     check: (name, deadlineMs = 10_000) => unary(health, "Check", { service: name }, deadlineMs),
     channel: service.getChannel() as grpc.Channel,
     close: () => service.close(),
