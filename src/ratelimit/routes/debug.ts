@@ -2,7 +2,9 @@
 // PULLMETRICS_PATH. Both statistics pages flush this isolate's buffer first, then read the
 // aggregate, so they include everything this isolate counted and what the others flushed (within an interval).
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { HttpError } from "../../shared/http/errors";
 import { register, text } from "../../shared/http/openapi";
+import { logWarn } from "../../shared/log";
 import { perIsolate } from "../../shared/isolate";
 import { statsConfig, type StatsConfig } from "../stats/config";
 import { snapshotEntries } from "../stats/buffer";
@@ -10,7 +12,7 @@ import { flushNow } from "../stats/telemetry";
 import { DEFAULT_MAPPER_YAML, parseMapperConfig, type MapperConfig } from "../stats/mapper";
 import { mapperOfSetting } from "../stats/mapper-setting";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../stats/prometheus";
-import { readAggregate } from "../stats/sinks";
+import { AggregateUnanswered, readAggregate } from "../stats/sinks";
 import { statsText } from "../stats/text";
 import { adminErrors, adminSecurity, requireAdminToken } from "./auth";
 
@@ -43,12 +45,23 @@ export function debugIndex(env: Env): string {
     .join("");
 }
 
+/** The aggregate the pages show; 503 naming the instance that did not answer, rather than a wait without end. */
+async function aggregateOfPage(env: Env) {
+  try {
+    return await readAggregate(env);
+  } catch (error) {
+    if (!(error instanceof AggregateUnanswered)) throw error;
+    logWarn("ratelimit: a statistics page could not read the aggregate", { target: error.target });
+    throw new HttpError(503, `statistics unavailable: ${error.message}`);
+  }
+}
+
 /** Every statistic, `name: value` per line; empty with DISABLE_STATS. */
 export async function statsPage(env: Env): Promise<string> {
   const config = statsConfig(env);
   if (!config.enabled) return "";
   await flushNow(env);
-  return statsText(snapshotEntries(await readAggregate(env)), config.extraTags);
+  return statsText(snapshotEntries(await aggregateOfPage(env)), config.extraTags);
 }
 
 let defaultMapper: MapperConfig | undefined;
@@ -73,13 +86,22 @@ export async function metricsPage(env: Env): Promise<{ status: 200; body: string
   const mapper = mapperOf(config);
   if (!config.enabled) return { status: 200, body: "", contentType: PROMETHEUS_CONTENT_TYPE };
   await flushNow(env);
-  const body = renderPrometheus(snapshotEntries(await readAggregate(env)), mapper, config.extraTags);
+  const body = renderPrometheus(snapshotEntries(await aggregateOfPage(env)), mapper, config.extraTags);
   return { status: 200, body, contentType: PROMETHEUS_CONTENT_TYPE };
 }
 
 type RateLimitEnv = { Bindings: Env };
 
 const adminText = (description: string) => ({ 200: text(description), ...adminErrors });
+
+/** The statistics pages' answers: they also wait on the aggregate, within its bound. */
+const statisticsText = (description: string) => ({
+  ...adminText(description),
+  503: text(
+    "An instance of the statistics aggregate gave no answer within 5 s: `statistics unavailable: the statistics " +
+      'aggregate (Durable Object RATE_LIMIT_STATS "<instance>") did not answer within 5000 ms`',
+  ),
+});
 
 export const debugIndexRoute = createRoute({
   method: "get",
@@ -100,7 +122,7 @@ export const statsRoute = createRoute({
   summary: "Every statistic, `name: value` per line (empty with DISABLE_STATS)",
   security: adminSecurity,
   middleware: [requireAdminToken],
-  responses: adminText("The statistics"),
+  responses: statisticsText("The statistics"),
 });
 
 /** Documented at its default path; the catch-all GET of registerDebugRoutes serves it where the settings put it. */
@@ -114,7 +136,7 @@ export const metricsRoute = createRoute({
     "Served at PULLMETRICS_PATH (alias PROMETHEUS_PATH, default /metrics) while USE_PULLMETRICS (alias " +
     "USE_PROMETHEUS) is true, with Content-Type text/plain; version=0.0.4.",
   security: adminSecurity,
-  responses: adminText("The Prometheus text exposition"),
+  responses: statisticsText("The Prometheus text exposition"),
 });
 
 export function registerDebugRoutes(app: OpenAPIHono<RateLimitEnv>): void {

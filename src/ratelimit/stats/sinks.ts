@@ -18,13 +18,28 @@ import { statsdLines } from "./statsd";
 import { statsRecord } from "./text";
 import { otlpTraceRequest, type FinishedSpan, type TraceResource } from "./tracing";
 
-/** `work`, or a failure after `timeoutMs` (StatsConfig.sinkTimeoutMs): a flush never holds its waitUntil much longer. */
-function withTimeout<T>(work: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+/**
+ * `work`, or a failure after `timeoutMs` (StatsConfig.sinkTimeoutMs): a flush never holds its waitUntil much longer,
+ * and a read of the aggregate (/stats, /metrics) never holds its caller much longer per instance. `what` names the
+ * work in the error, or makes the error.
+ */
+function withTimeout<T>(work: Promise<T>, what: string | (() => Error), timeoutMs: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = () => (typeof what === "string" ? new Error(`${what} timed out after ${timeoutMs} ms`) : what());
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(timedOut()), timeoutMs);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** An instance of the statistics aggregate that gave no answer to a read within SINK_TIMEOUT_MS. */
+export class AggregateUnanswered extends Error {
+  override name = "AggregateUnanswered";
+  constructor(readonly target: string) {
+    super(
+      `the statistics aggregate (Durable Object RATE_LIMIT_STATS "${target}") did not answer within ${SINK_TIMEOUT_MS} ms`,
+    );
+  }
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -53,12 +68,21 @@ export async function deliverParts(
   return failed;
 }
 
-/** The service instance's statistics merged with every domain instance's. */
-export async function readAggregate(env: Env): Promise<StatsTotals> {
-  const service: AggregateSnapshot = await env.RATE_LIMIT_STATS.getByName(SERVICE_TARGET).snapshot();
-  const domains = await Promise.all(
-    service.domains.map((domain) => env.RATE_LIMIT_STATS.getByName(domainTarget(domain)).snapshot()),
+/** One instance's snapshot; AggregateUnanswered when it gives none within SINK_TIMEOUT_MS. */
+const snapshotOf = (env: Env, target: string): Promise<AggregateSnapshot> =>
+  withTimeout(
+    env.RATE_LIMIT_STATS.getByName(target).snapshot(),
+    () => new AggregateUnanswered(target),
+    SINK_TIMEOUT_MS,
   );
+
+/**
+ * The service instance's statistics merged with every domain instance's. Each read is bounded: an instance that
+ * never answers is AggregateUnanswered, naming it.
+ */
+export async function readAggregate(env: Env): Promise<StatsTotals> {
+  const service = await snapshotOf(env, SERVICE_TARGET);
+  const domains = await Promise.all(service.domains.map((domain) => snapshotOf(env, domainTarget(domain))));
   const totals = mergeTotals(emptyTotals(), service);
   for (const snapshot of domains) mergeTotals(totals, snapshot);
   return totals;

@@ -156,4 +156,38 @@ describe("the statistics pages", () => {
     );
     expect(JSON.stringify(logged.mock.calls)).not.toContain("s3cr3t");
   });
+
+  it(
+    "/stats and /metrics answer 503 within 5 s naming the aggregate instance that never answers",
+    { timeout: 30_000 },
+    async () => {
+      const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const never = () => new Promise<never>(() => {});
+      const totals = { counters: {}, rules: {}, timers: {} };
+      // The service instance hangs for one page; for the other it answers, naming a domain instance that hangs.
+      const hungService = { getByName: () => ({ add: async () => {}, snapshot: never }) };
+      const hungDomain = {
+        getByName: (target: string) => ({
+          add: async () => {},
+          snapshot: target === "service" ? async () => ({ ...totals, domains: ["stalled"] }) : never,
+        }),
+      };
+      const started = performance.now();
+      const [stats, metrics] = await Promise.all([
+        service({ RATE_LIMIT_STATS: hungDomain }).fetch("/stats", { headers: RATELIMIT_ADMIN }),
+        service({ RATE_LIMIT_STATS: hungService }).fetch("/metrics", { headers: RATELIMIT_ADMIN }),
+      ]);
+      expect(performance.now() - started).toBeLessThan(5000 + 3000);
+      const unanswered = (target: string) =>
+        `statistics unavailable: the statistics aggregate (Durable Object RATE_LIMIT_STATS "${target}") did not answer within 5000 ms`;
+      expect([stats.status, stats.headers.get("content-type"), await stats.text()]).toEqual([
+        503,
+        "text/plain; charset=UTF-8",
+        unanswered("domain:stalled"),
+      ]);
+      expect([metrics.status, await metrics.text()]).toEqual([503, unanswered("service")]);
+      const targets = warned.mock.calls.map(([line]) => JSON.parse(String(line)).target);
+      expect(targets.sort()).toEqual(["domain:stalled", "service"]);
+    },
+  );
 });
