@@ -61,8 +61,8 @@ const sortParam = (defaultSort: string, fields: readonly string[]) =>
 /** querymen's list parameters: page from 1, limit 1 to `maxLimit`, comma-separated sort and fields. */
 const listQuery = (defaultSort: string, sortFields: readonly string[], defaultLimit = 30, maxLimit = 100) => ({
   q: z.string().trim().max(500).optional(),
-  page: integerParam().min(1).max(100_000).default(1),
-  limit: integerParam().min(1).max(maxLimit).default(defaultLimit),
+  page: integerParam(1, 100_000).default(1),
+  limit: integerParam(1, maxLimit).default(defaultLimit),
   sort: sortParam(defaultSort, sortFields),
   fields: commaList().optional(),
 });
@@ -83,8 +83,8 @@ export const SearchQuery = z.object({
   companyids: commaList(companyId).optional(),
   start_date: isoDate.optional(),
   end_date: isoDateEnd.optional(),
-  limit: integerParam().min(1).max(500).optional(),
-  page: integerParam().min(1).max(100_000).default(1),
+  limit: integerParam(1, 500).optional(),
+  page: integerParam(1, 100_000).default(1),
 });
 
 const articleFields = {
@@ -154,8 +154,8 @@ export const ArticleIdParam = z.object({
 
 /** GET /news/jobs: a page of runs, newest first (page from 1, limit 1 to 100). */
 export const ListJobRunsQuery = z.object({
-  page: integerParam().min(1).max(100_000).default(1),
-  limit: integerParam().min(1).max(100).default(30),
+  page: integerParam(1, 100_000).default(1),
+  limit: integerParam(1, 100).default(30),
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // The bounds on the news API's list parameters: `sort` takes one term per sortable field and direction (a field named
 // again keeps its first place and takes the last direction, as querymen did), and every comma list holds at most
 // MAX_LIST_ITEMS items, so no query string makes an ORDER BY, a json_each list or an FTS5 query of the caller's size.
+// `page` and `limit` are refused naming their own bounds, however large the number.
 import { beforeAll, describe, expect, it } from "vitest";
 import { callJson } from "../../support/worker-http";
 import { seedArticles } from "../../support/news-articles";
@@ -118,4 +119,40 @@ describe("comma lists hold at most 100 items", () => {
     expect(await response.json()).toEqual(tooLong("companies", companies, 100));
     expect(await get("/news?sources=limits")).toMatchObject({ status: 200, titles: [] });
   });
+});
+
+describe("page and limit past JavaScript's safe integers", () => {
+  const HUGE = "99999999999999999999";
+  const outOfRange = (param: string, value: number, bound: { max: number } | { min: number }) => {
+    const [name, limit] = Object.entries(bound)[0];
+    const words = name === "max" ? "lower than or equal to" : "greater than or equal to";
+    return { valid: false, name, param, value, [name]: limit, message: `${param} must be ${words} ${limit}` };
+  };
+
+  for (const [path, token, maxLimit] of [
+    ["/news", () => reader, 500],
+    ["/users", () => admin, 100],
+    ["/search", () => reader, 500],
+    ["/news/jobs", () => admin, 100],
+  ] as const) {
+    it(`${path}: answers 400 naming the documented bound, exactly as for the first value past it`, async () => {
+      const refusal = async (query: string) => {
+        const { status, body } = await get(`${path}?${query}`, token());
+        return { status, body };
+      };
+      const pastPage = await refusal("page=100001");
+      expect(pastPage).toEqual({ status: 400, body: outOfRange("page", 100001, { max: 100_000 }) });
+      const hugePage = await refusal(`page=${HUGE}`);
+      expect(hugePage).toEqual({ status: 400, body: outOfRange("page", Number(HUGE), { max: 100_000 }) });
+      expect((hugePage.body as { message: string }).message).toBe((pastPage.body as { message: string }).message);
+      expect(await refusal(`page=-${HUGE}`)).toEqual({
+        status: 400,
+        body: outOfRange("page", -Number(HUGE), { min: 1 }),
+      });
+      expect(await refusal(`limit=${HUGE}`)).toEqual({
+        status: 400,
+        body: outOfRange("limit", Number(HUGE), { max: maxLimit }),
+      });
+    });
+  }
 });
