@@ -1,68 +1,24 @@
 // The agent's work on a load balancer: write a bundle beside the live configuration, check it with `haproxy -c`,
 // swap it in and reload; put the previous files back when the swap or the reload fails. One bundle at a time. Also:
 // check a bundle without applying it, and tell what is on disk (its digest recomputed, so that hand edits show).
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { alertLines } from "./alerts.mjs";
 import { ApplyError } from "./bundle.mjs";
 import { liveDigest, putBack, SwapError, swapIn } from "./config-files.mjs";
+import { childEnvironment, run, tail } from "./programs.mjs";
 import { createPushLog } from "./pushes.mjs";
 import { removeScratch, settlePushes } from "./restart.mjs";
 import { createStateRecord } from "./state.mjs";
 
 export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs";
+export { childEnvironment } from "./programs.mjs";
 
 /**
  * @typedef {import("./bundle.mjs").Bundle} Bundle
  * @typedef {import("./bundle.mjs").AgentState} AgentState
  */
-
-const MAX_OUTPUT = 4000;
-
-/** Where programs are looked up when the agent itself runs without PATH. */
-const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-/**
- * The whole environment of `haproxy -c` and of the reload command: PATH, nothing else. HAProxy expands `${NAME}` in
- * the configuration from its environment, and its errors quote the expanded text, so anything more (the agent's
- * token first of all) could be read back by whoever writes configuration. haproxy needs no locale or time zone (it
- * reads /etc/localtime itself); a reload command that needs more sets it inline (`FOO=bar cmd`).
- * @param {Record<string, string | undefined>} source the agent's own environment
- * @returns {Record<string, string>}
- */
-export function childEnvironment(source) {
-  return { PATH: source.PATH || DEFAULT_PATH };
-}
-
-/**
- * Runs a program with the scrubbed environment; resolves with its exit code and output (never rejects for a
- * non-zero exit).
- * @param {string} file @param {string[]} args @param {number} timeoutMs @param {Record<string, string>} env
- * @param {AbortSignal} [signal] kills the program (the client went away)
- * @returns {Promise<{ code: number, output: string }>}
- */
-function run(file, args, timeoutMs, env, signal) {
-  return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, maxBuffer: 10 * 1024 * 1024, env, signal }, (error, stdout, stderr) => {
-      const output = `${stderr}${stdout}`.trim();
-      if (!error) return resolve({ code: 0, output });
-      const code = typeof error.code === "number" ? error.code : -1;
-      resolve({ code, output: output || error.message });
-    });
-  });
-}
-
-/** haproxy's output without its NOTICE lines (version banners), at most MAX_OUTPUT characters from the end. */
-const tail = (/** @type {string} */ text) => {
-  const useful = text
-    .split("\n")
-    .filter((line) => !line.startsWith("[NOTICE]"))
-    .join("\n")
-    .trim();
-  return useful.length > MAX_OUTPUT ? `...${useful.slice(-MAX_OUTPUT)}` : useful;
-};
 
 /**
  * What a failed swap or reload left in force, for its error: the previous configuration, or the entries that could
@@ -177,9 +133,13 @@ class Applier {
 
   /**
    * Writes the bundle's files into `dir` (created; the caller removes it) and runs `haproxy -c` on them: valid, or
-   * the check's output (its tail), its ALERT lines and the error that quotes it.
+   * the check's output (its tail), its ALERT lines and the error that quotes it; or timedOut, no verdict at all.
    * @param {string} dir @param {Record<string, string>} files @param {AbortSignal} [signal]
-   * @returns {Promise<{ valid: true } | { valid: false, output: string, error: string, alerts: string[] }>}
+   * @returns {Promise<
+   *   | { valid: true, timedOut?: undefined }
+   *   | { valid: false, timedOut: true }
+   *   | { valid: false, timedOut?: undefined, output: string, error: string, alerts: string[] }
+   * >}
    */
   async stageAndCheck(dir, files, signal) {
     await mkdir(path.join(dir, "certs"), { recursive: true, mode: 0o700 });
@@ -189,9 +149,25 @@ class Applier {
     const configFile = path.join(dir, "haproxy.cfg");
     const result = await run(this.haproxy, ["-c", "-f", configFile], this.timeoutMs, this.env, signal);
     if (result.code === 0) return { valid: true };
+    if (result.timedOut) return { valid: false, timedOut: true };
     const output = tail(result.output);
     const alerts = alertLines(result.output, files["haproxy.cfg"]);
     return { valid: false, output, error: `haproxy -c failed (exit ${result.code}): ${output}`, alerts };
+  }
+
+  /**
+   * A `haproxy -c` that did not end within --timeout (killed, with what it started) gave no verdict: the bundle is not
+   * refused (422), the agent could not check it (504, `checkTimedOut`), as when it could not be reached.
+   * @param {number} [version] the push's, which was not applied
+   */
+  checkTimedOut(version) {
+    const what = `haproxy -c did not finish within ${this.timeoutMs} ms`;
+    this.log("error", "haproxy-agent: haproxy -c did not finish in time, killed", {
+      version,
+      timeoutMs: this.timeoutMs,
+    });
+    const message = version === undefined ? what : `version ${version} was not applied: ${what}`;
+    return new ApplyError(504, message, { checkTimedOut: true });
   }
 
   /**
@@ -208,6 +184,7 @@ class Applier {
       // The version it runs comes along: after a D1 reset the control plane numbers its next version past it.
       const [result, state] = await Promise.all([this.stageAndCheck(scratch, files), this.record.readState()]);
       const version = state?.version ?? null;
+      if (result.timedOut) throw this.checkTimedOut();
       return result.valid
         ? { valid: true, version }
         : { valid: false, error: result.error, alerts: result.alerts, version };
@@ -272,6 +249,7 @@ class Applier {
       const stop = context.signal ? AbortSignal.any([context.signal, this.stopping.signal]) : this.stopping.signal;
       const checked = await this.stageAndCheck(staging, bundle.files, stop);
       this.stopIfAsked(bundle, context);
+      if (checked.timedOut) throw this.checkTimedOut(bundle.version);
       if (!checked.valid) {
         this.log("error", "haproxy-agent: haproxy -c refused the bundle", {
           version: bundle.version,

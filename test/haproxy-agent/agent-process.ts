@@ -2,6 +2,7 @@
 // port of loopback: for the tests of its HTTP server, its signals and its start. stopAgents() kills those still
 // running (after each test).
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 
 export const TOKEN = "agent-test-token";
@@ -71,5 +72,18 @@ export function processGone(pid: number): boolean {
     return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Whether a process has ended: gone, or a zombie (dead, its exit not yet collected: an orphan handed to a PID 1 that
+ * does not reap, as in some containers).
+ */
+export function processEnded(pid: number): boolean {
+  if (processGone(pid)) return true;
+  try {
+    return /^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return processGone(pid);
   }
 }

@@ -4,6 +4,7 @@
 // check that applies nothing.
 import {
   appendFileSync,
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -53,7 +54,7 @@ describe("the applier's status and check", () => {
   });
   const agentOptions = { reloadCmd: "true", haproxy: "true", timeoutMs: 10_000, log: quiet };
   /** An applier on a fresh directory; `haproxy` and `reloadCmd` stand in for the real programs. */
-  function applier(options: { haproxy?: string; reloadCmd?: string } = {}) {
+  function applier(options: { haproxy?: string; reloadCmd?: string; timeoutMs?: number } = {}) {
     const configDir = mkdtempSync(path.join(tmpdir(), "agent-apply-"));
     dirs.push(configDir);
     const created = createApplier({ ...agentOptions, ...options, configDir });
@@ -184,6 +185,27 @@ describe("the applier's status and check", () => {
       version: null,
     });
     expect(existsSync(path.join(refusing.configDir, "haproxy.cfg"))).toBe(false);
+  });
+
+  it("answers a haproxy -c that does not finish in time as unchecked (504), not as a refusal (422)", async () => {
+    const tools = mkdtempSync(path.join(tmpdir(), "agent-apply-tools-"));
+    dirs.push(tools);
+    const haproxy = path.join(tools, "haproxy");
+    writeFileSync(haproxy, "#!/bin/sh\nsleep 30\n");
+    chmodSync(haproxy, 0o755);
+    const agent = applier({ haproxy, timeoutMs: 500 });
+    const pushed = { ...bundle(1, files("slow")), pushId: "p-slow" };
+    const message = "version 1 was not applied: haproxy -c did not finish within 500 ms";
+    await expect(agent.apply(pushed)).rejects.toMatchObject({ status: 504, message, extra: { checkTimedOut: true } });
+    expect(agent.pushes.get("p-slow")).toMatchObject({ state: "refused", error: message });
+    expect((await agent.status()).lastError).toMatchObject({ version: 1, message });
+    expect(existsSync(path.join(agent.configDir, "haproxy.cfg"))).toBe(false);
+
+    await expect(agent.check(files("slow"))).rejects.toMatchObject({
+      status: 504,
+      message: "haproxy -c did not finish within 500 ms",
+      extra: { checkTimedOut: true },
+    });
   });
 
   it("takes a check's files and digest without a version", () => {

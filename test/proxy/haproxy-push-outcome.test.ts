@@ -228,6 +228,38 @@ describe("a master push whose answer is lost", () => {
     expect((await versions())[0]).toMatchObject({ status: "rejected" });
   });
 
+  it("a haproxy -c the agent could not finish in time is no refusal, at the check or the push", async () => {
+    const unfinished = (error: string) => Response.json({ error, checkTimedOut: true }, { status: 504 });
+    const atCheck = agents({ check: () => unfinished("haproxy -c did not finish within 25000 ms") });
+    const response = await callWith(agentEnv(), "/admin/gensynchaprx", tenantAuth);
+    const runId = Number(response.headers.get("X-Job-Id"));
+    expect(await expectJson(response, 500)).toEqual(
+      errorBody(
+        "Unable to reload and sync of HAProxy: the load balancer could not check the configuration in time " +
+          `(job run ${runId}; an administrator can read GET /admin/jobs/${runId}). The previous configuration is ` +
+          "still active.",
+      ),
+    );
+    expect(atCheck.map((call) => call.method)).toEqual(["POST"]);
+    vi.mocked(globalThis.fetch).mockRestore();
+
+    const before = await activeVersion();
+    // Numbered past every stored version, the check's rejected candidate and other tests' included.
+    const next = (await versions())[0].version + 1;
+    const notApplied = `version ${next} was not applied: haproxy -c did not finish within 25000 ms`;
+    const atPush = agents({ push: () => unfinished(notApplied) });
+    expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 500)).toEqual(
+      errorBody(
+        `Unable to reload and sync of HAProxy: agent ${AGENT} could not check version ${next} (HTTP 504): ` +
+          `${notApplied}. The previous configuration is still active.`,
+      ),
+    );
+    // The agent answered: it is not asked what became of the push.
+    expect(atPush.map((call) => call.method)).toEqual(["POST", "PUT"]);
+    expect((await versions())[0]).toMatchObject({ version: next, status: "rejected" });
+    expect(await activeVersion()).toBe(before);
+  });
+
   it("a tenant is told the outcome is unknown, without the agent's words", async () => {
     agents({
       push: () => {

@@ -29,8 +29,11 @@ export class AgentError extends Error {
   override name = "AgentError";
   constructor(
     message: string,
-    /** unknown: the push's answer was lost and the agent could not tell what became of it. */
-    readonly reason: "unreachable" | "refused" | "not-configured" | "unknown",
+    /**
+     * unknown: the push's answer was lost and the agent could not tell what became of it; unchecked: the agent's
+     * `haproxy -c` did not finish in time, so it gave no verdict (nothing was applied).
+     */
+    readonly reason: "unreachable" | "refused" | "not-configured" | "unknown" | "unchecked",
     /** When `haproxy -c` refused the bundle: its ALERT lines, as the agent listed them. */
     readonly alerts: readonly string[] = [],
   ) {
@@ -113,6 +116,12 @@ const alertsOf = (body: Record<string, unknown>): string[] =>
         .map((alert) => alert.slice(0, MAX_ALERT_LENGTH))
     : [];
 
+/**
+ * The agent's answer to a `haproxy -c` that did not finish within its --timeout: no verdict on the bundle, so no
+ * refusal (a gateway's 504 without the flag stays one).
+ */
+const checkTimedOut = (status: number, body: Record<string, unknown>) => status === 504 && body.checkTimedOut === true;
+
 export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promise<AgentResult> {
   const { status, body } = await callAgent(fetcher, {
     ...push,
@@ -132,6 +141,10 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
     return { outcome: body.outcome, version: push.version };
   }
   if (status === 409 && typeof body.version === "number") return { outcome: "stale", version: body.version };
+  if (checkTimedOut(status, body)) {
+    const why = `agent ${push.agentUrl} could not check version ${push.version} (HTTP ${status}): ${errorOf(status, body)}`;
+    throw new AgentError(why, "unchecked");
+  }
   const refusal = `agent ${push.agentUrl} refused version ${push.version} (HTTP ${status}): ${errorOf(status, body)}`;
   throw new AgentError(refusal, "refused", alertsOf(body));
 }
@@ -159,6 +172,11 @@ export async function checkWithAgent(
   if (status === 200 && body.valid === true) return { valid: true, agentVersion };
   if (status === 200 && body.valid === false)
     return { valid: false, error: errorOf(status, body), alerts: alertsOf(body), agentVersion };
+  if (checkTimedOut(status, body))
+    throw new AgentError(
+      `agent ${check.agentUrl} could not check (HTTP ${status}): ${errorOf(status, body)}`,
+      "unchecked",
+    );
   throw new AgentError(
     `agent ${check.agentUrl} refused the check (HTTP ${status}): ${errorOf(status, body)}`,
     "refused",

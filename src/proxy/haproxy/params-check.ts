@@ -84,7 +84,12 @@ export function haproxyParamsCheck(settings: ProxySettings): ParamsCheck | undef
       if (!(error instanceof AgentError)) throw error;
       return {
         ok: "unchecked",
-        reason: error.reason === "unreachable" ? "the agent did not answer" : "the agent refused to check",
+        reason:
+          error.reason === "unreachable"
+            ? "the agent did not answer"
+            : error.reason === "unchecked"
+              ? "the agent's haproxy -c did not finish in time"
+              : "the agent refused to check",
       };
     }
   };

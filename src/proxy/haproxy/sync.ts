@@ -58,6 +58,7 @@ export const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
   unreachable: "the load balancer could not be reached",
   "not-configured": "the load balancer's agent is not configured",
   unknown: "the load balancer did not answer in time and could not tell what it did",
+  unchecked: "the load balancer could not check the configuration in time",
 };
 
 /** What a caller is told of a version whose push's outcome is unknown. */
