@@ -11,6 +11,7 @@ import { childEnvironment, run, tail } from "./programs.mjs";
 import { createPushLog } from "./pushes.mjs";
 import { removeScratch, settlePushes } from "./restart.mjs";
 import { createStateRecord } from "./state.mjs";
+import { syncPath, syncStaged } from "./sync-to-disk.mjs";
 
 export { ApplyError, bundleDigest, parseBundle, parseCheck } from "./bundle.mjs";
 export { childEnvironment } from "./programs.mjs";
@@ -49,6 +50,7 @@ const endState = (error) =>
  * @property {number} timeoutMs
  * @property {(level: string, message: string, fields?: object) => void} log
  * @property {typeof import("node:fs/promises").rename} [rename] how the swap moves an entry (a test makes one fail)
+ * @property {(target: string) => Promise<void>} [sync] how a staged file or a directory is flushed (a test watches it)
  * @typedef {{ signal?: AbortSignal, receivedAt: number }} PushContext
  */
 
@@ -58,9 +60,10 @@ const endState = (error) =>
  */
 class Applier {
   /** @param {ApplierOptions} options */
-  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log, rename }) {
+  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log, rename, sync = syncPath }) {
     this.configDir = configDir;
     this.move = rename;
+    this.sync = sync;
     this.reloadCmd = reloadCmd;
     this.haproxy = haproxy;
     this.timeoutMs = timeoutMs;
@@ -248,6 +251,8 @@ class Applier {
     try {
       const stop = context.signal ? AbortSignal.any([context.signal, this.stopping.signal]) : this.stopping.signal;
       const checked = await this.stageAndCheck(staging, bundle.files, stop);
+      // On the disk whole before the swap counts on them; a check, or a bundle refused, is not worth the flush.
+      if (checked.valid) await syncStaged(staging, Object.keys(bundle.files), this.sync);
       this.stopIfAsked(bundle, context);
       if (checked.timedOut) throw this.checkTimedOut(bundle.version);
       if (!checked.valid) {
@@ -275,7 +280,7 @@ class Applier {
     const previous = path.join(this.configDir, ".previous");
     let swapped;
     try {
-      swapped = await swapIn(this.configDir, staging, previous, this.move);
+      swapped = await swapIn(this.configDir, staging, previous, this.move, this.sync);
     } catch (error) {
       const unrestored = error instanceof SwapError ? error.unrestored : [];
       const cause = error instanceof Error ? error.message : String(error);
@@ -288,7 +293,7 @@ class Applier {
     }
     const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
     if (reload.code !== 0) {
-      const unrestored = await putBack(this.configDir, previous, swapped, this.move);
+      const unrestored = await putBack(this.configDir, previous, swapped, this.move, this.sync);
       this.log("error", "haproxy-agent: reload failed, previous files put back", {
         version: bundle.version,
         output: tail(reload.output),

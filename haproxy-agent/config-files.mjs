@@ -3,6 +3,7 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { bundleDigest } from "./bundle.mjs";
+import { syncPath } from "./sync-to-disk.mjs";
 
 /**
  * The entries of the configuration directory a bundle replaces as a whole: an entry the bundle lacks is removed
@@ -67,14 +68,16 @@ export async function liveDigest(configDir) {
 }
 
 /**
- * Moves the live entries to `previous` (emptied first) and the staged ones in. A rename that fails at any point puts
+ * Moves the live entries to `previous` (emptied first) and the staged ones in, and flushes the configuration
+ * directory, so that the swap is on the disk before the reload counts on it. A rename that fails at any point puts
  * the previous entries back before the error is thrown: a SwapError telling which could not be put back (none when the
  * live directory is the previous version again).
  * @param {string} configDir @param {string} staging @param {string} previous
  * @param {typeof rename} [move] how an entry is moved (a test makes one fail)
+ * @param {(target: string) => Promise<void>} [sync] how a directory is flushed (a test watches it)
  * @returns {Promise<{ movedAway: string[], movedIn: string[] }>} what moved, for putBack
  */
-export async function swapIn(configDir, staging, previous, move = rename) {
+export async function swapIn(configDir, staging, previous, move = rename, sync = syncPath) {
   await rm(previous, { recursive: true, force: true });
   await mkdir(previous, { recursive: true });
   /** @type {{ movedAway: string[], movedIn: string[] }} */
@@ -90,8 +93,9 @@ export async function swapIn(configDir, staging, previous, move = rename) {
       await move(path.join(staging, entry), path.join(configDir, entry));
       swapped.movedIn.push(entry);
     }
+    await sync(configDir);
   } catch (error) {
-    throw new SwapError(error, await putBack(configDir, previous, swapped, move));
+    throw new SwapError(error, await putBack(configDir, previous, swapped, move, sync));
   }
   return swapped;
 }
@@ -108,12 +112,12 @@ export class SwapError extends Error {
 /**
  * Puts back the entries swapIn moved away, and only them; an entry the failed bundle added is removed, one it did not
  * touch is left. A file is renamed over the new one, so it is never missing; a directory (certs) cannot be, so the new
- * one is removed first. One entry that fails does not stop the others.
+ * one is removed first. One entry that fails does not stop the others. The directory is flushed after, as after a swap.
  * @param {string} configDir @param {string} previous @param {{ movedAway: string[], movedIn: string[] }} swapped
- * @param {typeof rename} [move]
+ * @param {typeof rename} [move] @param {(target: string) => Promise<void>} [sync]
  * @returns {Promise<string[]>} the entries that could not be put back (none: the previous version is live again)
  */
-export async function putBack(configDir, previous, { movedAway, movedIn }, move = rename) {
+export async function putBack(configDir, previous, { movedAway, movedIn }, move = rename, sync = syncPath) {
   /** @type {string[]} */
   const unrestored = [];
   for (const entry of MANAGED) {
@@ -127,5 +131,7 @@ export async function putBack(configDir, previous, { movedAway, movedIn }, move 
       unrestored.push(entry);
     }
   }
+  // Best effort: what is put back is live either way, and a disk that refuses this has refused more already.
+  await sync(configDir).catch(() => undefined);
   return unrestored;
 }

@@ -1,11 +1,13 @@
 // The agent's swap when a rename fails (an I/O error, an immutable file), injected through the applier's rename seam:
 // at any point of the swap, or while a failed reload's files are put back, the live directory is the previous version
-// byte for byte (or the answer names what could not be put back), nothing is reloaded, and the push is refused.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+// byte for byte (or the answer names what could not be put back), nothing is reloaded, and the push is refused. And,
+// watched through its sync seam, what a swap flushes to the disk before the reload counts on it.
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
+import { syncPath } from "../../haproxy-agent/sync-to-disk.mjs";
 import { scratchDirs } from "./scratch-dirs";
 
 const tempDir = scratchDirs("agent-swap-");
@@ -166,5 +168,53 @@ describe("haproxy-agent: a reload that fails", () => {
     // Never without haproxy.cfg or certs: all but the one entry are the previous version.
     expect(liveFiles(agent.configDir)).toEqual({ ...v1, "domain2backend.map": v2["domain2backend.map"] });
     expect(agent.pushes.get("p-2")).toMatchObject({ state: "refused", error: message });
+  });
+});
+
+describe("haproxy-agent: what a push flushes to the disk", () => {
+  it("flushes each staged file and the staging directory before the swap, the live directory before the reload", async () => {
+    const configDir = tempDir();
+    const reloaded = path.join(tempDir(), "reloaded");
+    const events: string[] = [];
+    const shown = (file: string) => path.relative(configDir, file).replace(/^\.staging-[^/]+/, "<staging>") || ".";
+    const agent = createApplier({
+      configDir,
+      reloadCmd: `touch ${reloaded}`,
+      haproxy: "true",
+      timeoutMs: 10_000,
+      log: () => {},
+      rename: (from, to) => {
+        events.push(`move ${shown(String(from))} -> ${shown(String(to))}`);
+        return rename(from, to);
+      },
+      sync: (target) => {
+        events.push(`flush ${shown(target)}${existsSync(reloaded) ? " after the reload" : ""}`);
+        return syncPath(target);
+      },
+    });
+    await agent.apply(bundle(1, v1, "p-1"));
+    rmSync(reloaded);
+    events.length = 0;
+    expect(await agent.apply(bundle(2, v2, "p-2"))).toEqual({ outcome: "applied", version: 2 });
+
+    const staged = Object.keys(v2).length;
+    // The files are flushed a few at a time, in any order.
+    expect(events.slice(0, staged).sort()).toEqual(
+      Object.keys(v2)
+        .map((name) => `flush <staging>/${name}`)
+        .sort(),
+    );
+    expect(events.slice(staged)).toEqual([
+      "flush <staging>/certs",
+      "flush <staging>",
+      ...["haproxy.cfg", "domain2backend.map", "crt-list.txt", "fallback.pem", "certs"].map(
+        (entry) => `move ${entry} -> .previous/${entry}`,
+      ),
+      ...["haproxy.cfg", "domain2backend.map", "domain2redirect.map", "fallback.pem", "certs"].map(
+        (entry) => `move <staging>/${entry} -> ${entry}`,
+      ),
+      "flush .",
+    ]);
+    expect(existsSync(reloaded)).toBe(true);
   });
 });
