@@ -187,7 +187,11 @@ async function pushOutcome(match, response) {
   const id = decodeSegment(match[1]);
   if (id === null || !PUSH_ID.test(id))
     throw new ApplyError(400, "the push id must be 1 to 100 letters, digits, dots, dashes or underscores");
-  await applier.committed();
+  // Until no commit is under way, one started meanwhile included; the abandon then looks and acts in that same step,
+  // so that a push is either stopped before its commit or answered with its outcome, never both.
+  let commit;
+  do await (commit = applier.committed());
+  while (commit !== applier.committed());
   if (match[2]) return reply(response, 200, await applier.pushes.abandon(id));
   const known = applier.pushes.get(id);
   return known ? reply(response, 200, known) : reply(response, 404, { error: "unknown push id" });

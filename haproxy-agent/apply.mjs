@@ -51,6 +51,8 @@ const endState = (error) =>
  * @property {(level: string, message: string, fields?: object) => void} log
  * @property {typeof import("node:fs/promises").rename} [rename] how the swap moves an entry (a test makes one fail)
  * @property {(target: string) => Promise<void>} [sync] how a staged file or a directory is flushed (a test watches it)
+ * @property {(bundle: Bundle) => unknown} [beforeUnchanged] called as an unchanged push is about to commit (a test
+ *   abandons it there)
  * @typedef {{ signal?: AbortSignal, receivedAt: number }} PushContext
  */
 
@@ -60,10 +62,11 @@ const endState = (error) =>
  */
 class Applier {
   /** @param {ApplierOptions} options */
-  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log, rename, sync = syncPath }) {
+  constructor({ configDir, reloadCmd, haproxy, timeoutMs, log, rename, sync = syncPath, beforeUnchanged }) {
     this.configDir = configDir;
     this.move = rename;
     this.sync = sync;
+    this.beforeUnchanged = beforeUnchanged;
     this.reloadCmd = reloadCmd;
     this.haproxy = haproxy;
     this.timeoutMs = timeoutMs;
@@ -199,10 +202,10 @@ class Applier {
   /**
    * Why a push must stop before its reload (undefined: it may go on): the client went away, the control plane gave
    * it up (POST /v1/pushes/{id}/abandon), or a reload started now could not end before the control plane stops
-   * waiting. After the reload has started nothing stops it.
-   * @param {Bundle} bundle @param {PushContext} context
+   * waiting (`reload`: one is to start). After the reload has started nothing stops it.
+   * @param {Bundle} bundle @param {PushContext} context @param {boolean} [reload]
    */
-  stopReason(bundle, context) {
+  stopReason(bundle, context, reload = true) {
     if (this.stopping.signal.aborted) return "the agent stopped before the reload";
     if (context.signal?.aborted) return "the control plane went away before the reload";
     if (bundle.pushId && this.pushes.get(bundle.pushId)?.state === "abandoned")
@@ -210,6 +213,7 @@ class Applier {
     // A control plane that waits no longer than one reload (misaligned time limits) gets no deadline: every push
     // would stop. The client that goes away, and the abandon, still hold; apply() warns.
     if (
+      reload &&
       bundle.timeoutMs &&
       bundle.timeoutMs > this.timeoutMs &&
       Date.now() > context.receivedAt + bundle.timeoutMs - this.timeoutMs
@@ -220,10 +224,10 @@ class Applier {
 
   /**
    * Throws the 410 of a push stopped before its reload, when it must stop.
-   * @param {Bundle} bundle @param {PushContext} context
+   * @param {Bundle} bundle @param {PushContext} context @param {boolean} [reload] whether a reload is to start
    */
-  stopIfAsked(bundle, context) {
-    const reason = this.stopReason(bundle, context);
+  stopIfAsked(bundle, context, reload = true) {
+    const reason = this.stopReason(bundle, context, reload);
     if (reason) throw new ApplyError(410, `version ${bundle.version} was not applied: ${reason}`, { abandoned: true });
   }
 
@@ -238,6 +242,10 @@ class Applier {
     }
     // Compared with what is on disk, not with what was recorded: a push repairs files edited by hand.
     if (state && (await liveDigest(this.configDir)) === bundle.digest) {
+      await this.beforeUnchanged?.(bundle);
+      // An abandon that came while the files were read wins: checked and committed with no await between, so that
+      // one coming later finds the commit under way and waits for it (agent.mjs); no reload starts, no deadline.
+      this.stopIfAsked(bundle, context, false);
       await this.commit(
         bundle,
         { ...state, digest: bundle.digest, version: Math.max(state.version, bundle.version) },

@@ -158,6 +158,38 @@ describe("haproxy-agent: the outcome of each push id", () => {
     expect(agent.reloadCount()).toBe(0);
   });
 
+  it("stops an unchanged push given up while its files were compared: abandoned, not unchanged", async () => {
+    let abandonNow = false;
+    const configDir = tempDir();
+    const agent = createApplier({
+      configDir,
+      reloadCmd: "true",
+      haproxy: "true",
+      timeoutMs: 10_000,
+      log: quiet,
+      // The abandon arrives after the digest of the files on disk matched, just before the outcome is committed.
+      beforeUnchanged: async () => {
+        if (abandonNow) expect(await agent.pushes.abandon("p-same")).toMatchObject({ state: "abandoned", version: 1 });
+      },
+    });
+    expect(await agent.apply(bundle(1, "p-1"))).toEqual({ outcome: "applied", version: 1 });
+    abandonNow = true;
+    const message = "version 1 was not applied: the control plane gave it up before the reload";
+    await expect(agent.apply(bundle(1, "p-same"))).rejects.toMatchObject({
+      status: 410,
+      message,
+    });
+    expect(agent.pushes.get("p-same")).toMatchObject({ version: 1, state: "abandoned", error: message });
+    expect(await agent.pushes.abandon("p-same")).toMatchObject({ state: "abandoned", error: message });
+    // Its record was not committed: the status is the first push's, with no error.
+    const first = await agent.readState();
+    expect(await agent.status()).toMatchObject({ version: 1, appliedAt: first?.appliedAt, lastError: null });
+    // The push log on disk says so too.
+    const restarted = createPushLog({ configDir, log: quiet });
+    await restarted.load();
+    expect(restarted.get("p-same")).toMatchObject({ state: "abandoned", error: message });
+  });
+
   it("answers a push's outcome only after the commit that shows its version: never reloading then", async () => {
     const agent = applier({ reloadSeconds: 0.2 });
     const pushed = agent.apply(bundle(1, "p-commit"));
