@@ -6,7 +6,8 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { alertLines } from "./alerts.mjs";
 import { ApplyError } from "./bundle.mjs";
-import { liveDigest, putBack, SwapError, swapIn } from "./config-files.mjs";
+import { putBack, SwapError, swapIn } from "./config-files.mjs";
+import { createLiveDigest } from "./live-digest.mjs";
 import { childEnvironment, run, tail } from "./programs.mjs";
 import { createPushLog } from "./pushes.mjs";
 import { removeScratch, settlePushes } from "./restart.mjs";
@@ -67,6 +68,8 @@ class Applier {
     this.move = rename;
     this.sync = sync;
     this.beforeUnchanged = beforeUnchanged;
+    /** The status's digest of the files on disk, which reads again only the files that changed since. */
+    this.liveDigest = createLiveDigest();
     this.reloadCmd = reloadCmd;
     this.haproxy = haproxy;
     this.timeoutMs = timeoutMs;
@@ -126,7 +129,7 @@ class Applier {
     const [state, error, diskDigest] = await Promise.all([
       this.record.readState(),
       this.record.readFailure(),
-      liveDigest(this.configDir),
+      this.liveDigest(this.configDir),
     ]);
     return {
       version: state?.version ?? null,
@@ -241,7 +244,7 @@ class Applier {
       });
     }
     // Compared with what is on disk, not with what was recorded: a push repairs files edited by hand.
-    if (state && (await liveDigest(this.configDir)) === bundle.digest) {
+    if (state && (await this.liveDigest(this.configDir)) === bundle.digest) {
       await this.beforeUnchanged?.(bundle);
       // An abandon that came while the files were read wins: checked and committed with no await between, so that
       // one coming later finds the commit under way and waits for it (agent.mjs); no reload starts, no deadline.

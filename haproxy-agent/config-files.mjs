@@ -1,15 +1,14 @@
-// The configuration directory's managed entries: what is on disk now (the digest a status tells is recomputed from
-// it, so that hand edits show), and the swap that moves a checked bundle in and, when it or the reload fails, back out.
-import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+// The configuration directory's managed entries (live-digest.mjs tells what is on disk), and the swap that moves a
+// checked bundle in and, when it or the reload fails, back out.
+import { mkdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { bundleDigest } from "./bundle.mjs";
 import { syncPath } from "./sync-to-disk.mjs";
 
 /**
  * The entries of the configuration directory a bundle replaces as a whole: an entry the bundle lacks is removed
  * (a stored version from before the crt-list leaves none behind).
  */
-const MANAGED = [
+export const MANAGED = [
   "haproxy.cfg",
   "domain2backend.map",
   "domain2redirect.map",
@@ -28,43 +27,6 @@ async function exists(file) {
   } catch {
     return false;
   }
-}
-
-/**
- * The managed files as they are on disk now, by bundle path (what a bundle would have to hold to equal them).
- * @param {string} configDir
- * @returns {Promise<Record<string, string>>}
- */
-async function readLiveFiles(configDir) {
-  /** @type {Record<string, string>} */
-  const files = {};
-  /** @param {string} name */
-  const take = async (name) => {
-    try {
-      files[name] = await readFile(path.join(configDir, name), "utf8");
-    } catch (error) {
-      if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
-    }
-  };
-  for (const entry of MANAGED) if (entry !== "certs") await take(entry);
-  /** @type {string[]} */
-  let certificates = [];
-  try {
-    certificates = await readdir(path.join(configDir, "certs"));
-  } catch (error) {
-    if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
-  }
-  for (const name of certificates.sort()) await take(`certs/${name}`);
-  return files;
-}
-
-/**
- * The digest of the files on disk, or null when there is no haproxy.cfg (nothing was ever applied).
- * @param {string} configDir
- */
-export async function liveDigest(configDir) {
-  const files = await readLiveFiles(configDir);
-  return "haproxy.cfg" in files ? bundleDigest(files) : null;
 }
 
 /**

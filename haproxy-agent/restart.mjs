@@ -3,7 +3,7 @@
 // pushes and checks, which can hold private keys.
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { liveDigest } from "./config-files.mjs";
+import { liveDigest } from "./live-digest.mjs";
 
 /** A push's staging directory or a check's scratch one (apply.mjs): none is in use before the agent listens. */
 const SCRATCH = /^\.(?:staging|check)-/;
