@@ -95,6 +95,21 @@ describe("a master push whose answer is lost", () => {
     expect(await activeVersion()).toBe(pushed);
   });
 
+  it("asks the agent when a proxy in front of it answers 502, 503 or 504 for it", async () => {
+    for (const status of [502, 503, 504]) {
+      const seen = agents({
+        push: () => new Response("<html>Bad Gateway</html>", { status, headers: { "Content-Type": "text/html" } }),
+        abandon: (call) => record("applied", Number(/pushes\/v(\d+)-/.exec(call.url)![1])),
+      });
+      expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 200)).toEqual([]);
+      const pushed = seen.find((call) => call.method === "PUT")!;
+      expect(seen.map((call) => call.method)).toEqual(["POST", "PUT", "POST"]);
+      expect(seen[2].url).toBe(`${AGENT}/v1/pushes/${pushed.body.pushId}/abandon`);
+      expect(await activeVersion()).toBe(pushed.body.version);
+      vi.mocked(globalThis.fetch).mockRestore();
+    }
+  });
+
   it("records unknown when the agent cannot tell; the status poll settles it as applied and queues the slaves", async () => {
     await settleLeftovers();
     const sendBatch = vi.spyOn(env.JOBS, "sendBatch").mockResolvedValue(undefined as never);

@@ -91,8 +91,20 @@ async function callAgent(
   } catch {
     body = { error: text.slice(0, MAX_DETAIL) };
   }
+  if (fromInFront(response.status, body)) {
+    const detail = `HTTP ${response.status} from what stands in front of it`;
+    throw new AgentError(`agent ${call.agentUrl} is unreachable: ${detail}`, "unreachable");
+  }
   return { status: response.status, body };
 }
+
+/**
+ * A 502, 503 or 504 the agent did not send (it answers none of them, but a 504 for a `haproxy -c` that ran out of
+ * time, flagged): a proxy or load balancer in front of it gave up, and a push may still have reached the agent. Read
+ * as a refusal, a version the agent goes on to apply would be recorded as rejected; as no answer, the agent is asked.
+ */
+const fromInFront = (status: number, body: Record<string, unknown>) =>
+  (status === 502 || status === 503 || status === 504) && !checkTimedOut(status, body);
 
 const errorOf = (status: number, body: Record<string, unknown>) =>
   (typeof body.error === "string" ? body.error : `HTTP ${status}`).slice(0, MAX_DETAIL);
