@@ -78,9 +78,13 @@ export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
   ),
 };
 
-/** Checks server options (after `default-server`, or a container link's params) from words[start]. */
-export function serverOptions(words: string[], start: number, what: string): void {
-  const seen = new Set<string>();
+/**
+ * Checks server options (after `default-server`, or a container link's params) from words[start]; answers each
+ * option's value (the word after it, for an option that takes one), by name. Values are read where each option
+ * stands: the same word may also be the value of another option (`agent-send verify`).
+ */
+export function serverOptions(words: string[], start: number, what: string): Map<string, string | undefined> {
+  const seen = new Map<string, string | undefined>();
   let i = start;
   while (i < words.length) {
     const name = words[i];
@@ -90,14 +94,15 @@ export function serverOptions(words: string[], start: number, what: string): voi
       refuse(`${quote(name)} is not an allowed server option`);
     }
     if (seen.has(name)) refuse(`${what}: ${name} is given twice`);
-    seen.add(name);
-    i = option(words, i, what);
+    const next = option(words, i, what);
+    seen.set(name, next > i + 1 ? words[i + 1] : undefined);
+    i = next;
   }
-  const verify = words[words.indexOf("verify") + 1];
   if ((seen.has("ssl") || seen.has("check-ssl")) && !seen.has("verify")) {
     refuse(`${what}: ssl needs "verify none" or "verify required ca-file @system-ca" (there is no other CA file)`);
   }
-  if (seen.has("verify") && verify === "required" && !seen.has("ca-file"))
+  if (seen.get("verify") === "required" && !seen.has("ca-file"))
     refuse(`${what}: verify required needs ca-file @system-ca`);
   if (seen.has("agent-check") && !seen.has("agent-port")) refuse(`${what}: agent-check needs agent-port`);
+  return seen;
 }

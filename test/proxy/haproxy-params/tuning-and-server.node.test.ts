@@ -54,6 +54,7 @@ describe("vetServerParams", () => {
     "ssl verify required ca-file @system-ca verifyhost api.example.org",
     "agent-check agent-port 9999 agent-inter 5s agent-send ready",
     "send-proxy-v2 proto h2",
+    "agent-send required ssl verify none",
   ])("accepts %j as written", (params) => {
     expect(vetServerParams(`  ${params} `)).toEqual({ ok: true, value: params });
   });
@@ -81,6 +82,8 @@ describe("vetServerParams", () => {
     ["sni env(SECRET)", 'server sni: "env" is not an allowed sample fetch'],
     ['cookie "${SECRET}"', "environment expansion (${NAME} or $NAME) is not allowed"],
     ["check # comment\nbackup", "server params must be one line"],
+    // "verify" is first the text agent-send sends: the ssl verification still needs its CA file (haproxy -c says so).
+    ["agent-send verify ssl verify required", "server: verify required needs ca-file @system-ca"],
   ])("refuses %j: %s", (params, expected) => {
     expect(serverReason(params)).toBe(expected);
   });
