@@ -171,9 +171,23 @@ describe("the limits and refusals of issue 27, against haproxy -c", () => {
     "option tcp-check\ntcp-check set-var(check.x) req.hdr(host)",
     "http-request set-header X %[method,neg]",
     "acl a method -m int 1\nhttp-request deny if a",
+    "default-server ssl ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.0 verify none",
+    "default-server ssl-min-ver TLSv1.3\ndefault-server check-ssl ssl-max-ver TLSv1.2 verify none",
   ])("refuses %j, which haproxy refuses too", (params) => {
     expect(vetBackendParams(params).ok).toBe(false);
     expect(alerts(checkRawLines(params).output).length).toBeGreaterThan(0);
+  });
+
+  it("refuses server TLS versions that conflict with the default-server's, which haproxy refuses written", () => {
+    const form = { params: "default-server ssl-min-ver TLSv1.3", server: "ssl verify none ssl-max-ver TLSv1.2" };
+    const backend = vetBackendParams(form.params);
+    expect(backend.ok && vetServerParams(form.server, backend.value).ok).toBe(false);
+    // The generator leaves the server's params out, with a warning, and haproxy takes the rest.
+    const generated = checkForms([form]);
+    expect(generated.warnings).toEqual([expect.stringContaining("TLSv1.3 of the backend's default-server is above")]);
+    expect(alerts(generated.output)).toEqual([]);
+    const written = checkForms([form], (config) => config.replace(":8080\n", `:8080 ${form.server}\n`));
+    expect(alerts(written.output)[0]).toContain("all SSL/TLS versions are disabled for server");
   });
 });
 
@@ -202,7 +216,10 @@ describe("the differential property test (issue 27)", () => {
       if (!part) return;
       lines += part.lines;
       const server = servers[i % servers.length];
-      accepted.push({ params: part.params, server: vetServerParams(server).ok ? server : undefined });
+      // A server inherits its backend's default-server lines, and is vetted with them.
+      const backend = vetBackendParams(part.params);
+      const vetted = vetServerParams(server, backend.ok ? backend.value : undefined);
+      accepted.push({ params: part.params, server: vetted.ok ? server : undefined });
     });
     const acceptedServers = servers.filter((server) => vetServerParams(server).ok);
     for (const server of acceptedServers) accepted.push({ params: "", server });

@@ -207,6 +207,7 @@ const serverOption = pick(...Object.keys(SERVER_OPTIONS)).chain((name) =>
             "api.example.org",
           ],
           ...["shutdown-sessions", "layer7", "ipv6", "TLSv1.2", "mark-down", "s1", '"a b"', '"a\\nb"'],
+          ...["TLSv1.0", "TLSv1.3"],
         ),
   ),
 );

@@ -20,7 +20,7 @@ import { ACL_KEYWORD_TABLE } from "./haproxy-keywords";
 import { ALLOWED_CONVERTERS, ALLOWED_FETCHES } from "./sample-policy";
 import { ACL_NAME, BackendState, PREDEFINED_ACLS, aclBody, defineAcl } from "./conditions";
 import { httpRule } from "./http-rules";
-import { serverOptions } from "./server-options";
+import { serverOptions, tlsBounds } from "./server-options";
 import { httpCheck, tcpCheck } from "./health-checks";
 
 const TIMEOUTS = [
@@ -247,7 +247,10 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
   "http-response": (words, state) => httpRule(words, state, "response"),
   "http-check": httpCheck,
   "tcp-check": tcpCheck,
-  "default-server": (words) => serverOptions(words, 1, "default-server"),
+  "default-server": (words, state) => {
+    const options = serverOptions(words, 1, "default-server");
+    state.serverTls = tlsBounds(options, state.serverTls, "default-server", "of an earlier default-server line");
+  },
   acl: (words, state) => {
     const name = matching(words[1], "acl: the name", ACL_NAME, "letters, digits, '.', ':', '_' or '-'");
     if (Object.hasOwn(PREDEFINED_ACLS, name) || ["or", "if", "unless"].includes(name))

@@ -12,5 +12,6 @@ export {
   type BackendParams,
   type ParamsProblem,
   type ParamsResult,
+  type TlsBounds,
 } from "./tokenizer";
 export { NEVER_EXTRA } from "./directives";

@@ -1,5 +1,5 @@
 // Server options of container links and default-server lines.
-import { FILE_KEYWORDS } from "./tokenizer";
+import { FILE_KEYWORDS, type TlsBounds } from "./tokenizer";
 import { HOST_NAME, TOKEN, integer, matching, oneOf, own, quote, refuse, time } from "./values";
 import { sampleIn } from "./samples";
 
@@ -15,6 +15,8 @@ const withValue =
 const count = (min: number, max: number) => withValue((word, what) => void integer(word, what, min, max));
 const timeValue = withValue((word, what) => time(word, what));
 const choice = (...allowed: string[]) => withValue((word, what) => void oneOf(word, what, allowed));
+/** HAProxy's TLS versions, oldest first. */
+const TLS_VERSIONS = ["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"];
 const ALPN = /^[A-Za-z0-9./-]{1,32}(,[A-Za-z0-9./-]{1,32}){0,7}$/;
 
 /** Server options a tenant may set; none names a file, another address or another backend's server. */
@@ -56,8 +58,8 @@ export const SERVER_OPTIONS: Readonly<Record<string, ServerOption>> = {
   "resolve-prefer": choice("ipv4", "ipv6"),
   proto: choice("h2"),
   verify: choice("none", "required"),
-  "ssl-min-ver": choice("TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"),
-  "ssl-max-ver": choice("TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"),
+  "ssl-min-ver": choice(...TLS_VERSIONS),
+  "ssl-max-ver": choice(...TLS_VERSIONS),
   // The system's CA bundle (public certificates) is the one file a tenant may name: HAProxy's @system-ca.
   "ca-file": choice("@system-ca"),
   cookie: withValue((word, what) => void matching(word, what, TOKEN, "letters, digits, '.', '_' or '-'")),
@@ -105,4 +107,29 @@ export function serverOptions(words: string[], start: number, what: string): Map
     refuse(`${what}: verify required needs ca-file @system-ca`);
   if (seen.has("agent-check") && !seen.has("agent-port")) refuse(`${what}: agent-check needs agent-port`);
   return seen;
+}
+
+/**
+ * The TLS versions a server line (or a default-server line) leaves in force, given those it inherits (`from` says
+ * where they come from). A minimum above the maximum is refused: HAProxy disables every version and refuses each server
+ * using ssl or check-ssl ("all SSL/TLS versions are disabled"), and with it the whole file. It is refused without
+ * ssl too, or a later line adding ssl would break every server at once.
+ */
+export function tlsBounds(
+  options: ReadonlyMap<string, string | undefined>,
+  inherited: TlsBounds,
+  what: string,
+  from: string,
+): TlsBounds {
+  const own = { min: options.get("ssl-min-ver"), max: options.get("ssl-max-ver") };
+  const min = own.min ?? inherited.min;
+  const max = own.max ?? inherited.max;
+  if (min !== undefined && max !== undefined && TLS_VERSIONS.indexOf(min) > TLS_VERSIONS.indexOf(max)) {
+    const origin = (value: string | undefined) => (value === undefined ? ` ${from}` : "");
+    refuse(
+      `${what}: ssl-min-ver ${min}${origin(own.min)} is above ssl-max-ver ${max}${origin(own.max)} ` +
+        "(HAProxy would disable every TLS version)",
+    );
+  }
+  return { ...(min !== undefined && { min }), ...(max !== undefined && { max }) };
 }

@@ -22,10 +22,20 @@ export interface ParamsProblem {
 
 export type ParamsResult<T> = Result<T, ParamsProblem>;
 
-/** Backend params that passed: the lines to write into the backend section, and whether `_maintenance` was given. */
+/** The TLS versions (ssl-min-ver, ssl-max-ver) a server line or a backend's default-server lines set, where set. */
+export interface TlsBounds {
+  min?: string;
+  max?: string;
+}
+
+/**
+ * Backend params that passed: the lines to write into the backend section, whether `_maintenance` was given, and the
+ * TLS versions its default-server lines set, which every server of the backend inherits.
+ */
 export interface BackendParams {
   lines: string[];
   maintenance: boolean;
+  serverTls: TlsBounds;
 }
 
 /** Words that open a section in HAProxy (any version we may run): such a line would end the tenant's backend. */

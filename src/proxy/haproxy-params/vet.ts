@@ -11,11 +11,12 @@ import {
   ParamsProblem,
   ParamsResult,
   SECTION_KEYWORDS,
+  type TlsBounds,
   tokenizeLine,
 } from "./tokenizer";
 import { Refusal, own, quote, refuse } from "./values";
 import { BackendState } from "./conditions";
-import { serverOptions } from "./server-options";
+import { serverOptions, tlsBounds } from "./server-options";
 import { BACKEND_DIRECTIVES, NEVER_EXTRA, extraArguments, option } from "./directives";
 import { withRegexBudget } from "./regex-cost";
 
@@ -148,7 +149,7 @@ function vetBackendLines(
     return problem(MAX_PARAMS_LINES + 1, lines[MAX_PARAMS_LINES], `more than ${MAX_PARAMS_LINES} lines`);
   }
   const extra = new Set(extraDirectives);
-  const state: BackendState = { acls: new Map(), checks: "none", steps: [], final: {} };
+  const state: BackendState = { acls: new Map(), checks: "none", steps: [], final: {}, serverTls: {} };
   const kept: string[] = [];
   let maintenance = false;
   for (const [index, line] of lines.entries()) {
@@ -163,18 +164,22 @@ function vetBackendLines(
       throw error;
     }
   }
-  return { ok: true, value: { lines: kept, maintenance } };
+  return { ok: true, value: { lines: kept, maintenance, serverTls: state.serverTls } };
 }
 
 /**
  * Vets the params of a container link: one line of allow-listed server options, returned as it will be written
- * (without its comment), after the three words of `server <name> [<address>]:<port>`.
+ * (without its comment), after the three words of `server <name> [<address>]:<port>`. `backend`, the vetted params of
+ * the server's backend where known, gives what its default-server lines set, which the server inherits.
  */
-export function vetServerParams(params: string | null | undefined): ParamsResult<string> {
-  return withRegexBudget(() => vetServerLine(params));
+export function vetServerParams(
+  params: string | null | undefined,
+  backend?: Pick<BackendParams, "serverTls">,
+): ParamsResult<string> {
+  return withRegexBudget(() => vetServerLine(params, backend?.serverTls ?? {}));
 }
 
-function vetServerLine(params: string | null | undefined): ParamsResult<string> {
+function vetServerLine(params: string | null | undefined, inherited: TlsBounds): ParamsResult<string> {
   const lines = splitLines(params ?? "");
   const used = lines.map((line, index) => ({ line, index })).filter(({ line }) => line !== "");
   if (used.length > 1) return problem(used[1].index + 1, used[1].line, "server params must be one line");
@@ -187,7 +192,7 @@ function vetServerLine(params: string | null | undefined): ParamsResult<string> 
       refuse(`more than ${MAX_SERVER_WORDS} words (HAProxy's limit of ${MAX_WORDS}, with "server <name> <address>")`);
     }
     checkWords(words);
-    serverOptions(words, 0, "server");
+    tlsBounds(serverOptions(words, 0, "server"), inherited, "server", "of the backend's default-server");
     netCheck(words);
     return { ok: true, value: written };
   } catch (error) {

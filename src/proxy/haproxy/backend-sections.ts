@@ -1,7 +1,7 @@
 // The tenants' part of haproxy.cfg: one backend section per backend with containers, the routing map lines of every
 // backend, and the redirect maps of the global redirect backends. Pure: it takes the installation's rows.
 import { vetTargetAddress } from "../installation/addresses";
-import { vetBackendParams, vetServerParams } from "../haproxy-params/index";
+import { type BackendParams, vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import { invalidRedirect, isValidRedirectUrl, redirectPrefix } from "../installation/redirects";
 import type { BackendRow, Installation } from "../installation/rows";
 import { backendFqLabel, containerFqLabel, GLOBAL_BACKEND_LABELS } from "../installation/views";
@@ -57,6 +57,17 @@ function onceEach<T>(vet: (text: string | null) => T): (text: string | null) => 
   };
 }
 
+/** onceEach for server params, which are vetted with the TLS versions their backend's default-server sets. */
+function onceEachServer(vet: typeof vetServerParams) {
+  const byBounds = new Map<string, (text: string | null) => ReturnType<typeof vetServerParams>>();
+  return (text: string | null, backend: BackendParams) => {
+    const key = `${backend.serverTls.min}/${backend.serverTls.max}`;
+    let vetOnce = byBounds.get(key);
+    if (!vetOnce) byBounds.set(key, (vetOnce = onceEach((params) => vet(params, backend))));
+    return vetOnce(text);
+  };
+}
+
 function groupBy<T>(rows: readonly T[], key: (row: T) => number): Map<number, T[]> {
   const groups = new Map<number, T[]>();
   for (const row of rows) {
@@ -108,7 +119,7 @@ export function tenantBackends(
     referencesOf: groupBy(installation.backendContainers, (row) => row.backendId),
     domainsOf: groupBy(installation.domains, (row) => row.backendId),
     vetBackend: onceEach((params) => vetBackendParams(params, settings.paramsExtraDirectives)),
-    servers: serverLines(installation, settings, onceEach(vetServerParams), report),
+    servers: serverLines(installation, settings, onceEachServer(vetServerParams), report),
   };
   const projectLabel = new Map(installation.projects.map((row) => [row.id, row.label]));
   for (const backend of installation.backends) renderBackend(context, backend, projectLabel.get(backend.projectId)!);
@@ -139,15 +150,13 @@ function renderBackend(context: Context, backend: BackendRow, project: string): 
     problem("excluded", `${where} is left out: the load balancer refused it (${reason}); its domains answer 503`);
     routed = backendDomains.map((domain) => `${domain.domainName} ${UNAVAILABLE_BACKEND}`);
   } else {
-    const { lines, maintenance } = backendParams(backend.params, where, context.vetBackend, (message) =>
-      problem("params", message),
-    );
+    const params = backendParams(backend.params, where, context.vetBackend, (message) => problem("params", message));
     const section = [`# project ${project}: backend ${backend.label}`, `backend ${fqLabel}`];
-    if (maintenance) section.push(...MAINTENANCE_LINES);
+    if (params.maintenance) section.push(...MAINTENANCE_LINES);
     else {
-      for (const line of lines) section.push(`    ${line}`);
+      for (const line of params.lines) section.push(`    ${line}`);
       section.push(
-        ...references.flatMap((reference) => context.servers(reference, { project, backend, where })).sort(),
+        ...references.flatMap((reference) => context.servers(reference, { project, backend, where, params })).sort(),
       );
     }
     part.sections.push({ backendId: backend.id, project, backend: backend.label, fqLabel, lines: section });
@@ -207,12 +216,13 @@ function backendParams(
   where: string,
   vet: (params: string | null) => ReturnType<typeof vetBackendParams>,
   report: (message: string) => void,
-) {
+): BackendParams {
   const vetted = vet(params);
   if (vetted.ok) return vetted.value;
   const { line, reason } = vetted.error;
   report(`${where}: params line ${line} refused (${reason}); the backend is written without its params`);
-  return { lines: [], maintenance: (params ?? "").split(/\r?\n/).some((text) => text.trim() === "_maintenance") };
+  const maintenance = (params ?? "").split(/\r?\n/).some((text) => text.trim() === "_maintenance");
+  return { lines: [], maintenance, serverTls: {} };
 }
 
 type Reference = Installation["backendContainers"][number];
@@ -225,12 +235,15 @@ export const serverLine = (name: string, address: string, port: number, params: 
 function serverLines(
   installation: Installation,
   settings: HaproxySettings,
-  vetServer: (params: string | null) => ReturnType<typeof vetServerParams>,
+  vetServer: (params: string | null, backend: BackendParams) => ReturnType<typeof vetServerParams>,
   report: Report,
 ) {
   const hostById = new Map(installation.hosts.map((row) => [row.id, row]));
   const containerById = new Map(installation.containers.map((row) => [row.id, row]));
-  return (reference: Reference, of: { project: string; backend: BackendRow; where: string }): string[] => {
+  return (
+    reference: Reference,
+    of: { project: string; backend: BackendRow; where: string; params: BackendParams },
+  ): string[] => {
     const { project, backend, where } = of;
     const problem = (kind: BundleProblem["kind"], message: string) => {
       report.note(project, `WARN: ${message}`);
@@ -247,7 +260,8 @@ function serverLines(
       problem("server-address", `${where}: server ${name} is left out: its address ${container.ipv6} ${address.error}`);
       return [];
     }
-    const vetted = vetServer(reference.params);
+    // Written after the backend's params, whose default-server lines it inherits: they are vetted together.
+    const vetted = vetServer(reference.params, of.params);
     if (!vetted.ok) {
       const { line, reason } = vetted.error;
       problem(

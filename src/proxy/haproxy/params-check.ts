@@ -45,7 +45,7 @@ export function checkConfig(draft: BackendDraft, extraDirectives: readonly strin
     fields.set(lines.length, "params");
   }
   for (const server of draft.servers) {
-    const params = vetServerParams(server.params);
+    const params = vetServerParams(server.params, vetted.ok ? vetted.value : undefined);
     lines.push(serverLine(server.name, server.address, draft.port, params.ok ? params.value : ""));
     fields.set(lines.length, server.field);
   }

@@ -17,7 +17,7 @@ import { invalidRedirect, isValidRedirectUrl } from "./redirects";
 import { CannotProcess, Invalid, invalidBackend } from "../domain-errors";
 import { checkChangedParams, checkSwitchedServers, type ParamsCheck } from "./backend-check";
 import { ownershipGuard, type NameClaim } from "./ownership";
-import { describeProblem, vetBackendParams, vetServerParams } from "../haproxy-params/index";
+import { type BackendParams, describeProblem, vetBackendParams, vetServerParams } from "../haproxy-params/index";
 import { paramsBytes, quotaGuards, type Measure } from "./quotas";
 import type { BackendContainerRow, BackendRow, DomainRow, ProjectRow } from "./rows";
 import type { BackendInput } from "./inputs";
@@ -64,15 +64,50 @@ async function checkDomainForwardings(db: Database, input: BackendInput, existin
   if (elsewhere) throw new CannotProcess(`${elsewhere.domainName}: domain is already assigned to another backend`);
 }
 
-/** Refuses params HAProxy would read as more than tuning of this backend (400 naming the field, line and reason). */
-function checkParams(input: BackendInput, options: BackendOptions): void {
+/**
+ * Refuses params HAProxy would read as more than tuning of this backend (400 naming the field, line and reason). The
+ * servers' params are vetted with what the backend's default-server sets: the posted params, else the stored ones.
+ */
+function checkParams(
+  input: BackendInput,
+  options: BackendOptions,
+  existing: BackendRow | undefined,
+): BackendParams | undefined {
+  let backend: BackendParams | undefined;
   if (input.params != null) {
     const vetted = vetBackendParams(input.params, options.extraDirectives);
     if (!vetted.ok) throw new Invalid(describeProblem("params", vetted.error));
+    backend = vetted.value;
+  } else if (existing?.params) {
+    // Stored params the vetting refuses are written without their lines: the servers inherit nothing from them.
+    const stored = vetBackendParams(existing.params, options.extraDirectives);
+    backend = stored.ok ? stored.value : undefined;
   }
   for (const [index, reference] of (input.backendContainers ?? []).entries()) {
-    const vetted = vetServerParams(reference.params);
+    const vetted = vetServerParams(reference.params, backend);
     if (!vetted.ok) throw new Invalid(describeProblem(`backendContainers[${index}].params`, vetted.error));
+  }
+  return backend;
+}
+
+/**
+ * Refuses posted params whose default-server leaves a server the backend keeps no TLS version (HAProxy would refuse
+ * it): its stored server params are vetted again with them (`backend`, the posted params vetted). Stored server params
+ * refused anyway are left out at generation, and are not the write's concern.
+ */
+function checkKeptServers(
+  input: BackendInput,
+  backend: BackendParams | undefined,
+  kept: readonly BackendContainerRow[],
+): void {
+  if (input.params == null || input.backendContainers !== undefined || backend === undefined) return;
+  for (const link of kept) {
+    const server = vetServerParams(link.params, backend);
+    if (!server.ok && vetServerParams(link.params).ok) {
+      throw new Invalid(
+        `params: the server of container ${link.containerId} would get no TLS version (${server.error.reason})`,
+      );
+    }
   }
 }
 
@@ -201,9 +236,8 @@ export async function upsertBackend(
   options: BackendOptions,
   control: WriteControl = {},
 ): Promise<{ id: number; etag: string; warnings: string[] }> {
-  const { existing, wanted, warnings } = await validateBackendWrite(db, project, input, options);
+  const { existing, current, wanted, warnings } = await validateBackendWrite(db, project, input, options);
   const fields = (["fullname", "port", "params"] as const).filter((field) => input[field] != null);
-  const current: Current = existing ? await readCurrent(db, existing) : { domains: [], references: [] };
   // A new backend's id is unknown until the batch runs: later statements find it by its unique label.
   const backendId = existing
     ? sql`${existing.id}`
@@ -238,12 +272,14 @@ export async function upsertBackend(
 
 /** The validation a create and an update share; returns the stored backend of that label, if any, and what it asks. */
 async function validateBackendWrite(db: Database, project: ProjectRow, input: BackendInput, options: BackendOptions) {
-  checkParams(input, options);
   const [existing] = await db
     .select()
     .from(backends)
     .where(and(eq(backends.projectId, project.id), eq(backends.label, input.label)))
     .limit(1);
+  const backend = checkParams(input, options, existing);
+  const current: Current = existing ? await readCurrent(db, existing) : { domains: [], references: [] };
+  checkKeptServers(input, backend, current.references);
   await checkDomainForwardings(db, input, existing);
   await checkBackendContainers(db, project, input);
   const warnings = options.checkParams
@@ -253,7 +289,7 @@ async function validateBackendWrite(db: Database, project: ProjectRow, input: Ba
     domains: input.domainForwardings?.map(domainFields),
     references: input.backendContainers?.map((r) => ({ containerId: r.containerId, params: r.params ?? null })),
   };
-  return { existing: existing as BackendRow | undefined, wanted, warnings };
+  return { existing: existing as BackendRow | undefined, current, wanted, warnings };
 }
 
 /** The domains and container references a stored backend holds now. */
@@ -322,8 +358,8 @@ function domainStatements(backendId: SQL, current: DomainRow[], wanted: DomainFi
 export async function setContainersOf(
   db: Database,
   switched: { project: ProjectRow; backend: BackendRow; target: BackendRow },
+  options: BackendOptions,
   control: WriteControl = {},
-  checkParams?: ParamsCheck,
 ): Promise<{ etag: string; warnings: string[] }> {
   const { project, backend, target } = switched;
   const [targetReferences, currentReferences] = await db.batch([
@@ -334,9 +370,10 @@ export async function setContainersOf(
     throw new CannotProcess(`Target backend with label ${target.label} does not contain any container references`);
   }
   // Rows stored before params were vetted are not copied onward: like a target without containers, the switch
-  // cannot be processed until the target is fixed.
+  // cannot be processed until the target is fixed. They are vetted with what the backend's default-server sets.
+  const own = vetBackendParams(backend.params, options.extraDirectives);
   for (const row of targetReferences) {
-    const vetted = vetServerParams(row.params);
+    const vetted = vetServerParams(row.params, own.ok ? own.value : undefined);
     if (!vetted.ok) {
       throw new CannotProcess(
         describeProblem(
@@ -347,8 +384,8 @@ export async function setContainersOf(
     }
   }
   const wanted = targetReferences.map((row) => ({ containerId: row.containerId, params: row.params }));
-  const warnings = checkParams
-    ? await checkSwitchedServers(db, { ...switched, stored: currentReferences, links: wanted }, checkParams)
+  const warnings = options.checkParams
+    ? await checkSwitchedServers(db, { ...switched, stored: currentReferences, links: wanted }, options.checkParams)
     : [];
   const summary = {
     backendLabel: backend.label,

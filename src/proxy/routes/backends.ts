@@ -86,8 +86,12 @@ export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
     const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
     const backend = await resolveBackend(db, project, c.req.param("backendLabel")!);
     const target = await resolveBackend(db, project, c.req.param("targetBackendLabel")!);
-    const checkParams = haproxyParamsCheck(proxySettings(c.env));
-    const { etag, warnings } = await setContainersOf(db, { project, backend, target }, control, checkParams);
+    const settings = proxySettings(c.env);
+    const options = {
+      extraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
+      checkParams: haproxyParamsCheck(settings),
+    };
+    const { etag, warnings } = await setContainersOf(db, { project, backend, target }, options, control);
     c.header("ETag", etag);
     return jsonResponse(c, serviceResult(`Switched containers to backend ${target.label}`, warnings));
   });

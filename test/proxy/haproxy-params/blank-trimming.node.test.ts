@@ -60,7 +60,7 @@ describe("lines of many blanks before a word", () => {
     expect(trimBlanks(`${blanks}balance roundrobin${blanks}`)).toBe("balance roundrobin");
     expect(vetBackendParams(`${blanks}balance roundrobin${blanks}\n${blanks}`)).toEqual({
       ok: true,
-      value: { lines: ["balance roundrobin"], maintenance: false },
+      value: { lines: ["balance roundrobin"], maintenance: false, serverTls: {} },
     });
     expect(vetServerParams(`${blanks}check${blanks}`)).toEqual({ ok: true, value: "check" });
   });

@@ -69,6 +69,7 @@ describe("vetting: response splitting (issue 27)", () => {
       value: {
         lines: ["option tcp-check", "tcp-check send-binary 50494e470d0a", "tcp-check expect binary 2b504f4e470d0a"],
         maintenance: false,
+        serverTls: {},
       },
     });
   });
@@ -91,11 +92,17 @@ describe("vetting: response splitting (issue 27)", () => {
 describe("vetting: words as HAProxy counts them (issue 27)", () => {
   it("writes a backend line without its comment and trailing blanks, so 64 words and a comment pass", () => {
     const line = aclLineOfWords(MAX_WORDS);
-    expect(vetBackendParams(`${line} # the paths`)).toEqual({ ok: true, value: { lines: [line], maintenance: false } });
-    expect(vetBackendParams(`${line}# the paths`)).toEqual({ ok: true, value: { lines: [line], maintenance: false } });
+    expect(vetBackendParams(`${line} # the paths`)).toEqual({
+      ok: true,
+      value: { lines: [line], maintenance: false, serverTls: {} },
+    });
+    expect(vetBackendParams(`${line}# the paths`)).toEqual({
+      ok: true,
+      value: { lines: [line], maintenance: false, serverTls: {} },
+    });
     expect(vetBackendParams(`balance first\t#x\nretries 3 \t`)).toEqual({
       ok: true,
-      value: { lines: ["balance first", "retries 3"], maintenance: false },
+      value: { lines: ["balance first", "retries 3"], maintenance: false, serverTls: {} },
     });
     expect(refusal(`${aclLineOfWords(MAX_WORDS + 1)} # the paths`)).toEqual({
       line: 1,
@@ -107,11 +114,11 @@ describe("vetting: words as HAProxy counts them (issue 27)", () => {
   it("keeps an escaped or quoted blank before the comment", () => {
     expect(vetBackendParams('http-request set-header X-A "a b" # c')).toEqual({
       ok: true,
-      value: { lines: ['http-request set-header X-A "a b"'], maintenance: false },
+      value: { lines: ['http-request set-header X-A "a b"'], maintenance: false, serverTls: {} },
     });
     expect(vetBackendParams("http-request set-header X-A a\\  # c")).toEqual({
       ok: true,
-      value: { lines: ["http-request set-header X-A a\\ "], maintenance: false },
+      value: { lines: ["http-request set-header X-A a\\ "], maintenance: false, serverTls: {} },
     });
   });
 

@@ -8,27 +8,27 @@ import { reason, serverReason } from "../../support/proxy-params";
 describe("vetBackendParams: tuning that is accepted", () => {
   it("returns the lines as they will be written, without blank and comment lines", () => {
     const params = ["# tuning of the shop", "", ...tuning.map((line) => `  ${line}  `), "  # done"].join("\r\n");
-    expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: tuning, maintenance: false } });
+    expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: tuning, maintenance: false, serverTls: {} } });
   });
 
   it("keeps _maintenance out of the lines", () => {
     expect(vetBackendParams("_maintenance\nbalance source")).toEqual({
       ok: true,
-      value: { lines: ["balance source"], maintenance: true },
+      value: { lines: ["balance source"], maintenance: true, serverTls: {} },
     });
     expect(reason("_maintenance now")).toBe("_maintenance takes no arguments");
   });
 
   it("accepts nothing at all", () => {
     for (const params of [null, undefined, "", "\n\n", "  # nothing"]) {
-      expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: [], maintenance: false } });
+      expect(vetBackendParams(params)).toEqual({ ok: true, value: { lines: [], maintenance: false, serverTls: {} } });
     }
   });
 
   it("lets an installation allow more directives, whose arguments are still vetted", () => {
     expect(vetBackendParams("http-send-name-header X-Server", ["http-send-name-header"])).toEqual({
       ok: true,
-      value: { lines: ["http-send-name-header X-Server"], maintenance: false },
+      value: { lines: ["http-send-name-header X-Server"], maintenance: false, serverTls: {} },
     });
     expect(reason("http-send-name-header X-Server")).toBe('"http-send-name-header" is not an allowed directive');
     const extra = ["bogus"];
@@ -86,5 +86,55 @@ describe("vetServerParams", () => {
     ["agent-send verify ssl verify required", "server: verify required needs ca-file @system-ca"],
   ])("refuses %j: %s", (params, expected) => {
     expect(serverReason(params)).toBe(expected);
+  });
+});
+
+describe("TLS versions that leave a server none (haproxy -c: all SSL/TLS versions are disabled)", () => {
+  const disabled = "(HAProxy would disable every TLS version)";
+
+  it("refuses a minimum above the maximum on one line, with or without ssl", () => {
+    expect(reason("default-server ssl ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.0 verify none")).toBe(
+      `default-server: ssl-min-ver TLSv1.3 is above ssl-max-ver TLSv1.0 ${disabled}`,
+    );
+    expect(serverReason("ssl-max-ver TLSv1.1 ssl-min-ver TLSv1.2")).toBe(
+      `server: ssl-min-ver TLSv1.2 is above ssl-max-ver TLSv1.1 ${disabled}`,
+    );
+    expect(serverReason("ssl verify none ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2")).toBeUndefined();
+  });
+
+  it("reads the default-server lines together, a later one overriding what it sets", () => {
+    expect(reason("default-server ssl-min-ver TLSv1.3\ndefault-server ssl-max-ver TLSv1.2")).toBe(
+      `default-server: ssl-min-ver TLSv1.3 of an earlier default-server line is above ssl-max-ver TLSv1.2 ${disabled}`,
+    );
+    const params = "default-server ssl-max-ver TLSv1.1\ndefault-server ssl-max-ver TLSv1.3 ssl-min-ver TLSv1.2";
+    expect(vetBackendParams(params)).toEqual({
+      ok: true,
+      value: { lines: params.split("\n"), maintenance: false, serverTls: { min: "TLSv1.2", max: "TLSv1.3" } },
+    });
+  });
+
+  it("vets a server's versions with those its backend's default-server sets", () => {
+    const backend = vetBackendParams("default-server ssl-min-ver TLSv1.3");
+    if (!backend.ok) throw new Error(backend.error.reason);
+    expect(backend.value.serverTls).toEqual({ min: "TLSv1.3" });
+    expect(vetServerParams("ssl verify none ssl-max-ver TLSv1.2", backend.value)).toEqual({
+      ok: false,
+      error: {
+        line: 1,
+        text: "ssl verify none ssl-max-ver TLSv1.2",
+        reason: `server: ssl-min-ver TLSv1.3 of the backend's default-server is above ssl-max-ver TLSv1.2 ${disabled}`,
+      },
+    });
+    expect(vetServerParams("ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2", backend.value).ok).toBe(true);
+    expect(vetServerParams("ssl verify none ssl-max-ver TLSv1.2").ok).toBe(true);
+    const maximum = { serverTls: { max: "TLSv1.0" } };
+    expect(vetServerParams("check-ssl verify none ssl-min-ver TLSv1.1", maximum)).toEqual({
+      ok: false,
+      error: {
+        line: 1,
+        text: "check-ssl verify none ssl-min-ver TLSv1.1",
+        reason: `server: ssl-min-ver TLSv1.1 is above ssl-max-ver TLSv1.0 of the backend's default-server ${disabled}`,
+      },
+    });
   });
 });
