@@ -172,10 +172,21 @@ describe("the limits and refusals of issue 27, against haproxy -c", () => {
     "http-request set-header X %[method,neg]",
     "acl a method -m int 1\nhttp-request deny if a",
     "default-server ssl ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.0 verify none",
+    "cookie SRV preserve",
+    "cookie SRV rewrite indirect",
+    "retry-on all-retryable-errors none",
     "default-server ssl-min-ver TLSv1.3\ndefault-server check-ssl ssl-max-ver TLSv1.2 verify none",
   ])("refuses %j, which haproxy refuses too", (params) => {
     expect(vetBackendParams(params).ok).toBe(false);
     expect(alerts(checkRawLines(params).output).length).toBeGreaterThan(0);
+  });
+
+  it("refuses a cookie domain without a dot, which haproxy warns about", () => {
+    expect(vetBackendParams("cookie SRV insert domain localhost").ok).toBe(false);
+    expect(checkRawLines("cookie SRV insert domain localhost").output).toContain(
+      "domain 'localhost' contains no embedded dot, this configuration may not work properly",
+    );
+    expect(vetBackendParams("cookie SRV insert domain .example.org").ok).toBe(true);
   });
 
   it("refuses server TLS versions that conflict with the default-server's, which haproxy refuses written", () => {

@@ -231,6 +231,19 @@ export const serverParams = fc
   )
   .chain((text) => decorate(text));
 
+/** Cookie and retry-on lines of any options together: HAProxy refuses some combinations. */
+const optionsTogether = fc.oneof(
+  fc
+    .subarray(["rewrite", "insert", "prefix", "indirect", "nocache", "postonly", "preserve", "httponly", "secure"], {
+      minLength: 1,
+    })
+    .chain((options) => fc.shuffledSubarray(options, { minLength: options.length }))
+    .map((options) => `cookie SRV ${options.join(" ")}`),
+  fc
+    .shuffledSubarray(["none", "conn-failure", "all-retryable-errors", "503", "empty-response"], { minLength: 1 })
+    .map((events) => `retry-on ${events.join(" ")}`),
+);
+
 /** A backend line of any allowed directive. */
 const directive = fc.oneof(
   { weight: 4, arbitrary: httpRule("http-request", HTTP_REQUEST_ACTIONS) },
@@ -271,6 +284,7 @@ const directive = fc.oneof(
     ),
   },
   { weight: 1, arbitrary: serverOption.map((option) => `default-server ${option}`) },
+  { weight: 1, arbitrary: optionsTogether },
 );
 
 /**

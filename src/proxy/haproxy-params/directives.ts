@@ -147,24 +147,31 @@ function balance(words: string[]): void {
   );
 }
 
+/** A cookie domain: HAProxy warns that one without a dot may not work (RFC 6265). */
+const COOKIE_DOMAIN = /^(?=[A-Za-z0-9.-]*\.)\.?[A-Za-z0-9.-]{1,253}$/;
+
+/** `cookie <name> [options]`, with the combinations HAProxy 2.6 refuses (cfgparse-listen.c) refused. */
 export function cookie(words: string[]): void {
   const what = "cookie";
   matching(words[1], `${what}: the name`, TOKEN, "a cookie name");
   const modes = ["rewrite", "insert", "prefix"];
-  let mode = false;
+  const flags = new Set<string>();
   for (let i = 2; i < words.length;) {
     const option = words[i++];
     if (modes.includes(option)) {
-      if (mode) refuse(`${what}: only one of rewrite, insert and prefix`);
-      mode = true;
-    } else if (option === "domain") matching(words[i++], `${what} domain`, /^\.?[A-Za-z0-9.-]{1,253}$/, "a domain");
+      if (modes.some((mode) => flags.has(mode))) refuse(`${what}: only one of rewrite, insert and prefix`);
+      flags.add(option);
+    } else if (option === "domain") matching(words[i++], `${what} domain`, COOKIE_DOMAIN, "a domain with a dot");
     else if (option === "maxidle" || option === "maxlife") time(words[i++], `${what} ${option}`);
     else if (option === "attr")
       matching(words[i++], `${what} attr`, /^[A-Za-z0-9=_.-]{1,100}$/, "an attribute (SameSite=Strict)");
-    else if (!["indirect", "nocache", "postonly", "preserve", "httponly", "secure", "dynamic"].includes(option)) {
-      refuse(`${what}: ${quote(option)} is not an allowed option`);
-    }
+    else if (["indirect", "nocache", "postonly", "preserve", "httponly", "secure", "dynamic"].includes(option)) {
+      flags.add(option);
+    } else refuse(`${what}: ${quote(option)} is not an allowed option`);
   }
+  if (flags.has("rewrite") && flags.has("indirect")) refuse(`${what}: rewrite and indirect exclude each other`);
+  if (flags.has("preserve") && !flags.has("insert") && !flags.has("indirect"))
+    refuse(`${what}: preserve needs insert or indirect`);
 }
 
 const RETRY_EVENTS = [
@@ -220,6 +227,7 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
   "retry-on": (words) => {
     if (words.length < 2) refuse("retry-on needs at least one event");
     for (const word of words.slice(1)) oneOf(word, "retry-on", RETRY_EVENTS);
+    if (words.length > 2 && words.includes("none")) refuse("retry-on: none must be the only event");
   },
   cookie,
   fullconn: (words) => {

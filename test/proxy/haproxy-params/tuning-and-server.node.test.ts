@@ -138,3 +138,24 @@ describe("TLS versions that leave a server none (haproxy -c: all SSL/TLS version
     });
   });
 });
+
+describe("values HAProxy refuses together", () => {
+  it.each([
+    ["cookie SRV preserve", "cookie: preserve needs insert or indirect"],
+    ["cookie SRV prefix nocache preserve", "cookie: preserve needs insert or indirect"],
+    ["cookie SRV rewrite indirect", "cookie: rewrite and indirect exclude each other"],
+    ["cookie SRV insert prefix", "cookie: only one of rewrite, insert and prefix"],
+    ["cookie SRV insert domain localhost", 'cookie domain must be a domain with a dot, not "localhost"'],
+    ["retry-on all-retryable-errors none", "retry-on: none must be the only event"],
+    ["retry-on none none", "retry-on: none must be the only event"],
+  ])("refuses %j: %s", (params, expected) => {
+    expect(reason(params)).toBe(expected);
+  });
+
+  it.each([
+    "cookie SRV insert preserve",
+    "cookie SRV prefix indirect preserve",
+    "cookie SRV domain .example.org",
+    "retry-on none",
+  ])("accepts %j", (params) => expect(reason(params)).toBeUndefined());
+});
