@@ -22,6 +22,9 @@ afterAll(() => cleanups.forEach((cleanup) => cleanup()));
 
 const alerts = (output: string) => output.split("\n").filter((line) => line.includes("[ALERT]"));
 
+/** The seed of this run: PARAMS_SEED repeats one. */
+const SEED = Number(process.env.PARAMS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
 describe("the params allow-list against haproxy -c", () => {
   it("has a form for every allowed entry, each vetted and all accepted by haproxy without a warning", () => {
     const forms = allowListForms();
@@ -202,6 +205,47 @@ describe("the limits and refusals of issue 27, against haproxy -c", () => {
   });
 });
 
+/** Pieces of patterns: the characters RE2 and PCRE read specially, and the escapes and classes they read apart. */
+const PATTERN_PIECES = [
+  ...["[", "]", ":", ".", "=", "^", "$", "\\", "a", "1", "0", "2", "(", ")", "*", "+", "?", "{", "}", ",", "|", "-"],
+  ...["?:", "?P<", "?<", "?i", "x", "Q", "E", "\\d", "\\w", "\\b", "\\A", "\\z", "\\v", "\\0", "\\12", "é"],
+  ...["[:alpha:]", "[:", ":]", "[.", ".]", "=]", "\\]", "\\x7f", "\\x80", "\\x{7f}", "\\x{100}", "\\pN", "{2}"],
+];
+
+describe("regular expressions against HAProxy's PCRE", () => {
+  it("compiles every pattern the vetter accepts", () => {
+    const patterns = fc.sample(
+      fc.array(fc.constantFrom(...PATTERN_PIECES), { minLength: 1, maxLength: 8 }).map((pieces) => pieces.join("")),
+      { numRuns: 8000, seed: SEED },
+    );
+    const accepted = [...new Set(patterns)].filter((p) => vetBackendParams(`acl a path_reg -- '${p}'`).ok);
+    expect(accepted.length).toBeGreaterThan(1000);
+    const header =
+      "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\nbackend b\n";
+    const dir = tempDir("haproxy-regexes");
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const refused: string[] = [];
+    for (let start = 0; start < accepted.length; start += 500) {
+      const batch = accepted.slice(start, start + 500);
+      const file = path.join(dir, `batch-${start}.cfg`);
+      writeFileSync(file, header + batch.map((p, i) => `    acl a${i} path_reg -- '${p}'\n`).join(""));
+      const output = spawnSync("haproxy", ["-c", "-f", file], { encoding: "utf8" });
+      for (const match of `${output.stdout}${output.stderr}`.matchAll(/\.cfg:(\d+)\] : (.*)/g))
+        refused.push(`${batch[Number(match[1]) - header.split("\n").length]}: ${match[2]}`);
+    }
+    expect({ seed: SEED, refused }).toEqual({ seed: SEED, refused: [] });
+  });
+
+  it.each(["\\x{100}", "[:alpha:]", "[.a.]", "[\\d-z]", "(?P<1a>x)", "^*", "\\b+"])(
+    "refuses %j, which haproxy refuses too",
+    (pattern) => {
+      const params = `acl a path_reg '${pattern}'\nhttp-request deny if a`;
+      expect(vetBackendParams(params).ok).toBe(false);
+      expect(alerts(checkRawLines(params).output)[0]).toContain(`regex '${pattern}' is invalid`);
+    },
+  );
+});
+
 /** The lines of generated params the vetter accepts: refused lines are dropped one by one, each after the refusal. */
 function acceptedPart(params: string): { params: string; lines: number } | undefined {
   const lines = params.split("\n");
@@ -212,9 +256,6 @@ function acceptedPart(params: string): { params: string; lines: number } | undef
     lines.splice(vetted.error.line - 1, 1);
   }
 }
-
-/** The seed of this run: PARAMS_SEED repeats one. */
-const SEED = Number(process.env.PARAMS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 describe("the differential property test (issue 27)", () => {
   it("writes every params the vetter accepts into a file haproxy -c accepts without an alert", () => {

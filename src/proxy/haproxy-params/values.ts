@@ -2,6 +2,7 @@
 import { RE2JS } from "re2js";
 import ipaddr from "ipaddr.js";
 import { backtrackingRisk, spendRegex } from "./regex-cost";
+import { pcreDifference } from "./regex-dialect";
 
 /** Thrown inside the vetting of one line and turned into its reason; never leaves this module. */
 export class Refusal {
@@ -96,6 +97,8 @@ export function regex(word: string | undefined, what: string): void {
   } catch {
     refuse(`${what}: ${quote(word)} is not a regular expression in RE2 syntax`);
   }
+  const difference = pcreDifference(word);
+  if (difference) refuse(`${what}: ${quote(word)} has ${difference}`);
   const risk = backtrackingRisk(word);
   if (risk) refuse(`${what}: ${quote(word)} has ${risk}`);
   const overBudget = spendRegex();
