@@ -45,6 +45,8 @@ export function backtrackingRisk(pattern: string): string | undefined {
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
     if (ch === "\\") {
+      // Quoted text is literal to RE2 and PCRE but not to this reading: `\Q[\E(a|aa)+]` would hide its group.
+      if (pattern[i + 1] === "Q") return "\\Q...\\E quoting (escape each character instead)";
       i++;
       closedRisky = false;
       continue;

@@ -97,10 +97,10 @@ export function regex(word: string | undefined, what: string): void {
   } catch {
     refuse(`${what}: ${quote(word)} is not a regular expression in RE2 syntax`);
   }
-  const difference = pcreDifference(word);
-  if (difference) refuse(`${what}: ${quote(word)} has ${difference}`);
   const risk = backtrackingRisk(word);
   if (risk) refuse(`${what}: ${quote(word)} has ${risk}`);
+  const difference = pcreDifference(word);
+  if (difference) refuse(`${what}: ${quote(word)} has ${difference}`);
   const overBudget = spendRegex();
   if (overBudget) refuse(`${what}: ${overBudget}`);
 }

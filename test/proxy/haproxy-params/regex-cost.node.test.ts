@@ -15,6 +15,13 @@ describe("backtrackingRisk", () => {
     },
   );
 
+  it.each(["\\Q[\\E(a|aa)+]", "\\Q(\\E", "a\\Q.*"])(
+    "refuses \\Q quoting, which would hide a group in %j",
+    (pattern) => {
+      expect(backtrackingRisk(pattern)).toBe("\\Q...\\E quoting (escape each character instead)");
+    },
+  );
+
   it.each(["x{1000}", "a{2,101}", "(ab){500}"])("finds a count above 100 in %j", (pattern) => {
     expect(backtrackingRisk(pattern)).toBe("a counted repetition above 100");
   });
@@ -55,6 +62,10 @@ describe("a backend's params", () => {
       text: line,
       reason: `http-request deny: anonymous ACL: a value: "^/(a|aa)+$" has ${NESTED}`,
     });
+    // RE2 and PCRE read a literal "[" and the group (a|aa)+: the quoting must not hide it.
+    expect(refusal("acl a path_reg \\Q[\\E(a|aa)+]")?.reason).toBe(
+      'acl a: a value: "\\\\Q[\\\\E(a|aa)+]" has \\Q...\\E quoting (escape each character instead)',
+    );
     // Each vetting has its own count: a second backend may hold its own eight.
     const eight = Array.from({ length: MAX_REGEXES_PER_BACKEND }, (_, n) => acl(n)).join("\n");
     expect(vetBackendParams(eight).ok).toBe(true);
