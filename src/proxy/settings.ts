@@ -183,9 +183,11 @@ export const ProxySettings = z
     HAPROXY_PARAMS_EXTRA_DIRECTIVES: directiveList().describe(oneLine`
     HAProxy directives, separated by commas or white space, that backend params (directives tenants attach to their
     backends) may use besides the built-in allow-list (timeout, option, balance, http-request...). Their arguments are still vetted: no file, path or
-    file-like name (no \`/\`, no \`x.pem\`), no address, no environment expansion (\`\${NAME}\`, \`$NAME\`), only
-    allow-listed sample fetches and converters. Section keywords, \`no\`, \`default\`, \`server\` and
-    \`server-template\` are refused: no argument check makes them safe.`),
+    file-like name (no \`/\`, no \`x.pem\`), no network address (no dotted numbers such as \`1.2.3.4\`, no
+    \`host:port\` or IPv6, no \`ipv4()\`/\`ipv6()\`, no \`set-dst\`), no environment expansion (\`\${NAME}\`,
+    \`$NAME\`), only allow-listed sample fetches and converters. Section keywords, \`no\`, \`default\`, \`server\`
+    and \`server-template\` are refused: no argument check makes them safe; \`log\`, \`dispatch\` and \`source\`,
+    whose argument is an address (a host name too), are refused in params whatever this setting lists.`),
     HAPROXY_VERSIONS_KEPT: envInteger(20, 1).describe(
       "Generated HAProxy configurations kept in D1; the active one, and any whose outcome is still pending or " +
         "unknown, are always kept.",

@@ -286,13 +286,27 @@ export const NEVER_EXTRA: ReadonlySet<string> = new Set([
   "server-template",
 ]);
 
+/**
+ * Directives whose argument is a network address by design (`log <target>`, `dispatch`, `source`): a host name there
+ * is a word like any other, so no check of the words can keep a tenant from reaching an address through them.
+ */
+const ADDRESS_DIRECTIVES: ReadonlySet<string> = new Set(["dispatch", "source", "log"]);
+/** Actions that take the address HAProxy connects to from any sample (`set-dst int(167772161)` is 10.0.0.1). */
+const ADDRESS_ACTIONS: ReadonlySet<string> = new Set(["set-dst", "set-dst-port"]);
+/** An address in a word: dotted numbers (1.2.3.4, 10.1), IPv6 (`::`, hex:hex), or a port after a colon (host:80). */
+const ADDRESS = /[0-9]\.[0-9]|::|[0-9A-Fa-f]:[0-9A-Fa-f]|:[0-9+-]/;
+
 /** An extra directive's arguments: no file or path-like word, no address, no sample fetch or converter off the list. */
 export function extraArguments(words: string[]): void {
+  if (ADDRESS_DIRECTIVES.has(words[0])) refuse(`${quote(words[0])} takes a network address and cannot be allowed`);
   for (const word of words.slice(1)) {
     if (/[/\\~@]/.test(word) || /\.[A-Za-z][A-Za-z0-9]{0,7}$/.test(word))
       refuse(`${quote(word)} looks like a file or a path`);
+    if (ADDRESS.test(word)) refuse(`${quote(word)} looks like a network address (1.2.3.4, host:port or IPv6)`);
+    if (ADDRESS_ACTIONS.has(word)) refuse(`${quote(word)} chooses the address HAProxy connects to`);
     for (const match of word.matchAll(/([A-Za-z0-9_.+-]+)\(/g)) {
       const name = match[1];
+      if (name === "ipv4" || name === "ipv6") refuse(`${quote(name)} makes a network address`);
       const aclFetch = Object.hasOwn(ACL_KEYWORD_TABLE, name) ? ACL_KEYWORD_TABLE[name].fetch : undefined;
       if (!ALLOWED_FETCHES.has(name) && !ALLOWED_CONVERTERS.has(name) && !ALLOWED_FETCHES.has(aclFetch ?? "")) {
         refuse(`${quote(name)} is not an allowed sample fetch or converter`);

@@ -41,6 +41,31 @@ describe("vetBackendParams: tuning that is accepted", () => {
     expect(reason("bogus %[env(SECRET)]", extra)).toBe('"env" is not an allowed sample fetch or converter');
     expect(reason("bogus %[lua.x]", extra)).toBe('"%[lua.x]" calls code or data files');
     expect(reason("program x", ["program"])).toBe('"program" opens a new section');
+  });
+
+  it("lets no extra directive give a network address", () => {
+    const extra = ["tcp-request", "http-after-response", "dispatch", "source", "log"];
+    const address = (word: string) =>
+      `${JSON.stringify(word)} looks like a network address (1.2.3.4, host:port or IPv6)`;
+    expect(reason("tcp-request content reject if { src 10.0.0.1 }", extra)).toBe(address("10.0.0.1"));
+    expect(reason("http-after-response set-header X %[str(10.1)]", extra)).toBe(address("%[str(10.1)]"));
+    expect(reason("http-after-response set-header X localhost:8080", extra)).toBe(address("localhost:8080"));
+    expect(reason("http-after-response set-header X ::1", extra)).toBe(address("::1"));
+    expect(reason("http-after-response set-header X [fe80:0:0:0:0:0:0:1]", extra)).toBe(
+      address("[fe80:0:0:0:0:0:0:1]"),
+    );
+    expect(reason("http-after-response set-header X %[ipv4(x)]", extra)).toBe('"ipv4" makes a network address');
+    expect(reason("http-after-response set-header X %[ipv6(x)]", extra)).toBe('"ipv6" makes a network address');
+    // 167772161 is 10.0.0.1 to HAProxy: the action, not the word, reaches the address.
+    expect(reason("tcp-request content set-dst int(167772161)", extra)).toBe(
+      '"set-dst" chooses the address HAProxy connects to',
+    );
+    for (const directive of ["dispatch localhost:80", "source localhost", "log localhost local0"]) {
+      const name = directive.split(" ")[0];
+      expect(reason(directive, extra)).toBe(`"${name}" takes a network address and cannot be allowed`);
+    }
+    // A time format's colon is no address.
+    expect(reason("http-after-response set-header X %[date,ltime(%H:%M)]", extra)).toBeUndefined();
     expect(reason("server x 10.0.0.1:80", ["server"])).toBe('"server" is not an allowed directive');
   });
 });

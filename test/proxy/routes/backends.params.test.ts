@@ -347,6 +347,21 @@ describe("HAPROXY_PARAMS_EXTRA_DIRECTIVES", () => {
     );
   });
 
+  it("lets no listed directive reach a network address, storing nothing", async () => {
+    const vars = { HAPROXY_PARAMS_EXTRA_DIRECTIVES: "tcp-request, dispatch" };
+    const rows = await counts();
+    for (const [params, reason] of [
+      ["dispatch metadata.internal:80", '"dispatch" takes a network address and cannot be allowed'],
+      ["tcp-request content set-dst ipv4(169.254.169.254)", '"set-dst" chooses the address HAProxy connects to'],
+      ["tcp-request content reject if { src ::1 }", '"::1" looks like a network address (1.2.3.4, host:port or IPv6)'],
+    ]) {
+      expect(await expectJson(callWith(vars, "/backends/pt", "POST", { label: "extra", params }), 400)).toEqual(
+        errorBody(`params line 1: ${reason}`),
+      );
+    }
+    expect(await counts()).toEqual(rows);
+  });
+
   it("refuses a setting that would allow a section keyword or servers", async () => {
     for (const [value, name] of [
       ["program", "program"],
