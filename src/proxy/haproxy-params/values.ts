@@ -91,6 +91,9 @@ export const REPLY_STATUSES = [
 
 export function regex(word: string | undefined, what: string): void {
   if (word === undefined) refuse(`${what} needs a regular expression`);
+  // Before RE2 compiles it: what its counted repetitions copy is what compiling it costs.
+  const overBudget = spendRegex(word);
+  if (overBudget) refuse(`${what}: ${overBudget}`);
   try {
     // RE2 syntax keeps out backreferences and lookaround; what a pattern costs PCRE is regex-cost.ts's question.
     RE2JS.compile(word);
@@ -101,8 +104,6 @@ export function regex(word: string | undefined, what: string): void {
   if (risk) refuse(`${what}: ${quote(word)} has ${risk}`);
   const difference = pcreDifference(word);
   if (difference) refuse(`${what}: ${quote(word)} has ${difference}`);
-  const overBudget = spendRegex();
-  if (overBudget) refuse(`${what}: ${overBudget}`);
 }
 
 export function network(word: string | undefined, what: string): void {

@@ -1,9 +1,18 @@
 // What a tenant's regular expression may cost HAProxy's PCRE: no repeated group holding an alternation or a
-// repetition, no counted repetition above 100, and at most 8 patterns in one backend's params.
-import { describe, expect, it } from "vitest";
+// repetition, no counted repetition above 100, and at most 8 patterns in one backend's params; and what it may cost
+// the vetting: at most 500 characters and classes copied by one backend's counted repetitions, read before compiling.
+import { RE2JS } from "re2js";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { vetBackendParams } from "../../../src/proxy/haproxy-params/index";
-import { backtrackingRisk, MAX_REGEXES_PER_BACKEND } from "../../../src/proxy/haproxy-params/regex-cost";
+import {
+  backtrackingRisk,
+  MAX_REGEXES_PER_BACKEND,
+  MAX_REPEATED_PER_BACKEND,
+} from "../../../src/proxy/haproxy-params/regex-cost";
+import { repetitionCost } from "../../../src/proxy/haproxy-params/regex-expansion";
 import { refusal } from "../../support/proxy-params";
+
+afterEach(() => vi.restoreAllMocks());
 
 const NESTED = "a repeated group that holds an alternation or a repetition (it backtracks in PCRE)";
 
@@ -22,8 +31,9 @@ describe("backtrackingRisk", () => {
     },
   );
 
-  it.each(["x{1000}", "a{2,101}", "(ab){500}"])("finds a count above 100 in %j", (pattern) => {
-    expect(backtrackingRisk(pattern)).toBe("a counted repetition above 100");
+  it("reads an escape in braces as one character, not as a count", () => {
+    expect(backtrackingRisk("(?:\\x{41})+")).toBeUndefined();
+    expect(backtrackingRisk("(?:a{2})+")).toBe(NESTED);
   });
 
   it.each([
@@ -70,5 +80,53 @@ describe("a backend's params", () => {
     const eight = Array.from({ length: MAX_REGEXES_PER_BACKEND }, (_, n) => acl(n)).join("\n");
     expect(vetBackendParams(eight).ok).toBe(true);
     expect(vetBackendParams(eight).ok).toBe(true);
+  });
+});
+
+describe("repetitionCost", () => {
+  it.each([
+    ["^/api/.*$", 0],
+    ["^[0-9a-f]{64}$", 63],
+    ["^.{1,100}$", 99],
+    ["(?:ab){10}", 18],
+    ["(?:a{10}b){10}", 9 + 99],
+    ["\\x{41}{3}", 2],
+    ["[a{}]{2}", 1],
+    ["a{,5}", 0],
+  ])("counts what %j copies: %i", (pattern, repeated) => {
+    expect(repetitionCost(pattern)).toEqual({ repeated });
+  });
+
+  it.each(["x{1000}", "a{2,101}", "(ab){500}", "a{0000000000000000000000000000101}"])(
+    "refuses a count above 100 in %j",
+    (pattern) => {
+      expect(repetitionCost(pattern)).toEqual({ refused: "a counted repetition above 100" });
+    },
+  );
+});
+
+describe("what compiling a backend's patterns costs the vetting", () => {
+  it("refuses a count above 100 before compiling (a{1000} over a line took re2js 600 ms)", () => {
+    const compile = vi.spyOn(RE2JS, "compile");
+    const pattern = "a{1000}".repeat(283);
+    expect(refusal(`acl a path_reg ${pattern}`)?.reason).toBe(
+      `acl a: a value: "${pattern}" has a counted repetition above 100`,
+    );
+    expect(compile).not.toHaveBeenCalled();
+  });
+
+  it(`refuses copies past ${MAX_REPEATED_PER_BACKEND} in one backend before compiling (a{100} over a line took 60 ms)`, () => {
+    const copies = (n: number) => ".{100}".repeat(n);
+    expect(vetBackendParams(`acl a path_reg ${copies(3)}\nacl b path_reg ${copies(2)}`).ok).toBe(true);
+    const compile = vi.spyOn(RE2JS, "compile");
+    expect(refusal(`acl a path_reg ${copies(3)}\nacl b path_reg ${copies(3)}`)).toEqual({
+      line: 2,
+      text: `acl b path_reg ${copies(3)}`,
+      reason: `acl b: a value: "${copies(3)}" takes the counted repetitions of one backend's patterns past ${MAX_REPEATED_PER_BACKEND} copied characters and classes`,
+    });
+    expect(compile).toHaveBeenCalledTimes(1);
+    // Each backend has its own budget.
+    expect(vetBackendParams(`acl b path_reg ${copies(3)}`).ok).toBe(true);
+    expect(refusal(`acl a path_reg ${"a{100}".repeat(6)}`)?.reason).toMatch(/past 500 copied characters/);
   });
 });
