@@ -304,7 +304,8 @@ export function extraArguments(words: string[]): void {
       refuse(`${quote(word)} looks like a file or a path`);
     if (ADDRESS.test(word)) refuse(`${quote(word)} looks like a network address (1.2.3.4, host:port or IPv6)`);
     if (ADDRESS_ACTIONS.has(word)) refuse(`${quote(word)} chooses the address HAProxy connects to`);
-    for (const match of word.matchAll(/([A-Za-z0-9_.+-]+)\(/g)) {
+    // From the start of a run of name characters only: from each of them, a run without "(" costs its length again.
+    for (const match of word.matchAll(/(?<![A-Za-z0-9_.+-])([A-Za-z0-9_.+-]+)\(/g)) {
       const name = match[1];
       if (name === "ipv4" || name === "ipv6") refuse(`${quote(name)} makes a network address`);
       const aclFetch = Object.hasOwn(ACL_KEYWORD_TABLE, name) ? ACL_KEYWORD_TABLE[name].fetch : undefined;
