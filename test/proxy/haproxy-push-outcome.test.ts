@@ -258,6 +258,8 @@ describe("a master push whose answer is lost", () => {
     expect(atCheck.map((call) => call.method)).toEqual(["POST"]);
     vi.mocked(globalThis.fetch).mockRestore();
 
+    // A version of its own in force, whichever tests ran before.
+    await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
     const before = await activeVersion();
     // Numbered past every stored version, the check's rejected candidate and other tests' included.
     const next = (await versions())[0].version + 1;

@@ -51,7 +51,7 @@ describe("slave sync on the queue", () => {
     });
 
     const { calls } = fakeAgents((call) =>
-      call.url.startsWith(SLAVE_1) ? applied() : new Response("busy", { status: 503 }),
+      call.url.startsWith(SLAVE_1) ? applied() : new Response("busy", { status: 500 }),
     );
     const { result, retries } = await runSync([
       { id: "s1", attempts: 1, body: bodies[0] },
@@ -75,14 +75,14 @@ describe("slave sync on the queue", () => {
       expect.stringMatching(
         new RegExp(
           `^WARN: slave ${SLAVE_2} could not be synced to version ${version} \\(attempt 1 of ${MAX_ATTEMPTS}\\): ` +
-            `agent ${SLAVE_2} refused version ${version} \\(HTTP 503\\): busy; next attempt at \\d{4}-\\d\\d-\\d\\dT`,
+            `agent ${SLAVE_2} refused version ${version} \\(HTTP 500\\): busy; next attempt at \\d{4}-\\d\\d-\\d\\dT`,
         ),
       ),
     ]);
     expect(await getJobRun(db(), bodies[1].runId)).toMatchObject({
       state: "queued",
       attempts: 1,
-      error: `agent ${SLAVE_2} refused version ${version} (HTTP 503): busy`,
+      error: `agent ${SLAVE_2} refused version ${version} (HTTP 500): busy`,
     });
 
     // The last attempt still fails: acked, and the parent says so.
@@ -92,7 +92,7 @@ describe("slave sync on the queue", () => {
     expect(await getJobRun(db(), bodies[1].runId)).toMatchObject({ state: "failed", attempts: 2 });
     expect((await getJobRun(db(), parentRunId))!.warnings).toEqual([
       ...firstFailure,
-      `WARN: slave ${SLAVE_2} could not be synced to version ${version} after ${MAX_ATTEMPTS} attempts: agent ${SLAVE_2} refused version ${version} (HTTP 503): busy`,
+      `WARN: slave ${SLAVE_2} could not be synced to version ${version} after ${MAX_ATTEMPTS} attempts: agent ${SLAVE_2} refused version ${version} (HTTP 500): busy`,
     ]);
   });
 
