@@ -3,7 +3,7 @@
 // when a request holds a thread for 2 s. So a backend holds at most MAX_REGEXES_PER_BACKEND patterns (about 0.4 s a
 // request at worst), and a repeated group holding an alternation or a repetition (`(a|aa)+`, `(a+)*`) is refused; what
 // compiling them costs the vetting is bounded by MAX_REPEATED_PER_BACKEND (regex-expansion.ts).
-import { classEnd, countedAt, escapeEnd, groupPrefixEnd, repetitionCost } from "./regex-expansion";
+import { classEnd, escapeEnd, groupPrefixEnd, isQuantifierStart, repetitionCost } from "./regex-expansion";
 
 /** Most regular expressions one backend's params (or one server line) may hold. */
 export const MAX_REGEXES_PER_BACKEND = 8;
@@ -44,9 +44,6 @@ export function spendRegex(pattern: string): string | undefined {
     return `${JSON.stringify(pattern)} takes the counted repetitions of one backend's patterns past ${MAX_REPEATED_PER_BACKEND} copied characters and classes`;
   return undefined;
 }
-
-const isQuantifierStart = (pattern: string, i: number) =>
-  pattern[i] === "*" || pattern[i] === "+" || pattern[i] === "?" || countedAt(pattern, i) !== null;
 
 /** Why a pattern could backtrack without bound in PCRE, or undefined. Expects a pattern RE2 compiled. */
 export function backtrackingRisk(pattern: string): string | undefined {

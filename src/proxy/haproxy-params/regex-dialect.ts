@@ -2,11 +2,11 @@
 // with PCRE2 in 8-bit mode without UTF (`\x{100}` is "too large"), so a pattern is read as bytes, and PCRE2 has its own
 // rules for POSIX classes, quantified anchors, group names and digit escapes. Each was checked with haproxy -c.
 
+import { classEnd, escapeEnd, isQuantifierStart } from "./regex-expansion";
+
 /** Longest group name PCRE2 takes (MAX_NAME_SIZE). */
 const MAX_GROUP_NAME = 32;
 
-const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
-const isQuantifiedAt = (pattern: string, i: number) => QUANTIFIER.test(pattern.slice(i, i + 24));
 /** A `-` at `i` inside brackets that is not their last member: after a class, RE2 reads it as itself. */
 const isRangeFrom = (pattern: string, i: number) => pattern[i] === "-" && pattern[i + 1] !== "]";
 const rangeFromClass =
@@ -41,7 +41,7 @@ function escapeDifference(pattern: string, i: number, inClass: boolean): string 
     if (hex && parseInt(hex[1] ?? hex[2], 16) > 0x7f)
       return `"\\x${hex[0]}", above \\x7f (HAProxy's PCRE reads bytes: it refuses \\x{100}, and \\x{e9} is one byte to it)`;
   }
-  if (!inClass && "bBAz".includes(next) && isQuantifiedAt(pattern, i + 2))
+  if (!inClass && "bBAz".includes(next) && isQuantifierStart(pattern, i + 2))
     return `a quantifier after "\\${next}" (HAProxy's PCRE repeats no anchor)`;
   if (inClass && "dDwWsS".includes(next) && isRangeFrom(pattern, i + 2)) return rangeFromClass;
   return undefined;
@@ -66,6 +66,23 @@ function posixDifference(pattern: string, open: number, firstMember: number): st
   return undefined;
 }
 
+/** Why a member of the brackets from `open` to `end` (their `]`) is refused, or undefined. */
+function classDifference(pattern: string, open: number, end: number): string | undefined {
+  const firstMember = open + (pattern[open + 1] === "^" ? 2 : 1);
+  for (let i = firstMember; i < end; i++) {
+    let problem: string | undefined;
+    if (pattern[i] === "\\") {
+      problem = escapeDifference(pattern, i, true);
+      i = escapeEnd(pattern, i);
+    } else if (pattern[i] === "[" && isPosixConstruct(pattern, i)) {
+      problem = posixDifference(pattern, i, firstMember);
+      i = pattern.indexOf("]", i);
+    }
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 /**
  * Why HAProxy's PCRE2 would refuse this pattern, or read it otherwise than RE2 did; undefined when they agree. Expects
  * a pattern RE2 compiled, which settles its brackets and groups.
@@ -73,26 +90,22 @@ function posixDifference(pattern: string, open: number, firstMember: number): st
 export function pcreDifference(pattern: string): string | undefined {
   const nonAscii = /[^\x20-\x7e]/.exec(pattern);
   if (nonAscii) return `a character outside ASCII ${JSON.stringify(nonAscii[0])} (HAProxy's PCRE reads bytes)`;
-  // Where the members of the brackets being read start; -1 outside brackets.
-  let firstMember = -1;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
     let problem: string | undefined;
     if (ch === "\\") {
-      problem = escapeDifference(pattern, i, firstMember >= 0);
-      i++;
+      problem = escapeDifference(pattern, i, false);
+      i = escapeEnd(pattern, i);
     } else if (ch === "[" && isPosixConstruct(pattern, i)) {
-      problem = posixDifference(pattern, i, firstMember);
+      problem = posixDifference(pattern, i, -1);
       i = pattern.indexOf("]", i);
-    } else if (firstMember >= 0) {
-      if (ch === "]") firstMember = -1;
     } else if (ch === "[") {
-      firstMember = i + (pattern[i + 1] === "^" ? 2 : 1);
-      // A `]` first is a member, not the end.
-      i = pattern[firstMember] === "]" ? firstMember : firstMember - 1;
+      const end = classEnd(pattern, i);
+      problem = classDifference(pattern, i, end);
+      i = end;
     } else if (ch === "(" && /^\(\?P?</.test(pattern.slice(i, i + 4))) {
       problem = groupNameDifference(pattern, pattern.indexOf("<", i) + 1);
-    } else if ((ch === "^" || ch === "$") && isQuantifiedAt(pattern, i + 1)) {
+    } else if ((ch === "^" || ch === "$") && isQuantifierStart(pattern, i + 1)) {
       problem = `a quantifier after "${ch}" (HAProxy's PCRE repeats no anchor)`;
     }
     if (problem) return problem;

@@ -15,6 +15,10 @@ export function countedAt(pattern: string, i: number): { count: number; end: num
   return match && { count: Math.max(Number(match[1]), Number(match[2] || 0)), end: COUNTED.lastIndex };
 }
 
+/** Whether a quantifier (`*`, `+`, `?` or a counted repetition) starts at `i`. */
+export const isQuantifierStart = (pattern: string, i: number) =>
+  pattern[i] === "*" || pattern[i] === "+" || pattern[i] === "?" || countedAt(pattern, i) !== null;
+
 /** The index of the last character of the escape at `i` (a backslash): `\x{...}` and `\p{...}` run to their `}`. */
 export function escapeEnd(pattern: string, i: number): number {
   const letter = pattern[i + 1];
