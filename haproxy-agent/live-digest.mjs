@@ -5,6 +5,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { bundleDigest } from "./bundle.mjs";
 import { MANAGED } from "./config-files.mjs";
+import { mapWithin } from "./map-within.mjs";
 
 /**
  * A file changed this recently is read every time: a change within one tick of the file system's clock, of the same
@@ -13,6 +14,11 @@ import { MANAGED } from "./config-files.mjs";
 const RACY_MS = 2000;
 /** Most characters of file text kept between calls; the files past it are read each time their text is needed. */
 const MAX_CACHED = 64 * 1024 * 1024;
+/**
+ * How many files are read at once: each read holds a file descriptor, and 5,000 certificates read together would
+ * exhaust a 1024 open-file limit (EMFILE); more than libuv's four threads would not read faster.
+ */
+export const READS_AT_ONCE = 8;
 
 /** @param {unknown} error */
 const missing = (error) => /** @type {NodeJS.ErrnoException} */ (error).code === "ENOENT";
@@ -77,23 +83,21 @@ export function createLiveDigest({ read = readFile, now = Date.now } = {}) {
     /** @type {Record<string, string>} */
     const files = {};
     let gone = false;
-    await Promise.all(
-      present.map(async ({ name, file, key, settled }) => {
-        const known = cache.get(file);
-        const text =
-          known?.key === key
-            ? known.text
-            : await read(file, "utf8").catch((error) => {
-                if (!missing(error)) throw error;
-                gone = true;
-              });
-        if (text === undefined) return;
-        files[name] = text;
-        if (!settled || keptSize + text.length > MAX_CACHED) return;
-        kept.set(file, { key, text });
-        keptSize += text.length;
-      }),
-    );
+    await mapWithin(present, READS_AT_ONCE, async ({ name, file, key, settled }) => {
+      const known = cache.get(file);
+      const text =
+        known?.key === key
+          ? known.text
+          : await read(file, "utf8").catch((error) => {
+              if (!missing(error)) throw error;
+              gone = true;
+            });
+      if (text === undefined) return;
+      files[name] = text;
+      if (!settled || keptSize + text.length > MAX_CACHED) return;
+      kept.set(file, { key, text });
+      keptSize += text.length;
+    });
     cache = kept;
     const digest = "haproxy.cfg" in files ? bundleDigest(files) : null;
     // A directory read while a file was new or went away is read again next time.

@@ -3,9 +3,10 @@
 // place (the previous ones or the new ones), never empty or partial ones.
 import { open } from "node:fs/promises";
 import path from "node:path";
+import { mapWithin } from "./map-within.mjs";
 
 /** How many files are flushed at once: enough for the file system to commit them together, few for the thread pool. */
-const AT_ONCE = 4;
+export const AT_ONCE = 4;
 
 /**
  * Flushes one file or directory to the disk (opened read-only: fsync flushes through any descriptor on Linux).
@@ -27,11 +28,7 @@ export async function syncPath(target) {
  * @param {(target: string) => Promise<void>} [sync]
  */
 export async function syncStaged(dir, names, sync = syncPath) {
-  let next = 0;
-  const flushing = async () => {
-    while (next < names.length) await sync(path.join(dir, names[next++]));
-  };
-  await Promise.all(Array.from({ length: AT_ONCE }, flushing));
+  await mapWithin(names, AT_ONCE, (name) => sync(path.join(dir, name)));
   await sync(path.join(dir, "certs"));
   await sync(dir);
 }

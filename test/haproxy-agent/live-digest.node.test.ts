@@ -1,12 +1,13 @@
 // The digest of the files on disk that GET /v1/status recomputes at each call: it stays right when a certificate
 // changes (same size included), appears or goes away, and reads again only the files that changed; a file changed
-// within the last two seconds is read every time (a change within the same tick of its clock would keep its times).
+// within the last two seconds is read every time (a change within the same tick of its clock would keep its times);
+// a few files at a time, so that thousands of certificates never exhaust the open-file limit.
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleDigest } from "../../haproxy-agent/bundle.mjs";
-import { createLiveDigest } from "../../haproxy-agent/live-digest.mjs";
+import { createLiveDigest, READS_AT_ONCE } from "../../haproxy-agent/live-digest.mjs";
 import { scratchDirs } from "./scratch-dirs";
 
 const tempDir = scratchDirs("agent-live-digest-");
@@ -67,5 +68,30 @@ describe("haproxy-agent: the digest of the files on disk", () => {
     expect(await disk.digest()).toBeNull();
     writeFileSync(path.join(disk.dir, "haproxy.cfg"), "global\n");
     expect(await disk.digest()).toBe(bundleDigest({ "haproxy.cfg": "global\n", "certs/a.pem": "certificate a\n" }));
+  });
+
+  it(`reads at most ${READS_AT_ONCE} files at once, however many certificates (a 1024 open-file limit holds)`, async () => {
+    const many: Record<string, string> = { "haproxy.cfg": "global\n" };
+    for (let index = 0; index < 300; index++) many[`certs/c${index}.pem`] = `certificate ${index}\n`;
+    const dir = tempDir();
+    mkdirSync(path.join(dir, "certs"));
+    for (const [name, text] of Object.entries(many)) writeFileSync(path.join(dir, name), text);
+    const reading = { now: 0, most: 0, count: 0 };
+    const digest = createLiveDigest({
+      read: async (file: string, encoding: "utf8") => {
+        reading.now++;
+        reading.count++;
+        reading.most = Math.max(reading.most, reading.now);
+        try {
+          // Held a little, as a cold disk would: every read the digest starts meanwhile is under way together.
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          return await readFile(file, encoding);
+        } finally {
+          reading.now--;
+        }
+      },
+    });
+    expect(await digest(dir)).toBe(bundleDigest(many));
+    expect(reading).toEqual({ now: 0, most: READS_AT_ONCE, count: 301 });
   });
 });
