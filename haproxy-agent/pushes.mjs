@@ -64,7 +64,7 @@ export function createPushLog({ configDir, log }) {
     const text = JSON.stringify([...records.values()]);
     saving = saving.then(async () => {
       try {
-        await writeWhole(file, text);
+        await writeWhole(file, text, log);
       } catch (error) {
         log("error", "haproxy-agent: the push log could not be written", { error: String(error) });
       }

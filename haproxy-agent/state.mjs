@@ -23,14 +23,14 @@ async function readJson(configDir, file) {
   }
 }
 
-/**
- * Writes a record whole or not at all (write-whole.mjs).
- * @param {string} configDir @param {string} file @param {unknown} value
- */
-const writeRecord = (configDir, file, value) => writeWhole(path.join(configDir, file), JSON.stringify(value));
-
 /** @param {{ configDir: string, log: (level: string, message: string, fields?: object) => void }} options */
 export function createStateRecord({ configDir, log }) {
+  /**
+   * Writes a record whole or not at all (write-whole.mjs).
+   * @param {string} file @param {unknown} value
+   */
+  const writeRecord = (file, value) => writeWhole(path.join(configDir, file), JSON.stringify(value), log);
+
   /** @type {AgentState | undefined} the last success of this run of the agent; before one, the disk's record counts */
   let state;
   /** @type {AgentError | null | undefined} this run's last failure, null since a success; undefined: the disk's */
@@ -46,7 +46,7 @@ export function createStateRecord({ configDir, log }) {
     state = next;
     failure = null;
     try {
-      await writeRecord(configDir, STATE_FILE, next);
+      await writeRecord(STATE_FILE, next);
     } catch (error) {
       const code = /** @type {NodeJS.ErrnoException} */ (error).code ?? "unknown error";
       failure = {
@@ -67,7 +67,7 @@ export function createStateRecord({ configDir, log }) {
   /** Records a failed apply, shown until a later success. @param {AgentError} record */
   async function recordFailure(record) {
     failure = record;
-    await writeRecord(configDir, ERROR_FILE, record).catch(() => undefined);
+    await writeRecord(ERROR_FILE, record).catch(() => undefined);
   }
 
   return {
