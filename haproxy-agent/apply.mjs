@@ -33,6 +33,9 @@ const restored = (unrestored) =>
     : `the previous configuration could not be restored: ${unrestored.join(", ")} could not be put back ` +
       "(the previous version is in .previous)";
 
+/** A file system error's code (EIO, ENOSPC), for an answer. @param {unknown} error */
+const errorCode = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code ?? "unknown error";
+
 /** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */
 const endState = (error) =>
   !(error instanceof ApplyError)
@@ -263,7 +266,7 @@ class Applier {
       const stop = context.signal ? AbortSignal.any([context.signal, this.stopping.signal]) : this.stopping.signal;
       const checked = await this.stageAndCheck(staging, bundle.files, stop);
       // On the disk whole before the swap counts on them; a check, or a bundle refused, is not worth the flush.
-      if (checked.valid) await syncStaged(staging, Object.keys(bundle.files), this.sync);
+      if (checked.valid) await this.flushStaged(bundle, staging);
       this.stopIfAsked(bundle, context);
       if (checked.timedOut) throw this.checkTimedOut(bundle.version);
       if (!checked.valid) {
@@ -283,6 +286,27 @@ class Applier {
   }
 
   /**
+   * Flushes a checked bundle's staged files to the disk; a disk that refuses ends the push before the swap, nothing
+   * live touched.
+   * @param {Bundle} bundle @param {string} staging
+   */
+  async flushStaged(bundle, staging) {
+    try {
+      await syncStaged(staging, Object.keys(bundle.files), this.sync);
+    } catch (error) {
+      this.log("error", "haproxy-agent: the staged files could not be flushed to disk, no swap", {
+        version: bundle.version,
+        error: String(error),
+      });
+      throw new ApplyError(
+        500,
+        `version ${bundle.version} was not applied: its files could not be flushed to disk (${errorCode(error)}); ` +
+          "the previous configuration is still in force; haproxy was not reloaded",
+      );
+    }
+  }
+
+  /**
    * Moves the live entries to .previous and the staged ones in, then reloads; puts the previous files back when the
    * swap or the reload fails, and says so, or which could not be put back.
    * @param {Bundle} bundle @param {string} staging
@@ -296,10 +320,13 @@ class Applier {
       const unrestored = error instanceof SwapError ? error.unrestored : [];
       const cause = error instanceof Error ? error.message : String(error);
       this.log("error", "haproxy-agent: the swap failed, no reload", { version: bundle.version, cause, unrestored });
+      const what =
+        error instanceof SwapError && error.flushing
+          ? `the configuration directory could not be flushed to disk after the swap (${errorCode(error)})`
+          : `its files could not be swapped in (${cause})`;
       throw new ApplyError(
         500,
-        `version ${bundle.version} was not applied: its files could not be swapped in (${cause}); ` +
-          `${restored(unrestored)}; haproxy was not reloaded`,
+        `version ${bundle.version} was not applied: ${what}; ${restored(unrestored)}; haproxy was not reloaded`,
       );
     }
     const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);

@@ -44,6 +44,7 @@ export async function swapIn(configDir, staging, previous, move = rename, sync =
   await mkdir(previous, { recursive: true });
   /** @type {{ movedAway: string[], movedIn: string[] }} */
   const swapped = { movedAway: [], movedIn: [] };
+  let flushing = false;
   try {
     for (const entry of MANAGED) {
       if (!(await exists(path.join(configDir, entry)))) continue;
@@ -55,19 +56,25 @@ export async function swapIn(configDir, staging, previous, move = rename, sync =
       await move(path.join(staging, entry), path.join(configDir, entry));
       swapped.movedIn.push(entry);
     }
+    flushing = true;
     await sync(configDir);
   } catch (error) {
-    throw new SwapError(error, await putBack(configDir, previous, swapped, move, sync));
+    throw new SwapError(error, await putBack(configDir, previous, swapped, move, sync), flushing);
   }
   return swapped;
 }
 
-/** A swap that failed: its cause, and the entries that could not be put back (their previous version in .previous). */
+/**
+ * A swap that failed: its cause, the entries that could not be put back (their previous version in .previous), and
+ * whether every entry had moved and the directory's flush failed (the disk refused, not a rename).
+ */
 export class SwapError extends Error {
-  /** @param {unknown} cause @param {string[]} unrestored */
-  constructor(cause, unrestored) {
+  /** @param {unknown} cause @param {string[]} unrestored @param {boolean} flushing */
+  constructor(cause, unrestored, flushing) {
     super(cause instanceof Error ? cause.message : String(cause));
     this.unrestored = unrestored;
+    this.flushing = flushing;
+    this.code = /** @type {NodeJS.ErrnoException} */ (cause)?.code;
   }
 }
 

@@ -1,7 +1,8 @@
 // The agent's swap when a rename fails (an I/O error, an immutable file), injected through the applier's rename seam:
 // at any point of the swap, or while a failed reload's files are put back, the live directory is the previous version
 // byte for byte (or the answer names what could not be put back), nothing is reloaded, and the push is refused. And,
-// watched through its sync seam, what a swap flushes to the disk before the reload counts on it.
+// watched through its sync seam, what a swap flushes to the disk before the reload counts on it, and what a push
+// answers when the disk refuses a flush.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import path from "node:path";
@@ -216,5 +217,76 @@ describe("haproxy-agent: what a push flushes to the disk", () => {
       "flush .",
     ]);
     expect(existsSync(reloaded)).toBe(true);
+  });
+});
+
+/**
+ * An agent that runs version 1, whose flushes then fail with EIO where `fails(target)` says so (paths relative to the
+ * configuration directory, the staging directory shown as <staging>); its reload counts itself, its log is kept.
+ */
+async function agentFlushingBadly(fails: (target: string) => boolean) {
+  const configDir = tempDir();
+  const reloads = path.join(tempDir(), "reloads");
+  const lines: unknown[][] = [];
+  let failing = false;
+  const agent = createApplier({
+    configDir,
+    reloadCmd: `echo reload >> ${reloads}`,
+    haproxy: "true",
+    timeoutMs: 10_000,
+    log: (...line: unknown[]) => lines.push(line),
+    sync: async (target) => {
+      const shown = path.relative(configDir, target).replace(/^\.staging-[^/]+/, "<staging>") || ".";
+      if (failing && fails(shown)) throw Object.assign(new Error("EIO: i/o error, fsync (injected)"), { code: "EIO" });
+      return syncPath(target);
+    },
+  });
+  expect(await agent.apply(bundle(1, v1, "p-1"))).toEqual({ outcome: "applied", version: 1 });
+  failing = true;
+  lines.length = 0;
+  const reloadCount = () => readFileSync(reloads, "utf8").split("\n").filter(Boolean).length;
+  return { configDir, lines, reloadCount, ...agent };
+}
+
+describe("haproxy-agent: a disk that refuses a push's flush", () => {
+  it.each([
+    ["a staged certificate", "<staging>/certs/new.pem"],
+    ["the staging directory", "<staging>"],
+  ])("answers that %s could not be flushed, the previous configuration untouched", async (_what, failing) => {
+    const agent = await agentFlushingBadly((target) => target === failing);
+    const message =
+      "version 2 was not applied: its files could not be flushed to disk (EIO); " +
+      "the previous configuration is still in force; haproxy was not reloaded";
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({ status: 500, message });
+
+    expect(liveFiles(agent.configDir)).toEqual(v1);
+    expect(readdirSync(agent.configDir).filter((name) => name.startsWith(".staging-"))).toEqual([]);
+    expect(agent.reloadCount()).toBe(1);
+    expect(agent.pushes.get("p-2")).toMatchObject({ version: 2, state: "refused", error: message });
+    expect(await agent.status()).toMatchObject({
+      version: 1,
+      diskDigest: bundleDigest(v1),
+      lastError: { version: 2, message },
+    });
+    expect(agent.lines).toEqual([
+      [
+        "error",
+        "haproxy-agent: the staged files could not be flushed to disk, no swap",
+        { version: 2, error: "Error: EIO: i/o error, fsync (injected)" },
+      ],
+    ]);
+  });
+
+  it("answers that the configuration directory could not be flushed after the swap, the previous files back", async () => {
+    const agent = await agentFlushingBadly((target) => target === ".");
+    const message =
+      "version 2 was not applied: the configuration directory could not be flushed to disk after the swap (EIO); " +
+      "the previous configuration was restored; haproxy was not reloaded";
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({ status: 500, message });
+
+    expect(liveFiles(agent.configDir)).toEqual(v1);
+    expect(agent.reloadCount()).toBe(1);
+    expect(agent.pushes.get("p-2")).toMatchObject({ version: 2, state: "refused", error: message });
+    expect(await agent.status()).toMatchObject({ version: 1, lastError: { version: 2, message } });
   });
 });
