@@ -12,20 +12,22 @@ const running = new Set<ChildProcess>();
 
 /**
  * Starts the agent on `configDir`; `haproxy` and `reloadCmd` stand in for the real programs (`true` by default), `args`
- * adds options. Resolves once it listens.
+ * adds options, `node` options of node itself (before the agent), `env` variables. Resolves once it listens.
  */
 export async function startAgent(
   configDir: string,
-  options: { haproxy?: string; reloadCmd?: string; args?: string[] },
+  options: { haproxy?: string; reloadCmd?: string; args?: string[]; node?: string[]; env?: Record<string, string> },
 ) {
   const child = spawn(
     process.execPath,
-    [agentPath, "--config-dir", configDir, "--port", "0", "--haproxy", options.haproxy ?? "true"].concat([
+    [...(options.node ?? []), agentPath, "--config-dir", configDir, "--port", "0"].concat([
+      "--haproxy",
+      options.haproxy ?? "true",
       "--reload-cmd",
       options.reloadCmd ?? "true",
       ...(options.args ?? []),
     ]),
-    { env: { PATH: process.env.PATH, HAPROXY_AGENT_TOKEN: TOKEN } },
+    { env: { PATH: process.env.PATH, HAPROXY_AGENT_TOKEN: TOKEN, ...options.env } },
   );
   running.add(child);
   let output = "";

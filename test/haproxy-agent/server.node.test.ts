@@ -1,12 +1,13 @@
 // The agent's HTTP server, started as an operator runs it and asked over real HTTP: what it answers to requests it
 // refuses before they reach a push (a bundle too large or of too many files, a push id that is no id, a request that
-// takes too long to arrive).
-import { readdirSync } from "node:fs";
+// takes too long to arrive), and to a push's outcome asked while its commit is under way.
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundleDigest, parseBundle } from "../../haproxy-agent/apply.mjs";
 import { MAX_FILES } from "../../haproxy-agent/bundle.mjs";
-import { authorization, startAgent, stopAgents } from "./agent-process";
+import { authorization, startAgent, stopAgents, until } from "./agent-process";
 import { scratchDirs } from "./scratch-dirs";
 
 const tempDir = scratchDirs("agent-server-");
@@ -66,6 +67,63 @@ describe("haproxy-agent: the HTTP server", () => {
       body: { error: "unknown push id" },
     });
     expect(agent.output()).not.toContain("unexpected error");
+  });
+});
+
+describe("haproxy-agent: a push's outcome asked during its commit", () => {
+  it("answers the abandon, the outcome and the status once the commit has ended: applied, never reloading", async () => {
+    const configDir = tempDir();
+    const tools = tempDir();
+    const agent = await startAgent(configDir, {
+      node: ["--import", path.join(import.meta.dirname, "hold-commit.mjs")],
+      env: { HOLD_COMMIT_DIR: tools },
+    });
+    const files = { "haproxy.cfg": "global\n# held\n" };
+    const digest = bundleDigest(files);
+    const ask = async (method: string, pathName: string) => {
+      const response = await fetch(`${agent.url}${pathName}`, { method, headers: authorization });
+      return { status: response.status, body: await response.json() };
+    };
+    const push = fetch(`${agent.url}/v1/config`, {
+      method: "PUT",
+      headers: { ...authorization, "Content-Type": "application/json" },
+      body: JSON.stringify({ version: 1, digest, files, pushId: "p-held" }),
+    });
+    // The reload has ended and the commit holds at the rename of the state record: the push is still reloading.
+    await until(() => existsSync(path.join(tools, "commit-started")));
+    const answered: string[] = [];
+    const asked = (name: string, method: string, pathName: string) =>
+      ask(method, pathName).finally(() => answered.push(name));
+    const abandon = asked("abandon", "POST", "/v1/pushes/p-held/abandon");
+    const outcome = asked("outcome", "GET", "/v1/pushes/p-held");
+    const status = asked("status", "GET", "/v1/status");
+    // A test that fails early kills the agent: these then fail too, which is no further error.
+    for (const pending of [push, abandon, outcome, status]) pending.catch(() => {});
+    // Each waits for the commit: none answers while it holds (without the wait, reloading and version null at once).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(answered).toEqual([]);
+    writeFileSync(path.join(tools, "commit-go"), "");
+
+    const applied = { pushId: "p-held", version: 1, state: "applied", error: null, at: expect.any(String) };
+    expect(await abandon).toEqual({ status: 200, body: applied });
+    expect(await outcome).toEqual({ status: 200, body: applied });
+    expect(await status).toEqual({
+      status: 200,
+      body: { version: 1, digest, appliedAt: expect.any(String), diskDigest: digest, lastError: null },
+    });
+    const response = await push;
+    expect({ status: response.status, body: await response.json() }).toEqual({
+      status: 200,
+      body: { outcome: "applied", version: 1 },
+    });
+    // The abandon changed nothing: the push stays applied.
+    expect(await ask("GET", "/v1/pushes/p-held")).toEqual({ status: 200, body: applied });
+    const messages = agent
+      .output()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line)["@message"]);
+    expect(messages).toEqual(["haproxy-agent: listening", "haproxy-agent: applied"]);
   });
 });
 
