@@ -168,6 +168,12 @@ describe("job history", () => {
     expect(new Set(ssh.map((run: { kind: string }) => run.kind))).toEqual(new Set(["writesshprx"]));
     expect(await expectJson(callWith(withVars(), "/admin/jobs?limit=1"), 200)).toHaveLength(1);
     expect((await callWith(withVars(), "/admin/jobs?limit=0")).status).toBe(400);
+    // However large, a limit is refused naming its documented bound, not JavaScript's largest safe integer.
+    for (const limit of ["501", "99999999999999999999"]) {
+      expect(await expectJson(callWith(withVars(), `/admin/jobs?limit=${limit}`), 400)).toEqual(
+        errorBody("limit: Too big: expected number to be <=500"),
+      );
+    }
     expect((await callWith(withVars(), "/admin/jobs?kind=news-ingest")).status).toBe(400);
     expect(await expectJson(callWith(withVars(), `/admin/jobs/${news}`), 404)).toEqual(
       errorBody(`Invalid job: id ${news} not existing`),

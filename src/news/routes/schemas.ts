@@ -3,10 +3,11 @@
 import { json } from "../../shared/http/openapi";
 import { oneLine } from "../../shared/settings";
 import { z } from "../../shared/zod";
+import { integerParam } from "../../shared/zod-params";
 import { ARTICLE_SORT_FIELDS } from "../store/articles";
 import { htmlToText, MAX_TITLE_LENGTH } from "../store/text";
 import { USER_SORT_FIELDS } from "../store/users";
-import { commaList, companyId, httpUrlField, integerParam, isoDate, isoDateEnd, ticker } from "./validation";
+import { commaList, companyId, httpUrlField, isoDate, isoDateEnd, ticker } from "./validation";
 
 export const EMAIL_PATTERN = /^\S+@\S+\.\S+$/;
 

@@ -239,10 +239,3 @@ export const isoDate = isoText.transform((text) => new Date(DATE_ONLY.test(text)
 export const isoDateEnd = isoText.transform((text) =>
   DATE_ONLY.test(text) ? new Date(Date.parse(`${text}T00:00:00Z`) + 86_400_000 - 1) : new Date(text),
 );
-
-/**
- * An integer from `min` to `max` given as text (query strings, form fields) or as a JSON number. The bounds are
- * checked before integer-ness: the first failure is the one reported, and zod's integer check refuses a number past
- * JavaScript's safe integers naming that limit (9007199254740991) rather than the parameter's own.
- */
-export const integerParam = (min: number, max: number) => z.coerce.number().min(min).max(max).int();

@@ -1,6 +1,7 @@
 // Zod schemas of the resources the proxy API answers with (documentation only), beside the request bodies of
 // installation/inputs.ts. The OpenAPI 3.1 document at /openapi.json is generated from these same schemas.
 import { z } from "../../shared/zod";
+import { integerParam } from "../../shared/zod-params";
 import { id, ipv6, label, optional, permission, version } from "../installation/inputs";
 import { PROXY_JOB_KINDS } from "../jobs";
 
@@ -139,7 +140,7 @@ export const JobRun = z
 
 export const JobListQuery = z.object({
   kind: z.enum(PROXY_JOB_KINDS).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: integerParam(1, 500).default(50),
 });
 
 // ---- audit log ----
@@ -157,7 +158,7 @@ export const AuditQuery = z.object({
     .positive()
     .optional()
     .openapi({ description: "only entries older than this id: the `nextBefore` of the previous page" }),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: integerParam(1, 500).default(100),
 });
 
 export const AuditEntry = z

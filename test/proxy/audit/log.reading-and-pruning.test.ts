@@ -116,6 +116,8 @@ describe("GET /admin/audit", () => {
 
     for (const [query, message] of [
       ["limit=501", "limit: Too big: expected number to be <=500"],
+      ["limit=99999999999999999999", "limit: Too big: expected number to be <=500"],
+      ["limit=-99999999999999999999", "limit: Too small: expected number to be >=1"],
       ["limit=0", "limit: Too small: expected number to be >=1"],
       ["since=yesterday", "since: Invalid ISO datetime"],
       ["since=1700000000000", "since: Invalid ISO datetime"],
