@@ -6,8 +6,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { commitBatch, database, type Database, type Statement } from "../shared/db";
 import { logError } from "../shared/log";
-import { createJobRun, createJobRuns, finishJobRun } from "./history";
-import { jobRuns } from "./tables";
+import { createJobRun, createJobRuns, finishJobRun, jobRunInsert } from "./history";
 
 /** A job message before its run is recorded: its kind and its fields (every field but runId). */
 export type QueuedRequest = { kind: string } & Record<string, unknown>;
@@ -50,7 +49,7 @@ async function recordRun(
   alongside?: RecordedWithRun,
 ): Promise<RecordedRun> {
   if (!alongside) return { id: await createJobRun(db, input), undo: [] };
-  const insertRun = db.insert(jobRuns).values(input).returning({ id: jobRuns.id });
+  const insertRun = jobRunInsert(db, input);
   const [[run], returned] = await commitBatch(db, [insertRun, alongside.write(sql`last_insert_rowid()`)]);
   return { id: Number(run.id), undo: [alongside.undo(returned)] };
 }

@@ -5,8 +5,13 @@ import { commitBatch, type Database, type Statement } from "../shared/db";
 import { logWarn } from "../shared/log";
 import { jobRuns } from "./tables";
 
+/** The insert of a queued run, returning its id: run alone (createJobRun) or in a batch with the writes it carries. */
+export function jobRunInsert(db: Database, input: { kind: string; trigger: string }) {
+  return db.insert(jobRuns).values(input).returning({ id: jobRuns.id });
+}
+
 export async function createJobRun(db: Database, input: { kind: string; trigger: string }) {
-  const [row] = await db.insert(jobRuns).values(input).returning({ id: jobRuns.id });
+  const [row] = await jobRunInsert(db, input);
   return row.id;
 }
 
