@@ -7,7 +7,7 @@ import { Invalid } from "../domain-errors";
 import { inJsonList } from "./bulk";
 import type { BackendInput } from "./inputs";
 import type { BackendRow, ProjectRow } from "./rows";
-import { backendContainers, containers, hosts } from "./tables";
+import { containers, hosts } from "./tables";
 import { containerFqLabel } from "./views";
 
 /** The backend as the write would leave it, with its servers named and addressed as the generator writes them. */
@@ -48,27 +48,18 @@ function serversChange(stored: readonly ServerLink[], wanted: readonly ServerLin
   );
 }
 
-/** The stored container references of a backend (none for a backend not yet stored). */
-const storedLinks = (db: Database, backendId: number | undefined): Promise<ServerLink[]> =>
-  backendId === undefined
-    ? Promise.resolve([])
-    : db
-        .select({ containerId: backendContainers.containerId, params: backendContainers.params })
-        .from(backendContainers)
-        .where(eq(backendContainers.backendId, backendId));
-
 /**
  * Has `check` judge the backend as the write would leave it, when its params or its servers differ from what is
- * stored; throws 400 with HAProxy's reason when it refuses. Answers the write's warnings.
+ * stored (`stored`: the container references the write read, none for a new backend); throws 400 with HAProxy's
+ * reason when it refuses. Answers the write's warnings.
  */
 export async function checkChangedParams(
   db: Database,
-  write: { project: ProjectRow; input: BackendInput; existing: BackendRow | undefined },
+  write: { project: ProjectRow; input: BackendInput; existing: BackendRow | undefined; stored: readonly ServerLink[] },
   check: ParamsCheck,
 ): Promise<string[]> {
-  const { project, input, existing } = write;
+  const { project, input, existing, stored } = write;
   if (input.params == null && input.backendContainers === undefined) return [];
-  const stored = await storedLinks(db, existing?.id);
   const links = input.backendContainers ?? stored;
   const paramsChange = input.params != null && text(input.params) !== text(existing?.params);
   if (!paramsChange && !serversChange(stored, links)) return [];
@@ -98,7 +89,13 @@ export async function checkSwitchedServers(
  */
 async function checkServers(
   db: Database,
-  backend: { project: ProjectRow; port: number; params: string | null; links: ServerLink[]; linksField: string },
+  backend: {
+    project: ProjectRow;
+    port: number;
+    params: string | null;
+    links: readonly ServerLink[];
+    linksField: string;
+  },
   check: ParamsCheck,
 ): Promise<string[]> {
   const { project, port, params, links, linksField } = backend;

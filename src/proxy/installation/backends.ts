@@ -283,7 +283,7 @@ async function validateBackendWrite(db: Database, project: ProjectRow, input: Ba
   await checkDomainForwardings(db, input, existing);
   await checkBackendContainers(db, project, input);
   const warnings = options.checkParams
-    ? await checkChangedParams(db, { project, input, existing }, options.checkParams)
+    ? await checkChangedParams(db, { project, input, existing, stored: current.references }, options.checkParams)
     : [];
   const wanted: Wanted = {
     domains: input.domainForwardings?.map(domainFields),

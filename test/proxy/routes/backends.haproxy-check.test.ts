@@ -166,6 +166,19 @@ describe("POST /backends/{projectLabel} with an agent", () => {
     expect(checks).toHaveLength(1);
   });
 
+  it("reads the stored servers once: the check is given those the write read", async () => {
+    // The project, the backend, its domains and links (one batch), the containers posted, their hosts, the write.
+    const { checks } = fakeAgents(() => new Response(null, { status: 500 }));
+    const body = { label: "readonce", params: "balance first", backendContainers: [{ containerId: web }] };
+    await expectJson(post(agentEnv(), "/backends/checked", body), 200);
+    const update = { ...body, backendContainers: [{ containerId: web, params: "weight 3" }] };
+    const response = await post(agentEnv({ D1_USAGE_HEADER: "true" }), "/backends/checked", update);
+    expect(await expectJson(response, 200)).toMatchObject({ success: true, warnings: [] });
+    expect(checks).toHaveLength(2);
+    // Round trips and statements only: the rows D1 reads depend on what the other tests stored.
+    expect(response.headers.get("Server-Timing")).toMatch(/^d1;desc="calls=6 statements=12 /);
+  });
+
   it("lets the write through on the vetting alone, with a warning, when the agent cannot answer", async () => {
     vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("connection refused"));
     expect(
