@@ -64,30 +64,37 @@ async function checkDomainForwardings(db: Database, input: BackendInput, existin
   if (elsewhere) throw new CannotProcess(`${elsewhere.domainName}: domain is already assigned to another backend`);
 }
 
+/** Refuses posted params HAProxy would read as more than tuning of this backend (400 naming the line and reason). */
+function checkPostedParams(input: BackendInput, options: BackendOptions): BackendParams | undefined {
+  if (input.params == null) return undefined;
+  const vetted = vetBackendParams(input.params, options.extraDirectives);
+  if (!vetted.ok) throw new Invalid(describeProblem("params", vetted.error));
+  return vetted.value;
+}
+
 /**
- * Refuses params HAProxy would read as more than tuning of this backend (400 naming the field, line and reason). The
- * servers' params are vetted with what the backend's default-server sets: the posted params, else the stored ones.
+ * Refuses posted server params the vetting refuses with what the backend's default-server sets (`posted`, the posted
+ * params vetted, else the stored ones). Without posted params only a server the write adds or changes is vetted, and
+ * the stored params only then: the others are as stored, and stored params refused are left out at generation.
  */
-function checkParams(
+function checkServerParams(
   input: BackendInput,
   options: BackendOptions,
-  existing: BackendRow | undefined,
-): BackendParams | undefined {
-  let backend: BackendParams | undefined;
-  if (input.params != null) {
-    const vetted = vetBackendParams(input.params, options.extraDirectives);
-    if (!vetted.ok) throw new Invalid(describeProblem("params", vetted.error));
-    backend = vetted.value;
-  } else if (existing?.params) {
-    // Stored params the vetting refuses are written without their lines: the servers inherit nothing from them.
-    const stored = vetBackendParams(existing.params, options.extraDirectives);
-    backend = stored.ok ? stored.value : undefined;
-  }
-  for (const [index, reference] of (input.backendContainers ?? []).entries()) {
-    const vetted = vetServerParams(reference.params, backend);
+  backend: { existing: BackendRow | undefined; posted: BackendParams | undefined; stored: readonly Reference[] },
+): void {
+  const { existing, posted, stored } = backend;
+  const storedParams = new Map(stored.map((link) => [link.containerId, link.params ?? ""]));
+  const servers = (input.backendContainers ?? [])
+    .map((reference, index) => ({ ...reference, index }))
+    .filter((server) => posted !== undefined || storedParams.get(server.containerId) !== (server.params ?? ""));
+  if (servers.length === 0) return;
+  // Stored params the vetting refuses are written without their lines: the servers inherit nothing from them.
+  const own = posted || !existing?.params ? undefined : vetBackendParams(existing.params, options.extraDirectives);
+  const defaults = posted ?? (own?.ok ? own.value : undefined);
+  for (const { params, index } of servers) {
+    const vetted = vetServerParams(params, defaults);
     if (!vetted.ok) throw new Invalid(describeProblem(`backendContainers[${index}].params`, vetted.error));
   }
-  return backend;
 }
 
 /**
@@ -277,9 +284,10 @@ async function validateBackendWrite(db: Database, project: ProjectRow, input: Ba
     .from(backends)
     .where(and(eq(backends.projectId, project.id), eq(backends.label, input.label)))
     .limit(1);
-  const backend = checkParams(input, options, existing);
+  const posted = checkPostedParams(input, options);
   const current: Current = existing ? await readCurrent(db, existing) : { domains: [], references: [] };
-  checkKeptServers(input, backend, current.references);
+  checkServerParams(input, options, { existing, posted, stored: current.references });
+  checkKeptServers(input, posted, current.references);
   await checkDomainForwardings(db, input, existing);
   await checkBackendContainers(db, project, input);
   const warnings = options.checkParams

@@ -1,7 +1,7 @@
 // TLS versions that would leave a server none (HAProxy refuses such a server, and with it the whole file): a server's
 // ssl-min-ver and ssl-max-ver are vetted with those of its backend's default-server, whichever of the two a write
 // posts and whichever is stored; the switch of containers too; and the generator leaves out stored server params that
-// conflict, with a warning.
+// conflict, with a warning (a write that leaves such a server as stored is not refused for it).
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { as, asAdmin, createApiUser, createBackend, errorBody, expectJson } from "../../support/proxy-api";
@@ -96,7 +96,7 @@ describe("a write that would leave a server no TLS version", () => {
     };
     await expectJson(post(body), 200);
     await expectJson(post({ label: "old", params: "default-server ssl-min-ver TLSv1.2" }), 200);
-    const rows = (await stored()).filter((row) => row.label !== "legacy");
+    const rows = (await stored()).filter((row) => row.label === "modern" || row.label === "old");
     expect(rows.map((row) => [row.label, row.params, row.links])).toEqual([
       ["modern", "default-server ssl-min-ver TLSv1.3", "ssl verify none ssl-max-ver TLSv1.3"],
       ["old", "default-server ssl-min-ver TLSv1.2", "ssl verify none ssl-max-ver TLSv1.2"],
@@ -132,5 +132,42 @@ describe("rows stored with conflicting versions", () => {
     expect(config).toContain(
       `backend ${backend}\n    default-server ssl-min-ver TLSv1.3\n    server node1.example.net_tls-three [2001:db8::33]:80\n`,
     );
+  });
+});
+
+describe("a write that leaves a stored server as it is", () => {
+  it("is not refused for that server's stored params; a server it adds or changes is vetted", async () => {
+    await createBackend("tls", {
+      label: "kept",
+      params: "default-server ssl-min-ver TLSv1.3",
+      backendContainers: [{ containerId: one, params: "ssl verify none" }],
+    });
+    const conflicting = "ssl verify none ssl-max-ver TLSv1.2";
+    await env.DB.prepare(
+      "update backend_containers set params = ? where container_id = ? and backend_id = (select b.id from backends b join projects p on p.id = b.project_id where p.label = 'tls' and b.label = 'kept')",
+    )
+      .bind(conflicting, one)
+      .run();
+    const kept = { containerId: one, params: conflicting };
+    const [created] = (await stored()).filter((row) => row.label === "kept");
+    expect(await expectJson(post({ label: "kept", fullname: "Kept", backendContainers: [kept] }), 200)).toEqual({
+      success: true,
+      payload: { key: "backendId", value: expect.any(Number) },
+      warnings: [],
+    });
+    expect((await stored()).filter((row) => row.label === "kept")).toEqual([
+      { ...created, version: Number(created.version) + 1 },
+    ]);
+
+    const before = await stored();
+    const added = { label: "kept", backendContainers: [kept, { containerId: two, params: conflicting }] };
+    expect(await expectJson(post(added), 400)).toEqual(
+      errorBody(`backendContainers[1].params line 1: ${conflict("TLSv1.2")}`),
+    );
+    const changed = { label: "kept", backendContainers: [{ containerId: one, params: `${conflicting} check` }] };
+    expect(await expectJson(post(changed), 400)).toEqual(
+      errorBody(`backendContainers[0].params line 1: ${conflict("TLSv1.2")}`),
+    );
+    expect(await stored()).toEqual(before);
   });
 });
