@@ -66,9 +66,6 @@ function unanswered(what: string, url: string, failure: NoAnswer): PublisherErro
   return new PublisherError(`${what} ${failure.answered ? "broke off its answer" : "could not be reached"}: ${cause}`);
 }
 
-const failureOf = (what: string, url: string, error: unknown) =>
-  error instanceof NoAnswer ? unanswered(what, url, error) : error;
-
 /**
  * A publisher's answer as text, the whole exchange within FETCH_TIMEOUT_MS (the signal also ends a body that never
  * does). Any failure is a PublisherError naming `what`: an HTTP failure, no answer in time, a failed connection, or
@@ -78,12 +75,9 @@ export async function fetchPublisherText(
   fetcher: Fetcher,
   input: { what: string; url: string; accept: string; answer: string },
 ): Promise<string> {
-  let response: Response;
-  try {
-    response = await fetchWithin(fetcher, input.url, { headers: { accept: input.accept } }, FETCH_TIMEOUT_MS);
-  } catch (error) {
-    throw failureOf(input.what, input.url, error);
-  }
+  const unansweredBy = (failure: NoAnswer) => unanswered(input.what, input.url, failure);
+  const init = { headers: { accept: input.accept } };
+  const response = await fetchWithin(fetcher, input.url, init, FETCH_TIMEOUT_MS, unansweredBy);
   if (!response.ok) {
     await response.body?.cancel();
     throw new PublisherError(`${input.what} answered HTTP ${response.status}`);
@@ -91,7 +85,8 @@ export async function fetchPublisherText(
   try {
     return await readPublisherText(response, input.answer);
   } catch (error) {
-    throw failureOf(input.what, input.url, error);
+    // A PublisherError (too large, not UTF-8) is already worded; a NoAnswer is a body that stalled or broke off.
+    throw error instanceof NoAnswer ? unansweredBy(error) : error;
   }
 }
 

@@ -70,17 +70,13 @@ async function callAgent(
     },
     body: call.body === undefined ? undefined : JSON.stringify(call.body),
   };
-  let response: Response;
+  const unanswered = (failure: NoAnswer) => unreachable(call.agentUrl, call.timeoutMs, failure);
+  const response = await fetchWithin(fetcher, `${call.agentUrl}${call.path}`, init, call.timeoutMs, unanswered);
   let text: string;
-  try {
-    response = await fetchWithin(fetcher, `${call.agentUrl}${call.path}`, init, call.timeoutMs);
-  } catch (error) {
-    throw error instanceof NoAnswer ? unreachable(call.agentUrl, call.timeoutMs, error) : error;
-  }
   try {
     text = await readAnswerText(response, { maxBytes: MAX_ANSWER_BYTES, setting: "MAX_ANSWER_BYTES" });
   } catch (error) {
-    if (error instanceof NoAnswer) throw unreachable(call.agentUrl, call.timeoutMs, error);
+    if (error instanceof NoAnswer) throw unanswered(error);
     const what = error instanceof PayloadTooLarge ? `more than ${MAX_ANSWER_BYTES} bytes` : "bytes that are not UTF-8";
     throw new AgentError(`agent ${call.agentUrl} answered HTTP ${response.status} with ${what}`, "refused");
   }

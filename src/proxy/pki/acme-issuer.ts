@@ -2,7 +2,7 @@
 // acme_challenges (read back by findChallenge for /.well-known/acme-challenge/).
 import { eq, inArray } from "drizzle-orm";
 import type { Database } from "../../shared/db";
-import { fetchWithin, NoAnswer } from "../../shared/http/bounded-fetch";
+import { fetchWithin } from "../../shared/http/bounded-fetch";
 import type { ProxySettings } from "../settings";
 import { AcmeClient, AcmeError, CA_UNREACHABLE, generateAccountKey } from "./acme-client";
 import type { CertificateIssuer } from "./maintenance";
@@ -64,17 +64,14 @@ function caFetch(timeoutMs: number) {
   let unreachable: string | undefined;
   return async (url: string, init?: RequestInit): Promise<Response> => {
     if (unreachable) throw new AcmeError(`${url} not asked: ${unreachable}`, CA_UNREACHABLE);
-    try {
-      // The signal ends the body's read too (in acme-client.ts, which bounds its size).
-      return await fetchWithin(fetch, url, init ?? {}, timeoutMs);
-    } catch (error) {
-      if (!(error instanceof NoAnswer)) throw error;
-      const cause = error.timedOut
+    // The signal ends the body's read too (in acme-client.ts, which bounds its size).
+    return await fetchWithin(fetch, url, init ?? {}, timeoutMs, (failure) => {
+      const cause = failure.timedOut
         ? `did not answer within ${timeoutMs / 1000} s (ACME_REQUEST_TIMEOUT)`
-        : `could not be reached: ${error.detail}`;
+        : `could not be reached: ${failure.detail}`;
       unreachable = `the CA at ${url} ${cause} earlier in this run`;
-      throw new AcmeError(`${url} ${cause}`, CA_UNREACHABLE);
-    }
+      return new AcmeError(`${url} ${cause}`, CA_UNREACHABLE);
+    });
   };
 }
 

@@ -26,18 +26,20 @@ const noAnswer = (answered: boolean, error: unknown) =>
 
 /**
  * `fetcher(url, init)` under a signal that ends the exchange after `timeoutMs`, the body's read included (so that a
- * body that never ends is cut off too). Any failure to get the answer's head is a NoAnswer.
+ * body that never ends is cut off too). Any failure to get the answer's head is a NoAnswer, which the caller words as
+ * its own error by `unanswered` (so it never has to tell a NoAnswer from anything else).
  */
 export async function fetchWithin(
   fetcher: (url: string, init: RequestInit) => Promise<Response>,
   url: string,
   init: RequestInit,
   timeoutMs: number,
+  unanswered: (failure: NoAnswer) => Error,
 ): Promise<Response> {
   try {
     return await fetcher(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
-    throw noAnswer(false, error);
+    throw unanswered(noAnswer(false, error));
   }
 }
 

@@ -13,6 +13,14 @@ const limit = { maxBytes: 8, setting: "TEST_MAX_ANSWER_BYTES" };
 const whenAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
 
+/** A caller's wording of a NoAnswer: an Error holding it, so that the tests see what fetchWithin gave it. */
+class Worded extends Error {
+  constructor(readonly failure: NoAnswer) {
+    super(`worded: ${failure.message}`);
+  }
+}
+const worded = (failure: NoAnswer) => new Worded(failure);
+
 /** What `promise` rejected with. */
 const failureOf = (promise: Promise<unknown>) =>
   promise.then(
@@ -44,7 +52,7 @@ describe("fetchWithin", () => {
       return answer;
     };
     expect(
-      await fetchWithin(fetcher, SERVICE_URL, { method: "PUT", headers: { accept: "text/plain" } }, TIMEOUT_MS),
+      await fetchWithin(fetcher, SERVICE_URL, { method: "PUT", headers: { accept: "text/plain" } }, TIMEOUT_MS, worded),
     ).toBe(answer);
     expect(asked).toEqual([
       [SERVICE_URL, { method: "PUT", headers: { accept: "text/plain" }, signal: expect.any(AbortSignal) }],
@@ -52,14 +60,16 @@ describe("fetchWithin", () => {
     expect(asked[0][1].signal!.aborted).toBe(false);
   });
 
-  it("ends a service that never answers after the time-out, as a NoAnswer of a silence", async () => {
+  it("ends a service that never answers after the time-out, worded by the caller from a NoAnswer of a silence", async () => {
     const started = Date.now();
     const failure = await failureOf(
-      fetchWithin((_url, init) => whenAborted(init.signal!), SERVICE_URL, {}, TIMEOUT_MS),
+      fetchWithin((_url, init) => whenAborted(init.signal!), SERVICE_URL, {}, TIMEOUT_MS, worded),
     );
     expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
-    expect(failure).toBeInstanceOf(NoAnswer);
-    expect(failure).toMatchObject({
+    expect(failure).toBeInstanceOf(Worded);
+    expect((failure as Worded).message).toBe("worded: no answer within the time-out");
+    expect((failure as Worded).failure).toBeInstanceOf(NoAnswer);
+    expect((failure as Worded).failure).toMatchObject({
       answered: false,
       timedOut: true,
       message: "no answer within the time-out",
@@ -68,12 +78,33 @@ describe("fetchWithin", () => {
 
   it("names a failed connection with the runtime's words, an Error's or not", async () => {
     const refused = await failureOf(
-      fetchWithin(() => Promise.reject(new TypeError("refused")), SERVICE_URL, {}, TIMEOUT_MS),
+      fetchWithin(() => Promise.reject(new TypeError("refused")), SERVICE_URL, {}, TIMEOUT_MS, worded),
     );
-    expect(refused).toBeInstanceOf(NoAnswer);
-    expect(refused).toMatchObject({ answered: false, timedOut: false, detail: "refused", message: "refused" });
-    const odd = await failureOf(fetchWithin(() => Promise.reject("odd"), SERVICE_URL, {}, TIMEOUT_MS));
-    expect(odd).toMatchObject({ answered: false, timedOut: false, detail: "odd" });
+    expect(refused).toBeInstanceOf(Worded);
+    expect((refused as Worded).failure).toMatchObject({
+      answered: false,
+      timedOut: false,
+      detail: "refused",
+      message: "refused",
+    });
+    const odd = await failureOf(fetchWithin(() => Promise.reject("odd"), SERVICE_URL, {}, TIMEOUT_MS, worded));
+    expect((odd as Worded).failure).toMatchObject({ answered: false, timedOut: false, detail: "odd" });
+  });
+
+  it("words even a time-out it cannot set as a NoAnswer, without asking: nothing else leaves it", async () => {
+    let asked = 0;
+    const fetcher = async () => {
+      asked += 1;
+      return new Response("ok");
+    };
+    const failure = await failureOf(fetchWithin(fetcher, SERVICE_URL, {}, -1, worded));
+    expect(asked).toBe(0);
+    expect(failure).toBeInstanceOf(Worded);
+    expect((failure as Worded).failure).toMatchObject({
+      answered: false,
+      timedOut: false,
+      detail: 'The value of "delay" is out of range. It must be >= 0 && <= 4294967295. Received -1',
+    });
   });
 });
 
@@ -113,7 +144,7 @@ describe("readAnswerText", () => {
       });
       return new Response(body);
     };
-    const response = await fetchWithin(stalling, SERVICE_URL, {}, TIMEOUT_MS);
+    const response = await fetchWithin(stalling, SERVICE_URL, {}, TIMEOUT_MS, worded);
     const failure = await failureOf(readAnswerText(response, limit));
     expect(failure).toBeInstanceOf(NoAnswer);
     expect(failure).toMatchObject({ answered: true, timedOut: true, message: "no whole answer within the time-out" });
