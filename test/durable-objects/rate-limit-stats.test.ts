@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { emptyTimer, partsOf, RetryQueue, StatsBuffer, type AggregatePart } from "../../src/ratelimit/stats/buffer";
 import { DOMAIN_NOT_FOUND_OVERFLOW } from "../../src/ratelimit/stats/names";
+import { SINK_TIMEOUT_MS } from "../../src/ratelimit/stats/config";
 import { deliverParts, readAggregate } from "../../src/ratelimit/stats/sinks";
 
 const part = (target: string, id: string, fields: Partial<AggregatePart>): AggregatePart => ({
@@ -111,12 +112,12 @@ describe("RateLimitStats", () => {
   it("loses no count when several isolates' buffers flush at once", async () => {
     const isolates = [3, 5, 7, 11, 13].map((hits) => isolateBuffer("multi", hits));
     const batches = isolates.map((buffer, i) => buffer.take(`isolate-${i}-1`)!);
-    const failed = await Promise.all(batches.map((batch) => deliverParts(env, partsOf(batch))));
+    const failed = await Promise.all(batches.map((batch) => deliverParts(env, partsOf(batch), SINK_TIMEOUT_MS)));
     expect(failed.flat()).toEqual([]);
     // One isolate's answer was lost and it sends its parts again: they are not counted twice.
-    expect(await deliverParts(env, partsOf(batches[2]))).toEqual([]);
+    expect(await deliverParts(env, partsOf(batches[2]), SINK_TIMEOUT_MS)).toEqual([]);
 
-    const totals = await readAggregate(env);
+    const totals = await readAggregate(env, SINK_TIMEOUT_MS);
     const hits = 3 + 5 + 7 + 11 + 13;
     expect(totals.rules["multi.a"]).toEqual([hits, 0, 0, hits, 0, 0]);
     expect(totals.rules["multi.b_x"]).toEqual([2 * hits, hits, hits, hits, hits, 0]);
@@ -132,10 +133,10 @@ describe("RateLimitStats", () => {
       RATE_LIMIT_STATS: { getByName: () => ({ add: async () => Promise.reject(new Error("aggregate unavailable")) }) },
     } as unknown as Env;
     const queue = new RetryQueue();
-    queue.push(await deliverParts(down, partsOf(batch)));
+    queue.push(await deliverParts(down, partsOf(batch), SINK_TIMEOUT_MS));
     expect(queue.size).toBe(2);
-    expect(await deliverParts(env, queue.takeAll())).toEqual([]);
-    const totals = await readAggregate(env);
+    expect(await deliverParts(env, queue.takeAll(), SINK_TIMEOUT_MS)).toEqual([]);
+    const totals = await readAggregate(env, SINK_TIMEOUT_MS);
     expect(totals.rules["retried.a"]).toEqual([4, 0, 0, 4, 0, 0]);
     vi.restoreAllMocks();
   });

@@ -46,9 +46,9 @@ export function debugIndex(env: Env): string {
 }
 
 /** The aggregate the pages show; 503 naming the instance that did not answer, rather than a wait without end. */
-async function aggregateOfPage(env: Env) {
+async function aggregateOfPage(env: Env, timeoutMs: number) {
   try {
-    return await readAggregate(env);
+    return await readAggregate(env, timeoutMs);
   } catch (error) {
     if (!(error instanceof AggregateUnanswered)) throw error;
     logWarn("ratelimit: a statistics page could not read the aggregate", { target: error.target });
@@ -61,7 +61,7 @@ export async function statsPage(env: Env): Promise<string> {
   const config = statsConfig(env);
   if (!config.enabled) return "";
   await flushNow(env);
-  return statsText(snapshotEntries(await aggregateOfPage(env)), config.extraTags);
+  return statsText(snapshotEntries(await aggregateOfPage(env, config.sinkTimeoutMs)), config.extraTags);
 }
 
 let defaultMapper: MapperConfig | undefined;
@@ -86,7 +86,11 @@ export async function metricsPage(env: Env): Promise<{ status: 200; body: string
   const mapper = mapperOf(config);
   if (!config.enabled) return { status: 200, body: "", contentType: PROMETHEUS_CONTENT_TYPE };
   await flushNow(env);
-  const body = renderPrometheus(snapshotEntries(await aggregateOfPage(env)), mapper, config.extraTags);
+  const body = renderPrometheus(
+    snapshotEntries(await aggregateOfPage(env, config.sinkTimeoutMs)),
+    mapper,
+    config.extraTags,
+  );
   return { status: 200, body, contentType: PROMETHEUS_CONTENT_TYPE };
 }
 

@@ -23,7 +23,7 @@ export const SINK_TIMEOUT_MS = 5000;
 export interface StatsConfig {
   enabled: boolean;
   flushIntervalMs: number;
-  /** Not a setting: SINK_TIMEOUT_MS, which a test of sinks that never answer shortens for its own env. */
+  /** Not a setting: SINK_TIMEOUT_MS. Each sink is given it by its caller, without a default of its own. */
   sinkTimeoutMs: number;
   extraTags: Tags;
   push: StatsPush;

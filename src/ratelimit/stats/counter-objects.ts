@@ -20,11 +20,11 @@ const buffer = new StatsBuffer({ keepSamples: false });
 const retries = new RetryQueue();
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-async function flush(env: Env): Promise<void> {
+async function flush(env: Env, sinkTimeoutMs: number): Promise<void> {
   flushTimer = undefined;
   const batch = buffer.take(nextBatchId());
   const parts = [...retries.takeAll(), ...(batch ? partsOf(batch) : [])];
-  if (parts.length > 0) retries.push(await deliverParts(env, parts));
+  if (parts.length > 0) retries.push(await deliverParts(env, parts, sinkTimeoutMs));
 }
 
 /** Adds what one object did; schedules this isolate's flush unless statistics are off. */
@@ -36,5 +36,5 @@ export function recordCounterObjectActivity(env: Env, activity: Partial<Record<C
     if (amount) buffer.addCounter(COUNTER_OBJECT_PREFIX + stat, amount);
   }
   if (flushTimer !== undefined || (buffer.isEmpty && retries.size === 0)) return;
-  flushTimer = setTimeout(() => void flush(env), Math.min(config.flushIntervalMs, MAX_WAIT_MS));
+  flushTimer = setTimeout(() => void flush(env, config.sinkTimeoutMs), Math.min(config.flushIntervalMs, MAX_WAIT_MS));
 }

@@ -4,7 +4,7 @@
 import { connect } from "cloudflare:sockets";
 import type { AggregateSnapshot } from "../../../durable-objects/rate-limit-stats";
 import { logInfo, logWarn } from "../../shared/log";
-import { SINK_TIMEOUT_MS, type StatsConfig } from "./config";
+import type { StatsConfig } from "./config";
 import {
   domainTarget,
   emptyTotals,
@@ -32,12 +32,15 @@ function withTimeout<T>(work: Promise<T>, what: string | (() => Error), timeoutM
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** An instance of the statistics aggregate that gave no answer to a read within SINK_TIMEOUT_MS. */
+/** An instance of the statistics aggregate that gave no answer to a read within the sinks' bound (`timeoutMs`). */
 export class AggregateUnanswered extends Error {
   override name = "AggregateUnanswered";
-  constructor(readonly target: string) {
+  constructor(
+    readonly target: string,
+    timeoutMs: number,
+  ) {
     super(
-      `the statistics aggregate (Durable Object RATE_LIMIT_STATS "${target}") did not answer within ${SINK_TIMEOUT_MS} ms`,
+      `the statistics aggregate (Durable Object RATE_LIMIT_STATS "${target}") did not answer within ${timeoutMs} ms`,
     );
   }
 }
@@ -48,7 +51,7 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 export async function deliverParts(
   env: Env,
   parts: readonly AggregatePart[],
-  timeoutMs = SINK_TIMEOUT_MS,
+  timeoutMs: number,
 ): Promise<AggregatePart[]> {
   const failed: AggregatePart[] = [];
   await Promise.all(
@@ -68,21 +71,21 @@ export async function deliverParts(
   return failed;
 }
 
-/** One instance's snapshot; AggregateUnanswered when it gives none within SINK_TIMEOUT_MS. */
-const snapshotOf = (env: Env, target: string): Promise<AggregateSnapshot> =>
+/** One instance's snapshot; AggregateUnanswered when it gives none within `timeoutMs`. */
+const snapshotOf = (env: Env, target: string, timeoutMs: number): Promise<AggregateSnapshot> =>
   withTimeout(
     env.RATE_LIMIT_STATS.getByName(target).snapshot(),
-    () => new AggregateUnanswered(target),
-    SINK_TIMEOUT_MS,
+    () => new AggregateUnanswered(target, timeoutMs),
+    timeoutMs,
   );
 
 /**
- * The service instance's statistics merged with every domain instance's. Each read is bounded: an instance that
- * never answers is AggregateUnanswered, naming it.
+ * The service instance's statistics merged with every domain instance's. Each read is bounded by `timeoutMs`
+ * (StatsConfig.sinkTimeoutMs): an instance that never answers is AggregateUnanswered, naming it.
  */
-export async function readAggregate(env: Env): Promise<StatsTotals> {
-  const service = await snapshotOf(env, SERVICE_TARGET);
-  const domains = await Promise.all(service.domains.map((domain) => snapshotOf(env, domainTarget(domain))));
+export async function readAggregate(env: Env, timeoutMs: number): Promise<StatsTotals> {
+  const service = await snapshotOf(env, SERVICE_TARGET, timeoutMs);
+  const domains = await Promise.all(service.domains.map((domain) => snapshotOf(env, domainTarget(domain), timeoutMs)));
   const totals = mergeTotals(emptyTotals(), service);
   for (const snapshot of domains) mergeTotals(totals, snapshot);
   return totals;
@@ -129,7 +132,7 @@ export async function exportSpans(
   tracing: NonNullable<StatsConfig["tracing"]>,
   resource: TraceResource,
   spans: FinishedSpan[],
-  timeoutMs = SINK_TIMEOUT_MS,
+  timeoutMs: number,
 ): Promise<void> {
   try {
     // The answer's body too: an endpoint that never ends it would hold the flush.
