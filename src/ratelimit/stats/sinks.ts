@@ -3,6 +3,7 @@
 // Every sink reports failure by its return value or a log line; none throws into the flush.
 import { connect } from "cloudflare:sockets";
 import type { AggregateSnapshot } from "../../../durable-objects/rate-limit-stats";
+import { fetchWithin, type NoAnswer } from "../../shared/http/bounded-fetch";
 import { logInfo, logWarn } from "../../shared/log";
 import type { StatsConfig } from "./config";
 import {
@@ -127,25 +128,26 @@ export async function pushFlush(config: StatsConfig, entries: StatEntry[]): Prom
   }
 }
 
-/** Exports finished spans in one OTLP/HTTP JSON request. */
+/**
+ * Exports finished spans in one OTLP/HTTP JSON request, ended (not only given up) after `timeoutMs`. The answer's body
+ * is released unread: the flush uses only its status, so one without end or of any size costs it nothing.
+ */
 export async function exportSpans(
   tracing: NonNullable<StatsConfig["tracing"]>,
   resource: TraceResource,
   spans: FinishedSpan[],
   timeoutMs: number,
 ): Promise<void> {
+  const init = {
+    method: "POST",
+    headers: { ...tracing.headers, "content-type": "application/json" },
+    body: JSON.stringify(otlpTraceRequest(resource, spans)),
+  };
+  const unanswered = (failure: NoAnswer) =>
+    new Error(failure.timedOut ? `span export timed out after ${timeoutMs} ms` : failure.detail);
   try {
-    // The answer's body too: an endpoint that never ends it would hold the flush.
-    const exchange = async () => {
-      const answer = await fetch(tracing.url, {
-        method: "POST",
-        headers: { ...tracing.headers, "content-type": "application/json" },
-        body: JSON.stringify(otlpTraceRequest(resource, spans)),
-      });
-      await answer.arrayBuffer();
-      return answer;
-    };
-    const response = await withTimeout(exchange(), "span export", timeoutMs);
+    const response = await fetchWithin(fetch, tracing.url, init, timeoutMs, unanswered);
+    await response.body?.cancel().catch(() => {});
     if (!response.ok)
       logWarn("ratelimit: span export refused", { url: tracing.url, status: response.status, spans: spans.length });
   } catch (error) {

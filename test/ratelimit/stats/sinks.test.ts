@@ -1,6 +1,6 @@
 // The statistics sinks, called as the flush and the statistics pages call them, with the time bound they are given
 // (StatsConfig.sinkTimeoutMs) shortened: an aggregate or a trace exporter that never answers is given up at that bound,
-// logged (a flush) or named (a read), and nothing waits longer.
+// logged (a flush) or named (a read), and nothing waits longer; a trace exporter's answer is never read.
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import type { AggregatePart } from "../../../src/ratelimit/stats/buffer";
 import type { StatsConfig } from "../../../src/ratelimit/stats/config";
@@ -62,13 +62,39 @@ const warned = () =>
     return fields;
   });
 
-/** The trace exporter's endpoint answered by `answer`; any other outbound fetch fails the test. */
-function collector(answer: () => Promise<Response>) {
-  return vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+/**
+ * The trace exporter's endpoint answered by `answer`, given the request's signal; any other outbound fetch fails the
+ * test. Returns the signals it was given.
+ */
+function collector(answer: (signal: AbortSignal | undefined) => Promise<Response>) {
+  const signals: (AbortSignal | undefined)[] = [];
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const url = new Request(input, init).url;
     if (url !== TRACES_URL) throw new Error(`unexpected fetch to ${url}`);
-    return answer();
+    signals.push(init?.signal ?? undefined);
+    return answer(init?.signal ?? undefined);
   });
+  return signals;
+}
+
+/** A rejection with the signal's reason once it fires, as the runtime's fetch ends a request; without one, never. */
+const whenAborted = (signal: AbortSignal | undefined) =>
+  new Promise<never>((_, reject) => signal?.addEventListener("abort", () => reject(signal.reason)));
+
+/** A body of 16 MiB (64 KiB a read) that counts its reads, none before the first, and records a cancel. */
+function hugeBody() {
+  const watched = { pulls: 0, cancelled: false };
+  const source = {
+    pull(controller: ReadableStreamDefaultController<Uint8Array>) {
+      watched.pulls += 1;
+      controller.enqueue(new Uint8Array(65_536));
+      if (watched.pulls === 256) controller.close();
+    },
+    cancel() {
+      watched.cancelled = true;
+    },
+  };
+  return { body: new ReadableStream<Uint8Array>(source, { highWaterMark: 0 }), watched };
 }
 
 /** Runs `work`, checking that it ends at the bound: not before it, and not much after. */
@@ -111,13 +137,12 @@ describe("the statistics aggregate", () => {
 });
 
 describe("the trace exporter", () => {
-  it.each([
-    ["never answers", never],
-    ["never ends its answer", async () => new Response(new ReadableStream({ start() {} }))],
-  ])("is given up at the bound it is given when it %s, and that is logged", async (_, answer) => {
-    const asked = collector(answer);
+  it("is asked with a signal that ends the request at the bound it is given when it never answers", async () => {
+    const signals = collector(whenAborted);
     await endsAtBound(() => exportSpans(tracing, resource, [span], BOUND_MS));
-    expect(asked).toHaveBeenCalledTimes(1);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(true);
+    expect(signals[0]?.reason).toMatchObject({ name: "TimeoutError" });
     expect(warned()).toEqual([
       {
         level: "warning",
@@ -127,5 +152,18 @@ describe("the trace exporter", () => {
         error: `span export timed out after ${BOUND_MS} ms`,
       },
     ]);
+  });
+
+  it.each([
+    [200, []],
+    [503, [{ level: "warning", "@message": "ratelimit: span export refused", url: TRACES_URL, status: 503, spans: 1 }]],
+  ])("releases an answer %i unread, however large, and logs only a refusal", async (status, warnings) => {
+    const { body, watched } = hugeBody();
+    collector(async () => new Response(body, { status }));
+    const started = performance.now();
+    await exportSpans(tracing, resource, [span], BOUND_MS);
+    expect(performance.now() - started).toBeLessThan(BOUND_MS);
+    expect(watched).toEqual({ pulls: 0, cancelled: true });
+    expect(warned()).toEqual(warnings);
   });
 });
