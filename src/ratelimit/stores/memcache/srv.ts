@@ -1,6 +1,8 @@
 // Node discovery for the object cache from an SRV record, looked up through DNS over HTTPS (the JSON API that
 // Cloudflare's and Google's resolvers answer): a Worker has no system resolver. The targets are sorted by priority,
 // then name and port, so every instance derives the same node order and so the same key-to-node mapping.
+import { fetchWithin, readAnswerText } from "../../../shared/http/bounded-fetch";
+import { InvalidUtf8, PayloadTooLarge } from "../../../shared/http/request-body";
 import type { Address } from "../socket";
 import { MemcacheError } from "./protocol";
 
@@ -26,16 +28,40 @@ export function parseSrvAnswers(answers: readonly DohAnswer[]): Address[] {
   return records.map(({ host, port }) => ({ host, port }));
 }
 
+/**
+ * Largest DNS-over-HTTPS answer read. An SRV record set fits one DNS message (at most 65,535 bytes), and the object
+ * cache's few nodes take a few hundred bytes of JSON; an answer past this bound is refused, unread beyond it.
+ */
+export const MAX_SRV_ANSWER_BYTES = 65_536;
+
+/**
+ * The resolver's answer as JSON, read within MAX_SRV_ANSWER_BYTES. A failure is an Error whose message says why: no
+ * answer (a NoAnswer, the time-out's or the runtime's words), a failure status, an answer too large or not UTF-8.
+ */
+async function resolverAnswer(url: string, timeoutMs: number): Promise<unknown> {
+  const init = { headers: { accept: "application/dns-json" } };
+  const response = await fetchWithin(fetch, url, init, timeoutMs, (failure) => failure);
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => {});
+    throw new Error(`HTTP ${response.status}`);
+  }
+  let text: string;
+  try {
+    text = await readAnswerText(response, { maxBytes: MAX_SRV_ANSWER_BYTES, setting: "MAX_SRV_ANSWER_BYTES" });
+  } catch (error) {
+    if (error instanceof PayloadTooLarge)
+      throw new Error(`the answer is larger than ${MAX_SRV_ANSWER_BYTES} bytes (MAX_SRV_ANSWER_BYTES)`);
+    if (error instanceof InvalidUtf8) throw new Error("the answer is not valid UTF-8");
+    throw error;
+  }
+  return JSON.parse(text);
+}
+
 export async function lookupSrv(name: string, dohUrl: string, timeoutMs: number): Promise<Address[]> {
   const url = `${dohUrl}${dohUrl.includes("?") ? "&" : "?"}name=${encodeURIComponent(name)}&type=SRV`;
   let body: { Status?: number; Answer?: DohAnswer[] };
   try {
-    const response = await fetch(url, {
-      headers: { accept: "application/dns-json" },
-      signal: AbortSignal.timeout(Math.max(timeoutMs, 1000)),
-    });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    body = await response.json();
+    body = (await resolverAnswer(url, Math.max(timeoutMs, 1000))) as typeof body;
   } catch (error) {
     throw new MemcacheError(
       `objcache: SRV lookup of ${name} failed: ${error instanceof Error ? error.message : String(error)}`,
