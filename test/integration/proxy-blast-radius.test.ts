@@ -97,7 +97,7 @@ afterAll(async () => {
 describe("a tenant backend the real haproxy refuses", () => {
   it("is left out while another tenant's gensynchaprx deploys everything else, which passes haproxy -c", async () => {
     // Through the API, the agent's check would refuse it at once; stored past it, only the generation meets it.
-    executeSql(server, `update backends set params = 'bogus-directive on' where id = ${backendIds.alpha}`);
+    await executeSql(server, `update backends set params = 'bogus-directive on' where id = ${backendIds.alpha}`);
     await api(server.url, "/backends/beta", "POST", { label: "site", params: "balance leastconn" }, tenants.beta);
 
     const response = await api(server.url, "/admin/gensynchaprx", "GET", undefined, tenants.beta);

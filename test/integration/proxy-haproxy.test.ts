@@ -302,7 +302,7 @@ describe("operations against the real agents", () => {
 
     // Stored past the API (whose agent check refuses it): the preview shows the backend left out, as gensynchaprx
     // would ship it, with haproxy's reason.
-    executeSql(server, "update backends set params = 'bogus-directive on' where label = 'api'");
+    await executeSql(server, "update backends set params = 'bogus-directive on' where label = 'api'");
     try {
       const refused = (await api(server.url, "/admin/haproxy/preview")).body;
       expect(refused).toMatchObject({ valid: true, validation: null });

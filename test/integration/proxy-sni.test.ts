@@ -119,7 +119,7 @@ describe("the certificate haproxy presents by SNI", () => {
     await call("/admin/gensynchaprx");
     const current = (await api(server.url, "/admin/haproxy")).body;
     // What a version generated before the crt-list holds: the bind loads the directory, and no crt-list file.
-    executeSql(
+    await executeSql(
       server,
       `update haproxy_version_files set content = replace(content, 'crt-list crt-list.txt', 'crt certs/') ` +
         `where version_id = ${current.version} and name = 'haproxy.cfg'; ` +

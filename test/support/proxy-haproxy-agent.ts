@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expectStatus } from "./expect-status";
 import { freePort } from "./processes.mjs";
-import { wranglerSync } from "./wrangler-dev.mjs";
+import { wranglerRun } from "./wrangler-dev.mjs";
 
 export const root = path.join(import.meta.dirname, "..", "..");
 export const ADMIN_USER = "admin";
@@ -60,11 +60,8 @@ export const proxyVars = (
 });
 
 /** Runs SQL on a running wrangler dev's local D1, past the API: how rows from before a rule are made. */
-export const executeSql = (server: { persistTo: string }, command: string) =>
-  wranglerSync(
-    ["d1", "execute", "DB", "--local", "--persist-to", server.persistTo, "--command", command],
-    "d1 execute",
-  );
+export const executeSql = (server: { persistTo: string }, command: string): Promise<void> =>
+  wranglerRun(["d1", "execute", "DB", "--local", "--persist-to", server.persistTo, "--command", command], "d1 execute");
 
 /** An administrator's call that must answer 200 (setting a suite up): its body. */
 export const adminCall = (baseUrl: string) => async (pathName: string, method: string, body: unknown) => {

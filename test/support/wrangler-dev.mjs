@@ -1,6 +1,6 @@
 // `wrangler dev` for the integration tests and the benchmarks (free ports, own state), and one-off wrangler commands.
 // @ts-check
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -34,6 +34,25 @@ export function wranglerSync(args, what, cwd = root) {
   if (result.status !== 0) {
     throw new Error(`${what} failed:\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`);
   }
+}
+
+/**
+ * Runs a wrangler command to completion as wranglerSync does, without blocking the event loop: a test that talks to a
+ * running server over keep-alive connections must go on reading them, or a connection the server closed meanwhile
+ * is taken for the next request ("other side closed").
+ * @param {string[]} args
+ * @param {string} what
+ * @param {string} [cwd] The project directory to run it in (default the project root).
+ * @returns {Promise<void>}
+ */
+export function wranglerRun(args, what, cwd = root) {
+  const options = { cwd, env: wranglerEnv(), encoding: /** @type {const} */ ("utf8"), maxBuffer: 64 * 1024 * 1024 };
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [wrangler, ...args], options, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${what} failed:\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`));
+      else resolve();
+    });
+  });
 }
 
 /**
