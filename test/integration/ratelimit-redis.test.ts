@@ -13,7 +13,10 @@ const TIMEOUT_MS = 3000;
 
 let redisPort: number;
 let redis: LocalServer;
-/** KVSTORE_TIMEOUT 10s (the reference's): the burst's 2000 callers queue for the 4 connections on a shared machine. */
+/**
+ * KVSTORE_TIMEOUT 30s: the burst's 2000 callers queue for the 4 connections, and with the reference's 10 s one CI run
+ * on a slow 2-core machine answered 10 of them 500. This test is about exactness; the bound has tests of its own.
+ */
 let burst: DevServer;
 /** A short KVSTORE_TIMEOUT and the health check on connections. */
 let away: DevServer;
@@ -28,7 +31,7 @@ beforeAll(async () => {
     KVSTORE_POOL_SIZE: "4",
   };
   [burst, away] = await Promise.all([
-    startWranglerDev({ ...vars, KVSTORE_TIMEOUT: "10s" }),
+    startWranglerDev({ ...vars, KVSTORE_TIMEOUT: "30s" }),
     startWranglerDev({ ...vars, KVSTORE_TIMEOUT: `${TIMEOUT_MS}ms`, KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: "true" }),
   ]);
   for (const server of [burst, away]) {
@@ -70,10 +73,11 @@ describe("the key-value store through wrangler dev", () => {
   it("admits exactly 100 of 2000 concurrent hits on a key limited to 100, and sets the window's expiry", async () => {
     for (let i = 0; i < 5; i++) expect((await post(burst, "warm-up", 60_000)).status).toBe(200);
     const answers = await Promise.all(Array.from({ length: 2000 }, () => post(burst, "one-key", 120_000)));
-    const statuses = answers.map((answer) => answer.status);
     const counts: Record<number, number> = {};
-    for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
-    expect(counts).toEqual({ 200: 100, 429: 1900 });
+    for (const { status } of answers) counts[status] = (counts[status] ?? 0) + 1;
+    // What any other answer said, so that a failure names its cause (the pool's wait, or the runtime's own error).
+    const others = new Set(answers.filter(({ status }) => status !== 200 && status !== 429).map(({ text }) => text));
+    expect({ counts, others: [...others] }).toEqual({ counts: { 200: 100, 429: 1900 }, others: [] });
     expect(redisCli(redisPort, "GET", `burst_hot_one-key_${dayStart()}`)).toBe("2000");
     const ttl = Number(redisCli(redisPort, "TTL", `burst_hot_one-key_${dayStart()}`));
     expect(ttl).toBeGreaterThan(86_400 - 60);
