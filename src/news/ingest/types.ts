@@ -1,7 +1,6 @@
 // What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
 // recorded responses in the tests).
-import { fetchWithin, NoAnswer, readAnswerText } from "../../shared/http/bounded-fetch";
-import { InvalidUtf8, PayloadTooLarge } from "../../shared/http/request-body";
+import { fetchWithin, NoAnswer, readAnswerText, type Unreadable } from "../../shared/http/bounded-fetch";
 import { z } from "../../shared/zod";
 
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
@@ -38,21 +37,6 @@ export const FETCH_TIMEOUT_MS = 15_000;
 export const MAX_PUBLISHER_BYTES = 5 * 1024 * 1024;
 
 /**
- * A publisher's answer as text: at most MAX_PUBLISHER_BYTES, counted while it streams (a declared length is not
- * trusted alone), and UTF-8. `what` names the publisher in the error, never a URL that holds a key.
- */
-export async function readPublisherText(response: Response, what: string): Promise<string> {
-  try {
-    return await readAnswerText(response, { maxBytes: MAX_PUBLISHER_BYTES, setting: "MAX_PUBLISHER_BYTES" });
-  } catch (error) {
-    if (error instanceof PayloadTooLarge)
-      throw new PublisherError(`${what} is larger than ${MAX_PUBLISHER_BYTES} bytes`);
-    if (error instanceof InvalidUtf8) throw new PublisherError(`${what} is not valid UTF-8`);
-    throw error;
-  }
-}
-
-/**
  * Why a publisher gave no usable answer, as the run records it: no answer (or not all of it) within FETCH_TIMEOUT_MS,
  * or a connection that failed. Names `what` (the publisher), never `url` (an API's holds its key), which is cut out
  * of the runtime's message should it quote it.
@@ -69,7 +53,7 @@ function unanswered(what: string, url: string, failure: NoAnswer): PublisherErro
 /**
  * A publisher's answer as text, the whole exchange within FETCH_TIMEOUT_MS (the signal also ends a body that never
  * does). Any failure is a PublisherError naming `what`: an HTTP failure, no answer in time, a failed connection, or
- * an answer read as `answer` (readPublisherText) that is too large or not UTF-8.
+ * an answer (named `answer`) larger than MAX_PUBLISHER_BYTES or not UTF-8.
  */
 export async function fetchPublisherText(
   fetcher: Fetcher,
@@ -82,12 +66,14 @@ export async function fetchPublisherText(
     await response.body?.cancel();
     throw new PublisherError(`${input.what} answered HTTP ${response.status}`);
   }
-  try {
-    return await readPublisherText(response, input.answer);
-  } catch (error) {
-    // A PublisherError (too large, not UTF-8) is already worded; a NoAnswer is a body that stalled or broke off.
-    throw error instanceof NoAnswer ? unansweredBy(error) : error;
-  }
+  // Read within MAX_PUBLISHER_BYTES, counted while it streams (a declared length is not trusted alone).
+  const refused = (why: Unreadable) =>
+    new PublisherError(
+      why === "too large"
+        ? `${input.answer} is larger than ${MAX_PUBLISHER_BYTES} bytes`
+        : `${input.answer} is not valid UTF-8`,
+    );
+  return await readAnswerText(response, MAX_PUBLISHER_BYTES, { refused, unanswered: unansweredBy });
 }
 
 /** Fetches JSON (see fetchPublisherText), failing with a PublisherError that names the publisher but never the URL. */

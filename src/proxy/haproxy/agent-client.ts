@@ -2,8 +2,7 @@
 // writes it beside the live configuration, runs `haproxy -c`, swaps it in and reloads), POST /v1/check has it run
 // `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk, POST
 // /v1/pushes/{id}/abandon asks what became of a push whose answer was lost (and stops it before its reload).
-import { fetchWithin, NoAnswer, readAnswerText } from "../../shared/http/bounded-fetch";
-import { PayloadTooLarge } from "../../shared/http/request-body";
+import { fetchWithin, NoAnswer, readAnswerText, type Unreadable } from "../../shared/http/bounded-fetch";
 
 export interface AgentPush {
   agentUrl: string;
@@ -72,14 +71,11 @@ async function callAgent(
   };
   const unanswered = (failure: NoAnswer) => unreachable(call.agentUrl, call.timeoutMs, failure);
   const response = await fetchWithin(fetcher, `${call.agentUrl}${call.path}`, init, call.timeoutMs, unanswered);
-  let text: string;
-  try {
-    text = await readAnswerText(response, { maxBytes: MAX_ANSWER_BYTES, setting: "MAX_ANSWER_BYTES" });
-  } catch (error) {
-    if (error instanceof NoAnswer) throw unanswered(error);
-    const what = error instanceof PayloadTooLarge ? `more than ${MAX_ANSWER_BYTES} bytes` : "bytes that are not UTF-8";
-    throw new AgentError(`agent ${call.agentUrl} answered HTTP ${response.status} with ${what}`, "refused");
-  }
+  const refused = (why: Unreadable) => {
+    const what = why === "too large" ? `more than ${MAX_ANSWER_BYTES} bytes` : "bytes that are not UTF-8";
+    return new AgentError(`agent ${call.agentUrl} answered HTTP ${response.status} with ${what}`, "refused");
+  };
+  const text = await readAnswerText(response, MAX_ANSWER_BYTES, { refused, unanswered });
   let body: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(text);

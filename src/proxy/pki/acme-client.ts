@@ -4,8 +4,7 @@
 // decide where they go. Whatever the CA answers is read up to a bound.
 import { calculateJwkThumbprint, FlattenedSign, importJWK, type JWK } from "jose";
 import { toBase64Url } from "../../shared/bytes";
-import { NoAnswer, readAnswerText } from "../../shared/http/bounded-fetch";
-import { InvalidUtf8, PayloadTooLarge } from "../../shared/http/request-body";
+import { readAnswerText } from "../../shared/http/bounded-fetch";
 import { isHttpUrl, MAX_RENEWAL_INFO_BYTES } from "./renewal";
 import { buildCsr, generateCertificateKey, privateKeyPem } from "./x509";
 
@@ -317,19 +316,18 @@ export class AcmeClient {
 }
 
 /** The body as UTF-8 text, refused (unread past the bound) when longer than `limit` bytes. */
-async function readText(response: Response, limit: number, what: string): Promise<string> {
-  try {
-    return await readAnswerText(response, { maxBytes: limit, setting: "the ACME client" });
-  } catch (error) {
-    if (error instanceof PayloadTooLarge) throw new AcmeError(`${what}: the answer is longer than ${limit} bytes`);
-    if (error instanceof InvalidUtf8) throw new AcmeError(`${what}: the answer is not valid UTF-8`);
-    if (!(error instanceof NoAnswer)) throw error;
+function readText(response: Response, limit: number, what: string): Promise<string> {
+  return readAnswerText(response, limit, {
+    refused: (why) =>
+      new AcmeError(`${what}: the answer is ${why === "too large" ? `longer than ${limit} bytes` : "not valid UTF-8"}`),
     // The request's signal (ACME_REQUEST_TIMEOUT) ends a body that stalls, as it ends one that never starts.
-    const cause = error.timedOut
-      ? "the CA did not send its whole answer within ACME_REQUEST_TIMEOUT"
-      : `the answer was cut off: ${error.detail}`;
-    throw new AcmeError(`${what}: ${cause}`, CA_UNREACHABLE);
-  }
+    unanswered: (failure) => {
+      const cause = failure.timedOut
+        ? "the CA did not send its whole answer within ACME_REQUEST_TIMEOUT"
+        : `the answer was cut off: ${failure.detail}`;
+      return new AcmeError(`${what}: ${cause}`, CA_UNREACHABLE);
+    },
+  });
 }
 
 async function readJson<T>(response: Response, what: string): Promise<T> {

@@ -43,23 +43,30 @@ export async function fetchWithin(
   }
 }
 
+/** Why a body in hand was not read as text: it runs past its byte bound, or it is not UTF-8. */
+export type Unreadable = "too large" | "not UTF-8";
+
+/** How a caller words a body it could not read, as its own errors (so that it never catches the reader's). */
+export interface AnswerWording {
+  refused: (why: Unreadable) => Error;
+  /** A body that stalled past the request's time-out or broke off: often fetchWithin's `unanswered`. */
+  unanswered: (failure: NoAnswer) => Error;
+}
+
 /**
- * The answer's body as UTF-8 text of at most `limit.maxBytes` bytes, counted as it streams. A longer one is a
- * PayloadTooLarge, its body released unread past the bound (or at all, when its declared length says so); one that is
- * not UTF-8 an InvalidUtf8; a body that stalls past the request's time-out or breaks off a NoAnswer.
+ * The answer's body as UTF-8 text of at most `maxBytes` bytes, counted as it streams. A longer one is refused as
+ * "too large", its body released unread past the bound (or at all, when its declared length says so); one that is not
+ * UTF-8 as "not UTF-8"; a body that stalls past the request's time-out or breaks off is a NoAnswer of an answer begun.
  */
-export async function readAnswerText(
-  response: Response,
-  limit: { maxBytes: number; setting: string },
-): Promise<string> {
+export async function readAnswerText(response: Response, maxBytes: number, wording: AnswerWording): Promise<string> {
   try {
-    return await readBodyText(response, { ...limit, drainExcess: false });
+    return await readBodyText(response, { maxBytes, setting: "the caller's bound", drainExcess: false });
   } catch (error) {
     if (error instanceof PayloadTooLarge) {
       if (response.body && !response.body.locked) await response.body.cancel().catch(() => {});
-      throw error;
+      throw wording.refused("too large");
     }
-    if (error instanceof InvalidUtf8) throw error;
-    throw noAnswer(true, error);
+    if (error instanceof InvalidUtf8) throw wording.refused("not UTF-8");
+    throw wording.unanswered(noAnswer(true, error));
   }
 }

@@ -1,13 +1,12 @@
 // The shared bounded fetch (plain Node): the exchange, body included, ends within its time-out, every failure to answer
 // is a NoAnswer that tells a silence from a failure and the head from the body, and a body past its bound or not UTF-8
-// is refused with the body reader's own refusals, released unread.
+// is refused as the caller words it, released unread.
 import { describe, expect, it } from "vitest";
-import { fetchWithin, NoAnswer, readAnswerText } from "../../../src/shared/http/bounded-fetch";
-import { InvalidUtf8, PayloadTooLarge } from "../../../src/shared/http/request-body";
+import { fetchWithin, NoAnswer, readAnswerText, type Unreadable } from "../../../src/shared/http/bounded-fetch";
 
 const SERVICE_URL = "https://service.test/answer";
 const TIMEOUT_MS = 30;
-const limit = { maxBytes: 8, setting: "TEST_MAX_ANSWER_BYTES" };
+const MAX_BYTES = 8;
 
 /** A reason of the request's signal, once it fires: what the runtime's fetch gives a service that never answers. */
 const whenAborted = (signal: AbortSignal) =>
@@ -20,6 +19,14 @@ class Worded extends Error {
   }
 }
 const worded = (failure: NoAnswer) => new Worded(failure);
+
+/** A caller's wording of a body it could not read: an Error holding why, so that the tests see what it was given. */
+class Refused extends Error {
+  constructor(readonly why: Unreadable) {
+    super(`refused: ${why}`);
+  }
+}
+const wording = { refused: (why: Unreadable) => new Refused(why), unanswered: worded };
 
 /** What `promise` rejected with. */
 const failureOf = (promise: Promise<unknown>) =>
@@ -110,31 +117,32 @@ describe("fetchWithin", () => {
 
 describe("readAnswerText", () => {
   it("reads a body within the bound as text", async () => {
-    expect(await readAnswerText(new Response("12345678"), limit)).toBe("12345678");
-    expect(await readAnswerText(new Response(null, { status: 204 }), limit)).toBe("");
+    expect(await readAnswerText(new Response("12345678"), MAX_BYTES, wording)).toBe("12345678");
+    expect(await readAnswerText(new Response(null, { status: 204 }), MAX_BYTES, wording)).toBe("");
   });
 
   it("refuses a declared length past the bound unread, and releases the body", async () => {
     const { body, watched } = watchedBody((controller) => controller.enqueue(new Uint8Array(4)));
     const response = new Response(body, { headers: { "content-length": "9" } });
-    const failure = await failureOf(readAnswerText(response, limit));
-    expect(failure).toBeInstanceOf(PayloadTooLarge);
-    expect(failure).toMatchObject({ limitBytes: 8, setting: "TEST_MAX_ANSWER_BYTES" });
+    const failure = await failureOf(readAnswerText(response, MAX_BYTES, wording));
+    expect(failure).toEqual(new Refused("too large"));
     expect(watched).toEqual({ pulls: 0, cancelled: true });
   });
 
   it("stops a streamed body at the first chunk past the bound, and releases the rest", async () => {
     const { body, watched } = watchedBody((controller) => controller.enqueue(new Uint8Array(5)));
-    expect(await failureOf(readAnswerText(new Response(body), limit))).toBeInstanceOf(PayloadTooLarge);
+    expect(await failureOf(readAnswerText(new Response(body), MAX_BYTES, wording))).toEqual(new Refused("too large"));
     expect(watched).toEqual({ pulls: 2, cancelled: true });
   });
 
   it("refuses a body that is not UTF-8", async () => {
-    const failure = await failureOf(readAnswerText(new Response(new Uint8Array([0x7b, 0xe9, 0x7d])), limit));
-    expect(failure).toBeInstanceOf(InvalidUtf8);
+    const failure = await failureOf(
+      readAnswerText(new Response(new Uint8Array([0x7b, 0xe9, 0x7d])), MAX_BYTES, wording),
+    );
+    expect(failure).toEqual(new Refused("not UTF-8"));
   });
 
-  it("ends a body that stalls with the request's signal, as a NoAnswer of an answer begun", async () => {
+  it("ends a body that stalls with the request's signal, worded as a NoAnswer of an answer begun", async () => {
     const stalling = async (_url: string, init: RequestInit) => {
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
@@ -145,18 +153,22 @@ describe("readAnswerText", () => {
       return new Response(body);
     };
     const response = await fetchWithin(stalling, SERVICE_URL, {}, TIMEOUT_MS, worded);
-    const failure = await failureOf(readAnswerText(response, limit));
-    expect(failure).toBeInstanceOf(NoAnswer);
-    expect(failure).toMatchObject({ answered: true, timedOut: true, message: "no whole answer within the time-out" });
+    const failure = await failureOf(readAnswerText(response, MAX_BYTES, wording));
+    expect(failure).toBeInstanceOf(Worded);
+    expect((failure as Worded).failure).toMatchObject({
+      answered: true,
+      timedOut: true,
+      message: "no whole answer within the time-out",
+    });
   });
 
   it("names a body that broke off with the runtime's words", async () => {
     const broken = new ReadableStream<Uint8Array>({
       start: (controller) => controller.error(new Error("Network connection lost.")),
     });
-    const failure = await failureOf(readAnswerText(new Response(broken), limit));
-    expect(failure).toBeInstanceOf(NoAnswer);
-    expect(failure).toMatchObject({
+    const failure = await failureOf(readAnswerText(new Response(broken), MAX_BYTES, wording));
+    expect(failure).toBeInstanceOf(Worded);
+    expect((failure as Worded).failure).toMatchObject({
       answered: true,
       timedOut: false,
       detail: "Network connection lost.",

@@ -2,7 +2,6 @@
 // Cloudflare's and Google's resolvers answer): a Worker has no system resolver. The targets are sorted by priority,
 // then name and port, so every instance derives the same node order and so the same key-to-node mapping.
 import { fetchWithin, readAnswerText } from "../../../shared/http/bounded-fetch";
-import { InvalidUtf8, PayloadTooLarge } from "../../../shared/http/request-body";
 import type { Address } from "../socket";
 import { MemcacheError } from "./protocol";
 
@@ -45,15 +44,15 @@ async function resolverAnswer(url: string, timeoutMs: number): Promise<unknown> 
     await response.body?.cancel().catch(() => {});
     throw new Error(`HTTP ${response.status}`);
   }
-  let text: string;
-  try {
-    text = await readAnswerText(response, { maxBytes: MAX_SRV_ANSWER_BYTES, setting: "MAX_SRV_ANSWER_BYTES" });
-  } catch (error) {
-    if (error instanceof PayloadTooLarge)
-      throw new Error(`the answer is larger than ${MAX_SRV_ANSWER_BYTES} bytes (MAX_SRV_ANSWER_BYTES)`);
-    if (error instanceof InvalidUtf8) throw new Error("the answer is not valid UTF-8");
-    throw error;
-  }
+  const text = await readAnswerText(response, MAX_SRV_ANSWER_BYTES, {
+    refused: (why) =>
+      new Error(
+        why === "too large"
+          ? `the answer is larger than ${MAX_SRV_ANSWER_BYTES} bytes (MAX_SRV_ANSWER_BYTES)`
+          : "the answer is not valid UTF-8",
+      ),
+    unanswered: (failure) => failure,
+  });
   return JSON.parse(text);
 }
 
