@@ -152,10 +152,8 @@ export const AuditQuery = z.object({
     .datetime({ offset: true })
     .optional()
     .openapi({ description: "ISO 8601 date-time (`2025-01-31T00:00:00Z`): only entries recorded then or later" }),
-  before: z.coerce
-    .number()
-    .int()
-    .positive()
+  // An id is a D1 integer read into a JavaScript number, so the safe-integer limit is the largest an id can be.
+  before: integerParam(1, Number.MAX_SAFE_INTEGER)
     .optional()
     .openapi({ description: "only entries older than this id: the `nextBefore` of the previous page" }),
   limit: integerParam(1, 500).default(100),

@@ -122,6 +122,9 @@ describe("GET /admin/audit", () => {
       ["since=yesterday", "since: Invalid ISO datetime"],
       ["since=1700000000000", "since: Invalid ISO datetime"],
       ["before=abc", "before: Invalid input: expected number, received NaN"],
+      ["before=0", "before: Too small: expected number to be >=1"],
+      ["before=1.5", "before: Invalid input: expected int, received number"],
+      ["before=99999999999999999999", "before: Too big: expected number to be <=9007199254740991"],
     ]) {
       it(`answers 400 to ${query}`, async () => {
         expect(await expectJson(asAdmin(`/admin/audit?${query}`), 400)).toEqual(errorBody(message));
