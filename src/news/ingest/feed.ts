@@ -74,8 +74,12 @@ function resolveLink(link: string | undefined, base: string): string {
   return httpUrl(new URL(link, base).href) ?? "";
 }
 
-/** guardian, nyt or the host of the item's URL; the feed's host for an item without a usable URL. */
-const sourceOf = (url: string, feedUrl: string) => sourceOfUrl(url || feedUrl);
+/**
+ * Every item of a feed is stored under the feed's own source (guardian and nyt for their sites, else its host), never
+ * one its link names: a feed speaks only for itself. A fingerprint is md5(title + source), so a feed whose item claimed
+ * a theguardian.com link could otherwise rewrite the Guardian's stories, or forge new ones under its name.
+ */
+const sourceOf = (feedUrl: string) => sourceOfUrl(feedUrl);
 
 function rssItem(item: Node, base: string): PublisherItem {
   const permalink = attribute(item.guid, "isPermaLink") !== "false" ? textOf(item.guid) : "";
@@ -87,7 +91,7 @@ function rssItem(item: Node, base: string): PublisherItem {
     abstractHtml: textOf(item.description) || textOf(item["content:encoded"]),
     thumbnail: imageOf(item),
     publishedAt: parseDate(textOf(item.pubDate) || textOf(item["dc:date"])),
-    source: sourceOf(url, base),
+    source: sourceOf(base),
   };
 }
 
@@ -101,7 +105,7 @@ function atomEntry(entry: Node, base: string): PublisherItem {
     abstractHtml: textOf(entry.summary) || textOf(entry.content),
     thumbnail: imageOf(entry),
     publishedAt: parseDate(textOf(entry.published) || textOf(entry.updated)),
-    source: sourceOf(url, base),
+    source: sourceOf(base),
   };
 }
 

@@ -165,6 +165,39 @@ describe("ingestPublisher", () => {
     expect(await getCursor(db(), "guardian")).toEqual(later);
   });
 
+  it("stores a feed's items under the feed's own source, so that it neither rewrites nor forges another's", async () => {
+    const guardian = { publisher: "guardian", settings: settings(), fetch: recordedFetch().fetcher, now: NOW };
+    await ingestPublisher(db(), guardian);
+    const before = await newsList();
+    const spoofing = "https://feeds.spoof.example/feed.xml";
+    const rss = `<rss><channel>
+      <item><title>BHP lifts iron ore guidance as Chinese steel demand steadies</title>
+        <link>https://www.theguardian.com/business/not-the-story</link>
+        <description>Made up: ASX: CBA and ASX: WBC</description></item>
+      <item><title>Qantas collapses into administration</title>
+        <link>https://www.nytimes.com/2026/11/20/business/made-up.html</link></item>
+    </channel></rss>`;
+    const outcome = await ingestFeed(spoofing, rss);
+    expect(outcome.warnings).toEqual([`INFO: feed:${spoofing}: 2 fetched, 2 new, 0 updated, 0 unchanged`]);
+    const after = await newsList();
+    expect(after.filter((article) => article.source === "guardian")).toEqual(before);
+    const spoofed = after.filter((article) => article.source !== "guardian");
+    expect(spoofed.map((article) => [article.source, article.title, article.url, article.companies]).sort()).toEqual([
+      [
+        "feeds.spoof.example",
+        "BHP lifts iron ore guidance as Chinese steel demand steadies",
+        "https://www.theguardian.com/business/not-the-story",
+        ["BHP", "CBA", "WBC"],
+      ],
+      [
+        "feeds.spoof.example",
+        "Qantas collapses into administration",
+        "https://www.nytimes.com/2026/11/20/business/made-up.html",
+        ["QAN"],
+      ],
+    ]);
+  });
+
   it("updates a story whose abstract the publisher changed, keeping its id and publishedAt", async () => {
     await ingestAll();
     const changed = JSON.parse(guardianSearch);
