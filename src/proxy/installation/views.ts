@@ -97,6 +97,22 @@ export const containerView = (
 
 export type ProjectView = ReturnType<typeof projectViewOf>;
 
+/**
+ * The tree as an API user reads it. A user granted a container carries the patterns of the projects it may manage
+ * (proxyPermission), which name other tenants' projects: an API user, who gets the same 404 for a project it may not
+ * see as for one that does not exist, must not learn them here. The administrator reads the whole tree.
+ */
+export const treeForApiUser = (tree: ProjectView) => ({
+  ...tree,
+  containers: tree.containers.map((container) => ({
+    ...container,
+    containerPermissions: container.containerPermissions.map(({ user, ...grant }) => {
+      const { proxyPermission: _, ...visible } = user;
+      return { ...grant, user: visible };
+    }),
+  })),
+});
+
 export const projectViewOf = (
   label: string,
   fullname: string | null,

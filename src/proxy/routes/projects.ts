@@ -4,6 +4,7 @@ import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
 import { listProjectLabels, loadProjectState, resolveProject } from "../installation/projects";
 import { requireBasicAuth, type ProxyEnv } from "./auth";
+import { treeForApiUser } from "../installation/views";
 import { jsonResponse } from "./json";
 import { basicAuth, json, labelParams, pick } from "./openapi";
 import { ListOfProjects, Project, ProjectDeployment } from "./schemas";
@@ -64,10 +65,11 @@ export function registerProjectRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, listRoute, async (c) => jsonResponse(c, await listProjectLabels(database(c.env.DB), c.get("caller"))));
   register(app, getRoute, async (c) => {
     const db = database(c.env.DB);
-    const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+    const caller = c.get("caller");
+    const project = await resolveProject(db, caller, c.req.param("projectLabel")!);
     const { tree, etag } = await loadProjectState(db, project);
     c.header("ETag", etag);
-    return jsonResponse(c, tree);
+    return jsonResponse(c, caller.isAdmin ? tree : treeForApiUser(tree));
   });
   register(app, deploymentRoute, async (c) => {
     const db = database(c.env.DB);

@@ -51,7 +51,14 @@ export const User = z
     sshPublicKey: z.string().optional(),
     role: z.string(),
     defaultPermission: z.array(z.string()),
-    proxyPermission: z.array(z.string()),
+    proxyPermission: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description:
+          "the patterns of the projects the user may manage; in a project's tree only the administrator reads them " +
+          "(they name other projects)",
+      }),
     version,
   })
   .openapi("User");

@@ -182,6 +182,27 @@ describe("GET /projects/{projectLabel}", () => {
     expect(forbidden).toEqual(errorBody("Invalid project: label shop not existing or access denied"));
   });
 
+  it("shows a granted user's project patterns to the administrator only, as they name other projects", async () => {
+    await createProject("staffed");
+    const { hostId: staffedHost } = await createHost("staffed-node.example.com", "2001:db8:5afe::1");
+    await createContainer("staffed", { label: "app", hostId: staffedHost, ipv6: "2001:db8:5afe::90" });
+    await expectJson(
+      asAdmin("/admin/users", "POST", { email: "staff@example.com", proxyPermission: ["betacorp", "secret.*"] }),
+      200,
+    );
+    const grant = [{ permission: "root", userEmail: "staff@example.com" }];
+    await expectJson(asAdmin("/admin/containers/staffed/app/permissions", "PUT", grant), 200);
+    const grantedUsers = async (caller: Promise<Response>) => {
+      const tree = await expectJson(caller, 200);
+      return tree.containers[0].containerPermissions.map((granted: { user: object }) => granted.user);
+    };
+    const user = { defaultPermission: [], email: "staff@example.com", role: "CONTACT", version: 0 };
+    const patterns = ["betacorp", "secret.*"];
+    expect(await grantedUsers(asAdmin("/projects/staffed"))).toEqual([{ ...user, proxyPermission: patterns }]);
+    const tenant = await createApiUser("staffed-tenant", ["staffed"]);
+    expect(await grantedUsers(as(tenant, "/projects/staffed"))).toEqual([user]);
+  });
+
   it("answers 401 without credentials", async () => {
     const response = await call("/projects/shop");
     expect(response.status).toBe(401);
