@@ -78,7 +78,8 @@ function locate(desc: DescMessage, json: JsonValue, path: string, error: unknown
 
 /**
  * Decodes proto3 JSON as `schema` (JSON or original field names, numbers as numbers or strings, enums as names or
- * numbers, null meaning unset; unknown and duplicate fields refused).
+ * numbers, null meaning unset; unknown fields, and a field under both its names, refused). A name its text repeats is
+ * gone once parsed: the text's reader refuses it first (repeatedJsonKey).
  * @returns the message, or a refusal naming the field at fault by its path in `json`.
  */
 export function decodeJson<Desc extends DescMessage>(schema: Desc, json: unknown): Decoded<MessageShape<Desc>> {

@@ -280,6 +280,15 @@ describe("POST /json", () => {
     await expectRefusedBeforeCounting(body, 413, REQUEST_BYTES);
   });
 
+  it("refuses a field given twice with 400, as Go's protojson does, before any counter is touched", async () => {
+    const entry = '{"key":"k","value":"v"}';
+    await expectRefusedBeforeCounting(
+      `{"domain":"limits","descriptors":[{"entries":[${entry}]}],"domain":"other"}`,
+      400,
+      "domain: given twice",
+    );
+  });
+
   it("refuses a body nested deeper than the limit with 400", async () => {
     const body = `{"domain":"limits","descriptors":${"[".repeat(10_000)}${"]".repeat(10_000)}}`;
     const response = await callJson("/json", "POST", body);

@@ -5,6 +5,7 @@ import { create, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { InvalidJsonBody } from "../../shared/http/errors";
 import { escapesSurrogate, JsonTooDeep, parseJsonText } from "../../shared/http/request-body";
+import { repeatedJsonKey } from "../../shared/json-repeated-key";
 import { decodeJson } from "../proto-json";
 import { commonRequestMessage, commonResponseJson, isJsonObject, type CommonRequestMessage } from "./codec-json-common";
 import {
@@ -140,7 +141,8 @@ export function parseRateLimitRequestJson(
 }
 
 /**
- * Decodes the text of a /json body with the shared reader (its nesting checked before it is parsed), then decodes it.
+ * Decodes the text of a /json body with the shared reader (its nesting checked before it is parsed), refuses a field
+ * it gives twice, then decodes it.
  * @returns the request, or the message of the 400 that refuses it.
  */
 export function parseRateLimitRequestText(
@@ -155,6 +157,10 @@ export function parseRateLimitRequestText(
     if (error instanceof InvalidJsonBody) return err(error.message);
     throw error;
   }
+  // Go's protojson refuses a field given twice; JSON.parse would keep the last, so that a proxy in front reading the
+  // first and this service could see two different requests.
+  const repeated = repeatedJsonKey(text);
+  if (repeated !== undefined) return err(`${repeated}: given twice`);
   // A body escaping a surrogate may spell a lone one, which only the decoder refuses (as invalid UTF-8, naming the
   // field, as Go's protojson does): such bodies skip the common path, which one look at the text decides.
   return parseRateLimitRequestJson(body, limits, !escapesSurrogate(text));

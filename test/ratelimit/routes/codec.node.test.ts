@@ -230,3 +230,45 @@ describe("parseRateLimitRequestText: lone surrogates", () => {
     });
   });
 });
+
+describe("parseRateLimitRequestText: a field given twice", () => {
+  // JSON.parse keeps a repeated field's last value; Go's protojson refuses the body, on either decoding path.
+  it.each([
+    ['{"domain":"a","domain":"b","descriptors":[{"entries":[{"key":"k","value":"v"}]}]}', "domain: given twice"],
+    [
+      '{"domain":"a","descriptors":[{"entries":[{"key":"k","key":"j","value":"v"}]}]}',
+      "descriptors[0].entries[0].key: given twice",
+    ],
+    [
+      '{"domain":"a","descriptors":[{"entries":[],"hitsAddend":1,"hitsAddend":9}]}',
+      "descriptors[0].hitsAddend: given twice",
+    ],
+    [
+      '{"domain":"a","descriptors":[],"descriptors":[{"entries":[{"key":"k","value":"v"}]}]}',
+      "descriptors: given twice",
+    ],
+    ['{"domain":"a","\\u0064omain":"b","descriptors":[]}', "domain: given twice"],
+  ])("refuses %s", (text, message) => {
+    expect(parseRateLimitRequestText(text)).toEqual({ ok: false, error: message });
+  });
+
+  it("takes the same name in different objects, and key-like text inside strings", () => {
+    const text =
+      '{"domain":"{\\"a\\":1,\\"a\\":2}","descriptors":[{"entries":[{"key":"k","value":"v"},{"key":"k","value":"w"}]}]}';
+    expect(parseRateLimitRequestText(text)).toEqual({
+      ok: true,
+      value: {
+        domain: '{"a":1,"a":2}',
+        descriptors: [
+          {
+            entries: [
+              { key: "k", value: "v" },
+              { key: "k", value: "w" },
+            ],
+          },
+        ],
+        hitsAddend: 0,
+      },
+    });
+  });
+});
