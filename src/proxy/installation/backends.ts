@@ -267,7 +267,6 @@ export async function upsertBackend(
   );
   const claims = domainWrites.inserts.map(({ domainName }) => ({ domainName, projectId: project.id }));
   const { rows, etags } = await commitWrite(db, control, {
-    what: `Unable to process backend ${existing ? "update" : "create"}`,
     projects: [project],
     statements,
     guards: backendGuards(project, claims, backendGrowth(existing, input, current, wanted), control),
@@ -409,7 +408,6 @@ export async function setContainersOf(
   const measures: Measure[] = wanted.some((reference) => !linked.has(reference.containerId)) ? ["servers"] : [];
   if (sumParams(wanted) > sumParams(currentReferences)) measures.push("paramsBytes");
   const { etags } = await commitWrite(db, control, {
-    what: "Unable to process backend container update",
     projects: [project],
     statements: replaceReferences(sql`${backend.id}`, currentReferences, wanted),
     guards: quotaGuards(control.limits, [{ project, measures }]),

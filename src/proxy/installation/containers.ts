@@ -100,7 +100,6 @@ export async function upsertContainer(
     if (input.ipv6 == null) throw new CannotProcess("Invalid container: no ipv6 address available in input");
     const newId = sql`(select id from containers where project_id = ${project.id} and label = ${input.label})`;
     const { rows, etags } = await commitWrite(db, control, {
-      what: "Unable to process container create",
       projects: [project],
       statements: [
         db
@@ -146,7 +145,6 @@ async function updateContainer(
   const drops = moves && !control.byAdministrator;
   const grantOf = (row: { userId: number; permission: string }) => ({ userId: row.userId, permission: row.permission });
   const { rows, etags } = await commitWrite(db, control, {
-    what: "Unable to process container update",
     projects: [project],
     statements: [
       db

@@ -77,7 +77,6 @@ export async function massUpdateDomains(
   const { statements, gains, changes } = planWrites(input.domainOperations, resolved, state, provided);
   const touchedProjects = touchedProjectsOf(resolved, state, changes);
   const { etags } = await commitWrite(db, control, {
-    what: "Unable to process mass update",
     projects: touchedProjects,
     statements,
     guards: gains.guards(control),

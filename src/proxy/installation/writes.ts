@@ -61,8 +61,8 @@ export interface ProjectRef extends Revisioned {
 }
 
 export interface WritePlan {
-  /** Names the write in the 500 that a conflicting concurrent change causes. */
-  what: string;
+  /** Names the write in the 500 that a conflicting concurrent change causes; absent when its route names it. */
+  what?: string;
   /** Projects whose revision the batch bumps before anything else, each checked against If-Match. */
   projects: readonly ProjectRef[];
   /** What If-Match is checked against when that is not `projects` (a project that does not exist yet, say). */
@@ -156,7 +156,8 @@ export async function commitWrite(db: Database, control: WriteControl, plan: Wri
     const explained = plan.conflict?.(error);
     if (explained) throw explained;
     if (isConstraintFailure(error) || isLostRace(error)) {
-      throw new CannotProcess(`${plan.what}: a concurrent change conflicted with this request, nothing was changed`);
+      const reason = "a concurrent change conflicted with this request, nothing was changed";
+      throw new CannotProcess(plan.what === undefined ? reason : `${plan.what}: ${reason}`);
     }
     throw error;
   }

@@ -1,5 +1,6 @@
 // Routes of the "backends" tag: create or update a backend, and the blue/green switch of its containers.
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { database } from "../../shared/db";
 import { register } from "../../shared/http/openapi";
 import { resolveBackend, setContainersOf, upsertBackend } from "../installation/backends";
@@ -12,7 +13,15 @@ import { jsonResponse, serviceResult } from "./json";
 import { backendExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult, MessageResult } from "./schemas";
-import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
+import {
+  DryRunQuery,
+  etagHeader,
+  IfMatchHeader,
+  originalWrite,
+  REFUSED,
+  refusedResponse,
+  writeControl,
+} from "./writes";
 
 const upsertRoute = createRoute({
   method: "post",
@@ -38,7 +47,8 @@ const upsertRoute = createRoute({
   },
   responses: {
     200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },
-    ...pick(400, 413, 401, 403, 404, 405, 409, 412, 500),
+    ...pick(400, 413, 401, 403, 405, 409, 412),
+    500: refusedResponse(REFUSED.backend),
   },
 });
 
@@ -57,42 +67,42 @@ const setContainersRoute = createRoute({
   },
   responses: {
     200: { ...json(MessageResult, "payload `Switched containers to backend <target>`"), headers: etagHeader },
-    ...pick(400, 401, 403, 404, 405, 412, 500),
+    ...pick(400, 401, 403, 405, 412),
+    500: refusedResponse(REFUSED.backendContainers),
   },
 });
+
+/** How a backend's params are vetted and checked: the settings' extra directives and the agent's `haproxy -c`. */
+function paramsOptions(c: Context<ProxyEnv>) {
+  const settings = proxySettings(c.env);
+  return { extraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES, checkParams: haproxyParamsCheck(settings) };
+}
 
 export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(
     app,
     upsertRoute,
-    async (c) => {
+    (c) =>
+      originalWrite(REFUSED.backend, async () => {
+        const db = database(c.env.DB);
+        const control = writeControl(c, { preconditions: true });
+        const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+        const { id, etag, warnings } = await upsertBackend(db, project, c.req.valid("json"), paramsOptions(c), control);
+        c.header("ETag", etag);
+        return jsonResponse(c, serviceResult({ key: "backendId", value: id }, warnings));
+      }),
+    withBodyLimit,
+  );
+  register(app, setContainersRoute, (c) =>
+    originalWrite(REFUSED.backendContainers, async () => {
       const db = database(c.env.DB);
       const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-      const settings = proxySettings(c.env);
-      const options = {
-        extraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
-        checkParams: haproxyParamsCheck(settings),
-      };
-      const { id, etag, warnings } = await upsertBackend(db, project, c.req.valid("json"), options, control);
+      const backend = await resolveBackend(db, project, c.req.param("backendLabel")!);
+      const target = await resolveBackend(db, project, c.req.param("targetBackendLabel")!);
+      const { etag, warnings } = await setContainersOf(db, { project, backend, target }, paramsOptions(c), control);
       c.header("ETag", etag);
-      return jsonResponse(c, serviceResult({ key: "backendId", value: id }, warnings));
-    },
-    withBodyLimit,
+      return jsonResponse(c, serviceResult(`Switched containers to backend ${target.label}`, warnings));
+    }),
   );
-  register(app, setContainersRoute, async (c) => {
-    const db = database(c.env.DB);
-    const control = writeControl(c, { preconditions: true });
-    const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-    const backend = await resolveBackend(db, project, c.req.param("backendLabel")!);
-    const target = await resolveBackend(db, project, c.req.param("targetBackendLabel")!);
-    const settings = proxySettings(c.env);
-    const options = {
-      extraDirectives: settings.HAPROXY_PARAMS_EXTRA_DIRECTIVES,
-      checkParams: haproxyParamsCheck(settings),
-    };
-    const { etag, warnings } = await setContainersOf(db, { project, backend, target }, options, control);
-    c.header("ETag", etag);
-    return jsonResponse(c, serviceResult(`Switched containers to backend ${target.label}`, warnings));
-  });
 }

@@ -11,7 +11,15 @@ import { jsonResponse, serviceResult } from "./json";
 import { containerExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult } from "./schemas";
-import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
+import {
+  DryRunQuery,
+  etagHeader,
+  IfMatchHeader,
+  originalWrite,
+  REFUSED,
+  refusedResponse,
+  writeControl,
+} from "./writes";
 
 const upsertRoute = createRoute({
   method: "post",
@@ -39,7 +47,8 @@ const upsertRoute = createRoute({
       ),
       headers: etagHeader,
     },
-    ...pick(400, 401, 403, 404, 405, 409, 412, 413, 500),
+    ...pick(400, 401, 403, 405, 409, 412, 413),
+    500: refusedResponse(REFUSED.container),
   },
 });
 
@@ -47,15 +56,16 @@ export function registerContainerRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(
     app,
     upsertRoute,
-    async (c) => {
-      const db = database(c.env.DB);
-      const control = writeControl(c, { preconditions: true });
-      const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
-      const exceptions = proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS;
-      const { id, etag, warnings } = await upsertContainer(db, project, c.req.valid("json"), exceptions, control);
-      c.header("ETag", etag);
-      return jsonResponse(c, serviceResult({ key: "containerId", value: id }, warnings));
-    },
+    (c) =>
+      originalWrite(REFUSED.container, async () => {
+        const db = database(c.env.DB);
+        const control = writeControl(c, { preconditions: true });
+        const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
+        const exceptions = proxySettings(c.env).PROXY_ADDRESS_EXCEPTIONS;
+        const { id, etag, warnings } = await upsertContainer(db, project, c.req.valid("json"), exceptions, control);
+        c.header("ETag", etag);
+        return jsonResponse(c, serviceResult({ key: "containerId", value: id }, warnings));
+      }),
     withBodyLimit,
   );
 }

@@ -14,7 +14,15 @@ import { jsonResponse } from "./json";
 import { massUpdateExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { ListOfWarnings, MapOfDomains } from "./schemas";
-import { DryRunQuery, etagHeader, IfMatchHeader, writeControl } from "./writes";
+import {
+  DryRunQuery,
+  etagHeader,
+  IfMatchHeader,
+  originalWrite,
+  REFUSED,
+  refusedResponse,
+  writeControl,
+} from "./writes";
 
 const ofProject = createRoute({
   method: "get",
@@ -64,7 +72,8 @@ const massUpdate = createRoute({
         ETag: { ...etagHeader.ETag, description: "the project's ETag, when the request changed one project" },
       },
     },
-    ...pick(400, 413, 401, 403, 404, 405, 409, 412, 500),
+    ...pick(400, 413, 401, 403, 405, 409, 412),
+    500: refusedResponse(REFUSED.massUpdate),
   },
 });
 
@@ -83,19 +92,20 @@ export function registerDomainRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(
     app,
     massUpdate,
-    async (c) => {
-      const input = c.req.valid("json");
-      const limit = proxySettings(c.env).PROXY_MASS_UPDATE_MAX_OPERATIONS;
-      if (input.domainOperations.length > limit) {
-        throw new HttpError(400, `domainOperations: at most ${limit} operations per request`);
-      }
-      const control = writeControl(c, { preconditions: true });
-      const db = database(c.env.DB);
-      const caller = c.get("caller");
-      const { warnings, etag } = await massUpdateDomains(db, caller, input, domainsWithProvidedCertificate, control);
-      if (etag !== undefined) c.header("ETag", etag);
-      return jsonResponse(c, warnings);
-    },
+    (c) =>
+      originalWrite(REFUSED.massUpdate, async () => {
+        const input = c.req.valid("json");
+        const limit = proxySettings(c.env).PROXY_MASS_UPDATE_MAX_OPERATIONS;
+        if (input.domainOperations.length > limit) {
+          throw new HttpError(400, `domainOperations: at most ${limit} operations per request`);
+        }
+        const control = writeControl(c, { preconditions: true });
+        const db = database(c.env.DB);
+        const caller = c.get("caller");
+        const { warnings, etag } = await massUpdateDomains(db, caller, input, domainsWithProvidedCertificate, control);
+        if (etag !== undefined) c.header("ETag", etag);
+        return jsonResponse(c, warnings);
+      }),
     withBodyLimit,
   );
 }

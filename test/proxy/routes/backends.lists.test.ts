@@ -69,7 +69,9 @@ describe("backendContainers", () => {
     );
     // At the bound the schema lets the list through: what answers is the check that the containers exist.
     expect(await expectJson(post(absentIds(MAX_BACKEND_LIST_ITEMS)), 500)).toEqual(
-      errorBody("Backend container with ID 1000000 does not exist in project listrefs"),
+      errorBody(
+        "Unable to process backend create/update: Backend container with ID 1000000 does not exist in project listrefs",
+      ),
     );
     expect(await stored()).toEqual(before);
   });
@@ -87,7 +89,7 @@ describe("backendContainers", () => {
       [[9, 9], 9],
     ] as const) {
       expect(await expectJson(post([...list]), 500)).toEqual(
-        errorBody(`Backend container with ID ${named} is listed twice`),
+        errorBody(`Unable to process backend create/update: Backend container with ID ${named} is listed twice`),
       );
     }
     expect(await stored()).toEqual(before);

@@ -429,7 +429,9 @@ describe("rows stored before params were vetted", () => {
     const before = await own();
     const rows = await counts();
     expect(await expectJson(as(user, "/backends/ptcopy/green/setContainersOf/web", "PATCH"), 500)).toEqual(
-      errorBody(`Target backend with label web: params of container ${one} line 1: "crt" would read a file`),
+      errorBody(
+        `Unable to process backend container update: Target backend with label web: params of container ${one} line 1: "crt" would read a file`,
+      ),
     );
     expect(await own()).toEqual(before);
     expect(await counts()).toEqual(rows);

@@ -133,18 +133,20 @@ describe("create", () => {
   ] as const) {
     it(`refuses ${what} with 500 and creates nothing`, async () => {
       const before = await counts();
-      expect(await expectJson(post(body()), 500)).toEqual(errorBody(message()));
+      expect(await expectJson(post(body()), 500)).toEqual(
+        errorBody(`Unable to process backend create/update: ${message()}`),
+      );
       expect(await counts()).toEqual(before);
       expect(await backendOf(body().label)).toBeUndefined();
     });
   }
 
-  it("answers 400 for a port out of range and 404 for an unknown project", async () => {
+  it("answers 400 for a port out of range and 500 for an unknown project", async () => {
     expect(await expectJson(post({ label: "badport", port: 70000 }), 400)).toEqual(
       errorBody("port: Too big: expected number to be <=65535"),
     );
-    expect(await expectJson(post({ label: "x1" }, "nosuch"), 404)).toEqual(
-      errorBody("Invalid project: label nosuch not existing or access denied"),
+    expect(await expectJson(post({ label: "x1" }, "nosuch"), 500)).toEqual(
+      errorBody("Unable to process backend create/update: Invalid project: label nosuch not existing or access denied"),
     );
   });
 });
@@ -226,7 +228,11 @@ describe("update", () => {
     const before = await backendOf("updrefused");
     expect(
       await expectJson(post({ label: "updrefused", port: 99, backendContainers: [{ containerId: foreign }] }), 500),
-    ).toEqual(errorBody(`Backend container with ID ${foreign} does not exist in project be`));
+    ).toEqual(
+      errorBody(
+        `Unable to process backend create/update: Backend container with ID ${foreign} does not exist in project be`,
+      ),
+    );
     expect(await backendOf("updrefused")).toEqual(before);
   });
 });
@@ -264,20 +270,28 @@ describe("PATCH /backends/{p}/{b}/setContainersOf/{target}", () => {
   it("refuses a target without containers (500) and changes nothing", async () => {
     const before = await backendOf("green");
     expect(await expectJson(asAdmin("/backends/be/green/setContainersOf/empty", "PATCH"), 500)).toEqual(
-      errorBody("Target backend with label empty does not contain any container references"),
+      errorBody(
+        "Unable to process backend container update: Target backend with label empty does not contain any container references",
+      ),
     );
     expect(await backendOf("green")).toEqual(before);
   });
 
-  it("answers 404 for an unknown backend, target or project", async () => {
-    expect(await expectJson(asAdmin("/backends/be/nope/setContainersOf/blue", "PATCH"), 404)).toEqual(
-      errorBody("Invalid backend: label nope not existing or access denied"),
+  it("answers 500 for an unknown backend, target or project", async () => {
+    expect(await expectJson(asAdmin("/backends/be/nope/setContainersOf/blue", "PATCH"), 500)).toEqual(
+      errorBody(
+        "Unable to process backend container update: Invalid backend: label nope not existing or access denied",
+      ),
     );
-    expect(await expectJson(asAdmin("/backends/be/green/setContainersOf/nope", "PATCH"), 404)).toEqual(
-      errorBody("Invalid backend: label nope not existing or access denied"),
+    expect(await expectJson(asAdmin("/backends/be/green/setContainersOf/nope", "PATCH"), 500)).toEqual(
+      errorBody(
+        "Unable to process backend container update: Invalid backend: label nope not existing or access denied",
+      ),
     );
-    expect(await expectJson(asAdmin("/backends/nosuch/green/setContainersOf/blue", "PATCH"), 404)).toEqual(
-      errorBody("Invalid project: label nosuch not existing or access denied"),
+    expect(await expectJson(asAdmin("/backends/nosuch/green/setContainersOf/blue", "PATCH"), 500)).toEqual(
+      errorBody(
+        "Unable to process backend container update: Invalid project: label nosuch not existing or access denied",
+      ),
     );
   });
 });

@@ -111,7 +111,9 @@ describe("a write that would leave a server no TLS version", () => {
   it("is refused when setContainersOf would copy such server params", async () => {
     const before = await stored();
     expect(await expectJson(as(tenant, "/backends/tls/modern/setContainersOf/old", "PATCH"), 500)).toEqual(
-      errorBody(`Target backend with label old: params of container ${two} line 1: ${conflict("TLSv1.2")}`),
+      errorBody(
+        `Unable to process backend container update: Target backend with label old: params of container ${two} line 1: ${conflict("TLSv1.2")}`,
+      ),
     );
     expect(await stored()).toEqual(before);
   });

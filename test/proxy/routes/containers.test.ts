@@ -112,7 +112,9 @@ describe("create", () => {
   ] as const) {
     it(`refuses a create with ${what} (500), writing nothing`, async () => {
       const count = await containerCount();
-      expect(await expectJson(post("cont", body), 500)).toEqual(errorBody(message));
+      expect(await expectJson(post("cont", body), 500)).toEqual(
+        errorBody(`Unable to process Container create/update: ${message}`),
+      );
       expect(await containerCount()).toBe(count);
     });
   }
@@ -160,13 +162,19 @@ describe("update", () => {
         post("cont", { label: "guard", fullname: "changed", containerPermissions: [{ permission: "www-data" }] }),
         500,
       ),
-    ).toEqual(errorBody("Changing container permissions is currently disabled for security reasons"));
+    ).toEqual(
+      errorBody(
+        "Unable to process Container create/update: Changing container permissions is currently disabled for security reasons",
+      ),
+    );
     expect(await containerOf("cont", "guard")).toEqual(before);
   });
 
   it("refuses an unknown host on update", async () => {
     expect(await expectJson(post("cont", { label: "guard", hostname: "nope.example" }), 500)).toEqual(
-      errorBody("Invalid host: name nope.example not existing or access denied"),
+      errorBody(
+        "Unable to process Container create/update: Invalid host: name nope.example not existing or access denied",
+      ),
     );
   });
 });
@@ -196,9 +204,11 @@ describe("request errors", () => {
     expect(await expectJson(response, 400)).toEqual(errorBody("request body is not valid JSON"));
   });
 
-  it("answers 404 for an unknown project and 401 without credentials", async () => {
-    expect(await expectJson(post("nosuch", { label: "web" }), 404)).toEqual(
-      errorBody("Invalid project: label nosuch not existing or access denied"),
+  it("answers 500 for an unknown project and 401 without credentials", async () => {
+    expect(await expectJson(post("nosuch", { label: "web" }), 500)).toEqual(
+      errorBody(
+        "Unable to process Container create/update: Invalid project: label nosuch not existing or access denied",
+      ),
     );
     const response = await call("/containers/cont", { method: "POST", body: "{}" });
     expect(response.status).toBe(401);
@@ -211,8 +221,10 @@ describe("request errors", () => {
       200,
     );
     expect(body.payload.key).toBe("containerId");
-    expect(await expectJson(as(auth, "/containers/other", "POST", { label: "mine" }), 404)).toEqual(
-      errorBody("Invalid project: label other not existing or access denied"),
+    expect(await expectJson(as(auth, "/containers/other", "POST", { label: "mine" }), 500)).toEqual(
+      errorBody(
+        "Unable to process Container create/update: Invalid project: label other not existing or access denied",
+      ),
     );
   });
 });

@@ -45,7 +45,11 @@ describe("the name another project holds", () => {
     const before = await stored();
     expect(
       await expectJson(massUpdate(alpha, { domainOperations: [op("beta-corp.example", "owalpha")] }), 500),
-    ).toEqual(errorBody("beta-corp.example: assigned to a project not existing or access denied"));
+    ).toEqual(
+      errorBody(
+        "Unable to process mass update: beta-corp.example: assigned to a project not existing or access denied",
+      ),
+    );
     expect(
       await expectJson(
         as(alpha, "/backends/owalpha", "POST", {
@@ -54,7 +58,11 @@ describe("the name another project holds", () => {
         }),
         500,
       ),
-    ).toEqual(errorBody("beta-corp.example: domain is already assigned to another backend"));
+    ).toEqual(
+      errorBody(
+        "Unable to process backend create/update: beta-corp.example: domain is already assigned to another backend",
+      ),
+    );
     expect(await stored()).toEqual(before);
   });
 });

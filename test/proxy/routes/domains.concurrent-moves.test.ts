@@ -188,7 +188,7 @@ describe("a tenant's backend update racing a move out of its project", () => {
         path: `/backends/${tag}mine`,
         body: { label: "web", port: 8080, domainForwardings: forwardings(tag) },
       },
-      { status: 500, body: lostRace("backend update") },
+      { status: 500, body: lostRace("backend create/update") },
     );
     const [theirs] = await rowsOf(`select redirect_to_url from domains where domain_name = '${tag}.example'`);
     expect(theirs).toEqual({ redirect_to_url: "https://theirs.example" });

@@ -95,7 +95,9 @@ describe("fullSync", () => {
   ] as const) {
     it(`refuses ${what} and changes nothing`, async () => {
       const before = await allDomains();
-      expect(await expectJson(update([...operations], true), 500)).toEqual(errorBody(message));
+      expect(await expectJson(update([...operations], true), 500)).toEqual(
+        errorBody(`Unable to process mass update: ${message}`),
+      );
       expect(await allDomains()).toEqual(before);
     });
   }

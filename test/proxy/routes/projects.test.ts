@@ -269,14 +269,19 @@ describe("isolation between two API users", () => {
     expect(await expectJson(as(alice, "/domains/bone/web"), 404)).toEqual(denied);
   });
 
-  it("writes into the other's project answer 404 and change nothing", async () => {
+  it("writes into the other's project answer the original's 500 and change nothing", async () => {
     const before = await expectJson(asAdmin("/projects/bone"), 200);
-    const denied = errorBody("Invalid project: label bone not existing or access denied");
+    const denied = (refusal: string) =>
+      errorBody(`Unable to process ${refusal}: Invalid project: label bone not existing or access denied`);
     expect(
-      await expectJson(as(alice, "/containers/bone", "POST", { label: "app", fullname: "hijacked" }), 404),
-    ).toEqual(denied);
-    expect(await expectJson(as(alice, "/backends/bone", "POST", { label: "web", port: 1 }), 404)).toEqual(denied);
-    expect(await expectJson(as(alice, "/backends/bone/web/setContainersOf/web", "PATCH"), 404)).toEqual(denied);
+      await expectJson(as(alice, "/containers/bone", "POST", { label: "app", fullname: "hijacked" }), 500),
+    ).toEqual(denied("Container create/update"));
+    expect(await expectJson(as(alice, "/backends/bone", "POST", { label: "web", port: 1 }), 500)).toEqual(
+      denied("backend create/update"),
+    );
+    expect(await expectJson(as(alice, "/backends/bone/web/setContainersOf/web", "PATCH"), 500)).toEqual(
+      denied("backend container update"),
+    );
     expect(
       await expectJson(
         massUpdate(alice, {
@@ -284,9 +289,9 @@ describe("isolation between two API users", () => {
             { operation: "DELETE", domainName: "bone.example.org", projectLabel: "bone", backendLabel: "web" },
           ],
         }),
-        404,
+        500,
       ),
-    ).toEqual(denied);
+    ).toEqual(denied("mass update"));
     expect(await expectJson(asAdmin("/projects/bone"), 200)).toEqual(before);
   });
 
@@ -299,7 +304,7 @@ describe("isolation between two API users", () => {
       ],
     });
     expect(await expectJson(response, 500)).toEqual(
-      errorBody("bone.example.org: assigned to a project not existing or access denied"),
+      errorBody("Unable to process mass update: bone.example.org: assigned to a project not existing or access denied"),
     );
     expect(await expectJson(asAdmin("/domains/bone"), 200)).toEqual(before);
     expect(await expectJson(as(alice, "/domains/aone"), 200)).toEqual(aliceBefore);

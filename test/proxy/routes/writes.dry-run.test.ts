@@ -209,7 +209,7 @@ describe("dryRun", () => {
       500,
       () => ["POST", "/backends/wr", { label: "bad", backendContainers: [{ containerId: 9999 }] }],
     ],
-    ["an unknown project", 404, () => ["POST", "/backends/nosuch", { label: "bad" }]],
+    ["an unknown project (the original's 500)", 500, () => ["POST", "/backends/nosuch", { label: "bad" }]],
     [
       "an address another container holds (the unique index)",
       409,

