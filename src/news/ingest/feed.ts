@@ -74,14 +74,7 @@ function resolveLink(link: string | undefined, base: string): string {
   return httpUrl(new URL(link, base).href) ?? "";
 }
 
-/**
- * Every item of a feed is stored under the feed's own source (guardian and nyt for their sites, else its host), never
- * one its link names: a feed speaks only for itself. A fingerprint is md5(title + source), so a feed whose item claimed
- * a theguardian.com link could otherwise rewrite the Guardian's stories, or forge new ones under its name.
- */
-const sourceOf = (feedUrl: string) => sourceOfUrl(feedUrl);
-
-function rssItem(item: Node, base: string): PublisherItem {
+function rssItem(item: Node, base: string, source: string): PublisherItem {
   const permalink = attribute(item.guid, "isPermaLink") !== "false" ? textOf(item.guid) : "";
   const link = asList(item.link).map(textOf).find(Boolean) ?? permalink;
   const url = resolveLink(link, base);
@@ -91,11 +84,11 @@ function rssItem(item: Node, base: string): PublisherItem {
     abstractHtml: textOf(item.description) || textOf(item["content:encoded"]),
     thumbnail: imageOf(item),
     publishedAt: parseDate(textOf(item.pubDate) || textOf(item["dc:date"])),
-    source: sourceOf(base),
+    source,
   };
 }
 
-function atomEntry(entry: Node, base: string): PublisherItem {
+function atomEntry(entry: Node, base: string, source: string): PublisherItem {
   const links = asList(entry.link);
   const alternate = links.find((link) => (attribute(link, "rel") ?? "alternate") === "alternate") ?? links[0];
   const url = resolveLink(attribute(alternate, "href"), base);
@@ -105,7 +98,7 @@ function atomEntry(entry: Node, base: string): PublisherItem {
     abstractHtml: textOf(entry.summary) || textOf(entry.content),
     thumbnail: imageOf(entry),
     publishedAt: parseDate(textOf(entry.published) || textOf(entry.updated)),
-    source: sourceOf(base),
+    source,
   };
 }
 
@@ -124,10 +117,14 @@ export function parseFeed(xml: string, feedUrl: string): PublisherItem[] {
     asList(list)
       .slice(0, MAX_ITEMS)
       .map((node) => asNode(node) ?? {});
+  // Every item is stored under the feed's own source (guardian and nyt for their sites, else its host), never one its
+  // link names: a feed speaks only for itself. A fingerprint is md5(title + source), so a feed whose item claimed a
+  // theguardian.com link could otherwise rewrite the Guardian's stories, or forge new ones under its name.
+  const source = sourceOfUrl(feedUrl);
   const rss = asNode(asNode(document.rss)?.channel);
-  if (rss) return nodes(rss.item).map((item) => rssItem(item, feedUrl));
+  if (rss) return nodes(rss.item).map((item) => rssItem(item, feedUrl, source));
   const atom = asNode(document.feed);
-  if (atom) return nodes(atom.entry).map((entry) => atomEntry(entry, feedUrl));
+  if (atom) return nodes(atom.entry).map((entry) => atomEntry(entry, feedUrl, source));
   throw new PublisherError(`feed ${feedUrl} is neither RSS 2.0 nor Atom`);
 }
 
