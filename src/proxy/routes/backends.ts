@@ -13,15 +13,7 @@ import { jsonResponse, serviceResult } from "./json";
 import { backendExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult, MessageResult } from "./schemas";
-import {
-  DryRunQuery,
-  etagHeader,
-  IfMatchHeader,
-  originalWrite,
-  REFUSED,
-  refusedResponse,
-  writeControl,
-} from "./writes";
+import { DryRunQuery, etagHeader, IfMatchHeader, ORIGINAL_WRITES, writeControl } from "./writes";
 
 const upsertRoute = createRoute({
   method: "post",
@@ -48,7 +40,7 @@ const upsertRoute = createRoute({
   responses: {
     200: { ...json(IdResult, "payload {key: backendId, value: <id>}"), headers: etagHeader },
     ...pick(400, 413, 401, 403, 405, 409, 412),
-    500: refusedResponse(REFUSED.backend),
+    500: ORIGINAL_WRITES.backend.response,
   },
 });
 
@@ -68,7 +60,7 @@ const setContainersRoute = createRoute({
   responses: {
     200: { ...json(MessageResult, "payload `Switched containers to backend <target>`"), headers: etagHeader },
     ...pick(400, 401, 403, 405, 412),
-    500: refusedResponse(REFUSED.backendContainers),
+    500: ORIGINAL_WRITES.backendContainers.response,
   },
 });
 
@@ -83,7 +75,7 @@ export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
     app,
     upsertRoute,
     (c) =>
-      originalWrite(REFUSED.backend, async () => {
+      ORIGINAL_WRITES.backend.run(async () => {
         const db = database(c.env.DB);
         const control = writeControl(c, { preconditions: true });
         const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);
@@ -94,7 +86,7 @@ export function registerBackendRoutes(app: OpenAPIHono<ProxyEnv>): void {
     withBodyLimit,
   );
   register(app, setContainersRoute, (c) =>
-    originalWrite(REFUSED.backendContainers, async () => {
+    ORIGINAL_WRITES.backendContainers.run(async () => {
       const db = database(c.env.DB);
       const control = writeControl(c, { preconditions: true });
       const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);

@@ -11,15 +11,7 @@ import { jsonResponse, serviceResult } from "./json";
 import { containerExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { IdResult } from "./schemas";
-import {
-  DryRunQuery,
-  etagHeader,
-  IfMatchHeader,
-  originalWrite,
-  REFUSED,
-  refusedResponse,
-  writeControl,
-} from "./writes";
+import { DryRunQuery, etagHeader, IfMatchHeader, ORIGINAL_WRITES, writeControl } from "./writes";
 
 const upsertRoute = createRoute({
   method: "post",
@@ -48,7 +40,7 @@ const upsertRoute = createRoute({
       headers: etagHeader,
     },
     ...pick(400, 401, 403, 405, 409, 412, 413),
-    500: refusedResponse(REFUSED.container),
+    500: ORIGINAL_WRITES.container.response,
   },
 });
 
@@ -57,7 +49,7 @@ export function registerContainerRoutes(app: OpenAPIHono<ProxyEnv>): void {
     app,
     upsertRoute,
     (c) =>
-      originalWrite(REFUSED.container, async () => {
+      ORIGINAL_WRITES.container.run(async () => {
         const db = database(c.env.DB);
         const control = writeControl(c, { preconditions: true });
         const project = await resolveProject(db, c.get("caller"), c.req.param("projectLabel")!);

@@ -14,15 +14,7 @@ import { jsonResponse } from "./json";
 import { massUpdateExample } from "./examples";
 import { basicAuth, json, jsonBody, labelParams, pick, withBodyLimit } from "./openapi";
 import { ListOfWarnings, MapOfDomains } from "./schemas";
-import {
-  DryRunQuery,
-  etagHeader,
-  IfMatchHeader,
-  originalWrite,
-  REFUSED,
-  refusedResponse,
-  writeControl,
-} from "./writes";
+import { DryRunQuery, etagHeader, IfMatchHeader, ORIGINAL_WRITES, writeControl } from "./writes";
 
 const ofProject = createRoute({
   method: "get",
@@ -73,7 +65,7 @@ const massUpdate = createRoute({
       },
     },
     ...pick(400, 413, 401, 403, 405, 409, 412),
-    500: refusedResponse(REFUSED.massUpdate),
+    500: ORIGINAL_WRITES.massUpdate.response,
   },
 });
 
@@ -93,7 +85,7 @@ export function registerDomainRoutes(app: OpenAPIHono<ProxyEnv>): void {
     app,
     massUpdate,
     (c) =>
-      originalWrite(REFUSED.massUpdate, async () => {
+      ORIGINAL_WRITES.massUpdate.run(async () => {
         const input = c.req.valid("json");
         const limit = proxySettings(c.env).PROXY_MASS_UPDATE_MAX_OPERATIONS;
         if (input.domainOperations.length > limit) {

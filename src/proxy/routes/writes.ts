@@ -40,39 +40,38 @@ export const etagHeader = {
   ETag: { description: "the project's ETag after the write", schema: { type: "string" as const } },
 };
 
-/** The original's message of each write it could not do (spec: these writes answer 500), followed by the cause. */
-export const REFUSED = {
-  backend: "Unable to process backend create/update",
-  container: "Unable to process Container create/update",
-  backendContainers: "Unable to process backend container update",
-  // The original drops the cause here; it is kept after the colon, so a client matching the text as a prefix still does.
-  massUpdate: "Unable to process mass update",
-} as const;
-
-type Refused = (typeof REFUSED)[keyof typeof REFUSED];
-
-/** The OpenAPI answer of such a write's 500, in place of the 404 and 500 of other routes. */
-export const refusedResponse = (refused: Refused) =>
-  errorResponse(
-    `\`${refused}: <cause>\`, the cause naming a project, backend or host not existing or access denied (as ` +
-      "the original, unlike the 404 of reading routes), or why the change could not be processed; nothing was written",
-  );
-
 /**
- * Runs one of the original's four writes: a project, backend or host it cannot find, or a create or update it cannot
- * process, answers 500 `<refused>: <cause>` as the original did (GET routes answer such a label 404); every other
- * refusal keeps its status (400, 403, 409, 412, ...).
+ * One of the original's four writes, by the message it answered a write it could not do with (spec: 500). `run` runs
+ * the handler: a project, backend or host it cannot find, or a create or update it cannot process, answers 500
+ * `<refused>: <cause>` (GET routes answer such a label 404); every other refusal keeps its status (400, 403, 409,
+ * 412, ...). `response` is that 500 in the route's OpenAPI document.
  */
-export async function originalWrite<T>(refused: Refused, write: () => Promise<T>) {
-  try {
-    return await write();
-  } catch (error) {
-    if (error instanceof DomainError && (error.kind === "not_found" || error.kind === "unprocessable")) {
-      throw new HttpError(500, `${refused}: ${error.message}`);
-    }
-    throw error;
-  }
+function originalWrite(refused: string) {
+  return {
+    response: errorResponse(
+      `\`${refused}: <cause>\`, the cause naming a project, backend or host not existing or access denied (as ` +
+        "the original, unlike the 404 of reading routes), or why the change could not be processed; nothing was written",
+    ),
+    async run<T>(write: () => Promise<T>): Promise<T> {
+      try {
+        return await write();
+      } catch (error) {
+        if (error instanceof DomainError && (error.kind === "not_found" || error.kind === "unprocessable")) {
+          throw new HttpError(500, `${refused}: ${error.message}`);
+        }
+        throw error;
+      }
+    },
+  };
 }
+
+export const ORIGINAL_WRITES = {
+  backend: originalWrite("Unable to process backend create/update"),
+  container: originalWrite("Unable to process Container create/update"),
+  backendContainers: originalWrite("Unable to process backend container update"),
+  // The original drops the cause here; it is kept after the colon, so a client matching the text as a prefix still does.
+  massUpdate: originalWrite("Unable to process mass update"),
+};
 
 const INVALID_IF_MATCH = "If-Match: must be * or a list of entity tags";
 
