@@ -9,8 +9,11 @@ import { lostByProxy } from "./wrangler-dev.mjs";
  * on one as it closes is answered 503 "Your worker restarted mid-request" though nothing restarted (workers-sdk issue
  * 14641). Before each burst, as many simultaneous GETs take that hit, and through a run whose requests wait in the
  * Worker for seconds, again every second (keepProxyConnectionsFresh). That makes the race rare, not impossible (16 of
- * 3000 requests of the long tail met it in one CI run), so `send` sends such a request once more. Hundreds of requests
- * still wait in the Worker at once: the proxy answers nothing before the Worker does.
+ * 3000 requests of the long tail met it in one CI run), so `send` sends such a request once more. A GET that meets it
+ * is not answered at all (the proxy holds it until the next reload), so each refreshing GET has a bound and is tried
+ * again. Unbounded, one such GET would hold the long tail's refresh loop, and its test, to the test's time-out (the
+ * likely cause of one CI run's time-out there, which printed nothing more); any other request fails at its bound.
+ * Hundreds of requests still wait in the Worker at once: the proxy answers nothing before the Worker does.
  */
 export const CONNECTIONS = 64;
 export const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
@@ -22,24 +25,38 @@ export const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS }
  */
 export const proxyLosses = { resent: 0 };
 
+/**
+ * How long a request may go without an answer: past the longest the Worker itself may hold one in these suites
+ * (COUNTER_OBJECT_ADMISSION_MAX_WAIT of 30 s, then the coalescer's 10 s), so that a request nobody answers fails its
+ * test with its name at once, not at the test's own time-out with nothing said.
+ */
+export const ANSWER_WITHIN_MS = 60_000;
+
+/** Nothing came back for a request within its bound; the request was abandoned and its connection closed. */
+export class Unanswered extends Error {
+  override name = "Unanswered";
+}
+
 /** One request over the agent, sent once more if wrangler dev's proxy lost it; its status and body. */
 export async function send(
   server: { url: string },
   method: string,
   path: string,
   body?: string,
+  withinMs = ANSWER_WITHIN_MS,
 ): Promise<{ status: number; text: string }> {
-  const answer = await sendOnce(server, method, path, body);
+  const answer = await sendOnce(server, method, path, body, withinMs);
   if (!lostByProxy(answer.status, answer.text)) return answer;
   proxyLosses.resent++;
-  return sendOnce(server, method, path, body);
+  return sendOnce(server, method, path, body, withinMs);
 }
 
 function sendOnce(
   server: { url: string },
   method: string,
   path: string,
-  body?: string,
+  body: string | undefined,
+  withinMs: number,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(`${server.url}${path}`, { method, agent }, (response) => {
@@ -48,14 +65,34 @@ function sendOnce(
       response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
       response.on("error", reject);
     });
+    // Destroying the request also closes its connection, so a connection the proxy stopped answering on is not reused.
+    request.setTimeout(withinMs, () =>
+      request.destroy(new Unanswered(`${method} ${path}: no answer within ${withinMs} ms`)),
+    );
     request.on("error", reject);
     request.end(body);
   });
 }
 
+/** How long one refreshing GET may take (it answers in milliseconds), and how many times it is tried. */
+const PING_WITHIN_MS = 5000;
+const PING_TRIES = 3;
+
+/** One refreshing GET, tried again when unanswered: a GET the proxy holds must not hold the run that refreshes. */
+async function ping(server: { url: string }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await send(server, "GET", "/test/ping", undefined, PING_WITHIN_MS);
+      return;
+    } catch (error) {
+      if (!(error instanceof Unanswered) || attempt === PING_TRIES) throw error;
+    }
+  }
+}
+
 /** Refreshes every connection the proxy may hold to the Worker (see CONNECTIONS). */
 export const refreshProxyConnections = (server: { url: string }) =>
-  Promise.all(Array.from({ length: CONNECTIONS }, () => send(server, "GET", "/test/ping")));
+  Promise.all(Array.from({ length: CONNECTIONS }, () => ping(server)));
 
 /**
  * Refreshes the proxy's connections every `everyMs` until the returned stop is called: for a run in which requests

@@ -245,7 +245,7 @@ async function spawnWranglerDev({ projectDir, state, removeState, configArgs, va
 }
 
 /** What wrangler dev's proxy answers a request other than GET or HEAD whose connection to the Worker failed. */
-const PROXY_LOST_REQUEST =
+export const PROXY_LOST_REQUEST =
   "Your worker restarted mid-request. Please try sending the request again. " +
   "Only GET or HEAD requests are retried automatically.";
 
