@@ -94,7 +94,10 @@ describe.each([
   afterAll(async () => {
     agent.destroy();
     await server?.stop();
-    console.log(`${layout}: requests wrangler dev's proxy lost and send sent again, so far: ${proxyLosses.resent}`);
+    console.log(
+      `${layout}, so far: ${proxyLosses.resent} requests wrangler dev's proxy lost and send sent again, ` +
+        `${proxyLosses.heldPings} refreshing GETs it held past their bound and that were sent again`,
+    );
   });
 
   it("admits exactly 100 of 2000 concurrent hits on a key limited to 100, and the runtime does not restart", async () => {

@@ -60,7 +60,9 @@ describe("refreshProxyConnections", () => {
       // The first request is held: the refresh must not wait for it beyond its bound.
       if (seen.length > 1) response.end("pong");
     });
+    const held = proxyLosses.heldPings;
     await refreshProxyConnections(url);
+    expect(proxyLosses.heldPings - held).toBe(1);
     expect(seen.length).toBe(65);
     expect(new Set(seen)).toEqual(new Set(["GET /test/ping"]));
   }, 20_000);

@@ -19,11 +19,12 @@ export const CONNECTIONS = 64;
 export const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
 
 /**
- * How many requests `send` sent again because the proxy lost them, for a suite to print. Sending again cannot hide a
- * fault of the Worker: a request that did reach it before the connection failed is counted twice, which the suites'
- * exact counts show, and a restart of workerd itself shows as new process ids (workerdProcesses).
+ * How many requests `send` sent again because the proxy lost them, and refreshing GETs sent again because it held
+ * them, for a suite to print. Sending again cannot hide a fault of the Worker: a request that did reach it before the
+ * connection failed is counted twice, which the suites' exact counts show, and a restart of workerd itself shows as
+ * new process ids (workerdProcesses).
  */
-export const proxyLosses = { resent: 0 };
+export const proxyLosses = { resent: 0, heldPings: 0 };
 
 /**
  * How long a request may go without an answer: past the longest the Worker itself may hold one in these suites
@@ -86,6 +87,7 @@ async function ping(server: { url: string }): Promise<void> {
       return;
     } catch (error) {
       if (!(error instanceof Unanswered) || attempt === PING_TRIES) throw error;
+      proxyLosses.heldPings++;
     }
   }
 }
