@@ -96,7 +96,7 @@ describe.each([
     await server?.stop();
     console.log(
       `${layout}, so far: ${proxyLosses.resent} requests wrangler dev's proxy lost and send sent again, ` +
-        `${proxyLosses.heldPings} refreshing GETs it held past their bound and that were sent again`,
+        `${proxyLosses.heldPings} refreshing GETs it held past their bound`,
     );
   });
 

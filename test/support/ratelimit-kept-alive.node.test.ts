@@ -3,7 +3,14 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { agent, proxyLosses, refreshProxyConnections, send, Unanswered } from "./ratelimit-kept-alive";
+import {
+  agent,
+  keepProxyConnectionsFresh,
+  proxyLosses,
+  refreshProxyConnections,
+  send,
+  Unanswered,
+} from "./ratelimit-kept-alive";
 import { PROXY_LOST_REQUEST } from "./wrangler-dev.mjs";
 
 let server: http.Server | undefined;
@@ -65,5 +72,19 @@ describe("refreshProxyConnections", () => {
     expect(proxyLosses.heldPings - held).toBe(1);
     expect(seen.length).toBe(65);
     expect(new Set(seen)).toEqual(new Set(["GET /test/ping"]));
+  }, 20_000);
+});
+
+describe("keepProxyConnectionsFresh", () => {
+  it("gives up GETs nobody answers at their bound, counts them, and stops when told", async () => {
+    let seen = 0;
+    const url = await serve(() => seen++);
+    const held = proxyLosses.heldPings;
+    const stop = keepProxyConnectionsFresh(url, 100);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await stop();
+    // The round in flight when told to stop (64 GETs) ends at its bound, 5 s, and no other round begins.
+    expect(proxyLosses.heldPings - held).toBe(64);
+    expect(seen).toBe(64);
   }, 20_000);
 });
