@@ -114,6 +114,41 @@ function countProblem(body: unknown, limits: RequestLimits): string | undefined 
   return undefined;
 }
 
+/** A JSON number's text: sign, integer part, fraction and exponent. Linear: no two parts can match the same text. */
+const JSON_NUMBER_TEXT = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * The digits of a JSON number's text whose value is whole ("1e2", "100.0", "50e-1"), or undefined: left for the
+ * decoder to refuse or read. Go's protojson takes a 64-bit integer given as such a string; @bufbuild/protobuf reads
+ * only digits there.
+ */
+function wholeNumberDigits(text: string): string | undefined {
+  const parts = JSON_NUMBER_TEXT.exec(text);
+  if (!parts || (parts[3] === undefined && parts[4] === undefined)) return undefined;
+  const [, sign, integer, fraction = "", exponent = "0"] = parts;
+  const shift = Number(exponent) - fraction.length;
+  // 20 digits pass 2^64 already: anything longer is out of range, which the decoder says.
+  if (shift > 20) return undefined;
+  const digits = integer + fraction + "0".repeat(Math.max(shift, 0));
+  const kept = shift < 0 ? digits.slice(0, shift) : digits;
+  if (shift < 0 && /[1-9]/.test(digits.slice(shift))) return undefined;
+  return sign + (kept.replace(/^0+(?=\d)/, "") || "0");
+}
+
+/** The body with each descriptor's hits_addend (a uint64) given as a whole number's text rewritten to its digits. */
+function withWholeHitsAddends(body: unknown): unknown {
+  if (!isJsonObject(body) || !Array.isArray(body.descriptors)) return body;
+  for (const descriptor of body.descriptors) {
+    if (!isJsonObject(descriptor)) continue;
+    for (const name of ["hitsAddend", "hits_addend"]) {
+      const given = descriptor[name];
+      const digits = typeof given === "string" ? wholeNumberDigits(given) : undefined;
+      if (digits !== undefined) descriptor[name] = digits;
+    }
+  }
+  return body;
+}
+
 /**
  * Decodes the body of a /json request (already JSON-parsed) with @bufbuild/protobuf's proto3 JSON rules, then like
  * a request message. Unlike the binary paths, an override unit number that names no unit is refused here, as an
@@ -129,7 +164,7 @@ export function parseRateLimitRequestJson(
   if (tooMany !== undefined) return err(tooMany);
   const common = commonPath ? commonRequestMessage(body) : undefined;
   if (common !== undefined) return requestFromProto(common, limits);
-  const decoded = decodeJson(RateLimitRequestSchema, body);
+  const decoded = decodeJson(RateLimitRequestSchema, withWholeHitsAddends(body));
   if (!decoded.ok) return decoded;
   for (const [index, descriptor] of decoded.value.descriptors.entries()) {
     const unit = descriptor.limit?.unit;

@@ -74,6 +74,23 @@ describe("parseRateLimitRequestJson", () => {
     });
   });
 
+  it("reads a descriptor's hits_addend given as a whole number in any JSON number form, as Go's protojson does", () => {
+    const addendOf = (given: string) => {
+      const parsed = parseRateLimitRequestText(`{"domain":"d","descriptors":[{"entries":[],"hits_addend":${given}}]}`);
+      return parsed.ok ? parsed.value.descriptors[0].hitsAddend : parsed.error;
+    };
+    const forms = ['"1e2"', '"1E+2"', '"100.0"', '"50e-1"', '"1.5e1"', '"0e-400"', '"9007199254740991.000"', "1e2"];
+    expect(forms.map(addendOf)).toEqual([100, 100, 100, 5, 15, 0, 9007199254740991, 100]);
+    // A value that is not whole, or past 2^53 - 1, is still refused; so is one past uint64 however it is written.
+    expect(['"1.5"', '"5e-1"', '"12e-5"', '"9.007199254740992e15"', '"1e21"'].map(addendOf)).toEqual([
+      "descriptors[0].hits_addend: expected bigint (uint64): 1.5 out of range",
+      "descriptors[0].hits_addend: expected bigint (uint64): 5e-1 out of range",
+      "descriptors[0].hits_addend: expected bigint (uint64): 12e-5 out of range",
+      "descriptor 0: hits_addend 9007199254740992 is larger than 2^53 - 1",
+      "descriptors[0].hits_addend: expected bigint (uint64): 1e21 out of range",
+    ]);
+  });
+
   it("treats null as the default and a missing hitsAddend wrapper as absent", () => {
     expect(
       parseRateLimitRequestJson({
