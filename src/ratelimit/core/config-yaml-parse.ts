@@ -7,6 +7,7 @@ import {
   isScalar,
   isSeq,
   LineCounter,
+  Lexer,
   Parser,
   visit,
   type Alias,
@@ -17,7 +18,7 @@ import {
   type ScalarTag as YamlScalarTag,
   type Tags,
 } from "yaml";
-import { tooDeep, type ConfigLimits } from "./limits";
+import { tooDeep, type ConfigLimits, type Limit } from "./limits";
 import { ConfigFailure } from "./config-model";
 import { goFloat, goQuote, utf8Bytes } from "./go-format";
 
@@ -285,18 +286,39 @@ function surrogateEscape(doc: Document, text: string, lines: LineCounter): strin
   return `yaml: ${line > 1 ? `line ${line}: ` : ""}found invalid Unicode character escape code`;
 }
 
-export function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YNode {
-  const lines = new LineCounter();
-  // Like yaml.v2, only the first document of a stream is read, so the tokens stop where a second one starts.
+/**
+ * The CST tokens up to the end of the first document (like yaml.v2, only the first document of a stream is read).
+ * The parser is driven one lexeme at a time so that a text nested past the limit is refused as soon as the parser
+ * holds more open collections than it allows: its work per lexeme grows with the nesting, and 400 KB of `[` took
+ * seconds before the check on the finished document. Besides its collections, the parser's stack holds at most the
+ * document and one scalar, so a refusal here is one the finished document's check would make too.
+ */
+function firstDocumentTokens(text: string, lines: LineCounter, depth: Limit) {
+  const parser = new Parser(lines.addNewLine);
   const tokens: CST.Token[] = [];
   let first: CST.Document | undefined;
-  for (const token of new Parser(lines.addNewLine).parse(text)) {
-    if (token.type === "document") {
-      if (first) break;
-      first = token;
+  lines.addNewLine(0);
+  const take = (produced: Iterable<CST.Token>): boolean => {
+    for (const token of produced) {
+      if (token.type === "document") {
+        if (first) return false;
+        first = token;
+      }
+      tokens.push(token);
     }
-    tokens.push(token);
+    return true;
+  };
+  for (const lexeme of new Lexer().lex(text)) {
+    if (!take(parser.next(lexeme))) return { tokens, first };
+    if (parser.stack.length - 2 > depth.max) throw new ConfigFailure(tooDeep("the YAML", depth));
   }
+  take(parser.end());
+  return { tokens, first };
+}
+
+export function parseYaml(text: string, limits: ConfigLimits, budget: AliasBudget): YNode {
+  const lines = new LineCounter();
+  const { tokens, first } = firstDocumentTokens(text, lines, limits.depth);
   if (first && syntaxTooDeep(first, limits.depth.max)) throw new ConfigFailure(tooDeep("the YAML", limits.depth));
   const [doc] = new Composer({ version: "1.1", uniqueKeys: false, customTags: yamlV2Tags }).compose(tokens);
   if (doc === undefined) return scalarOf(null, "", 1);

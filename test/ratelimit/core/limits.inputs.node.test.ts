@@ -3,7 +3,7 @@
 // what passes their limits (alias expansion, nesting, sizes, counts) with our messages.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { Composer } from "yaml";
+import { Composer, Parser } from "yaml";
 import { loadConfig, type ConfigFile } from "../../../src/ratelimit/core/config";
 import { create } from "@bufbuild/protobuf";
 import { RateLimitRequestSchema } from "../../../src/ratelimit/gen/envoy/service/ratelimit/v3/rls_pb";
@@ -151,6 +151,22 @@ describe("the YAML config loader", () => {
       expect(compose).toHaveBeenCalledTimes(1);
     } finally {
       compose.mockRestore();
+    }
+  });
+
+  it("stops reading a text once it opens more collections than the limit (the parser's work grows with nesting)", () => {
+    const next = vi.spyOn(Parser.prototype, "next");
+    try {
+      // 400 KB of brackets took the parser seconds before the finished document's check refused it.
+      const text = `domain: d\ndescriptors: ${"[".repeat(400_000)}\n`;
+      expect(load([{ name: "deep.yaml", text }])).toMatchObject({
+        ok: false,
+        error: { message: depthMessage("deep.yaml") },
+      });
+      // The lexemes before the value (key, indicator, spaces) and one per bracket up to one past the limit of 100.
+      expect(next.mock.calls.length).toBeLessThan(120);
+    } finally {
+      next.mockRestore();
     }
   });
 
