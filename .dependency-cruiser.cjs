@@ -38,6 +38,14 @@ module.exports = {
       to: { path: "node_modules/zod/" },
     },
     {
+      name: "settings-meanings-stay-out-of-the-worker",
+      comment:
+        "The settings' meanings (*-meanings.ts beside each settings schema) are for docs/settings.md alone: only test/ and scripts/ import them, so that their texts (some 29 KB) stay out of the Worker bundle.",
+      severity: "error",
+      from: { path: "^(src|durable-objects)/" },
+      to: { path: "-meanings\\.ts$" },
+    },
+    {
       name: "src-sees-durable-objects-as-types-only",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/index\\.ts$" },

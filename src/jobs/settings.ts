@@ -5,22 +5,14 @@ import { LONGEST_RETRY_DELAY_MS } from "./retries";
 
 /** A beat every 50 ms at this: shorter, and a D1 write could outlast the lease it renews. */
 const MIN_HEARTBEAT_TIMEOUT_MS = 200;
-const MIN_QUEUED_TIMEOUT_MS = LONGEST_RETRY_DELAY_MS + 120_000;
+export const MIN_QUEUED_TIMEOUT_MS = LONGEST_RETRY_DELAY_MS + 120_000;
 
 export const JobSettings = z.object({
-  JOB_HISTORY_DAYS: envInteger(30, 1).describe(
-    "Days a finished job run stays in the job history (the D1 table job_runs) before the daily housekeeping removes it.",
+  JOB_HISTORY_DAYS: envInteger(30, 1),
+  JOB_HEARTBEAT_TIMEOUT: envDurationMs("60s").pipe(z.number().min(MIN_HEARTBEAT_TIMEOUT_MS, "must be at least 200ms")),
+  JOB_QUEUED_TIMEOUT: envDurationMs("2h").pipe(
+    z.number().min(MIN_QUEUED_TIMEOUT_MS, `must be at least ${MIN_QUEUED_TIMEOUT_MS / 60_000}m`),
   ),
-  JOB_HEARTBEAT_TIMEOUT: envDurationMs("60s")
-    .pipe(z.number().min(MIN_HEARTBEAT_TIMEOUT_MS, "must be at least 200ms"))
-    .describe(
-      "A running job beats (its run's heartbeat_at and its lock) every quarter of this. A run without a beat for this long is dead (its worker crashed): its lock is free again, the sweep marks it failed with the cause, and a redelivered message of it does nothing. At least 200ms: below, a lock would expire between two beats of its holder.",
-    ),
-  JOB_QUEUED_TIMEOUT: envDurationMs("2h")
-    .pipe(z.number().min(MIN_QUEUED_TIMEOUT_MS, `must be at least ${MIN_QUEUED_TIMEOUT_MS / 60_000}m`))
-    .describe(
-      `A queued job run that no delivery has touched for this long lost its queue message: the sweep marks it failed. At least ${MIN_QUEUED_TIMEOUT_MS / 60_000}m, two minutes more than the longest retry delay (${LONGEST_RETRY_DELAY_MS / 60_000}m), so that a run waiting for its retry is never taken for a lost one.`,
-    ),
 });
 export type JobSettings = z.output<typeof JobSettings>;
 

@@ -6,18 +6,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { d1ServerTiming, emptyD1Usage, type D1Usage } from "./d1-meter";
 import { logError } from "./log";
-import { envBoolean, oneLine, SettingsError, settingsReader } from "./settings";
+import { envBoolean, SettingsError, settingsReader } from "./settings";
 import { z } from "./zod";
 
 export const DiagnosticsSettings = z.object({
-  D1_USAGE_HEADER: envBoolean(false).describe(oneLine`
-    \`true\` counts the D1 work of every HTTP request and answers it in a \`Server-Timing\` header,
-    \`d1;desc="calls=N statements=S rows_written=W rows_read=R unmetered=U"\`: round trips to D1 (a batch is one),
-    the statements they ran, and the rows D1 reports written and read (\`meta.rows_written\`, \`meta.rows_read\`),
-    which D1 gives for run(), all() and batches but not for raw() (drizzle's selects and \`returning()\`), first() or
-    exec(): those are the unmetered statements. Work a request leaves to run after its answer (waitUntil, the queue)
-    is not in it. For benchmarks (\`npm run bench:*\`): on, every caller reads the counts of its own requests; off,
-    nothing is counted and no header is added.`),
+  D1_USAGE_HEADER: envBoolean(false),
 });
 export type DiagnosticsSettings = z.output<typeof DiagnosticsSettings>;
 

@@ -2,7 +2,6 @@
 // (the logrus level names of the rate limit reference; default info) and LOG_FORMAT picks logrus-style text
 // (`time=... level=info msg=... key=value`, the default) or JSON objects with `@message`, `@timestamp` and `level`.
 import { perIsolate } from "./isolate";
-import type { SettingDoc } from "./settings";
 
 export type LogLevel = "panic" | "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 
@@ -22,32 +21,6 @@ interface LogSettings {
   level: number;
   format: "text" | "json";
 }
-
-/**
- * LOG_LEVEL and LOG_FORMAT, for docs/settings.md: read below rather than by a schema, so a bad value never fails the
- * Worker (npm start still refuses it).
- */
-export const logSettingDocs: SettingDoc[] = [
-  {
-    name: "LOG_LEVEL",
-    kind: "choice",
-    choices: ["panic", "fatal", "error", "warn", "info", "debug", "trace"],
-    default: "info",
-    description:
-      "Lowest level written, as logrus (the reference's logger) names them; `warning` is read as `warn`. A malformed " +
-      "value is logged once and the default kept; `npm start` refuses it.",
-  },
-  {
-    name: "LOG_FORMAT",
-    kind: "choice",
-    choices: ["text", "json"],
-    default: "text",
-    description:
-      "`text`: logrus-style lines, `time=... level=info msg=... key=value`. `json`: one object per line with " +
-      "`@message`, `@timestamp`, `level` and the fields. A malformed value is logged once and the default kept; " +
-      "`npm start` refuses it.",
-  },
-];
 
 let current: LogSettings = { level: SEVERITY.info, format: "text" };
 let configuredFrom: object | undefined;

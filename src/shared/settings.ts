@@ -1,7 +1,8 @@
 // Reading a service's settings from the Worker environment: one zod schema per service, parsed once per
 // isolate (memoised on the env object), failing with an error that names the variable but never its value. Each
-// field carries its documentation as zod metadata (kind and default from the env* helpers, meaning from the schema),
-// from which test/docs/settings.node.test.ts generates docs/settings.md.
+// field carries its kind and default as zod metadata (set by the env* helpers); its meaning lives in the sibling
+// *-meanings.ts module, which only the docs generator (test/support/settings-page.ts) imports, so that docs/settings.md
+// gets the texts and the Worker bundle does not.
 import { z } from "./zod";
 import { perIsolate } from "./isolate";
 
@@ -35,8 +36,18 @@ export const oneLine = (strings: TemplateStringsArray, ...values: unknown[]): st
     .trim();
 
 /**
+ * The meanings of a schema's fields, as docs/settings.md gives them: exactly one for each field but those named as
+ * aliases (docs/settings.md lists an alias in its setting's row). Held by *-meanings.ts modules, which nothing in the
+ * Worker may import (.dependency-cruiser.cjs).
+ */
+export type SettingMeanings<Field extends PropertyKey, Alias extends Field = never> = Record<
+  Exclude<Field, Alias>,
+  string
+>;
+
+/**
  * A variable read outside any schema (its name varies, or a malformed value must not fail the request), documented
- * beside the code that reads it so that docs/settings.md lists it with the schemas' fields.
+ * in the *-meanings.ts module beside the code that reads it so that docs/settings.md lists it with the schemas' fields.
  */
 export interface SettingDoc {
   name: string;

@@ -11,12 +11,23 @@ import {
   renderSettingsPage,
   settingOf,
   settingsPagePath,
+  workerTables,
 } from "../support/settings-page";
 
 describe("docs/settings.md", () => {
-  it("keeps a helper's kind and default when the schema adds a meaning", () => {
-    const field = envDurationMs("10s").describe("How long.") as unknown as Node;
-    expect(settingOf("X", field)).toMatchObject({ kind: "duration", default: "10s", description: "How long." });
+  it("keeps a helper's kind and default when the schema adds metadata of its own", () => {
+    const field = envDurationMs("10s").meta({ alias: "Y" }) as unknown as Node;
+    expect(settingOf("X", field, "How long.")).toMatchObject({
+      kind: "duration",
+      default: "10s",
+      alias: "Y",
+      description: "How long.",
+    });
+  });
+
+  it("finds no meaning on the Worker's schemas: each lives in its *-meanings.ts module, outside the bundle", () => {
+    const onSchemas = workerTables.flatMap((table) => table.settings.filter((setting) => setting.meaningOnSchema));
+    expect(onSchemas.map((setting) => setting.name)).toEqual([]);
   });
 
   it("documents every setting: a kind and a meaning, or the setting it is an alias of", () => {

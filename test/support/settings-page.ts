@@ -1,19 +1,29 @@
-// docs/settings.md as the settings schemas' zod metadata generate it (kind and default from the env* helpers, meaning
-// and alias from the schemas): `npm run docs:settings` (scripts/docs-settings.mjs) writes it, and
-// test/docs/settings.node.test.ts checks the committed page against it.
+// docs/settings.md as the settings schemas generate it (kind, default and alias from their zod metadata, meaning from
+// the *-meanings.ts module beside each, which the Worker never imports): `npm run docs:settings`
+// (scripts/docs-settings.mjs) writes it, and test/docs/settings.node.test.ts checks the committed page against it.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod/v4";
 import { GatewaySettingsSchema } from "../../grpc-gateway/settings.mjs";
 import { JobSettings } from "../../src/jobs/settings";
+import { jobSettingMeanings } from "../../src/jobs/settings-meanings";
 import { NewsSettings } from "../../src/news/settings";
+import { newsSettingMeanings } from "../../src/news/settings-meanings";
 import { ProxySettings } from "../../src/proxy/settings";
+import { proxySettingMeanings } from "../../src/proxy/settings-meanings";
 import { CounterStoreSettings, storeAliasOf } from "../../src/ratelimit/counter-store-settings";
-import { mogrifierSettingDocs, observabilityFields } from "../../src/ratelimit/observability-settings";
+import { counterStoreSettingMeanings } from "../../src/ratelimit/counter-store-settings-meanings";
+import { observabilityFields } from "../../src/ratelimit/observability-settings";
+import {
+  mogrifierSettingDocs,
+  observabilitySettingMeanings,
+} from "../../src/ratelimit/observability-settings-meanings";
 import { limitFields, RateLimitSettings } from "../../src/ratelimit/settings";
+import { rateLimitSettingMeanings } from "../../src/ratelimit/settings-meanings";
 import { DiagnosticsSettings } from "../../src/shared/d1-usage";
-import { logSettingDocs } from "../../src/shared/log";
+import { diagnosticsSettingMeanings } from "../../src/shared/d1-usage-meanings";
+import { logSettingDocs } from "../../src/shared/log-meanings";
 import { type SettingDoc } from "../../src/shared/settings";
 
 const root = path.join(import.meta.dirname, "..", "..");
@@ -32,6 +42,8 @@ interface Setting extends SettingDoc {
   aliasOf?: string;
   items?: string;
   bounds?: { min?: number; max?: number };
+  /** The schema carries a meaning in its metadata: a Worker's field must not, or the text is in the bundle. */
+  meaningOnSchema?: boolean;
 }
 
 /** The metadata of a field: what the helpers attached to the schemas it pipes from, then its own (which wins). */
@@ -82,12 +94,17 @@ function shapeOf(schema: Node): Record<string, Node> {
   return {};
 }
 
-export function settingOf(name: string, schema: Node): Setting {
+/**
+ * A field as the page lists it: what its schema's metadata says, and its meaning, from its *-meanings.ts module when
+ * given, else from the metadata (the gRPC gateway's, a Node program, carry theirs).
+ */
+export function settingOf(name: string, schema: Node, meaning?: string): Setting {
   const meta = metaOf(schema);
   return {
     name,
     kind: meta.kind!,
-    description: meta.description ?? "",
+    description: meaning ?? meta.description ?? "",
+    meaningOnSchema: meta.description !== undefined,
     default: meta.default,
     choices: meta.choices,
     items: meta.items,
@@ -98,10 +115,15 @@ export function settingOf(name: string, schema: Node): Setting {
   };
 }
 
-const fieldsOf = (shape: Record<string, unknown>, keep: (name: string) => boolean = () => true): Setting[] =>
+/** The fields of a shape, each with its meaning from `meanings` (its *-meanings.ts module) or else its metadata. */
+const fieldsOf = (
+  shape: Record<string, unknown>,
+  meanings: Partial<Record<string, string>> = {},
+  keep: (name: string) => boolean = () => true,
+): Setting[] =>
   Object.entries(shape)
     .filter(([name]) => keep(name))
-    .map(([name, schema]) => settingOf(name, schema as Node));
+    .map(([name, schema]) => settingOf(name, schema as Node, meanings[name]));
 
 const isRateLimitField = (name: string) => !(name in limitFields) && !(name in observabilityFields);
 
@@ -114,16 +136,16 @@ interface Table {
   settings: Setting[];
 }
 
-const workerTables: Table[] = [
+export const workerTables: Table[] = [
   {
     heading: "## Proxy configuration API",
     intro: "Read by src/proxy/settings.ts.",
-    settings: fieldsOf(shapeOf(ProxySettings as unknown as Node)),
+    settings: fieldsOf(shapeOf(ProxySettings as unknown as Node), proxySettingMeanings),
   },
   {
     heading: "## News API",
     intro: "Read by src/news/settings.ts.",
-    settings: fieldsOf(shapeOf(NewsSettings as unknown as Node)),
+    settings: fieldsOf(shapeOf(NewsSettings as unknown as Node), newsSettingMeanings),
   },
   {
     heading: "## Rate limit service",
@@ -133,33 +155,33 @@ const workerTables: Table[] = [
       (envoyproxy/ratelimit) names a setting otherwise, its name is the alias. The reference's HOST, PORT, DEBUG_HOST
       and DEBUG_PORT are not read: the Worker serves every route on its own origin.`,
     subheading: "### Rules and answers",
-    settings: fieldsOf(shapeOf(RateLimitSettings as unknown as Node), isRateLimitField),
+    settings: fieldsOf(shapeOf(RateLimitSettings as unknown as Node), rateLimitSettingMeanings, isRateLimitField),
   },
   {
     heading: "### Request and configuration limits",
     intro: oneParagraph`
       Not in the spec (the reference has none): each bounds the work and memory one request can cost, and every
       refusal names its setting.`,
-    settings: fieldsOf(limitFields),
+    settings: fieldsOf(limitFields, rateLimitSettingMeanings),
   },
   {
     heading: "### Counter stores",
     intro: oneParagraph`
       Where the counters live (BACKEND_TYPE) and how each store is reached. Every KVSTORE_* setting also reads the
       reference's REDIS_* name, every OBJCACHE_* one the MEMCACHE_* name.`,
-    settings: fieldsOf(shapeOf(CounterStoreSettings as unknown as Node)),
+    settings: fieldsOf(shapeOf(CounterStoreSettings as unknown as Node), counterStoreSettingMeanings),
   },
   {
     heading: "### Statistics, metrics and traces",
     intro: oneParagraph`
       Read by src/ratelimit/stats/; the mogrifier variables, whose names the operator chooses, by
       src/ratelimit/stats/statsd.ts.`,
-    settings: [...fieldsOf(observabilityFields), ...mogrifierSettingDocs],
+    settings: [...fieldsOf(observabilityFields, observabilitySettingMeanings), ...mogrifierSettingDocs],
   },
   {
     heading: "## Jobs",
     intro: "Read by src/jobs/settings.ts: the queue consumer and the cron triggers of every service.",
-    settings: fieldsOf(shapeOf(JobSettings as unknown as Node)),
+    settings: fieldsOf(shapeOf(JobSettings as unknown as Node), jobSettingMeanings),
   },
   {
     heading: "## Logging",
@@ -169,7 +191,7 @@ const workerTables: Table[] = [
   {
     heading: "## Diagnostics",
     intro: "Every service of the Worker; read by src/shared/d1-usage.ts.",
-    settings: fieldsOf(shapeOf(DiagnosticsSettings as unknown as Node)),
+    settings: fieldsOf(shapeOf(DiagnosticsSettings as unknown as Node), diagnosticsSettingMeanings),
   },
 ];
 
