@@ -76,5 +76,12 @@ export function jobRegistry(
   return { jobs, schedules };
 }
 
-/** Only the envelope, to find the definition that then reads the whole message. */
-export const JobEnvelope = z.object({ kind: z.string().min(1).max(64), runId });
+/**
+ * Only the envelope, to find the definition that then reads the rest of the message. `lostEnd` is the platform's: a
+ * message sent again because D1 could not record the end of the attempt it names (src/jobs/queue.ts).
+ */
+export const JobEnvelope = z.object({
+  kind: z.string().min(1).max(64),
+  runId,
+  lostEnd: z.object({ startedAt: z.number().int(), attempt: z.number().int().positive() }).optional(),
+});

@@ -1,6 +1,6 @@
 // Who runs a job run: a delivery claims a queued run (one delivery wins, whatever the queue redelivers), beats while it
 // runs, and the sweep fails the runs whose worker went silent and the queued runs whose message was lost.
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../shared/db";
 import { getJobRun } from "./history";
 import { jobRuns } from "./tables";
@@ -12,11 +12,13 @@ export type ClaimRefusal = "finished" | "running" | "dead" | "missing";
  * Makes a queued run running, in one conditional UPDATE, so that of two deliveries of its message only one runs it.
  * A retry keeps the warnings the run has: children and sweeps may have added theirs since the failed attempt. Answers
  * null when claimed, or why not: a running run whose heartbeat is older than `heartbeatTimeoutMs` is "dead".
+ * `endLostOf`, the start of an attempt whose end D1 could not record, also claims the run still running since it.
  */
 export async function claimJobRun(
   db: Database,
-  input: { id: number; now: Date; heartbeatTimeoutMs: number },
+  input: { id: number; now: Date; heartbeatTimeoutMs: number; endLostOf?: Date },
 ): Promise<ClaimRefusal | null> {
+  const lost = input.endLostOf && and(eq(jobRuns.state, "running"), eq(jobRuns.startedAt, input.endLostOf));
   const claimed = await db
     .update(jobRuns)
     .set({
@@ -25,7 +27,7 @@ export async function claimJobRun(
       heartbeatAt: input.now,
       attempts: sql`${jobRuns.attempts} + 1`,
     })
-    .where(and(eq(jobRuns.id, input.id), eq(jobRuns.state, "queued")))
+    .where(and(eq(jobRuns.id, input.id), or(eq(jobRuns.state, "queued"), lost)))
     .returning({ id: jobRuns.id });
   if (claimed.length > 0) return null;
   const run = await getJobRun(db, input.id);

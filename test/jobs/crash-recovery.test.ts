@@ -82,6 +82,62 @@ describe("recording a run's end", () => {
   });
 });
 
+/** env.DB on which every write of a run's end fails, as an outage of D1 longer than its three tries would. */
+function dbLosingRunEnds(): D1Database {
+  const failing = () => Promise.reject(new Error("D1_ERROR: Network connection lost."));
+  return new Proxy(env.DB, {
+    get(target, key) {
+      if (key !== "prepare") return Reflect.get(target, key).bind(target);
+      return (query: string) => {
+        if (!/^update "job_runs" set "state" = \?, "warnings" = /.test(query)) return target.prepare(query);
+        const statement = { run: failing, all: failing, raw: failing, first: failing };
+        return { ...statement, bind: () => statement };
+      };
+    },
+  });
+}
+
+describe("an end D1 cannot record", () => {
+  it("sends the run again, naming the attempt: its delivery claims the run still shown running, and retries it", async () => {
+    const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
+    const sent: { body: unknown; options: unknown }[] = [];
+    const jobs = { send: async (body: unknown, options: unknown) => void sent.push({ body, options }) };
+    // The attempt fails (invalid settings, say, or the same outage), and its end cannot be recorded.
+    const broken = { ...env, JOB_HISTORY_DAYS: "zero", DB: dbLosingRunEnds(), JOBS: jobs } as unknown as Env;
+    const first = await deliverBatch([{ id: "m", attempts: 1, body: { kind: "housekeeping", runId } }], broken);
+    expect(first.result.explicitAcks).toEqual(["m"]);
+    expect(first.result.retryMessages).toEqual([]);
+    const lost = (await getJobRun(db(), runId))!;
+    expect(lost).toMatchObject({ state: "running", attempts: 1 });
+    // Sent within half of JOB_HEARTBEAT_TIMEOUT (60 s): the sweep does not fail the silent run before it comes.
+    expect(sent).toEqual([
+      {
+        body: { kind: "housekeeping", runId, lostEnd: { startedAt: lost.startedAt!.getTime(), attempt: 1 } },
+        options: { delaySeconds: 30 },
+      },
+    ]);
+
+    // Delivered twice, once D1 is back: one delivery retries the run, the other finds it running and does nothing.
+    const message = { id: "again", attempts: 1, body: sent[0].body };
+    const again = await deliverBatch([message, message], env);
+    expect(again.result.explicitAcks).toEqual(["again", "again"]);
+    expect(again.result.retryMessages).toEqual([]);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 2, error: null });
+  });
+
+  it("leaves a run running elsewhere alone, though a message names its attempt's start", async () => {
+    const runId = await runningRun(5_000);
+    const before = (await getJobRun(db(), runId))!;
+    const lostEnd = { startedAt: before.startedAt!.getTime() - 1, attempt: 1 };
+    const { result } = await deliverBatch(
+      [{ id: "other", attempts: 1, body: { kind: "housekeeping", runId, lostEnd } }],
+      env,
+    );
+    expect(result.explicitAcks).toEqual(["other"]);
+    expect(await getJobRun(db(), runId)).toEqual(before);
+  });
+});
+
 describe("idempotent deliveries", () => {
   it("runs a message delivered twice in one batch once: both acked, one attempt, one outcome", async () => {
     const runId = await createJobRun(db(), { kind: "housekeeping", trigger: "test" });
