@@ -1,5 +1,5 @@
 // The job_runs repository: record a run when it is queued, started and finished, and prune old runs.
-import { and, count, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { commitBatch, type Database, type Statement } from "../shared/db";
 import { logWarn } from "../shared/log";
@@ -27,6 +27,26 @@ export async function createJobRuns(db: Database, inputs: { kind: string; trigge
     order by run.key
     returning id`);
   return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
+/**
+ * The ids of the runs of `kind` that `trigger` queued after run `after` (its children: the ids past it bound the read)
+ * and whose message went out: all but those failed without ever starting (a send that failed).
+ */
+export async function sentRunsOf(db: Database, input: { kind: string; trigger: string; after: number }) {
+  const rows = await db
+    .select({ id: jobRuns.id })
+    .from(jobRuns)
+    .where(
+      and(
+        eq(jobRuns.kind, input.kind),
+        gt(jobRuns.id, input.after),
+        eq(jobRuns.trigger, input.trigger),
+        sql`not (${jobRuns.state} = 'failed' and ${jobRuns.startedAt} is null)`,
+      ),
+    )
+    .orderBy(jobRuns.id);
+  return rows.map((row) => row.id);
 }
 
 /** How a run ended (or, `queued`, waits for its retry): its warnings and its error. */

@@ -3,7 +3,7 @@
 // a version nobody knows was applied, and never ships twice.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createJobRun, getJobRun } from "../../src/jobs/history";
+import { createJobRun, finishJobRun, getJobRun } from "../../src/jobs/history";
 import { MAX_ATTEMPTS } from "../../src/jobs/retries";
 import { deliverBatch } from "../support/jobs-queue";
 import { expectJson } from "../support/proxy-api";
@@ -114,5 +114,55 @@ describe("a queued gensynchaprx retried after its push's answer was lost", () =>
         `still working on version ${version} (reloading). Whether the load balancer took it is unknown until GET ` +
         "/admin/haproxy/status reads the agent again.",
     });
+  });
+});
+
+describe("a queued gensynchaprx whose slave syncs could not be queued after its version became active", () => {
+  const SLAVE = "http://slave.test:9400";
+  const syncRuns = async (runId: number) =>
+    (
+      await env.DB.prepare("select id, state from job_runs where kind = 'haproxy-slave-sync' and \"trigger\" = ?")
+        .bind(`gensynchaprx run ${runId}`)
+        .all()
+    ).results;
+
+  it("has its retry queue them, once however often it is delivered again", async () => {
+    const sent: unknown[] = [];
+    const send = async (messages: unknown[]) => void sent.push(...messages);
+    const withQueue = (sendBatch: (messages: unknown[]) => Promise<void>) =>
+      ({ ...agentEnv({ SLAVE_AGENT_URLS: SLAVE }), JOBS: { send, sendBatch } }) as unknown as Env;
+    const refusing = withQueue(() => Promise.reject(new Error("queue unavailable")));
+    const runId = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+    agents({ push: (call) => Response.json({ outcome: "applied", version: call.body.version }) });
+    const first = await deliverBatch([{ id: "a1", attempts: 1, body: { kind: "gensynchaprx", runId } }], refusing);
+    expect(first.result.retryMessages).toEqual([{ msgId: "a1" }]);
+    const version = await activeVersion();
+    const [unsent] = await syncRuns(runId);
+    expect(unsent).toMatchObject({ state: "failed" });
+
+    const second = await deliverBatch(
+      [{ id: "a2", attempts: 2, body: { kind: "gensynchaprx", runId } }],
+      withQueue(send),
+    );
+    expect(second.result.explicitAcks).toEqual(["a2"]);
+    const syncs = await syncRuns(runId);
+    expect(syncs).toEqual([unsent, { id: expect.any(Number), state: "queued" }]);
+    const queued = syncs[1].id as number;
+    const sync = { kind: "haproxy-slave-sync", parentRunId: runId, version, agentUrl: SLAVE, runId: queued };
+    expect(sent).toEqual([{ body: sync }]);
+    const run = (await getJobRun(db(), runId))!;
+    expect(run).toMatchObject({ state: "succeeded", attempts: 2, error: null });
+    expect(run.warnings).toContain(`INFO: sync of version ${version} to slave ${SLAVE} queued as job ${queued}`);
+
+    // The retry's end lost, say: another retry finds the syncs queued and queues none again.
+    await finishJobRun(db(), { id: runId, now: new Date(), state: "queued", error: "could not record the end" });
+    const third = await deliverBatch(
+      [{ id: "a3", attempts: 3, body: { kind: "gensynchaprx", runId } }],
+      withQueue(send),
+    );
+    expect(third.result.explicitAcks).toEqual(["a3"]);
+    expect(await syncRuns(runId)).toEqual(syncs);
+    expect(sent).toHaveLength(1);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 3, error: null });
   });
 });

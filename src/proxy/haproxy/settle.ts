@@ -63,23 +63,25 @@ export async function settleVersion(
     await note(`INFO: version ${row.id} was settled as applied, after a newer version`);
   } else {
     await note(`INFO: version ${row.id} was settled as applied: it is the version in force`);
-    if (row.jobRunId !== null) await queueSlaves(settings.SLAVE_AGENT_URLS, row, input, note);
+    if (row.jobRunId !== null) await queueSlaves(env, { version: row.id, runId: row.jobRunId }, input.queueSlaveSyncs);
   }
   return { state: "applied" };
 }
 
-/** The slave syncs of a version settled as in force, queued under the run that pushed it. */
+/** The slave syncs of a version in force, queued under the run that pushed it, which is told their runs. */
 async function queueSlaves(
-  slaves: string[],
-  row: { id: number; jobRunId: number | null },
-  input: { queueSlaveSyncs: (parentRunId: number) => QueueSlaveSyncs },
-  note: (text: string) => Promise<void> | undefined,
+  env: Env,
+  shipped: { version: number; runId: number },
+  queueSlaveSyncs: (parentRunId: number) => QueueSlaveSyncs,
 ) {
+  const slaves = proxySettings(env).SLAVE_AGENT_URLS;
   if (slaves.length === 0) return;
-  const runs = await input.queueSlaveSyncs(row.jobRunId!)(slaves.map((agentUrl) => ({ version: row.id, agentUrl })));
-  for (const [index, agentUrl] of slaves.entries()) {
-    await note(`INFO: sync of version ${row.id} to slave ${agentUrl} queued as job ${runs[index]}`);
-  }
+  const { version, runId } = shipped;
+  const runs = await queueSlaveSyncs(runId)(slaves.map((agentUrl) => ({ version, agentUrl })));
+  const notes = slaves.map(
+    (agentUrl, i) => `INFO: sync of version ${version} to slave ${agentUrl} queued as job ${runs[i]}`,
+  );
+  await appendJobWarnings(database(env.DB), { id: runId, warnings: notes });
 }
 
 /**
@@ -95,6 +97,9 @@ export async function shippedByEarlierAttempt(
   const db = database(env.DB);
   const row = await latestVersionOfRun(db, input.runId);
   if (!row || row.status === "rejected") return undefined;
+  // Its slave syncs may not have gone out (the queue refused them after the version became active).
+  if (row.status === "active")
+    await queueSlaves(env, { version: row.id, runId: input.runId }, () => input.queueSlaveSyncs);
   if (row.status === "active" || row.status === "previous") return row.notes;
   if (!agentOf(proxySettings(env))) {
     await rejectVersion(db, row.id, "its run stopped before it was applied, and no agent is configured");

@@ -3,6 +3,7 @@
 import { z } from "../../shared/zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../../jobs/define";
 import { enqueueJob, enqueueJobs } from "../../jobs/enqueue";
+import { sentRunsOf } from "../../jobs/history";
 import { database } from "../../shared/db";
 import { SettingsError } from "../../shared/settings";
 import { pruneAuditLog } from "../audit/log";
@@ -94,14 +95,24 @@ export const dailyProxyRequests = (): JobRequest<typeof certificatesJob | typeof
   { kind: auditPruneJob.kind },
 ];
 
+/**
+ * Queues a gensynchaprx run's slave syncs once (a run ships one version at most): a retry whose earlier attempt sent
+ * them is answered those runs, one whose send failed queues them anew.
+ */
 export const queueSlaveSyncs =
   (env: Env, parentRunId: number): QueueSlaveSyncs =>
-  (syncs) =>
-    enqueueJobs(
-      env,
-      syncs.map((sync): JobRequest<typeof slaveSyncJob> => ({ kind: slaveSyncJob.kind, parentRunId, ...sync })),
-      `${genSyncJob.kind} run ${parentRunId}`,
-    );
+  async (syncs) => {
+    const trigger = `${genSyncJob.kind} run ${parentRunId}`;
+    if (syncs.length === 0) return [];
+    const sent = await sentRunsOf(database(env.DB), { kind: slaveSyncJob.kind, trigger, after: parentRunId });
+    if (sent.length === syncs.length) return sent;
+    const request = (sync: (typeof syncs)[number]): JobRequest<typeof slaveSyncJob> => ({
+      kind: slaveSyncJob.kind,
+      parentRunId,
+      ...sync,
+    });
+    return enqueueJobs(env, syncs.map(request), trigger);
+  };
 
 // ---- the queued runs ----
 
