@@ -1,11 +1,23 @@
 // Debounced gensynchaprx (PROXY_GENERATION_DEBOUNCE): tenants' calls close together share one run, a call never
 // joins a run that started before it, the administrator runs at once, and 0 keeps the old behaviour.
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { getJobRun } from "../../src/jobs/history";
+import { createJobRun, getJobRun } from "../../src/jobs/history";
 import { CONFIG_LOCK } from "../../src/proxy/jobs";
 import { createProjectOnHost } from "../support/proxy-fixtures";
 import { as, createApiUser, createBackend, expectJson } from "../support/proxy-api";
-import { applied, callWith, db, fakeAgents, agentEnv, locks, withVars } from "../support/proxy-job-env";
+import { deliverBatch } from "../support/jobs-queue";
+import {
+  agents,
+  applied,
+  callWith,
+  db,
+  fakeAgents,
+  agentEnv,
+  locks,
+  record,
+  timedOut,
+  withVars,
+} from "../support/proxy-job-env";
 
 const WINDOW_MS = 1_500;
 const debounced = (vars: Record<string, string> = {}) =>
@@ -28,6 +40,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   vi.spyOn(console, "error").mockImplementation(() => {});
+  vi.spyOn(console, "warn").mockImplementation(() => {});
 });
 afterEach(() => vi.restoreAllMocks());
 
@@ -74,6 +87,50 @@ describe("a tenant's gensynchaprx", () => {
       `Unable to reload and sync of HAProxy: the load balancer refused the configuration ${where}. The previous configuration is still active.`,
       `Unable to reload and sync of HAProxy: the run this call joined failed ${where}`,
     ]);
+  });
+
+  it("does not join a queued run's retry that ships a version generated before the call, and runs after it", async () => {
+    // A queued gensynchaprx (as the certificate job queues it) whose first attempt's push answer is lost.
+    const runId = await createJobRun(db(), { kind: "gensynchaprx", trigger: "test" });
+    const first = agents({
+      push: () => {
+        throw timedOut();
+      },
+      abandon: (call) => record("reloading", Number(/pushes\/v(\d+)-/.exec(call.url)![1])),
+    });
+    await deliverBatch([{ id: "a1", attempts: 1, body: { kind: "gensynchaprx", runId } }], debounced());
+    const stale = first.find((call) => call.method === "PUT")!.body;
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "queued" });
+    vi.mocked(globalThis.fetch).mockRestore();
+
+    // The tenant changes its backend after that version was generated, and calls while the lock is held for the
+    // queued run's retry (handed over to it): the tenant cannot run before the retry, which starts after it arrived.
+    const balance = `balance ${stale.files["haproxy.cfg"].includes("balance source") ? "first" : "source"}`;
+    await expectJson(as(tenant, "/backends/debounce", "POST", { label: "site", params: balance }), 200);
+    const lock = { holder: `run-${runId}`, kind: "gensynchaprx", ttlMs: 60_000, forQueuedRun: true };
+    await locks().acquire(CONFIG_LOCK, lock);
+    const seen = agents({
+      abandon: () => record("applied", stale.version),
+      push: (call) => Response.json({ outcome: "applied", version: call.body.version }),
+    });
+    const call = callWith(debounced(), "/admin/gensynchaprx", tenant);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The queued run's retry, claimed after the tenant arrived, settles the earlier version and ships nothing.
+    const retry = await deliverBatch([{ id: "a2", attempts: 2, body: { kind: "gensynchaprx", runId } }], debounced());
+    expect(retry.result.explicitAcks).toEqual(["a2"]);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", attempts: 2 });
+
+    const answer = await call;
+    expect(await expectJson(answer, 200)).toEqual([]);
+    const own = Number(answer.headers.get("X-Job-Id"));
+    expect(own).toBeGreaterThan(runId);
+    const pushes = seen.filter((c) => c.method === "PUT");
+    expect(pushes).toHaveLength(1);
+    expect(pushes[0].body.version).toBeGreaterThan(stale.version);
+    expect(pushes[0].body.files["haproxy.cfg"]).toContain(`\n    ${balance}\n`);
+    expect((await startedAt(answer)) - (await getJobRun(db(), runId))!.startedAt!.getTime()).toBeGreaterThanOrEqual(
+      WINDOW_MS,
+    );
   });
 
   it("the administrator's call runs at once, whatever the window", async () => {

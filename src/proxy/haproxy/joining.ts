@@ -7,8 +7,11 @@ export interface StartedRun {
   id: number;
   state: "queued" | "running" | "succeeded" | "failed";
   startedAt: number;
-  /** A rollback re-ships a stored version: it never carries anybody's latest changes. */
-  restore: boolean;
+  /**
+   * It re-shipped a version made before it started (a rollback, or a retry answering what an earlier attempt shipped):
+   * it carries nobody's latest changes.
+   */
+  reships: boolean;
 }
 
 export type JoinDecision =
@@ -41,7 +44,7 @@ export function joinDecision(input: {
   const { arrivedAt, now, debounceMs, last } = input;
   const ended = last?.state === "succeeded" || last?.state === "failed";
   if (!last || !ended) return { kind: "run" };
-  if (last.startedAt >= arrivedAt && !last.restore) return { kind: "join", runId: last.id };
+  if (last.startedAt >= arrivedAt && !last.reships) return { kind: "join", runId: last.id };
   const windowEnds = last.startedAt + debounceMs;
   return windowEnds > now ? { kind: "wait", ms: windowEnds - now } : { kind: "run" };
 }

@@ -18,7 +18,7 @@ import {
 } from "../haproxy/sync";
 import type { BundleNote } from "../haproxy/config";
 import { joinOrRun, type JoinPorts } from "../haproxy/joining";
-import { notesOfRun } from "../haproxy/versions";
+import { latestVersionOfRun, notesOfRun } from "../haproxy/versions";
 import { mayAccessProject, type Caller } from "../installation/api-users";
 import { proxySettings } from "../settings";
 import { restoreSshProxyVersion, sshProxySettingsOf } from "../sshproxy/versions";
@@ -95,7 +95,12 @@ export async function runGenSyncForCaller(
   const ports: JoinPorts<{ runId: number; notes: BundleNote[]; joined: boolean }> = {
     async latestStartedRun() {
       const row = await latestStartedRun(db, genSyncJob.kind);
-      return row && { ...row, startedAt: row.startedAt!.getTime(), restore: RESTORE_TRIGGER.test(row.trigger) };
+      if (!row) return undefined;
+      const startedAt = row.startedAt!.getTime();
+      // A queued run's retry answers the version an earlier attempt generated, if it shipped one.
+      const shipped = row.state === "succeeded" ? await latestVersionOfRun(db, row.id) : undefined;
+      const earlier = shipped !== undefined && shipped.createdAt.getTime() < startedAt;
+      return { ...row, startedAt, reships: earlier || RESTORE_TRIGGER.test(row.trigger) };
     },
     run: () => runNow(new Date()),
     joined: (runId) => joinedRun(db, runId),

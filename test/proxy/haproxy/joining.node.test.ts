@@ -7,7 +7,7 @@ const run = (fields: Partial<StartedRun>): StartedRun => ({
   id: 7,
   state: "succeeded",
   startedAt: 1_000,
-  restore: false,
+  reships: false,
   ...fields,
 });
 
@@ -34,11 +34,11 @@ describe("joinDecision", () => {
   });
 
   it("never joins a rollback: it re-ships a stored version, not the caller's changes", () => {
-    expect(joinDecision({ ...at, now: 8_000, last: run({ startedAt: 6_000, restore: true }) })).toEqual({
+    expect(joinDecision({ ...at, now: 8_000, last: run({ startedAt: 6_000, reships: true }) })).toEqual({
       kind: "wait",
       ms: 1_000,
     });
-    expect(joinDecision({ ...at, now: 9_500, last: run({ startedAt: 6_000, restore: true }) })).toEqual({
+    expect(joinDecision({ ...at, now: 9_500, last: run({ startedAt: 6_000, reships: true }) })).toEqual({
       kind: "run",
     });
   });
