@@ -6,7 +6,11 @@ import { haproxyAgentSyncs } from "./tables";
 
 export type AgentSyncRow = typeof haproxyAgentSyncs.$inferSelect;
 
-/** Records an attempt's outcome; the highest version the agent said it runs is kept (never lowered). */
+/**
+ * Records an attempt's outcome; the highest version the agent said it runs is kept (never lowered). An attempt for a
+ * version older than the row's leaves the row alone: a late retry of an older version's sync must not hide the newer
+ * version's (its failure and next retry, say).
+ */
 export async function recordAgentSync(
   db: Database,
   input: Omit<AgentSyncRow, "agentVersion" | "updatedAt"> & { agentVersion: number | null; now: Date },
@@ -28,6 +32,7 @@ export async function recordAgentSync(
         agentVersion: sql`nullif(${highest}, 0)`,
         updatedAt: now,
       },
+      setWhere: sql`excluded.version >= ${haproxyAgentSyncs.version}`,
     });
 }
 
