@@ -26,9 +26,11 @@ import { buildWorkerBundle } from "./worker-bundle.mjs";
 // about 5 KiB; push outcomes, run claims, heartbeats and the sweeps, slave attempts, about 6 KiB). The web console of
 // issue 33 adds nothing: its assets are static files, held to their own 100 KiB below. Back to 396 KiB when esbuild's
 // keepNames went (wrangler.toml keep_names = false: 406.3 → 382.2 KiB; its __name() wrapper around every named
-// function and class was 24 KiB gzip), so that issue 33's "the ceiling stays" holds.
+// function and class was 24 KiB gzip), so that issue 33's "the ceiling stays" holds. 396 → 390 KiB when the settings'
+// meanings left the bundle for the docs generator's *-meanings.ts modules (395.8 → 385.2 KiB), so that most of that
+// gain stays won.
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 396 * 1024;
+const LIMIT_BYTES = 390 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
