@@ -5,11 +5,12 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { alertLines } from "./alerts.mjs";
+import { endState, errorCode, reloadTimedOut, restored } from "./apply-errors.mjs";
 import { ApplyError } from "./bundle.mjs";
 import { putBack, SwapError, swapIn } from "./config-files.mjs";
 import { createLiveDigest } from "./live-digest.mjs";
 import { childEnvironment, run, tail } from "./programs.mjs";
-import { createPushLog } from "./pushes.mjs";
+import { createPushLog, settleReloading } from "./pushes.mjs";
 import { removeScratch, settlePushes } from "./restart.mjs";
 import { createStateRecord } from "./state.mjs";
 import { syncPath, syncStaged } from "./sync-to-disk.mjs";
@@ -21,30 +22,6 @@ export { childEnvironment } from "./programs.mjs";
  * @typedef {import("./bundle.mjs").Bundle} Bundle
  * @typedef {import("./bundle.mjs").AgentState} AgentState
  */
-
-/**
- * What a failed swap or reload left in force, for its error: the previous configuration, or the entries that could
- * not be put back (their previous version is still in .previous, where the next push's swap would discard it).
- * @param {string[]} unrestored
- */
-const restored = (unrestored) =>
-  unrestored.length === 0
-    ? "the previous configuration was restored"
-    : `the previous configuration could not be restored: ${unrestored.join(", ")} could not be put back ` +
-      "(the previous version is in .previous)";
-
-/** A file system error's code (EIO, ENOSPC), for an answer. @param {unknown} error */
-const errorCode = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code ?? "unknown error";
-
-/** The push log's state for an apply's end: its outcome, or what its error means. @param {unknown} error */
-const endState = (error) =>
-  !(error instanceof ApplyError)
-    ? "refused"
-    : error.status === 409
-      ? "stale"
-      : error.status === 410
-        ? "abandoned"
-        : "refused";
 
 /**
  * @typedef {object} ApplierOptions
@@ -118,6 +95,7 @@ class Applier {
     const done = (async () => {
       await this.record.recordSuccess(next);
       if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, outcome);
+      await settleReloading(this.pushes, bundle.digest, bundle.version);
     })();
     this.committing = done.catch(() => undefined);
     return done;
@@ -246,8 +224,9 @@ class Applier {
         version: state.version,
       });
     }
-    // Compared with what is on disk, not with what was recorded: a push repairs files edited by hand.
-    if (state && (await this.liveDigest(this.configDir)) === bundle.digest) {
+    // Compared with what is on disk, so that a push repairs files edited by hand, and with what was recorded: files
+    // whose reload did not end in time are on disk but were never recorded, and are reloaded again.
+    if (state?.digest === bundle.digest && (await this.liveDigest(this.configDir)) === bundle.digest) {
       await this.beforeUnchanged?.(bundle);
       // An abandon that came while the files were read wins: checked and committed with no await between, so that
       // one coming later finds the commit under way and waits for it (agent.mjs); no reload starts, no deadline.
@@ -330,6 +309,13 @@ class Applier {
       );
     }
     const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
+    if (reload.timedOut) {
+      this.log("error", "haproxy-agent: the reload did not finish in time, killed; its files stay in place", {
+        version: bundle.version,
+        timeoutMs: this.timeoutMs,
+      });
+      throw reloadTimedOut(bundle.version, this.timeoutMs);
+    }
     if (reload.code !== 0) {
       const unrestored = await putBack(this.configDir, previous, swapped, this.move, this.sync);
       this.log("error", "haproxy-agent: reload failed, previous files put back", {
@@ -404,7 +390,8 @@ class Applier {
       } catch (error) {
         await this.recordFailure(bundle, error);
         const message = error instanceof Error ? error.message : String(error);
-        if (bundle.pushId) await this.pushes.record(bundle.pushId, bundle.version, endState(error), message);
+        const state = endState(error);
+        if (bundle.pushId && state) await this.pushes.record(bundle.pushId, bundle.version, state, message);
         throw error;
       }
     });

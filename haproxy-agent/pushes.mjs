@@ -107,3 +107,19 @@ export function createPushLog({ configDir, log }) {
     inProgress: () => [...records.values()].filter((known) => IN_PROGRESS.includes(known.state)),
   };
 }
+
+/**
+ * Settles the pushes left reloading by a reload that did not end in time, once a later one has ended: applied when
+ * the files now in force are theirs, else refused (their files were replaced before any reload was known to end).
+ * @param {ReturnType<typeof createPushLog>} pushes @param {string} digest the files in force now
+ * @param {number} version theirs
+ */
+export async function settleReloading(pushes, digest, version) {
+  for (const known of pushes.inProgress().filter((record) => record.state === "reloading")) {
+    const replaced =
+      `version ${known.version} was not applied: its reload did not finish in time, and version ${version}, ` +
+      "reloaded since, replaced its files";
+    if (known.digest === digest) await pushes.record(known.pushId, known.version, "applied");
+    else await pushes.record(known.pushId, known.version, "refused", replaced);
+  }
+}

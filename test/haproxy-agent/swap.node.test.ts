@@ -3,7 +3,7 @@
 // byte for byte (or the answer names what could not be put back), nothing is reloaded, and the push is refused. And,
 // watched through its sync seam, what a swap flushes to the disk before the reload counts on it, and what a push
 // answers when the disk refuses a flush.
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -169,6 +169,78 @@ describe("haproxy-agent: a reload that fails", () => {
     // Never without haproxy.cfg or certs: all but the one entry are the previous version.
     expect(liveFiles(agent.configDir)).toEqual({ ...v1, "domain2backend.map": v2["domain2backend.map"] });
     expect(agent.pushes.get("p-2")).toMatchObject({ state: "refused", error: message });
+  });
+});
+
+/**
+ * An agent at version 1 whose reload stands in for `systemctl reload haproxy`: it copies haproxy.cfg to what "HAProxy
+ * runs"; once `slow()` is called, the copy is left to a step of its own (as systemd goes on with a reload job whose
+ * systemctl was killed) 0.3 s later, and the command itself outlives the agent's 1 s time limit.
+ */
+async function agentWithSlowReload() {
+  const configDir = tempDir();
+  const base = tempDir();
+  const [loaded, slowFlag] = [path.join(base, "loaded.cfg"), path.join(base, "slow")];
+  const copy = `cp ${configDir}/haproxy.cfg ${loaded}`;
+  const reloadCmd =
+    `if [ -e ${slowFlag} ]; then setsid sh -c 'sleep 0.3; ${copy}' </dev/null >/dev/null 2>&1 & sleep 5; ` +
+    `else ${copy}; fi`;
+  const agent = createApplier({ configDir, reloadCmd, haproxy: "true", timeoutMs: 1000, log: () => {} });
+  expect(await agent.apply(bundle(1, v1, "p-1"))).toEqual({ outcome: "applied", version: 1 });
+  const runs = () => readFileSync(loaded, "utf8");
+  const [slow, fast, forget] = [() => writeFileSync(slowFlag, ""), () => rmSync(slowFlag), () => rmSync(loaded)];
+  return { ...agent, configDir, runs, slow, fast, forget };
+}
+
+const reloadTimedOut =
+  "the reload of version 2 did not finish within 1000 ms and was killed: its files are in place, " +
+  "and whether HAProxy runs them is unknown until a later reload";
+
+describe("haproxy-agent: a reload that does not finish in time", () => {
+  it("is no refusal: 504 reloadTimedOut, the new files left in place, the push still reloading", async () => {
+    const agent = await agentWithSlowReload();
+    agent.slow();
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({
+      status: 504,
+      message: reloadTimedOut,
+      extra: { reloadTimedOut: true },
+    });
+    // Nothing was put back under a reload that may still read the files: the step it left runs version 2.
+    expect(liveFiles(agent.configDir)).toEqual(v2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(agent.runs()).toBe(v2["haproxy.cfg"]);
+    expect(agent.pushes.get("p-2")).toMatchObject({ version: 2, state: "reloading", error: null });
+    expect(await agent.status()).toEqual({
+      version: 1,
+      digest: bundleDigest(v1),
+      appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      diskDigest: bundleDigest(v2),
+      lastError: { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), version: 2, message: reloadTimedOut },
+    });
+
+    // The previous version pushed again is reloaded, and the push left reloading is settled.
+    agent.fast();
+    expect(await agent.apply(bundle(3, v1, "p-3"))).toEqual({ outcome: "applied", version: 3 });
+    expect(agent.runs()).toBe(v1["haproxy.cfg"]);
+    expect(agent.pushes.get("p-2")).toMatchObject({
+      state: "refused",
+      error:
+        "version 2 was not applied: its reload did not finish in time, and version 3, reloaded since, replaced its files",
+    });
+  });
+
+  it("reloads its files when they are pushed again, though they are on disk already, and settles it as applied", async () => {
+    const agent = await agentWithSlowReload();
+    agent.slow();
+    await expect(agent.apply(bundle(2, v2, "p-2"))).rejects.toMatchObject({ status: 504 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    agent.fast();
+    agent.forget();
+    expect(await agent.apply(bundle(3, v2, "p-3"))).toEqual({ outcome: "applied", version: 3 });
+    // Reloaded (not answered unchanged): what HAProxy runs was copied again.
+    expect(agent.runs()).toBe(v2["haproxy.cfg"]);
+    expect(agent.pushes.get("p-2")).toMatchObject({ version: 2, state: "applied", error: null });
+    expect(await agent.status()).toMatchObject({ version: 3, digest: bundleDigest(v2), lastError: null });
   });
 });
 

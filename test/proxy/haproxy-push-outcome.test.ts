@@ -277,6 +277,41 @@ describe("a master push whose answer is lost", () => {
     expect(await activeVersion()).toBe(before);
   });
 
+  it("a reload the agent could not finish in time is no refusal: unknown, settled by the status poll", async () => {
+    await settleLeftovers();
+    await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
+    const before = await activeVersion();
+    const version = before + 1;
+    const timedOutReload =
+      `the reload of version ${version} did not finish within 25000 ms and was killed: its files are in place, ` +
+      "and whether HAProxy runs them is unknown until a later reload";
+    const pushed = agents({
+      push: () => Response.json({ error: timedOutReload, reloadTimedOut: true }, { status: 504 }),
+    });
+    const cause = `agent ${AGENT} could not tell whether HAProxy took version ${version} (HTTP 504): ${timedOutReload}`;
+    expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 500)).toEqual(
+      errorBody(
+        `Unable to reload and sync of HAProxy: ${cause}. Version ${version} is recorded as unknown. ` +
+          "Whether the load balancer took it is unknown until GET /admin/haproxy/status reads the agent again.",
+      ),
+    );
+    // The agent answered: it is not asked what became of the push.
+    expect(pushed.map((call) => call.method)).toEqual(["POST", "PUT"]);
+    expect((await versions())[0]).toMatchObject({ version, status: "unknown", error: cause });
+    expect(await activeVersion()).toBe(before);
+
+    // A later reload took its files: the agent settled the push as applied, and the status poll makes it active.
+    vi.mocked(globalThis.fetch).mockRestore();
+    agents({
+      abandon: () => record("applied", version),
+      status: () =>
+        Response.json({ version, digest: "sha256:x", diskDigest: "sha256:x", appliedAt: null, lastError: null }),
+    });
+    const statuses = await expectJson(callWith(agentEnv(), "/admin/haproxy/status"), 200);
+    expect(statuses[0]).toMatchObject({ expectedVersion: version, unknownVersions: [] });
+    expect((await versions())[0]).toMatchObject({ version, status: "active" });
+  });
+
   it("a tenant is told the outcome is unknown, without the agent's words", async () => {
     agents({
       push: () => {

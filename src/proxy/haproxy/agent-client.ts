@@ -29,8 +29,9 @@ export class AgentError extends Error {
   constructor(
     message: string,
     /**
-     * unknown: the push's answer was lost and the agent could not tell what became of it; unchecked: the agent's
-     * `haproxy -c` did not finish in time, so it gave no verdict (nothing was applied).
+     * unknown: the push's answer was lost and the agent could not tell what became of it, or its reload did not end
+     * in time (HAProxy may be loading the version); unchecked: the agent's `haproxy -c` did not finish in time, so it
+     * gave no verdict (nothing was applied).
      */
     readonly reason: "unreachable" | "refused" | "not-configured" | "unknown" | "unchecked",
     /** When `haproxy -c` refused the bundle: its ALERT lines, as the agent listed them. */
@@ -91,12 +92,12 @@ async function callAgent(
 }
 
 /**
- * A 502, 503 or 504 the agent did not send (it answers none of them, but a 504 for a `haproxy -c` that ran out of
- * time, flagged): a proxy or load balancer in front of it gave up, and a push may still have reached the agent. Read
- * as a refusal, a version the agent goes on to apply would be recorded as rejected; as no answer, the agent is asked.
+ * A 502, 503 or 504 the agent did not send (it answers none of them, but a 504 for a `haproxy -c` or a reload that ran
+ * out of time, flagged): a proxy or load balancer in front of it gave up, and a push may still have reached the agent.
+ * Read as a refusal, a version the agent goes on to apply would be recorded as rejected; as no answer, it is asked.
  */
 const fromInFront = (status: number, body: Record<string, unknown>) =>
-  (status === 502 || status === 503 || status === 504) && !checkTimedOut(status, body);
+  (status === 502 || status === 503 || status === 504) && !checkTimedOut(status, body) && !reloadTimedOut(status, body);
 
 const errorOf = (status: number, body: Record<string, unknown>) =>
   (typeof body.error === "string" ? body.error : `HTTP ${status}`).slice(0, MAX_DETAIL);
@@ -126,6 +127,14 @@ const alertsOf = (body: Record<string, unknown>): string[] =>
  */
 const checkTimedOut = (status: number, body: Record<string, unknown>) => status === 504 && body.checkTimedOut === true;
 
+/**
+ * The agent's answer to a reload command that did not finish within its --timeout: the new files are in place and
+ * HAProxy may be loading them, so whether the version is in force is unknown (its push stays `reloading` on the agent
+ * until a later reload settles it), never a refusal.
+ */
+const reloadTimedOut = (status: number, body: Record<string, unknown>) =>
+  status === 504 && body.reloadTimedOut === true;
+
 export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promise<AgentResult> {
   const { status, body } = await callAgent(fetcher, {
     ...push,
@@ -148,6 +157,12 @@ export async function pushToAgent(fetcher: typeof fetch, push: AgentPush): Promi
   if (checkTimedOut(status, body)) {
     const why = `agent ${push.agentUrl} could not check version ${push.version} (HTTP ${status}): ${errorOf(status, body)}`;
     throw new AgentError(why, "unchecked");
+  }
+  if (reloadTimedOut(status, body)) {
+    const why =
+      `agent ${push.agentUrl} could not tell whether HAProxy took version ${push.version} (HTTP ${status}): ` +
+      errorOf(status, body);
+    throw new AgentError(why, "unknown");
   }
   const refusal = `agent ${push.agentUrl} refused version ${push.version} (HTTP ${status}): ${errorOf(status, body)}`;
   throw new AgentError(refusal, "refused", alertsOf(body));
