@@ -1,5 +1,6 @@
 // What an apply that did not go through answers, and what its push's record becomes: a refusal (the previous files
-// restored, or which could not be), a push stopped or stale, or a reload that did not end in time (no verdict).
+// restored, or which could not be), a push stopped or stale, a reload that did not end in time (no verdict), or a
+// check stopped with the agent.
 import { ApplyError } from "./bundle.mjs";
 
 /**
@@ -42,3 +43,10 @@ export const reloadTimedOut = (version, timeoutMs) =>
       "and whether HAProxy runs them is unknown until a later reload",
     { reloadTimedOut: true },
   );
+
+/**
+ * A check the agent killed as it stops (SIGTERM): no verdict, and no agent to ask again, as when it is down; 503
+ * `agentStopping`, which the control plane reads as unreachable.
+ */
+export const agentStopping = () =>
+  new ApplyError(503, "the check was stopped: the agent is stopping", { agentStopping: true });

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { alertLines } from "./alerts.mjs";
-import { endState, errorCode, reloadTimedOut, restored } from "./apply-errors.mjs";
+import { agentStopping, endState, errorCode, reloadTimedOut, restored } from "./apply-errors.mjs";
 import { ApplyError } from "./bundle.mjs";
 import { putBack, SwapError, swapIn } from "./config-files.mjs";
 import { createLiveDigest } from "./live-digest.mjs";
@@ -172,7 +172,10 @@ class Applier {
     const scratch = path.join(this.configDir, `.check-${randomBytes(4).toString("hex")}`);
     try {
       // The version it runs comes along: after a D1 reset the control plane numbers its next version past it.
-      const [result, state] = await Promise.all([this.stageAndCheck(scratch, files), this.record.readState()]);
+      // Stopped with the agent (SIGTERM), which then exits without waiting out a check nobody will act on.
+      const checking = this.stageAndCheck(scratch, files, this.stopping.signal);
+      const [result, state] = await Promise.all([checking, this.record.readState()]);
+      if (this.stopping.signal.aborted) throw agentStopping();
       const version = state?.version ?? null;
       if (result.timedOut) throw this.checkTimedOut();
       return result.valid

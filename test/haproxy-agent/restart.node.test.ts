@@ -123,6 +123,29 @@ describe("haproxy-agent: stopping", () => {
     expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(files(1)) });
   });
 
+  it("on SIGTERM stops a POST /v1/check under way: 503 agentStopping, its process killed, and exits at once", async () => {
+    const programs = tools(20, 0);
+    const agent = await startAgent(tempDir(), { haproxy: programs.haproxy, args: ["--timeout", "30"] });
+    const check = fetch(`${agent.url}/v1/check`, {
+      method: "POST",
+      headers: { ...authorization, "Content-Type": "application/json" },
+      body: JSON.stringify({ digest: bundleDigest(files(1)), files: files(1) }),
+    });
+    await until(programs.started("checking"));
+    const stoppedAt = Date.now();
+    agent.child.kill("SIGTERM");
+
+    const answer = await check;
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 503,
+      body: { error: "the check was stopped: the agent is stopping", agentStopping: true },
+    });
+    expect(await agent.exited).toBe(0);
+    // Not the 20 s the check would take, nor the 30 s --timeout.
+    expect(Date.now() - stoppedAt).toBeLessThan(3000);
+    expect(processGone(programs.checkPid())).toBe(true);
+  });
+
   it("kills a haproxy -c under way rather than wait for it", async () => {
     const programs = tools(20, 0);
     const agent = applierOf(programs, 30_000);

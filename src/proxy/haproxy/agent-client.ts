@@ -85,7 +85,10 @@ async function callAgent(
     body = { error: text.slice(0, MAX_DETAIL) };
   }
   if (fromInFront(response.status, body)) {
-    const detail = `HTTP ${response.status} from what stands in front of it`;
+    const detail =
+      response.status === 503 && body.agentStopping === true
+        ? "it is stopping (HTTP 503)"
+        : `HTTP ${response.status} from what stands in front of it`;
     throw new AgentError(`agent ${call.agentUrl} is unreachable: ${detail}`, "unreachable");
   }
   return { status: response.status, body };
@@ -95,6 +98,7 @@ async function callAgent(
  * A 502, 503 or 504 the agent did not send (it answers none of them, but a 504 for a `haproxy -c` or a reload that ran
  * out of time, flagged): a proxy or load balancer in front of it gave up, and a push may still have reached the agent.
  * Read as a refusal, a version the agent goes on to apply would be recorded as rejected; as no answer, it is asked.
+ * The agent's own 503, a check it stopped as it exits (`agentStopping`), is no answer either: it is going away.
  */
 const fromInFront = (status: number, body: Record<string, unknown>) =>
   (status === 502 || status === 503 || status === 504) && !checkTimedOut(status, body) && !reloadTimedOut(status, body);

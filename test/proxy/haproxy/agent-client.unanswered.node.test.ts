@@ -1,7 +1,7 @@
 // An agent that gives no usable answer (plain Node): the whole exchange, body included, ends within the call's
 // time-out, silence and failed connections are "unreachable", and an answer too long or not UTF-8 is "refused", unread.
 import { describe, expect, it } from "vitest";
-import { AgentError, agentStatus } from "../../../src/proxy/haproxy/agent-client";
+import { AgentError, agentStatus, checkWithAgent } from "../../../src/proxy/haproxy/agent-client";
 
 const AGENT = "http://lb.test:9400";
 const TIMEOUT_MS = 50;
@@ -71,6 +71,25 @@ describe("an agent that gives no answer", () => {
     };
     const message = `agent ${AGENT} is unreachable: Network connection lost.`;
     expectAgentError(await failureOf(broken), "unreachable", message);
+  });
+});
+
+describe("an agent that stops as it checks", () => {
+  it("is unreachable, it is stopping, when it answers 503 agentStopping", async () => {
+    const stopping = async () =>
+      Response.json({ error: "the check was stopped: the agent is stopping", agentStopping: true }, { status: 503 });
+    const checked = checkWithAgent(stopping, {
+      agentUrl: AGENT,
+      token: "t",
+      timeoutMs: TIMEOUT_MS,
+      digest: "d",
+      files: {},
+    });
+    const error = await checked.then(
+      () => expect.unreachable("a verdict was read"),
+      (failure: unknown) => failure,
+    );
+    expectAgentError(error, "unreachable", `agent ${AGENT} is unreachable: it is stopping (HTTP 503)`);
   });
 });
 
