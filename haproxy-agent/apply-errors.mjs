@@ -2,6 +2,7 @@
 // restored, or which could not be), a push stopped or stale, a reload that did not end in time (no verdict), or a
 // check stopped with the agent.
 import { ApplyError } from "./bundle.mjs";
+import { SwapError } from "./config-files.mjs";
 
 /**
  * What a failed swap or reload left in force, for its error: the previous configuration, or the entries that could
@@ -15,7 +16,7 @@ export const restored = (unrestored) =>
       "(the previous version is in .previous)";
 
 /** A file system error's code (EIO, ENOSPC), for an answer. @param {unknown} error */
-export const errorCode = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code ?? "unknown error";
+const errorCode = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code ?? "unknown error";
 
 /**
  * The push log's state for an apply's end: its outcome, or what its error means; undefined when the push stays
@@ -50,3 +51,31 @@ export const reloadTimedOut = (version, timeoutMs) =>
  */
 export const agentStopping = () =>
   new ApplyError(503, "the check was stopped: the agent is stopping", { agentStopping: true });
+
+/**
+ * Staged files the disk would not flush: the push ends before its swap, nothing live touched.
+ * @param {number} version @param {unknown} error
+ */
+export const stagedUnflushed = (version, error) =>
+  new ApplyError(
+    500,
+    `version ${version} was not applied: its files could not be flushed to disk (${errorCode(error)}); ` +
+      "the previous configuration is still in force; haproxy was not reloaded",
+  );
+
+/**
+ * A swap that failed (a rename, or the flush after it), its previous files put back or named.
+ * @param {number} version @param {unknown} error
+ */
+export function swapFailed(version, error) {
+  const unrestored = error instanceof SwapError ? error.unrestored : [];
+  const cause = error instanceof Error ? error.message : String(error);
+  const what =
+    error instanceof SwapError && error.flushing
+      ? `the configuration directory could not be flushed to disk after the swap (${errorCode(error)})`
+      : `its files could not be swapped in (${cause})`;
+  return new ApplyError(
+    500,
+    `version ${version} was not applied: ${what}; ${restored(unrestored)}; haproxy was not reloaded`,
+  );
+}

@@ -5,13 +5,13 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { alertLines } from "./alerts.mjs";
-import { agentStopping, endState, errorCode, reloadTimedOut, restored } from "./apply-errors.mjs";
+import { agentStopping, endState, reloadTimedOut, restored, stagedUnflushed, swapFailed } from "./apply-errors.mjs";
 import { ApplyError } from "./bundle.mjs";
-import { putBack, SwapError, swapIn } from "./config-files.mjs";
+import { putBack, SWAP_JOURNAL, SwapError, swapIn } from "./config-files.mjs";
 import { createLiveDigest } from "./live-digest.mjs";
 import { childEnvironment, run, tail } from "./programs.mjs";
 import { createPushLog, settleReloading } from "./pushes.mjs";
-import { removeScratch, settlePushes } from "./restart.mjs";
+import { recoverSwap, removeScratch, settlePushes } from "./restart.mjs";
 import { createStateRecord } from "./state.mjs";
 import { syncPath, syncStaged } from "./sync-to-disk.mjs";
 
@@ -72,7 +72,10 @@ class Applier {
     await this.pushes.load();
     const removed = await removeScratch(this.configDir);
     if (removed.length) this.log("info", "haproxy-agent: scratch directories of the previous run removed", { removed });
-    await settlePushes({ configDir: this.configDir, pushes: this.pushes, record: this.record, log: this.log });
+    const recovered = await recoverSwap(this.configDir, this.log);
+    const reload = () => run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
+    const { configDir, pushes, record, log } = this;
+    await settlePushes({ configDir, pushes, record, log, recovered, reload });
   }
 
   /**
@@ -280,11 +283,7 @@ class Applier {
         version: bundle.version,
         error: String(error),
       });
-      throw new ApplyError(
-        500,
-        `version ${bundle.version} was not applied: its files could not be flushed to disk (${errorCode(error)}); ` +
-          "the previous configuration is still in force; haproxy was not reloaded",
-      );
+      throw stagedUnflushed(bundle.version, error);
     }
   }
 
@@ -295,22 +294,37 @@ class Applier {
    */
   async swapAndReload(bundle, staging) {
     const previous = path.join(this.configDir, ".previous");
-    let swapped;
+    const journal = { pushId: bundle.pushId ?? null, version: bundle.version, digest: bundle.digest };
     try {
-      swapped = await swapIn(this.configDir, staging, previous, this.move, this.sync);
+      return await this.reloadSwapped(bundle, await this.swapped(bundle, staging, previous, journal), previous);
+    } finally {
+      // The push has ended, committed or answered: a start has nothing of this swap left to finish.
+      await rm(path.join(this.configDir, SWAP_JOURNAL), { force: true });
+    }
+  }
+
+  /**
+   * Swaps the bundle in (config-files.mjs), its journal written first; a swap that fails is put back and answered.
+   * @param {Bundle} bundle @param {string} staging @param {string} previous
+   * @param {Omit<import("./config-files.mjs").SwapJournal, "live">} journal
+   */
+  async swapped(bundle, staging, previous, journal) {
+    try {
+      return await swapIn(this.configDir, staging, previous, this.move, this.sync, journal);
     } catch (error) {
       const unrestored = error instanceof SwapError ? error.unrestored : [];
       const cause = error instanceof Error ? error.message : String(error);
       this.log("error", "haproxy-agent: the swap failed, no reload", { version: bundle.version, cause, unrestored });
-      const what =
-        error instanceof SwapError && error.flushing
-          ? `the configuration directory could not be flushed to disk after the swap (${errorCode(error)})`
-          : `its files could not be swapped in (${cause})`;
-      throw new ApplyError(
-        500,
-        `version ${bundle.version} was not applied: ${what}; ${restored(unrestored)}; haproxy was not reloaded`,
-      );
+      throw swapFailed(bundle.version, error);
     }
+  }
+
+  /**
+   * Reloads a bundle swapped in: commits it, or puts the previous files back when the reload fails, or leaves it in
+   * place when the reload did not end in time.
+   * @param {Bundle} bundle @param {{ movedAway: string[], movedIn: string[] }} swapped @param {string} previous
+   */
+  async reloadSwapped(bundle, swapped, previous) {
     const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
     if (reload.timedOut) {
       this.log("error", "haproxy-agent: the reload did not finish in time, killed; its files stay in place", {

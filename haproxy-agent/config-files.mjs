@@ -1,8 +1,9 @@
 // The configuration directory's managed entries (live-digest.mjs tells what is on disk), and the swap that moves a
-// checked bundle in and, when it or the reload fails, back out.
+// checked bundle in and, when it or the reload fails, back out; its journal lets a start finish what a crash cut short.
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { syncPath } from "./sync-to-disk.mjs";
+import { writeWhole } from "./write-whole.mjs";
 
 /**
  * The entries of the configuration directory a bundle replaces as a whole: an entry the bundle lacks is removed
@@ -18,6 +19,21 @@ export const MANAGED = [
   "fallback.pem",
   "certs",
 ];
+
+/**
+ * The swap's journal: written whole before its first rename and removed once its push has ended, so that a start that
+ * finds it knows a swap was cut short: which push, its digest and the entries live before it (restart.mjs).
+ * @typedef {{ pushId: string | null, version: number, digest: string, live: string[] }} SwapJournal
+ */
+export const SWAP_JOURNAL = ".swap.json";
+
+/** The managed entries present in `dir`. @param {string} dir */
+export async function presentEntries(dir) {
+  /** @type {string[]} */
+  const present = [];
+  for (const entry of MANAGED) if (await exists(path.join(dir, entry))) present.push(entry);
+  return present;
+}
 
 /** @param {string} file */
 async function exists(file) {
@@ -37,22 +53,24 @@ async function exists(file) {
  * @param {string} configDir @param {string} staging @param {string} previous
  * @param {typeof rename} [move] how an entry is moved (a test makes one fail)
  * @param {(target: string) => Promise<void>} [sync] how a directory is flushed (a test watches it)
+ * @param {Omit<SwapJournal, "live">} [journal] the push, for the journal written before the first rename
  * @returns {Promise<{ movedAway: string[], movedIn: string[] }>} what moved, for putBack
  */
-export async function swapIn(configDir, staging, previous, move = rename, sync = syncPath) {
+export async function swapIn(configDir, staging, previous, move = rename, sync = syncPath, journal = undefined) {
   await rm(previous, { recursive: true, force: true });
   await mkdir(previous, { recursive: true });
   /** @type {{ movedAway: string[], movedIn: string[] }} */
   const swapped = { movedAway: [], movedIn: [] };
   let flushing = false;
   try {
-    for (const entry of MANAGED) {
-      if (!(await exists(path.join(configDir, entry)))) continue;
+    const live = await presentEntries(configDir);
+    const journalText = JSON.stringify({ ...journal, live });
+    if (journal) await writeWhole(path.join(configDir, SWAP_JOURNAL), journalText, () => undefined);
+    for (const entry of live) {
       await move(path.join(configDir, entry), path.join(previous, entry));
       swapped.movedAway.push(entry);
     }
-    for (const entry of MANAGED) {
-      if (!(await exists(path.join(staging, entry)))) continue;
+    for (const entry of await presentEntries(staging)) {
       await move(path.join(staging, entry), path.join(configDir, entry));
       swapped.movedIn.push(entry);
     }

@@ -1,6 +1,7 @@
 // The agent stopped and started again: SIGTERM lets the push whose reload has started end and stops the others before
 // theirs; a start settles what a run that died left in progress (a push reloading or received, scratch directories
 // that can hold private keys), so that no push answers in progress for good.
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -243,5 +244,71 @@ describe("haproxy-agent: starting after a run that died mid-push", () => {
     await again.start();
     expect(again.pushes.get("p-2")).toMatchObject({ state: "refused" });
     expect(again.pushes.get("p-3")).toMatchObject({ state: "abandoned" });
+  });
+});
+
+describe("haproxy-agent: starting after a run killed during its swap or before its reload", () => {
+  const filesOf = (version: number) => ({
+    "haproxy.cfg": `global\n# v${version}\n`,
+    "domain2backend.map": `a.example bk_${version}\n`,
+    "certs/site.pem": `site ${version}\n`,
+  });
+  /** The configuration directory and the reloads' count a child agent left, killed pushing version 2 (`when`). */
+  function killedPushing(when: string) {
+    const [configDir, reloads] = [tempDir(), path.join(tempDir(), "reloads")];
+    const child = spawnSync(process.execPath, [
+      path.join(import.meta.dirname, "die-mid-push.mjs"),
+      configDir,
+      reloads,
+      when,
+    ]);
+    expect(child.signal).toBe("SIGKILL");
+    const reloadCount = () => readFileSync(reloads, "utf8").split("\n").filter(Boolean).length;
+    const agent = createApplier({
+      configDir,
+      reloadCmd: `echo reload >> ${reloads}`,
+      haproxy: "true",
+      timeoutMs: 10_000,
+      log: () => {},
+    });
+    return { configDir, reloadCount, agent };
+  }
+  const managed = (configDir: string) =>
+    Object.fromEntries(
+      Object.keys(filesOf(1))
+        .filter((name) => existsSync(path.join(configDir, name)))
+        .map((name) => [name, readFileSync(path.join(configDir, name), "utf8")]),
+    );
+
+  it.each([
+    ["its first rename (haproxy.cfg moved away, nothing in)", "1"],
+    ["the new haproxy.cfg moved in, the old map and certs still away", "4"],
+  ])("puts the previous files back whole when killed after %s; the push refused, no reload", async (_when, moves) => {
+    const { configDir, reloadCount, agent } = killedPushing(moves);
+    await agent.start();
+    expect(managed(configDir)).toEqual(filesOf(1));
+    expect(existsSync(path.join(configDir, ".swap.json"))).toBe(false);
+    expect(agent.pushes.get("p-2")).toMatchObject({
+      state: "refused",
+      error:
+        "version 2 was not applied: the agent stopped during its swap and, restarted, put the previous files back; " +
+        "haproxy was not reloaded",
+    });
+    expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(filesOf(1)) });
+    expect(reloadCount()).toBe(1);
+  });
+
+  it("reloads the files swapped in before answering the push applied, when killed before its reload", async () => {
+    const { configDir, reloadCount, agent } = killedPushing("reload");
+    expect(reloadCount()).toBe(1);
+    await agent.start();
+    expect(reloadCount()).toBe(2);
+    expect(managed(configDir)).toEqual(filesOf(2));
+    expect(agent.pushes.get("p-2")).toMatchObject({ state: "applied", error: null });
+    expect(await agent.status()).toMatchObject({
+      version: 2,
+      digest: bundleDigest(filesOf(2)),
+      diskDigest: bundleDigest(filesOf(2)),
+    });
   });
 });
