@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { loadProto, loadProtoType, structToJson } from "./proto.mjs";
 
 /** @typedef {(level: string, message: string, fields?: object) => void} Log */
-/** @typedef {{ ok: true } | { ok: false, error: string }} ApplyResult */
+/** @typedef {{ ok: true } | { ok: false, error: string } | { ok: false, aborted: true }} ApplyResult */
 
 export const RATE_LIMIT_CONFIG_TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
 const INVALID_ARGUMENT = 3;
@@ -71,46 +71,72 @@ export function decodeRateLimitConfigs(resources) {
   return { ok: true, configs };
 }
 
+/** @param {number} ms @param {AbortSignal} signal resolves early once `signal` aborts */
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve(undefined);
+    };
+    const timer = setTimeout(done, ms);
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done);
+  });
+}
+
 /**
- * Stores a snapshot in the Worker through PUT /rlconfig/files (JSON form). A refusal (400, or 413 for a snapshot over
- * the Worker's RATELIMIT_CONFIG_MAX_BODY_BYTES) is final; an unreachable or failing Worker is asked again a few times
- * before the snapshot is given up.
- * @param {{ url: string, token: string, log: Log, retryDelaysMs?: number[] }} options
- * @returns {(configs: object[], version: string) => Promise<ApplyResult>}
+ * One PUT of the snapshot: the Worker's verdict, or the problem that left the snapshot undecided.
+ * @param {string} url @param {string} token @param {object[]} configs @param {AbortSignal} signal
+ * @returns {Promise<{ ok: true } | { ok: false, error: string } | { problem: string, status?: number }>}
  */
-export function workerApplier({ url, token, log, retryDelaysMs = [250, 1000, 3000] }) {
-  return async (configs, version) => {
-    let problem = "";
-    for (let attempt = 0; attempt <= retryDelaysMs.length; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, retryDelaysMs[attempt - 1]));
-      try {
-        const response = await fetch(`${url}/rlconfig/files`, {
-          method: "PUT",
-          headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ configs }),
-          signal: AbortSignal.timeout(10_000),
-        });
-        const text = await response.text();
-        if (response.status === 200) return { ok: true };
-        if (response.status === 400 || response.status === 413) {
-          let error = text;
-          try {
-            error = JSON.parse(text).error ?? text;
-          } catch {}
-          return { ok: false, error };
-        }
-        problem = `the rate limit service answered ${response.status}`;
-        // A wrong token or a Worker without one will not change by asking again.
-        if (response.status === 401 || response.status === 404) {
-          log("error", "xds: the rate limit service refuses the admin token", { version, status: response.status });
-          break;
-        }
-      } catch (error) {
-        problem = `the rate limit service cannot be reached: ${error instanceof Error ? error.message : String(error)}`;
-      }
-      log("warn", "xds: storing the snapshot failed", { version, attempt: attempt + 1, problem });
+async function putSnapshot(url, token, configs, signal) {
+  try {
+    const response = await fetch(`${url}/rlconfig/files`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ configs }),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)]),
+    });
+    const text = await response.text();
+    if (response.status === 200) return { ok: true };
+    if (response.status !== 400 && response.status !== 413) {
+      return { problem: `the rate limit service answered ${response.status}`, status: response.status };
     }
-    return { ok: false, error: problem };
+    let error = text;
+    try {
+      error = JSON.parse(text).error ?? text;
+    } catch {}
+    return { ok: false, error };
+  } catch (error) {
+    return {
+      problem: `the rate limit service cannot be reached: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}
+
+/**
+ * Stores a snapshot in the Worker through PUT /rlconfig/files (JSON form). Only the Worker's verdict on the snapshot
+ * is final: 200, or a refusal (400, or 413 for a snapshot over its RATELIMIT_CONFIG_MAX_BODY_BYTES). An unreachable,
+ * failing or slow Worker, or one refusing the token (401, 404 without one), says nothing of the snapshot, so it is
+ * asked again after each delay of `retryDelaysMs` (the last repeating) until it decides or `signal` aborts: a NACK
+ * then would make a server that holds a NACKed version until it changes never send it again.
+ * @param {{ url: string, token: string, log: Log, retryDelaysMs?: number[] }} options
+ * @returns {(configs: object[], version: string, signal: AbortSignal) => Promise<ApplyResult>}
+ */
+export function workerApplier({ url, token, log, retryDelaysMs = [250, 1000, 3000, 10_000, 30_000] }) {
+  return async (configs, version, signal) => {
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await pause(retryDelaysMs[Math.min(attempt, retryDelaysMs.length) - 1], signal);
+      if (signal.aborted) return { ok: false, aborted: true };
+      const result = await putSnapshot(url, token, configs, signal);
+      if (!("problem" in result)) return result;
+      if (signal.aborted) return { ok: false, aborted: true };
+      const { problem, status } = result;
+      if (status === 401 || status === 404) {
+        log("error", "xds: the rate limit service refuses the admin token; trying again", { version, status });
+      } else log("warn", "xds: storing the snapshot failed; trying again", { version, attempt: attempt + 1, problem });
+    }
   };
 }
 
@@ -148,7 +174,7 @@ function channelOptions(settings) {
 export class XdsConfigClient {
   /**
    * @param {import("./settings.mjs").GatewaySettings} settings
-   * @param {{ apply: (configs: object[], version: string) => Promise<ApplyResult>, log: Log }} options
+   * @param {{ apply: (configs: object[], version: string, signal: AbortSignal) => Promise<ApplyResult>, log: Log }} options
    */
   constructor(settings, { apply, log }) {
     this.settings = settings;
@@ -264,16 +290,19 @@ export class XdsConfigClient {
       let queue = Promise.resolve();
       const call = this.client.StreamAggregatedResources(this.metadata);
       this.call = call;
+      // Ends a snapshot's storing still retrying a Worker that is away: the next stream gets the snapshot again.
+      const streamGone = new AbortController();
       let ended = false;
       const end = () => {
         if (ended) return;
         ended = true;
         this.call = undefined;
+        streamGone.abort();
         queue.finally(() => resolve(delivered));
       };
       call.on("data", (/** @type {any} */ response) => {
         delivered = true;
-        queue = queue.then(() => this.handle(call, response));
+        queue = queue.then(() => this.handle(call, response, streamGone.signal));
       });
       call.on("error", (/** @type {grpc.ServiceError} */ error) => {
         if (!this.stopped)
@@ -295,11 +324,13 @@ export class XdsConfigClient {
   }
 
   /**
-   * Applies one response and answers it: ACK with its version, or NACK with the previous version and the reason.
+   * Applies one response and answers it: ACK with its version, or NACK with the previous version and the reason; a
+   * stream that ended before the Worker decided gets no answer.
    * @param {grpc.ClientDuplexStream<any, any>} call
    * @param {{ versionInfo: string, resources: { type_url?: string, value: Buffer }[], typeUrl: string, nonce: string }} response
+   * @param {AbortSignal} streamGone
    */
-  async handle(call, response) {
+  async handle(call, response, streamGone) {
     const version = response.versionInfo ?? "";
     const nonce = response.nonce ?? "";
     let result;
@@ -310,8 +341,9 @@ export class XdsConfigClient {
       };
     } else {
       const decoded = decodeRateLimitConfigs(response.resources ?? []);
-      result = decoded.ok ? await this.apply(decoded.configs, version) : decoded;
+      result = decoded.ok ? await this.apply(decoded.configs, version, streamGone) : decoded;
     }
+    if ("aborted" in result) return;
     if (result.ok) {
       this.acceptedVersion = version;
       this.log("info", "xds: snapshot applied", { version, resources: (response.resources ?? []).length });

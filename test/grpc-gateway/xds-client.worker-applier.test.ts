@@ -1,5 +1,6 @@
 // The gateway's xDS client storing a snapshot in the Worker (workerApplier), in plain Node against a local HTTP stub:
-// the request it sends, which answers it retries, and which refusals it passes on.
+// the request it sends, which answers it asks again (until the Worker decides or the stream ends), and which refusals it
+// passes on.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -50,6 +51,9 @@ async function startWorkerStub(answers: Answer[]): Promise<{ url: string; seen: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
+/** A signal that never aborts: the stream stays. */
+const staying = () => new AbortController().signal;
+
 describe("workerApplier", () => {
   const configs = [{ name: "a", domain: "a" }];
   const OK: Answer = { status: 200, body: '{"domains":["a"]}' };
@@ -59,7 +63,7 @@ describe("workerApplier", () => {
     const stub = await startWorkerStub([OK]);
     const log = vi.fn();
     const apply = workerApplier({ url: stub.url, token: "secret-token", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v1")).toEqual({ ok: true });
+    expect(await apply(configs, "v1", staying())).toEqual({ ok: true });
     expect(stub.seen).toEqual([
       {
         method: "PUT",
@@ -76,23 +80,32 @@ describe("workerApplier", () => {
     const stub = await startWorkerStub([UNAVAILABLE, UNAVAILABLE, OK]);
     const log = vi.fn();
     const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v2")).toEqual({ ok: true });
+    expect(await apply(configs, "v2", staying())).toEqual({ ok: true });
     expect(stub.seen.length).toBe(3);
     expect(stub.seen.every((request) => request.body === JSON.stringify({ configs }))).toBe(true);
     const problem = "the rate limit service answered 503";
     expect(log.mock.calls).toEqual([
-      ["warn", "xds: storing the snapshot failed", { version: "v2", attempt: 1, problem }],
-      ["warn", "xds: storing the snapshot failed", { version: "v2", attempt: 2, problem }],
+      ["warn", "xds: storing the snapshot failed; trying again", { version: "v2", attempt: 1, problem }],
+      ["warn", "xds: storing the snapshot failed; trying again", { version: "v2", attempt: 2, problem }],
     ]);
   });
 
-  it("gives up after the last retry with the last problem", async () => {
-    const stub = await startWorkerStub([{ status: 500, body: "" }, { status: 502, body: "" }, UNAVAILABLE]);
+  it("keeps asking past the last delay, which repeats, until the Worker decides", async () => {
+    const failing = { status: 500, body: "" };
+    const stub = await startWorkerStub([failing, { status: 502, body: "" }, failing, failing, failing, OK]);
     const log = vi.fn();
-    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v3")).toEqual({ ok: false, error: "the rate limit service answered 503" });
-    expect(stub.seen.length).toBe(3);
-    expect(log).toHaveBeenCalledTimes(3);
+    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 20] });
+    const started = Date.now();
+    expect(await apply(configs, "v3", staying())).toEqual({ ok: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10 + 20 * 4);
+    expect(stub.seen.length).toBe(6);
+    expect(log.mock.calls.map((call) => call[2].problem)).toEqual([
+      "the rate limit service answered 500",
+      "the rate limit service answered 502",
+      "the rate limit service answered 500",
+      "the rate limit service answered 500",
+      "the rate limit service answered 500",
+    ]);
   });
 
   /** The Worker refuses once: the applier passes `error` on without retrying or logging. */
@@ -100,17 +113,24 @@ describe("workerApplier", () => {
     const stub = await startWorkerStub([refusal, OK]);
     const log = vi.fn();
     const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v5")).toEqual({ ok: false, error });
+    expect(await apply(configs, "v5", staying())).toEqual({ ok: false, error });
     expect(stub.seen.length).toBe(1);
     expect(log).not.toHaveBeenCalled();
   }
 
-  it.each([401, 404])("does not retry a %i answer", async (status) => {
-    const stub = await startWorkerStub([{ status, body: "no" }, OK]);
-    const apply = workerApplier({ url: stub.url, token: "t", log: vi.fn(), retryDelaysMs: [10, 10] });
-    expect(await apply(configs, "v4")).toEqual({ ok: false, error: `the rate limit service answered ${status}` });
-    expect(stub.seen.length).toBe(1);
-  });
+  it.each([401, 404])(
+    "asks again after a %i answer (a token the Worker refuses), logging it as an error",
+    async (status) => {
+      const stub = await startWorkerStub([{ status, body: "no" }, OK]);
+      const log = vi.fn();
+      const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
+      expect(await apply(configs, "v4", staying())).toEqual({ ok: true });
+      expect(stub.seen.length).toBe(2);
+      expect(log.mock.calls).toEqual([
+        ["error", "xds: the rate limit service refuses the admin token; trying again", { version: "v4", status }],
+      ]);
+    },
+  );
 
   it.each<[string, string, string]>([
     [
@@ -129,18 +149,30 @@ describe("workerApplier", () => {
     await expectPassedOn({ status: 413, body: JSON.stringify({ error }) }, error);
   });
 
-  it("retries an unreachable Worker, then gives up saying so", async () => {
+  it("asks an unreachable Worker again until the signal aborts, then answers aborted", async () => {
     const stub = await startWorkerStub([OK]);
     const closed = servers.pop()!;
     await new Promise((resolve) => closed.close(resolve));
-    const log = vi.fn();
-    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10] });
+    const streamGone = new AbortController();
+    const log = vi.fn((..._args: unknown[]) => {
+      if (log.mock.calls.length === 3) streamGone.abort();
+    });
+    const apply = workerApplier({ url: stub.url, token: "t", log, retryDelaysMs: [10, 10, 60_000] });
+    const started = Date.now();
+    expect(await apply(configs, "v6", streamGone.signal)).toEqual({ ok: false, aborted: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
     const problem = "the rate limit service cannot be reached: fetch failed";
-    expect(await apply(configs, "v6")).toEqual({ ok: false, error: problem });
     expect(log.mock.calls.map((call) => call[2])).toEqual([
       { version: "v6", attempt: 1, problem },
       { version: "v6", attempt: 2, problem },
       { version: "v6", attempt: 3, problem },
     ]);
+  });
+
+  it("does not ask at all once the signal has aborted", async () => {
+    const stub = await startWorkerStub([OK]);
+    const apply = workerApplier({ url: stub.url, token: "t", log: vi.fn() });
+    expect(await apply(configs, "v7", AbortSignal.abort())).toEqual({ ok: false, aborted: true });
+    expect(stub.seen).toEqual([]);
   });
 });
