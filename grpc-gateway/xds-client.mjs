@@ -2,11 +2,13 @@
 // management server, subscribed to every RateLimitConfig; each snapshot is stored in the Worker, then ACKed, or
 // NACKed with the reason while the previous config stays. A broken stream is reopened after an exponential backoff.
 import grpc from "@grpc/grpc-js";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { loadProto, loadProtoType, structToJson } from "./proto.mjs";
 
 /** @typedef {(level: string, message: string, fields?: object) => void} Log */
 /** @typedef {{ ok: true } | { ok: false, error: string } | { ok: false, aborted: true }} ApplyResult */
+/** @typedef {{ versionInfo: string, resources: { type_url?: string, value: Buffer }[], typeUrl: string, nonce: string }} Response */
 
 export const RATE_LIMIT_CONFIG_TYPE_URL = "type.googleapis.com/ratelimit.config.ratelimit.v3.RateLimitConfig";
 const INVALID_ARGUMENT = 3;
@@ -69,6 +71,18 @@ export function decodeRateLimitConfigs(resources) {
     }
   }
   return { ok: true, configs };
+}
+
+/**
+ * What tells a snapshot sent again from another: its type, version and every resource's bytes.
+ * @param {Response} response
+ */
+function snapshotKey(response) {
+  const hash = createHash("sha256").update(`${response.typeUrl}\n${response.versionInfo ?? ""}\n`);
+  for (const resource of response.resources ?? []) {
+    hash.update(`${resource.type_url ?? ""}\n${resource.value.length}\n`).update(resource.value);
+  }
+  return hash.digest("hex");
 }
 
 /** @param {number} ms @param {AbortSignal} signal resolves early once `signal` aborts */
@@ -202,6 +216,11 @@ export class XdsConfigClient {
       this.metadata.add(name.toLowerCase(), value);
     /** The version of the last snapshot accepted ("" before any): sent when subscribing again and with a NACK. */
     this.acceptedVersion = "";
+    /**
+     * The last snapshot refused, until one is accepted: sent again, it is refused again without asking the Worker.
+     * @type {{ key: string, error: string, repeats: number } | undefined}
+     */
+    this.refused = undefined;
     this.failures = 0;
     this.stopped = false;
     /** @type {grpc.ClientDuplexStream<any, any> | undefined} */
@@ -248,12 +267,7 @@ export class XdsConfigClient {
       if (this.stopped) break;
       // A stream that delivered a snapshot was healthy: the next break starts the backoff again.
       this.failures = delivered ? 0 : this.failures + 1;
-      const delay = backoffDelayMs(Math.max(0, this.failures - 1), {
-        initialMs: this.settings.XDS_CLIENT_BACKOFF_INITIAL_INTERVAL,
-        maxMs: this.settings.XDS_CLIENT_BACKOFF_MAX_INTERVAL,
-        randomFactor: this.settings.XDS_CLIENT_BACKOFF_RANDOM_FACTOR,
-        jitter: this.settings.XDS_CLIENT_BACKOFF_JITTER,
-      });
+      const delay = backoffDelayMs(Math.max(0, this.failures - 1), this.backoff());
       this.log("info", "xds: stream closed; opening a new one after the backoff", {
         delayMs: delay,
         failures: this.failures,
@@ -266,6 +280,16 @@ export class XdsConfigClient {
         };
       });
     }
+  }
+
+  /** The backoff of the settings: between streams, and before refusing a refused snapshot sent again. */
+  backoff() {
+    return {
+      initialMs: this.settings.XDS_CLIENT_BACKOFF_INITIAL_INTERVAL,
+      maxMs: this.settings.XDS_CLIENT_BACKOFF_MAX_INTERVAL,
+      randomFactor: this.settings.XDS_CLIENT_BACKOFF_RANDOM_FACTOR,
+      jitter: this.settings.XDS_CLIENT_BACKOFF_JITTER,
+    };
   }
 
   /** @param {{ responseNonce?: string, errorDetail?: { code: number, message: string } }} [extra] */
@@ -292,6 +316,8 @@ export class XdsConfigClient {
       this.call = call;
       // Ends a snapshot's storing still retrying a Worker that is away: the next stream gets the snapshot again.
       const streamGone = new AbortController();
+      // Ends the wait before refusing a snapshot sent again once a newer response is queued behind it.
+      let superseded = new AbortController();
       let ended = false;
       const end = () => {
         if (ended) return;
@@ -302,7 +328,13 @@ export class XdsConfigClient {
       };
       call.on("data", (/** @type {any} */ response) => {
         delivered = true;
-        queue = queue.then(() => this.handle(call, response, streamGone.signal));
+        superseded.abort();
+        superseded = new AbortController();
+        const signals = {
+          streamGone: streamGone.signal,
+          hurry: AbortSignal.any([streamGone.signal, superseded.signal]),
+        };
+        queue = queue.then(() => this.handle(call, response, signals));
       });
       call.on("error", (/** @type {grpc.ServiceError} */ error) => {
         if (!this.stopped)
@@ -324,25 +356,45 @@ export class XdsConfigClient {
   }
 
   /**
-   * Applies one response and answers it: ACK with its version, or NACK with the previous version and the reason; a
-   * stream that ended before the Worker decided gets no answer.
-   * @param {grpc.ClientDuplexStream<any, any>} call
-   * @param {{ versionInfo: string, resources: { type_url?: string, value: Buffer }[], typeUrl: string, nonce: string }} response
-   * @param {AbortSignal} streamGone
+   * The verdict on a response: the Worker's, or for the snapshot last refused sent again, the same refusal without
+   * asking the Worker, after a backoff (go-control-plane's snapshot cache resends a NACKed snapshot at once, forever).
+   * @param {Response} response
+   * @param {{ streamGone: AbortSignal, hurry: AbortSignal }} signals `hurry` ends that backoff, without an answer (the
+   *   stream is gone, or a newer response is queued)
+   * @returns {Promise<ApplyResult & { repeats?: number }>}
    */
-  async handle(call, response, streamGone) {
-    const version = response.versionInfo ?? "";
-    const nonce = response.nonce ?? "";
-    let result;
+  async verdict(response, { streamGone, hurry }) {
     if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
-      result = {
+      return {
         ok: false,
         error: `unexpected type ${response.typeUrl}, subscribed to ${RATE_LIMIT_CONFIG_TYPE_URL} only`,
       };
-    } else {
-      const decoded = decodeRateLimitConfigs(response.resources ?? []);
-      result = decoded.ok ? await this.apply(decoded.configs, version, streamGone) : decoded;
     }
+    const key = snapshotKey(response);
+    if (this.refused?.key === key) {
+      const { error, repeats } = this.refused;
+      this.refused.repeats++;
+      await pause(backoffDelayMs(repeats, this.backoff()), hurry);
+      // A newer response replaces this one, whose answer would be stale.
+      return hurry.aborted ? { ok: false, aborted: true } : { ok: false, error, repeats: repeats + 1 };
+    }
+    const decoded = decodeRateLimitConfigs(response.resources ?? []);
+    const result = decoded.ok ? await this.apply(decoded.configs, response.versionInfo ?? "", streamGone) : decoded;
+    if (!("aborted" in result)) this.refused = result.ok ? undefined : { key, error: result.error, repeats: 0 };
+    return result;
+  }
+
+  /**
+   * Applies one response and answers it: ACK with its version, or NACK with the previous version and the reason; a
+   * stream that ended before the Worker decided, or a resend superseded while it waited, gets no answer.
+   * @param {grpc.ClientDuplexStream<any, any>} call
+   * @param {Response} response
+   * @param {{ streamGone: AbortSignal, hurry: AbortSignal }} signals
+   */
+  async handle(call, response, signals) {
+    const version = response.versionInfo ?? "";
+    const nonce = response.nonce ?? "";
+    const result = await this.verdict(response, signals);
     if ("aborted" in result) return;
     if (result.ok) {
       this.acceptedVersion = version;
@@ -350,7 +402,8 @@ export class XdsConfigClient {
       this.markAccepted();
       this.send(call, this.request({ responseNonce: nonce }));
     } else {
-      this.log("error", "xds: snapshot refused; the previous config stays", { version, error: result.error });
+      const again = result.repeats ? { sentAgain: result.repeats } : {};
+      this.log("error", "xds: snapshot refused; the previous config stays", { version, error: result.error, ...again });
       this.send(
         call,
         this.request({ responseNonce: nonce, errorDetail: { code: INVALID_ARGUMENT, message: result.error } }),

@@ -12,16 +12,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A stand-in Worker answering every PUT with `status`, counted; listening on `port` (0: any) once started. */
+/** A stand-in Worker answering every PUT with `answer` (which may change), counted; listening once started. */
 function workerStub(status: number, body = "{}") {
   const puts: string[] = [];
+  const answer = { status, body };
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       puts.push(Buffer.concat(chunks).toString("utf8"));
-      response.writeHead(status, { "content-type": "application/json" });
-      response.end(body);
+      response.writeHead(answer.status, { "content-type": "application/json" });
+      response.end(answer.body);
     });
   });
   cleanups.push(async () => {
@@ -32,7 +33,7 @@ function workerStub(status: number, body = "{}") {
     new Promise<string>((resolve) =>
       server.listen(port, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
     );
-  return { puts, listen };
+  return { puts, answer, listen };
 }
 
 /** A port nothing listens on (taken, then freed). */
@@ -50,8 +51,11 @@ async function managementServer(options: Parameters<typeof startManagementServer
   return server;
 }
 
-/** The xDS client of `server`, storing in the Worker at `workerUrl` with short retry delays; stopped after the test. */
-function startClient(server: ManagementServer, workerUrl: string, retryDelaysMs = [50, 100, 200]) {
+/**
+ * The xDS client of `server`, storing in the Worker at `workerUrl` with short retry delays and backoffs (`vars` set
+ * others); stopped after the test.
+ */
+function startClient(server: ManagementServer, workerUrl: string, vars: Record<string, string> = {}) {
   const settings = gatewaySettings({
     CONFIG_TYPE: "GRPC_XDS_SOTW",
     RATELIMIT_ADMIN_TOKEN: "t",
@@ -60,12 +64,21 @@ function startClient(server: ManagementServer, workerUrl: string, retryDelaysMs 
     XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "200ms",
     XDS_CLIENT_BACKOFF_MAX_INTERVAL: "400ms",
     XDS_CLIENT_BACKOFF_JITTER: "false",
+    ...vars,
   });
   const log = vi.fn();
-  const apply = workerApplier({ url: workerUrl, token: "t", log, retryDelaysMs });
+  const apply = workerApplier({ url: workerUrl, token: "t", log, retryDelaysMs: [50, 100, 200] });
   const client = new XdsConfigClient(settings, { apply, log }).start();
   cleanups.push(() => client.stop());
   return { client, log };
+}
+
+async function until(done: () => boolean, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 const answers = (server: ManagementServer) =>
@@ -91,6 +104,54 @@ describe("XdsConfigClient: a Worker that is away", () => {
     expect(answers(server)).toEqual([
       { versionInfo: "", responseNonce: "", error: undefined },
       { versionInfo: "v1", responseNonce: "1", error: undefined },
+    ]);
+  });
+});
+
+describe("XdsConfigClient: a server that sends a refused snapshot again at once", () => {
+  const nacks = (server: ManagementServer) => answers(server).filter((answer) => answer.error !== undefined);
+
+  it("NACKs each resend with the first refusal, after a growing backoff, and PUTs the snapshot once", async () => {
+    const server = await managementServer({ resendOnNack: true });
+    server.push("v1", [{ name: "a", domain: "a" }]);
+    const worker = workerStub(400, JSON.stringify({ error: "a: bad unit" }));
+    startClient(server, await worker.listen());
+    const started = Date.now();
+    await until(() => nacks(server).length === 4);
+    // The first NACK at once, then after 200, 400 and 400 ms (the backoff's maximum).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(worker.puts).toEqual([JSON.stringify({ configs: [{ name: "a", domain: "a" }] })]);
+    expect(nacks(server).slice(0, 4)).toEqual([
+      { versionInfo: "", responseNonce: "1", error: "a: bad unit" },
+      { versionInfo: "", responseNonce: "2", error: "a: bad unit" },
+      { versionInfo: "", responseNonce: "3", error: "a: bad unit" },
+      { versionInfo: "", responseNonce: "4", error: "a: bad unit" },
+    ]);
+  });
+
+  it("takes a newer snapshot at once while a resend of the refused one waits its backoff", async () => {
+    const server = await managementServer({ resendOnNack: true });
+    server.push("v1", [{ name: "a", domain: "a" }]);
+    const worker = workerStub(400, JSON.stringify({ error: "a: bad unit" }));
+    const { client } = startClient(server, await worker.listen(), { XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "30s" });
+    await until(() => nacks(server).length === 1 && server.seen.length === 2);
+    // The resend (nonce 2) would wait 30 s for its NACK; v2 comes meanwhile, and the Worker takes it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    worker.answer.status = 200;
+    const pushed = Date.now();
+    server.push("v2", [{ name: "b", domain: "b" }]);
+    await client.firstAccepted;
+    await until(() => answers(server).some((answer) => answer.versionInfo === "v2"));
+    expect(Date.now() - pushed).toBeLessThan(2000);
+    expect(worker.puts).toEqual([
+      JSON.stringify({ configs: [{ name: "a", domain: "a" }] }),
+      JSON.stringify({ configs: [{ name: "b", domain: "b" }] }),
+    ]);
+    expect(answers(server)).toEqual([
+      { versionInfo: "", responseNonce: "", error: undefined },
+      { versionInfo: "", responseNonce: "1", error: "a: bad unit" },
+      // No stale answer to nonce 2: v2 replaced it.
+      { versionInfo: "v2", responseNonce: "3", error: undefined },
     ]);
   });
 });

@@ -1,6 +1,7 @@
 // A state-of-the-world ADS management server for the xDS tests, written with @grpc/grpc-js over proto/'s ADS and
 // RateLimitConfig protos: it records every DiscoveryRequest (with the stream's metadata), sends the current
-// snapshot to a subscriber whose version differs, and pushes each new snapshot to every open stream.
+// snapshot to a subscriber whose version differs, and pushes each new snapshot to every open stream (and, if asked,
+// sends the snapshot again on every NACK).
 import grpc from "@grpc/grpc-js";
 import { readFileSync } from "node:fs";
 import { loadProto } from "../../grpc-gateway/proto.mjs";
@@ -70,7 +71,12 @@ export interface ServerTls {
 }
 
 export async function startManagementServer(
-  options: { tls?: ServerTls; port?: number } = {},
+  options: {
+    tls?: ServerTls;
+    port?: number;
+    /** Answer a NACK by sending the current snapshot again at once, as go-control-plane's snapshot cache does. */
+    resendOnNack?: boolean;
+  } = {},
 ): Promise<ManagementServer> {
   const seen: SeenDiscoveryRequest[] = [];
   let snapshot: { version: string; resources: Resource[] } | undefined;
@@ -107,7 +113,7 @@ export async function startManagementServer(
           if (!subscribed) {
             subscribed = true;
             if (snapshot && snapshot.version !== (request.versionInfo ?? "")) send(call);
-          }
+          } else if (options.resendOnNack && request.errorDetail && snapshot) send(call);
         });
         const close = () => open.delete(call);
         call.on("end", () => {
