@@ -5,7 +5,7 @@
 // (xds-client.mjs). Logs are JSON lines like the Worker's. SIGTERM or SIGINT: drain, finish calls in flight, exit 0.
 // --help lists every variable from settings.mjs's metadata (kind, default, meaning), so it cannot miss one.
 import { startGateway } from "./server.mjs";
-import { GatewaySettingsSchema, gatewaySettings } from "./settings.mjs";
+import { checkTlsFiles, GatewaySettingsSchema, gatewaySettings } from "./settings.mjs";
 import { workerApplier, XdsConfigClient } from "./xds-client.mjs";
 
 /**
@@ -83,6 +83,7 @@ function log(level, message, fields = {}) {
 let settings;
 try {
   settings = gatewaySettings(process.env);
+  checkTlsFiles(settings);
 } catch (error) {
   log("error", error instanceof Error ? error.message : String(error));
   process.exit(1);

@@ -2,6 +2,9 @@
 // reference service's (spec 3); the RATELIMIT_UPSTREAM_* and GRPC_GATEWAY_* ones exist because the decisions are
 // made by the Worker behind the gateway. An empty variable means its default, as for the Worker's settings. Each field
 // carries its kind, default and meaning as zod metadata, as the Worker's do: docs/settings.md is generated from them.
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createSecureContext } from "node:tls";
 import { z } from "zod";
 
 const durationUnits = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -45,22 +48,41 @@ const boolean = (defaultValue) =>
     .meta({ kind: "boolean", default: String(defaultValue) });
 
 /**
- * An integer within bounds.
+ * An integer within bounds, written in decimal digits: Number() would read " " as 0 and "0x1F91" as 8081.
  * @param {number} defaultValue @param {number} min @param {number} [max]
  */
 const integer = (defaultValue, min, max) => {
-  const bounded = z.coerce.number().int().min(min);
+  const bounded = z.number().int().min(min);
+  const digits = z
+    .string()
+    .regex(/^-?\d+$/, "expected a whole number in decimal digits")
+    .transform(Number)
+    .pipe(max === undefined ? bounded : bounded.max(max));
   return z
-    .preprocess(unsetIfEmpty, (max === undefined ? bounded : bounded.max(max)).optional())
+    .preprocess(unsetIfEmpty, digits.optional())
     .transform((value) => value ?? defaultValue)
     .meta({ kind: "integer", default: String(defaultValue) });
 };
 
 /**
+ * Why gRPC would refuse this header (grpc-js throws with the value in its message), else undefined: a name of lower-
+ * case letters, digits, `_`, `.`, `-` (a `-bin` one would need a binary value), a value of printable ASCII.
+ * @param {string} name lower-cased @param {string} value @param {number} position from 1
+ */
+function metadataProblem(name, value, position) {
+  if (!/^[0-9a-z_.-]+$/.test(name) || name.endsWith("-bin")) {
+    return `header ${position}: a gRPC metadata name has only letters, digits, "_", "." and "-", and no "-bin" suffix`;
+  }
+  if (!/^[\x20-\x7e]*$/.test(value)) return `header ${position}: its value may have only printable ASCII characters`;
+  return undefined;
+}
+
+/**
  * A list of `name<sep>value` pairs separated by commas (spaces around each trimmed), as [name, value] entries.
  * @param {string} separator @param {string} variable
+ * @param {(name: string, value: string, position: number) => string | undefined} [problem] refuses a pair
  */
-const pairs = (separator, variable) =>
+const pairs = (separator, variable, problem = () => undefined) =>
   string("")
     .transform((text, ctx) => {
       /** @type {[string, string][]} */
@@ -70,11 +92,12 @@ const pairs = (separator, variable) =>
         .map((part) => part.trim())
         .filter(Boolean)) {
         const at = item.indexOf(separator);
-        if (at <= 0) {
-          ctx.addIssue({
-            code: "custom",
-            message: `expected ${variable} as name${separator}value pairs separated by commas`,
-          });
+        const refused =
+          at <= 0
+            ? `expected ${variable} as name${separator}value pairs separated by commas`
+            : problem(item.slice(0, at).trim(), item.slice(at + 1).trim(), out.length + 1);
+        if (refused) {
+          ctx.addIssue({ code: "custom", message: refused });
           return z.NEVER;
         }
         out.push([item.slice(0, at).trim(), item.slice(at + 1).trim()]);
@@ -91,11 +114,13 @@ const optionalDuration = () =>
   optionalString()
     .transform((text, ctx) => {
       if (text === undefined) return undefined;
-      const ms = parseDurationMs(text);
-      if (ms === undefined) {
+      const exact = parseDurationMs(text);
+      if (exact === undefined) {
         ctx.addIssue({ code: "custom", message: 'expected a duration such as "10s", "500ms" or "1m"' });
         return z.NEVER;
       }
+      // Whole milliseconds, rounded up: the Worker reads connect-timeout-ms as an integer, and timers keep no less.
+      const ms = Math.ceil(exact);
       if (ms > MAX_TIMER_MS) {
         ctx.addIssue({ code: "custom", message: "must be at most 596h (the longest timer Node keeps)" });
         return z.NEVER;
@@ -213,7 +238,15 @@ export const GatewaySettingsSchema = z
     ),
     XDS_CLIENT_BACKOFF_MAX_INTERVAL: duration("60s").describe("The longest wait between streams."),
     XDS_CLIENT_BACKOFF_RANDOM_FACTOR: z
-      .preprocess(unsetIfEmpty, z.coerce.number().min(0).max(1).optional())
+      .preprocess(
+        unsetIfEmpty,
+        z
+          .string()
+          .regex(/^\d+(?:\.\d+)?$/, "expected a decimal number from 0 to 1")
+          .transform(Number)
+          .pipe(z.number().max(1))
+          .optional(),
+      )
       .transform((v) => v ?? 0.5)
       .meta({
         kind: "number",
@@ -238,8 +271,14 @@ export const GatewaySettingsSchema = z
     CONFIG_GRPC_XDS_SERVER_TLS_SAN: optionalString().describe(
       "The name the server's certificate must carry, when it differs from the URL's host; needs TLS.",
     ),
-    CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: pairs(":", "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS").describe(
-      "`k1:v1,k2:v2`: gRPC metadata sent with the stream, e.g. an authorization token (names lower-cased).",
+    CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: pairs(
+      ":",
+      "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS",
+      (name, value, at) => metadataProblem(name.toLowerCase(), value, at),
+    ).describe(
+      "`k1:v1,k2:v2`: gRPC metadata sent with the stream, e.g. an authorization token (names lower-cased). A name " +
+        "has only letters, digits, `_`, `.` and `-` (no `-bin` suffix), a value only printable ASCII; any other is " +
+        "refused at start.",
     ),
     GRPC_GATEWAY_DRAIN_TIME: duration("1s").describe(
       "After SIGTERM, how long the health check answers NOT_SERVING while calls are still taken.",
@@ -301,4 +340,74 @@ export function gatewaySettings(env) {
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
   throw new Error(`invalid gateway settings: ${problems.join("; ")}`);
+}
+
+/**
+ * The PEM files the settings name, each as its variable, what it holds, and the certificate a key must match; only
+ * those whose TLS is on.
+ * @param {GatewaySettings} settings
+ * @returns {[keyof GatewaySettings, "certificate" | "key", keyof GatewaySettings | undefined][]}
+ */
+function pemFilesInUse(settings) {
+  /** @type {[keyof GatewaySettings, "certificate" | "key", keyof GatewaySettings | undefined][]} */
+  const files = [];
+  if (settings.GRPC_SERVER_USE_TLS) {
+    files.push(
+      ["GRPC_SERVER_TLS_CERT", "certificate", undefined],
+      ["GRPC_SERVER_TLS_KEY", "key", "GRPC_SERVER_TLS_CERT"],
+    );
+    files.push(["GRPC_CLIENT_TLS_CACERT", "certificate", undefined]);
+  }
+  if (settings.CONFIG_GRPC_XDS_SERVER_USE_TLS) {
+    files.push(["CONFIG_GRPC_XDS_SERVER_TLS_CACERT", "certificate", undefined]);
+    files.push(["CONFIG_GRPC_XDS_CLIENT_TLS_CERT", "certificate", undefined]);
+    files.push(["CONFIG_GRPC_XDS_CLIENT_TLS_KEY", "key", "CONFIG_GRPC_XDS_CLIENT_TLS_CERT"]);
+  }
+  return files.filter(([name]) => settings[name] !== undefined);
+}
+
+/**
+ * Why a PEM file cannot serve, else undefined; never its path or content.
+ * @param {string} path @param {"certificate" | "key"} holds @param {string | undefined} certificatePath
+ */
+function pemProblem(path, holds, certificatePath) {
+  let pem;
+  try {
+    pem = readFileSync(path);
+  } catch (error) {
+    return `cannot read the file (${/** @type {NodeJS.ErrnoException} */ (error).code ?? "error"})`;
+  }
+  try {
+    if (holds === "certificate") new X509Certificate(pem);
+    else createPrivateKey(pem);
+  } catch {
+    return holds === "certificate" ? "holds no PEM certificate" : "holds no unencrypted PEM private key";
+  }
+  if (certificatePath === undefined) return undefined;
+  try {
+    createSecureContext({ cert: readFileSync(certificatePath), key: pem });
+  } catch {
+    return "is not the key of the certificate given with it";
+  }
+  return undefined;
+}
+
+/**
+ * Reads every PEM file the settings use, so that a missing or wrong one fails the start naming its variable (grpc-js
+ * and Node would say ENOENT or "no start line" without it).
+ * @param {GatewaySettings} settings
+ */
+export function checkTlsFiles(settings) {
+  /** @type {Map<string, string>} */
+  const problems = new Map();
+  for (const [name, holds, certificate] of pemFilesInUse(settings)) {
+    // A key is matched only against a certificate that could be read.
+    const certificatePath =
+      certificate && !problems.has(certificate) ? /** @type {string} */ (settings[certificate]) : undefined;
+    const problem = pemProblem(/** @type {string} */ (settings[name]), holds, certificatePath);
+    if (problem) problems.set(name, problem);
+  }
+  if (problems.size === 0) return;
+  const listed = [...problems].map(([name, problem]) => `${name}: ${problem}`);
+  throw new Error(`invalid gateway settings: ${listed.join("; ")}`);
 }

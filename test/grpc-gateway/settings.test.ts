@@ -17,6 +17,32 @@ describe("gatewaySettings: RATELIMIT_MAX_REQUEST_BYTES", () => {
   });
 });
 
+describe("gatewaySettings: integers and numbers in decimal digits", () => {
+  it.each([" ", "0x1F91", "8081.0", "8e3", "+8081"])("refuses GRPC_PORT %j, which Number() would take", (value) => {
+    expect(() => gatewaySettings({ GRPC_PORT: value })).toThrow(
+      new Error("invalid gateway settings: GRPC_PORT: expected a whole number in decimal digits"),
+    );
+  });
+
+  it("reads digits, and keeps the bounds' own messages", () => {
+    expect(gatewaySettings({ GRPC_PORT: "8081" }).GRPC_PORT).toBe(8081);
+    expect(gatewaySettings({ GRPC_PORT: "0" }).GRPC_PORT).toBe(0);
+    expect(() => gatewaySettings({ GRPC_PORT: "-1" })).toThrow(
+      new Error("invalid gateway settings: GRPC_PORT: Too small: expected number to be >=0"),
+    );
+    expect(() => gatewaySettings({ GRPC_PORT: "65536" })).toThrow(
+      new Error("invalid gateway settings: GRPC_PORT: Too big: expected number to be <=65535"),
+    );
+  });
+
+  it.each([" ", "0x1", "1e-1"])("refuses XDS_CLIENT_BACKOFF_RANDOM_FACTOR %j", (value) => {
+    expect(() => gatewaySettings({ XDS_CLIENT_BACKOFF_RANDOM_FACTOR: value })).toThrow(
+      new Error("invalid gateway settings: XDS_CLIENT_BACKOFF_RANDOM_FACTOR: expected a decimal number from 0 to 1"),
+    );
+    expect(gatewaySettings({ XDS_CLIENT_BACKOFF_RANDOM_FACTOR: "0.25" }).XDS_CLIENT_BACKOFF_RANDOM_FACTOR).toBe(0.25);
+  });
+});
+
 describe("gatewaySettings: booleans", () => {
   it.each([
     ["true", true],
@@ -52,6 +78,14 @@ describe("gatewaySettings: durations every call or connection would trip over at
       expect(gatewaySettings({ [name]: "596h" })[name]).toBe(596 * 3_600_000);
     },
   );
+
+  it("rounds a fractional duration up to whole milliseconds (the Worker reads connect-timeout-ms as an integer)", () => {
+    const settings = gatewaySettings({
+      RATELIMIT_UPSTREAM_TIMEOUT: "2500.5ms",
+      RATELIMIT_UPSTREAM_CONNECT_TIMEOUT: "1ns",
+    });
+    expect([settings.RATELIMIT_UPSTREAM_TIMEOUT, settings.RATELIMIT_UPSTREAM_CONNECT_TIMEOUT]).toEqual([2501, 1]);
+  });
 
   it("reads a connection age of 0 as no limit, as grpc-go does", () => {
     const settings = gatewaySettings({ GRPC_MAX_CONNECTION_AGE: "0s", GRPC_MAX_CONNECTION_AGE_GRACE: "0" });

@@ -7,6 +7,7 @@ describe("gatewaySettings: xDS", () => {
   const HEADERS_PROBLEM =
     "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: expected CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS as name:value pairs " +
     "separated by commas";
+  const NAME_PROBLEM = 'a gRPC metadata name has only letters, digits, "_", "." and "-", and no "-bin" suffix';
 
   it("has the reference's defaults", () => {
     expect(gatewaySettings({})).toMatchObject({
@@ -145,6 +146,21 @@ describe("gatewaySettings: xDS", () => {
       HEADERS_PROBLEM,
     ],
     ["an additional header without a name", { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: ":value" }, HEADERS_PROBLEM],
+    [
+      "an additional header whose name has a space",
+      { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "bad key:v" },
+      `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: header 1: ${NAME_PROBLEM}`,
+    ],
+    [
+      "an additional header whose name ends in -bin (a binary value)",
+      { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "a:b,x-bin:abc" },
+      `CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: header 2: ${NAME_PROBLEM}`,
+    ],
+    [
+      "an additional header whose value is not printable ASCII, without the value",
+      { CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: "a:b, x-token:Bearer välue" },
+      "CONFIG_GRPC_XDS_CLIENT_ADDITIONAL_HEADERS: header 2: its value may have only printable ASCII characters",
+    ],
     [
       "node metadata without an equals sign",
       { CONFIG_GRPC_XDS_NODE_METADATA: "zone" },
