@@ -39,7 +39,8 @@ export function createHealth(upstream) {
     async check(call, callback) {
       const service = call.request.service ?? "";
       if (service !== "" && !MIRRORED.has(service)) {
-        return callback({ code: grpc.status.NOT_FOUND, details: `unknown service ${JSON.stringify(service)}` });
+        // Not the caller's name back, as grpc-go: a name of any length would go out in the grpc-message trailer.
+        return callback({ code: grpc.status.NOT_FOUND, details: "unknown service" });
       }
       if (shuttingDown) return callback(null, { status: "NOT_SERVING" });
       if (service === "") return callback(null, { status: "SERVING" });
