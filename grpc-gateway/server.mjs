@@ -2,6 +2,7 @@
 // the Worker alone validates and decides) with the caller's trace context, and the gRPC health check.
 import grpc from "@grpc/grpc-js";
 import { lstatSync, unlinkSync } from "node:fs";
+import { connect } from "node:net";
 import { createHealth } from "./health.mjs";
 import { loadProto } from "./proto.mjs";
 import { clientSanProblem, serverCredentials } from "./tls.mjs";
@@ -32,11 +33,42 @@ function listenAddress(settings) {
   return `${host}:${settings.GRPC_PORT}`;
 }
 
-/** A socket file left by a gateway that did not exit cleanly would make the bind fail. */
-function removeStaleSocket(/** @type {string} */ path) {
+/**
+ * What answers on the unix socket `path`: a process ("live", also when it does not answer within 1 s), nothing
+ * ("stale": ECONNREFUSED), or "unknown" (EACCES...), left for the bind to report.
+ * @param {string} path @returns {Promise<"live" | "stale" | "unknown">}
+ */
+function socketState(path) {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const settle = (/** @type {"live" | "stale" | "unknown"} */ state) => {
+      socket.destroy();
+      resolve(state);
+    };
+    socket.setTimeout(1000, () => settle("live"));
+    socket.once("connect", () => settle("live"));
+    socket.once("error", (/** @type {NodeJS.ErrnoException} */ error) =>
+      settle(error.code === "ECONNREFUSED" ? "stale" : "unknown"),
+    );
+  });
+}
+
+/**
+ * A socket file left by a gateway that did not exit cleanly would make the bind fail, so it is removed; one a process
+ * still listens on (another gateway) is kept, and the start fails naming GRPC_UDS.
+ * @param {string} path
+ */
+async function removeStaleSocket(path) {
   try {
-    if (lstatSync(path).isSocket()) unlinkSync(path);
-  } catch {}
+    if (!lstatSync(path).isSocket()) return;
+  } catch {
+    return;
+  }
+  const state = await socketState(path);
+  if (state === "live") {
+    throw new Error(`${path} is in use by a process listening on it; set GRPC_UDS to another path`);
+  }
+  if (state === "stale") unlinkSync(path);
 }
 
 /**
@@ -155,7 +187,7 @@ export async function startGateway(settings, log) {
     },
   );
 
-  if (settings.GRPC_UDS) removeStaleSocket(settings.GRPC_UDS);
+  if (settings.GRPC_UDS) await removeStaleSocket(settings.GRPC_UDS);
   const address = listenAddress(settings);
   const credentials = serverCredentials(settings, log);
   const port = await new Promise((resolve, reject) =>

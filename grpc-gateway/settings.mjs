@@ -168,7 +168,8 @@ export const GatewaySettingsSchema = z
     GRPC_HOST: string("0.0.0.0").describe("Address the gRPC server binds; ignored when GRPC_UDS is set."),
     GRPC_PORT: integer(8081, 0, 65535).describe("Port of the gRPC server; `0` takes a free one (logged)."),
     GRPC_UDS: optionalString().describe(
-      "Unix socket path to serve on instead of GRPC_HOST and GRPC_PORT (a stale socket file is replaced).",
+      "Unix socket path to serve on instead of GRPC_HOST and GRPC_PORT (a stale socket file is replaced; one a " +
+        "process still listens on is refused at start).",
     ),
     GRPC_MAX_CONNECTION_AGE: connectionAge().describe(
       "Largest age of a client connection, plus or minus 10 % jitter; then it is sent a GOAWAY. Unset or `0`: no " +

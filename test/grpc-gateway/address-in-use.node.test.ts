@@ -1,8 +1,9 @@
 // The gateway started on an address another process holds: it exits 1 with one error line that names the address
-// and the settings that choose another (GRPC_PORT, GRPC_HOST, GRPC_UDS), instead of grpc-js's bare bind error.
+// and the settings that choose another (GRPC_PORT, GRPC_HOST, GRPC_UDS), instead of grpc-js's bare bind error; a
+// unix socket file nothing listens on any more is replaced.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -11,14 +12,20 @@ const gateway = path.join(import.meta.dirname, "..", "..", "grpc-gateway", "gate
 const dir = mkdtempSync(path.join(tmpdir(), "gateway-in-use-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the gateway with only these variables (and PATH) until it exits. */
+/** Runs the gateway with only these variables (and PATH) until it exits, killed if it still runs after 4 s. */
 function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [gateway], { env: { PATH: process.env.PATH, ...env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  const kill = setTimeout(() => child.kill("SIGKILL"), 4000);
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(kill);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 /** The error lines the gateway logged (grpc-js's own diagnostics, which are not JSON, left out). */
@@ -67,5 +74,60 @@ describe("grpc-gateway on an address in use", () => {
       },
     ]);
     expect(readFileSync(file, "utf8")).toBe("kept");
+  });
+
+  it("names GRPC_UDS when a process still listens on its socket, and leaves that process reachable", async () => {
+    const socketPath = path.join(dir, "live.sock");
+    // The gateway's probe hangs up at once: its reset is no error of the holder's.
+    const holder: Server = createServer((socket) => socket.on("error", () => {}).end("held"));
+    await new Promise<void>((resolve) => holder.listen(socketPath, resolve));
+    try {
+      const result = await run({ GRPC_UDS: socketPath });
+      expect(result.code).toBe(1);
+      expect(errors(result.stderr)).toEqual([
+        {
+          level: "error",
+          "@message": "grpc-gateway: cannot start",
+          error: `${socketPath} is in use by a process listening on it; set GRPC_UDS to another path`,
+        },
+      ]);
+      const answer = await new Promise<string>((resolve, reject) => {
+        let text = "";
+        connect(socketPath)
+          .on("data", (chunk) => (text += chunk))
+          .on("end", () => resolve(text))
+          .on("error", reject);
+      });
+      expect(answer).toBe("held");
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
+
+  it("replaces a socket file nothing listens on, and serves there", async () => {
+    const socketPath = path.join(dir, "stale.sock");
+    // A process killed while listening leaves its socket file behind.
+    const killed = spawn(process.execPath, [
+      "-e",
+      `require("node:net").createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, "SIGKILL"))`,
+    ]);
+    await new Promise((resolve) => killed.on("close", resolve));
+    expect(existsSync(socketPath)).toBe(true);
+    const child = spawn(process.execPath, [gateway], { env: { PATH: process.env.PATH, GRPC_UDS: socketPath } });
+    const guard = setTimeout(() => child.kill("SIGKILL"), 4000);
+    let stdout = "";
+    await new Promise<void>((resolve) =>
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+        if (stdout.includes("grpc-gateway: serving")) resolve();
+      }),
+    );
+    child.kill("SIGTERM");
+    expect(await new Promise((resolve) => child.on("close", resolve))).toBe(0);
+    clearTimeout(guard);
+    expect(JSON.parse(stdout.split("\n")[0])).toMatchObject({
+      "@message": "grpc-gateway: serving",
+      address: `unix:${socketPath}`,
+    });
   });
 });
