@@ -47,6 +47,9 @@ function statusOfHttp(httpStatus) {
 
 /** @typedef {{ ok: true, body: Buffer } | { ok: false, code: grpc.status, details: string }} UpstreamResult */
 
+/** A warning about the Worker's answers is logged at most this often per kind: every call may meet the same fault. */
+const WARNING_INTERVAL_MS = 10_000;
+
 /** A failure with the gRPC status it stands for. */
 class CallFailure extends Error {
   /** @param {grpc.status} code @param {string} details */
@@ -67,7 +70,8 @@ class CallFailure extends Error {
  * What the functions behind `createUpstream` share: the Worker's address and the keep-alive agent that reaches it.
  * @typedef {{ base: URL, client: typeof http | typeof https, prefix: string,
  *   target: { protocol: string, hostname: string, port: string, agent: http.Agent }, connectTimeoutMs: number,
- *   defaultTimeoutMs: number, log: (level: string, message: string, fields?: object) => void }} UpstreamContext
+ *   defaultTimeoutMs: number, log: (level: string, message: string, fields?: object) => void,
+ *   warned: Map<string, { at: number, suppressed: number }> }} UpstreamContext
  */
 
 /**
@@ -82,7 +86,7 @@ export function createUpstream({ url, connectTimeoutMs, defaultTimeoutMs, log })
   const prefix = base.pathname.replace(/\/$/, "");
   const target = { protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ""), port: base.port, agent };
   /** @type {UpstreamContext} */
-  const upstream = { base, client, prefix, target, connectTimeoutMs, defaultTimeoutMs, log };
+  const upstream = { base, client, prefix, target, connectTimeoutMs, defaultTimeoutMs, log, warned: new Map() };
 
   return {
     /**
@@ -141,7 +145,7 @@ async function forwardShouldRateLimit(upstream, requestBytes, { deadline, onCanc
     });
     const answered = response.status === 200 && response.contentType === "application/proto";
     if (answered) return { ok: true, body: response.body };
-    return errorOf(response);
+    return errorOf(upstream, response);
   } catch (error) {
     if (error instanceof CallFailure) return { ok: false, code: error.code, details: error.message };
     throw error;
@@ -159,6 +163,11 @@ async function checkHealth(upstream, timeoutMs) {
       timeoutMs,
       timedOut,
     });
+    if (response.status !== 200) {
+      warnThrottled(upstream, "grpc-gateway: Worker health check answered other than 200", {
+        status: response.status,
+      });
+    }
     return response.status === 200;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -245,11 +254,29 @@ function limitConnectTime(upstream, socket, fail) {
 }
 
 /**
- * The gRPC status of a non-200 answer: the Connect error's code and message, else the HTTP status.
+ * Logs `message` as a warning, unless it was logged less than WARNING_INTERVAL_MS ago; the next line counts the
+ * ones left out meanwhile.
+ * @param {UpstreamContext} upstream @param {string} message @param {object} fields
+ */
+function warnThrottled(upstream, message, fields) {
+  const now = Date.now();
+  const last = upstream.warned.get(message);
+  if (last && now - last.at < WARNING_INTERVAL_MS) {
+    last.suppressed++;
+    return;
+  }
+  upstream.warned.set(message, { at: now, suppressed: 0 });
+  upstream.log("warn", message, last?.suppressed ? { ...fields, suppressed: last.suppressed } : fields);
+}
+
+/**
+ * The gRPC status of a non-200 answer: the Connect error's code and message, else the HTTP status. The latter is no
+ * answer of the Worker's (a wrong URL or prefix, a proxy in between), so it is logged.
+ * @param {UpstreamContext} upstream
  * @param {{ status: number, contentType: string, body: Buffer }} response
  * @returns {UpstreamResult}
  */
-function errorOf(response) {
+function errorOf(upstream, response) {
   if (response.contentType.startsWith("application/json")) {
     try {
       const error = JSON.parse(response.body.toString("utf8"));
@@ -258,6 +285,10 @@ function errorOf(response) {
         return { ok: false, code, details: typeof error.message === "string" ? error.message : "" };
     } catch {}
   }
+  warnThrottled(upstream, "grpc-gateway: the rate limit service answered without a Connect error", {
+    status: response.status,
+    contentType: response.contentType,
+  });
   return {
     ok: false,
     code: statusOfHttp(response.status),
