@@ -7,26 +7,13 @@ import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runGatewayAlone } from "../support/grpc-gateway";
 
 const gateway = path.join(import.meta.dirname, "..", "..", "grpc-gateway", "gateway.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "gateway-in-use-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the gateway with only these variables (and PATH) until it exits, killed if it still runs after 4 s. */
-function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [gateway], { env: { PATH: process.env.PATH, ...env } });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const kill = setTimeout(() => child.kill("SIGKILL"), 4000);
-  return new Promise((resolve) =>
-    child.on("close", (code) => {
-      clearTimeout(kill);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+const run = (env: Record<string, string>) => runGatewayAlone(env);
 
 /** The error lines the gateway logged (grpc-js's own diagnostics, which are not JSON, left out). */
 const errors = (stderr: string) =>

@@ -1,24 +1,15 @@
 // The gateway started with settings it cannot use: it exits 1 with one JSON error line naming the variable, never its
 // value, instead of a grpc-js or Node stack trace (an xDS header value may be a bearer token).
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runGatewayAlone } from "../support/grpc-gateway";
 
-const gateway = path.join(import.meta.dirname, "..", "..", "grpc-gateway", "gateway.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "gateway-refused-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the gateway with only these variables (and PATH) until it exits. */
-function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [gateway], { env: { PATH: process.env.PATH, ...env } });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
+const run = (env: Record<string, string>) => runGatewayAlone(env);
 
 /** Exit 1, nothing on stdout, and stderr exactly one error line with this message. */
 async function expectRefused(env: Record<string, string>, message: string) {

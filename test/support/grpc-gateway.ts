@@ -63,6 +63,28 @@ export async function gatewayRefusing(vars: Record<string, string>): Promise<{ c
   return { code, output };
 }
 
+/**
+ * Runs the gateway with only these variables (and PATH) until it exits, killed if it still runs after `killAfterMs`
+ * (a start that should have failed must not outlive its test); its exit code and output.
+ */
+export function runGatewayAlone(
+  env: Record<string, string>,
+  killAfterMs = 4000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [gatewayEntry], { env: { PATH: process.env.PATH, ...env } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const kill = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(kill);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
 const loaded = grpc.loadPackageDefinition(
   protoLoader.loadSync(["envoy/service/ratelimit/v3/rls.proto", "grpc/health/v1/health.proto"], {
     includeDirs: [path.join(root, "proto")],
