@@ -92,14 +92,26 @@ export async function runGenSyncForCaller(
   const runNow = (now: Date) => runGenSyncFromApi(env, { ...input, now }).then((run) => ({ ...run, joined: false }));
   if (input.caller.isAdmin || debounceMs === 0) return runNow(input.now);
   const db = database(env.DB);
+  // Whether a succeeded run shipped a version older than its start: fixed once it has ended, so one read per run and
+  // call, not one per look while the call waits out the window.
+  const shippedEarlier = new Map<number, Promise<boolean>>();
+  const shipsEarlierVersion = (runId: number, startedAt: number) => {
+    let known = shippedEarlier.get(runId);
+    if (!known) {
+      known = latestVersionOfRun(db, runId).then(
+        (shipped) => shipped !== undefined && shipped.createdAt.getTime() < startedAt,
+      );
+      shippedEarlier.set(runId, known);
+    }
+    return known;
+  };
   const ports: JoinPorts<{ runId: number; notes: BundleNote[]; joined: boolean }> = {
     async latestStartedRun() {
       const row = await latestStartedRun(db, genSyncJob.kind);
       if (!row) return undefined;
       const startedAt = row.startedAt!.getTime();
       // A queued run's retry answers the version an earlier attempt generated, if it shipped one.
-      const shipped = row.state === "succeeded" ? await latestVersionOfRun(db, row.id) : undefined;
-      const earlier = shipped !== undefined && shipped.createdAt.getTime() < startedAt;
+      const earlier = row.state === "succeeded" && (await shipsEarlierVersion(row.id, startedAt));
       return { ...row, startedAt, reships: earlier || RESTORE_TRIGGER.test(row.trigger) };
     },
     run: () => runNow(new Date()),
