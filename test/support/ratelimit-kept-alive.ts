@@ -1,7 +1,7 @@
 // Requests from the rate limit integration suites' bursts to a `wrangler dev`, over a bounded set of kept-alive
 // connections that can be refreshed before each burst.
 import http from "node:http";
-import { lostByProxy } from "./wrangler-dev.mjs";
+import { lostByProxy, REFRESH_TRIES, REFRESH_TRY_MS } from "./wrangler-dev.mjs";
 
 /**
  * Every request of a suite goes over at most this many kept-alive connections, so wrangler dev's proxy never holds
@@ -75,10 +75,6 @@ function sendOnce(
   });
 }
 
-/** How long one refreshing GET may take (it answers in milliseconds), and how many times it is tried. */
-const PING_WITHIN_MS = 5000;
-const PING_TRIES = 3;
-
 /**
  * One refreshing GET, tried up to `tries` times when unanswered: a GET the proxy holds must not hold the run that
  * refreshes. Once those tries are spent it fails with Unanswered.
@@ -86,7 +82,7 @@ const PING_TRIES = 3;
 async function ping(server: { url: string }, tries: number): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await send(server, "GET", "/test/ping", undefined, PING_WITHIN_MS);
+      await send(server, "GET", "/test/ping", undefined, REFRESH_TRY_MS);
       return;
     } catch (error) {
       if (!(error instanceof Unanswered)) throw error;
@@ -98,7 +94,7 @@ async function ping(server: { url: string }, tries: number): Promise<void> {
 
 /** Refreshes every connection the proxy may hold to the Worker (see CONNECTIONS), on a machine at rest. */
 export const refreshProxyConnections = (server: { url: string }) =>
-  Promise.all(Array.from({ length: CONNECTIONS }, () => ping(server, PING_TRIES)));
+  Promise.all(Array.from({ length: CONNECTIONS }, () => ping(server, REFRESH_TRIES)));
 
 /**
  * Refreshes the proxy's connections every `everyMs` until the returned stop is called: for a run in which requests

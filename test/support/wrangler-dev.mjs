@@ -259,9 +259,12 @@ export const PROXY_LOST_REQUEST =
  */
 export const lostByProxy = (status, text) => status === 503 && text === PROXY_LOST_REQUEST;
 
-/** How long one GET of refreshProxyConnection may take (it answers in milliseconds), and how many are tried. */
-const REFRESH_TRY_MS = 5000;
-const REFRESH_TRIES = 3;
+/**
+ * How long one GET of refreshProxyConnection may take (it answers in milliseconds), and how many are tried; the burst
+ * suites' refreshing GETs (ratelimit-kept-alive.ts) keep the same bounds.
+ */
+export const REFRESH_TRY_MS = 5000;
+export const REFRESH_TRIES = 3;
 
 /**
  * Gives wrangler dev's proxy a fresh connection to the Worker before a non-GET request that follows an idle spell.
