@@ -316,7 +316,7 @@ export class XdsConfigClient {
       this.call = call;
       // Ends a snapshot's storing still retrying a Worker that is away: the next stream gets the snapshot again.
       const streamGone = new AbortController();
-      // Ends the wait before refusing a snapshot sent again once a newer response is queued behind it.
+      // Ends the work on a response once a newer one is queued behind it: its retries, or the wait before a refusal.
       let superseded = new AbortController();
       let ended = false;
       const end = () => {
@@ -330,10 +330,7 @@ export class XdsConfigClient {
         delivered = true;
         superseded.abort();
         superseded = new AbortController();
-        const signals = {
-          streamGone: streamGone.signal,
-          hurry: AbortSignal.any([streamGone.signal, superseded.signal]),
-        };
+        const signals = { hurry: AbortSignal.any([streamGone.signal, superseded.signal]) };
         queue = queue.then(() => this.handle(call, response, signals));
       });
       call.on("error", (/** @type {grpc.ServiceError} */ error) => {
@@ -359,11 +356,11 @@ export class XdsConfigClient {
    * The verdict on a response: the Worker's, or for the snapshot last refused sent again, the same refusal without
    * asking the Worker, after a backoff (go-control-plane's snapshot cache resends a NACKed snapshot at once, forever).
    * @param {Response} response
-   * @param {{ streamGone: AbortSignal, hurry: AbortSignal }} signals `hurry` ends that backoff, without an answer (the
+   * @param {{ hurry: AbortSignal }} signals `hurry` ends that backoff or the Worker's retries, without an answer (the
    *   stream is gone, or a newer response is queued)
    * @returns {Promise<ApplyResult & { repeats?: number }>}
    */
-  async verdict(response, { streamGone, hurry }) {
+  async verdict(response, { hurry }) {
     if (response.typeUrl !== RATE_LIMIT_CONFIG_TYPE_URL) {
       return {
         ok: false,
@@ -379,7 +376,8 @@ export class XdsConfigClient {
       return hurry.aborted ? { ok: false, aborted: true } : { ok: false, error, repeats: repeats + 1 };
     }
     const decoded = decodeRateLimitConfigs(response.resources ?? []);
-    const result = decoded.ok ? await this.apply(decoded.configs, response.versionInfo ?? "", streamGone) : decoded;
+    // `hurry`: a newer response queued behind this one ends its retries too, so an outage stores only the newest.
+    const result = decoded.ok ? await this.apply(decoded.configs, response.versionInfo ?? "", hurry) : decoded;
     if (!("aborted" in result)) this.refused = result.ok ? undefined : { key, error: result.error, repeats: 0 };
     return result;
   }
@@ -389,9 +387,11 @@ export class XdsConfigClient {
    * stream that ended before the Worker decided, or a resend superseded while it waited, gets no answer.
    * @param {grpc.ClientDuplexStream<any, any>} call
    * @param {Response} response
-   * @param {{ streamGone: AbortSignal, hurry: AbortSignal }} signals
+   * @param {{ hurry: AbortSignal }} signals
    */
   async handle(call, response, signals) {
+    // A newer response is queued behind this one: state of the world, so only the newest is stored and answered.
+    if (signals.hurry.aborted) return;
     const version = response.versionInfo ?? "";
     const nonce = response.nonce ?? "";
     const result = await this.verdict(response, signals);

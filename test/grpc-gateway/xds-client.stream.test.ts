@@ -106,6 +106,26 @@ describe("XdsConfigClient: a Worker that is away", () => {
       { versionInfo: "v1", responseNonce: "1", error: undefined },
     ]);
   });
+
+  it("stores and answers only the newest of the snapshots pushed while it was away", async () => {
+    const server = await managementServer();
+    server.push("v1", [{ name: "a", domain: "a" }]);
+    const port = await unusedPort();
+    const worker = workerStub(200);
+    const { client } = startClient(server, `http://127.0.0.1:${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    server.push("v2", [{ name: "b", domain: "b" }]);
+    server.push("v3", [{ name: "c", domain: "c" }]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await worker.listen(port);
+    await client.firstAccepted;
+    await server.waitFor(({ request }) => request.versionInfo === "v3", 0, 5000);
+    expect(worker.puts).toEqual([JSON.stringify({ configs: [{ name: "c", domain: "c" }] })]);
+    expect(answers(server)).toEqual([
+      { versionInfo: "", responseNonce: "", error: undefined },
+      { versionInfo: "v3", responseNonce: "3", error: undefined },
+    ]);
+  });
 });
 
 describe("XdsConfigClient: a server that sends a refused snapshot again at once", () => {
