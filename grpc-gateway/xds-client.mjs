@@ -217,7 +217,8 @@ export class XdsConfigClient {
     /** The version of the last snapshot accepted ("" before any): sent when subscribing again and with a NACK. */
     this.acceptedVersion = "";
     /**
-     * The last snapshot refused, until one is accepted: sent again, it is refused again without asking the Worker.
+     * The last snapshot refused on this stream, until one is accepted: sent again, it is refused again without asking
+     * the Worker.
      * @type {{ key: string, error: string, repeats: number } | undefined}
      */
     this.refused = undefined;
@@ -309,6 +310,9 @@ export class XdsConfigClient {
    * @returns {Promise<boolean>}
    */
   streamOnce() {
+    // A new stream asks the Worker once more about a snapshot it refused: it may have been mended meanwhile (a larger
+    // RATELIMIT_CONFIG_MAX_BODY_BYTES), and only a resend within one stream is the loop the cache is there to stop.
+    this.refused = undefined;
     return new Promise((resolve) => {
       let delivered = false;
       let queue = Promise.resolve();

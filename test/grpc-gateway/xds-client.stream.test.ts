@@ -149,6 +149,20 @@ describe("XdsConfigClient: a server that sends a refused snapshot again at once"
     ]);
   });
 
+  it("asks the Worker again about a refused snapshot on a new stream: it may have been mended", async () => {
+    const server = await managementServer();
+    server.push("v1", [{ name: "a", domain: "a" }]);
+    const worker = workerStub(413, JSON.stringify({ error: "too large" }));
+    startClient(server, await worker.listen());
+    await until(() => nacks(server).length === 1);
+    worker.answer.status = 200;
+    await server.kill();
+    await server.restart();
+    await server.waitFor(({ request }) => request.versionInfo === "v1", 0, 5000);
+    const snapshot = JSON.stringify({ configs: [{ name: "a", domain: "a" }] });
+    expect(worker.puts).toEqual([snapshot, snapshot]);
+  });
+
   it("takes a newer snapshot at once while a resend of the refused one waits its backoff", async () => {
     const server = await managementServer({ resendOnNack: true });
     server.push("v1", [{ name: "a", domain: "a" }]);
