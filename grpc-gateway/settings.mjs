@@ -48,15 +48,38 @@ const boolean = (defaultValue) =>
     .meta({ kind: "boolean", default: String(defaultValue) });
 
 /**
- * An integer within bounds, written in decimal digits: Number() would read " " as 0 and "0x1F91" as 8081.
+ * An integer as Go's strconv.ParseInt reads it with base 0, as the reference's settings are read (envconfig): decimal
+ * digits, or 0x, 0o, 0b or a leading 0 (octal) with a sign; anything else, " " or "8e3" included, is no integer
+ * (Number() would read " " as 0).
+ */
+const GO_INTEGER = /^([+-]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|0([0-7]+)|(0|[1-9][0-9]*))$/;
+
+/** @param {string} text @returns {number} NaN for text Go's ParseInt refuses */
+function goInteger(text) {
+  const parts = GO_INTEGER.exec(text);
+  if (!parts) return Number.NaN;
+  const [, sign, hex, octal, binary, leadingZero, decimal] = parts;
+  const value =
+    hex !== undefined
+      ? parseInt(hex, 16)
+      : binary !== undefined
+        ? parseInt(binary, 2)
+        : (octal ?? leadingZero) !== undefined
+          ? parseInt(octal ?? leadingZero, 8)
+          : Number(decimal);
+  return sign === "-" ? -value : value;
+}
+
+/**
+ * An integer within bounds (goInteger).
  * @param {number} defaultValue @param {number} min @param {number} [max]
  */
 const integer = (defaultValue, min, max) => {
   const bounded = z.number().int().min(min);
   const digits = z
     .string()
-    .regex(/^-?\d+$/, "expected a whole number in decimal digits")
-    .transform(Number)
+    .refine((text) => GO_INTEGER.test(text), "expected a whole number")
+    .transform(goInteger)
     .pipe(max === undefined ? bounded : bounded.max(max));
   return z
     .preprocess(unsetIfEmpty, digits.optional())
@@ -243,7 +266,8 @@ export const GatewaySettingsSchema = z
         unsetIfEmpty,
         z
           .string()
-          .regex(/^\d+(?:\.\d+)?$/, "expected a decimal number from 0 to 1")
+          // The decimal forms of Go's strconv.ParseFloat, as the reference reads it: ".5", "5e-1", "+0.5".
+          .regex(/^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/, "expected a decimal number from 0 to 1")
           .transform(Number)
           .pipe(z.number().max(1))
           .optional(),

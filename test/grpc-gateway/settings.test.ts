@@ -17,16 +17,21 @@ describe("gatewaySettings: RATELIMIT_MAX_REQUEST_BYTES", () => {
   });
 });
 
-describe("gatewaySettings: integers and numbers in decimal digits", () => {
-  it.each([" ", "0x1F91", "8081.0", "8e3", "+8081"])("refuses GRPC_PORT %j, which Number() would take", (value) => {
-    expect(() => gatewaySettings({ GRPC_PORT: value })).toThrow(
-      new Error("invalid gateway settings: GRPC_PORT: expected a whole number in decimal digits"),
-    );
-  });
+describe("gatewaySettings: integers and numbers as Go's strconv reads them", () => {
+  it.each([" ", "8081.0", "8e3", "08081"])(
+    "refuses GRPC_PORT %j, which Go refuses though Number() may take it",
+    (value) => {
+      expect(() => gatewaySettings({ GRPC_PORT: value })).toThrow(
+        new Error("invalid gateway settings: GRPC_PORT: expected a whole number"),
+      );
+    },
+  );
 
-  it("reads digits, and keeps the bounds' own messages", () => {
-    expect(gatewaySettings({ GRPC_PORT: "8081" }).GRPC_PORT).toBe(8081);
-    expect(gatewaySettings({ GRPC_PORT: "0" }).GRPC_PORT).toBe(0);
+  it("reads what Go's ParseInt reads with base 0 (the reference's envconfig), and keeps the bounds' own messages", () => {
+    const ports = ["8081", "0", "+8081", "0x1F91", "0o17", "017", "0b101"].map(
+      (value) => gatewaySettings({ GRPC_PORT: value }).GRPC_PORT,
+    );
+    expect(ports).toEqual([8081, 0, 8081, 8081, 15, 15, 5]);
     expect(() => gatewaySettings({ GRPC_PORT: "-1" })).toThrow(
       new Error("invalid gateway settings: GRPC_PORT: Too small: expected number to be >=0"),
     );
@@ -35,11 +40,17 @@ describe("gatewaySettings: integers and numbers in decimal digits", () => {
     );
   });
 
-  it.each([" ", "0x1", "1e-1"])("refuses XDS_CLIENT_BACKOFF_RANDOM_FACTOR %j", (value) => {
+  it.each([" ", "0x1", "1e"])("refuses XDS_CLIENT_BACKOFF_RANDOM_FACTOR %j", (value) => {
     expect(() => gatewaySettings({ XDS_CLIENT_BACKOFF_RANDOM_FACTOR: value })).toThrow(
       new Error("invalid gateway settings: XDS_CLIENT_BACKOFF_RANDOM_FACTOR: expected a decimal number from 0 to 1"),
     );
-    expect(gatewaySettings({ XDS_CLIENT_BACKOFF_RANDOM_FACTOR: "0.25" }).XDS_CLIENT_BACKOFF_RANDOM_FACTOR).toBe(0.25);
+  });
+
+  it("reads XDS_CLIENT_BACKOFF_RANDOM_FACTOR in Go's decimal forms", () => {
+    const factors = ["0.25", ".5", "5e-1", "+0.5", "1"].map(
+      (value) => gatewaySettings({ XDS_CLIENT_BACKOFF_RANDOM_FACTOR: value }).XDS_CLIENT_BACKOFF_RANDOM_FACTOR,
+    );
+    expect(factors).toEqual([0.25, 0.5, 0.5, 0.5, 1]);
   });
 });
 
