@@ -50,7 +50,8 @@ class Applier {
     this.beforeUnchanged = beforeUnchanged;
     /** The status's digest of the files on disk, which reads again only the files that changed since. */
     this.liveDigest = createLiveDigest();
-    this.reloadCmd = reloadCmd;
+    /** The operator's reload command, run by a push and by a start that finds a push's files swapped in. */
+    this.reload = () => run("/bin/sh", ["-c", reloadCmd], timeoutMs, this.env);
     this.haproxy = haproxy;
     this.timeoutMs = timeoutMs;
     this.log = log;
@@ -73,8 +74,7 @@ class Applier {
     const removed = await removeScratch(this.configDir);
     if (removed.length) this.log("info", "haproxy-agent: scratch directories of the previous run removed", { removed });
     const recovered = await recoverSwap(this.configDir, this.log);
-    const reload = () => run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
-    const { configDir, pushes, record, log } = this;
+    const { configDir, pushes, record, log, reload } = this;
     await settlePushes({ configDir, pushes, record, log, recovered, reload });
   }
 
@@ -325,7 +325,7 @@ class Applier {
    * @param {Bundle} bundle @param {{ movedAway: string[], movedIn: string[] }} swapped @param {string} previous
    */
   async reloadSwapped(bundle, swapped, previous) {
-    const reload = await run("/bin/sh", ["-c", this.reloadCmd], this.timeoutMs, this.env);
+    const reload = await this.reload();
     if (reload.timedOut) {
       this.log("error", "haproxy-agent: the reload did not finish in time, killed; its files stay in place", {
         version: bundle.version,

@@ -64,8 +64,8 @@ export async function swapIn(configDir, staging, previous, move = rename, sync =
   let flushing = false;
   try {
     const live = await presentEntries(configDir);
-    const journalText = JSON.stringify({ ...journal, live });
-    if (journal) await writeWhole(path.join(configDir, SWAP_JOURNAL), journalText, () => undefined);
+    if (journal)
+      await writeWhole(path.join(configDir, SWAP_JOURNAL), JSON.stringify({ ...journal, live }), () => undefined);
     for (const entry of live) {
       await move(path.join(configDir, entry), path.join(previous, entry));
       swapped.movedAway.push(entry);
