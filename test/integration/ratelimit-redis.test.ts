@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/processes.mjs";
 import { type LocalServer, redisCli, startRedis } from "../support/local-servers.mjs";
-import { type DevServer, refreshProxyConnection, startWranglerDev } from "../support/wrangler-dev.mjs";
+import { type DevServer, lostByProxy, refreshProxyConnection, startWranglerDev } from "../support/wrangler-dev.mjs";
 import { ADMIN_TOKEN, dailyLimitConfig, dayStart, installFiles } from "../support/ratelimit-dev-server";
 
 const CONFIG = dailyLimitConfig("burst", "hot", 100);
@@ -41,6 +41,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  console.log(`requests wrangler dev's proxy lost and post sent again: ${resent}`);
   await Promise.all([burst?.stop(), away?.stop()]);
   if (redis?.child.signalCode === null) redis.child.kill("SIGCONT");
   await redis?.stop();
@@ -49,20 +50,34 @@ afterAll(async () => {
 const body = (value: string) =>
   JSON.stringify({ domain: "burst", descriptors: [{ entries: [{ key: "hot", value }] }] });
 
-/** POST /json; the signal fails the call when no answer comes within `boundMs` (a hang). */
+/**
+ * How many POSTs wrangler dev's proxy lost and `post` sent again. While 2000 requests wait for the pool, the proxy
+ * sends some on connections workerd closes for idleness, and answers them 503 "Your worker restarted mid-request"
+ * though nothing restarted (workers-sdk issue 14641; one CI run met it once in 2000). Such a request never reached
+ * the Worker; were one counted there, the store's exact count below would show it.
+ */
+let resent = 0;
+
+/** POST /json, sent once more if the proxy lost it; the signal fails the call when no answer comes within `boundMs`. */
 async function post(
   server: DevServer,
   value: string,
   boundMs: number,
 ): Promise<{ status: number; text: string; ms: number }> {
   const started = performance.now();
-  const response = await fetch(`${server.url}/json`, {
-    method: "POST",
-    body: body(value),
-    signal: AbortSignal.timeout(boundMs),
-  });
-  const text = await response.text();
-  return { status: response.status, text, ms: performance.now() - started };
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(`${server.url}/json`, {
+      method: "POST",
+      body: body(value),
+      signal: AbortSignal.timeout(boundMs),
+    });
+    const text = await response.text();
+    if (attempt === 1 && lostByProxy(response.status, text)) {
+      resent++;
+      continue;
+    }
+    return { status: response.status, text, ms: performance.now() - started };
+  }
 }
 
 /** Well past KVSTORE_TIMEOUT: an answer later than this is a hang. */
