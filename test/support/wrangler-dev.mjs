@@ -136,7 +136,7 @@ export async function startWranglerDev(vars = {}, options = {}) {
  * node_modules/.cache, which `npm ci` empties); a state that already holds data is migrated in place, as before.
  * @param {{ projectDir: string, configPath: string | undefined, state: string, name: string }} how
  */
-function applyMigrations({ projectDir, configPath, state, name }) {
+export function applyMigrations({ projectDir, configPath, state, name }) {
   const configArgs = configPath ? ["--config", configPath] : [];
   /** @param {string} into */
   const migrate = (into) =>
