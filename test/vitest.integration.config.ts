@@ -7,8 +7,9 @@ import { defineConfig } from "vitest/config";
 /**
  * The suites that may share the machine with another: none asserts how long something takes, and none loads the
  * machine for long (a burst, a soak). A suite not listed runs alone: the suites that measure time or load (a hang
- * answered within a bound, a crash's recovery, a failover, bursts of thousands, `npm start`'s supervision) would read
- * another suite's load as their own.
+ * answered within a bound, a crash's recovery, a failover, bursts of thousands) would read another suite's load as
+ * their own. `npm start`'s suite shares: its only bounds (90 s to get ready, 15 s for a group to be gone) are many
+ * times what a start and a stop take here, and it is the longest suite (over two minutes).
  */
 const SHARED = [
   "body-limits",
@@ -18,6 +19,7 @@ const SHARED = [
   "docs-browser",
   "haproxy-keywords",
   "haproxy-params",
+  "npm-start",
   "openapi-examples",
   "proxy-agent",
   "proxy-blast-radius",
