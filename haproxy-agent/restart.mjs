@@ -1,9 +1,10 @@
 // What a starting agent settles of a run of it that stopped or died mid-push: a swap cut short (its journal: the
-// previous files put back whole), pushes still received or reloading (settled from the files in place, a reload run
-// first for those in place, so that none answers in progress for good and none applied unreloaded) and the scratch
-// directories of its pushes and checks, which can hold private keys.
+// previous files put back whole, as they are when the reload of new files found whole fails), pushes still received or
+// reloading (settled from the files in place, a reload run first for those in place, so that none answers in progress
+// for good and none applied unreloaded) and the scratch directories of its pushes and checks (private keys).
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { restored } from "./apply-errors.mjs";
 import { presentEntries, putBack, SWAP_JOURNAL } from "./config-files.mjs";
 import { liveDigest } from "./live-digest.mjs";
 import { tail } from "./programs.mjs";
@@ -13,7 +14,10 @@ const SCRATCH = /^\.(?:staging|check)-/;
 
 /**
  * @typedef {(level: string, message: string, fields?: object) => void} Log
- * @typedef {{ pushId: string | null, unrestored: string[] }} Recovered a swap cut short, its previous files put back
+ * @typedef {{ pushId: string | null, unrestored: string[] }} Undone a swap cut short, its previous files put back
+ * @typedef {{ pushId: string | null, before: string[] }} Whole a swap whose new files are all in place, whole: the
+ *   entries live before it (its journal's), to put back should their reload fail
+ * @typedef {Undone | Whole} Recovered the swap journal a start found
  * @typedef {() => Promise<{ code: number, output: string, timedOut: boolean }>} Reload the agent's reload command
  */
 
@@ -37,47 +41,56 @@ export async function removeScratch(configDir) {
 /**
  * Finishes a swap a crash cut short (its journal is still there): unless the new files are all in place, whole, the
  * previous ones are put back as after a failed swap (those in .previous moved back, those the bundle added removed).
- * Undefined when there was none to undo; the journal is removed either way.
+ * Undefined when there was no journal. The journal stays until settlePushes has settled its push: a crash before then
+ * finds it again, and a reload at start that fails puts the previous files back from it.
  * @param {string} configDir @param {Log} log @returns {Promise<Recovered | undefined>}
  */
 export async function recoverSwap(configDir, log) {
-  const file = path.join(configDir, SWAP_JOURNAL);
   /** @type {import("./config-files.mjs").SwapJournal} */
   let journal;
   try {
-    journal = JSON.parse(await readFile(file, "utf8"));
+    journal = JSON.parse(await readFile(path.join(configDir, SWAP_JOURNAL), "utf8"));
   } catch {
     return undefined;
   }
-  let recovered;
-  if ((await liveDigest(configDir)) !== journal.digest) {
-    const previous = path.join(configDir, ".previous");
-    const movedAway = await presentEntries(previous);
-    const live = await presentEntries(configDir);
-    const movedIn = live.filter((entry) => movedAway.includes(entry) || !journal.live.includes(entry));
-    const unrestored = await putBack(configDir, previous, { movedAway, movedIn });
-    log("warn", "haproxy-agent: a swap cut short by the previous run was undone", { ...journal, unrestored });
-    recovered = { pushId: journal.pushId, unrestored };
-  }
-  await rm(file, { force: true });
-  return recovered;
+  if ((await liveDigest(configDir)) === journal.digest) return { pushId: journal.pushId, before: journal.live };
+  const unrestored = await putBack(
+    configDir,
+    path.join(configDir, ".previous"),
+    await swapped(configDir, journal.live),
+  );
+  log("warn", "haproxy-agent: a swap cut short by the previous run was undone", { ...journal, unrestored });
+  return { pushId: journal.pushId, unrestored };
+}
+
+/**
+ * What a swap a crash cut short moved, for putBack: the entries in .previous went away, and those in place that are
+ * among them or were not live before it (`before`, its journal's) came in.
+ * @param {string} configDir @param {string[]} before
+ */
+async function swapped(configDir, before) {
+  const movedAway = await presentEntries(path.join(configDir, ".previous"));
+  const live = await presentEntries(configDir);
+  return { movedAway, movedIn: live.filter((entry) => movedAway.includes(entry) || !before.includes(entry)) };
 }
 
 /**
  * What became of a push a previous run left in progress. Received: it never reached its reload. Reloading: its swap
  * had started; the files in place tell the rest. Its own, whole: they are reloaded now (the run may have died before
  * its reload ran) and it is applied once that reload ends; its reload not ending in time, it stays reloading (as a
- * reload timed out in a run does). Others: its swap was undone (recovered), or its reload failed and the previous
+ * reload timed out in a run does); its reload failing, it is refused and the previous files go back when its swap's
+ * journal tells which (putBackRefused). Others: its swap was undone (recovered), or its reload failed and the previous
  * files went back.
- * @param {import("./pushes.mjs").StoredRecord} known @param {string | null} live the digest of the files in place
- * @param {Recovered | undefined} recovered @param {Reload} reload
+ * @param {import("./pushes.mjs").StoredRecord} known
+ * @param {{ configDir: string, live: string | null, recovered?: Recovered, reload: Reload, log: Log }} start `live`
+ *   the digest of the files in place
  * @returns {Promise<{ state: "applied" | "refused" | "abandoned" | "reloading", error: string | null }>}
  */
-async function outcomeAtStart(known, live, recovered, reload) {
+async function outcomeAtStart(known, { configDir, live, recovered, reload, log }) {
   const notApplied = `version ${known.version} was not applied: `;
   if (known.state === "received")
     return { state: "abandoned", error: `${notApplied}the agent stopped before the reload` };
-  if (recovered && recovered.pushId === known.pushId) {
+  if (recovered && "unrestored" in recovered && recovered.pushId === known.pushId) {
     const unrestored = recovered.unrestored.length ? ` except ${recovered.unrestored.join(", ")}` : "";
     const error = `the agent stopped during its swap and, restarted, put the previous files back${unrestored}`;
     return { state: "refused", error: `${notApplied}${error}; haproxy was not reloaded` };
@@ -87,7 +100,8 @@ async function outcomeAtStart(known, live, recovered, reload) {
     if (result.code === 0) return { state: "applied", error: null };
     if (result.timedOut) return { state: "reloading", error: null };
     const failed = `restarted, the agent reloaded its files, which are in place, and the reload failed (exit ${result.code})`;
-    return { state: "refused", error: `${notApplied}${failed}: ${tail(result.output)}` };
+    const putBack = await putBackRefused(configDir, known, recovered, log);
+    return { state: "refused", error: `${notApplied}${failed}: ${tail(result.output)}${putBack}` };
   }
   const error = known.digest
     ? `${notApplied}the agent stopped during its reload and, restarted, found other files in place`
@@ -97,8 +111,29 @@ async function outcomeAtStart(known, live, recovered, reload) {
 }
 
 /**
+ * After a push's files failed their reload at start: when its swap's journal found them whole, the previous files go
+ * back, as reloadSwapped (apply.mjs) puts them back after a run's failed reload, and, as there, are not reloaded (a
+ * failed reload leaves HAProxy on what it ran). Says what is in force then, for its error. Without its journal (a run
+ * whose reload timed out ended the swap) nothing tells which entries were its: "", its files left in place.
+ * @param {string} configDir @param {import("./pushes.mjs").StoredRecord} known
+ * @param {Recovered | undefined} recovered @param {Log} log
+ */
+async function putBackRefused(configDir, known, recovered, log) {
+  if (!recovered || !("before" in recovered) || recovered.pushId !== known.pushId) return "";
+  const moved = await swapped(configDir, recovered.before);
+  const unrestored = await putBack(configDir, path.join(configDir, ".previous"), moved);
+  log("error", "haproxy-agent: restarted, the reload failed, previous files put back", {
+    pushId: known.pushId,
+    version: known.version,
+    unrestored,
+  });
+  return `; ${restored(unrestored)}`;
+}
+
+/**
  * Settles each push a previous run left received or reloading (outcomeAtStart), recording a version found in force
  * as the one the status reports. The reload runs once at most, whatever number of pushes have their files in place.
+ * The swap's journal is removed once they are settled: a crash before finds it again.
  * @param {{ configDir: string, pushes: ReturnType<typeof import("./pushes.mjs").createPushLog>,
  *   record: ReturnType<typeof import("./state.mjs").createStateRecord>, log: Log,
  *   recovered?: Recovered, reload: Reload }} agent
@@ -109,7 +144,7 @@ export async function settlePushes({ configDir, pushes, record, log, recovered, 
   let reloaded;
   const reloadOnce = () => (reloaded ??= reload());
   for (const known of pushes.inProgress()) {
-    const { state, error } = await outcomeAtStart(known, live, recovered, reloadOnce);
+    const { state, error } = await outcomeAtStart(known, { configDir, live, recovered, reload: reloadOnce, log });
     if (state === "reloading") {
       log("error", "haproxy-agent: restarted, the reload of a push's files did not finish in time", known);
       continue;
@@ -128,4 +163,5 @@ export async function settlePushes({ configDir, pushes, record, log, recovered, 
       error,
     });
   }
+  await rm(path.join(configDir, SWAP_JOURNAL), { force: true });
 }

@@ -253,8 +253,11 @@ describe("haproxy-agent: starting after a run killed during its swap or before i
     "domain2backend.map": `a.example bk_${version}\n`,
     "certs/site.pem": `site ${version}\n`,
   });
-  /** The configuration directory and the reloads' count a child agent left, killed pushing version 2 (`when`). */
-  function killedPushing(when: string) {
+  /**
+   * The configuration directory and the reloads' count a child agent left, killed pushing version 2 (`when`), and an
+   * agent to start there, whose reload `fails` (exit 3) if told to.
+   */
+  function killedPushing(when: string, fails = false) {
     const [configDir, reloads] = [tempDir(), path.join(tempDir(), "reloads")];
     const child = spawnSync(process.execPath, [
       path.join(import.meta.dirname, "die-mid-push.mjs"),
@@ -266,7 +269,7 @@ describe("haproxy-agent: starting after a run killed during its swap or before i
     const reloadCount = () => readFileSync(reloads, "utf8").split("\n").filter(Boolean).length;
     const agent = createApplier({
       configDir,
-      reloadCmd: `echo reload >> ${reloads}`,
+      reloadCmd: `echo reload >> ${reloads}${fails ? "; echo '[ALERT] bad config' >&2; exit 3" : ""}`,
       haproxy: "true",
       timeoutMs: 10_000,
       log: () => {},
@@ -304,11 +307,31 @@ describe("haproxy-agent: starting after a run killed during its swap or before i
     await agent.start();
     expect(reloadCount()).toBe(2);
     expect(managed(configDir)).toEqual(filesOf(2));
+    expect(existsSync(path.join(configDir, ".swap.json"))).toBe(false);
     expect(agent.pushes.get("p-2")).toMatchObject({ state: "applied", error: null });
     expect(await agent.status()).toMatchObject({
       version: 2,
       digest: bundleDigest(filesOf(2)),
       diskDigest: bundleDigest(filesOf(2)),
     });
+  });
+
+  it("puts the previous files back when the reload at start of the files swapped in fails; the push refused", async () => {
+    const { configDir, reloadCount, agent } = killedPushing("reload", true);
+    await agent.start();
+    // The failed reload is not run again for the previous files, as after a run's failed reload.
+    expect(reloadCount()).toBe(2);
+    expect(managed(configDir)).toEqual(filesOf(1));
+    expect(existsSync(path.join(configDir, ".swap.json"))).toBe(false);
+    expect(agent.pushes.get("p-2")).toEqual({
+      pushId: "p-2",
+      version: 2,
+      state: "refused",
+      at: expect.any(String),
+      error:
+        "version 2 was not applied: restarted, the agent reloaded its files, which are in place, and the reload " +
+        "failed (exit 3): [ALERT] bad config; the previous configuration was restored",
+    });
+    expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(filesOf(1)) });
   });
 });
