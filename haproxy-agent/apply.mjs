@@ -310,7 +310,7 @@ class Applier {
    */
   async swapped(bundle, staging, previous, journal) {
     try {
-      return await swapIn(this.configDir, staging, previous, this.move, this.sync, journal);
+      return await swapIn(this.configDir, staging, previous, this.move, this.sync, journal, this.log);
     } catch (error) {
       const unrestored = error instanceof SwapError ? error.unrestored : [];
       const cause = error instanceof Error ? error.message : String(error);

@@ -52,11 +52,13 @@ async function exists(file) {
  * live directory is the previous version again).
  * @param {string} configDir @param {string} staging @param {string} previous
  * @param {typeof rename} [move] how an entry is moved (a test makes one fail)
- * @param {(target: string) => Promise<void>} [sync] how a directory is flushed (a test watches it)
+ * @param {(target: string) => Promise<void>} [sync] how the journal and a directory are flushed (a test watches it)
  * @param {Omit<SwapJournal, "live">} [journal] the push, for the journal written before the first rename
+ * @param {(level: string, message: string, fields?: object) => void} [log] where the journal's write tells that its
+ *   directory could not be flushed (write-whole.mjs), as the agent's records do
  * @returns {Promise<{ movedAway: string[], movedIn: string[] }>} what moved, for putBack
  */
-export async function swapIn(configDir, staging, previous, move = rename, sync = syncPath, journal = undefined) {
+export async function swapIn(configDir, staging, previous, move = rename, sync = syncPath, journal, log = () => {}) {
   await rm(previous, { recursive: true, force: true });
   await mkdir(previous, { recursive: true });
   /** @type {{ movedAway: string[], movedIn: string[] }} */
@@ -64,8 +66,7 @@ export async function swapIn(configDir, staging, previous, move = rename, sync =
   let flushing = false;
   try {
     const live = await presentEntries(configDir);
-    if (journal)
-      await writeWhole(path.join(configDir, SWAP_JOURNAL), JSON.stringify({ ...journal, live }), () => undefined);
+    if (journal) await writeWhole(path.join(configDir, SWAP_JOURNAL), JSON.stringify({ ...journal, live }), log, sync);
     for (const entry of live) {
       await move(path.join(configDir, entry), path.join(previous, entry));
       swapped.movedAway.push(entry);

@@ -9,8 +9,12 @@ import { presentEntries, putBack, SWAP_JOURNAL } from "./config-files.mjs";
 import { liveDigest } from "./live-digest.mjs";
 import { tail } from "./programs.mjs";
 
-/** A push's staging directory or a check's scratch one (apply.mjs): none is in use before the agent listens. */
-const SCRATCH = /^\.(?:staging|check)-/;
+/**
+ * A push's staging directory or a check's scratch one (apply.mjs), or the temporary file of a swap's journal whose
+ * write a crash cut short (write-whole.mjs): none is in use before the agent listens.
+ */
+const isScratch = (/** @type {string} */ entry) =>
+  /^\.(?:staging|check)-/.test(entry) || entry === `${SWAP_JOURNAL}.tmp`;
 
 /**
  * @typedef {(level: string, message: string, fields?: object) => void} Log
@@ -22,7 +26,7 @@ const SCRATCH = /^\.(?:staging|check)-/;
  */
 
 /**
- * Removes the scratch directories a previous run left.
+ * Removes the scratch directories a previous run left, and its swap journal's temporary file.
  * @param {string} configDir @returns {Promise<string[]>} their names
  */
 export async function removeScratch(configDir) {
@@ -33,7 +37,7 @@ export async function removeScratch(configDir) {
   } catch (error) {
     if (/** @type {NodeJS.ErrnoException} */ (error).code !== "ENOENT") throw error;
   }
-  const scratch = entries.filter((entry) => SCRATCH.test(entry));
+  const scratch = entries.filter(isScratch);
   for (const entry of scratch) await rm(path.join(configDir, entry), { recursive: true, force: true });
   return scratch;
 }

@@ -225,6 +225,22 @@ describe("haproxy-agent: starting after a run that died mid-push", () => {
     expect(readdirSync(configDir).sort()).toEqual(AFTER_A_PUSH);
   });
 
+  it("removes the temporary file of a swap's journal whose write was cut short, and logs it", async () => {
+    const configDir = leftByADeadRun(files(2));
+    writeFileSync(path.join(configDir, ".swap.json.tmp"), '{"pushId":"p-');
+    const lines: unknown[][] = [];
+    const log = (...line: unknown[]) => lines.push(line);
+    const agent = createApplier({ configDir, reloadCmd: "true", haproxy: "true", timeoutMs: 10_000, log });
+    await agent.start();
+    expect(lines[0]).toEqual([
+      "info",
+      "haproxy-agent: scratch directories of the previous run removed",
+      { removed: expect.arrayContaining([".check-4e5f6a7b", ".staging-3-0a1b2c3d", ".swap.json.tmp"]) },
+    ]);
+    expect((lines[0][2] as { removed: string[] }).removed).toHaveLength(3);
+    expect(readdirSync(configDir).sort()).toEqual(AFTER_A_PUSH);
+  });
+
   it("records a push left reloading whose files are not in place as refused, the version before in force", async () => {
     const configDir = leftByADeadRun(files(1));
     const agent = createApplier({ configDir, reloadCmd: "true", haproxy: "true", timeoutMs: 10_000, log: () => {} });

@@ -280,6 +280,9 @@ describe("haproxy-agent: what a push flushes to the disk", () => {
     expect(events.slice(staged)).toEqual([
       "flush <staging>/certs",
       "flush <staging>",
+      // The journal, written whole before the first rename.
+      "flush .swap.json.tmp",
+      "flush .",
       ...["haproxy.cfg", "domain2backend.map", "crt-list.txt", "fallback.pem", "certs"].map(
         (entry) => `move ${entry} -> .previous/${entry}`,
       ),
@@ -346,6 +349,22 @@ describe("haproxy-agent: a disk that refuses a push's flush", () => {
         "haproxy-agent: the staged files could not be flushed to disk, no swap",
         { version: 2, error: "Error: EIO: i/o error, fsync (injected)" },
       ],
+    ]);
+  });
+
+  it("applies a push whose journal's directory could not be flushed, and logs it", async () => {
+    let flushes = 0;
+    const agent = await agentFlushingBadly((target) => target === "." && ++flushes === 1);
+    expect(await agent.apply(bundle(2, v2, "p-2"))).toEqual({ outcome: "applied", version: 2 });
+
+    expect(liveFiles(agent.configDir)).toEqual(v2);
+    expect(agent.lines).toEqual([
+      [
+        "warn",
+        "haproxy-agent: a record was written, but its directory could not be flushed",
+        { file: path.join(agent.configDir, ".swap.json"), error: "Error: EIO: i/o error, fsync (injected)" },
+      ],
+      ["info", "haproxy-agent: applied", { version: 2, digest: bundleDigest(v2) }],
     ]);
   });
 
