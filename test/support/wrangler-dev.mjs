@@ -131,7 +131,7 @@ export async function startWranglerDev(vars = {}, options = {}) {
 }
 
 /**
- * Applies the D1 migrations to a server's state. `wrangler d1 migrations apply` takes about 8 s here, so a fresh
+ * Applies the D1 migrations to a server's state. `wrangler d1 migrations apply` takes about 16 s here, so a fresh
  * (empty) state is a copy of a template made once per set of migrations, config and installed wrangler (it lives in
  * node_modules/.cache, which `npm ci` empties); a state that already holds data is migrated in place, as before.
  * @param {{ projectDir: string, configPath: string | undefined, state: string, name: string }} how
