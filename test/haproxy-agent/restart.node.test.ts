@@ -142,8 +142,8 @@ describe("haproxy-agent: stopping", () => {
       body: { error: "the check was stopped: the agent is stopping", agentStopping: true },
     });
     expect(await agent.exited).toBe(0);
-    // Not the 20 s the check would take, nor the 30 s --timeout.
-    expect(Date.now() - stoppedAt).toBeLessThan(3000);
+    // Not the 20 s the check would take, nor the 30 s --timeout (the margin is for a loaded machine).
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
     expect(processGone(programs.checkPid())).toBe(true);
   });
 
