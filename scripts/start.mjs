@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // `npm start`: prepares local state and runs every service locally until Ctrl-C or SIGTERM (`--help`: the usage).
-// 1. creates .dev.vars from .dev.vars.example when missing (local-only values);
+// 1. creates .dev.vars from .dev.vars.example when missing (local-only values), and bundles config/ for the rate
+//    limit service (a fresh clone has no bundle, and the settings check reads it);
 // 2. before it starts anything, checks that wrangler dev's port (PORT or --port, default 8787), the gateway's
 //    (GRPC_PORT, default 8081, or GRPC_UDS) and an --inspector-port given are free, and every setting of the env the
 //    Worker and the gateway will see (scripts/start/settings.mjs); it stops naming each problem, with exit code 1;
-// 3. bundles config/ for the rate limit service and applies the D1 migrations to the local state
-//    (the same --persist-to as wrangler dev, when given), printing their output only when they fail;
+// 3. applies the D1 migrations to the local state (the same --persist-to as wrangler dev, when given); it and the
+//    bundling print their output only when they fail;
 // 4. runs `wrangler dev` at --log-level warn, passing on the arguments given after `--`
 //    (`npm start -- --log-level log` brings back wrangler's banner, request lines and the Worker's info logs), with
 //    --var NEWS_DEMO:true when no news publisher is set (scripts/start/news-demo.mjs), and the local-only variables
@@ -61,6 +62,8 @@ const varsOrigin =
       ? "created now from .dev.vars.example"
       : "read from .dev.vars";
 
+// Before the settings check, which imports the bundle: a fresh clone has none until this writes it.
+runQuietly(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
 const [worker, checkSettings] = await Promise.all([workerEnv(root, devArgs), loadSettingsCheck(root)]).catch(
   (error) => {
     console.error(`npm start: ${error instanceof Error ? error.message : error}`);
@@ -129,7 +132,6 @@ function runQuietly(command, args) {
   }
 }
 
-runQuietly(process.execPath, [path.join(root, "scripts", "bundle-ratelimit-config.mjs")]);
 runQuietly(process.execPath, [
   wrangler,
   "d1",

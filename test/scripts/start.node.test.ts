@@ -3,7 +3,16 @@
 // reads its vars from a temporary --env-file (never the repository's .dev.vars) and uses free ports and a temporary
 // --persist-to, whose path in any process's command line would betray a child left behind.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -30,10 +39,18 @@ function varsFile(name: string, dropped: string[] = [], extra: string[] = []): s
   return file;
 }
 
-/** Runs `node scripts/start.mjs ...args` (or another command) with only these variables, PATH and HOME. */
-function run(args: string[], env: Record<string, string> = {}, command = [process.execPath, "scripts/start.mjs"]) {
+/**
+ * Runs `node scripts/start.mjs ...args` (or another command) with only these variables, PATH and HOME, in the
+ * repository or in `cwd`.
+ */
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+  command = [process.execPath, "scripts/start.mjs"],
+  cwd = root,
+) {
   const child = spawn(command[0], [...command.slice(1), ...args], {
-    cwd: root,
+    cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
   });
   let stdout = "";
@@ -254,6 +271,27 @@ describe("npm start with a bad or missing setting", () => {
         `  GRPC_SERVER_USE_TLS (set in ${vars}; gRPC gateway): Invalid option: expected one of "true"|"1"|"t"|"false"|"0"|"f"`,
       ),
     );
+    await expectNothingStarted(started);
+  });
+});
+
+describe("npm start in a fresh clone", () => {
+  it("bundles config/ before the settings check that reads it, and names a bad setting", async () => {
+    // A clone has no src/ratelimit/config/bundled.gen.ts (git ignores it) until something bundles config/.
+    const clone = path.join(dir, "clone");
+    const generated = new Set(["node_modules", ".git", ".wrangler", ".dev.vars", "bundled.gen.ts"]);
+    cpSync(root, clone, { recursive: true, filter: (source) => !generated.has(path.basename(source)) });
+    symlinkSync(path.join(root, "node_modules"), path.join(clone, "node_modules"));
+    const bundle = path.join(clone, "src", "ratelimit", "config", "bundled.gen.ts");
+    expect(existsSync(bundle)).toBe(false);
+    const started = await plan("clone");
+    const vars = varsFile("clone.vars");
+    const args = [...started.args, "--env-file", vars, "--var", "STATS_FLUSH_INTERVAL:banana"];
+    const result = await run(args, { GRPC_PORT: String(started.grpcPort) }, undefined, clone);
+    expect(result).toEqual(
+      refusal(`  STATS_FLUSH_INTERVAL (set by --var): expected a duration such as "10s", "500ms" or "1m"`),
+    );
+    expect(existsSync(bundle)).toBe(true);
     await expectNothingStarted(started);
   });
 });
