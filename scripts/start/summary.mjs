@@ -47,6 +47,7 @@ export function summary({ root, devOrigin, gatewayState, gatewayValues, vars, va
     ["", `${grpcAddress(gatewayState, gatewayValues)}  (gRPC, envoy.service.ratelimit.v3.RateLimitService)`],
     ["", `${devOrigin}/stats, /metrics, /rlconfig  (Bearer RATELIMIT_ADMIN_TOKEN)`],
     ["API docs", `${devOrigin}/docs  ·  ${devOrigin}/openapi.json`],
+    ["Console", `${devOrigin}/console/  (the proxy credentials; RATELIMIT_ADMIN_TOKEN for its rate limit pages)`],
     [
       "Credentials",
       `${varsOrigin}: PROXY_ADMIN_USERNAME=${vars.PROXY_ADMIN_USERNAME ?? "(not set)"}` +

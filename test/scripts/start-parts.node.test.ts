@@ -100,6 +100,9 @@ describe("the news demo", () => {
       "  News API     http://localhost:8787/news  (POST /auth with MASTER_KEY for a JWT)",
       newsLine,
     ]);
+    expect(on).toContain(
+      "  Console      http://localhost:8787/console/  (the proxy credentials; RATELIMIT_ADMIN_TOKEN for its rate limit pages)",
+    );
     const off = summary({ ...state, newsDemo: false }).split("\n");
     expect(off).not.toContain(newsLine);
     expect(off.length).toBe(on.length - 1);
