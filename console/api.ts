@@ -50,9 +50,25 @@ export const NO_ANSWER: Answer = {
   etag: null,
 };
 
+/**
+ * What a path the URL parser would change gives, unsent: a segment `.` or `..` (as typed in an address such as
+ * #/projects/.., or escaped as %2E) would be resolved away, and the request would reach another resource than the one
+ * named, with the user's credentials (GET /projects/.. is GET /).
+ */
+export const NOT_SENT: Answer = {
+  status: 404,
+  ok: false,
+  body: undefined,
+  text: "Not found: a name of . or .. names nothing.",
+  etag: null,
+};
+
+const resolvesElsewhere = (path: string) => new URL(path, "http://console.invalid").pathname !== path.split("?")[0];
+
 type Options = { body?: unknown; headers?: Record<string, string>; text?: boolean };
 
 async function send(authorization: string | undefined, method: string, path: string, options: Options) {
+  if (resolvesElsewhere(path)) return { ...NOT_SENT };
   const headers: Record<string, string> = { ...options.headers };
   if (authorization) headers.Authorization = authorization;
   let body: string | undefined;
