@@ -51,6 +51,10 @@ const keywordsOf = (companies: Company[]) => [
   ...new Set(companies.flatMap((company) => [company.name, ...company.aliases])),
 ];
 
+/** The oldest date a run reads: NEWS_LOOKBACK_DAYS before it. */
+const lookbackStart = (settings: NewsSettings, now: Date) =>
+  new Date(now.getTime() - settings.NEWS_LOOKBACK_DAYS * 86_400_000);
+
 /** The publisher's new items, or why it was skipped. */
 async function fetchFrom(
   publisher: PublisherId,
@@ -69,7 +73,10 @@ async function fetchFrom(
     const url = publisher.slice(FEED_PREFIX.length);
     // A message queued before NEWS_FEEDS changed must not make the Worker fetch a URL nobody configured.
     if (!input.settings.NEWS_FEEDS.includes(url)) return "the feed is no longer listed in NEWS_FEEDS";
-    return fetchFeed({ fetch: input.fetch, url, since: input.since });
+    // A feed's items are read back to the lookback, not the cursor: an item may enter the feed hours after the date
+    // it carries (a date without a time, a wrong zone, late indexing) and would otherwise never be stored. Storing is
+    // idempotent by fingerprint, and a feed holds at most MAX_ITEMS.
+    return fetchFeed({ fetch: input.fetch, url, since: lookbackStart(input.settings, input.now) });
   }
   if (publisher.startsWith(SAMPLE_PREFIX)) {
     // Queued while NEWS_DEMO was true, run after it was turned off: the sample must not mix with real articles.
@@ -156,9 +163,7 @@ export async function ingestPublisher(
 ): Promise<{ warnings: string[] }> {
   const { publisher, now } = input;
   const cursor = await getCursor(db, publisher);
-  const since = cursor
-    ? new Date(cursor.getTime() - CURSOR_OVERLAP_MS)
-    : new Date(now.getTime() - input.settings.NEWS_LOOKBACK_DAYS * 86_400_000);
+  const since = cursor ? new Date(cursor.getTime() - CURSOR_OVERLAP_MS) : lookbackStart(input.settings, now);
   const companies = await listCompanies(db);
   const fetched = await fetchFrom(publisher, { ...input, since, companies });
   if (typeof fetched === "string") {
