@@ -88,13 +88,21 @@ const answers = (server: ManagementServer) =>
     error: request.errorDetail?.message,
   }));
 
+/**
+ * A management server holding v1 and a client started against a Worker that does not listen yet: `worker.listen(port)`
+ * brings it.
+ */
+async function withWorkerAway() {
+  const server = await managementServer();
+  server.push("v1", [{ name: "a", domain: "a" }]);
+  const port = await unusedPort();
+  const worker = workerStub(200);
+  return { server, worker, port, ...startClient(server, `http://127.0.0.1:${port}`) };
+}
+
 describe("XdsConfigClient: a Worker that is away", () => {
   it("stores a snapshot once the Worker listens, without a NACK in between, and then ACKs it", async () => {
-    const server = await managementServer();
-    server.push("v1", [{ name: "a", domain: "a" }]);
-    const port = await unusedPort();
-    const worker = workerStub(200);
-    const { client } = startClient(server, `http://127.0.0.1:${port}`);
+    const { server, worker, port, client } = await withWorkerAway();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(worker.puts).toEqual([]);
     await worker.listen(port);
@@ -108,11 +116,7 @@ describe("XdsConfigClient: a Worker that is away", () => {
   });
 
   it("stores and answers only the newest of the snapshots pushed while it was away", async () => {
-    const server = await managementServer();
-    server.push("v1", [{ name: "a", domain: "a" }]);
-    const port = await unusedPort();
-    const worker = workerStub(200);
-    const { client, log } = startClient(server, `http://127.0.0.1:${port}`);
+    const { server, worker, port, client, log } = await withWorkerAway();
     await new Promise((resolve) => setTimeout(resolve, 500));
     server.push("v2", [{ name: "b", domain: "b" }]);
     server.push("v3", [{ name: "c", domain: "c" }]);
