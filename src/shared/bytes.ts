@@ -1,4 +1,5 @@
-// Byte encodings every service uses: base64, base64url, hex, and SHA-1/SHA-256/MD5 digests as hex, written once.
+// Byte encodings every service uses: base64, base64url, hex, SHA-1/SHA-256/MD5 digests as hex, and text or JSON lists
+// cut into pieces of bounded UTF-8 size, written once.
 
 const encoder = new TextEncoder();
 
@@ -61,5 +62,30 @@ export function utf8Pieces(text: string, maxBytes: number): string[] {
     pieces.push(decoder.decode(bytes.subarray(start, end)));
     start = end;
   } while (start < bytes.length);
+  return pieces;
+}
+
+/**
+ * The values as JSON arrays of at most `maxBytes` UTF-8 bytes each, in order: what binds a list larger than one D1
+ * value (2,000,000 bytes at most) as several parameters. A value whose own JSON is larger is alone in its array; no
+ * values give no arrays.
+ */
+export function jsonArrayPieces(values: readonly unknown[], maxBytes: number): string[] {
+  const pieces: string[] = [];
+  let current: string[] = [];
+  // "[" and "]" plus a comma after every value but the last.
+  let currentBytes = 1;
+  for (const value of values) {
+    const json = JSON.stringify(value);
+    const bytes = encoder.encode(json).length + 1;
+    if (current.length > 0 && currentBytes + bytes > maxBytes) {
+      pieces.push(`[${current.join(",")}]`);
+      current = [];
+      currentBytes = 1;
+    }
+    current.push(json);
+    currentBytes += bytes;
+  }
+  if (current.length > 0) pieces.push(`[${current.join(",")}]`);
   return pieces;
 }

@@ -96,6 +96,12 @@ export function raisedText(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The most UTF-8 bytes of one JSON list bound as a parameter (jsonArrayPieces): D1 refuses a value over 2,000,000
+ * bytes, and the statement that reads the list must stay well within it.
+ */
+export const JSON_PARAMETER_BYTES = 1_000_000;
+
 /** The most UTF-8 bytes one stored piece of a file holds: D1 refuses a value, or a row, over 2,000,000 bytes. */
 export const FILE_PIECE_BYTES = 1_000_000;
 

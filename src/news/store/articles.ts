@@ -1,7 +1,8 @@
 // The articles repository: reads with filters and full-text search, and the admin's create, update and delete.
 // Every write is one D1 batch, together with the tombstones that keep ingestion from undoing it.
 import { and, count, desc, eq, getTableColumns, gte, lte, ne, sql, type SQL } from "drizzle-orm";
-import { d1Statement, inJsonList, isUniqueFailure, type Database } from "../../shared/db";
+import { jsonArrayPieces } from "../../shared/bytes";
+import { d1Statement, inJsonList, isUniqueFailure, JSON_PARAMETER_BYTES, type Database } from "../../shared/db";
 import { duplicateRecord, recordNotFound, unknownReference } from "./errors";
 import { articlesFts, matchesFts } from "./full-text";
 import { orderOf, type SortKey } from "./sort";
@@ -193,7 +194,7 @@ export async function createArticle(
   try {
     const [inserted] = await db.$client.batch<{ id: number }>([
       d1Statement(db, db.insert(articles).values(row).returning({ id: articles.id })),
-      d1Statement(db, insertLinksByFingerprint(links)),
+      ...insertLinksByFingerprint(links).map((statement) => d1Statement(db, statement)),
       d1Statement(db, untombstone(db, fingerprint)),
     ]);
     return (await getArticle(db, inserted.results[0].id))!;
@@ -244,7 +245,9 @@ export async function updateArticle(
       d1Statement(db, db.update(articles).set(changes).where(eq(articles.id, input.id))),
       d1Statement(db, db.delete(articleCompanies).where(eq(articleCompanies.articleId, input.id))),
       // The update above gives the article its new fingerprint first, in the same batch.
-      d1Statement(db, insertLinksByFingerprint(links.map((link) => ({ fingerprint, ...link })))),
+      ...insertLinksByFingerprint(links.map((link) => ({ fingerprint, ...link }))).map((statement) =>
+        d1Statement(db, statement),
+      ),
       // A new title or source is a new fingerprint: the story under the old one must not come back as a second copy.
       ...(fingerprint === existing.fingerprint
         ? []
@@ -296,15 +299,20 @@ const untombstone = (db: Database, fingerprint: string) =>
       ),
     );
 
-/** Inserts link rows given by article fingerprint, in one statement whatever their number (no bound-parameter limit). */
+/**
+ * Inserts link rows given by article fingerprint: one statement per JSON list of at most JSON_PARAMETER_BYTES, so
+ * neither D1's 100 bound parameters nor its 2,000,000 bytes a value limit their number. No links, no statement.
+ */
 export function insertLinksByFingerprint(
   links: { fingerprint: string; ticker: string; origin: "text" | "explicit" }[],
-): SQL {
-  return sql`
+): SQL[] {
+  return jsonArrayPieces(links, JSON_PARAMETER_BYTES).map(
+    (list) => sql`
     INSERT INTO ${articleCompanies} (article_id, ticker, origin)
     SELECT ${articles.id}, json_extract(link.value, '$.ticker'), json_extract(link.value, '$.origin')
-    FROM json_each(${JSON.stringify(links)}) AS link
+    FROM json_each(${list}) AS link
     JOIN ${articles} ON ${articles.fingerprint} = json_extract(link.value, '$.fingerprint')
     WHERE true
-    ON CONFLICT DO NOTHING`;
+    ON CONFLICT DO NOTHING`,
+  );
 }

@@ -1,6 +1,7 @@
 // The batched upsert by fingerprint that ingestion stores publishers' articles with, and each publisher's cursor.
 import { eq, sql } from "drizzle-orm";
-import { d1Statement, inJsonList, type Database } from "../../shared/db";
+import { jsonArrayPieces } from "../../shared/bytes";
+import { d1Statement, inJsonList, JSON_PARAMETER_BYTES, type Database } from "../../shared/db";
 import { insertLinksByFingerprint } from "./articles";
 import { articleCompanies, articles, newsArticleTombstones, newsIngestCursors } from "./tables";
 
@@ -60,6 +61,20 @@ async function storedState(db: Database, fingerprints: string[]) {
   };
 }
 
+/** Inserts the rows of a JSON list, or brings a known article up to date (see upsertArticles). */
+const insertOrUpdateRows = (list: string) => sql`
+      INSERT INTO ${articles} (fingerprint, title, abstract, url, thumbnail, source, published_at, created_at, updated_at)
+      SELECT json_extract(row.value, '$.fingerprint'), json_extract(row.value, '$.title'), json_extract(row.value, '$.abstract'),
+        json_extract(row.value, '$.url'), json_extract(row.value, '$.thumbnail'), json_extract(row.value, '$.source'),
+        json_extract(row.value, '$.publishedAt'), json_extract(row.value, '$.now'), json_extract(row.value, '$.now')
+      FROM json_each(${list}) AS row
+      -- Checked again here, in the batch: an admin's delete may have come since storedState read the tombstones.
+      WHERE json_extract(row.value, '$.fingerprint') NOT IN (SELECT ${newsArticleTombstones.fingerprint} FROM ${newsArticleTombstones})
+      ON CONFLICT (fingerprint) DO UPDATE SET
+        abstract = CASE WHEN excluded.abstract = '' THEN abstract ELSE excluded.abstract END,
+        url = excluded.url, thumbnail = coalesce(thumbnail, excluded.thumbnail), updated_at = excluded.updated_at
+      WHERE edited_at IS NULL AND (${changedSql})`;
+
 /**
  * Stores articles by fingerprint in one batch together with the publisher's new cursor: a new fingerprint is
  * inserted; a known one takes the publisher's latest abstract and url (its title, source, publishedAt and
@@ -84,21 +99,8 @@ export async function upsertArticles(
   const { relinkedFingerprints, links } = textLinks(unique, known);
   const cursor = { publisher: input.cursor.publisher, fetchedUntil: input.cursor.fetchedUntil, updatedAt: input.now };
   await db.$client.batch([
-    d1Statement(
-      db,
-      sql`
-      INSERT INTO ${articles} (fingerprint, title, abstract, url, thumbnail, source, published_at, created_at, updated_at)
-      SELECT json_extract(row.value, '$.fingerprint'), json_extract(row.value, '$.title'), json_extract(row.value, '$.abstract'),
-        json_extract(row.value, '$.url'), json_extract(row.value, '$.thumbnail'), json_extract(row.value, '$.source'),
-        json_extract(row.value, '$.publishedAt'), json_extract(row.value, '$.now'), json_extract(row.value, '$.now')
-      FROM json_each(${JSON.stringify(rows)}) AS row
-      -- Checked again here, in the batch: an admin's delete may have come since storedState read the tombstones.
-      WHERE json_extract(row.value, '$.fingerprint') NOT IN (SELECT ${newsArticleTombstones.fingerprint} FROM ${newsArticleTombstones})
-      ON CONFLICT (fingerprint) DO UPDATE SET
-        abstract = CASE WHEN excluded.abstract = '' THEN abstract ELSE excluded.abstract END,
-        url = excluded.url, thumbnail = coalesce(thumbnail, excluded.thumbnail), updated_at = excluded.updated_at
-      WHERE edited_at IS NULL AND (${changedSql})`,
-    ),
+    // One statement per JSON list of rows within a D1 value: a feed's 500 items with long links take several.
+    ...jsonArrayPieces(rows, JSON_PARAMETER_BYTES).map((list) => d1Statement(db, insertOrUpdateRows(list))),
     d1Statement(
       db,
       sql`
@@ -106,7 +108,7 @@ export async function upsertArticles(
         (SELECT ${articles.id} FROM ${articles}
           WHERE ${articles.editedAt} IS NULL AND ${inJsonList(articles.fingerprint, relinkedFingerprints)})`,
     ),
-    d1Statement(db, insertLinksByFingerprint(links)),
+    ...insertLinksByFingerprint(links).map((statement) => d1Statement(db, statement)),
     d1Statement(
       db,
       db
