@@ -4,7 +4,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { forgetCredentials, hasRateLimitToken } from "./api";
 import { routeOf } from "./route";
-import { html } from "./ui";
+import { html, PageBoundary } from "./ui";
 import { SignIn, type Session } from "./pages/sign-in";
 import { ProjectList } from "./pages/projects";
 import { ProjectPage } from "./pages/project";
@@ -126,14 +126,9 @@ function App() {
   const onToken = () => setTokenHeld(true);
   return html`<${Navigation} session=${session} tokenHeld=${tokenHeld} current=${route[0] ?? ""} signOut=${signOut} />
     <main id="main" tabindex="-1">
-      <${Page}
-        key=${path}
-        route=${route}
-        session=${session}
-        onSession=${setSession}
-        tokenHeld=${tokenHeld}
-        onToken=${onToken}
-      />
+      <${PageBoundary} key=${path}>
+        <${Page} route=${route} session=${session} onSession=${setSession} tokenHeld=${tokenHeld} onToken=${onToken} />
+      <//>
     </main>
     <footer>
       <p>

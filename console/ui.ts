@@ -1,7 +1,7 @@
 // Shared pieces of the console's pages: the htm binding, labelled fields with their refusal beside them, answers'
-// warnings, and loading a request's answer into a page.
+// warnings, loading a request's answer into a page, and the boundary that keeps a failing page from blanking the rest.
 import { h, type ComponentChildren } from "preact";
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useErrorBoundary, useRef, useState } from "preact/hooks";
 import htm from "htm";
 import { NO_ANSWER, reasonOf, type Answer } from "./api";
 
@@ -45,6 +45,19 @@ export function Warnings({ warnings }: { warnings?: string[] }) {
 
 export function Problem({ children }: { children: ComponentChildren }) {
   return html`<p class="problem" role="alert">${children}</p>`;
+}
+
+/**
+ * Shows what it holds, or, when rendering it threw (an answer of a shape the page did not expect), says so with a way
+ * to try again, instead of leaving the whole console blank. The navigation stays usable outside it.
+ */
+export function PageBoundary({ children }: { children: ComponentChildren }) {
+  const [error, retry] = useErrorBoundary((caught) => console.error(caught));
+  if (!error) return html`${children}`;
+  return html`<${Problem}>
+    This page could not be shown: an answer from the server was not what the console expects.
+    <button type="button" onClick=${retry}>Try again</button>
+  <//>`;
 }
 
 /** Loads `request`'s answer when a dependency changes; `reload` asks again. */

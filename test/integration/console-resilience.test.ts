@@ -76,6 +76,34 @@ describe("a network that fails", () => {
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
   });
 
+  it("says an answer of a shape it did not expect broke the page, keeps the rest, and tries again", async () => {
+    const { label, tenant } = await tenantProject(origin, "sh");
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    // A list was expected: an object fails the project list's rendering.
+    await page.route(`${origin}/projects`, (route) => route.fulfill({ json: { projects: [label] } }));
+    await visit(page, "audit", "Projects");
+    const problem = "This page could not be shown: an answer from the server was not what the console expects.";
+    await page.getByRole("alert").filter({ hasText: problem }).waitFor();
+    expect(await page.getByRole("navigation", { name: "Console" }).getByRole("link").allInnerTexts()).toEqual([
+      "Projects",
+      "Rate limits",
+    ]);
+    await page.unroute(`${origin}/projects`);
+    await page.getByRole("button", { name: "Try again" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("link", { name: label }).waitFor();
+    expect(await page.getByText(problem).count()).toBe(0);
+    // The console logs what broke for whoever looks into it; nothing else went wrong.
+    // The bundle is minified: the list's name is not its name in the source.
+    expect(watched.errors.map((error) => error.split("\n")[0])).toEqual([
+      expect.stringMatching(/^TypeError: \w+\.map is not a function$/),
+    ]);
+    watched.errors.length = 0;
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
   it("keeps a rate limit token only once the service accepted it", async () => {
     const watched = await watchedPage(browser);
     const { page } = watched;
