@@ -11,6 +11,10 @@ export default defineConfig({
     name: "core",
     environment: "node",
     include: ["test/grpc-gateway/**/*.test.ts", "test/**/*.node.test.ts"],
+    // A bound on a hang, not on speed: tests that start programs took up to 4.3 s in CI on 2 shared cores, near
+    // vitest's 5 s default. A test that bounds a duration asserts it itself.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
     // Files and the tests inside them run in a random order (the seed is printed; --sequence.seed=N repeats it), so a
     // test that reads what another wrote fails instead of passing by position.
     sequence: { shuffle: true },

@@ -80,6 +80,10 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
       globalSetup: [path.join(root, "test/global-setup.ts")],
       setupFiles: [path.join(root, "test/apply-migrations.ts")],
       maxWorkers: 2,
+      // A bound on a hang, not on speed: on CI's 2 shared cores tests of 2 to 4 s here took longer than vitest's 5 s
+      // default. A test that bounds a duration asserts it itself.
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
       projects: [
         {
           extends: true,
