@@ -16,6 +16,7 @@ import {
   visit,
   watchedPage,
 } from "../support/console-browser";
+import { gotoWithRetry } from "../support/page-load";
 
 let browser: Browser;
 let origin: string;
@@ -42,7 +43,7 @@ describe("the tenant's pages", () => {
     const other = await tenantProject(origin, "tx");
     const watched = await watchedPage(browser);
     const { page } = watched;
-    await page.goto(`${origin}/console/`);
+    await gotoWithRetry(page, `${origin}/console/`);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, "sign-in");
@@ -171,7 +172,7 @@ describe("the tenant's pages", () => {
     const { label, tenant } = await tenantProject(origin, "tk");
     const watched = await watchedPage(browser);
     const { page } = watched;
-    await page.goto(`${origin}/console/`);
+    await gotoWithRetry(page, `${origin}/console/`);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.id ?? "");
     // The skip link, the one navigation link (rate limits), then the form.

@@ -17,6 +17,7 @@ import {
   visit,
   watchedPage,
 } from "../support/console-browser";
+import { gotoWithRetry } from "../support/page-load";
 
 let browser: Browser;
 let origin: string;
@@ -154,7 +155,7 @@ describe("the rate-limit pages", () => {
   it("asks for the token, shows the rules tree, and draws points after traffic", async () => {
     const watched = await watchedPage(browser);
     const { page } = watched;
-    await page.goto(`${origin}/console/#/ratelimit`);
+    await gotoWithRetry(page, `${origin}/console/#/ratelimit`);
     await page.getByLabel("Admin token").fill("wrong-token");
     await page.getByRole("button", { name: "Use this token" }).click();
     await page.getByText("The token is wrong.").waitFor();

@@ -14,6 +14,7 @@ import {
   visit,
   watchedPage,
 } from "../support/console-browser";
+import { gotoWithRetry } from "../support/page-load";
 import { refreshProxyConnection } from "../support/wrangler-dev.mjs";
 
 let browser: Browser;
@@ -107,7 +108,7 @@ describe("a network that fails", () => {
   it("keeps a rate limit token only once the service accepted it", async () => {
     const watched = await watchedPage(browser);
     const { page } = watched;
-    await page.goto(`${origin}/console/#/ratelimit`);
+    await gotoWithRetry(page, `${origin}/console/#/ratelimit`);
     await page.route(`${origin}/rlconfig/files`, (route) => route.abort());
     await page.getByLabel("Admin token").fill("wrong-token");
     await page.getByRole("button", { name: "Use this token" }).click();
@@ -124,7 +125,7 @@ describe("a network that fails", () => {
   it("keeps the rate limit token through a sign-in with a wrong password", async () => {
     const watched = await watchedPage(browser);
     const { page } = watched;
-    await page.goto(`${origin}/console/#/ratelimit`);
+    await gotoWithRetry(page, `${origin}/console/#/ratelimit`);
     await page.getByLabel("Admin token").fill(RATELIMIT_TOKEN);
     await page.getByRole("button", { name: "Use this token" }).click();
     await page.getByRole("region", { name: "Rules" }).getByText("remote_address").waitFor();
@@ -143,7 +144,7 @@ describe("signing out", () => {
   it("forgets a rate limit token held alone", async () => {
     const watched = await watchedPage(browser);
     const { page } = watched;
-    await page.goto(`${origin}/console/#/ratelimit`);
+    await gotoWithRetry(page, `${origin}/console/#/ratelimit`);
     expect(await page.getByRole("button", { name: "Sign out" }).count()).toBe(0);
     await page.getByLabel("Admin token").fill(RATELIMIT_TOKEN);
     await page.getByRole("button", { name: "Use this token" }).click();
@@ -297,7 +298,7 @@ describe("the live charts", () => {
     await page.route(`${origin}/stats`, (route) =>
       failing ? route.fulfill({ status: 503, contentType: "text/plain", body: "maintenance" }) : route.continue(),
     );
-    await page.goto(`${origin}/console/#/ratelimit`);
+    await gotoWithRetry(page, `${origin}/console/#/ratelimit`);
     await page.getByLabel("Admin token").fill(RATELIMIT_TOKEN);
     await page.getByRole("button", { name: "Use this token" }).click();
     const charts = page.getByRole("region", { name: "Live charts" });

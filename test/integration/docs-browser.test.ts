@@ -4,6 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gotoWithRetry } from "../support/page-load";
 import { requireBinary } from "../support/system-programs.mjs";
 import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
@@ -46,7 +47,7 @@ describe("/docs in chromium", () => {
       if (message.type() === "error") consoleErrors.push(message.text());
     });
 
-    await page.goto(`${server.url}/docs`);
+    await gotoWithRetry(page, `${server.url}/docs`);
     // Swagger UI lists each operation as an element with the id operations-<tag>-<operationId>.
     await page
       .locator(".opblock")
@@ -95,7 +96,7 @@ describe("/docs in chromium", () => {
       .flatMap((methods) => Object.values(methods))
       .filter((operation) => operation.requestBody);
     const page = await browser.newPage();
-    await page.goto(`${server.url}/docs`);
+    await gotoWithRetry(page, `${server.url}/docs`);
     const shown = [];
     const expected = [];
     for (const operation of withBody) {

@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect } from "vitest";
+import { gotoWithRetry } from "./page-load";
 import { root } from "./processes.mjs";
 import { requireBinary } from "./system-programs.mjs";
 import { refreshProxyConnection, startWranglerDev } from "./wrangler-dev.mjs";
@@ -123,16 +124,9 @@ export async function screenshot(what: Page | Locator, name: string) {
   await what.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
-/**
- * Opens the console and signs in with the proxy API's credentials. wrangler dev's proxy holds a GET sent on a
- * connection workerd closed for idleness until its next reload (workers-sdk issue 14641, see wrangler-dev.mjs): one
- * CI run's page load waited out its 30 s that way. A load unanswered within 10 s is tried once more.
- */
+/** Opens the console (a load the proxy holds is tried again, see gotoWithRetry) and signs in with the credentials. */
 export async function signIn(page: Page, origin: string, username: string, password: string) {
-  await page.goto(`${origin}/console/`, { timeout: 10_000 }).catch((error: unknown) => {
-    if (!(error instanceof Error && error.name === "TimeoutError")) throw error;
-    return page.goto(`${origin}/console/`);
-  });
+  await gotoWithRetry(page, `${origin}/console/`);
   await page.getByLabel("User name").fill(username);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
