@@ -17,6 +17,7 @@ import {
   watchedPage,
 } from "../support/console-browser";
 import { gotoWithRetry } from "../support/page-load";
+import { getWithRetry } from "../support/wrangler-dev.mjs";
 
 let browser: Browser;
 let origin: string;
@@ -25,7 +26,7 @@ useConsoleStand("console browser", { HAPROXY_AGENT_URL: "" }, (stand) => ({ brow
 
 describe("/console as served", () => {
   it("answers the page with a Content-Security-Policy allowing only the Worker's own origin", async () => {
-    const response = await fetch(`${origin}/console/`);
+    const response = await getWithRetry(`${origin}/console/`);
     expect(response.status).toBe(200);
     expect(response.headers.get("Content-Security-Policy")).toBe(
       "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -33,7 +34,7 @@ describe("/console as served", () => {
     const page = await response.text();
     // No inline script: the one script is a file of the origin.
     expect(page.match(/<script[^>]*>/g)).toEqual(['<script src="/console/console.js" defer>']);
-    expect((await fetch(`${origin}/console`, { redirect: "manual" })).headers.get("Location")).toBe("/console/");
+    expect((await getWithRetry(`${origin}/console`, { redirect: "manual" })).headers.get("Location")).toBe("/console/");
   });
 });
 

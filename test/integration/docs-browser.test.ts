@@ -6,7 +6,7 @@ import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gotoWithRetry } from "../support/page-load";
 import { requireBinary } from "../support/system-programs.mjs";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 let server: DevServer;
 let browser: Browser;
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe("/docs in chromium", () => {
   it("shows every operation of the three services, loading only the Worker's own files", async () => {
-    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+    const document = (await (await getWithRetry(`${server.url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, { operationId: string; tags: string[] }>>;
     };
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
@@ -89,7 +89,7 @@ describe("/docs in chromium", () => {
       parameters?: { name: string; in: string; example?: string }[];
       requestBody?: { content: Record<string, { example?: unknown }> };
     };
-    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+    const document = (await (await getWithRetry(`${server.url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, Operation>>;
     };
     const withBody = Object.values(document.paths)

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STATS_CONFIG, statsSequence } from "../support/ratelimit-stats-fixture";
 import { requireBinary } from "../support/system-programs.mjs";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 const TOKEN = "integration-admin-token";
 const ADMIN = { Authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -37,7 +37,7 @@ describe("GET /metrics", () => {
     }
     // The counter objects flush their statistics within a second.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    const response = await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    const response = await getWithRetry(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const text = await response.text();

@@ -28,7 +28,7 @@ import {
 } from "../support/proxy-haproxy-agent";
 import { freePort } from "../support/processes.mjs";
 import { requireBinary } from "../support/system-programs.mjs";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 const METRICS_TOKEN = "integration-metrics-token";
 const fixture = (name: string) => readFileSync(path.join(root, "test", "proxy", "fixtures", name), "utf8");
@@ -390,7 +390,7 @@ describe("operations against the real agents", () => {
     expect(slaveStatus.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(slaveStatus.digest).not.toBe(inForce.digest);
 
-    const metrics = await fetch(`${server.url}/admin/metrics`, {
+    const metrics = await getWithRetry(`${server.url}/admin/metrics`, {
       headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
     });
     expect(metrics.status).toBe(200);
@@ -403,7 +403,7 @@ describe("operations against the real agents", () => {
     );
     const checked = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
     expect({ status: checked.status, output: checked.stdout + checked.stderr }).toEqual({ status: 0, output: "" });
-    expect((await fetch(`${server.url}/admin/metrics`)).status).toBe(401);
+    expect((await getWithRetry(`${server.url}/admin/metrics`)).status).toBe(401);
 
     // The next generation repairs the slave: the same bundle is applied again over the edited file.
     expect((await api(server.url, "/admin/gensynchaprx")).status).toBe(200);

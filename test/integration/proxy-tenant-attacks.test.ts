@@ -18,7 +18,7 @@ import {
 } from "../support/proxy-haproxy-agent";
 import { freePort } from "../support/processes.mjs";
 import { requireBinary } from "../support/system-programs.mjs";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 
 let server: DevServer;
 let agent: Agent;
@@ -279,7 +279,9 @@ describe("each attack of issue 27", () => {
     expect(user.status).toBe(201);
     const { token } = (await user.json()) as { token: string };
     const sort = Array(100).fill("title").join(",");
-    const news = await fetch(`${server.url}/news?sort=${sort}`, { headers: { Authorization: `Bearer ${token}` } });
+    const news = await getWithRetry(`${server.url}/news?sort=${sort}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect({ status: news.status, body: await news.json() }).toEqual({
       status: 400,
       body: {

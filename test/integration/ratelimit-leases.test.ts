@@ -3,7 +3,7 @@
 // costs at most 0.05 object calls per decision (ratelimit.durable_object.calls on /stats), and once it stops the
 // shares come back (leases_returned).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { agent, CONNECTIONS, proxyLosses, refreshProxyConnections, send } from "../support/ratelimit-kept-alive";
 import { parseStats, statDelta } from "../support/ratelimit-stats-page";
 
@@ -36,7 +36,9 @@ function tally(values: number[]): Record<string, number> {
 describe("POST /json with COUNTER_LEASES=true", () => {
   let server: DevServer;
   const stats = async () =>
-    parseStats(await (await fetch(`${server.url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text());
+    parseStats(
+      await (await getWithRetry(`${server.url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text(),
+    );
 
   beforeAll(async () => {
     server = await startWranglerDev({ RATELIMIT_ADMIN_TOKEN: TOKEN, COUNTER_LEASES: "true" });

@@ -5,7 +5,7 @@ import { createServer as createHttpServer, type IncomingHttpHeaders, type Server
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectedRuleStats, STATS_CONFIG, statsSequence } from "../support/ratelimit-stats-fixture";
-import { refreshProxyConnection, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, refreshProxyConnection, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { executionSpan } from "../support/ratelimit-spans";
 
 const TOKEN = "integration-admin-token";
@@ -193,7 +193,7 @@ describe("statsd over TCP", () => {
     for (const line of timings)
       expect(line).toMatch(/^ratelimit_server\.ShouldRateLimit\.response_time\.__env=it:\d+(\.\d+)?\|ms$/);
 
-    const stats = await (await fetch(`${plain.url}/stats`, { headers: ADMIN })).text();
+    const stats = await (await getWithRetry(`${plain.url}/stats`, { headers: ADMIN })).text();
     const fromPage = Object.fromEntries(
       stats
         .trimEnd()

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { makeCertificates, proto3Json, rateLimitClient, type Certificates } from "../support/grpc-gateway";
 import { freePort } from "../support/processes.mjs";
-import { startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
+import { getWithRetry, startWranglerDev, type DevServer } from "../support/wrangler-dev.mjs";
 import { startManagementServer, TYPE_URL, type SeenDiscoveryRequest } from "../support/xds-server";
 import { structOf } from "../support/ratelimit-xds";
 import { limits, startXdsGatewayProcess, type GatewayProcess } from "../support/xds-gateway";
@@ -72,7 +72,9 @@ async function limitOf(domain: string, value: string) {
 const isAnswerTo = (nonce: string) => (seen: SeenDiscoveryRequest) => seen.request.responseNonce === nonce;
 
 async function statCounter(name: string): Promise<number> {
-  const page = await (await fetch(`${worker.url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+  const page = await (
+    await getWithRetry(`${worker.url}/stats`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+  ).text();
   const line = page.split("\n").find((text) => text.startsWith(`${name}: `));
   return line ? Number(line.slice(name.length + 2)) : 0;
 }
@@ -124,7 +126,7 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
       statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 5, unit: "MINUTE" }, limitRemaining: 3 }],
     });
     const files = await (
-      await fetch(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+      await getWithRetry(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })
     ).json();
     expect(files).toEqual({
       source: "runtime",
@@ -235,11 +237,11 @@ describe("CONFIG_TYPE=GRPC_XDS_SOTW", () => {
     const answer = await server.waitFor((seen) => seen.request.responseNonce !== undefined);
     expect([answer.request.versionInfo, answer.request.errorDetail]).toEqual(["newest-1", undefined]);
     const files = await (
-      await fetch(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+      await getWithRetry(`${worker.url}/rlconfig/files`, { headers: { Authorization: `Bearer ${TOKEN}` } })
     ).json();
     expect(files).toMatchObject({ domains: ["newest"] });
     const dump = await (
-      await fetch(`${worker.url}/rlconfig`, { headers: { Authorization: `Bearer ${TOKEN}` } })
+      await getWithRetry(`${worker.url}/rlconfig`, { headers: { Authorization: `Bearer ${TOKEN}` } })
     ).text();
     expect(dump).toBe(
       "newest.plan: unit=HOUR requests_per_unit=1, shadow_mode: false, quota_mode: true\n" +

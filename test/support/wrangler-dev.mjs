@@ -295,6 +295,28 @@ export async function refreshProxyConnection(server) {
   }
 }
 
+/** How long a GET of getWithRetry may go unanswered: the Worker answers the suites' GETs in well under a second. */
+export const GET_TRY_MS = 10_000;
+
+/**
+ * A GET to wrangler dev's Worker, sent once more when no answer came within GET_TRY_MS: the proxy holds a GET that
+ * meets the race of refreshProxyConnection until the Worker's next reload, so an unbounded one would hold its test to
+ * the test's time-out. Only a time-out is retried, and the second try is bounded too. The bound also covers reading
+ * the body, which callers do at once.
+ * @param {string} url
+ * @param {RequestInit} [init]
+ * @returns {Promise<Response>}
+ */
+export async function getWithRetry(url, init = {}) {
+  const once = () => fetch(url, { ...init, method: "GET", signal: AbortSignal.timeout(GET_TRY_MS) });
+  try {
+    return await once();
+  } catch (error) {
+    if (!(error instanceof Error && error.name === "TimeoutError")) throw error;
+    return once();
+  }
+}
+
 /**
  * The workerd processes of a server's process group: the same ids before and after a run show that the runtime did not
  * restart during it (a crash restarts workerd as a new process).
