@@ -30,23 +30,24 @@ export async function createJobRuns(db: Database, inputs: { kind: string; trigge
 }
 
 /**
- * The ids of the runs of `kind` that `trigger` queued after run `after` (its children: the ids past it bound the read)
- * and whose message went out: all but those failed without ever starting (a send that failed).
+ * The runs of `kind` that `trigger` queued after run `after` (its children: the ids past it bound the read): the ids
+ * of those whose message went out, and the ends of the others, failed without ever starting (a send that failed, or
+ * a message lost), oldest first.
  */
-export async function sentRunsOf(db: Database, input: { kind: string; trigger: string; after: number }) {
+export async function childRunsOf(db: Database, input: { kind: string; trigger: string; after: number }) {
   const rows = await db
-    .select({ id: jobRuns.id })
+    .select({
+      id: jobRuns.id,
+      unsent: sql<number>`${jobRuns.state} = 'failed' and ${jobRuns.startedAt} is null`,
+      endedAt: sql<number>`coalesce(${jobRuns.endedAt}, ${jobRuns.createdAt})`,
+    })
     .from(jobRuns)
-    .where(
-      and(
-        eq(jobRuns.kind, input.kind),
-        gt(jobRuns.id, input.after),
-        eq(jobRuns.trigger, input.trigger),
-        sql`not (${jobRuns.state} = 'failed' and ${jobRuns.startedAt} is null)`,
-      ),
-    )
+    .where(and(eq(jobRuns.kind, input.kind), gt(jobRuns.id, input.after), eq(jobRuns.trigger, input.trigger)))
     .orderBy(jobRuns.id);
-  return rows.map((row) => row.id);
+  return {
+    sent: rows.filter((row) => !row.unsent).map((row) => row.id),
+    unsent: rows.filter((row) => row.unsent).map((row) => new Date(row.endedAt)),
+  };
 }
 
 /** How a run ended (or, `queued`, waits for its retry): its warnings and its error. */

@@ -69,7 +69,7 @@ export async function settleVersion(
 }
 
 /** The slave syncs of a version in force, queued under the run that pushed it, which is told their runs. */
-async function queueSlaves(
+export async function queueSlaves(
   env: Env,
   shipped: { version: number; runId: number },
   queueSlaveSyncs: (parentRunId: number) => QueueSlaveSyncs,

@@ -1,6 +1,6 @@
 // The slave sync job's engine: pushes the active version to one slave agent, records each attempt in
 // haproxy_agent_syncs (GET /admin/haproxy/status shows it) and reports on the parent gensynchaprx run from the first
-// failed attempt on, with the time of the next one.
+// failed attempt on, with the time of the next one; and the same reports of syncs the queue refused to take.
 import { appendJobWarnings } from "../../jobs/history";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../../jobs/retries";
 import { database, type Database } from "../../shared/db";
@@ -115,4 +115,37 @@ async function reportFailure(
     `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} ` +
       `(attempt ${input.attempts} of ${MAX_ATTEMPTS}): ${cause}; next attempt at ${nextRetryAt.toISOString()}`,
   );
+}
+
+/**
+ * When the sweep is to queue a run's slave syncs again, from the ends of its sync runs the queue refused (one per
+ * slave per failed send): after the queue's own retry delay past the last, null once MAX_ATTEMPTS sends failed.
+ */
+export function nextSendOf(unsent: readonly Date[], slaves: number): { sends: number; at: Date | null } {
+  const sends = Math.ceil(unsent.length / Math.max(slaves, 1));
+  const last = unsent.at(-1);
+  if (!last || sends >= MAX_ATTEMPTS) return { sends, at: null };
+  return { sends, at: new Date(last.getTime() + retryDelaySeconds(sends) * 1000) };
+}
+
+/**
+ * Slave syncs the queue refused: the parent run says so, and each slave's sync row (GET /admin/haproxy/status) shows
+ * it, with no attempt made, and when the sweep queues them again, or `failed` once it no longer will.
+ */
+export async function reportUnsentSyncs(
+  db: Database,
+  input: { parentRunId: number; version: number; agentUrls: string[]; unsent: readonly Date[]; cause: string },
+) {
+  const { sends, at } = nextSendOf(input.unsent, input.agentUrls.length);
+  const error = `its queue message could not be sent: ${input.cause}`;
+  const outcome = { state: at ? ("retrying" as const) : ("failed" as const), error, nextRetryAt: at };
+  for (const agentUrl of input.agentUrls) {
+    const sync = { ...input, agentUrl, attempts: 0, lastAttempt: false };
+    await recordAttempt(db, sync, { ...outcome, agentVersion: null });
+  }
+  const unsent = `WARN: the syncs of version ${input.version} to the slaves could not be queued`;
+  const warning = at
+    ? `${unsent} (send ${sends} of ${MAX_ATTEMPTS}): ${input.cause}; the first sweep from ${at.toISOString()} queues them again`
+    : `${unsent} after ${sends} sends: ${input.cause}; they wait for the next gensynchaprx`;
+  await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
 }

@@ -69,7 +69,10 @@ export const haproxyVersionFiles = sqliteTable(
 export const haproxyAgentSyncs = sqliteTable("haproxy_agent_syncs", {
   agentUrl: text("agent_url").primaryKey(),
   version: integer("version").notNull(),
-  /** retrying: an attempt failed and the queue retries; failed: the last attempt failed; synced; superseded. */
+  /**
+   * retrying: an attempt failed and the queue retries (attempts 0: the queue refused the sync, and the sweep queues it
+   * again); failed: the last attempt failed (or the last send); synced; superseded.
+   */
   state: text("state", { enum: ["retrying", "failed", "synced", "superseded"] }).notNull(),
   attempts: integer("attempts").notNull().default(0),
   error: text("error"),

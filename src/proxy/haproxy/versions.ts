@@ -200,6 +200,17 @@ export async function activeVersionDigest(db: Database): Promise<VersionInForce 
   return row ?? null;
 }
 
+/** The version in force and the run that shipped it (null when that run is unknown); undefined when none is. */
+export async function versionInForceRun(db: Database) {
+  const [row] = await db
+    .select({ version: haproxyVersions.id, runId: haproxyVersions.jobRunId })
+    .from(haproxyVersions)
+    .where(eq(haproxyVersions.status, "active"))
+    .orderBy(desc(haproxyVersions.id))
+    .limit(1);
+  return row;
+}
+
 /** The notes of the version a gensynchaprx run shipped (applied: in force or history); undefined when it shipped none. */
 export async function notesOfRun(db: Database, runId: number) {
   const [row] = await db

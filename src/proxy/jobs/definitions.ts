@@ -3,12 +3,13 @@
 import { z } from "../../shared/zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../../jobs/define";
 import { enqueueJob, enqueueJobs } from "../../jobs/enqueue";
-import { sentRunsOf } from "../../jobs/history";
+import { childRunsOf } from "../../jobs/history";
 import { database } from "../../shared/db";
 import { SettingsError } from "../../shared/settings";
 import { pruneAuditLog } from "../audit/log";
 import { generateAndApply, syncSlave, type QueueSlaveSyncs } from "../haproxy/sync";
 import { shippedByEarlierAttempt } from "../haproxy/settle";
+import { reportUnsentSyncs } from "../haproxy/slave-sync";
 import { acmeChangesUndeployed } from "../haproxy/versions";
 import { acmeIssuer } from "../pki/acme-issuer";
 import { maintainCertificates } from "../pki/maintenance";
@@ -95,23 +96,41 @@ export const dailyProxyRequests = (): JobRequest<typeof certificatesJob | typeof
   { kind: auditPruneJob.kind },
 ];
 
+const slaveSyncTrigger = (parentRunId: number) => `${genSyncJob.kind} run ${parentRunId}`;
+
+/** The slave syncs a gensynchaprx run queued: the ids of those sent, and the ends of those the queue refused. */
+export const slaveSyncsOf = (env: Env, parentRunId: number) =>
+  childRunsOf(database(env.DB), {
+    kind: slaveSyncJob.kind,
+    trigger: slaveSyncTrigger(parentRunId),
+    after: parentRunId,
+  });
+
 /**
  * Queues a gensynchaprx run's slave syncs once (a run ships one version at most): a retry whose earlier attempt sent
- * them is answered those runs, one whose send failed queues them anew.
+ * them is answered those runs, one whose send failed queues them anew. A send that fails is reported on the run and
+ * the slaves' sync rows (the sweep queues them again) and thrown on.
  */
 export const queueSlaveSyncs =
   (env: Env, parentRunId: number): QueueSlaveSyncs =>
   async (syncs) => {
-    const trigger = `${genSyncJob.kind} run ${parentRunId}`;
     if (syncs.length === 0) return [];
-    const sent = await sentRunsOf(database(env.DB), { kind: slaveSyncJob.kind, trigger, after: parentRunId });
+    const { sent } = await slaveSyncsOf(env, parentRunId);
     if (sent.length === syncs.length) return sent;
     const request = (sync: (typeof syncs)[number]): JobRequest<typeof slaveSyncJob> => ({
       kind: slaveSyncJob.kind,
       parentRunId,
       ...sync,
     });
-    return enqueueJobs(env, syncs.map(request), trigger);
+    try {
+      return await enqueueJobs(env, syncs.map(request), slaveSyncTrigger(parentRunId));
+    } catch (error) {
+      const { unsent } = await slaveSyncsOf(env, parentRunId);
+      const cause = error instanceof Error ? error.message : String(error);
+      const agentUrls = syncs.map((sync) => sync.agentUrl);
+      await reportUnsentSyncs(database(env.DB), { parentRunId, version: syncs[0].version, agentUrls, unsent, cause });
+      throw error;
+    }
   };
 
 // ---- the queued runs ----

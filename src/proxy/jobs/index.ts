@@ -13,7 +13,7 @@ export {
   sshProxyJob,
 } from "./definitions";
 export { CONFIG_LOCK, MAINTENANCE_LOCK } from "./locks";
-export { settlePendingVersions } from "./sweep";
+export { queueUnsentSlaveSyncs, settlePendingVersions } from "./sweep";
 export { getProxyJob, listProxyJobs, PROXY_JOB_KINDS, type ProxyJobKind } from "./runs";
 export { settleUnknownVersionsNow } from "./settle-runs";
 export {

@@ -2,15 +2,16 @@
 // and the agent's answer is settled by asking the master agent about that push by its id (which also stops it if its
 // reload has not started), under the configuration lock so that no gensynchaprx is shipping meanwhile: active (and
 // the slaves follow) when the agent applied it, rejected when it dropped or refused it; left pending while the agent
-// cannot tell.
+// cannot tell. Then the slave syncs of the version in force that the queue refused are queued again.
 import { appendJobWarnings } from "../../jobs/history";
 import type { Sweep } from "../../jobs/define";
 import { JobLocked } from "../../jobs/locks";
 import { database, type Database } from "../../shared/db";
-import { settleVersion } from "../haproxy/settle";
-import { orphanedPendingVersions, rejectVersion } from "../haproxy/versions";
+import { queueSlaves, settleVersion } from "../haproxy/settle";
+import { nextSendOf } from "../haproxy/slave-sync";
+import { orphanedPendingVersions, rejectVersion, versionInForceRun } from "../haproxy/versions";
 import { proxySettings } from "../settings";
-import { masterOnly, queueSlaveSyncs } from "./definitions";
+import { masterOnly, queueSlaveSyncs, slaveSyncJob, slaveSyncsOf } from "./definitions";
 import { CONFIG_LOCK, withJobLock } from "./locks";
 
 type Orphan = Awaited<ReturnType<typeof orphanedPendingVersions>>[number];
@@ -62,4 +63,37 @@ async function rejectUnpushed(db: Database, orphan: Orphan): Promise<string> {
   await rejectVersion(db, orphan.version, note.replace(/^WARN: version \d+ was rejected: /, ""));
   if (orphan.jobRunId !== null) await appendJobWarnings(db, { id: orphan.jobRunId, warnings: [note] });
   return note;
+}
+
+/**
+ * The slave syncs of the version in force that the queue refused (their runs failed unsent, and none went out since)
+ * are queued again under its run, which is told, after the queue's own retry delays and MAX_ATTEMPTS sends in all;
+ * under the configuration lock, so that no run ships a version or queues these syncs meanwhile.
+ */
+export const queueUnsentSlaveSyncs: Sweep = async (env, now) => {
+  if (masterOnly(env, slaveSyncJob.kind) || !(await unsentSyncsDue(env, now))) return [];
+  try {
+    const lock = { holder: `sweep-${crypto.randomUUID()}`, kind: "sweep of unsent slave syncs" };
+    return await withJobLock(env, CONFIG_LOCK, lock, async () => {
+      const due = await unsentSyncsDue(env, now);
+      if (!due) return [];
+      await queueSlaves(env, due, (parent) => queueSlaveSyncs(env, parent));
+      return [`the slave syncs of version ${due.version} (run ${due.runId}) were queued again`];
+    });
+  } catch (error) {
+    if (!(error instanceof JobLocked)) throw error;
+    return ["unsent slave syncs wait for the next sweep: a configuration job holds the lock"];
+  }
+};
+
+/** The version in force and its run when its unsent slave syncs are due to be queued again; undefined otherwise. */
+async function unsentSyncsDue(env: Env, now: Date): Promise<{ version: number; runId: number } | undefined> {
+  const slaves = proxySettings(env).SLAVE_AGENT_URLS;
+  const inForce = await versionInForceRun(database(env.DB));
+  if (slaves.length === 0 || !inForce || inForce.runId === null) return undefined;
+  const { sent, unsent } = await slaveSyncsOf(env, inForce.runId);
+  // At least one sent per slave: queued again once, whatever the slaves are now (one removed since, say).
+  if (sent.length >= slaves.length) return undefined;
+  const { at } = nextSendOf(unsent, slaves.length);
+  return at && at <= now ? { version: inForce.version, runId: inForce.runId } : undefined;
 }

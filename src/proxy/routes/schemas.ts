@@ -357,15 +357,22 @@ export const LoadBalancerStatus = z
         version: id,
         state: z.enum(["retrying", "failed", "synced", "superseded"]).openapi({
           description:
-            "retrying: an attempt failed and the queue retries at nextRetryAt; failed: the last attempt failed; " +
-            "superseded: not pushed (no longer active, or the slave runs a newer version)",
+            "retrying: an attempt failed and the queue retries at nextRetryAt (attempts 0: the queue refused the " +
+            "sync, and the first sweep from nextRetryAt queues it again); failed: the last attempt failed (attempts " +
+            "0: the queue refused the last send); superseded: not pushed (no longer active, or the slave runs a " +
+            "newer version)",
         }),
-        attempts: z.number().int().openapi({ description: "the attempt this state comes from" }),
+        attempts: z
+          .number()
+          .int()
+          .openapi({ description: "the attempt this state comes from (0: none was made, the queue refused the sync)" }),
         error: z.string().nullable(),
         nextRetryAt: isoTime.nullable(),
         at: isoTime,
       })
       .nullable()
-      .openapi({ description: "slaves only: the latest sync the queue ran (null for the master, or before any)" }),
+      .openapi({
+        description: "slaves only: the latest sync the queue ran or refused (null for the master, or before any)",
+      }),
   })
   .openapi("LoadBalancerStatus");

@@ -1,0 +1,145 @@
+// Slave syncs the queue refused to take after their version became the one in force: the parent run and the slaves'
+// sync rows say so, and the minute sweep queues them again after the queue's retry delays, once, MAX_ATTEMPTS sends
+// in all.
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import worker from "../../src/index";
+import { getJobRun } from "../../src/jobs/history";
+import { MAX_ATTEMPTS } from "../../src/jobs/retries";
+import { SWEEP_CRON } from "../../src/jobs/sweep";
+import { expectJson } from "../support/proxy-api";
+import { agentEnv, agents, callWith, db, withVars } from "../support/proxy-job-env";
+import { silenceConsoleAndRestoreMocks } from "../support/silent-console";
+import { createJobsProject } from "./jobs-fixtures";
+
+const SLAVE = "http://slave-unsent.test:9400";
+const CAUSE = "queue unavailable";
+
+beforeAll(async () => {
+  await createJobsProject();
+});
+
+silenceConsoleAndRestoreMocks();
+
+/** An env with SLAVE as the slave agent, whose queue refuses every message, or takes it into `sent`. */
+function queueEnv(sent: unknown[] | "refusing") {
+  const sendBatch = async (messages: unknown[]) => {
+    if (sent === "refusing") throw new Error(CAUSE);
+    sent.push(...messages);
+  };
+  const send = (message: unknown) => sendBatch([{ body: message }]);
+  return { ...agentEnv({ SLAVE_AGENT_URLS: SLAVE }), JOBS: { send, sendBatch } } as unknown as Env;
+}
+
+/** Runs the minute's sweep as its Cron Trigger does. */
+async function sweep(workerEnv: Env) {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: SWEEP_CRON }), workerEnv, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+const syncRuns = async (parentRunId: number) =>
+  (
+    await env.DB.prepare(
+      "select id, state, error, ended_at from job_runs where kind = 'haproxy-slave-sync' and \"trigger\" = ? order by id",
+    )
+      .bind(`gensynchaprx run ${parentRunId}`)
+      .all<{ id: number; state: string; error: string | null; ended_at: number | null }>()
+  ).results;
+
+const syncRowOf = (agentUrl: string) =>
+  env.DB.prepare(
+    "select version, state, attempts, error, next_retry_at, parent_run_id from haproxy_agent_syncs where agent_url = ?",
+  )
+    .bind(agentUrl)
+    .first();
+
+/** Moves the ends of a run's refused sync runs back by `ms`, as if the sweep came that much later. */
+const backdateSends = (parentRunId: number, ms: number) =>
+  env.DB.prepare(
+    "update job_runs set ended_at = ended_at - ? where kind = 'haproxy-slave-sync' and \"trigger\" = ? and started_at is null",
+  )
+    .bind(ms, `gensynchaprx run ${parentRunId}`)
+    .run();
+
+/** GET /admin/gensynchaprx whose master agent applies the version and whose queue refuses the slave sync. */
+async function genSyncWithQueueRefused() {
+  agents({ push: (call) => Response.json({ outcome: "applied", version: call.body.version }) });
+  const response = await callWith(queueEnv("refusing"), "/admin/gensynchaprx");
+  expect(response.status).toBe(500);
+  vi.mocked(globalThis.fetch).mockRestore();
+  const runId = Number(response.headers.get("X-Job-Id"));
+  const version = (await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).version as number;
+  return { runId, version };
+}
+
+describe("slave syncs the queue refused", () => {
+  it("are owed on the run and the sync row, and the sweep queues them once after the retry delay", async () => {
+    const { runId, version } = await genSyncWithQueueRefused();
+    const [unsent] = await syncRuns(runId);
+    expect(unsent).toMatchObject({ state: "failed", error: `its queue message could not be sent: ${CAUSE}` });
+    const nextAt = unsent.ended_at! + 30_000;
+    expect((await getJobRun(db(), runId))!.warnings).toContain(
+      `WARN: the syncs of version ${version} to the slaves could not be queued (send 1 of ${MAX_ATTEMPTS}): ${CAUSE}; ` +
+        `the first sweep from ${new Date(nextAt).toISOString()} queues them again`,
+    );
+    expect(await syncRowOf(SLAVE)).toEqual({
+      version,
+      state: "retrying",
+      attempts: 0,
+      error: `its queue message could not be sent: ${CAUSE}`,
+      next_retry_at: nextAt,
+      parent_run_id: runId,
+    });
+
+    const sent: unknown[] = [];
+    await sweep(queueEnv(sent));
+    expect(sent).toEqual([]);
+
+    await backdateSends(runId, 30_000);
+    await sweep(queueEnv(sent));
+    const runs = await syncRuns(runId);
+    expect(runs.map((run) => run.state)).toEqual(["failed", "queued"]);
+    const queued = runs[1].id;
+    expect(sent).toEqual([
+      { body: { kind: "haproxy-slave-sync", parentRunId: runId, version, agentUrl: SLAVE, runId: queued } },
+    ]);
+    expect((await getJobRun(db(), runId))!.warnings).toContain(
+      `INFO: sync of version ${version} to slave ${SLAVE} queued as job ${queued}`,
+    );
+
+    await sweep(queueEnv(sent));
+    expect(sent).toHaveLength(1);
+    expect(await syncRuns(runId)).toEqual(runs);
+  });
+});
+
+describe("slave syncs the queue keeps refusing", () => {
+  it("are sent MAX_ATTEMPTS times in all, then left failed for the next gensynchaprx", async () => {
+    const { runId, version } = await genSyncWithQueueRefused();
+    const refusing = vi.fn(async () => {
+      throw new Error(CAUSE);
+    });
+    const refusingEnv = { ...queueEnv("refusing"), JOBS: { send: refusing, sendBatch: refusing } } as unknown as Env;
+    // One sweep past each retry delay: the first MAX_ATTEMPTS - 1 send again, the last sends nothing.
+    for (let sweeps = 0; sweeps < MAX_ATTEMPTS; sweeps++) {
+      await backdateSends(runId, 3_600_000);
+      await sweep(refusingEnv);
+    }
+    expect(refusing).toHaveBeenCalledTimes(MAX_ATTEMPTS - 1);
+    expect((await syncRuns(runId)).map((run) => run.state)).toEqual(Array(MAX_ATTEMPTS).fill("failed"));
+    expect((await getJobRun(db(), runId))!.warnings).toContain(
+      `WARN: the syncs of version ${version} to the slaves could not be queued after ${MAX_ATTEMPTS} sends: ` +
+        `${CAUSE}; they wait for the next gensynchaprx`,
+    );
+    expect(await syncRowOf(SLAVE)).toEqual({
+      version,
+      state: "failed",
+      attempts: 0,
+      error: `its queue message could not be sent: ${CAUSE}`,
+      next_retry_at: null,
+      parent_run_id: runId,
+    });
+  });
+});
