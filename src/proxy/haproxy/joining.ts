@@ -17,11 +17,11 @@ export interface StartedRun {
 export type JoinDecision =
   /** The run started after the call arrived, so it read every change made before the call: its outcome is the call's. */
   | { kind: "join"; runId: number }
-  /** Look again after this many milliseconds: the last run started less than a window ago. */
+  /** Look again after this many milliseconds: the last run started less than a window ago, ended or not. */
   | { kind: "wait"; ms: number }
   /**
-   * Start a run now. While one is going its lock refuses, and the caller looks again (POLL_MS, then longer); a run whose
-   * holder died holds no lock, so a call never waits on it.
+   * Start a run now. While one is going (past its window) its lock refuses, and the caller looks again (POLL_MS, then
+   * longer); a run whose holder died holds no lock, so a call waits on it no longer than its window.
    */
   | { kind: "run" };
 
@@ -42,11 +42,17 @@ export function joinDecision(input: {
   last: StartedRun | undefined;
 }): JoinDecision {
   const { arrivedAt, now, debounceMs, last } = input;
-  const ended = last?.state === "succeeded" || last?.state === "failed";
-  if (!last || !ended) return { kind: "run" };
-  if (last.startedAt >= arrivedAt && !last.reships) return { kind: "join", runId: last.id };
+  if (!last) return { kind: "run" };
+  const ended = last.state === "succeeded" || last.state === "failed";
+  const joinable = last.startedAt >= arrivedAt && !last.reships;
+  if (ended && joinable) return { kind: "join", runId: last.id };
   const windowEnds = last.startedAt + debounceMs;
-  return windowEnds > now ? { kind: "wait", ms: windowEnds - now } : { kind: "run" };
+  // Past the window, a run still going is left to its lock, which refuses while it holds.
+  if (windowEnds <= now) return { kind: "run" };
+  // Within it, a run still recorded as going is waited on too: a queued run lets its lock go before its end is
+  // written, and trying to run then would start a generation inside the window. One the call may join once it ends
+  // is looked at again soon.
+  return { kind: "wait", ms: !ended && joinable ? Math.min(POLL_MS, windowEnds - now) : windowEnds - now };
 }
 
 /** What the loop needs from the jobs: the latest started run, starting one, and the outcome of one joined. */

@@ -43,16 +43,35 @@ describe("joinDecision", () => {
     });
   });
 
-  it("tries to run while a run is going (its lock answers), whenever it started", () => {
+  it("waits out the window of a run still going, and looks again soon at one it may join once it ends", () => {
     for (const state of ["running", "queued"] as const) {
-      expect(joinDecision({ ...at, last: run({ startedAt: 4_900, state }) })).toEqual({ kind: "run" });
-      expect(joinDecision({ ...at, last: run({ startedAt: 5_100, state }) })).toEqual({ kind: "run" });
+      // It may have let its lock go before its end is written: trying to run would start within the window.
+      expect(joinDecision({ ...at, last: run({ startedAt: 4_900, state }) })).toEqual({ kind: "wait", ms: 2_900 });
+      expect(joinDecision({ ...at, last: run({ startedAt: 4_900, state, reships: true }) })).toEqual({
+        kind: "wait",
+        ms: 2_900,
+      });
+      expect(joinDecision({ ...at, last: run({ startedAt: 5_100, state }) })).toEqual({ kind: "wait", ms: 500 });
+      expect(joinDecision({ ...at, now: 7_900, last: run({ startedAt: 5_100, state }) })).toEqual({
+        kind: "wait",
+        ms: 200,
+      });
+    }
+  });
+
+  it("tries to run while a run is going past its window (its lock answers)", () => {
+    for (const state of ["running", "queued"] as const) {
+      expect(joinDecision({ ...at, last: run({ startedAt: 2_000, state }) })).toEqual({ kind: "run" });
+      expect(joinDecision({ ...at, now: 8_100, last: run({ startedAt: 5_100, state }) })).toEqual({ kind: "run" });
     }
   });
 });
 
-/** A simulated installation: a clock, one lock, and runs that take `runMs`. */
-function simulation(runMs: number) {
+/**
+ * A simulated installation: a clock, one lock, and runs that take `runMs`. A run's end is written `endLagMs` after it
+ * lets its lock go, as a queued run's is.
+ */
+function simulation(runMs: number, endLagMs = 0) {
   let clock = 0;
   const runs: { id: number; startedAt: number; endsAt: number }[] = [];
   let busyUntil = -1;
@@ -61,7 +80,8 @@ function simulation(runMs: number) {
     latestStartedRun: async () => {
       const last = latest();
       return (
-        last && run({ id: last.id, startedAt: last.startedAt, state: clock < last.endsAt ? "running" : "succeeded" })
+        last &&
+        run({ id: last.id, startedAt: last.startedAt, state: clock < last.endsAt + endLagMs ? "running" : "succeeded" })
       );
     },
     run: async () => {
@@ -94,8 +114,8 @@ function simulation(runMs: number) {
 }
 
 /** A simulation after "a" ran once, its run starting at `aStartsAt`, with the clock then at `bArrivesAt`. */
-async function afterARan(runMs: number, bArrivesAt: number, aStartsAt = 0) {
-  const sim = simulation(runMs);
+async function afterARan(runMs: number, bArrivesAt: number, aStartsAt = 0, endLagMs = 0) {
+  const sim = simulation(runMs, endLagMs);
   const log: string[] = [];
   sim.at(aStartsAt);
   await sim.ports("a", log).run();
@@ -115,14 +135,22 @@ describe("joinOrRun", () => {
     // b arrives at 50, before a's run starts at 100 and ends at 2,100: the lock refuses b until then.
     const { log, b } = await afterARan(2_000, 50, 100);
     expect(await joinOrRun(b, { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(1);
-    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", "b slept 2000", "b joined 1"]);
+    expect(log).toEqual(["a ran 1", ...Array(5).fill("b slept 500"), "b joined 1"]);
+  });
+
+  it("a call that finds the lock free before the last run's end is written still waits out its window", async () => {
+    // a runs from 0 to 200 and its end is written at 700; b arrives at 300.
+    const { sim, log, b } = await afterARan(200, 300, 0, 500);
+    expect(await joinOrRun(b, { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(2);
+    expect(log).toEqual(["a ran 1", "b slept 2700", "b ran 2"]);
+    expect(sim.runs.map((r) => r.startedAt)).toEqual([0, 3_000]);
   });
 
   it("past its deadline, the lock's refusal is the answer", async () => {
     const { log, b } = await afterARan(100_000, 10);
     await expect(joinOrRun(b, { debounceMs: 1_000, deadlineMs: 5_000 })).rejects.toThrow("locked");
-    // The last wait is what is left of the deadline.
-    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", "b slept 2000", "b slept 1500"]);
+    // The window of a's run first; the last wait is what is left of the deadline.
+    expect(log).toEqual(["a ran 1", "b slept 990", "b slept 500", "b slept 1000", "b slept 2000", "b slept 510"]);
   });
 
   it("looks again after 0.5 s, then twice as long each time, while the lock refuses; then runs", async () => {
