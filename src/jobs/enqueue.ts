@@ -25,7 +25,18 @@ export interface RecordedWithRun {
 /** A recorded run, and what its failed send takes back with it. */
 type RecordedRun = { id: number; undo: Statement[] };
 
-/** Sends the runs' messages; if the send fails, the runs fail with the cause and the error is thrown on. */
+/**
+ * The queue refused runs' messages: the runs are recorded failed ("its queue message could not be sent"), so that a
+ * caller that can send them later knows they are owed. Its message is the queue's.
+ */
+export class QueueSendFailed extends Error {
+  override name = "QueueSendFailed";
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** Sends the runs' messages; if the send fails, the runs fail with the cause and QueueSendFailed is thrown. */
 async function sendOrFail(db: Database, runs: readonly RecordedRun[], send: () => Promise<unknown>): Promise<void> {
   try {
     await send();
@@ -35,7 +46,7 @@ async function sendOrFail(db: Database, runs: readonly RecordedRun[], send: () =
     const now = new Date();
     const failed = { now, state: "failed" as const, error: `its queue message could not be sent: ${cause}` };
     await Promise.all(runs.map((run) => finishJobRun(db, { id: run.id, ...failed }, run.undo)));
-    throw error;
+    throw new QueueSendFailed(error);
   }
 }
 

@@ -1,11 +1,12 @@
-// Slave syncs the queue refused to take after their version became the one in force: the parent run and the slaves'
-// sync rows say so, and the minute sweep queues them again after the queue's retry delays, once, MAX_ATTEMPTS sends
-// in all.
+// Slave syncs the queue refused to take after their version became the one in force: the call answers a warning, the
+// parent run and the slaves' sync rows say so, and the minute sweep queues them again after the queue's retry delays,
+// once, MAX_ATTEMPTS sends in all.
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { getJobRun } from "../../src/jobs/history";
+import { recordAgentSync } from "../../src/proxy/haproxy/agent-syncs";
 import { MAX_ATTEMPTS } from "../../src/jobs/retries";
 import { SWEEP_CRON } from "../../src/jobs/sweep";
 import { expectJson } from "../support/proxy-api";
@@ -14,6 +15,7 @@ import { silenceConsoleAndRestoreMocks } from "../support/silent-console";
 import { createJobsProject } from "./jobs-fixtures";
 
 const SLAVE = "http://slave-unsent.test:9400";
+const OTHER_SLAVE = "http://slave-unsent-2.test:9400";
 const CAUSE = "queue unavailable";
 
 beforeAll(async () => {
@@ -22,14 +24,14 @@ beforeAll(async () => {
 
 silenceConsoleAndRestoreMocks();
 
-/** An env with SLAVE as the slave agent, whose queue refuses every message, or takes it into `sent`. */
-function queueEnv(sent: unknown[] | "refusing") {
+/** An env with these slave agents (SLAVE alone by default), whose queue refuses every message or takes it into `sent`. */
+function queueEnv(sent: unknown[] | "refusing", slaves = SLAVE) {
   const sendBatch = async (messages: unknown[]) => {
     if (sent === "refusing") throw new Error(CAUSE);
     sent.push(...messages);
   };
   const send = (message: unknown) => sendBatch([{ body: message }]);
-  return { ...agentEnv({ SLAVE_AGENT_URLS: SLAVE }), JOBS: { send, sendBatch } } as unknown as Env;
+  return { ...agentEnv({ SLAVE_AGENT_URLS: slaves }), JOBS: { send, sendBatch } } as unknown as Env;
 }
 
 /** Runs the minute's sweep as its Cron Trigger does. */
@@ -63,27 +65,35 @@ const backdateSends = (parentRunId: number, ms: number) =>
     .bind(ms, `gensynchaprx run ${parentRunId}`)
     .run();
 
-/** GET /admin/gensynchaprx whose master agent applies the version and whose queue refuses the slave sync. */
-async function genSyncWithQueueRefused() {
+/** GET /admin/gensynchaprx whose master agent applies the version and whose queue refuses or takes the slave syncs. */
+async function genSync(workerEnv = queueEnv("refusing")) {
   agents({ push: (call) => Response.json({ outcome: "applied", version: call.body.version }) });
-  const response = await callWith(queueEnv("refusing"), "/admin/gensynchaprx");
-  expect(response.status).toBe(500);
+  const response = await callWith(workerEnv, "/admin/gensynchaprx");
   vi.mocked(globalThis.fetch).mockRestore();
   const runId = Number(response.headers.get("X-Job-Id"));
   const version = (await expectJson(callWith(withVars(), "/admin/haproxy"), 200)).version as number;
-  return { runId, version };
+  return { response, runId, version };
+}
+
+/** genSync, whose queue refused the slave sync: the version is in force all the same, and the call says so. */
+async function genSyncWithQueueRefused() {
+  const { response, runId, version } = await genSync();
+  const warnings = (await expectJson(response, 200)) as string[];
+  return { runId, version, warnings };
 }
 
 describe("slave syncs the queue refused", () => {
   it("are owed on the run and the sync row, and the sweep queues them once after the retry delay", async () => {
-    const { runId, version } = await genSyncWithQueueRefused();
+    const { runId, version, warnings } = await genSyncWithQueueRefused();
     const [unsent] = await syncRuns(runId);
     expect(unsent).toMatchObject({ state: "failed", error: `its queue message could not be sent: ${CAUSE}` });
     const nextAt = unsent.ended_at! + 30_000;
-    expect((await getJobRun(db(), runId))!.warnings).toContain(
+    const owed =
       `WARN: the syncs of version ${version} to the slaves could not be queued (send 1 of ${MAX_ATTEMPTS}): ${CAUSE}; ` +
-        `the first sweep from ${new Date(nextAt).toISOString()} queues them again`,
-    );
+      `the first sweep from ${new Date(nextAt).toISOString()} queues them again`;
+    expect(warnings.filter((warning) => warning.includes("slave"))).toEqual([owed]);
+    expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", error: null });
+    expect((await getJobRun(db(), runId))!.warnings.filter((warning) => warning.includes("slave"))).toEqual([owed]);
     expect(await syncRowOf(SLAVE)).toEqual({
       version,
       state: "retrying",
@@ -140,6 +150,72 @@ describe("slave syncs the queue keeps refusing", () => {
       error: `its queue message could not be sent: ${CAUSE}`,
       next_retry_at: null,
       parent_run_id: runId,
+    });
+  });
+});
+
+describe("a failure other than the queue's", () => {
+  it("is not reported as a refused send: D1 failing to record the syncs answers 500 as before", async () => {
+    // The first insert of the sync runs (one statement for all, over json_each) fails; every other query passes.
+    let failures = 1;
+    const failingDb = new Proxy(env.DB, {
+      get(target, property) {
+        if (property !== "prepare") return Reflect.get(target, property, target).bind(target);
+        return (query: string) => {
+          if (failures > 0 && /insert into "job_runs"/i.test(query) && query.includes("json_each")) {
+            failures--;
+            throw new Error("D1_ERROR: Network connection lost.");
+          }
+          return target.prepare(query);
+        };
+      },
+    });
+    const { response, runId } = await genSync({ ...queueEnv([]), DB: failingDb } as Env);
+    expect(response.status).toBe(500);
+    expect(failures).toBe(0);
+    expect(
+      (await getJobRun(db(), runId))!.warnings.filter((warning) => warning.includes("could not be queued")),
+    ).toEqual([]);
+    expect(await syncRuns(runId)).toEqual([]);
+  });
+});
+
+describe("a slave already synced", () => {
+  it("keeps its synced row when the sweep re-sends every slave's sync and the queue refuses", async () => {
+    const sent: unknown[] = [];
+    const { runId, version } = await genSync(queueEnv(sent, `${SLAVE},${OTHER_SLAVE}`));
+    const [first, second] = await syncRuns(runId);
+    expect(sent).toHaveLength(2);
+    // OTHER_SLAVE's sync ran; SLAVE's message was lost, and the platform's sweep failed its run unstarted.
+    await recordAgentSync(db(), {
+      agentUrl: OTHER_SLAVE,
+      version,
+      state: "synced",
+      attempts: 1,
+      error: null,
+      nextRetryAt: null,
+      parentRunId: runId,
+      agentVersion: version,
+      now: new Date(),
+    });
+    await env.DB.batch([
+      env.DB.prepare("update job_runs set state = 'succeeded', started_at = ?, ended_at = ? where id = ?").bind(
+        Date.now(),
+        Date.now(),
+        second.id,
+      ),
+      env.DB.prepare(
+        "update job_runs set state = 'failed', error = 'its message was lost', ended_at = ? where id = ?",
+      ).bind(Date.now() - 60_000, first.id),
+    ]);
+
+    await sweep(queueEnv("refusing", `${SLAVE},${OTHER_SLAVE}`));
+    expect(await syncRowOf(OTHER_SLAVE)).toMatchObject({ version, state: "synced", attempts: 1, error: null });
+    expect(await syncRowOf(SLAVE)).toMatchObject({
+      version,
+      state: "retrying",
+      attempts: 0,
+      error: `its queue message could not be sent: ${CAUSE}`,
     });
   });
 });

@@ -8,7 +8,7 @@ import { proxySettings } from "../settings";
 import { agentOf } from "./checked-bundle";
 import { masterPushId, settlePush } from "./push-outcome";
 import type { BundleNote } from "./backend-sections";
-import { AGENT_SUMMARY, GenSyncFailed, UNKNOWN_OUTCOME, type QueueSlaveSyncs } from "./sync";
+import { AGENT_SUMMARY, GenSyncFailed, queuedNotes, UNKNOWN_OUTCOME, type QueueSlaveSyncs } from "./sync";
 import { activateVersion, latestVersionOfRun, markVersionUnknown, rejectVersion, unknownVersions } from "./versions";
 
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the calls.
@@ -68,20 +68,22 @@ export async function settleVersion(
   return { state: "applied" };
 }
 
-/** The slave syncs of a version in force, queued under the run that pushed it, which is told their runs. */
+/**
+ * The slave syncs of a version in force, queued under the run that pushed it, which is told their runs (or, by
+ * queueSlaveSyncs, that the queue refused them); answers whether they were queued.
+ */
 export async function queueSlaves(
   env: Env,
   shipped: { version: number; runId: number },
   queueSlaveSyncs: (parentRunId: number) => QueueSlaveSyncs,
-) {
+): Promise<boolean> {
   const slaves = proxySettings(env).SLAVE_AGENT_URLS;
-  if (slaves.length === 0) return;
+  if (slaves.length === 0) return true;
   const { version, runId } = shipped;
-  const runs = await queueSlaveSyncs(runId)(slaves.map((agentUrl) => ({ version, agentUrl })));
-  const notes = slaves.map(
-    (agentUrl, i) => `INFO: sync of version ${version} to slave ${agentUrl} queued as job ${runs[i]}`,
-  );
-  await appendJobWarnings(database(env.DB), { id: runId, warnings: notes });
+  const syncs = await queueSlaveSyncs(runId)(slaves.map((agentUrl) => ({ version, agentUrl })));
+  if ("refused" in syncs) return false;
+  await appendJobWarnings(database(env.DB), { id: runId, warnings: queuedNotes(version, slaves, syncs.queued) });
+  return true;
 }
 
 /**

@@ -6,7 +6,7 @@ import { MAX_ATTEMPTS, retryDelaySeconds } from "../../jobs/retries";
 import { database, type Database } from "../../shared/db";
 import { proxySettings } from "../settings";
 import { AgentError } from "./agent-client";
-import { recordAgentSync, type AgentSyncRow } from "./agent-syncs";
+import { agentSyncs, recordAgentSync, type AgentSyncRow } from "./agent-syncs";
 import { bundleDigest } from "./config";
 import { pushAndSettle, slavePushId } from "./push-outcome";
 import { bundleOfVersion, findVersion, highestVersion } from "./versions";
@@ -130,16 +130,21 @@ export function nextSendOf(unsent: readonly Date[], slaves: number): { sends: nu
 
 /**
  * Slave syncs the queue refused: the parent run says so, and each slave's sync row (GET /admin/haproxy/status) shows
- * it, with no attempt made, and when the sweep queues them again, or `failed` once it no longer will.
+ * it, with no attempt made, and when the sweep queues them again, or `failed` once it no longer will. A slave already
+ * synced to the version (a re-send of every slave's sync after one message was lost) keeps its row. Answers the
+ * run's warning.
  */
 export async function reportUnsentSyncs(
   db: Database,
   input: { parentRunId: number; version: number; agentUrls: string[]; unsent: readonly Date[]; cause: string },
-) {
+): Promise<string> {
   const { sends, at } = nextSendOf(input.unsent, input.agentUrls.length);
   const error = `its queue message could not be sent: ${input.cause}`;
   const outcome = { state: at ? ("retrying" as const) : ("failed" as const), error, nextRetryAt: at };
+  const rows = await agentSyncs(db);
   for (const agentUrl of input.agentUrls) {
+    const row = rows.get(agentUrl);
+    if (row?.state === "synced" && row.version >= input.version) continue;
     const sync = { ...input, agentUrl, attempts: 0, lastAttempt: false };
     await recordAttempt(db, sync, { ...outcome, agentVersion: null });
   }
@@ -148,4 +153,5 @@ export async function reportUnsentSyncs(
     ? `${unsent} (send ${sends} of ${MAX_ATTEMPTS}): ${input.cause}; the first sweep from ${at.toISOString()} queues them again`
     : `${unsent} after ${sends} sends: ${input.cause}; they wait for the next gensynchaprx`;
   await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
+  return warning;
 }

@@ -30,8 +30,19 @@ import {
 
 export { syncSlave } from "./slave-sync";
 
-/** Queues one sync per slave agent (proxy/jobs.ts knows the job); answers their run ids in order. */
-export type QueueSlaveSyncs = (syncs: { version: number; agentUrl: string }[]) => Promise<number[]>;
+/**
+ * Queues one sync per slave agent (proxy/jobs knows the job): their run ids in order, or, when the queue refused
+ * them, the warning that says so (already on the parent run; the minute sweep queues them again).
+ */
+export type QueueSlaveSyncs = (
+  syncs: { version: number; agentUrl: string }[],
+) => Promise<{ queued: number[] } | { refused: string }>;
+
+/** What a run says of the slave syncs it queued. */
+export const queuedNotes = (version: number, slaves: readonly string[], runIds: readonly number[]) =>
+  slaves.map(
+    (agentUrl, index) => `INFO: sync of version ${version} to slave ${agentUrl} queued as job ${runIds[index]}`,
+  );
 
 export const GENSYNC_FAILED = "Unable to reload and sync of HAProxy: ";
 
@@ -200,10 +211,9 @@ async function shipVersion(
     return warnings.map((text) => ({ project: null, text }));
   }
   const slaves = settings.SLAVE_AGENT_URLS;
-  const syncRuns = await input.queueSlaveSyncs(slaves.map((agentUrl) => ({ version, agentUrl })));
-  slaves.forEach((agentUrl, index) =>
-    warnings.push(`INFO: sync of version ${version} to slave ${agentUrl} queued as job ${syncRuns[index]}`),
-  );
+  const syncs = await input.queueSlaveSyncs(slaves.map((agentUrl) => ({ version, agentUrl })));
+  if ("refused" in syncs) warnings.push(syncs.refused);
+  else warnings.push(...queuedNotes(version, slaves, syncs.queued));
   return warnings.map((text) => ({ project: null, text }));
 }
 

@@ -2,7 +2,7 @@
 // under its lock, the one its API call took or a fresh one.
 import { z } from "../../shared/zod";
 import { defineJob, type AnyJobDefinition, type JobOutcome, type JobRequest } from "../../jobs/define";
-import { enqueueJob, enqueueJobs } from "../../jobs/enqueue";
+import { enqueueJob, enqueueJobs, QueueSendFailed } from "../../jobs/enqueue";
 import { childRunsOf } from "../../jobs/history";
 import { database } from "../../shared/db";
 import { SettingsError } from "../../shared/settings";
@@ -108,28 +108,29 @@ export const slaveSyncsOf = (env: Env, parentRunId: number) =>
 
 /**
  * Queues a gensynchaprx run's slave syncs once (a run ships one version at most): a retry whose earlier attempt sent
- * them is answered those runs, one whose send failed queues them anew. A send that fails is reported on the run and
- * the slaves' sync rows (the sweep queues them again) and thrown on.
+ * them is answered those runs, one whose send failed queues them anew. A send the queue refuses is reported on the run
+ * and the slaves' sync rows, and the sweep queues them again: the version is in force whatever the slaves' fate, so
+ * the caller answers a warning, not an error. Any other failure (D1's) is thrown.
  */
 export const queueSlaveSyncs =
   (env: Env, parentRunId: number): QueueSlaveSyncs =>
   async (syncs) => {
-    if (syncs.length === 0) return [];
+    if (syncs.length === 0) return { queued: [] };
     const { sent } = await slaveSyncsOf(env, parentRunId);
-    if (sent.length === syncs.length) return sent;
+    if (sent.length === syncs.length) return { queued: sent };
     const request = (sync: (typeof syncs)[number]): JobRequest<typeof slaveSyncJob> => ({
       kind: slaveSyncJob.kind,
       parentRunId,
       ...sync,
     });
     try {
-      return await enqueueJobs(env, syncs.map(request), slaveSyncTrigger(parentRunId));
+      return { queued: await enqueueJobs(env, syncs.map(request), slaveSyncTrigger(parentRunId)) };
     } catch (error) {
+      if (!(error instanceof QueueSendFailed)) throw error;
       const { unsent } = await slaveSyncsOf(env, parentRunId);
-      const cause = error instanceof Error ? error.message : String(error);
       const agentUrls = syncs.map((sync) => sync.agentUrl);
-      await reportUnsentSyncs(database(env.DB), { parentRunId, version: syncs[0].version, agentUrls, unsent, cause });
-      throw error;
+      const report = { parentRunId, version: syncs[0].version, agentUrls, unsent, cause: error.message };
+      return { refused: await reportUnsentSyncs(database(env.DB), report) };
     }
   };
 

@@ -77,8 +77,9 @@ export const queueUnsentSlaveSyncs: Sweep = async (env, now) => {
     return await withJobLock(env, CONFIG_LOCK, lock, async () => {
       const due = await unsentSyncsDue(env, now);
       if (!due) return [];
-      await queueSlaves(env, due, (parent) => queueSlaveSyncs(env, parent));
-      return [`the slave syncs of version ${due.version} (run ${due.runId}) were queued again`];
+      const queued = await queueSlaves(env, due, (parent) => queueSlaveSyncs(env, parent));
+      const what = `the slave syncs of version ${due.version} (run ${due.runId})`;
+      return [queued ? `${what} were queued again` : `${what} were refused by the queue again`];
     });
   } catch (error) {
     if (!(error instanceof JobLocked)) throw error;
@@ -89,8 +90,9 @@ export const queueUnsentSlaveSyncs: Sweep = async (env, now) => {
 /** The version in force and its run when its unsent slave syncs are due to be queued again; undefined otherwise. */
 async function unsentSyncsDue(env: Env, now: Date): Promise<{ version: number; runId: number } | undefined> {
   const slaves = proxySettings(env).SLAVE_AGENT_URLS;
+  if (slaves.length === 0) return undefined;
   const inForce = await versionInForceRun(database(env.DB));
-  if (slaves.length === 0 || !inForce || inForce.runId === null) return undefined;
+  if (!inForce || inForce.runId === null) return undefined;
   const { sent, unsent } = await slaveSyncsOf(env, inForce.runId);
   // At least one sent per slave: queued again once, whatever the slaves are now (one removed since, say).
   if (sent.length >= slaves.length) return undefined;
