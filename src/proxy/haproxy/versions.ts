@@ -189,26 +189,27 @@ export interface VersionInForce {
   digest: string;
 }
 
-/** The version in force without its files (what the load balancers' status compares with), null when none is. */
-export async function activeVersionDigest(db: Database): Promise<VersionInForce | null> {
+/** The newest active version's number, digest and run: the version in force. */
+async function inForceRow(db: Database) {
   const [row] = await db
-    .select({ version: haproxyVersions.id, digest: haproxyVersions.digest })
-    .from(haproxyVersions)
-    .where(eq(haproxyVersions.status, "active"))
-    .orderBy(desc(haproxyVersions.id))
-    .limit(1);
-  return row ?? null;
-}
-
-/** The version in force and the run that shipped it (null when that run is unknown); undefined when none is. */
-export async function versionInForceRun(db: Database) {
-  const [row] = await db
-    .select({ version: haproxyVersions.id, runId: haproxyVersions.jobRunId })
+    .select({ version: haproxyVersions.id, digest: haproxyVersions.digest, runId: haproxyVersions.jobRunId })
     .from(haproxyVersions)
     .where(eq(haproxyVersions.status, "active"))
     .orderBy(desc(haproxyVersions.id))
     .limit(1);
   return row;
+}
+
+/** The version in force without its files (what the load balancers' status compares with), null when none is. */
+export async function activeVersionDigest(db: Database): Promise<VersionInForce | null> {
+  const row = await inForceRow(db);
+  return row ? { version: row.version, digest: row.digest } : null;
+}
+
+/** The version in force and the run that shipped it (null when that run is unknown); undefined when none is. */
+export async function versionInForceRun(db: Database) {
+  const row = await inForceRow(db);
+  return row && { version: row.version, runId: row.runId };
 }
 
 /** The notes of the version a gensynchaprx run shipped (applied: in force or history); undefined when it shipped none. */
