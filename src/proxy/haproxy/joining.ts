@@ -20,8 +20,13 @@ export type JoinDecision =
   /** Look again after this many milliseconds: the last run started less than a window ago, ended or not. */
   | { kind: "wait"; ms: number }
   /**
+   * Look again soon (POLL_MS, then longer, as while the lock refuses), and no later than `ms`, the end of its window:
+   * a run the call may join is still going.
+   */
+  | { kind: "look"; ms: number }
+  /**
    * Start a run now. While one is going (past its window) its lock refuses, and the caller looks again (POLL_MS, then
-   * longer); a run whose holder died holds no lock, so a call waits on it no longer than its window.
+   * longer); a run whose holder died holds its lock no longer than its lease (JOB_HEARTBEAT_TIMEOUT).
    */
   | { kind: "run" };
 
@@ -30,8 +35,9 @@ export const POLL_MS = 500;
 /** The longest wait between two looks: a run's end is noticed within this. */
 export const MAX_POLL_MS = 2_000;
 /**
- * Most looks of one call (each a D1 query and a lock call): past them the lock's refusal is the answer, so a call
- * stays far within a Worker's 1,000 subrequests, however long HAPROXY_AGENT_TIMEOUT makes its deadline.
+ * Most looks of one call after a `look` or a lock's refusal (each a D1 query, and a lock call after a refusal): past
+ * them the lock's refusal is the answer, so a call stays far within a Worker's 1,000 subrequests, however long
+ * PROXY_GENERATION_DEBOUNCE and HAPROXY_AGENT_TIMEOUT make its deadline.
  */
 export const MAX_POLLS = 200;
 
@@ -52,7 +58,7 @@ export function joinDecision(input: {
   // Within it, a run still recorded as going is waited on too: a queued run lets its lock go before its end is
   // written, and trying to run then would start a generation inside the window. One the call may join once it ends
   // is looked at again soon.
-  return { kind: "wait", ms: !ended && joinable ? Math.min(POLL_MS, windowEnds - now) : windowEnds - now };
+  return { kind: !ended && joinable ? "look" : "wait", ms: windowEnds - now };
 }
 
 /** What the loop needs from the jobs: the latest started run, starting one, and the outcome of one joined. */
@@ -80,6 +86,12 @@ export async function joinOrRun<T>(ports: JoinPorts<T>, input: { debounceMs: num
     const left = arrivedAt + input.deadlineMs - ports.now();
     if (decision.kind === "wait" && decision.ms < left) {
       await ports.sleep(decision.ms);
+      continue;
+    }
+    // Looks share the lock's budget of polls, so that a long window costs no more queries than a long deadline.
+    if (decision.kind === "look" && left > POLL_MS && polls < MAX_POLLS) {
+      await ports.sleep(Math.min(POLL_MS * 2 ** polls, MAX_POLL_MS, decision.ms, left));
+      polls++;
       continue;
     }
     try {

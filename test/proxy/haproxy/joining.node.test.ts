@@ -51,9 +51,9 @@ describe("joinDecision", () => {
         kind: "wait",
         ms: 2_900,
       });
-      expect(joinDecision({ ...at, last: run({ startedAt: 5_100, state }) })).toEqual({ kind: "wait", ms: 500 });
+      expect(joinDecision({ ...at, last: run({ startedAt: 5_100, state }) })).toEqual({ kind: "look", ms: 3_100 });
       expect(joinDecision({ ...at, now: 7_900, last: run({ startedAt: 5_100, state }) })).toEqual({
-        kind: "wait",
+        kind: "look",
         ms: 200,
       });
     }
@@ -135,7 +135,15 @@ describe("joinOrRun", () => {
     // b arrives at 50, before a's run starts at 100 and ends at 2,100: the lock refuses b until then.
     const { log, b } = await afterARan(2_000, 50, 100);
     expect(await joinOrRun(b, { debounceMs: 3_000, deadlineMs: 60_000 })).toBe(1);
-    expect(log).toEqual(["a ran 1", ...Array(5).fill("b slept 500"), "b joined 1"]);
+    // Looked at after 0.5 s, 1 s, then at the end of the window, by which time a's run has ended.
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", "b slept 1550", "b joined 1"]);
+  });
+
+  it("looks at a run it may join at most MAX_POLLS times however long the window", async () => {
+    // a starts 10 ms after b arrives and never ends; an 8-minute window would be 960 looks at 0.5 s.
+    const { log, b } = await afterARan(100_000_000, 0, 10);
+    await expect(joinOrRun(b, { debounceMs: 480_000, deadlineMs: 610_000 })).rejects.toThrow("locked");
+    expect(log).toEqual(["a ran 1", "b slept 500", "b slept 1000", ...Array(198).fill("b slept 2000")]);
   });
 
   it("a call that finds the lock free before the last run's end is written still waits out its window", async () => {
