@@ -15,6 +15,9 @@ export default defineConfig({
     // vitest's 5 s default. A test that bounds a duration asserts it itself.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Two files at a time: vitest's default is one fewer than the cores, one file at a time on CI's 2 cores, while most
+    // of these tests wait on the programs they start.
+    maxWorkers: 2,
     // Files and the tests inside them run in a random order (the seed is printed; --sequence.seed=N repeats it), so a
     // test that reads what another wrote fails instead of passing by position.
     sequence: { shuffle: true },
