@@ -57,6 +57,21 @@ const syncRowOf = (agentUrl: string) =>
     .bind(agentUrl)
     .first();
 
+/** A slave's sync row after the queue refused its sync: no attempt made, the queue's cause, and the sweep's next try. */
+const owedRow = (row: {
+  version: number;
+  runId: number;
+  state: "retrying" | "failed";
+  nextRetryAt: number | null;
+}) => ({
+  version: row.version,
+  state: row.state,
+  attempts: 0,
+  error: `its queue message could not be sent: ${CAUSE}`,
+  next_retry_at: row.nextRetryAt,
+  parent_run_id: row.runId,
+});
+
 /** Moves the ends of a run's refused sync runs back by `ms`, as if the sweep came that much later. */
 const backdateSends = (parentRunId: number, ms: number) =>
   env.DB.prepare(
@@ -94,14 +109,7 @@ describe("slave syncs the queue refused", () => {
     expect(warnings.filter((warning) => warning.includes("slave"))).toEqual([owed]);
     expect(await getJobRun(db(), runId)).toMatchObject({ state: "succeeded", error: null });
     expect((await getJobRun(db(), runId))!.warnings.filter((warning) => warning.includes("slave"))).toEqual([owed]);
-    expect(await syncRowOf(SLAVE)).toEqual({
-      version,
-      state: "retrying",
-      attempts: 0,
-      error: `its queue message could not be sent: ${CAUSE}`,
-      next_retry_at: nextAt,
-      parent_run_id: runId,
-    });
+    expect(await syncRowOf(SLAVE)).toEqual(owedRow({ version, runId, state: "retrying", nextRetryAt: nextAt }));
 
     const sent: unknown[] = [];
     await sweep(queueEnv(sent));
@@ -143,14 +151,7 @@ describe("slave syncs the queue keeps refusing", () => {
       `WARN: the syncs of version ${version} to the slaves could not be queued after ${MAX_ATTEMPTS} sends: ` +
         `${CAUSE}; they wait for the next gensynchaprx`,
     );
-    expect(await syncRowOf(SLAVE)).toEqual({
-      version,
-      state: "failed",
-      attempts: 0,
-      error: `its queue message could not be sent: ${CAUSE}`,
-      next_retry_at: null,
-      parent_run_id: runId,
-    });
+    expect(await syncRowOf(SLAVE)).toEqual(owedRow({ version, runId, state: "failed", nextRetryAt: null }));
   });
 });
 
