@@ -86,6 +86,7 @@ describe("settingsProblems on values a schema once let through", () => {
     [{ JOB_LOCK_TIMEOUT: "0" }, "JOB_LOCK_TIMEOUT", "must be at least 1m"],
     [{ HAPROXY_AGENT_TIMEOUT: "0" }, "HAPROXY_AGENT_TIMEOUT", "must be at least 1s"],
     [{ HAPROXY_AGENT_QUERY_TIMEOUT: "500ms" }, "HAPROXY_AGENT_QUERY_TIMEOUT", "must be at least 1s"],
+    [{ PROXY_GENERATION_DEBOUNCE: "5m1s" }, "PROXY_GENERATION_DEBOUNCE", "must be at most 5m"],
     [
       { HAPROXY_HTTP_PORT: "8443", HAPROXY_HTTPS_PORT: "8443" },
       "HAPROXY_HTTPS_PORT",

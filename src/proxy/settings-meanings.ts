@@ -97,7 +97,7 @@ export const proxySettingMeanings: SettingMeanings<keyof typeof ProxySettings.sh
     joins the first run that starts after it called (its own or another caller's), so that tenants together cause at
     most one generation, and one load balancer reload, per window; every change made before the call is in the run it
     joins. The administrator's calls run at once. \`0\` turns debouncing off: a tenant's call then runs at once, or
-    answers 423 while another run holds the lock.`,
+    answers 423 while another run holds the lock. A call waits inside its request, hence the bound.`,
   JOB_LOCK_TIMEOUT:
     "A job lock taken by GET /admin/writesshprx or /maintenance/start for the run it queues waits this long for that run to take it over; a running job's lock lives by its heartbeats instead, and is free within JOB_HEARTBEAT_TIMEOUT of its worker's death. At least 1m: the queue delivers in batches, and a shorter lock could expire before its run takes it.",
   ACME_DIRECTORY_URL: oneLine`

@@ -123,7 +123,9 @@ export const ProxySettings = z
     SSH_PROXY_VERSIONS_KEPT: envInteger(20, 1),
     SSH_PROXY_UPSTREAM_KEY_FILE: envString("/etc/sshpiperd/upstream_key"),
     SSH_PROXY_KNOWN_HOSTS_FILE: envString("/etc/sshpiperd/known_hosts"),
-    PROXY_GENERATION_DEBOUNCE: envDurationMs("5s"),
+    // A tenant's call waits out the window inside its request: a longer one would keep calls open past the patience of
+    // clients and of the proxies in front of them.
+    PROXY_GENERATION_DEBOUNCE: envDurationMs("5s").pipe(z.number().max(300_000, "must be at most 5m")),
     JOB_LOCK_TIMEOUT: envDurationMs("15m").pipe(z.number().min(60_000, "must be at least 1m")),
 
     // ---- certificates ----
