@@ -141,13 +141,18 @@ export async function pruneJobRuns(db: Database, input: { before: Date }): Promi
  */
 export async function appendJobWarnings(db: Database, input: { id: number; warnings: string[] }) {
   if (input.warnings.length === 0) return;
+  await jobWarningsAppend(db, input);
+}
+
+/** The statement of appendJobWarnings, for a batch that writes the warnings with what they report. */
+export function jobWarningsAppend(db: Database, input: { id: number; warnings: string[] }) {
   const added = JSON.stringify([...new Set(input.warnings)]);
   const warnings = sql`(select json_group_array(value) from (
     select 0 as part, key, value from json_each(${jobRuns.warnings})
     union all select 1 as part, key, value from json_each(${added})
       where value not in (select value from json_each(${jobRuns.warnings}))
     order by part, key))`;
-  await db.update(jobRuns).set({ warnings }).where(eq(jobRuns.id, input.id));
+  return db.update(jobRuns).set({ warnings }).where(eq(jobRuns.id, input.id));
 }
 
 /**

@@ -11,13 +11,13 @@ export type AgentSyncRow = typeof haproxyAgentSyncs.$inferSelect;
  * version older than the row's leaves the row alone: a late retry of an older version's sync must not hide the newer
  * version's (its failure and next retry, say).
  */
-export async function recordAgentSync(
+export function recordAgentSync(
   db: Database,
   input: Omit<AgentSyncRow, "agentVersion" | "updatedAt"> & { agentVersion: number | null; now: Date },
 ) {
   const { now, agentVersion, ...row } = input;
   const highest = sql`max(coalesce(${haproxyAgentSyncs.agentVersion}, 0), coalesce(excluded.agent_version, 0))`;
-  await db
+  return db
     .insert(haproxyAgentSyncs)
     .values({ ...row, agentVersion, updatedAt: now })
     .onConflictDoUpdate({

@@ -1,7 +1,7 @@
 // The slave sync job's engine: pushes the active version to one slave agent, records each attempt in
 // haproxy_agent_syncs (GET /admin/haproxy/status shows it) and reports on the parent gensynchaprx run from the first
 // failed attempt on, with the time of the next one; and the same reports of syncs the queue refused to take.
-import { appendJobWarnings } from "../../jobs/history";
+import { jobWarningsAppend } from "../../jobs/history";
 import { MAX_ATTEMPTS, retryDelaySeconds } from "../../jobs/retries";
 import { database, type Database } from "../../shared/db";
 import { proxySettings } from "../settings";
@@ -37,6 +37,17 @@ const recordAttempt = (
     ...outcome,
   });
 
+type AttemptOutcome = Parameters<typeof recordAttempt>[2];
+
+/**
+ * Records the attempt's outcome and reports it on the parent run in one batch, so that the sync row and the run never
+ * tell different stories; answers the warnings of this sync's own run.
+ */
+async function recordAndReport(db: Database, input: SlaveSync, outcome: AttemptOutcome, warnings: string[]) {
+  await db.batch([recordAttempt(db, input, outcome), jobWarningsAppend(db, { id: input.parentRunId, warnings })]);
+  return { warnings };
+}
+
 /**
  * Pushes an active version to one slave agent; the outcome goes to the parent gensynchaprx run's warnings and the
  * agent's sync row. A failure throws (the queue retries with backoff) and is reported at once, with the next
@@ -46,14 +57,11 @@ const recordAttempt = (
 export async function syncSlave(env: Env, input: SlaveSync): Promise<{ warnings: string[] }> {
   const db = database(env.DB);
   const settings = proxySettings(env);
-  const report = async (warning: string) => {
-    await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
-    return { warnings: [warning] };
-  };
-  const superseded = async (why: string, agentVersion: number | null = null) => {
-    await recordAttempt(db, input, { state: "superseded", error: null, nextRetryAt: null, agentVersion });
-    return report(`INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`);
-  };
+  const superseded = (why: string, agentVersion: number | null = null, ...warnings: string[]) =>
+    recordAndReport(db, input, { state: "superseded", error: null, nextRetryAt: null, agentVersion }, [
+      `INFO: slave ${input.agentUrl} not synced to version ${input.version}: ${why}`,
+      ...warnings,
+    ]);
 
   const stored = await findVersion(db, input.version);
   if (!stored || stored.row.status !== "active") return superseded("it is no longer the active version");
@@ -76,45 +84,39 @@ export async function syncSlave(env: Env, input: SlaveSync): Promise<{ warnings:
     };
     const result = await pushAndSettle(outbound, push, settings.HAPROXY_AGENT_QUERY_TIMEOUT);
     if (result.outcome !== "stale") {
-      await recordAttempt(db, input, { state: "synced", error: null, nextRetryAt: null, agentVersion: row.id });
-      return report(`INFO: slave ${input.agentUrl} synced to version ${input.version}`);
+      const synced = { state: "synced", error: null, nextRetryAt: null, agentVersion: row.id } as const;
+      return recordAndReport(db, input, synced, [`INFO: slave ${input.agentUrl} synced to version ${input.version}`]);
     }
     if (result.version <= (await highestVersion(db))) {
       return superseded(`it already runs version ${result.version}`, result.version);
     }
     // Higher than anything stored here: D1 was reset or restored. The next generation is numbered past it.
-    await superseded(`it already runs version ${result.version}`, result.version);
-    return report(
+    return superseded(
+      `it already runs version ${result.version}`,
+      result.version,
       `WARN: slave ${input.agentUrl} runs version ${result.version}, higher than any stored here (was D1 reset?): ` +
         `the next gensynchaprx numbers its version past it`,
     );
   } catch (error) {
-    await reportFailure(db, input, error, report);
+    await reportFailure(db, input, error);
     throw error;
   }
 }
 
 /** A failed attempt, on the sync row and the parent run: the next attempt's time, or that there is none. */
-async function reportFailure(
-  db: Database,
-  input: SlaveSync,
-  error: unknown,
-  report: (warning: string) => Promise<unknown>,
-) {
+async function reportFailure(db: Database, input: SlaveSync, error: unknown) {
   const cause = error instanceof Error ? error.message : String(error);
   if (input.lastAttempt) {
-    await recordAttempt(db, input, { state: "failed", error: cause, nextRetryAt: null, agentVersion: null });
-    await report(
+    await recordAndReport(db, input, { state: "failed", error: cause, nextRetryAt: null, agentVersion: null }, [
       `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} after ${input.attempts} attempts: ${cause}`,
-    );
+    ]);
     return;
   }
   const nextRetryAt = new Date(Date.now() + retryDelaySeconds(input.attempts) * 1000);
-  await recordAttempt(db, input, { state: "retrying", error: cause, nextRetryAt, agentVersion: null });
-  await report(
+  await recordAndReport(db, input, { state: "retrying", error: cause, nextRetryAt, agentVersion: null }, [
     `WARN: slave ${input.agentUrl} could not be synced to version ${input.version} ` +
       `(attempt ${input.attempts} of ${MAX_ATTEMPTS}): ${cause}; next attempt at ${nextRetryAt.toISOString()}`,
-  );
+  ]);
 }
 
 /**
@@ -142,16 +144,20 @@ export async function reportUnsentSyncs(
   const error = `its queue message could not be sent: ${input.cause}`;
   const outcome = { state: at ? ("retrying" as const) : ("failed" as const), error, nextRetryAt: at };
   const rows = await agentSyncs(db);
-  for (const agentUrl of input.agentUrls) {
+  const unsynced = input.agentUrls.filter((agentUrl) => {
     const row = rows.get(agentUrl);
-    if (row?.state === "synced" && row.version >= input.version) continue;
-    const sync = { ...input, agentUrl, attempts: 0, lastAttempt: false };
-    await recordAttempt(db, sync, { ...outcome, agentVersion: null });
-  }
+    return !(row?.state === "synced" && row.version >= input.version);
+  });
   const unsent = `WARN: the syncs of version ${input.version} to the slaves could not be queued`;
   const warning = at
     ? `${unsent} (send ${sends} of ${MAX_ATTEMPTS}): ${input.cause}; the first sweep from ${at.toISOString()} queues them again`
     : `${unsent} after ${sends} sends: ${input.cause}; they wait for the next gensynchaprx`;
-  await appendJobWarnings(db, { id: input.parentRunId, warnings: [warning] });
+  // One batch: the rows and the run's warning are written together or not at all.
+  await db.batch([
+    jobWarningsAppend(db, { id: input.parentRunId, warnings: [warning] }),
+    ...unsynced.map((agentUrl) =>
+      recordAttempt(db, { ...input, agentUrl, attempts: 0, lastAttempt: false }, { ...outcome, agentVersion: null }),
+    ),
+  ]);
   return warning;
 }
