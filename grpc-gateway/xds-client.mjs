@@ -231,8 +231,8 @@ export class XdsConfigClient {
     /** Resolves once the first snapshot is stored. @type {Promise<void>} */
     this.firstAccepted = new Promise((resolve) => (accepted = () => resolve()));
     this.markAccepted = accepted;
-    /** @type {(() => void) | undefined} */
-    this.wake = undefined;
+    /** Aborted by stop(), which ends the backoff between streams at once. */
+    this.stopping = new AbortController();
   }
 
   /** Runs until stop(): a stream at a time, with the backoff between them. */
@@ -273,13 +273,7 @@ export class XdsConfigClient {
         delayMs: delay,
         failures: this.failures,
       });
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve(undefined);
-        };
-      });
+      await pause(delay, this.stopping.signal);
     }
   }
 
@@ -425,7 +419,7 @@ export class XdsConfigClient {
   async stop() {
     this.stopped = true;
     this.call?.cancel();
-    this.wake?.();
+    this.stopping.abort();
     await this.running;
     this.client.close();
   }

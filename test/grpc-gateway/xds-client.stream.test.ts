@@ -195,3 +195,25 @@ describe("XdsConfigClient: a server that sends a refused snapshot again at once"
     ]);
   });
 });
+
+describe("XdsConfigClient: stopping", () => {
+  it("ends the backoff between two streams at once", async () => {
+    const server = await managementServer();
+    server.push("v1", [{ name: "a", domain: "a" }]);
+    const worker = workerStub(200);
+    const { client, log } = startClient(server, await worker.listen(), {
+      XDS_CLIENT_BACKOFF_INITIAL_INTERVAL: "60s",
+      XDS_CLIENT_BACKOFF_MAX_INTERVAL: "60s",
+    });
+    await client.firstAccepted;
+    await server.kill();
+    await until(() => log.mock.calls.some(([, message]) => String(message).startsWith("xds: stream closed")));
+
+    const stopped = await Promise.race([
+      client.stop().then(() => "stopped"),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting after 5 s"), 5000)),
+    ]);
+
+    expect(stopped).toBe("stopped");
+  });
+});
