@@ -73,9 +73,9 @@ class Applier {
     await this.pushes.load();
     const removed = await removeScratch(this.configDir);
     if (removed.length) this.log("info", "haproxy-agent: scratch directories of the previous run removed", { removed });
-    const recovered = await recoverSwap(this.configDir, this.log);
-    const { configDir, pushes, record, log, reload } = this;
-    await settlePushes({ configDir, pushes, record, log, recovered, reload });
+    const { configDir, pushes, record, log, reload, liveDigest: digestOf } = this;
+    const recovered = await recoverSwap(configDir, log, digestOf);
+    await settlePushes({ configDir, pushes, record, log, recovered, reload, digestOf });
   }
 
   /**

@@ -6,6 +6,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundleDigest, createApplier } from "../../haproxy-agent/apply.mjs";
+import { createPushLog } from "../../haproxy-agent/pushes.mjs";
+import { settlePushes } from "../../haproxy-agent/restart.mjs";
+import { createStateRecord } from "../../haproxy-agent/state.mjs";
 import { authorization, processGone, startAgent, stopAgents, until } from "./agent-process";
 import { scratchDirs } from "./scratch-dirs";
 
@@ -349,5 +352,35 @@ describe("haproxy-agent: starting after a run killed during its swap or before i
         "failed (exit 3): [ALERT] bad config; the previous configuration was restored",
     });
     expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(filesOf(1)) });
+  });
+});
+
+describe("haproxy-agent: settling at start", () => {
+  /** settlePushes on `configDir` as a start runs it, with the directories it hashed. */
+  async function settle(configDir: string) {
+    const log = () => {};
+    const pushes = createPushLog({ configDir, log });
+    await pushes.load();
+    const hashed: string[] = [];
+    const digestOf = async (dir: string) => {
+      hashed.push(dir);
+      return bundleDigest(files(2));
+    };
+    const reload = async () => ({ code: 0, output: "", timedOut: false });
+    await settlePushes({ configDir, pushes, record: createStateRecord({ configDir, log }), log, reload, digestOf });
+    return { hashed, pushes };
+  }
+
+  it("hashes the files on disk once when pushes are left in progress", async () => {
+    const configDir = leftByADeadRun(files(2));
+    const { hashed, pushes } = await settle(configDir);
+    expect(hashed).toEqual([configDir]);
+    expect(pushes.inProgress()).toEqual([]);
+  });
+
+  it("does not hash the files on disk when no push is left in progress", async () => {
+    const configDir = tempDir();
+    writeFileSync(path.join(configDir, "haproxy.cfg"), files(2)["haproxy.cfg"]);
+    expect((await settle(configDir)).hashed).toEqual([]);
   });
 });
