@@ -7,6 +7,8 @@ import { Invalid, NotFound } from "../domain-errors";
 import type { ProvidedCertificateLookup } from "../installation/domains";
 import { projects } from "../installation/tables";
 import { commitWrite, DELETED_A_ROW, listed, tableRow, type WriteControl } from "../installation/writes";
+import { AcmeError } from "./acme-client";
+import { DerError } from "./der";
 import type { CertificateRow } from "./rows";
 import { acmeCertificateName, FALLBACK_CERTIFICATE_NAME } from "./selection";
 import { certificates } from "./tables";
@@ -15,6 +17,7 @@ import {
   keyMismatch,
   nameCovers,
   normalisePem,
+  readCertificateChain,
   readCertificatePem,
   selfSignedCertificate,
 } from "./x509";
@@ -129,13 +132,49 @@ export async function deleteProvidedCertificate(db: Database, name: string, cont
   if (rows && rows[0].length === 0) throw missing();
 }
 
-/** Stores a certificate the ACME CA issued for a domain, replacing the previous one of that domain. */
-export async function putAcmeCertificate(
-  db: Database,
-  input: { domainName: string; certificatePem: string; privateKeyPem: string; now: Date },
-): Promise<CertificateRow> {
-  const info = readCertificatePem(input.certificatePem);
+type IssuedInput = { domainName: string; certificatePem: string; privateKeyPem: string; now: Date };
+
+/**
+ * Stores a certificate the ACME CA issued for a domain, replacing the previous one of that domain. What the CA sent
+ * is not trusted to fit the order: an AcmeError saying what does not fit leaves the previous certificate in place.
+ */
+export async function putAcmeCertificate(db: Database, input: IssuedInput): Promise<CertificateRow> {
+  const info = await issuedCertificate(input);
   return replaceCertificate(db, { ...input, name: acmeCertificateName(input.domainName), source: "acme", info });
+}
+
+/**
+ * A CA's clock may run ahead of the Worker's: a certificate beginning this much later is still taken, as one refused
+ * would be ordered again a day later, and counted against the CA's limit of certificates for the same names.
+ */
+const CA_CLOCK_AHEAD_MS = 5 * 60_000;
+
+/**
+ * The leaf of an issued chain, once the chain reads, the leaf covers the domain, is valid now and belongs to the
+ * order's key. Stored otherwise, the domain would go uncovered until the certificate's end (never renewed before),
+ * and a key that does not match would make HAProxy refuse the whole configuration, every tenant's.
+ */
+async function issuedCertificate(input: IssuedInput): Promise<CertificateInfo> {
+  const refused = (why: string) => new AcmeError(`the certificate the CA sent was not stored: ${why}`);
+  let info: CertificateInfo;
+  try {
+    [info] = readCertificateChain(input.certificatePem);
+  } catch (error) {
+    if (error instanceof DerError) throw refused(error.message);
+    throw error;
+  }
+  const { domainNames, notBefore, notAfter } = info;
+  if (!domainNames.some((pattern) => nameCovers(pattern, input.domainName))) {
+    const names =
+      domainNames.slice(0, 5).join(", ") + (domainNames.length > 5 ? ` and ${domainNames.length - 5} more` : "");
+    throw refused(`it is for ${names || "no name"}, not ${input.domainName}`);
+  }
+  if (notBefore.getTime() > input.now.getTime() + CA_CLOCK_AHEAD_MS)
+    throw refused(`it is valid only from ${notBefore.toISOString()}`);
+  if (notAfter <= input.now) throw refused(`it ended on ${notAfter.toISOString()}`);
+  const mismatch = await keyMismatch(input.privateKeyPem, info);
+  if (mismatch) throw refused(mismatch);
+  return info;
 }
 
 /** The row of a certificate with the details read from its PEM (the PEM texts normalised). */

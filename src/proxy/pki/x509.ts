@@ -133,6 +133,35 @@ export function readCertificatePem(pem: string): CertificateInfo {
   return readCertificate(leaf);
 }
 
+/**
+ * Every certificate of a PEM chain, in order. Throws DerError when it holds no certificate, a block of another kind
+ * (application/pem-certificate-chain holds certificates only, RFC 8555 §9.1), or a certificate that cannot be read
+ * (stored, HAProxy would refuse it, and with it the whole configuration).
+ */
+export function readCertificateChain(pem: string): CertificateInfo[] {
+  const labels = [...pem.matchAll(/-----BEGIN ([^\r\n]*?)-----/g)].map((match) => match[1]);
+  const other = labels.find((label) => label !== "CERTIFICATE");
+  if (other !== undefined)
+    throw new der.DerError(`the chain holds a ${other.slice(0, 40)} block, not only certificates`);
+  if (labels.length === 0) throw new der.DerError("no CERTIFICATE block");
+  let blocks: Uint8Array[];
+  try {
+    blocks = pemBlocks(pem, "CERTIFICATE");
+  } catch {
+    throw new der.DerError("a CERTIFICATE block of the chain is not base64");
+  }
+  if (blocks.length !== labels.length)
+    throw new der.DerError("a CERTIFICATE block of the chain is cut off or not base64");
+  return blocks.map((block, index) => {
+    try {
+      return readCertificate(block);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new der.DerError(`certificate ${index + 1} of the chain cannot be read: ${why}`);
+    }
+  });
+}
+
 /** True when `pattern` (a certificate name, possibly `*.example.com`) covers the host name. */
 export function nameCovers(pattern: string, hostName: string): boolean {
   if (pattern === hostName) return true;
