@@ -5,6 +5,7 @@ import type { Database } from "../../shared/db";
 import {
   deleteBackendContainers,
   deleteDomains,
+  holdsContainers,
   inJsonList,
   insertBackendContainers,
   insertDomains,
@@ -149,7 +150,9 @@ const domainFields = (domain: NonNullable<BackendInput["domainForwardings"]>[num
 
 /**
  * Statements turning the backend's container references into `wanted`: references to the same container
- * are updated in place (version + 1), the others deleted or inserted.
+ * are updated in place (version + 1), the others deleted or inserted. They fail the batch unless they changed the
+ * references the request read and leave the backend with exactly `wanted` (bulk.ts): two concurrent switches of one
+ * backend would otherwise both delete its old links and leave the containers of both targets.
  */
 function replaceReferences(backendId: SQL, current: (typeof backendContainers.$inferSelect)[], wanted: Reference[]) {
   const currentByContainer = new Map(current.map((row) => [row.containerId, row]));
@@ -160,9 +163,10 @@ function replaceReferences(backendId: SQL, current: (typeof backendContainers.$i
     .map((reference) => ({ id: currentByContainer.get(reference.containerId)!.id, params: reference.params }));
   const inserts = wanted.filter((reference) => !currentByContainer.has(reference.containerId));
   const statements: Statement[] = [];
-  if (removals.length) statements.push(deleteBackendContainers(removals));
-  if (updates.length) statements.push(updateBackendContainers(updates));
+  if (removals.length) statements.push(...deleteBackendContainers(backendId, removals));
+  if (updates.length) statements.push(...updateBackendContainers(backendId, updates));
   if (inserts.length) statements.push(insertBackendContainers(inserts, backendId));
+  statements.push(holdsContainers(backendId, wanted.length));
   return statements;
 }
 

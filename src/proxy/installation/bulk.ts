@@ -4,7 +4,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Statement } from "../../shared/db";
 import { reversedName } from "./domain-names";
-import { changedExactly } from "./guards";
+import { changedExactly, stillHolds } from "./guards";
 
 export { inJsonList, type Statement } from "../../shared/db";
 
@@ -83,12 +83,30 @@ export function insertBackendContainers(rows: { containerId: number; params: str
     from json_each(${JSON.stringify(rows)}) as o`;
 }
 
-export function updateBackendContainers(rows: { id: number; params: string | null }[]) {
-  return sql`
+/**
+ * Updates the params of a backend's container links the request read (by id), bumping their version; with its check,
+ * so that the batch fails when one is no longer there (a concurrent request removed it). Ids must be distinct.
+ */
+export function updateBackendContainers(backendId: SQL, rows: { id: number; params: string | null }[]): Statement[] {
+  const update = sql`
     update backend_containers set params = o.value ->> 'params', version = backend_containers.version + 1
     from json_each(${JSON.stringify(rows)}) as o
-    where backend_containers.id = o.value ->> 'id'`;
+    where backend_containers.id = o.value ->> 'id' and backend_containers.backend_id = ${backendId}`;
+  return [update, changedExactly(rows.length)];
 }
 
-export const deleteBackendContainers = (ids: number[]) =>
-  sql`delete from backend_containers where id in (select value from json_each(${JSON.stringify(ids)}))`;
+/** Deletes a backend's container links the request read, with the check failing the batch when one is gone. */
+export function deleteBackendContainers(backendId: SQL, ids: number[]): Statement[] {
+  const deletion = sql`
+    delete from backend_containers
+    where backend_id = ${backendId} and id in (select value from json_each(${JSON.stringify(ids)}))`;
+  return [deletion, changedExactly(ids.length)];
+}
+
+/**
+ * The check to follow the writes of a backend's whole set of container links: the batch fails unless the backend
+ * holds exactly `count`, the links the request wants (with the checks above, its links are all there), so that a
+ * link a concurrent request added meanwhile fails the write.
+ */
+export const holdsContainers = (backendId: SQL, count: number): Statement =>
+  stillHolds(sql`(select count(*) from backend_containers where backend_id = ${backendId}) = ${count}`);

@@ -33,7 +33,15 @@ const LOST_RACE = "rows moved";
 export const changedExactly = (count: number): SQL =>
   sql`select ${raise(sql`${`${LOST_RACE}:`} || changed`)} from (select changes() as changed) where changed <> ${count}`;
 
-/** True when a changedExactly() check failed the batch: a concurrent change got to the rows first. */
+/**
+ * The statement to follow writes that make a set of rows what the request wants (a backend's container links, say):
+ * like changedExactly() it fails the batch unless `condition` holds once they ran, so that rows a concurrent request
+ * added or changed meanwhile fail the whole write instead of staying beside what it wrote.
+ */
+export const stillHolds = (condition: SQL): SQL =>
+  sql`select ${raise(sql`${`${LOST_RACE}:condition`}`)} where not (${condition})`;
+
+/** True when a changedExactly() or stillHolds() check failed the batch: a concurrent change got to the rows first. */
 export const isLostRace = (error: unknown): boolean => raisedText(error)?.startsWith(`${LOST_RACE}:`) === true;
 
 /** The answer of the guard that failed the batch, when one did. */
