@@ -1,11 +1,11 @@
 // Containers: create-or-update by label within a project, and the administrator's SSH permission grants.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, notInArray, sql } from "drizzle-orm";
 import { isUniqueFailure, type Database } from "../../shared/db";
 import { canonicalIpv6, vetContainerAddress, type Ipv6Network } from "./addresses";
 import { inJsonList, type Statement } from "./bulk";
 import { CannotProcess, Conflict, Invalid, NotFound } from "../domain-errors";
 import { loadProjectTree } from "./projects";
-import type { Guard } from "./guards";
+import { stillHolds, type Guard } from "./guards";
 import { quotaGuards } from "./quotas";
 import type { ContainerRow, ProjectRow } from "./rows";
 import type { ContainerInput, PermissionGrants } from "./inputs";
@@ -128,6 +128,21 @@ export async function upsertContainer(
   return updateContainer(db, project, existing, input, { hostId, changed }, control);
 }
 
+/**
+ * The deletion of the container's SSH grants when, as the batch runs, its stored address is another than `ipv6`: it
+ * runs before the update. Decided in the batch, not from the request's read: the address may have changed meanwhile
+ * (the administrator's move keeps the grants), and a write back to the address read would carry them along. The
+ * address as read is kept too when it is `ipv6` in another spelling (stored before addresses were stored canonical).
+ */
+function dropGrantsOffAddress(db: Database, existing: ContainerRow, ipv6: string): Statement {
+  const kept = addressChanges(existing.ipv6, ipv6) ? [ipv6] : [ipv6, existing.ipv6];
+  const stored = sql`(select ${containers.ipv6} from ${containers} where ${containers.id} = ${existing.id})`;
+  return db
+    .delete(containerPermissions)
+    .where(and(eq(containerPermissions.containerId, existing.id), notInArray(stored, kept)))
+    .returning({ id: containerPermissions.id });
+}
+
 /** The update half of upsertContainer: a new address drops the container's SSH grants, unless the administrator writes. */
 async function updateContainer(
   db: Database,
@@ -143,10 +158,12 @@ async function updateContainer(
     : [];
   // The grants are the administrator's, for the machine at the old address: a tenant's move must not carry them along.
   const drops = moves && !control.byAdministrator;
+  const dropping = input.ipv6 != null && !control.byAdministrator;
   const grantOf = (row: { userId: number; permission: string }) => ({ userId: row.userId, permission: row.permission });
   const { rows, etags } = await commitWrite(db, control, {
     projects: [project],
     statements: [
+      ...(dropping ? [dropGrantsOffAddress(db, existing, input.ipv6!)] : []),
       db
         .update(containers)
         .set({
@@ -156,14 +173,6 @@ async function updateContainer(
           version: sql`${containers.version} + 1`,
         })
         .where(eq(containers.id, existing.id)),
-      ...(drops
-        ? [
-            db
-              .delete(containerPermissions)
-              .where(eq(containerPermissions.containerId, existing.id))
-              .returning({ id: containerPermissions.id }),
-          ]
-        : []),
     ],
     guards: moves ? [notAHostsAddress(input.ipv6!)] : [],
     changes: [
@@ -180,7 +189,7 @@ async function updateContainer(
     ],
     conflict: containerConflict(input),
   });
-  const removed = drops ? (rows ? rows[1].length : grants.length) : 0;
+  const removed = dropping ? (rows ? rows[0].length : grants.length) : 0;
   const warnings =
     removed > 0
       ? [
@@ -232,7 +241,7 @@ export async function setContainerPermissions(
     if (!userIdByEmail.has(email)) throw new NotFound(`Invalid user: email ${email} not existing`);
 
   const { removals, additions } = permissionChanges(wanted, userRows, currentRows);
-  const statements = permissionStatements(db, container.id, removals, additions);
+  const statements = [stillAtAddress(container), ...permissionStatements(db, container.id, removals, additions)];
   const grantOf = (row: { userId: number; permission: string }) => ({ userId: row.userId, permission: row.permission });
   const summary = {
     containerLabel: container.label,
@@ -254,6 +263,15 @@ export async function setContainerPermissions(
   const view = await dryRunView(db, { project, container, userRows, currentRows }, { removals, additions });
   return { container: view, etag };
 }
+
+/**
+ * The check that the container is still at the address the request read, failing the batch otherwise: a grant is for
+ * the machine at that address, and a tenant's move meanwhile (which removes the grants) must not have them follow it.
+ */
+const stillAtAddress = (container: ContainerRow) =>
+  stillHolds(
+    sql`exists (select 1 from ${containers} where ${containers.id} = ${container.id} and ${containers.ipv6} = ${container.ipv6})`,
+  );
 
 type PermissionRow = typeof containerPermissions.$inferSelect;
 type UserRow = typeof users.$inferSelect;
