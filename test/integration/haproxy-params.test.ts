@@ -203,6 +203,27 @@ describe("the limits and refusals of issue 27, against haproxy -c", () => {
     const written = checkForms([form], (config) => config.replace(":8080\n", `:8080 ${form.server}\n`));
     expect(alerts(written.output)[0]).toContain("all SSL/TLS versions are disabled for server");
   });
+
+  it("refuses a server's check-alpn when the default-server sets it, with which haproxy -c aborts once written", () => {
+    const form = { params: "default-server check-alpn h2", server: "check-alpn h2" };
+    // Three servers like the form's: HAProxy 2.6 frees the default-server's check-alpn again on each one setting it.
+    const threeServers = (config: string) =>
+      config.replace(/^( {4}server )(\S+_forms-c1)( .*)$/m, (line, start, name, rest) =>
+        [line, `${start}${name}-b${rest}`, `${start}${name}-c${rest}`].join("\n"),
+      );
+    const generated = checkForms([form], threeServers);
+    expect(generated.warnings).toEqual([expect.stringContaining("check-alpn is set by the backend's default-server")]);
+    expect(generated.config.match(/^ {4}server .*_forms-.*$/gm)).toEqual([
+      "    server node1.example.net_forms-c1 [2001:db8::1]:8080",
+      "    server node1.example.net_forms-c1-b [2001:db8::1]:8080",
+      "    server node1.example.net_forms-c1-c [2001:db8::1]:8080",
+    ]);
+    expect({ status: generated.status, alerts: alerts(generated.output) }).toEqual({ status: 0, alerts: [] });
+    const written = checkForms([form], (config) => threeServers(config.replace(":8080\n", `:8080 ${form.server}\n`)));
+    // "Configuration file is valid", then glibc aborts (no exit status): no ALERT names the backend.
+    expect({ status: written.status, alerts: alerts(written.output) }).toEqual({ status: null, alerts: [] });
+    expect(written.output).toContain("Configuration file is valid");
+  });
 });
 
 /** Pieces of patterns: the characters RE2 and PCRE read specially, and the escapes and classes they read apart. */

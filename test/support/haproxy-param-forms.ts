@@ -411,6 +411,9 @@ export function allowListForms(): Map<string, Form> {
   for (const name of Object.keys(SERVER_OPTIONS)) {
     add(`server:${name}`, `default-server ${server[name]}`, server[name]);
   }
+  // Set in one place only: HAProxy 2.6 crashes on check-alpn on both a default-server and servers (the vetter refuses).
+  add("server:check-alpn", `default-server ${server["check-alpn"]}`, "check");
+  add("server:check-alpn on the server", "default-server check", server["check-alpn"]);
   return forms;
 }
 

@@ -4,7 +4,7 @@ import { integer, matching, network, oneOf, own, quote, refuse, regex } from "./
 import { ACL_KEYWORD_TABLE, ACL_MATCHES_BY_TYPE, SAMPLE_FETCH_KEYWORDS, type SampleType } from "./haproxy-keywords";
 import { ALLOWED_FETCHES } from "./sample-policy";
 import { type Place, bothUsable, parseCalls, sampleChain, usableIn } from "./samples";
-import type { TlsBounds } from "./tokenizer";
+import type { ServerDefaults } from "./tokenizer";
 
 /** HAProxy's predefined ACLs a tenant may use, each with the criterion HAProxy defines it with (acl.c). */
 export const PREDEFINED_ACLS: Readonly<Record<string, string>> = {
@@ -122,8 +122,8 @@ export interface BackendState {
   steps: ("connect" | "send" | "expect")[];
   /** An earlier rule that ends the http-request (or http-response) rules whatever the request: later ones never run. */
   final: { request?: string; response?: string };
-  /** The TLS versions the default-server lines so far set (a later line overrides only what it sets). */
-  serverTls: TlsBounds;
+  /** The TLS settings the default-server lines so far set (a later line overrides only what it sets). */
+  serverTls: ServerDefaults;
 }
 
 export const ACL_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;

@@ -257,7 +257,9 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
   "tcp-check": tcpCheck,
   "default-server": (words, state) => {
     const options = serverOptions(words, 1, "default-server");
-    state.serverTls = tlsBounds(options, state.serverTls, "default-server", "of an earlier default-server line");
+    const checkAlpn = state.serverTls.checkAlpn || options.has("check-alpn");
+    const bounds = tlsBounds(options, state.serverTls, "default-server", "of an earlier default-server line");
+    state.serverTls = { ...bounds, ...(checkAlpn && { checkAlpn: true as const }) };
   },
   acl: (words, state) => {
     const name = matching(words[1], "acl: the name", ACL_NAME, "letters, digits, '.', ':', '_' or '-'");

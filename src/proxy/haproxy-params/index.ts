@@ -13,5 +13,6 @@ export {
   type ParamsProblem,
   type ParamsResult,
   type TlsBounds,
+  type ServerDefaults,
 } from "./tokenizer";
 export { NEVER_EXTRA } from "./directives";

@@ -1,5 +1,5 @@
 // Server options of container links and default-server lines.
-import { FILE_KEYWORDS, type TlsBounds } from "./tokenizer";
+import { FILE_KEYWORDS, type ServerDefaults, type TlsBounds } from "./tokenizer";
 import { HOST_NAME, TOKEN, integer, matching, oneOf, own, quote, refuse, time } from "./values";
 import { sampleIn } from "./samples";
 
@@ -132,4 +132,19 @@ export function tlsBounds(
     );
   }
   return { ...(min !== undefined && { min }), ...(max !== undefined && { max }) };
+}
+
+/**
+ * Refuses check-alpn on a server when its backend's default-server sets it too. HAProxy 2.6 gives every server the
+ * default-server's check-alpn by pointer, not by copy, and a server's own check-alpn frees it: the next such server
+ * frees it again. `haproxy -c` then says the file is valid and aborts (malloc_consolidate(): invalid chunk size), with
+ * no ALERT naming the backend, so every generation is refused; a later server without its own would send freed memory.
+ */
+export function checkAlpnOnce(options: ReadonlyMap<string, string | undefined>, inherited: ServerDefaults): void {
+  if (inherited.checkAlpn && options.has("check-alpn")) {
+    refuse(
+      "server: check-alpn is set by the backend's default-server already; set it in one place " +
+        "(HAProxy 2.6 frees the shared value once per server setting it again, and crashes)",
+    );
+  }
 }

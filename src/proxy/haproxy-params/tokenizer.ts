@@ -29,13 +29,22 @@ export interface TlsBounds {
 }
 
 /**
+ * The TLS settings a backend's default-server lines set that vet its servers' own: the versions, and whether they set
+ * check-alpn (HAProxy 2.6 shares that value with every server, and a server setting it again frees it: see
+ * checkAlpnOnce in server-options.ts).
+ */
+export interface ServerDefaults extends TlsBounds {
+  checkAlpn?: true;
+}
+
+/**
  * Backend params that passed: the lines to write into the backend section, whether `_maintenance` was given, and the
- * TLS versions its default-server lines set, which every server of the backend inherits.
+ * TLS settings its default-server lines set, which every server of the backend inherits.
  */
 export interface BackendParams {
   lines: string[];
   maintenance: boolean;
-  serverTls: TlsBounds;
+  serverTls: ServerDefaults;
 }
 
 /** Words that open a section in HAProxy (any version we may run): such a line would end the tenant's backend. */

@@ -11,12 +11,12 @@ import {
   ParamsProblem,
   ParamsResult,
   SECTION_KEYWORDS,
-  type TlsBounds,
+  type ServerDefaults,
   tokenizeLine,
 } from "./tokenizer";
 import { Refusal, own, quote, refuse } from "./values";
 import { BackendState } from "./conditions";
-import { serverOptions, tlsBounds } from "./server-options";
+import { checkAlpnOnce, serverOptions, tlsBounds } from "./server-options";
 import { BACKEND_DIRECTIVES, NEVER_EXTRA, extraArguments, option } from "./directives";
 import { withRegexBudget } from "./regex-cost";
 
@@ -170,7 +170,8 @@ function vetBackendLines(
 /**
  * Vets the params of a container link: one line of allow-listed server options, returned as it will be written
  * (without its comment), after the three words of `server <name> [<address>]:<port>`. `backend`, the vetted params of
- * the server's backend where known, gives what its default-server lines set, which the server inherits.
+ * the server's backend where known, gives what its default-server lines set, which the server inherits (TLS versions
+ * that must overlap, a check-alpn the server may not set again).
  */
 export function vetServerParams(
   params: string | null | undefined,
@@ -179,7 +180,7 @@ export function vetServerParams(
   return withRegexBudget(() => vetServerLine(params, backend?.serverTls ?? {}));
 }
 
-function vetServerLine(params: string | null | undefined, inherited: TlsBounds): ParamsResult<string> {
+function vetServerLine(params: string | null | undefined, inherited: ServerDefaults): ParamsResult<string> {
   const lines = splitLines(params ?? "");
   const used = lines.map((line, index) => ({ line, index })).filter(({ line }) => line !== "");
   if (used.length > 1) return problem(used[1].index + 1, used[1].line, "server params must be one line");
@@ -192,7 +193,9 @@ function vetServerLine(params: string | null | undefined, inherited: TlsBounds):
       refuse(`more than ${MAX_SERVER_WORDS} words (HAProxy's limit of ${MAX_WORDS}, with "server <name> <address>")`);
     }
     checkWords(words);
-    tlsBounds(serverOptions(words, 0, "server"), inherited, "server", "of the backend's default-server");
+    const options = serverOptions(words, 0, "server");
+    tlsBounds(options, inherited, "server", "of the backend's default-server");
+    checkAlpnOnce(options, inherited);
     netCheck(words);
     return { ok: true, value: written };
   } catch (error) {

@@ -57,11 +57,12 @@ function onceEach<T>(vet: (text: string | null) => T): (text: string | null) => 
   };
 }
 
-/** onceEach for server params, which are vetted with the TLS versions their backend's default-server sets. */
+/** onceEach for server params, which are vetted with the TLS settings their backend's default-server sets. */
 function onceEachServer(vet: typeof vetServerParams) {
   const byBounds = new Map<string, (text: string | null) => ReturnType<typeof vetServerParams>>();
   return (text: string | null, backend: BackendParams) => {
-    const key = `${backend.serverTls.min}/${backend.serverTls.max}`;
+    const { min, max, checkAlpn } = backend.serverTls;
+    const key = `${min}/${max}/${checkAlpn === true}`;
     let vetOnce = byBounds.get(key);
     if (!vetOnce) byBounds.set(key, (vetOnce = onceEach((params) => vet(params, backend))));
     return vetOnce(text);

@@ -99,9 +99,10 @@ function checkServerParams(
 }
 
 /**
- * Refuses posted params whose default-server leaves a server the backend keeps no TLS version (HAProxy would refuse
- * it): its stored server params are vetted again with them (`backend`, the posted params vetted). Stored server params
- * refused anyway are left out at generation, and are not the write's concern.
+ * Refuses posted params whose default-server conflicts with a server the backend keeps (no TLS version left, which
+ * HAProxy refuses; check-alpn set on both, which crashes it): its stored server params are vetted again with them
+ * (`backend`, the posted params vetted). Stored server params refused anyway are left out at generation, and are not
+ * the write's concern.
  */
 function checkKeptServers(
   input: BackendInput,
@@ -113,7 +114,7 @@ function checkKeptServers(
     const server = vetServerParams(link.params, backend);
     if (!server.ok && vetServerParams(link.params).ok) {
       throw new Invalid(
-        `params: the server of container ${link.containerId} would get no TLS version (${server.error.reason})`,
+        `params: the server of container ${link.containerId} conflicts with this default-server (${server.error.reason})`,
       );
     }
   }

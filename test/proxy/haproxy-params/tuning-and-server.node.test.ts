@@ -195,3 +195,41 @@ describe("values HAProxy refuses together", () => {
     "retry-on none",
   ])("accepts %j", (params) => expect(reason(params)).toBeUndefined());
 });
+
+describe("check-alpn on both the default-server and a server (HAProxy 2.6 frees the shared value twice)", () => {
+  const twice =
+    "server: check-alpn is set by the backend's default-server already; set it in one place " +
+    "(HAProxy 2.6 frees the shared value once per server setting it again, and crashes)";
+  const vetted = (params: string) => {
+    const backend = vetBackendParams(params);
+    if (!backend.ok) throw new Error(backend.error.reason);
+    return backend.value;
+  };
+
+  it("notes that the default-server lines set check-alpn, an earlier line's setting kept by a later one", () => {
+    expect(vetted("default-server check-alpn h2").serverTls).toEqual({ checkAlpn: true });
+    expect(vetted("default-server check-alpn h2\ndefault-server ssl-min-ver TLSv1.2").serverTls).toEqual({
+      min: "TLSv1.2",
+      checkAlpn: true,
+    });
+    expect(vetted("default-server alpn h2 check-sni a.example").serverTls).toEqual({});
+  });
+
+  it("refuses a server's check-alpn when its backend's default-server sets it, whatever the values", () => {
+    const backend = vetted("default-server check check-alpn h2");
+    for (const params of ["check-alpn h2", "check check-ssl verify none check-alpn http/1.1"]) {
+      expect(vetServerParams(params, backend)).toEqual({ ok: false, error: { line: 1, text: params, reason: twice } });
+    }
+  });
+
+  it("accepts check-alpn in one of the two places, and the options HAProxy 2.6 copies (valgrind: no bad free)", () => {
+    const backend = vetted("default-server check-alpn h2 alpn h2 check-sni a.example sni str(a) verifyhost a.example");
+    const server = "check-ssl verify none alpn http/1.1 check-sni b.example sni req.hdr(host) verifyhost b.example";
+    expect(vetServerParams(server, backend)).toEqual({ ok: true, value: server });
+    expect(vetServerParams("check-alpn h2", vetted("default-server check-ssl verify none"))).toEqual({
+      ok: true,
+      value: "check-alpn h2",
+    });
+    expect(vetServerParams("check-alpn h2")).toEqual({ ok: true, value: "check-alpn h2" });
+  });
+});

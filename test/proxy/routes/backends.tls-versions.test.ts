@@ -76,7 +76,7 @@ describe("a write that would leave a server no TLS version", () => {
     [
       "posting a default-server against the stored server params",
       () => ({ label: "old", params: "default-server ssl-min-ver TLSv1.3" }),
-      () => `params: the server of container ${two} would get no TLS version (${conflict("TLSv1.2")})`,
+      () => `params: the server of container ${two} conflicts with this default-server (${conflict("TLSv1.2")})`,
     ],
     [
       "posting one default-server line whose versions conflict",
