@@ -179,6 +179,10 @@ describe("the limits and refusals of issue 27, against haproxy -c", () => {
     "cookie SRV rewrite indirect",
     "retry-on all-retryable-errors none",
     "default-server ssl-min-ver TLSv1.3\ndefault-server check-ssl ssl-max-ver TLSv1.2 verify none",
+    "hash-type consistent\nhash-balance-factor 100",
+    "option tcp-check\ntcp-check connect proto h2",
+    "acl a hdr_cnt(x) 5:1\nhttp-request deny if a",
+    "acl a path -m len 1:2 0000000010:9\nhttp-request deny if a",
   ])("refuses %j, which haproxy refuses too", (params) => {
     expect(vetBackendParams(params).ok).toBe(false);
     expect(alerts(checkRawLines(params).output).length).toBeGreaterThan(0);

@@ -75,7 +75,11 @@ function checkValues(values: string[], match: string, what: string): void {
         if (v !== 0 || values.length !== 2) refuse(`${what}: ${values[v]} takes exactly one integer`);
         integer(values[++v], `${what}: ${values[0]}`, 0, 2_147_483_647);
       } else {
-        matching(values[v], `${what}: a value`, INT_PATTERN, "an integer or a range such as 10:20");
+        const [min, max] = matching(values[v], `${what}: a value`, INT_PATTERN, "an integer or a range such as 10:20")
+          .split(":")
+          .map((bound) => (bound === "" ? undefined : Number(bound)));
+        if (min !== undefined && max !== undefined && min > max)
+          refuse(`${what}: the range ${values[v]} ends below its start`);
       }
     }
   } else if (match === "ip") {

@@ -218,7 +218,7 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
   "hash-balance-factor": (words) => {
     exactly(2, words, "one number");
     const value = integer(words[1], "hash-balance-factor", 0, 65535);
-    if (value > 0 && value < 100) refuse("hash-balance-factor must be 0 or at least 100");
+    if (value > 0 && value <= 100) refuse("hash-balance-factor must be 0 or greater than 100");
   },
   retries: (words) => {
     exactly(2, words, "one number");

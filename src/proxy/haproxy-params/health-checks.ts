@@ -20,15 +20,19 @@ function checkStep(state: BackendState, step: "connect" | "send" | "expect", wha
   state.steps.push(step);
 }
 
-function checkConnect(words: string[], i: number, what: string): void {
+/**
+ * Checks a connect step's options. `proto h2` is for http-check only: HAProxy 2.6 takes no HTTP multiplexer for a
+ * tcp-check ("invalid MUX protocol 'h2' for tcp-check").
+ */
+function checkConnect(words: string[], i: number, what: string, http: boolean): void {
   while (i < words.length) {
     const option = words[i++];
     if (option === "port") integer(words[i++], `${what} port`, 1, 65535);
     else if (option === "comment") {
       if (words[i++] === undefined) refuse(`${what}: comment needs a text`);
-    } else if (option === "proto") oneOf(words[i++], `${what} proto`, ["h2"]);
+    } else if (option === "proto" && http) oneOf(words[i++], `${what} proto`, ["h2"]);
     else if (!["default", "linger", "send-proxy"].includes(option)) {
-      const allowed = "default, port, linger, send-proxy, proto, comment";
+      const allowed = `default, port, linger, send-proxy, ${http ? "proto, " : ""}comment`;
       refuse(`${what}: ${quote(option)} is not an allowed connect option (allowed: ${allowed})`);
     }
   }
@@ -62,7 +66,7 @@ export function httpCheck(words: string[], state: BackendState): void {
       return;
     case "connect":
       checkStep(state, "connect", what);
-      return checkConnect(words, 2, what);
+      return checkConnect(words, 2, what, true);
     case "send": {
       checkStep(state, "send", what);
       const headers = new Set<string>();
@@ -122,7 +126,7 @@ export function tcpCheck(words: string[], state: BackendState): void {
       return;
     case "connect":
       checkStep(state, "connect", what);
-      return checkConnect(words, 2, what);
+      return checkConnect(words, 2, what, false);
     case "send":
       checkStep(state, "send", what);
       if (words[2] === undefined) refuse(`${what} needs the data to send`);

@@ -184,6 +184,14 @@ describe("values HAProxy refuses together", () => {
     ["cookie SRV insert domain localhost", 'cookie domain must be a domain with a dot, not "localhost"'],
     ["retry-on all-retryable-errors none", "retry-on: none must be the only event"],
     ["retry-on none none", "retry-on: none must be the only event"],
+    ["hash-balance-factor 100", "hash-balance-factor must be 0 or greater than 100"],
+    ["hash-balance-factor 1", "hash-balance-factor must be 0 or greater than 100"],
+    [
+      "option tcp-check\ntcp-check connect proto h2",
+      'tcp-check connect: "proto" is not an allowed connect option (allowed: default, port, linger, send-proxy, comment)',
+    ],
+    ["acl a hdr_cnt(x) 5:1", "acl a: the range 5:1 ends below its start"],
+    ["acl a path -m len 1:2 0000000010:9", "acl a: the range 0000000010:9 ends below its start"],
   ])("refuses %j: %s", (params, expected) => {
     expect(reason(params)).toBe(expected);
   });
@@ -193,6 +201,10 @@ describe("values HAProxy refuses together", () => {
     "cookie SRV prefix indirect preserve",
     "cookie SRV domain .example.org",
     "retry-on none",
+    "hash-balance-factor 0",
+    "hash-balance-factor 101",
+    "option httpchk\nhttp-check connect proto h2",
+    "acl a hdr_cnt(x) 5:5 7: :3 2:4294967297 9999999999",
   ])("accepts %j", (params) => expect(reason(params)).toBeUndefined());
 });
 
