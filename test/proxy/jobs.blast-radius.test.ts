@@ -1,10 +1,11 @@
 // gensynchaprx when the master's `haproxy -c` refuses one tenant's backend: the backend is left out, its domains
 // answer 503, every other project deploys, the owning project and the administrator are told, other tenants read
-// nothing of it; a refusal that names no tenant backend, or persists, still fails the run.
+// nothing of it; a refusal that names no line is traced by leaving backends out half at a time; a refusal that names
+// what no tenant wrote, or persists, still fails the run.
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { alertLines } from "../../haproxy-agent/alerts.mjs";
-import { MAX_ISOLATION_ROUNDS } from "../../src/proxy/haproxy/checked-bundle";
+import { MAX_ISOLATION_ROUNDS, MAX_TRACING_CHECKS, TRACED } from "../../src/proxy/haproxy/checked-bundle";
 import { as, asAdmin, createApiUser, createBackend, createHost, expectJson } from "../support/proxy-api";
 import { createProjectWithContainers } from "../support/proxy-fixtures";
 import { agentEnv, applied, callWith, fakeAgents, type AgentCall } from "../support/proxy-job-env";
@@ -232,6 +233,48 @@ describe("a backend the load balancer refuses", () => {
     expect(calls).toEqual([]);
     expect(body.payload).toMatch(
       /^Unable to reload and sync of HAProxy: agent http:\/\/agent\.test:9400 refused version \d+: haproxy -c failed \(exit 1\): two\. The previous configuration is still active\.$/,
+    );
+  });
+});
+
+/** Checks as a `haproxy -c` that crashes (no ALERT line) while any `bogus-directive` is in the configuration. */
+const crashingCheck = (call: AgentCall) =>
+  call.body.files["haproxy.cfg"].includes("bogus-directive")
+    ? Response.json({ valid: false, error: "haproxy -c failed (exit -1): malloc(): corrupted top size", alerts: [] })
+    : Response.json({ valid: true });
+
+describe("a refusal that names no line", () => {
+  it("is traced to the backend without which the check passes, which is left out", async () => {
+    const { calls, checks } = fakeAgents(applied, crashingCheck);
+    const warnings = await expectJson(callWith(agentEnv(EXTRA), "/admin/gensynchaprx"), 200);
+    expect(warnings).toContain(
+      `WARN: backend blastbad_${badBackend}_site is left out: the load balancer refused it (${TRACED}); its domains answer 503`,
+    );
+    expect(warnings.filter((warning: string) => warning.includes("is left out"))).toHaveLength(1);
+    // The first check, one without every tenant backend, a halving per check down to one, and the candidate shipped.
+    const suspects = checks[0].body.files["haproxy.cfg"].match(/^backend \S+_\d+_\S+$/gm)!.length;
+    const halvings = checks.length - 3;
+    expect(halvings).toBeGreaterThanOrEqual(Math.floor(Math.log2(suspects)));
+    expect(halvings).toBeLessThanOrEqual(Math.min(Math.ceil(Math.log2(suspects)), MAX_TRACING_CHECKS - 1));
+    expect(checks[1].body.files["haproxy.cfg"]).not.toContain("\nbackend blast");
+    expect(calls).toHaveLength(1);
+    expect(calls[0].body.files["haproxy.cfg"]).toBe(checks.at(-1)!.body.files["haproxy.cfg"]);
+    expect(calls[0].body.files["haproxy.cfg"]).toContain(
+      `backend blastgood_${goodBackend}_site\n    balance leastconn\n`,
+    );
+    expect(calls[0].body.files["domain2backend.map"]).toContain("\nwww.blastbad.example bk_unavailable\n");
+  });
+
+  it("fails the run when the check fails without any tenant backend too", async () => {
+    const { calls, checks } = fakeAgents(applied, () =>
+      Response.json({ valid: false, error: "haproxy -c failed (exit -1): malloc(): corrupted top size", alerts: [] }),
+    );
+    const body = await expectJson(callWith(agentEnv(EXTRA), "/admin/gensynchaprx"), 500);
+    expect(checks).toHaveLength(2);
+    expect(checks[1].body.files["haproxy.cfg"]).not.toContain("\nbackend blast");
+    expect(calls).toEqual([]);
+    expect(body.payload).toMatch(
+      /^Unable to reload and sync of HAProxy: agent http:\/\/agent\.test:9400 refused version \d+: haproxy -c failed \(exit -1\): malloc\(\): corrupted top size\. The previous configuration is still active\.$/,
     );
   });
 });

@@ -1,13 +1,22 @@
 // The bundle a generation ships, checked by the master's `haproxy -c` first: what the load balancer refuses is traced
 // to the tenant backends it came from (isolation.ts), those are left out and the rest checked again, so that one
-// tenant's refused section never keeps the others' changes, or renewed certificates, from shipping.
+// tenant's refused section never keeps the others' changes, or renewed certificates, from shipping. A refusal that
+// names no line (a crash of `haproxy -c`) is traced by leaving tenant backends out half at a time.
 import type { ProxySettings } from "../settings";
 import { AgentError, checkWithAgent, type AgentCheck } from "./agent-client";
 import { bundleDigest, bundleFiles, type HaproxyBundle } from "./config";
-import { attributeAlerts } from "./isolation";
+import { attributeAlerts, namesNothing } from "./isolation";
 
 /** Rounds of leaving out what the master's `haproxy -c` refused before the refusal fails the run. */
 export const MAX_ISOLATION_ROUNDS = 10;
+/**
+ * Most checks one generation spends tracing refusals that name no tenant backend: one without any tenant backend,
+ * then a halving per check, enough to find one backend among 16,000.
+ */
+export const MAX_TRACING_CHECKS = 15;
+
+/** What a tenant whose backend was traced that way is told: HAProxy's own output names nothing of theirs. */
+export const TRACED = "haproxy -c failed without naming a line while this backend was in, and passed without it";
 
 // The global fetch is looked up at call time, so that tests intercepting outbound fetch see the checks.
 const outbound: typeof fetch = (input, init) => fetch(input, init);
@@ -41,6 +50,7 @@ export interface Refusal {
 }
 
 type Generate = (excluded: ReadonlyMap<number, string>) => HaproxyBundle;
+type Agent = NonNullable<ReturnType<typeof agentOf>>;
 
 async function candidate(generate: Generate, excluded: ReadonlyMap<number, string>): Promise<Candidate> {
   const bundle = generate(excluded);
@@ -58,6 +68,7 @@ export async function checkedBundle(
   generate: Generate,
 ): Promise<Candidate & { refusal?: Refusal; agentRuns?: number }> {
   const excluded = new Map<number, string>();
+  const tracing = { checksLeft: MAX_TRACING_CHECKS };
   for (let round = 1; ; round++) {
     const current = await candidate(generate, excluded);
     if (!agent) return current;
@@ -75,6 +86,13 @@ export async function checkedBundle(
     const agentRuns = check.agentVersion ?? undefined;
     if (check.valid) return { ...current, agentRuns };
     const { backends, unattributed } = attributeAlerts(check.alerts, current.bundle.sections);
+    if (backends.size === 0 && namesNothing(check.alerts) && round < MAX_ISOLATION_ROUNDS) {
+      const culprit = await traceUnattributed(agent, generate, excluded, current, tracing);
+      if (culprit !== undefined) {
+        excluded.set(culprit, TRACED);
+        continue;
+      }
+    }
     if (unattributed.length > 0 || backends.size === 0 || round === MAX_ISOLATION_ROUNDS) {
       const why =
         round === MAX_ISOLATION_ROUNDS ? ` (still refused after ${round} rounds of leaving backends out)` : "";
@@ -83,4 +101,45 @@ export async function checkedBundle(
     }
     for (const [backendId, messages] of backends) excluded.set(backendId, messages.join("; "));
   }
+}
+
+/**
+ * The tenant backend to leave out for a refusal that names none, or undefined when the refusal is not the tenants'
+ * (it stays without any of their backends) or the checks ran out. Keeps the check passing with the suspects left out
+ * and failing without: one half goes, and if the check still fails the other half holds a backend it needs gone
+ * (the first half stays out meanwhile). Other backends to blame are found by the next rounds.
+ */
+async function traceUnattributed(
+  agent: Agent,
+  generate: Generate,
+  excluded: ReadonlyMap<number, string>,
+  current: Candidate,
+  tracing: { checksLeft: number },
+): Promise<number | undefined> {
+  let suspects = [...new Set(current.bundle.sections.map((place) => place.backendId))];
+  let leftOut: number[] = [];
+  const passesWithout = async (ids: number[]) => {
+    if (tracing.checksLeft === 0) return undefined;
+    tracing.checksLeft--;
+    const { files, digest } = await candidate(
+      generate,
+      new Map([...excluded, ...ids.map((id) => [id, TRACED] as const)]),
+    );
+    return checkWithAgent(outbound, { ...agent, digest, files }).then(
+      (check) => check.valid,
+      (error: unknown) => {
+        if (error instanceof AgentError) return undefined;
+        throw error;
+      },
+    );
+  };
+  if (suspects.length === 0 || (await passesWithout(suspects)) !== true) return undefined;
+  while (suspects.length > 1) {
+    const half = suspects.slice(0, Math.ceil(suspects.length / 2));
+    const passes = await passesWithout([...leftOut, ...half]);
+    if (passes === undefined) return undefined;
+    if (passes) suspects = half;
+    else [leftOut, suspects] = [[...leftOut, ...half], suspects.slice(half.length)];
+  }
+  return suspects[0];
 }

@@ -66,3 +66,13 @@ export function attributeAlerts(alerts: readonly string[], sections: readonly Se
   }
   return attribution;
 }
+
+/**
+ * Whether a refusal names no line and no proxy at all (a `haproxy -c` that crashed says nothing else): only then may
+ * leaving tenant backends out find its cause; a line outside tenant sections is nothing a tenant wrote.
+ */
+export const namesNothing = (alerts: readonly string[]) =>
+  alerts.every((text) => {
+    const alert = readAlert(text);
+    return alert === undefined || (alert.line === undefined && alert.proxy === undefined);
+  });
