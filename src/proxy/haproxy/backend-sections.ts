@@ -85,6 +85,8 @@ export interface TenantPart {
   routing: string[];
   redirects: [string, string][];
   prefixes: [string, string][];
+  /** Whether some backend's domains are routed to UNAVAILABLE_BACKEND, which must then be written. */
+  unavailable: boolean;
 }
 
 interface Context {
@@ -115,7 +117,7 @@ export function tenantBackends(
   }
   const context: Context = {
     ...covered,
-    part: { sections: [], routing: [], redirects: [], prefixes: [] },
+    part: { sections: [], routing: [], redirects: [], prefixes: [], unavailable: false },
     report,
     referencesOf: groupBy(installation.backendContainers, (row) => row.backendId),
     domainsOf: groupBy(installation.domains, (row) => row.backendId),
@@ -146,22 +148,12 @@ function renderBackend(context: Context, backend: BackendRow, project: string): 
       const names = backendDomains.map((d) => d.domainName).join(", ");
       report.note(project, `WARN: ${where} has no containers: its domains are not routed (${names})`);
     }
-  } else if (context.excluded.has(backend.id)) {
-    const reason = context.excluded.get(backend.id);
-    problem("excluded", `${where} is left out: the load balancer refused it (${reason}); its domains answer 503`);
-    routed = backendDomains.map((domain) => `${domain.domainName} ${UNAVAILABLE_BACKEND}`);
   } else {
-    const params = backendParams(backend.params, where, context.vetBackend, (message) => problem("params", message));
-    const section = [`# project ${project}: backend ${backend.label}`, `backend ${fqLabel}`];
-    if (params.maintenance) section.push(...MAINTENANCE_LINES);
-    else {
-      for (const line of params.lines) section.push(`    ${line}`);
-      section.push(
-        ...references.flatMap((reference) => context.servers(reference, { project, backend, where, params })).sort(),
-      );
-    }
-    part.sections.push({ backendId: backend.id, project, backend: backend.label, fqLabel, lines: section });
-    routed = backendDomains.map((domain) => `${domain.domainName} ${fqLabel}`);
+    const section = tenantSection(context, { backend, project, fqLabel, where, references, problem });
+    if (section)
+      part.sections.push({ backendId: backend.id, project, backend: backend.label, fqLabel, lines: section });
+    else part.unavailable = true;
+    routed = backendDomains.map((domain) => `${domain.domainName} ${section ? fqLabel : UNAVAILABLE_BACKEND}`);
   }
   if (routed.length > 0) part.routing.push(`# ${project}: ${backend.label}`, ...routed);
   // A warning too, as every problem is (issue 28): the usual state of a new domain until the CA issues its
@@ -173,6 +165,42 @@ function renderBackend(context: Context, backend: BackendRow, project: string): 
       `${domain.domainName} (${where}) asks for a ${domain.certProvided ? "provided" : "public CA"} certificate, but none covers it: it is served over http only`,
     );
   }
+}
+
+/**
+ * A tenant backend's section lines; undefined when it is left out (its domains answer 503): the load balancer refused
+ * it, or its stored params fail the vetting (a row stored before it). Written without them, a backend whose params
+ * held its access rules (`http-request deny unless ...`) would open to everybody.
+ */
+function tenantSection(
+  context: Context,
+  of: {
+    backend: BackendRow;
+    project: string;
+    fqLabel: string;
+    where: string;
+    references: Reference[];
+    problem: (kind: BundleProblem["kind"], message: string) => void;
+  },
+): string[] | undefined {
+  const { backend, project, where, problem } = of;
+  const refused = context.excluded.get(backend.id);
+  if (refused !== undefined) {
+    problem("excluded", `${where} is left out: the load balancer refused it (${refused}); its domains answer 503`);
+    return undefined;
+  }
+  const vetted = context.vetBackend(backend.params);
+  if (!vetted.ok) {
+    const { line, reason } = vetted.error;
+    problem("params", `${where} is left out: params line ${line} refused (${reason}); its domains answer 503`);
+    return undefined;
+  }
+  const params = vetted.value;
+  const section = [`# project ${project}: backend ${backend.label}`, `backend ${of.fqLabel}`];
+  if (params.maintenance) return [...section, ...MAINTENANCE_LINES];
+  for (const line of params.lines) section.push(`    ${line}`);
+  const servers = of.references.flatMap((reference) => context.servers(reference, { project, backend, where, params }));
+  return [...section, ...servers.sort()];
 }
 
 /** The map lines of a global redirect (or no-content) backend's domains; their targets go to the redirect maps. */
@@ -205,25 +233,6 @@ function redirectRouting(
     }
   }
   return routed;
-}
-
-/**
- * The backend's params as vetted lines. Rows stored before params were vetted may hold lines the vetting refuses: the
- * backend is then written without its params (one tenant never breaks the file for all) and a warning says why; a
- * `_maintenance` line still puts it in maintenance.
- */
-function backendParams(
-  params: string | null,
-  where: string,
-  vet: (params: string | null) => ReturnType<typeof vetBackendParams>,
-  report: (message: string) => void,
-): BackendParams {
-  const vetted = vet(params);
-  if (vetted.ok) return vetted.value;
-  const { line, reason } = vetted.error;
-  report(`${where}: params line ${line} refused (${reason}); the backend is written without its params`);
-  const maintenance = (params ?? "").split(/\r?\n/).some((text) => text.trim() === "_maintenance");
-  return { lines: [], maintenance, serverTls: {} };
 }
 
 type Reference = Installation["backendContainers"][number];
@@ -264,12 +273,11 @@ function serverLines(
     // Written after the backend's params, whose default-server lines it inherits: they are vetted together.
     const vetted = vetServer(reference.params, of.params);
     if (!vetted.ok) {
+      // Without them the server would lose its TLS options, and the backend's traffic to it its encryption.
       const { line, reason } = vetted.error;
-      problem(
-        "server-params",
-        `${where}: params of server ${name} line ${line} refused (${reason}); the server is written without them`,
-      );
+      problem("server-params", `${where}: server ${name} is left out: its params line ${line} refused (${reason})`);
+      return [];
     }
-    return [serverLine(name, address.value, backend.port, vetted.ok ? vetted.value : "")];
+    return [serverLine(name, address.value, backend.port, vetted.value)];
   };
 }

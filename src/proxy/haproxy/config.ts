@@ -38,7 +38,7 @@ export interface HaproxyBundle {
   warnings: string[];
   /** The warnings with the project each is about, so that a tenant is shown only its own. */
   notes: BundleNote[];
-  /** The backends written without part of what was asked (params, servers, a certificate) or left out. */
+  /** The backends, servers and certificates left out of what was asked, each with why. */
   problems: BundleProblem[];
   sections: SectionPlace[];
 }
@@ -61,7 +61,7 @@ export function generateHaproxyBundle(
   const index = indexInstallation(installation, certificateRows);
   const { notes, problems, report } = collector();
   const tenants = tenantBackends(installation, settings, { excluded, certificateOf: index.certificateOf }, report);
-  const { config, sections } = renderConfig(settings, excluded.size > 0, tenants.sections);
+  const { config, sections } = renderConfig(settings, excluded.size > 0 || tenants.unavailable, tenants.sections);
   const files: Record<string, string> = { "haproxy.cfg": config, ...renderMaps(installation, index, tenants) };
   // Only the certificates that serve a domain: no other is in the crt-list, so HAProxy would never present it.
   const certificates = [index.fallback, ...servingCertificates(index.certificateOf)].map((row) => ({

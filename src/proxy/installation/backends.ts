@@ -89,7 +89,7 @@ function checkServerParams(
     .map((reference, index) => ({ ...reference, index }))
     .filter((server) => posted !== undefined || storedParams.get(server.containerId) !== (server.params ?? ""));
   if (servers.length === 0) return;
-  // Stored params the vetting refuses are written without their lines: the servers inherit nothing from them.
+  // Stored params the vetting refuses leave their backend out of the file: the servers inherit nothing from them.
   const own = posted || !existing?.params ? undefined : vetBackendParams(existing.params, options.extraDirectives);
   const defaults = posted ?? (own?.ok ? own.value : undefined);
   for (const { params, index } of servers) {

@@ -313,7 +313,8 @@ export const HaproxyPreview = z
         "the master agent's `haproxy -c` verdict (nothing applied); null when no agent is configured or it could not answer",
     }),
     problems: z.array(HaproxyProblem).openapi({
-      description: "backends written without their params, a server or its params, or a domain's certificate",
+      description:
+        "backends left out (refused by the load balancer or for stored params the vetting refuses), servers left out (their address or params), and domains without a certificate",
     }),
     warnings: ListOfWarnings,
   })

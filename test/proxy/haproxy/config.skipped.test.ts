@@ -1,5 +1,6 @@
 // What the HAProxy generator leaves out of stored data it would refuse now (params and addresses stored before they
-// were vetted), keeping the rest of the file, and the problems the preview lists for it.
+// were vetted, or before a rule was added): the backend or the server, never only its params, which may be its access
+// rules; the rest of the file is kept, and the preview lists the problems.
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseIpv6Network } from "../../../src/proxy/installation/addresses";
 import { generateHaproxyBundle } from "../../../src/proxy/haproxy/config";
@@ -9,9 +10,8 @@ beforeAll(createFallbackCertificate);
 
 describe("params stored before they were vetted", () => {
   const clean = () => generateHaproxyBundle(installation(), [fallback], settings);
-  /** The backend alpha_10_api as the clean installation renders it, without its two params lines. */
-  const withoutParams = (config: string) =>
-    config.replace("    balance roundrobin\n    option httpchk GET /health\n", "");
+  /** The installation with alpha_10_api left out as a backend the load balancer refused. */
+  const withoutApi = () => generateHaproxyBundle(installation(), [fallback], settings, new Map([[10, "refused"]]));
 
   it.each([
     ["balance roundrobin\nfrontend evil", 'params line 2 refused ("frontend" opens a new section)'],
@@ -31,49 +31,48 @@ describe("params stored before they were vetted", () => {
     ["balance\u0000roundrobin", "params line 1 refused (contains a control character)"],
     ["bogus-directive on", 'params line 1 refused ("bogus-directive" is not an allowed directive)'],
   ])(
-    "writes the backend without params %j, names it in the warnings and keeps the rest of the file",
+    "leaves out the backend with params %j, its domains answering 503, names it in the warnings and keeps the rest",
     (params, warning) => {
       const data = installation();
       data.backends[0].params = params;
       const bundle = generateHaproxyBundle(data, [fallback], settings);
-      const expected = clean();
-      expect(bundle.files["haproxy.cfg"]).toBe(withoutParams(expected.files["haproxy.cfg"]));
-      expect(bundle.files["haproxy.cfg"]).toContain(
-        "backend alpha_10_api\n    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n    server node2.example.net_alpha-web2 [2001:db8::102]:8080\n",
-      );
-      for (const name of Object.keys(expected.files))
-        if (name !== "haproxy.cfg") expect(bundle.files[name]).toBe(expected.files[name]);
+      const expected = withoutApi();
+      expect(bundle.files).toEqual(expected.files);
+      expect(bundle.files["haproxy.cfg"]).not.toContain("backend alpha_10_api\n");
+      expect(bundle.files["domain2backend.map"]).toContain("\na.alpha.example bk_unavailable\n");
       expect(bundle.warnings).toEqual([
-        `WARN: backend alpha_10_api: ${warning}; the backend is written without its params`,
-        ...expected.warnings,
+        `WARN: backend alpha_10_api is left out: ${warning}; its domains answer 503`,
+        ...clean().warnings,
       ]);
     },
   );
 
-  it("keeps a refused backend in maintenance when it has a _maintenance line", () => {
+  it("leaves out a refused backend with a _maintenance line too", () => {
     const data = installation();
     data.backends[0].params = "_maintenance\nlisten evil";
     const bundle = generateHaproxyBundle(data, [fallback], settings);
-    expect(bundle.files["haproxy.cfg"]).toContain(
-      "backend alpha_10_api\n    # _maintenance: every request gets the maintenance page\n    http-request return status 503",
-    );
-    expect(bundle.files["haproxy.cfg"]).not.toContain("listen evil");
+    expect(bundle.files).toEqual(withoutApi().files);
     expect(bundle.warnings[0]).toBe(
-      'WARN: backend alpha_10_api: params line 2 refused ("listen" opens a new section); the backend is written without its params',
+      'WARN: backend alpha_10_api is left out: params line 2 refused ("listen" opens a new section); its domains answer 503',
     );
   });
 
-  it("writes a server without its refused params and names it in the warnings", () => {
+  it("leaves out a server whose params are refused, which may have held its TLS options, and names it", () => {
     const data = installation();
     data.backendContainers[0].params = "check crt /etc/haproxy/certs/other.pem";
     data.backendContainers[1].params = "check\nbackend x";
     const bundle = generateHaproxyBundle(data, [fallback], settings);
     expect(bundle.files["haproxy.cfg"]).toBe(
-      clean().files["haproxy.cfg"].replace("[2001:db8::101]:8080 check weight 10\n", "[2001:db8::101]:8080\n"),
+      clean()
+        .files["haproxy.cfg"].replace(
+          "    server node1.example.net_alpha-web1 [2001:db8::101]:8080 check weight 10\n",
+          "",
+        )
+        .replace("    server node2.example.net_alpha-web2 [2001:db8::102]:8080\n", ""),
     );
     expect(bundle.warnings).toEqual([
-      'WARN: backend alpha_10_api: params of server node1.example.net_alpha-web1 line 1 refused ("crt" would read a file); the server is written without them',
-      "WARN: backend alpha_10_api: params of server node2.example.net_alpha-web2 line 2 refused (server params must be one line); the server is written without them",
+      'WARN: backend alpha_10_api: server node1.example.net_alpha-web1 is left out: its params line 1 refused ("crt" would read a file)',
+      "WARN: backend alpha_10_api: server node2.example.net_alpha-web2 is left out: its params line 2 refused (server params must be one line)",
       ...clean().warnings,
     ]);
   });
@@ -82,7 +81,7 @@ describe("params stored before they were vetted", () => {
     const data = installation();
     data.backends[0].params = "http-send-name-header X-Server";
     expect(generateHaproxyBundle(data, [fallback], settings).warnings[0]).toBe(
-      'WARN: backend alpha_10_api: params line 1 refused ("http-send-name-header" is not an allowed directive); the backend is written without its params',
+      'WARN: backend alpha_10_api is left out: params line 1 refused ("http-send-name-header" is not an allowed directive); its domains answer 503',
     );
     const bundle = generateHaproxyBundle(data, [fallback], {
       ...settings,
@@ -134,9 +133,9 @@ describe("addresses stored before they were vetted", () => {
 });
 
 describe("problems (what the preview lists)", () => {
-  it("names each backend written without its params, a server, a server's params or a domain's certificate", () => {
+  it("names each backend left out for its params, a server, a server's params or a domain's certificate", () => {
     const data = installation();
-    data.backends[0].params = "bogus-directive on";
+    data.backends.find((backend) => backend.id === 20)!.params = "bogus-directive on";
     data.backendContainers[0].params = "check crt x.pem";
     data.containers[1].ipv6 = "::1";
     const bundle = generateHaproxyBundle(data, [fallback], settings);
@@ -150,16 +149,9 @@ describe("problems (what the preview lists)", () => {
       {
         project: "alpha",
         backend: "api",
-        kind: "params",
-        message:
-          'backend alpha_10_api: params line 1 refused ("bogus-directive" is not an allowed directive); the backend is written without its params',
-      },
-      {
-        project: "alpha",
-        backend: "api",
         kind: "server-params",
         message:
-          'backend alpha_10_api: params of server node1.example.net_alpha-web1 line 1 refused ("crt" would read a file); the server is written without them',
+          'backend alpha_10_api: server node1.example.net_alpha-web1 is left out: its params line 1 refused ("crt" would read a file)',
       },
       {
         project: "alpha",
@@ -169,17 +161,24 @@ describe("problems (what the preview lists)", () => {
           "backend alpha_10_api: server node2.example.net_alpha-web2 is left out: its address ::1 is a loopback address",
       },
       missing("alpha", "api", "a.alpha.example", "public CA", "alpha_10_api"),
+      {
+        project: "beta",
+        backend: "shop",
+        kind: "params",
+        message:
+          'backend beta_20_shop is left out: params line 1 refused ("bogus-directive" is not an allowed directive); its domains answer 503',
+      },
       missing("beta", "shop", "shop.beta.example", "provided", "beta_20_shop"),
     ]);
     // Each is also a warning of the generation (issue 28: a certificate that never comes was heard of nowhere).
-    const [params, serverParams, serverAddress, publicCa, provided] = bundle.problems.map(({ message }) => message);
+    const [serverParams, serverAddress, publicCa, params, provided] = bundle.problems.map(({ message }) => message);
     expect(bundle.warnings).toEqual([
-      `WARN: ${params}`,
       `WARN: ${serverParams}`,
       `WARN: ${serverAddress}`,
       `WARN: ${publicCa}`,
       "WARN: backend alpha_11_empty has no containers: its domains are not routed (gone.alpha.example)",
       "WARN: nourl.alpha.example (backend alpha_14_tempredirect) has no redirectToUrl and is not routed",
+      `WARN: ${params}`,
       `WARN: ${provided}`,
     ]);
   });

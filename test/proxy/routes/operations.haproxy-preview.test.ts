@@ -146,10 +146,10 @@ describe("GET /admin/haproxy/preview", () => {
     ).toMatchObject({ valid: null, validation: "HAPROXY_AGENT_TOKEN is not set: no agent checked the bundle" });
   });
 
-  it("lists the backends whose params, servers or certificates were skipped", async () => {
+  it("lists the backends left out for their params, and the servers or certificates skipped", async () => {
     await givePreviewProblems();
     const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
-    const paramsMessage = `backend ${wwwFqLabel}: params line 1 refused (${preview.problems[0].message.match(/\((.*)\)/)[1]}); the backend is written without its params`;
+    const paramsMessage = `backend ${wwwFqLabel} is left out: params line 1 refused (${preview.problems[0].message.match(/\((.*)\)/)[1]}); its domains answer 503`;
     expect(preview.problems).toEqual([
       { project: "ops", backend: "www", kind: "params", message: paramsMessage },
       {
@@ -167,7 +167,7 @@ describe("GET /admin/haproxy/preview", () => {
     const preview = await expectJson(callWith(withVars(), "/admin/haproxy/preview"), 200);
     const refused = `("bogus-directive" is not an allowed directive)`;
     const problems = [
-      `WARN: backend ${wwwFqLabel}: params line 1 refused ${refused}; the backend is written without its params`,
+      `WARN: backend ${wwwFqLabel} is left out: params line 1 refused ${refused}; its domains answer 503`,
       `WARN: shop.ops.example (backend ${wwwFqLabel}) asks for a public CA certificate, but none covers it: it is served over http only`,
     ];
     expect(preview.problems.map(({ message }: { message: string }) => `WARN: ${message}`)).toEqual(problems);
