@@ -1,8 +1,10 @@
-// What a tenant's regular expression may cost HAProxy's PCRE, which backtracks (RE2 accepting a pattern says nothing
-// of that): a match stops at PCRE's limit after about 50 ms, and the watchdog kills HAProxy, every tenant's traffic,
-// when a request holds a thread for 2 s. So a backend holds at most MAX_REGEXES_PER_BACKEND patterns (about 0.4 s a
-// request at worst), and a repeated group holding an alternation or a repetition (`(a|aa)+`, `(a+)*`) is refused; what
-// compiling them costs the vetting is bounded by MAX_REPEATED_PER_BACKEND (regex-expansion.ts).
+// What a tenant's regular expression may cost HAProxy's PCRE2 (JIT), which backtracks (RE2 accepting a pattern says
+// nothing of that). A run's time grows with the text's length to the power of the pattern's overlapping unbounded
+// repetitions; PCRE's match limit does not bound it (the JIT counts few of its steps). And a regex runs once a request
+// per use and per value: an ACL on hdr()/cook() runs once per comma-separated value, replace-value once per value.
+// So a pattern holds at most MAX_UNBOUNDED repetitions without an upper bound, a repeated group holding an
+// alternation or a repetition (`(a|aa)+`, `(a+)*`) is refused, and a backend holds at most MAX_REGEXES_PER_BACKEND
+// patterns; what compiling them costs the vetting is bounded by MAX_REPEATED_PER_BACKEND (regex-expansion.ts).
 import { classEnd, escapeEnd, groupPrefixEnd, isQuantifierStart, repetitionCost } from "./regex-expansion";
 
 /** Most regular expressions one backend's params (or one server line) may hold. */
@@ -14,6 +16,14 @@ export const MAX_REGEXES_PER_BACKEND = 8;
  * 4000 backends an installation may hold 4 s of one generation.
  */
 export const MAX_REPEATED_PER_BACKEND = 500;
+
+/**
+ * Most repetitions without an upper bound (`*`, `+`, `{n,}`) in one pattern: `.*.*.*.*.*.*.*.*=x` on a header of 320
+ * values made HAProxy's watchdog kill it, each value costing PCRE about 7 ms.
+ */
+export const MAX_UNBOUNDED = 2;
+
+const UNBOUNDED_COUNT = /\{\d+,\}/y;
 
 let budget: { left: number; repeated: number } | undefined;
 
@@ -50,6 +60,7 @@ export function backtrackingRisk(pattern: string): string | undefined {
   // One frame per open group: whether it holds an alternation or a repetition so far.
   const groups: { risky: boolean }[] = [];
   let closedRisky = false;
+  let unbounded = 0;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
     if (ch === "\\") {
@@ -78,6 +89,9 @@ export function backtrackingRisk(pattern: string): string | undefined {
       continue;
     }
     if (ch === "|" && groups.length > 0) groups[groups.length - 1].risky = true;
+    UNBOUNDED_COUNT.lastIndex = i;
+    if ((ch === "*" || ch === "+" || UNBOUNDED_COUNT.test(pattern)) && ++unbounded > MAX_UNBOUNDED)
+      return `more than ${MAX_UNBOUNDED} repetitions without an upper bound (*, + or {n,}: PCRE's time grows with the text's length to the power of their number)`;
     if (isQuantifierStart(pattern, i)) {
       if (closedRisky) return "a repeated group that holds an alternation or a repetition (it backtracks in PCRE)";
       if (groups.length > 0) groups[groups.length - 1].risky = true;

@@ -1,6 +1,8 @@
 // What a tenant's regular expression may cost HAProxy's PCRE: no repeated group holding an alternation or a
-// repetition, no counted repetition above 100, and at most 8 patterns in one backend's params; and what it may cost
-// the vetting: at most 500 characters and classes copied by one backend's counted repetitions, read before compiling.
+// repetition, at most two unbounded repetitions, no counted repetition above 100, and at most 8 patterns in one
+// backend's params; and what it may cost the vetting: at most 500 characters and classes copied by one backend's
+// counted repetitions, read before compiling.
+import fc from "fast-check";
 import { RE2JS } from "re2js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { vetBackendParams } from "../../../src/proxy/haproxy-params/index";
@@ -49,6 +51,54 @@ describe("backtrackingRisk", () => {
     "[]a]*",
   ])("lets %j through", (pattern) => {
     expect(backtrackingRisk(pattern)).toBeUndefined();
+  });
+});
+
+const UNBOUNDED = `more than 2 repetitions without an upper bound (*, + or {n,}: PCRE's time grows with the text's length to the power of their number)`;
+
+describe("unbounded repetitions in one pattern", () => {
+  it.each([".*.*.*.*.*.*.*.*=x", "a+b+c+", "a*b{2,}c+", "^/(x.*)/(y.*)/(z.*)$", "(?i)a.*?b.*?c.*?"])(
+    "refuses more than two in %j",
+    (pattern) => {
+      expect(backtrackingRisk(pattern)).toBe(UNBOUNDED);
+    },
+  );
+
+  it.each([
+    "^/api/.*",
+    "\\.(jpg|png)$",
+    "^/(a|b)/[^/]+/x",
+    "^/users/[0-9]+/posts/[0-9]+/?$",
+    "a{2,5}b{3}c?d?e?",
+    "[*+]*\\*\\+[a+]+",
+  ])("lets %j through (bounded counts, escaped or bracketed * and + are not counted)", (pattern) => {
+    expect(backtrackingRisk(pattern)).toBeUndefined();
+  });
+
+  it("refuses a pattern exactly when it holds more than two", () => {
+    const atom = fc.constantFrom("a", ".", "[^/]", "\\*", "[+*]", "(?:ab)", "\\d");
+    const quantifier = fc.constantFrom("", "?", "{3}", "{1,4}", "*", "+", "{2,}", "*?", "+?");
+    const item = fc.tuple(atom, quantifier);
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 12 }), (items) => {
+        const pattern = items.map(([a, q]) => a + q).join("");
+        const unbounded = items.filter(([, q]) => q.startsWith("*") || q.startsWith("+") || q === "{2,}").length;
+        expect(backtrackingRisk(pattern)).toBe(unbounded > 2 ? UNBOUNDED : undefined);
+      }),
+    );
+  });
+
+  it("refuses the ACL on a header and the replace-value that made HAProxy's watchdog kill it", () => {
+    expect(refusal("acl slow hdr(x) -m reg .*.*.*.*.*.*.*.*=x\nhttp-request deny if slow")).toEqual({
+      line: 1,
+      text: "acl slow hdr(x) -m reg .*.*.*.*.*.*.*.*=x",
+      reason: `acl slow: a value: ".*.*.*.*.*.*.*.*=x" has ${UNBOUNDED}`,
+    });
+    expect(refusal("http-request replace-value X .*.*.*.*.*.*.*.*=x y")).toEqual({
+      line: 1,
+      text: "http-request replace-value X .*.*.*.*.*.*.*.*=x y",
+      reason: `http-request replace-value: the match: ".*.*.*.*.*.*.*.*=x" has ${UNBOUNDED}`,
+    });
   });
 });
 
