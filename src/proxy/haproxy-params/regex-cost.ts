@@ -1,11 +1,10 @@
-// What a tenant's regular expression may cost HAProxy's PCRE2 (JIT), which backtracks (RE2 accepting a pattern says
-// nothing of that). A run's time grows with the text's length to the power of the pattern's overlapping unbounded
-// repetitions; PCRE's match limit does not bound it (the JIT counts few of its steps). And a regex runs once a request
-// per use and per value: an ACL on hdr()/cook() runs once per comma-separated value, replace-value once per value.
-// So a pattern holds at most MAX_UNBOUNDED repetitions without an upper bound, a repeated group holding an
-// alternation or a repetition (`(a|aa)+`, `(a+)*`) is refused, and a backend holds at most MAX_REGEXES_PER_BACKEND
-// patterns; what compiling them costs the vetting is bounded by MAX_REPEATED_PER_BACKEND (regex-expansion.ts).
+// What a tenant's regular expression may cost HAProxy's PCRE2, which backtracks and whose match limit does not bound a
+// JIT run's time. A regex runs once per use and per value (an ACL on hdr() once per comma-separated value): a run
+// costs at most MAX_WORK character tests on the longest text (regex-work.ts), at least linear in the text, so short
+// values cost no more than one long one; no repeated group holds an alternation or a repetition (`(a|aa)+`); a backend
+// holds MAX_REGEXES_PER_BACKEND patterns, whose compiling costs the vetting MAX_REPEATED_PER_BACKEND (regex-expansion).
 import { classEnd, escapeEnd, groupPrefixEnd, isQuantifierStart, repetitionCost } from "./regex-expansion";
+import { LONGEST_TEXT, MAX_WORK, workOf } from "./regex-work";
 
 /** Most regular expressions one backend's params (or one server line) may hold. */
 export const MAX_REGEXES_PER_BACKEND = 8;
@@ -16,14 +15,6 @@ export const MAX_REGEXES_PER_BACKEND = 8;
  * 4000 backends an installation may hold 4 s of one generation.
  */
 export const MAX_REPEATED_PER_BACKEND = 500;
-
-/**
- * Most repetitions without an upper bound (`*`, `+`, `{n,}`) in one pattern: `.*.*.*.*.*.*.*.*=x` on a header of 320
- * values made HAProxy's watchdog kill it, each value costing PCRE about 7 ms.
- */
-export const MAX_UNBOUNDED = 2;
-
-const UNBOUNDED_COUNT = /\{\d+,\}/y;
 
 let budget: { left: number; repeated: number } | undefined;
 
@@ -49,7 +40,7 @@ export function spendRegex(pattern: string): string | undefined {
   budget.left--;
   budget.repeated -= cost.repeated;
   if (budget.left < 0)
-    return `more than ${MAX_REGEXES_PER_BACKEND} regular expressions in one backend (each may cost HAProxy about 50 ms a request)`;
+    return `more than ${MAX_REGEXES_PER_BACKEND} regular expressions in one backend (each run may cost HAProxy about 10 ms)`;
   if (budget.repeated < 0)
     return `${JSON.stringify(pattern)} takes the counted repetitions of one backend's patterns past ${MAX_REPEATED_PER_BACKEND} copied characters and classes`;
   return undefined;
@@ -60,7 +51,6 @@ export function backtrackingRisk(pattern: string): string | undefined {
   // One frame per open group: whether it holds an alternation or a repetition so far.
   const groups: { risky: boolean }[] = [];
   let closedRisky = false;
-  let unbounded = 0;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
     if (ch === "\\") {
@@ -89,14 +79,13 @@ export function backtrackingRisk(pattern: string): string | undefined {
       continue;
     }
     if (ch === "|" && groups.length > 0) groups[groups.length - 1].risky = true;
-    UNBOUNDED_COUNT.lastIndex = i;
-    if ((ch === "*" || ch === "+" || UNBOUNDED_COUNT.test(pattern)) && ++unbounded > MAX_UNBOUNDED)
-      return `more than ${MAX_UNBOUNDED} repetitions without an upper bound (*, + or {n,}: PCRE's time grows with the text's length to the power of their number)`;
     if (isQuantifierStart(pattern, i)) {
       if (closedRisky) return "a repeated group that holds an alternation or a repetition (it backtracks in PCRE)";
       if (groups.length > 0) groups[groups.length - 1].risky = true;
     }
     closedRisky = false;
   }
+  if (workOf(pattern) > MAX_WORK)
+    return `a cost to HAProxy's PCRE above ${MAX_WORK} character tests on a ${LONGEST_TEXT}-byte text (anchor it with ^, or keep each repetition from matching what follows it)`;
   return undefined;
 }
