@@ -13,6 +13,12 @@ export const LONGEST_TEXT = 16384;
  */
 export const MAX_WORK = 10_000_000;
 
+/** How a pattern is read: on a text of `length` bytes, `fold` giving the bytes a class matches under its flags. */
+interface Reading {
+  length: number;
+  fold: (set: bigint) => bigint;
+}
+
 /** A piece of pattern followed by the rest: it costs `entry + choices × (the rest's cost)`. */
 interface Cost {
   entry: number;
@@ -90,7 +96,7 @@ const then = (item: Cost, rest: Cost): Cost => ({
 });
 
 /** Reads alternatives from `start` to the `)` closing them (or the end); their cost and where they end. */
-function alternatives(pattern: string, start: number, fold: (set: bigint) => bigint, top: boolean) {
+function alternatives(pattern: string, start: number, reading: Reading, top: boolean) {
   const branches: Item[][] = [[]];
   let i = start;
   for (; i < pattern.length && pattern[i] !== ")"; i++) {
@@ -98,11 +104,11 @@ function alternatives(pattern: string, start: number, fold: (set: bigint) => big
       branches.push([]);
       continue;
     }
-    const { item, end } = atom(pattern, i, fold);
-    i = quantified(pattern, end, item);
+    const { item, end } = atom(pattern, i, reading);
+    i = quantified(pattern, end, item, reading.length);
     branches[branches.length - 1].push(item);
   }
-  const costs = branches.map((items) => sequence(items, fold, top));
+  const costs = branches.map((items) => sequence(items, top));
   const cost = costs.reduce((sum, c) => ({ entry: sum.entry + c.entry, choices: sum.choices + c.choices }));
   // `(?i)` before `^` reads nothing.
   const first = branches[0].find((item) => item.once !== 0);
@@ -110,9 +116,9 @@ function alternatives(pattern: string, start: number, fold: (set: bigint) => big
 }
 
 /** One atom at `i` (a character, class, escape, anchor or group), before its quantifier; where it ends. */
-function atom(pattern: string, i: number, fold: (set: bigint) => bigint): { item: Item; end: number } {
+function atom(pattern: string, i: number, reading: Reading): { item: Item; end: number } {
   const single = (chars: bigint | null, end: number, anchor = false) => ({
-    item: { entry: 1, choices: 1, min: 1, once: 1, chars: chars === null ? undefined : fold(chars), anchor },
+    item: { entry: 1, choices: 1, min: 1, once: 1, chars: chars === null ? undefined : reading.fold(chars), anchor },
     end,
   });
   const ch = pattern[i];
@@ -127,7 +133,7 @@ function atom(pattern: string, i: number, fold: (set: bigint) => bigint): { item
   if (ch === "(") {
     const bodyStart = groupPrefixEnd(pattern, i);
     if (pattern[bodyStart] === ")") return { item: { entry: 0, choices: 1, min: 1, once: 0 }, end: bodyStart + 1 };
-    const inner = alternatives(pattern, bodyStart, fold, false);
+    const inner = alternatives(pattern, bodyStart, reading, false);
     return { item: { ...inner.cost, min: 1, once: inner.cost.entry }, end: inner.end + 1 };
   }
   if (ch === "^" || ch === "$") return single(null, i + 1, ch === "^");
@@ -135,7 +141,7 @@ function atom(pattern: string, i: number, fold: (set: bigint) => bigint): { item
 }
 
 /** Applies the quantifier at `i`, if any, to `item`; returns the index of the atom's last character. */
-function quantified(pattern: string, i: number, item: Item): number {
+function quantified(pattern: string, i: number, item: Item, length: number): number {
   let end = i;
   let min = 1;
   let max = 1;
@@ -154,8 +160,8 @@ function quantified(pattern: string, i: number, item: Item): number {
   if (end === i) return i - 1;
   item.min = min;
   // A repetition without a bound reads up to the whole text, each time it is tried.
-  item.entry = item.once * (max === Infinity ? LONGEST_TEXT : max);
-  item.choices = max === Infinity ? LONGEST_TEXT + 1 : max - min + 1;
+  item.entry = item.once * (max === Infinity ? length : max);
+  item.choices = max === Infinity ? length + 1 : max - min + 1;
   return end - 1;
 }
 
@@ -164,7 +170,7 @@ function quantified(pattern: string, i: number, item: Item): number {
  * (`[^/]+/`, `[0-9]+\.`) never gives one back: PCRE makes it possessive. One ending the whole pattern ends the run
  * once it has its least count: it reads the rest of the text once a run (workOf adds that).
  */
-function sequence(items: Item[], fold: (set: bigint) => bigint, top: boolean): Cost {
+function sequence(items: Item[], top: boolean): Cost {
   let rest: Cost = { entry: 0, choices: 1 };
   for (let k = items.length - 1; k >= 0; k--) {
     const item = items[k];
@@ -178,14 +184,18 @@ function sequence(items: Item[], fold: (set: bigint) => bigint, top: boolean): C
   return rest;
 }
 
-/**
- * An upper bound of the character tests one run of `pattern` costs PCRE on a text of LONGEST_TEXT bytes: each start
- * (one when anchored by `^`) times what the start costs, each repetition trying every length it may take before
- * what follows. Expects a pattern RE2 compiled and backtrackingRisk let through (no repeated group that holds a
- * choice).
- */
-export function workOf(pattern: string): number {
+/** An upper bound of the character tests one run of `pattern` costs on a text of `length` bytes. */
+function runWork(pattern: string, length: number): number {
   const fold = /\(\?[a-zA-Z-]*i/.test(pattern) ? caseless : (set: bigint) => set;
-  const { cost, anchored } = alternatives(pattern, 0, fold, true);
-  return (anchored ? 1 : LONGEST_TEXT) * (cost.entry + cost.choices) + LONGEST_TEXT;
+  const { cost, anchored } = alternatives(pattern, 0, { length, fold }, true);
+  return (anchored ? 1 : length + 1) * (cost.entry + cost.choices) + length;
 }
+
+/**
+ * An upper bound of the character tests `pattern` costs PCRE on one request: each start (one when anchored by `^`)
+ * times what a start costs, each repetition trying every length it may take before what follows. That is a
+ * polynomial in the text's length with no negative coefficient, so however the request splits its LONGEST_TEXT bytes
+ * into values (one run each), the runs cost at most one run on all of them plus LONGEST_TEXT runs on empty texts.
+ * Expects a pattern RE2 compiled and backtrackingRisk let through (no repeated group that holds a choice).
+ */
+export const workOf = (pattern: string) => runWork(pattern, LONGEST_TEXT) + LONGEST_TEXT * runWork(pattern, 0);
