@@ -4,6 +4,7 @@ import { integer, matching, network, oneOf, own, quote, refuse, regex } from "./
 import { ACL_KEYWORD_TABLE, ACL_MATCHES_BY_TYPE, SAMPLE_FETCH_KEYWORDS, type SampleType } from "./haproxy-keywords";
 import { ALLOWED_FETCHES } from "./sample-policy";
 import { type Place, bothUsable, parseCalls, sampleChain, usableIn } from "./samples";
+import { spendRegexRuns } from "./regex-cost";
 import type { ServerDefaults } from "./tokenizer";
 
 /** HAProxy's predefined ACLs a tenant may use, each with the criterion HAProxy defines it with (acl.c). */
@@ -121,6 +122,8 @@ export function aclBody(words: string[], what: string): string {
 export interface BackendState {
   /** Each ACL's usage: where every one of its expressions may be used. */
   acls: Map<string, string>;
+  /** Each ACL's regular expressions and the conditions that used it so far: each use runs them all. */
+  aclRegexes: Map<string, { patterns: number; uses: number }>;
   checks: "none" | "httpchk" | "tcp-check";
   /** The check steps so far, for HAProxy's ordering rules (connect first, send after a connect...). */
   steps: ("connect" | "send" | "expect")[];
@@ -162,6 +165,7 @@ export function condition(words: string[], start: number, state: BackendState, p
       const usage = state.acls.get(term) ?? predefinedUsage(term);
       if (usage === undefined) refuse(`${what}: no ACL named ${quote(term)} is defined before this line`);
       usableIn(usage, place, what, `ACL ${term}`);
+      useAclRegexes(state, term, what);
       i++;
     }
     needTerm = false;
@@ -169,8 +173,26 @@ export function condition(words: string[], start: number, state: BackendState, p
   if (needTerm) refuse(`${what}: the condition is empty or ends with an operator`);
 }
 
-/** Records an `acl` line's usage: a name defined on several lines may be used only where each line may. */
-export function defineAcl(state: BackendState, name: string, usage: string): void {
+/** Counts one more use of an ACL: from its second, its regular expressions run once more a request. */
+function useAclRegexes(state: BackendState, name: string, what: string): void {
+  const regexes = state.aclRegexes.get(name);
+  if (!regexes) return;
+  regexes.uses++;
+  const over = regexes.uses > 1 ? spendRegexRuns(regexes.patterns) : undefined;
+  if (over) refuse(`${what}: ACL ${name}: ${over}`);
+}
+
+/**
+ * Records an `acl` line's usage (a name defined on several lines may be used only where each line may), and the
+ * regular expressions it added: the rules that already use the ACL run them too.
+ */
+export function defineAcl(state: BackendState, name: string, usage: string, patterns: number): void {
   const previous = state.acls.get(name);
   state.acls.set(name, previous === undefined ? usage : bothUsable(previous, usage));
+  if (patterns === 0) return;
+  const regexes = state.aclRegexes.get(name) ?? { patterns: 0, uses: 0 };
+  regexes.patterns += patterns;
+  state.aclRegexes.set(name, regexes);
+  const over = regexes.uses > 1 ? spendRegexRuns(patterns * (regexes.uses - 1)) : undefined;
+  if (over) refuse(`acl ${name}: ${over}`);
 }

@@ -19,6 +19,7 @@ import {
 import { ACL_KEYWORD_TABLE } from "./haproxy-keywords";
 import { ALLOWED_CONVERTERS, ALLOWED_FETCHES } from "./sample-policy";
 import { ACL_NAME, BackendState, PREDEFINED_ACLS, aclBody, defineAcl } from "./conditions";
+import { regexRunsSpent } from "./regex-cost";
 import { httpRule } from "./http-rules";
 import { serverOptions, tlsBounds } from "./server-options";
 import { httpCheck, tcpCheck } from "./health-checks";
@@ -265,7 +266,9 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
     const name = matching(words[1], "acl: the name", ACL_NAME, "letters, digits, '.', ':', '_' or '-'");
     if (Object.hasOwn(PREDEFINED_ACLS, name) || ["or", "if", "unless"].includes(name))
       refuse(`acl: ${name} is a reserved name`);
-    defineAcl(state, name, aclBody(words.slice(2), `acl ${name}`));
+    const before = regexRunsSpent();
+    const usage = aclBody(words.slice(2), `acl ${name}`);
+    defineAcl(state, name, usage, regexRunsSpent() - before);
   },
 };
 

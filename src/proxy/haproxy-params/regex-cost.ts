@@ -6,7 +6,10 @@
 import { classEnd, escapeEnd, groupPrefixEnd, isQuantifierStart, repetitionCost } from "./regex-expansion";
 import { LONGEST_TEXT, MAX_WORK, workOf } from "./regex-work";
 
-/** Most regular expressions one backend's params (or one server line) may hold. */
+/**
+ * Most regular expression runs one request may cause through one backend's params (or one server line): each pattern,
+ * and its ACL's patterns again for each further use of the ACL.
+ */
 export const MAX_REGEXES_PER_BACKEND = 8;
 
 /**
@@ -29,6 +32,21 @@ export function withRegexBudget<T>(vet: () => T): T {
   }
 }
 
+/** The regular expression runs the backend's vetting has counted so far. */
+export const regexRunsSpent = () => (budget ? MAX_REGEXES_PER_BACKEND - budget.left : 0);
+
+/**
+ * Counts `runs` more runs of regular expressions a request may cause (an ACL used once more runs its patterns once
+ * more); the reason to refuse them, if any.
+ */
+export function spendRegexRuns(runs: number): string | undefined {
+  if (!budget) return undefined;
+  budget.left -= runs;
+  if (budget.left < 0)
+    return `more than ${MAX_REGEXES_PER_BACKEND} regular expression runs a request in one backend (each pattern, once more for each further use of its ACL; each run may cost HAProxy about 10 ms)`;
+  return undefined;
+}
+
 /**
  * Counts one regular expression against the backend's budget, before anything compiles it; the reason to refuse it,
  * if any (said of the pattern).
@@ -37,10 +55,9 @@ export function spendRegex(pattern: string): string | undefined {
   const cost = repetitionCost(pattern);
   if ("refused" in cost) return `${JSON.stringify(pattern)} has ${cost.refused}`;
   if (!budget) return undefined;
-  budget.left--;
   budget.repeated -= cost.repeated;
-  if (budget.left < 0)
-    return `more than ${MAX_REGEXES_PER_BACKEND} regular expressions in one backend (each run may cost HAProxy about 10 ms)`;
+  const overRuns = spendRegexRuns(1);
+  if (overRuns) return overRuns;
   if (budget.repeated < 0)
     return `${JSON.stringify(pattern)} takes the counted repetitions of one backend's patterns past ${MAX_REPEATED_PER_BACKEND} copied characters and classes`;
   return undefined;

@@ -149,7 +149,14 @@ function vetBackendLines(
     return problem(MAX_PARAMS_LINES + 1, lines[MAX_PARAMS_LINES], `more than ${MAX_PARAMS_LINES} lines`);
   }
   const extra = new Set(extraDirectives);
-  const state: BackendState = { acls: new Map(), checks: "none", steps: [], final: {}, serverTls: {} };
+  const state: BackendState = {
+    acls: new Map(),
+    aclRegexes: new Map(),
+    checks: "none",
+    steps: [],
+    final: {},
+    serverTls: {},
+  };
   const kept: string[] = [];
   let maintenance = false;
   for (const [index, line] of lines.entries()) {

@@ -138,6 +138,8 @@ describe("what one run may cost PCRE", () => {
   });
 });
 
+const RUNS = `more than 8 regular expression runs a request in one backend (each pattern, once more for each further use of its ACL; each run may cost HAProxy about 10 ms)`;
+
 describe("a backend's params", () => {
   const acl = (n: number) => `acl a${n} path -m reg ^/p${n}/`;
 
@@ -147,7 +149,7 @@ describe("a backend's params", () => {
     expect(refusal(lines.join("\n"))).toEqual({
       line: MAX_REGEXES_PER_BACKEND + 1,
       text: acl(MAX_REGEXES_PER_BACKEND),
-      reason: `acl a${MAX_REGEXES_PER_BACKEND}: a value: more than ${MAX_REGEXES_PER_BACKEND} regular expressions in one backend (each run may cost HAProxy about 10 ms)`,
+      reason: `acl a${MAX_REGEXES_PER_BACKEND}: a value: ${RUNS}`,
     });
   });
 
@@ -166,6 +168,33 @@ describe("a backend's params", () => {
     const eight = Array.from({ length: MAX_REGEXES_PER_BACKEND }, (_, n) => acl(n)).join("\n");
     expect(vetBackendParams(eight).ok).toBe(true);
     expect(vetBackendParams(eight).ok).toBe(true);
+  });
+});
+
+describe("the runs a request may cause", () => {
+  const uses = (n: number) => Array.from({ length: n }, (_, k) => `http-request set-header X-${k} 1 if slow`);
+
+  it("count an ACL's patterns once more for each further use of the ACL", () => {
+    const params = ["acl slow hdr(x) -m reg ^a ^b", ...uses(4)];
+    expect(vetBackendParams(params.join("\n")).ok).toBe(true);
+    expect(refusal([...params, "http-request deny if slow"].join("\n"))).toEqual({
+      line: 6,
+      text: "http-request deny if slow",
+      reason: `http-request deny: ACL slow: ${RUNS}`,
+    });
+    // Uses in one condition count each.
+    expect(refusal(`acl slow path -m reg ^a\nhttp-request deny if ${"slow ".repeat(9).trim()}`)?.reason).toBe(
+      `http-request deny: ACL slow: ${RUNS}`,
+    );
+  });
+
+  it("count a pattern added after the ACL's uses for each of them, and no ACL without one", () => {
+    // Five uses of two patterns: ten runs.
+    const params = ["acl slow path -m reg ^a", ...uses(5), "acl slow path -m reg ^b"];
+    expect(refusal(params.join("\n"))).toEqual({ line: 7, text: params[6], reason: `acl slow: ${RUNS}` });
+    expect(
+      vetBackendParams(["acl fast path_beg /a", ...Array(50).fill("http-request deny if fast")].join("\n")).ok,
+    ).toBe(true);
   });
 });
 
