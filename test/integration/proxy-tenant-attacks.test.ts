@@ -105,6 +105,9 @@ const backend = (params: string, backendContainers?: unknown[]) => ({
   ...(backendContainers && { backendContainers }),
 });
 
+const COSTLY_REGEX =
+  "a cost to HAProxy's PCRE above 10000000 character tests on a 16384-byte text (anchor it with ^, or keep each repetition from matching what follows it)";
+
 const refusals: [string, string, string, unknown, number, string][] = [
   [
     "response splitting in a header value after agent-send",
@@ -222,6 +225,30 @@ const refusals: [string, string, string, unknown, number, string][] = [
     { label: "site", domainForwardings: [{ domainName: "mallory.example" }, { domainName: "gamma-corp.example" }] },
     409,
     `gamma-corp.example: another project holds names under it`,
+  ],
+  [
+    "a regex PCRE runs in polynomial time, on each value of a header (it made HAProxy's watchdog kill it)",
+    "POST",
+    "/backends/mallory",
+    backend("acl slow hdr(x) -m reg .*.*.*.*.*.*.*.*=x\nhttp-request deny if slow"),
+    400,
+    `params line 1: acl slow: a value: ".*.*.*.*.*.*.*.*=x" has ${COSTLY_REGEX}`,
+  ],
+  [
+    "the same regex in replace-value, which runs once per value",
+    "POST",
+    "/backends/mallory",
+    backend("http-request replace-value X .*.*.*.*.*.*.*.*=x y"),
+    400,
+    `params line 1: http-request replace-value: the match: ".*.*.*.*.*.*.*.*=x" has ${COSTLY_REGEX}`,
+  ],
+  [
+    "one regex ACL used in nine rules: nine runs a request",
+    "POST",
+    "/backends/mallory",
+    backend(["acl api path -m reg ^/api/", ...Array(9).fill("http-request set-header X-Api 1 if api")].join("\n")),
+    400,
+    `params line 10: http-request set-header: ACL api: more than 8 regular expression runs a request in one backend (each pattern, once more for each further use of its ACL; each run may cost HAProxy about 10 ms)`,
   ],
 ];
 
