@@ -63,8 +63,11 @@ export function spendRegex(pattern: string): string | undefined {
   return undefined;
 }
 
-/** Why a pattern could backtrack without bound in PCRE, or undefined. Expects a pattern RE2 compiled. */
-export function backtrackingRisk(pattern: string): string | undefined {
+/**
+ * Why a pattern could backtrack without bound in PCRE, or undefined; `everyStart` for regsub (see workOf). Expects a
+ * pattern RE2 compiled.
+ */
+export function backtrackingRisk(pattern: string, everyStart = false): string | undefined {
   // One frame per open group: whether it holds an alternation or a repetition so far.
   const groups: { risky: boolean }[] = [];
   let closedRisky = false;
@@ -102,7 +105,11 @@ export function backtrackingRisk(pattern: string): string | undefined {
     }
     closedRisky = false;
   }
-  if (workOf(pattern) > MAX_WORK)
-    return `a cost to HAProxy's PCRE above ${MAX_WORK} character tests on a ${LONGEST_TEXT}-byte text (anchor it with ^, or keep each repetition from matching what follows it)`;
+  if (workOf(pattern, everyStart) > MAX_WORK) {
+    const advice = everyStart
+      ? "regsub runs it again from each match's end, where ^ matches too: keep each repetition from matching what follows it"
+      : "anchor it with ^, or keep each repetition from matching what follows it";
+    return `a cost to HAProxy's PCRE above ${MAX_WORK} character tests on a ${LONGEST_TEXT}-byte text (${advice})`;
+  }
   return undefined;
 }

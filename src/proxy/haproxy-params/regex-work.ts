@@ -31,6 +31,9 @@ interface Item extends Cost {
   min: number;
   /** What one repetition of it costs. */
   once: number;
+  /** A group's first character, read again when the group ends the pattern. */
+  body?: number;
+  repeated?: boolean;
   anchor?: boolean;
 }
 
@@ -96,7 +99,12 @@ const then = (item: Cost, rest: Cost): Cost => ({
 });
 
 /** Reads alternatives from `start` to the `)` closing them (or the end); their cost and where they end. */
-function alternatives(pattern: string, start: number, reading: Reading, top: boolean) {
+function alternatives(
+  pattern: string,
+  start: number,
+  reading: Reading,
+  top: boolean,
+): { cost: Cost; end: number; anchored: boolean } {
   const branches: Item[][] = [[]];
   let i = start;
   for (; i < pattern.length && pattern[i] !== ")"; i++) {
@@ -108,7 +116,9 @@ function alternatives(pattern: string, start: number, reading: Reading, top: boo
     i = quantified(pattern, end, item, reading.length);
     branches[branches.length - 1].push(item);
   }
-  const costs = branches.map((items) => sequence(items, top));
+  const costs = branches.map((items) =>
+    sequence(items, top, (body) => alternatives(pattern, body, reading, true).cost),
+  );
   const cost = costs.reduce((sum, c) => ({ entry: sum.entry + c.entry, choices: sum.choices + c.choices }));
   // `(?i)` before `^` reads nothing.
   const first = branches[0].find((item) => item.once !== 0);
@@ -134,7 +144,7 @@ function atom(pattern: string, i: number, reading: Reading): { item: Item; end: 
     const bodyStart = groupPrefixEnd(pattern, i);
     if (pattern[bodyStart] === ")") return { item: { entry: 0, choices: 1, min: 1, once: 0 }, end: bodyStart + 1 };
     const inner = alternatives(pattern, bodyStart, reading, false);
-    return { item: { ...inner.cost, min: 1, once: inner.cost.entry }, end: inner.end + 1 };
+    return { item: { ...inner.cost, min: 1, once: inner.cost.entry, body: bodyStart }, end: inner.end + 1 };
   }
   if (ch === "^" || ch === "$") return single(null, i + 1, ch === "^");
   return single(ch === "." ? ALL : one(ch.charCodeAt(0)), i + 1);
@@ -159,6 +169,7 @@ function quantified(pattern: string, i: number, item: Item, length: number): num
   if (pattern[end] === "?" && end > i) end++;
   if (end === i) return i - 1;
   item.min = min;
+  item.repeated = true;
   // A repetition without a bound reads up to the whole text, each time it is tried.
   item.entry = item.once * (max === Infinity ? length : max);
   item.choices = max === Infinity ? length + 1 : max - min + 1;
@@ -168,9 +179,10 @@ function quantified(pattern: string, i: number, item: Item, length: number): num
 /**
  * The cost of a sequence of items. A repetition of one character followed by a required character it cannot match
  * (`[^/]+/`, `[0-9]+\.`) never gives one back: PCRE makes it possessive. One ending the whole pattern ends the run
- * once it has its least count: it reads the rest of the text once a run (workOf adds that).
+ * once it has its least count: it reads the rest of the text once a run (workOf adds that); so does what ends a group
+ * ending the pattern.
  */
-function sequence(items: Item[], top: boolean): Cost {
+function sequence(items: Item[], top: boolean, endingGroup: (body: number) => Cost): Cost {
   let rest: Cost = { entry: 0, choices: 1 };
   for (let k = items.length - 1; k >= 0; k--) {
     const item = items[k];
@@ -178,17 +190,18 @@ function sequence(items: Item[], top: boolean): Cost {
     const last = top && k === items.length - 1;
     const disjoint =
       item.chars !== undefined && next?.chars !== undefined && next.min >= 1 && !(item.chars & next.chars);
-    if (last) rest = then({ entry: item.once * Math.max(item.min, 1), choices: 1 }, rest);
+    if (last && item.body !== undefined && !item.repeated) rest = then(endingGroup(item.body), rest);
+    else if (last) rest = then({ entry: item.once * Math.max(item.min, 1), choices: 1 }, rest);
     else rest = then(disjoint ? { ...item, choices: 1 } : item, rest);
   }
   return rest;
 }
 
 /** An upper bound of the character tests one run of `pattern` costs on a text of `length` bytes. */
-function runWork(pattern: string, length: number): number {
+function runWork(pattern: string, length: number, everyStart: boolean): number {
   const fold = /\(\?[a-zA-Z-]*i/.test(pattern) ? caseless : (set: bigint) => set;
   const { cost, anchored } = alternatives(pattern, 0, { length, fold }, true);
-  return (anchored ? 1 : length + 1) * (cost.entry + cost.choices) + length;
+  return (anchored && !everyStart ? 1 : length + 1) * (cost.entry + cost.choices) + length;
 }
 
 /**
@@ -196,6 +209,8 @@ function runWork(pattern: string, length: number): number {
  * times what a start costs, each repetition trying every length it may take before what follows. That is a
  * polynomial in the text's length with no negative coefficient, so however the request splits its LONGEST_TEXT bytes
  * into values (one run each), the runs cost at most one run on all of them plus LONGEST_TEXT runs on empty texts.
- * Expects a pattern RE2 compiled and backtrackingRisk let through (no repeated group that holds a choice).
+ * `everyStart` for regsub, which runs the pattern again from each match's end, where `^` matches too. Expects a
+ * pattern RE2 compiled and backtrackingRisk let through (no repeated group that holds a choice).
  */
-export const workOf = (pattern: string) => runWork(pattern, LONGEST_TEXT) + LONGEST_TEXT * runWork(pattern, 0);
+export const workOf = (pattern: string, everyStart = false) =>
+  runWork(pattern, LONGEST_TEXT, everyStart) + LONGEST_TEXT * runWork(pattern, 0, everyStart);

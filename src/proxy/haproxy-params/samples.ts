@@ -132,12 +132,13 @@ export function parseCalls(text: string, what: string): Call[] {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** What each argument type must look like; a type not listed is one no tenant keyword takes. */
-const ARGUMENT_TYPES: Partial<Record<ArgumentType, (value: string, what: string) => void>> = {
+const ARGUMENT_TYPES: Partial<Record<ArgumentType, (value: string, what: string, args: string[]) => void>> = {
   integer: (value, what) => {
     if (!/^[+-]?[0-9]{1,18}$/.test(value)) refuse(`${what} must be an integer, not ${quote(value)}`);
   },
   string: () => {},
-  regex: (value, what) => regex(value, what),
+  // Only regsub takes a regex argument; with the g flag (its third) it runs it again from each match's end.
+  regex: (value, what, args) => regex(value, what, (args[2] ?? "").includes("g")),
   "IPv4 address": (value, what) => {
     if (!ipaddr.IPv4.isValidFourPartDecimal(value) || /(^|\.)0[0-9]/.test(value))
       refuse(`${what} must be an IPv4 address, not ${quote(value)}`);
@@ -182,7 +183,7 @@ function checkArguments(
     const type = spec.args[index];
     const check = ARGUMENT_TYPES[type];
     if (!check) refuse(`${subject} is of type ${type}, which a tenant may not give`);
-    check(value, subject);
+    check(value, subject, given);
     values[index]?.(value, subject);
   });
 }

@@ -89,7 +89,8 @@ export const REPLY_STATUSES = [
   "504",
 ];
 
-export function regex(word: string | undefined, what: string): void {
+/** Checks a regular expression; `everyStart` for regsub's, which runs from each match's end (see workOf). */
+export function regex(word: string | undefined, what: string, everyStart = false): void {
   if (word === undefined) refuse(`${what} needs a regular expression`);
   // Before RE2 compiles it: what its counted repetitions copy is what compiling it costs.
   const overBudget = spendRegex(word);
@@ -100,7 +101,7 @@ export function regex(word: string | undefined, what: string): void {
   } catch {
     refuse(`${what}: ${quote(word)} is not a regular expression in RE2 syntax`);
   }
-  const risk = backtrackingRisk(word);
+  const risk = backtrackingRisk(word, everyStart);
   if (risk) refuse(`${what}: ${quote(word)} has ${risk}`);
   const difference = pcreDifference(word);
   if (difference) refuse(`${what}: ${quote(word)} has ${difference}`);

@@ -171,6 +171,28 @@ describe("a backend's params", () => {
   });
 });
 
+describe("regsub's pattern", () => {
+  const regsub = (pattern: string, flags: string) => `acl a 'path,regsub("${pattern}",x${flags})' -m found`;
+  const AGAIN = `a cost to HAProxy's PCRE above 10000000 character tests on a 16384-byte text (regsub runs it again from each match's end, where ^ matches too: keep each repetition from matching what follows it)`;
+
+  it("with the g flag, costs each start: ^ anchors nothing (an anchored pattern matching one byte a run ran 3.6 s)", () => {
+    const pattern = "^(?:[ab]*[ab]{100}=|a)";
+    expect(vetBackendParams(regsub(pattern, "")).ok).toBe(true);
+    expect(refusal(regsub(pattern, ",g"))).toEqual({
+      line: 1,
+      text: regsub(pattern, ",g"),
+      reason: `acl a: argument 1 of "regsub": ${JSON.stringify(pattern)} has ${AGAIN}`,
+    });
+  });
+
+  it("ending in a group that ends the pattern reads that group's end once a run", () => {
+    expect(vetBackendParams(regsub("^/old/(.*)", ",g")).ok).toBe(true);
+    expect(vetBackendParams(regsub("/api/(x|y.*)", ",g")).ok).toBe(true);
+    expect(workOf("/api/(.*)", true)).toBeLessThanOrEqual(MAX_WORK);
+    expect(workOf("/api/(.*)x", true)).toBeGreaterThan(MAX_WORK);
+  });
+});
+
 describe("the runs a request may cause", () => {
   const uses = (n: number) => Array.from({ length: n }, (_, k) => `http-request set-header X-${k} 1 if slow`);
 
