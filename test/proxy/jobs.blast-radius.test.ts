@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { alertLines } from "../../haproxy-agent/alerts.mjs";
-import { MAX_ISOLATION_ROUNDS, MAX_TRACING_CHECKS, TRACED } from "../../src/proxy/haproxy/checked-bundle";
+import { MAX_ISOLATION_ROUNDS, TRACED } from "../../src/proxy/haproxy/checked-bundle";
 import { as, asAdmin, createApiUser, createBackend, createHost, expectJson } from "../support/proxy-api";
 import { createProjectWithContainers } from "../support/proxy-fixtures";
 import { agentEnv, applied, callWith, fakeAgents, type AgentCall } from "../support/proxy-job-env";
@@ -243,26 +243,72 @@ const crashingCheck = (call: AgentCall) =>
     ? Response.json({ valid: false, error: "haproxy -c failed (exit -1): malloc(): corrupted top size", alerts: [] })
     : Response.json({ valid: true });
 
+/** The tenant sections of a checked file, in order. */
+const tenantSections = (call: AgentCall) => call.body.files["haproxy.cfg"].match(/^backend \S+_\d+_\S+$/gm) ?? [];
+
+/**
+ * The checks one round of tracing makes among `sections` while `crashes` is among them: halves are left out from the
+ * front, the half kept out while the rest is searched; answers the section found and the checks it took.
+ */
+function halving(sections: string[], crashes: (section: string) => boolean) {
+  let suspects = sections;
+  let leftOut: string[] = [];
+  let checks = 0;
+  while (suspects.length > 1) {
+    const half = suspects.slice(0, Math.ceil(suspects.length / 2));
+    checks++;
+    const passes = !sections.some(
+      (section) => crashes(section) && !leftOut.includes(section) && !half.includes(section),
+    );
+    if (passes) suspects = half;
+    else [leftOut, suspects] = [[...leftOut, ...half], suspects.slice(half.length)];
+  }
+  return { found: suspects[0], checks };
+}
+
 describe("a refusal that names no line", () => {
+  const left = (backend: string) =>
+    `WARN: backend ${backend} is left out: the load balancer refused it (${TRACED}); its domains answer 503`;
+
   it("is traced to the backend without which the check passes, which is left out", async () => {
     const { calls, checks } = fakeAgents(applied, crashingCheck);
     const warnings = await expectJson(callWith(agentEnv(EXTRA), "/admin/gensynchaprx"), 200);
-    expect(warnings).toContain(
-      `WARN: backend blastbad_${badBackend}_site is left out: the load balancer refused it (${TRACED}); its domains answer 503`,
-    );
-    expect(warnings.filter((warning: string) => warning.includes("is left out"))).toHaveLength(1);
-    // The first check, one without every tenant backend, a halving per check down to one, and the candidate shipped.
-    const suspects = checks[0].body.files["haproxy.cfg"].match(/^backend \S+_\d+_\S+$/gm)!.length;
-    const halvings = checks.length - 3;
-    expect(halvings).toBeGreaterThanOrEqual(Math.floor(Math.log2(suspects)));
-    expect(halvings).toBeLessThanOrEqual(Math.min(Math.ceil(Math.log2(suspects)), MAX_TRACING_CHECKS - 1));
-    expect(checks[1].body.files["haproxy.cfg"]).not.toContain("\nbackend blast");
+    const bad = `blastbad_${badBackend}_site`;
+    expect(warnings.filter((warning: string) => warning.includes("is left out"))).toEqual([left(bad)]);
+    const round = halving(tenantSections(checks[0]), (section) => section === `backend ${bad}`);
+    expect(round.found).toBe(`backend ${bad}`);
+    // The first check, one without every tenant backend, the halvings, and the candidate shipped.
+    expect(checks).toHaveLength(3 + round.checks);
+    expect(tenantSections(checks[1])).toEqual([]);
     expect(calls).toHaveLength(1);
     expect(calls[0].body.files["haproxy.cfg"]).toBe(checks.at(-1)!.body.files["haproxy.cfg"]);
+    expect(tenantSections(checks.at(-1)!)).toEqual(tenantSections(checks[0]).filter((s) => s !== `backend ${bad}`));
     expect(calls[0].body.files["haproxy.cfg"]).toContain(
       `backend blastgood_${goodBackend}_site\n    balance leastconn\n`,
     );
     expect(calls[0].body.files["domain2backend.map"]).toContain("\nwww.blastbad.example bk_unavailable\n");
+  });
+
+  it("traces two crashing backends over two rounds, checking once without every tenant backend", async () => {
+    await storeParams(goodBackend, "bogus-directive off\nbalance leastconn");
+    const { calls, checks } = fakeAgents(applied, crashingCheck);
+    const warnings = await expectJson(callWith(agentEnv(EXTRA), "/admin/gensynchaprx"), 200);
+    const crashing = [`backend blastbad_${badBackend}_site`, `backend blastgood_${goodBackend}_site`];
+    const first = halving(tenantSections(checks[0]), (section) => crashing.includes(section));
+    const second = halving(
+      tenantSections(checks[0]).filter((section) => section !== first.found),
+      (section) => crashing.includes(section),
+    );
+    expect([first.found, second.found].sort()).toEqual(crashing);
+    expect(warnings.filter((warning: string) => warning.includes("is left out")).sort()).toEqual(
+      crashing.map((section) => left(section.slice("backend ".length))),
+    );
+    // Round 1: its check, the one without every tenant backend, its halvings; round 2: its check and its halvings
+    // (the check without every tenant backend is not made again); then the candidate shipped.
+    expect(checks).toHaveLength(2 + first.checks + 1 + second.checks + 1);
+    expect(tenantSections(checks[1])).toEqual([]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].body.files["haproxy.cfg"]).not.toContain("bogus-directive");
   });
 
   it("fails the run when the check fails without any tenant backend too", async () => {

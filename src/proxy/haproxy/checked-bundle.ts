@@ -9,11 +9,6 @@ import { attributeAlerts, namesNothing } from "./isolation";
 
 /** Rounds of leaving out what the master's `haproxy -c` refused before the refusal fails the run. */
 export const MAX_ISOLATION_ROUNDS = 10;
-/**
- * Most checks one generation spends tracing refusals that name no tenant backend: one without any tenant backend,
- * then a halving per check, enough to find one backend among 16,000.
- */
-export const MAX_TRACING_CHECKS = 15;
 
 /** What a tenant whose backend was traced that way is told: HAProxy's own output names nothing of theirs. */
 export const TRACED = "haproxy -c failed without naming a line while this backend was in, and passed without it";
@@ -68,7 +63,7 @@ export async function checkedBundle(
   generate: Generate,
 ): Promise<Candidate & { refusal?: Refusal; agentRuns?: number }> {
   const excluded = new Map<number, string>();
-  const tracing = { checksLeft: MAX_TRACING_CHECKS };
+  const tracing = { passesWithoutTenants: undefined as boolean | undefined };
   for (let round = 1; ; round++) {
     const current = await candidate(generate, excluded);
     if (!agent) return current;
@@ -105,22 +100,21 @@ export async function checkedBundle(
 
 /**
  * The tenant backend to leave out for a refusal that names none, or undefined when the refusal is not the tenants'
- * (it stays without any of their backends) or the checks ran out. Keeps the check passing with the suspects left out
- * and failing without: one half goes, and if the check still fails the other half holds a backend it needs gone
- * (the first half stays out meanwhile). Other backends to blame are found by the next rounds.
+ * (it stays without any of their backends: checked once a generation) or the agent cannot answer. Keeps the check
+ * passing with the suspects left out and failing without: one half goes, and if the check still fails the other half
+ * holds a backend it needs gone (the first half stays out meanwhile). So ⌈log₂ n⌉ checks a round; other backends to
+ * blame are found by the next rounds, MAX_ISOLATION_ROUNDS bounding them all.
  */
 async function traceUnattributed(
   agent: Agent,
   generate: Generate,
   excluded: ReadonlyMap<number, string>,
   current: Candidate,
-  tracing: { checksLeft: number },
+  tracing: { passesWithoutTenants: boolean | undefined },
 ): Promise<number | undefined> {
   let suspects = [...new Set(current.bundle.sections.map((place) => place.backendId))];
   let leftOut: number[] = [];
   const passesWithout = async (ids: number[]) => {
-    if (tracing.checksLeft === 0) return undefined;
-    tracing.checksLeft--;
     const { files, digest } = await candidate(
       generate,
       new Map([...excluded, ...ids.map((id) => [id, TRACED] as const)]),
@@ -133,7 +127,10 @@ async function traceUnattributed(
       },
     );
   };
-  if (suspects.length === 0 || (await passesWithout(suspects)) !== true) return undefined;
+  if (suspects.length === 0) return undefined;
+  // Without every tenant backend the file is the same whatever was excluded: one check answers for all rounds.
+  tracing.passesWithoutTenants ??= await passesWithout(suspects);
+  if (tracing.passesWithoutTenants !== true) return undefined;
   while (suspects.length > 1) {
     const half = suspects.slice(0, Math.ceil(suspects.length / 2));
     const passes = await passesWithout([...leftOut, ...half]);
