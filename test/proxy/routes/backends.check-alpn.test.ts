@@ -1,10 +1,11 @@
 // check-alpn on both a backend's default-server and one of its servers (HAProxy 2.6 frees the shared value again on
-// each such server, and `haproxy -c` aborts with no ALERT, which refuses every generation): refused whichever of the
-// two a write posts and whichever is stored, and by the switch of containers.
+// each such server, and `haproxy -c` aborts with no ALERT): refused whichever of the two a write posts and whichever is
+// stored, and by the switch of containers.
 import { env } from "cloudflare:workers";
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { as, createApiUser, createBackend, errorBody, expectJson } from "../../support/proxy-api";
 import { createProjectOnHost } from "../../support/proxy-fixtures";
+import { silenceConsoleAndRestoreMocks } from "../../support/silent-console";
 
 let tenant: string;
 let one: number;
@@ -42,12 +43,7 @@ beforeAll(async () => {
   tenant = await createApiUser("alpnuser", ["alpn"]);
 });
 
-beforeEach(() => {
-  vi.spyOn(console, "log").mockImplementation(() => {});
-  vi.spyOn(console, "error").mockImplementation(() => {});
-});
-
-afterEach(() => vi.restoreAllMocks());
+silenceConsoleAndRestoreMocks();
 
 describe("check-alpn on both the default-server and a server", () => {
   // The containers' ids are known once beforeAll has run: bodies and messages are read then.
