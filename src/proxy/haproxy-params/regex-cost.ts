@@ -63,6 +63,9 @@ export function spendRegex(pattern: string): string | undefined {
   return undefined;
 }
 
+/** A pattern that starts with `^`, after any flags: advice to anchor it would not help. */
+const ANCHORED = /^(?:\(\?[a-zA-Z-]*\))*\^/;
+
 /**
  * Why a pattern could backtrack without bound in PCRE, or undefined; `everyStart` for regsub (see workOf). Expects a
  * pattern RE2 compiled.
@@ -108,7 +111,9 @@ export function backtrackingRisk(pattern: string, everyStart = false): string | 
   if (workOf(pattern, everyStart) > MAX_WORK) {
     const advice = everyStart
       ? "regsub runs it again from each match's end, where ^ matches too: keep each repetition from matching what follows it"
-      : "anchor it with ^, or keep each repetition from matching what follows it";
+      : ANCHORED.test(pattern)
+        ? "keep each repetition from matching what follows it, or match a substring with -m sub"
+        : "anchor it with ^, or keep each repetition from matching what follows it";
     return `a cost to HAProxy's PCRE above ${MAX_WORK} character tests on a ${LONGEST_TEXT}-byte text (${advice})`;
   }
   return undefined;

@@ -8,8 +8,8 @@ export const LONGEST_TEXT = 16384;
 
 /**
  * Most work one run may cost, in character tests: PCRE2's JIT makes about one a nanosecond, so a run costs at most
- * about 10 ms. An unanchored pattern may not backtrack into an unbounded repetition (`foo.*bar`: write `^.*foo.*bar`
- * or `[^b]*`); an anchored one may, into one.
+ * about 10 ms. An unanchored pattern may not backtrack into an unbounded repetition (`foo.*bar`), nor an anchored one
+ * into two (`^.*foo.*bar`): a substring is matched with `-m sub`, which costs one pass.
  */
 export const MAX_WORK = 10_000_000;
 
