@@ -138,7 +138,8 @@ export function tlsBounds(
  * Refuses check-alpn on a server when its backend's default-server sets it too. HAProxy 2.6 gives every server the
  * default-server's check-alpn by pointer, not by copy, and a server's own check-alpn frees it: the next such server
  * frees it again. `haproxy -c` then says the file is valid and aborts (malloc_consolidate(): invalid chunk size), with
- * no ALERT naming the backend, so every generation is refused; a later server without its own would send freed memory.
+ * no ALERT naming the backend (checked-bundle.ts traces such a refusal, one check per halving); a later server without
+ * its own would send freed memory.
  */
 export function checkAlpnOnce(options: ReadonlyMap<string, string | undefined>, inherited: ServerDefaults): void {
   if (inherited.checkAlpn && options.has("check-alpn")) {
