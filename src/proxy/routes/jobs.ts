@@ -28,7 +28,8 @@ import {
 } from "../pki/certificates";
 import { certificateSummary, PROVIDED_NAME_PATTERN } from "../pki/selection";
 import { findChallenge } from "../pki/acme-issuer";
-import { getSshProxyVersion, listSshProxyVersions } from "../sshproxy/versions";
+import { getSshProxyInForce, getSshProxyVersion, listSshProxyVersions, sshProxySettingsOf } from "../sshproxy/versions";
+import { proxySettings } from "../settings";
 import { auditRemovalStatement, auditStatementReturningId, recordAudit } from "../audit/log";
 import type { RecordedWithRun } from "../../jobs/enqueue";
 import { deleted } from "./admin";
@@ -225,7 +226,11 @@ const sshProxyRoute = createRoute({
   path: "/admin/sshproxy",
   operationId: "getSshProxyVersion",
   tags: ["jobs"],
-  summary: "The latest SSH proxy configuration: accounts as JSON and as an sshpiperd YAML file",
+  summary: "The SSH proxy configuration in force: accounts as JSON and as an sshpiperd YAML file",
+  description:
+    "The newest version, as far as the installation still grants it: an account whose grant was removed or whose " +
+    "container moved since is left out (a user or key taken away too), with a `WARN:` each; the file is then " +
+    "generated again and `digest` is that of the answer.",
   ...reading,
   responses: { 200: json(SshProxyVersion, "the latest version"), ...pick(401, 404), ...adminErrors },
 });
@@ -340,7 +345,9 @@ function registerVersionRoutes(app: OpenAPIHono<ProxyEnv>): void {
   register(app, haproxyVersionRoute, async (c) =>
     jsonResponse(c, await getVersion(database(c.env.DB), versionParam(c))),
   );
-  register(app, sshProxyRoute, async (c) => jsonResponse(c, await getSshProxyVersion(database(c.env.DB))));
+  register(app, sshProxyRoute, async (c) =>
+    jsonResponse(c, await getSshProxyInForce(database(c.env.DB), sshProxySettingsOf(proxySettings(c.env)))),
+  );
   register(app, sshProxyVersionsRoute, async (c) => jsonResponse(c, await listSshProxyVersions(database(c.env.DB))));
   register(app, sshProxyVersionRoute, async (c) =>
     jsonResponse(c, await getSshProxyVersion(database(c.env.DB), versionParam(c))),

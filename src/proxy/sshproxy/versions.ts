@@ -6,6 +6,7 @@ import { filePieces, joinPieces, type Database } from "../../shared/db";
 import { unifiedDiff } from "../unified-diff";
 import { NotFound, versionNotFound } from "../domain-errors";
 import type { Ipv6Network } from "../installation/addresses";
+import type { SshInstallation } from "../installation/rows";
 import { loadSshInstallation } from "../installation/load";
 import type { ProxySettings } from "../settings";
 import {
@@ -139,20 +140,48 @@ async function findSshProxyVersion(db: Database, version?: number) {
   return row && { ...row, ...(await filesOf(db, row.id)) };
 }
 
-/** The newest version (the one in force), or a given one. */
-export async function getSshProxyVersion(db: Database, version?: number) {
+/** A stored version's answer: its summary, warnings, accounts and file. */
+const versionAnswer = (row: NonNullable<Awaited<ReturnType<typeof findSshProxyVersion>>>) => ({
+  ...summary(row),
+  warnings: row.warnings,
+  accounts: JSON.parse(row.accounts) as SshAccount[],
+  yaml: row.yaml,
+});
+
+/** A stored version, as stored (GET /admin/sshproxy/versions/{version}: history, not what sshpiperd runs). */
+export async function getSshProxyVersion(db: Database, version: number) {
   const row = await findSshProxyVersion(db, version);
-  if (!row) {
-    throw version === undefined
-      ? new NotFound("No SSH proxy configuration has been generated yet")
-      : versionNotFound(version);
-  }
-  return {
-    ...summary(row),
-    warnings: row.warnings,
-    accounts: JSON.parse(row.accounts) as SshAccount[],
-    yaml: row.yaml,
-  };
+  if (!row) throw versionNotFound(version);
+  return versionAnswer(row);
+}
+
+/** Stored accounts as far as the installation grants them now (accountsStillGranted), with a warning for each cut. */
+const stillGranted = (
+  installation: SshInstallation,
+  stored: readonly SshAccount[],
+  addressExceptions: readonly Ipv6Network[],
+) => accountsStillGranted(stored, generateSshAccounts(installation, addressExceptions).accounts);
+
+/**
+ * GET /admin/sshproxy, what sshpiperd is fed: the newest version as far as the installation grants it now. A grant
+ * removed or an address freed (a container moved or deleted) stops at once, not at the next writesshprx: another
+ * tenant may take the address at once, and the shared upstream key would log in to its machine. When anything is cut,
+ * the file is generated again with the current settings, the digest is that of what is answered (no longer the
+ * version's own) and the cuts are `WARN:`s after the version's warnings; otherwise the version is answered as stored.
+ * Reads the version (2 queries) and the installation (1 batch) concurrently.
+ */
+export async function getSshProxyInForce(
+  db: Database,
+  input: { files: SshProxyFiles; addressExceptions: readonly Ipv6Network[] },
+) {
+  const [row, installation] = await Promise.all([findSshProxyVersion(db), loadSshInstallation(db)]);
+  if (!row) throw new NotFound("No SSH proxy configuration has been generated yet");
+  const stored = versionAnswer(row);
+  const { accounts, warnings: cut } = stillGranted(installation, stored.accounts, input.addressExceptions);
+  if (cut.length === 0) return stored;
+  const yaml = sshpiperdYaml(accounts, input.files);
+  const digest = await digestOf(JSON.stringify(accounts), yaml);
+  return { ...stored, digest, warnings: [...stored.warnings, ...cut], accounts, yaml };
 }
 
 export async function listSshProxyVersions(db: Database) {
@@ -188,8 +217,8 @@ export async function restoreSshProxyVersion(
 ) {
   const old = await findSshProxyVersion(db, input.version);
   if (!old) throw versionNotFound(input.version);
-  const current = generateSshAccounts(await loadSshInstallation(db), input.addressExceptions).accounts;
-  const { accounts, warnings: cut } = accountsStillGranted(JSON.parse(old.accounts) as SshAccount[], current);
+  const restored = JSON.parse(old.accounts) as SshAccount[];
+  const { accounts, warnings: cut } = stillGranted(await loadSshInstallation(db), restored, input.addressExceptions);
   const whole = cut.length === 0;
   const accountsJson = whole ? old.accounts : JSON.stringify(accounts);
   const yaml = whole ? old.yaml : sshpiperdYaml(accounts, input.files);
