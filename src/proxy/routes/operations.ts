@@ -134,7 +134,8 @@ const sshActivateRoute = createRoute({
   summary: "Rolls back: stores a stored SSH proxy version again as the newest one (restoredFrom)",
   description:
     "Under writesshprx's lock, recorded as a writesshprx run. Only what the installation still grants comes back: " +
-    "accounts no longer granted or whose target moved, and users and keys taken away since, are left out with a WARN.",
+    "accounts no longer granted or whose target moved, and users and keys taken away since, are left out with a WARN. " +
+    "The file is generated again with the current upstream key and known_hosts files.",
   ...writing,
   request: { params: labelParams("version") },
   responses: {

@@ -202,7 +202,8 @@ export async function sshProxyVersionExists(db: Database, version: number): Prom
 /**
  * POST /admin/sshproxy/versions/{version}/activate: stores an older version's accounts and file again as the newest
  * version (the one in force), noting which version it restores. Only what the installation still grants comes back
- * (accountsStillGranted): when anything is cut, the file is generated again from the accounts kept.
+ * (accountsStillGranted). The file is always generated again from the accounts restored, with the current upstream key
+ * and known_hosts files: the old version's would undo a key rotation made since.
  */
 export async function restoreSshProxyVersion(
   db: Database,
@@ -219,13 +220,12 @@ export async function restoreSshProxyVersion(
   if (!old) throw versionNotFound(input.version);
   const restored = JSON.parse(old.accounts) as SshAccount[];
   const { accounts, warnings: cut } = stillGranted(await loadSshInstallation(db), restored, input.addressExceptions);
-  const whole = cut.length === 0;
-  const accountsJson = whole ? old.accounts : JSON.stringify(accounts);
-  const yaml = whole ? old.yaml : sshpiperdYaml(accounts, input.files);
+  const accountsJson = JSON.stringify(accounts);
+  const yaml = sshpiperdYaml(accounts, input.files);
   const version = await insertVersion(
     db,
     {
-      digest: whole ? old.digest : await digestOf(accountsJson, yaml),
+      digest: await digestOf(accountsJson, yaml),
       jobRunId: input.runId,
       restoredFrom: old.id,
       warnings: [...old.warnings, ...cut],

@@ -19,9 +19,16 @@ silenceConsoleAndRestoreMocks();
 describe("the SSH proxy: versions, preview, activate", () => {
   const files = { upstreamKeyFile: "/etc/sshpiperd/upstream_key", knownHostsFile: "/etc/sshpiperd/known_hosts" };
   // Each call is a run of its own: a run stores one version at most.
-  const write = async () => {
+  const write = async (upstreamKeyFile = files.upstreamKeyFile) => {
     const runId = await createJobRun(db(), { kind: "writesshprx", trigger: "test" });
-    return writeSshProxyConfiguration(db(), { runId, files, kept: 20, addressExceptions: [], now: new Date() });
+    const written = { ...files, upstreamKeyFile };
+    return writeSshProxyConfiguration(db(), {
+      runId,
+      files: written,
+      kept: 20,
+      addressExceptions: [],
+      now: new Date(),
+    });
   };
 
   it("previews the next generation against the one in force, stores nothing, and rolls back", async () => {
@@ -158,6 +165,30 @@ describe("the SSH proxy: versions, preview, activate", () => {
     expect(inForce.yaml).not.toContain(btoa(`${KEY_ANNA}\n${KEY_BEN}\n`));
     expect(inForce.yaml).toContain(btoa(`${KEY_ANNA}\n`));
     expect(inForce.warnings.at(-1)).toBe(cut);
+    expect(inForce.digest).not.toBe(old.digest);
+  });
+
+  it("restores with the current key and known_hosts files: a rollback does not undo their rotation", async () => {
+    const before = await write("/etc/sshpiperd/old_key");
+    await write("/etc/sshpiperd/new_key");
+    const rotated = withVars({ SSH_PROXY_UPSTREAM_KEY_FILE: "/etc/sshpiperd/new_key" });
+    const response = await callWith(rotated, `/admin/sshproxy/versions/${before.version}/activate`, { method: "POST" });
+    const restored = (await expectJson(response, 200)).payload.value;
+
+    const inForce = await expectJson(callWith(rotated, "/admin/sshproxy"), 200);
+    const old = await expectJson(callWith(withVars(), `/admin/sshproxy/versions/${before.version}`), 200);
+    expect(old.yaml).toContain("private_key: /etc/sshpiperd/old_key\n");
+    expect(inForce).toEqual({
+      ...old,
+      version: restored,
+      jobId: Number(response.headers.get("X-Job-Id")),
+      restoredFrom: before.version,
+      createdAt: inForce.createdAt,
+      digest: inForce.digest,
+      yaml: old.yaml.replaceAll("private_key: /etc/sshpiperd/old_key\n", "private_key: /etc/sshpiperd/new_key\n"),
+    });
+    expect(inForce.yaml).not.toContain("old_key");
+    expect(inForce.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(inForce.digest).not.toBe(old.digest);
   });
 
