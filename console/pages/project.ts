@@ -7,8 +7,8 @@ import { html, pending, useAnswer } from "../ui";
 import { BackendForm, ContainerForm, DomainForm, type Project } from "./project-forms";
 import type { Session } from "./sign-in";
 
+/** A backend's links show the container's number: the project's view gives containers by label, without it. */
 function Backends({ project }: { project: Project }) {
-  const byId = new Map(project.containers.map((container: any) => [container.containerId ?? container.id, container]));
   if (project.backends.length === 0) return html`<p>No backend yet.</p>`;
   return html`<table>
     <caption>
@@ -31,7 +31,7 @@ function Backends({ project }: { project: Project }) {
             <td>${backend.port}</td>
             <td><pre>${backend.params || "—"}</pre></td>
             <td>
-              ${backend.backendContainers.map((link: any) => html`<div>${byId.get(link.containerId)?.label ?? `#${link.containerId}`}${link.params ? `: ${link.params}` : ""}</div>`)}
+              ${backend.backendContainers.map((link: any) => html`<div>#${link.containerId}${link.params ? `: ${link.params}` : ""}</div>`)}
             </td>
             <td>${backend.domainForwardings.map((domain: any) => domain.domainName).join(", ") || "—"}</td>
           </tr>`,
@@ -62,7 +62,7 @@ function Containers({ project }: { project: Project }) {
             <td>${container.host?.hostname ?? container.hostId}</td>
             <td>${container.ipv6}</td>
             <td>
-              ${container.containerPermissions.map((grant: any) => grant.email ?? JSON.stringify(grant)).join(", ") || "—"}
+              ${container.containerPermissions.map((grant: any) => `${grant.user?.email} (${grant.permission})`).join(", ") || "—"}
             </td>
           </tr>`,
       )}

@@ -129,6 +129,27 @@ describe("the tenant's pages", () => {
     await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects", `409 /containers/${label}`]);
   });
 
+  it("shows each SSH grant of a container as the user's e-mail and the permission", async () => {
+    const { label, tenant, admin } = await tenantProject(origin, "tg");
+    const email = `dev@${label}.example`;
+    const sshPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGFubmE= dev@laptop";
+    expect((await admin("POST", "/admin/users", { email, sshPublicKey })).status).toBe(200);
+    const grants = [{ permission: "root", userEmail: email }];
+    expect((await admin("PUT", `/admin/containers/${label}/web/permissions`, grants)).status).toBe(200);
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await signIn(page, origin, tenant.username, tenant.password);
+    await page.getByRole("link", { name: label }).click();
+    const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "web", exact: true }) });
+    await row.waitFor();
+    expect(await row.locator("td").allInnerTexts()).toEqual([
+      `${label}.hosts.example.net`,
+      expect.stringMatching(/^2001:db8:2::[0-9a-f]+$/),
+      `${email} (root)`,
+    ]);
+    await expectOnlyOwnOrigin(watched, origin, ["403 /admin/projects"]);
+  });
+
   it("shows a stale edit's conflict, what changed meanwhile, and applies after the reload", async () => {
     const { label, tenant, containerId, admin } = await tenantProject(origin, "ts");
     const watched = await watchedPage(browser);
