@@ -5,6 +5,7 @@ import { ACL_KEYWORD_TABLE, ACL_MATCHES_BY_TYPE, SAMPLE_FETCH_KEYWORDS, type Sam
 import { ALLOWED_FETCHES } from "./sample-policy";
 import { type Place, bothUsable, parseCalls, sampleChain, usableIn } from "./samples";
 import { spendRegexRuns } from "./regex-cost";
+import { PATTERN_WORK, fetchWork, patternWork, spendSampleWork } from "./sample-cost";
 import type { ServerDefaults } from "./tokenizer";
 
 /** HAProxy's predefined ACLs a tenant may use, each with the criterion HAProxy defines it with (acl.c). */
@@ -114,7 +115,12 @@ export function aclBody(words: string[], what: string): string {
   }
   if (match === undefined)
     refuse(`${what}: ${quote(criterion)} needs -m to say how it matches (str, beg, end, sub, reg...)`);
-  checkValues(rest.slice(i), match, what);
+  const values = rest.slice(i);
+  checkValues(values, match, what);
+  // `gt 0` is one pattern; each other value is one.
+  const patterns = INT_OPERATORS.includes(values[0]) ? values.slice(1) : values;
+  const overBudget = spendSampleWork(patterns.reduce((work, pattern) => work + patternWork(match, pattern), 0));
+  if (overBudget) refuse(`${what}: ${overBudget}`);
   return usage;
 }
 
@@ -122,8 +128,11 @@ export function aclBody(words: string[], what: string): string {
 export interface BackendState {
   /** Each ACL's usage: where every one of its expressions may be used. */
   acls: Map<string, string>;
-  /** Each ACL's regular expressions and the conditions that used it so far: each use runs them all. */
-  aclRegexes: Map<string, { patterns: number; uses: number }>;
+  /**
+   * Each ACL's regular expressions and sample work (its lines' fetches and patterns), and the conditions that used it
+   * so far: each use evaluates them all.
+   */
+  aclCosts: Map<string, AclCost>;
   checks: "none" | "httpchk" | "tcp-check";
   /** The check steps so far, for HAProxy's ordering rules (connect first, send after a connect...). */
   steps: ("connect" | "send" | "expect")[];
@@ -131,6 +140,12 @@ export interface BackendState {
   final: { request?: string; response?: string };
   /** The TLS settings the default-server lines so far set (a later line overrides only what it sets). */
   serverTls: ServerDefaults;
+}
+
+export interface AclCost {
+  regexes: number;
+  work: number;
+  uses: number;
 }
 
 export const ACL_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -165,7 +180,7 @@ export function condition(words: string[], start: number, state: BackendState, p
       const usage = state.acls.get(term) ?? predefinedUsage(term);
       if (usage === undefined) refuse(`${what}: no ACL named ${quote(term)} is defined before this line`);
       usableIn(usage, place, what, `ACL ${term}`);
-      useAclRegexes(state, term, what);
+      useAcl(state, term, what);
       i++;
     }
     needTerm = false;
@@ -173,26 +188,36 @@ export function condition(words: string[], start: number, state: BackendState, p
   if (needTerm) refuse(`${what}: the condition is empty or ends with an operator`);
 }
 
-/** Counts one more use of an ACL: from its second, its regular expressions run once more a request. */
-function useAclRegexes(state: BackendState, name: string, what: string): void {
-  const regexes = state.aclRegexes.get(name);
-  if (!regexes) return;
-  regexes.uses++;
-  const over = regexes.uses > 1 ? spendRegexRuns(regexes.patterns) : undefined;
-  if (over) refuse(`${what}: ACL ${name}: ${over}`);
+/**
+ * Counts one more use of an ACL: its lines' fetches and patterns are evaluated once more a request, and from its
+ * second use its regular expressions run once more (their first run was counted where they were written). A
+ * predefined ACL is one fetch and its pattern (HTTP_URL_ABS a regex: `url_reg ^[^/:]*://`).
+ */
+function useAcl(state: BackendState, name: string, what: string): void {
+  const cost = state.aclCosts.get(name);
+  const predefined = own(PREDEFINED_ACLS, name);
+  if (cost) cost.uses++;
+  const regexRuns = cost ? (cost.uses > 1 ? cost.regexes : 0) : predefined === "url_reg" ? 1 : 0;
+  const overRuns = regexRuns > 0 ? spendRegexRuns(regexRuns) : undefined;
+  if (overRuns) refuse(`${what}: ACL ${name}: ${overRuns}`);
+  const work = cost ? cost.work : predefined === undefined ? 0 : fetchWork(fetchOf(predefined)) + PATTERN_WORK;
+  const overWork = spendSampleWork(work);
+  if (overWork) refuse(`${what}: ACL ${name}: ${overWork}`);
 }
 
 /**
  * Records an `acl` line's usage (a name defined on several lines may be used only where each line may), and the
- * regular expressions it added: the rules that already use the ACL run them too.
+ * regular expressions and sample work it added: the rules that already use the ACL evaluate them too.
  */
-export function defineAcl(state: BackendState, name: string, usage: string, patterns: number): void {
+export function defineAcl(state: BackendState, name: string, usage: string, line: Omit<AclCost, "uses">): void {
   const previous = state.acls.get(name);
   state.acls.set(name, previous === undefined ? usage : bothUsable(previous, usage));
-  if (patterns === 0) return;
-  const regexes = state.aclRegexes.get(name) ?? { patterns: 0, uses: 0 };
-  regexes.patterns += patterns;
-  state.aclRegexes.set(name, regexes);
-  const over = regexes.uses > 1 ? spendRegexRuns(patterns * (regexes.uses - 1)) : undefined;
-  if (over) refuse(`acl ${name}: ${over}`);
+  const cost = state.aclCosts.get(name) ?? { regexes: 0, work: 0, uses: 0 };
+  cost.regexes += line.regexes;
+  cost.work += line.work;
+  state.aclCosts.set(name, cost);
+  const overRuns = cost.uses > 1 && line.regexes > 0 ? spendRegexRuns(line.regexes * (cost.uses - 1)) : undefined;
+  if (overRuns) refuse(`acl ${name}: ${overRuns}`);
+  const overWork = spendSampleWork(line.work * cost.uses);
+  if (overWork) refuse(`acl ${name}: ${overWork}`);
 }

@@ -20,6 +20,7 @@ import { ACL_KEYWORD_TABLE } from "./haproxy-keywords";
 import { ALLOWED_CONVERTERS, ALLOWED_FETCHES } from "./sample-policy";
 import { ACL_NAME, BackendState, PREDEFINED_ACLS, aclBody, defineAcl } from "./conditions";
 import { regexRunsSpent } from "./regex-cost";
+import { VALUES_FETCH_WORK, measuredWork, spendSampleWork } from "./sample-cost";
 import { httpRule } from "./http-rules";
 import { serverOptions, tlsBounds } from "./server-options";
 import { httpCheck, tcpCheck } from "./health-checks";
@@ -122,6 +123,9 @@ function balance(words: string[]): void {
   if (/^hdr\([!#%&'*+.^_`|~0-9A-Za-z-]{1,100}\)$/.test(algorithm)) {
     if (rest.length > 1 || (rest.length === 1 && rest[0] !== "use_domain_only"))
       refuse(`${what} hdr() takes at most use_domain_only`);
+    // A header read for each request it balances.
+    const overBudget = spendSampleWork(VALUES_FETCH_WORK);
+    if (overBudget) refuse(`${what}: ${overBudget}`);
     return;
   }
   if (algorithm === "url_param") {
@@ -267,8 +271,9 @@ export const BACKEND_DIRECTIVES: Readonly<Record<string, Directive>> = {
     if (Object.hasOwn(PREDEFINED_ACLS, name) || ["or", "if", "unless"].includes(name))
       refuse(`acl: ${name} is a reserved name`);
     const before = regexRunsSpent();
-    const usage = aclBody(words.slice(2), `acl ${name}`);
-    defineAcl(state, name, usage, regexRunsSpent() - before);
+    // Nothing is evaluated where an ACL is written: each use evaluates it (defineAcl, condition).
+    const { value: usage, work } = measuredWork(() => aclBody(words.slice(2), `acl ${name}`));
+    defineAcl(state, name, usage, { regexes: regexRunsSpent() - before, work });
   },
 };
 

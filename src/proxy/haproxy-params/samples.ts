@@ -14,6 +14,7 @@ import {
 } from "./haproxy-keywords";
 import { ALLOWED_CONVERTERS, ALLOWED_FETCHES, CONVERTER_VALUES, EMPTY_ALLOWED, FETCH_VALUES } from "./sample-policy";
 import { DECODED_CONTROL } from "./tokenizer";
+import { FETCH_WORK, fetchWork, spendSampleWork } from "./sample-cost";
 import { own, quote, refuse, regex } from "./values";
 
 // ---- where samples are used ----
@@ -198,7 +199,8 @@ export interface Sample {
 
 /**
  * Checks `fetch[,converter...]` whose first call reads the fetch `fetchName` (an ACL keyword reads another fetch than
- * its own name): policy, arguments, and each converter's input against the type before it, as HAProxy casts it.
+ * its own name): policy, arguments, and each converter's input against the type before it, as HAProxy casts it; counts
+ * one evaluation of it against the backend's sample work.
  */
 export function sampleChain(calls: Call[], fetchName: string, what: string): Sample {
   const [first, ...converters] = calls;
@@ -217,6 +219,8 @@ export function sampleChain(calls: Call[], fetchName: string, what: string): Sam
     }
     type = converter.out;
   }
+  const overBudget = spendSampleWork(fetchWork(fetchName) + FETCH_WORK * converters.length);
+  if (overBudget) refuse(`${what}: ${quote(first.name)}: ${overBudget}`);
   return { type, usage: fetch.usage };
 }
 

@@ -19,6 +19,7 @@ import { BackendState } from "./conditions";
 import { checkAlpnOnce, serverOptions, tlsBounds } from "./server-options";
 import { BACKEND_DIRECTIVES, NEVER_EXTRA, extraArguments, option } from "./directives";
 import { withRegexBudget } from "./regex-cost";
+import { withSampleBudget } from "./sample-cost";
 
 const isBlank = (code: number) => code === 0x20 || code === 0x09;
 
@@ -137,7 +138,7 @@ export function vetBackendParams(
   params: string | null | undefined,
   extraDirectives: readonly string[] = [],
 ): ParamsResult<BackendParams> {
-  return withRegexBudget(() => vetBackendLines(params, extraDirectives));
+  return withRegexBudget(() => withSampleBudget(() => vetBackendLines(params, extraDirectives)));
 }
 
 function vetBackendLines(
@@ -151,7 +152,7 @@ function vetBackendLines(
   const extra = new Set(extraDirectives);
   const state: BackendState = {
     acls: new Map(),
-    aclRegexes: new Map(),
+    aclCosts: new Map(),
     checks: "none",
     steps: [],
     final: {},
@@ -184,7 +185,7 @@ export function vetServerParams(
   params: string | null | undefined,
   backend?: Pick<BackendParams, "serverTls">,
 ): ParamsResult<string> {
-  return withRegexBudget(() => vetServerLine(params, backend?.serverTls ?? {}));
+  return withRegexBudget(() => withSampleBudget(() => vetServerLine(params, backend?.serverTls ?? {})));
 }
 
 function vetServerLine(params: string | null | undefined, inherited: ServerDefaults): ParamsResult<string> {
