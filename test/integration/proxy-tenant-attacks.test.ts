@@ -108,6 +108,13 @@ const backend = (params: string, backendContainers?: unknown[]) => ({
 const COSTLY_REGEX =
   "a cost to HAProxy's PCRE above 10000000 character tests on a 16384-byte text (anchor it with ^, or keep each repetition from matching what follows it)";
 
+const TOO_MUCH_SAMPLE_WORK =
+  "more than 80000000 character tests a request in one backend for sample fetches and ACL matches (about 80 ms of " +
+  "HAProxy's time; each evaluation costs: a header, cookie or URL parameter fetch 1048576, another fetch or a " +
+  "converter 16384, each pattern 32768, and a -m sub, dir or dom pattern 16384 more per character; a named ACL " +
+  "costs all its acl lines at each use): use each ACL in fewer conditions, give ACLs fewer patterns or acl lines, " +
+  "match shorter substrings, or read headers and cookies in fewer places";
+
 const refusals: [string, string, string, unknown, number, string][] = [
   [
     "response splitting in a header value after agent-send",
@@ -249,6 +256,19 @@ const refusals: [string, string, string, unknown, number, string][] = [
     backend(["acl api path -m reg ^/api/", ...Array(9).fill("http-request set-header X-Api 1 if api")].join("\n")),
     400,
     `params line 10: http-request set-header: ACL api: more than 8 regular expression runs a request in one backend (each pattern, once more for each further use of its ACL; each run may cost HAProxy about 10 ms)`,
+  ],
+  [
+    "a header ACL used 58 times in each of 47 rules (9742 characters): 1.1 s of HAProxy's CPU on 7000 header values",
+    "POST",
+    "/backends/mallory",
+    backend(
+      [
+        "acl a hdr(x) -m str zzz",
+        ...Array.from({ length: 47 }, (_, n) => `http-request set-header y${n} z if ${Array(58).fill("!a").join(" ")}`),
+      ].join("\n"),
+    ),
+    400,
+    `params line 3: http-request set-header: ACL a: ${TOO_MUCH_SAMPLE_WORK}`,
   ],
 ];
 

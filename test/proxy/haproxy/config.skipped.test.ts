@@ -8,6 +8,13 @@ import { certificate, createFallbackCertificate, fallback, installation, setting
 
 beforeAll(createFallbackCertificate);
 
+const TOO_MUCH_SAMPLE_WORK =
+  "more than 80000000 character tests a request in one backend for sample fetches and ACL matches (about 80 ms of " +
+  "HAProxy's time; each evaluation costs: a header, cookie or URL parameter fetch 1048576, another fetch or a " +
+  "converter 16384, each pattern 32768, and a -m sub, dir or dom pattern 16384 more per character; a named ACL " +
+  "costs all its acl lines at each use): use each ACL in fewer conditions, give ACLs fewer patterns or acl lines, " +
+  "match shorter substrings, or read headers and cookies in fewer places";
+
 describe("params stored before they were vetted", () => {
   const clean = () => generateHaproxyBundle(installation(), [fallback], settings);
   /** The installation with alpha_10_api left out as a backend the load balancer refused. */
@@ -30,6 +37,10 @@ describe("params stored before they were vetted", () => {
     ],
     ["balance\u0000roundrobin", "params line 1 refused (contains a control character)"],
     ["bogus-directive on", 'params line 1 refused ("bogus-directive" is not an allowed directive)'],
+    [
+      `http-request set-header X ${"%[hdr(x)]".repeat(77)}`,
+      `params line 1 refused (http-request set-header: the value: "hdr": ${TOO_MUCH_SAMPLE_WORK})`,
+    ],
   ])(
     "leaves out the backend with params %j, its domains answering 503, names it in the warnings and keeps the rest",
     (params, warning) => {
