@@ -71,7 +71,7 @@ describe("a master push whose answer is lost", () => {
       errorBody(`Unable to reload and sync of HAProxy: ${cause}. The previous configuration is still active.`),
     );
     const push = seen.find((call) => call.method === "PUT")!;
-    expect(push.body).toMatchObject({ version: before + 1, timeoutMs: 60_000, onlyIfNewer: false });
+    expect(push.body).toMatchObject({ version: before + 1, timeoutMs: 60_000, onlyIfNewer: true });
     expect(push.body.pushId).toMatch(new RegExp(`^v${before + 1}-\\d+$`));
     expect(seen.map((call) => [call.method, call.url])).toEqual([
       ["POST", `${AGENT}/v1/check`],
@@ -434,5 +434,17 @@ describe("slave syncs: failures at once, numbers that never go backwards", () =>
     const restore = await post(agentEnv(), `/admin/haproxy/versions/${body.version}/activate`, { method: "POST" });
     expect((await expectJson(restore, 200)).payload).toEqual({ key: "version", value: runs + 1 });
     expect((await versions())[0]).toMatchObject({ version: runs + 1, status: "active", restoredFrom: body.version });
+  });
+
+  it("numbers a restored version past what the master says it runs", async () => {
+    await expectJson(callWith(withVars(), "/admin/gensynchaprx"), 200);
+    const restored = await activeVersion();
+    const runs = restored + 1100;
+    agents({
+      status: () => Response.json({ version: runs }),
+      push: (call) => Response.json({ outcome: "applied", version: call.body.version }),
+    });
+    const restore = await post(agentEnv(), `/admin/haproxy/versions/${restored}/activate`, { method: "POST" });
+    expect((await expectJson(restore, 200)).payload).toEqual({ key: "version", value: runs + 1 });
   });
 });

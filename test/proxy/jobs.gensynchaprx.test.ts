@@ -120,7 +120,7 @@ describe("gensynchaprx with the master agent", () => {
     const [call] = calls;
     expect(call.url).toBe(`${AGENT}/v1/config`);
     expect(call.authorization).toBe("Bearer agent-token");
-    expect(call.body.onlyIfNewer).toBe(false);
+    expect(call.body.onlyIfNewer).toBe(true);
     expect(Object.keys(call.body.files).sort()).toEqual(AGENT_FILES);
     expect(call.body.files["fallback.pem"]).toMatch(
       /^-----BEGIN CERTIFICATE-----\n[\s\S]+-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\n/,

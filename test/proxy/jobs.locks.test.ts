@@ -4,9 +4,10 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
-import { expectJson } from "../support/proxy-api";
+import { errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
-import { agentEnv, applied, callWith, db, fakeAgents, locks, withVars } from "../support/proxy-job-env";
+import { GENSYNC_FAILED } from "../../src/proxy/haproxy/sync";
+import { AGENT, agentEnv, applied, callWith, db, fakeAgents, locks, valid, withVars } from "../support/proxy-job-env";
 import { silenceConsoleAndRestoreMocks } from "../support/silent-console";
 import { SLAVE_JOB } from "./routes/refusals-fixtures";
 import { createJobsProject } from "./jobs-fixtures";
@@ -54,12 +55,21 @@ describe("locks", () => {
     expect([(await first).status, (await second).status].sort()).toEqual([200, 423]);
   });
 
-  it("keeps the newer version in force when a run that lost its lock has its own applied late", async () => {
+  it("keeps the master on the newer version when a run that lost its lock pushes its older one late", async () => {
     let releaseFirst!: () => void;
     const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
+    // As the real agent: it keeps the last version applied and refuses an older one when asked to (onlyIfNewer).
+    let runs = 0;
     const { calls } = fakeAgents(async (call) => {
       if (call === calls[0]) await firstGate;
-      return applied();
+      const { version, onlyIfNewer } = call.body;
+      if (onlyIfNewer && version < runs)
+        return Response.json(
+          { error: `this load balancer runs version ${runs}, newer than ${version}`, version: runs },
+          { status: 409 },
+        );
+      runs = version;
+      return Response.json({ outcome: "applied", version });
     });
     const first = callWith(agentEnv(), "/admin/gensynchaprx");
     await vi.waitFor(() => expect(calls).toHaveLength(1));
@@ -69,16 +79,40 @@ describe("locks", () => {
     expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 200)).toEqual([]);
     const [older, newer] = calls.map((call) => call.body.version as number);
     expect(newer).toBeGreaterThan(older);
+    expect(runs).toBe(newer);
     releaseFirst();
-    expect(await expectJson(first, 200)).toEqual([
-      `WARN: version ${older} was applied, but a newer version is in force: it is kept as history`,
-    ]);
+    const refusal = `agent ${AGENT} refused version ${older}: the load balancer runs ${newer}, a newer version`;
+    expect(await expectJson(first, 500)).toEqual(
+      errorBody(`${GENSYNC_FAILED}${refusal}. The newer version stays active.`),
+    );
+    expect(runs).toBe(newer);
     const versions = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
     const states = versions.filter((row: any) => row.version === older || row.version === newer);
-    expect(states.map((row: any) => [row.version, row.status])).toEqual([
-      [newer, "active"],
-      [older, "previous"],
+    expect(states.map((row: any) => [row.version, row.status, row.error])).toEqual([
+      [newer, "active", undefined],
+      [older, "rejected", refusal],
     ]);
+  });
+
+  it("pushes nothing when the run lost its lock before the master's push", async () => {
+    let releaseCheck!: () => void;
+    const checkGate = new Promise<void>((resolve) => (releaseCheck = resolve));
+    const { calls, checks } = fakeAgents(applied, async () => {
+      await checkGate;
+      return valid();
+    });
+    const run = callWith(agentEnv(), "/admin/gensynchaprx");
+    await vi.waitFor(() => expect(checks).toHaveLength(1));
+    const held = await locks().inspect(CONFIG_LOCK);
+    expect(await locks().release(CONFIG_LOCK, held!.holder)).toBe(true);
+    releaseCheck();
+    const body = await expectJson(run, 500);
+    const version = Number(/version (\d+) was not pushed/.exec(body.payload)?.[1]);
+    const lost = `version ${version} was not pushed: this run lost its job lock (a heartbeat came too late)`;
+    expect(body).toEqual(errorBody(`${GENSYNC_FAILED}${lost}. Nothing was pushed to the load balancer.`));
+    expect(calls).toEqual([]);
+    const versions = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
+    expect(versions.find((row: any) => row.version === version)).toMatchObject({ status: "rejected", error: lost });
   });
 
   it("keeps writesshprx's lock until its queued run ends", async () => {

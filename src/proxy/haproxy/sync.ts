@@ -8,7 +8,7 @@ import type { Caller } from "../installation/api-users";
 import { loadInstallation } from "../installation/load";
 import { ensureFallbackCertificate, listCertificates } from "../pki/certificates";
 import { proxySettings, type ProxySettings } from "../settings";
-import { AgentError } from "./agent-client";
+import { AgentError, agentStatus, type AgentResult } from "./agent-client";
 import { highestSlaveVersion } from "./agent-syncs";
 import {
   bundleDigest,
@@ -38,6 +38,12 @@ export type QueueSlaveSyncs = (
   syncs: { version: number; agentUrl: string }[],
 ) => Promise<{ queued: number[] } | { refused: string }>;
 
+/**
+ * Renews the run's job lock; false when its lease ended (another run may hold it and ship a newer version). Asked
+ * right before the master's push, so that a run that lost its lock pushes nothing.
+ */
+export type HoldsLock = () => Promise<boolean>;
+
 /** What a run says of the slave syncs it queued. */
 export const queuedNotes = (version: number, slaves: readonly string[], runIds: readonly number[]) =>
   slaves.map(
@@ -63,6 +69,9 @@ export class GenSyncFailed extends DomainError {
     super("failed", `${GENSYNC_FAILED}${detail}`);
   }
 }
+
+const NOTHING_PUSHED = "Nothing was pushed to the load balancer.";
+const NEWER_STAYS = "The newer version stays active.";
 
 export const AGENT_SUMMARY: Record<AgentError["reason"], string> = {
   refused: "the load balancer refused the configuration",
@@ -157,6 +166,7 @@ export async function generateAndApply(
     runId: number;
     now: Date;
     queueSlaveSyncs: QueueSlaveSyncs;
+    holdsLock: HoldsLock;
   },
 ): Promise<AppliedVersion> {
   const db = database(env.DB);
@@ -195,6 +205,7 @@ async function shipVersion(
     digest: string;
     files: Record<string, string>;
     queueSlaveSyncs: QueueSlaveSyncs;
+    holdsLock: HoldsLock;
   },
 ): Promise<BundleNote[]> {
   const { version } = input;
@@ -219,17 +230,26 @@ async function shipVersion(
 
 /**
  * The master's push of a stored pending version. A lost answer is settled by asking the agent; a refusal rejects
- * the version, an outcome the agent could not tell marks it unknown; both throw GenSyncFailed.
+ * the version, an outcome the agent could not tell marks it unknown; both throw GenSyncFailed. So does a run that lost
+ * its lock, or a version older than the one the agent runs (another run shipped a newer one): both are rejected, the
+ * second by the agent itself, so that the load balancer never goes back to an older version while D1 records the
+ * newer one in force.
  */
 async function pushToMaster(
   db: Database,
   settings: ProxySettings,
-  input: { version: number; now: Date; digest: string; files: Record<string, string> },
+  input: { version: number; now: Date; digest: string; files: Record<string, string>; holdsLock: HoldsLock },
 ) {
   const { version } = input;
   if (!settings.HAPROXY_AGENT_TOKEN) {
     await rejectVersion(db, version, "HAPROXY_AGENT_TOKEN is not set");
     throw new GenSyncFailed("HAPROXY_AGENT_TOKEN is not set", AGENT_SUMMARY["not-configured"]);
+  }
+  // A lock that cannot be renewed is not held either: pushing then could undo a newer run's version.
+  if (!(await input.holdsLock().catch(() => false))) {
+    const message = `version ${version} was not pushed: this run lost its job lock (a heartbeat came too late)`;
+    await rejectVersion(db, version, message);
+    throw new GenSyncFailed(`${message}. ${NOTHING_PUSHED}`, "the run lost its job lock", NOTHING_PUSHED);
   }
   const push = {
     agentUrl: settings.HAPROXY_AGENT_URL!,
@@ -238,11 +258,12 @@ async function pushToMaster(
     version,
     digest: input.digest,
     files: input.files,
-    onlyIfNewer: false,
+    onlyIfNewer: true,
     pushId: masterPushId(version, input.now),
   };
+  let result: AgentResult;
   try {
-    await pushAndSettle(outbound, push, settings.HAPROXY_AGENT_QUERY_TIMEOUT);
+    result = await pushAndSettle(outbound, push, settings.HAPROXY_AGENT_QUERY_TIMEOUT);
   } catch (error) {
     if (!(error instanceof AgentError)) throw error;
     const cause = error.message.replace(/\.+$/, "");
@@ -254,9 +275,30 @@ async function pushToMaster(
     await rejectVersion(db, version, error.message);
     throw new GenSyncFailed(`${cause}. The previous configuration is still active.`, AGENT_SUMMARY[error.reason]);
   }
+  if (result.outcome === "stale") {
+    const message = `agent ${push.agentUrl} refused version ${version}: the load balancer runs ${result.version}, a newer version`;
+    await rejectVersion(db, version, message);
+    throw new GenSyncFailed(`${message}. ${NEWER_STAYS}`, "the load balancer runs a newer version", NEWER_STAYS);
+  }
 }
 
 // ---- rollback ----
+
+/**
+ * The version the master's agent says it runs (GET /v1/status), 0 when it cannot tell: its push then says whether it
+ * runs a newer one, as a generation's check does.
+ */
+async function masterRuns(settings: ProxySettings): Promise<number> {
+  const agent = agentOf(settings);
+  if (!agent) return 0;
+  try {
+    const status = await agentStatus(outbound, { ...agent, timeoutMs: settings.HAPROXY_AGENT_QUERY_TIMEOUT });
+    return status.version ?? 0;
+  } catch (error) {
+    if (!(error instanceof AgentError)) throw error;
+    return 0;
+  }
+}
 
 /**
  * POST /admin/haproxy/versions/{version}/activate: stores a stored version's text files again as a NEW version that
@@ -270,6 +312,7 @@ export async function restoreVersion(
     now: Date;
     version: number;
     queueSlaveSyncs: QueueSlaveSyncs;
+    holdsLock: HoldsLock;
   },
 ): Promise<AppliedVersion> {
   const db = database(env.DB);
@@ -285,8 +328,8 @@ export async function restoreVersion(
   }
   const digest = await bundleDigest(files);
   const version = await storeVersion(db, {
-    // Numbered past what any slave said it runs, as a generated version is: a slave refuses a lower number as older.
-    agentsRun: await highestSlaveVersion(db),
+    // Numbered past what any agent runs, as a generated version is: they all refuse a lower number as older.
+    agentsRun: Math.max(await masterRuns(settings), await highestSlaveVersion(db)),
     kept: settings.HAPROXY_VERSIONS_KEPT,
     digest,
     jobRunId: input.runId,

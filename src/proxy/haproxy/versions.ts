@@ -139,9 +139,9 @@ export async function highestVersion(db: Database): Promise<number> {
 /**
  * Makes the version the active one and drops the settled versions beyond the number kept, in one batch;
  * answers "superseded" when a newer version was already in force, which then stays so (this one becomes history).
- * Version numbers are the fence: numbered under the job lock and never reused, and the agents refuse to go back to
- * a lower one, so the highest version applied is the one in force. A run that lost its lock and activates late can
- * therefore never demote what a later run made active.
+ * Version numbers are the fence: numbered under the job lock and never reused, and every agent, the master's too, is
+ * pushed with onlyIfNewer and refuses to go back to a lower one, so the highest version applied is the one in force.
+ * A run that lost its lock and activates late can therefore never demote what a later run made active.
  */
 export async function activateVersion(db: Database, version: number, kept: number): Promise<"active" | "superseded"> {
   const newerInForce = sql`exists (select 1 from haproxy_versions as newer

@@ -15,6 +15,7 @@ import {
   genSyncFailureFor,
   restoreVersion,
   type AppliedVersion,
+  type HoldsLock,
 } from "../haproxy/sync";
 import type { BundleNote } from "../haproxy/config";
 import { joinOrRun, type JoinPorts } from "../haproxy/joining";
@@ -23,7 +24,7 @@ import { mayAccessProject, type Caller } from "../installation/api-users";
 import { proxySettings } from "../settings";
 import { restoreSshProxyVersion, sshProxySettingsOf } from "../sshproxy/versions";
 import { certificatesJob, genSyncJob, queueSlaveSyncs, sshProxyJob } from "./definitions";
-import { acquireJobLock, CONFIG_LOCK, releaseJobLock, withJobLock } from "./locks";
+import { acquireJobLock, CONFIG_LOCK, releaseJobLock, renewJobLock, withJobLock } from "./locks";
 
 /**
  * Takes the job's lock and queues the run holding it, `recorded` written in the run's own batch (the call's audit
@@ -66,9 +67,9 @@ export async function runGenSyncFromApi(
   return runHaproxyFromApi<AppliedVersion & { warnings: string[] }>(
     env,
     { ...input, trigger: `api (${input.caller.username})` },
-    (runId) =>
-      generateAndApply(env, { runId, now: input.now, queueSlaveSyncs: queueSlaveSyncs(env, runId) }).then((applied) =>
-        withWarnings(applied),
+    (runId, holdsLock) =>
+      generateAndApply(env, { runId, now: input.now, queueSlaveSyncs: queueSlaveSyncs(env, runId), holdsLock }).then(
+        (applied) => withWarnings(applied),
       ),
   );
 }
@@ -152,13 +153,17 @@ export async function runHaproxyRestoreFromApi(
   env: Env,
   input: { caller: Caller; now: Date; version: number },
 ): Promise<{ runId: number; version: number; warnings: string[] }> {
-  return runHaproxyFromApi(env, { ...input, trigger: restoreTrigger(input.caller, input.version) }, (runId) =>
-    restoreVersion(env, {
-      runId,
-      now: input.now,
-      version: input.version,
-      queueSlaveSyncs: queueSlaveSyncs(env, runId),
-    }).then((applied) => withWarnings(applied)),
+  return runHaproxyFromApi(
+    env,
+    { ...input, trigger: restoreTrigger(input.caller, input.version) },
+    (runId, holdsLock) =>
+      restoreVersion(env, {
+        runId,
+        now: input.now,
+        version: input.version,
+        queueSlaveSyncs: queueSlaveSyncs(env, runId),
+        holdsLock,
+      }).then((applied) => withWarnings(applied)),
   );
 }
 
@@ -166,13 +171,13 @@ export async function runHaproxyRestoreFromApi(
 function runHaproxyFromApi<T extends { warnings: string[] }>(
   env: Env,
   input: { caller: Caller; now: Date; trigger: string },
-  work: (runId: number) => Promise<T>,
+  work: (runId: number, holdsLock: HoldsLock) => Promise<T>,
 ): Promise<T & { runId: number }> {
   return runConfigJobFromApi(env, {
     kind: genSyncJob.kind,
     trigger: input.trigger,
     now: input.now,
-    work: (_db, runId) => work(runId),
+    work: (_db, runId, holdsLock) => work(runId, holdsLock),
     failed: (expected, _error, runId) => {
       const failure = expected ?? new DomainError("failed", `${GENSYNC_FAILED}internal error (see the logs)`);
       return { recorded: failure.message, thrown: genSyncFailureFor(input.caller, failure, runId) };
@@ -191,7 +196,8 @@ async function runConfigJobFromApi<T extends { warnings: string[] }>(
     kind: typeof genSyncJob.kind | typeof sshProxyJob.kind;
     trigger: string;
     now: Date;
-    work: (db: Database, runId: number) => Promise<T>;
+    /** `holdsLock` renews the run's lock, false when its lease ended. */
+    work: (db: Database, runId: number, holdsLock: HoldsLock) => Promise<T>;
     failed: (expected: DomainError | undefined, error: unknown, runId: number) => { recorded: string; thrown: unknown };
   },
 ): Promise<T & { runId: number }> {
@@ -200,7 +206,8 @@ async function runConfigJobFromApi<T extends { warnings: string[] }>(
     const db = database(env.DB);
     const runId = await startJobRun(db, { kind: input.kind, trigger: input.trigger, now: input.now });
     try {
-      const result = await withRunHeartbeat(env, runId, () => input.work(db, runId));
+      const holdsLock = () => renewJobLock(env, CONFIG_LOCK, holder);
+      const result = await withRunHeartbeat(env, runId, () => input.work(db, runId, holdsLock));
       await finishJobRun(db, { id: runId, now: new Date(), state: "succeeded", warnings: result.warnings });
       return { ...result, runId };
     } catch (error) {

@@ -151,7 +151,9 @@ export async function runQueuedGenSync(
     const slaves = queueSlaveSyncs(env, input.runId);
     const shipped = await shippedByEarlierAttempt(env, { runId: input.runId, queueSlaveSyncs: slaves });
     if (shipped) return { warnings: shipped.map((note) => note.text) };
-    const { notes } = await generateAndApply(env, { runId: input.runId, now: input.now, queueSlaveSyncs: slaves });
+    const holdsLock = () => renewJobLock(env, CONFIG_LOCK, holder);
+    const run = { runId: input.runId, now: input.now, queueSlaveSyncs: slaves, holdsLock };
+    const { notes } = await generateAndApply(env, run);
     return { warnings: notes.map((note) => note.text) };
   });
 }

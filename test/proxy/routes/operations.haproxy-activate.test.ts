@@ -54,12 +54,14 @@ describe("POST /admin/haproxy/versions/{version}/activate", () => {
     });
     expect(sync).toMatchObject({ kind: "haproxy-slave-sync", parentRunId: runId, version: restored, agentUrl: SLAVE });
 
-    // The master's agent got the old files under the new number.
-    expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ url: `${AGENT}/v1/config`, method: "PUT" });
-    expect(calls[0].body!.version).toBe(restored);
-    expect(calls[0].body!.files["domain2backend.map"]).toBe(old.files["domain2backend.map"]);
-    expect(calls[0].body!.digest).toBe(old.digest);
+    // The master's agent was asked what it runs (the new number goes past it), then got the old files under it.
+    expect(calls.map((call) => [call.method, call.url])).toEqual([
+      ["GET", `${AGENT}/v1/status`],
+      ["PUT", `${AGENT}/v1/config`],
+    ]);
+    expect(calls[1].body!.version).toBe(restored);
+    expect(calls[1].body!.files["domain2backend.map"]).toBe(old.files["domain2backend.map"]);
+    expect(calls[1].body!.digest).toBe(old.digest);
 
     const active = await expectJson(callWith(withVars(), "/admin/haproxy"), 200);
     expect(active).toMatchObject({ version: restored, status: "active", restoredFrom: old.version, jobId: runId });
