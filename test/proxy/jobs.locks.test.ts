@@ -1,13 +1,25 @@
 // When a configuration job may not run: the lock gensynchaprx and writesshprx share (423, one of two concurrent
-// runs, held until a queued run ends, a queued run retried), and a slave instance, which runs no job (405).
+// runs, held until a queued run ends, a queued run retried; a run that lost it never puts an older version back on
+// the master), and a slave instance, which runs no job (405).
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { getJobRun } from "../../src/jobs/history";
+import { GENSYNC_FAILED } from "../../src/proxy/haproxy/sync";
 import { CONFIG_LOCK, MAINTENANCE_LOCK } from "../../src/proxy/jobs";
 import { errorBody, expectJson } from "../support/proxy-api";
 import { deliverBatch } from "../support/jobs-queue";
-import { GENSYNC_FAILED } from "../../src/proxy/haproxy/sync";
-import { AGENT, agentEnv, applied, callWith, db, fakeAgents, locks, valid, withVars } from "../support/proxy-job-env";
+import {
+  AGENT,
+  agentEnv,
+  applied,
+  callWith,
+  db,
+  fakeAgents,
+  locks,
+  valid,
+  withVars,
+  type AgentCall,
+} from "../support/proxy-job-env";
 import { silenceConsoleAndRestoreMocks } from "../support/silent-console";
 import { SLAVE_JOB } from "./routes/refusals-fixtures";
 import { createJobsProject } from "./jobs-fixtures";
@@ -55,42 +67,74 @@ describe("locks", () => {
     expect([(await first).status, (await second).status].sort()).toEqual([200, 423]);
   });
 
-  it("keeps the master on the newer version when a run that lost its lock pushes its older one late", async () => {
-    let releaseFirst!: () => void;
-    const firstGate = new Promise<void>((resolve) => (releaseFirst = resolve));
-    // As the real agent: it keeps the last version applied and refuses an older one when asked to (onlyIfNewer).
-    let runs = 0;
-    const { calls } = fakeAgents(async (call) => {
-      if (call === calls[0]) await firstGate;
+  /**
+   * A master agent as the real one: it keeps the last version applied and refuses an older one when asked to
+   * (onlyIfNewer). The first push waits for `gate` before it is applied, or, `answerLate`, after, before its answer.
+   */
+  function masterAgent(gate: Promise<void>, answerLate = false) {
+    const agent = { runs: 0, calls: [] as AgentCall[] };
+    agent.calls = fakeAgents(async (call) => {
+      const held = call === agent.calls[0];
+      if (held && !answerLate) await gate;
       const { version, onlyIfNewer } = call.body;
-      if (onlyIfNewer && version < runs)
-        return Response.json(
-          { error: `this load balancer runs version ${runs}, newer than ${version}`, version: runs },
-          { status: 409 },
-        );
-      runs = version;
+      if (onlyIfNewer && version < agent.runs) {
+        const error = `this load balancer runs version ${agent.runs}, newer than ${version}`;
+        return Response.json({ error, version: agent.runs }, { status: 409 });
+      }
+      agent.runs = version;
+      if (held) await gate;
       return Response.json({ outcome: "applied", version });
-    });
+    }).calls;
+    return agent;
+  }
+
+  /** Starts a run, has it lose its lock once its push reached the agent, and a second run ship: both versions. */
+  async function secondRunShipsWhileFirstPushes(agent: ReturnType<typeof masterAgent>) {
     const first = callWith(agentEnv(), "/admin/gensynchaprx");
-    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    await vi.waitFor(() => expect(agent.calls).toHaveLength(1));
     // The first run's lease ends (its lock object unreachable for a while): a second run takes the lock and ships.
     const held = await locks().inspect(CONFIG_LOCK);
     expect(await locks().release(CONFIG_LOCK, held!.holder)).toBe(true);
     expect(await expectJson(callWith(agentEnv(), "/admin/gensynchaprx"), 200)).toEqual([]);
-    const [older, newer] = calls.map((call) => call.body.version as number);
+    const [older, newer] = agent.calls.map((call) => call.body.version as number);
     expect(newer).toBeGreaterThan(older);
-    expect(runs).toBe(newer);
+    expect(agent.runs).toBe(newer);
+    return { first, older, newer };
+  }
+
+  const statesOf = async (...ids: number[]) => {
+    const versions = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
+    return versions.filter((row: any) => ids.includes(row.version)).map((row: any) => [row.status, row.error]);
+  };
+
+  it("keeps the master on the newer version when a run that lost its lock pushes its older one late", async () => {
+    let releaseFirst!: () => void;
+    const agent = masterAgent(new Promise<void>((resolve) => (releaseFirst = resolve)));
+    const { first, older, newer } = await secondRunShipsWhileFirstPushes(agent);
     releaseFirst();
     const refusal = `agent ${AGENT} refused version ${older}: the load balancer runs ${newer}, a newer version`;
     expect(await expectJson(first, 500)).toEqual(
       errorBody(`${GENSYNC_FAILED}${refusal}. The newer version stays active.`),
     );
-    expect(runs).toBe(newer);
-    const versions = await expectJson(callWith(withVars(), "/admin/haproxy/versions"), 200);
-    const states = versions.filter((row: any) => row.version === older || row.version === newer);
-    expect(states.map((row: any) => [row.version, row.status, row.error])).toEqual([
-      [newer, "active", undefined],
-      [older, "rejected", refusal],
+    expect(agent.runs).toBe(newer);
+    expect(await statesOf(older, newer)).toEqual([
+      ["active", undefined],
+      ["rejected", refusal],
+    ]);
+  });
+
+  it("keeps the newer version in force when a run that lost its lock has its own applied first, activated late", async () => {
+    let answerFirst!: () => void;
+    const agent = masterAgent(new Promise<void>((resolve) => (answerFirst = resolve)), true);
+    const { first, older, newer } = await secondRunShipsWhileFirstPushes(agent);
+    answerFirst();
+    expect(await expectJson(first, 200)).toEqual([
+      `WARN: version ${older} was applied, but a newer version is in force: it is kept as history`,
+    ]);
+    expect(agent.runs).toBe(newer);
+    expect(await statesOf(older, newer)).toEqual([
+      ["active", undefined],
+      ["previous", undefined],
     ]);
   });
 
