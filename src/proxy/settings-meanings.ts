@@ -56,7 +56,14 @@ export const proxySettingMeanings: SettingMeanings<keyof typeof ProxySettings.sh
   HAPROXY_AGENT_URL: oneLine`
     The agent (haproxy-agent/, the program that installs a configuration on a load balancer) of the master load
     balancer. Unset, each generated configuration is stored with a warning that no load balancer was updated.`,
-  HAPROXY_AGENT_TOKEN: "Bearer token every agent (master and slaves) expects.",
+  HAPROXY_AGENT_TOKEN: oneLine`
+    Bearer token every agent (master and slaves) expects; with HAPROXY_AGENT_TOKENS_PER_AGENT, the secret each
+    agent's own token is derived from (then configured on no load balancer).`,
+  HAPROXY_AGENT_TOKENS_PER_AGENT: oneLine`
+    When true, each agent (HAPROXY_AGENT_URL and each of SLAVE_AGENT_URLS) is sent its own token, HMAC-SHA256 of its
+    URL keyed with HAPROXY_AGENT_TOKEN (print it with \`node haproxy-agent/derive-token.mjs <agent-url>\` and give it
+    to that agent as its HAPROXY_AGENT_TOKEN), so that a compromised load balancer's token opens no other. False
+    (the default): every agent expects HAPROXY_AGENT_TOKEN itself.`,
   SLAVE_AGENT_URLS:
     "Agents of the slave load balancers, separated by commas or white space; each gets the version the master " +
     "took, through the job queue.",

@@ -2,6 +2,7 @@
 import { z } from "../shared/zod";
 import { parseIpv6Network } from "./installation/addresses";
 import {
+  envBoolean,
   envDurationMs,
   envEnum,
   envInteger,
@@ -108,6 +109,7 @@ export const ProxySettings = z
 
     HAPROXY_AGENT_URL: optionalUrl(),
     HAPROXY_AGENT_TOKEN: envSecret(),
+    HAPROXY_AGENT_TOKENS_PER_AGENT: envBoolean(false),
     SLAVE_AGENT_URLS: urlList(),
     HAPROXY_AGENT_TIMEOUT: envDurationMs("60s").pipe(atLeastOneSecond()),
     HAPROXY_AGENT_QUERY_TIMEOUT: envDurationMs("10s").pipe(atLeastOneSecond()),

@@ -3,10 +3,14 @@
 // `haproxy -c` on a bundle without applying it, GET /v1/status reads what it runs and what is on its disk, POST
 // /v1/pushes/{id}/abandon asks what became of a push whose answer was lost (and stops it before its reload).
 import { fetchWithin, NoAnswer, readAnswerText, type Unreadable } from "../../shared/http/bounded-fetch";
+import { bearerTokenFor } from "./agent-token";
 
 export interface AgentPush {
   agentUrl: string;
+  /** HAPROXY_AGENT_TOKEN: sent as it is, or the agent's own token derived from it when `tokenPerAgent`. */
   token: string;
+  /** HAPROXY_AGENT_TOKENS_PER_AGENT (agent-token.ts). */
+  tokenPerAgent?: boolean;
   timeoutMs: number;
   version: number;
   digest: string;
@@ -60,12 +64,20 @@ const unreachable = (agentUrl: string, timeoutMs: number, failure: NoAnswer) => 
  */
 async function callAgent(
   fetcher: typeof fetch,
-  call: { agentUrl: string; token: string; timeoutMs: number; method: string; path: string; body?: unknown },
+  call: {
+    agentUrl: string;
+    token: string;
+    tokenPerAgent?: boolean;
+    timeoutMs: number;
+    method: string;
+    path: string;
+    body?: unknown;
+  },
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const init = {
     method: call.method,
     headers: {
-      Authorization: `Bearer ${call.token}`,
+      Authorization: `Bearer ${await bearerTokenFor(call)}`,
       ...(call.body === undefined ? {} : { "Content-Type": "application/json" }),
     },
     body: call.body === undefined ? undefined : JSON.stringify(call.body),
@@ -183,7 +195,7 @@ export type AgentCheck = ({ valid: true } | { valid: false; error: string; alert
 
 export async function checkWithAgent(
   fetcher: typeof fetch,
-  check: Pick<AgentPush, "agentUrl" | "token" | "timeoutMs" | "digest" | "files">,
+  check: Pick<AgentPush, "agentUrl" | "token" | "tokenPerAgent" | "timeoutMs" | "digest" | "files">,
 ): Promise<AgentCheck> {
   const { status, body } = await callAgent(fetcher, {
     ...check,
@@ -243,7 +255,7 @@ const PUSH_STATES: readonly string[] = [
  */
 export async function abandonPush(
   fetcher: typeof fetch,
-  agent: Pick<AgentPush, "agentUrl" | "token" | "timeoutMs" | "pushId">,
+  agent: Pick<AgentPush, "agentUrl" | "token" | "tokenPerAgent" | "timeoutMs" | "pushId">,
 ): Promise<PushRecord> {
   const path = `/v1/pushes/${encodeURIComponent(agent.pushId)}/abandon`;
   const { status, body } = await callAgent(fetcher, { ...agent, method: "POST", path });
@@ -262,7 +274,7 @@ export async function abandonPush(
 
 export async function agentStatus(
   fetcher: typeof fetch,
-  agent: Pick<AgentPush, "agentUrl" | "token" | "timeoutMs">,
+  agent: Pick<AgentPush, "agentUrl" | "token" | "tokenPerAgent" | "timeoutMs">,
 ): Promise<AgentStatus> {
   const { status, body } = await callAgent(fetcher, { ...agent, method: "GET", path: "/v1/status" });
   if (status !== 200) {

@@ -22,6 +22,7 @@ export const agentOf = (settings: ProxySettings) =>
     ? {
         agentUrl: settings.HAPROXY_AGENT_URL,
         token: settings.HAPROXY_AGENT_TOKEN,
+        tokenPerAgent: settings.HAPROXY_AGENT_TOKENS_PER_AGENT,
         timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
       }
     : undefined;

@@ -51,7 +51,7 @@ export function verdictOf(record: PushRecord, version: number): PushVerdict {
  */
 export async function settlePush(
   fetcher: typeof fetch,
-  agent: { agentUrl: string; token: string; timeoutMs: number },
+  agent: { agentUrl: string; token: string; tokenPerAgent?: boolean; timeoutMs: number },
   push: { pushId: string; version: number },
 ): Promise<PushVerdict> {
   try {
@@ -75,7 +75,8 @@ export async function pushAndSettle(
     return await pushToAgent(fetcher, push);
   } catch (error) {
     if (!(error instanceof AgentError) || error.reason !== "unreachable") throw error;
-    const agent = { agentUrl: push.agentUrl, token: push.token, timeoutMs: queryTimeoutMs };
+    const { agentUrl, token, tokenPerAgent } = push;
+    const agent = { agentUrl, token, tokenPerAgent, timeoutMs: queryTimeoutMs };
     const verdict = await settlePush(fetcher, agent, push);
     const lost = error.message.replace(/\.+$/, "");
     switch (verdict.state) {

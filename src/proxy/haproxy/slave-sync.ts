@@ -75,6 +75,7 @@ export async function syncSlave(env: Env, input: SlaveSync): Promise<{ warnings:
     const push = {
       agentUrl: input.agentUrl,
       token: settings.HAPROXY_AGENT_TOKEN,
+      tokenPerAgent: settings.HAPROXY_AGENT_TOKENS_PER_AGENT,
       timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
       version: row.id,
       digest: row.digest,

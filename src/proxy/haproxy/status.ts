@@ -115,6 +115,7 @@ async function agentReport(
     : agentStatus(outbound, {
         agentUrl: agentUrl!,
         token: settings.HAPROXY_AGENT_TOKEN!,
+        tokenPerAgent: settings.HAPROXY_AGENT_TOKENS_PER_AGENT,
         // A status page must answer while an agent hangs.
         timeoutMs: Math.min(settings.HAPROXY_AGENT_TIMEOUT, settings.HAPROXY_AGENT_QUERY_TIMEOUT),
       }).catch((error: unknown) => {

@@ -254,6 +254,7 @@ async function pushToMaster(
   const push = {
     agentUrl: settings.HAPROXY_AGENT_URL!,
     token: settings.HAPROXY_AGENT_TOKEN,
+    tokenPerAgent: settings.HAPROXY_AGENT_TOKENS_PER_AGENT,
     timeoutMs: settings.HAPROXY_AGENT_TIMEOUT,
     version,
     digest: input.digest,
