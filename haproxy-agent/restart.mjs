@@ -1,7 +1,8 @@
 // What a starting agent settles of a run of it that stopped or died mid-push: a swap cut short (its journal: the
-// previous files put back whole, as they are when the reload of new files found whole fails), pushes still received or
-// reloading (settled from the files in place, a reload run first for those in place, so that none answers in progress
-// for good and none applied unreloaded) and the scratch directories of its pushes and checks (private keys).
+// previous files put back whole, as they are when the reload of new files found whole fails, then reloaded, HAProxy
+// having maybe loaded a mix), pushes still received or reloading (settled from the files in place, a reload run first
+// for those in place, so that none answers in progress for good and none applied unreloaded) and the scratch
+// directories of its pushes and checks (private keys).
 import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { restored } from "./apply-errors.mjs";
@@ -87,18 +88,19 @@ async function swapped(configDir, before) {
  * journal tells which (putBackRefused). Others: its swap was undone (recovered), or its reload failed and the previous
  * files went back.
  * @param {import("./pushes.mjs").StoredRecord} known
- * @param {{ configDir: string, live: string | null, recovered?: Recovered, reload: Reload, log: Log }} start `live`
- *   the digest of the files in place
+ * @param {{ configDir: string, live: string | null, recovered?: Recovered, undoneReload?: string, reload: Reload,
+ *   log: Log }} start `live` the digest of the files in place; `undoneReload` what the reload after an undone swap
+ *   did (reloadUndone)
  * @returns {Promise<{ state: "applied" | "refused" | "abandoned" | "reloading", error: string | null }>}
  */
-async function outcomeAtStart(known, { configDir, live, recovered, reload, log }) {
+async function outcomeAtStart(known, { configDir, live, recovered, undoneReload, reload, log }) {
   const notApplied = `version ${known.version} was not applied: `;
   if (known.state === "received")
     return { state: "abandoned", error: `${notApplied}the agent stopped before the reload` };
   if (recovered && "unrestored" in recovered && recovered.pushId === known.pushId) {
     const unrestored = recovered.unrestored.length ? ` except ${recovered.unrestored.join(", ")}` : "";
     const error = `the agent stopped during its swap and, restarted, put the previous files back${unrestored}`;
-    return { state: "refused", error: `${notApplied}${error}; haproxy was not reloaded` };
+    return { state: "refused", error: `${notApplied}${error}; ${undoneReload}` };
   }
   if (known.digest && known.digest === live) {
     const result = await reload();
@@ -136,6 +138,23 @@ async function putBackRefused(configDir, known, recovered, log) {
 }
 
 /**
+ * Reloads the previous files a start put back after a swap cut short: HAProxy may have loaded a mix of old and new
+ * files meanwhile (at boot it can start before the agent), and only a reload brings it back to the files in place.
+ * Says what the reload did, for the push's error.
+ * @param {() => ReturnType<Reload>} reload @param {Log} log @returns {Promise<string>}
+ */
+async function reloadUndone(reload, log) {
+  const result = await reload();
+  if (result.code === 0) {
+    log("info", "haproxy-agent: the previous files put back at start were reloaded");
+    return "haproxy was reloaded on them";
+  }
+  const why = result.timedOut ? "did not finish in time" : `failed (exit ${result.code}): ${tail(result.output)}`;
+  log("error", `haproxy-agent: the reload of the previous files put back at start ${why}`);
+  return `their reload ${why}`;
+}
+
+/**
  * Settles each push a previous run left received or reloading (outcomeAtStart), recording a version found in force
  * as the one the status reports. The reload runs once at most, whatever number of pushes have their files in place.
  * The swap's journal is removed once they are settled: a crash before finds it again. The files on disk are hashed
@@ -150,8 +169,10 @@ export async function settlePushes({ configDir, pushes, record, log, recovered, 
   /** @type {ReturnType<Reload> | undefined} */
   let reloaded;
   const reloadOnce = () => (reloaded ??= reload());
+  const undoneReload = recovered && "unrestored" in recovered ? await reloadUndone(reloadOnce, log) : undefined;
   for (const known of inProgress) {
-    const { state, error } = await outcomeAtStart(known, { configDir, live, recovered, reload: reloadOnce, log });
+    const start = { configDir, live, recovered, undoneReload, reload: reloadOnce, log };
+    const { state, error } = await outcomeAtStart(known, start);
     if (state === "reloading") {
       log("error", "haproxy-agent: restarted, the reload of a push's files did not finish in time", known);
       continue;

@@ -285,15 +285,17 @@ describe("haproxy-agent: starting after a run killed during its swap or before i
       when,
     ]);
     expect(child.signal).toBe("SIGKILL");
-    const reloadCount = () => readFileSync(reloads, "utf8").split("\n").filter(Boolean).length;
+    const reloadLines = () => readFileSync(reloads, "utf8").split("\n").filter(Boolean);
+    const reloadCount = () => reloadLines().length;
     const agent = createApplier({
       configDir,
-      reloadCmd: `echo reload >> ${reloads}${fails ? "; echo '[ALERT] bad config' >&2; exit 3" : ""}`,
+      // Each reload notes the haproxy.cfg it found: "reload # v1".
+      reloadCmd: `echo reload $(tail -n 1 ${configDir}/haproxy.cfg) >> ${reloads}${fails ? "; echo '[ALERT] bad config' >&2; exit 3" : ""}`,
       haproxy: "true",
       timeoutMs: 10_000,
       log: () => {},
     });
-    return { configDir, reloadCount, agent };
+    return { configDir, reloadCount, reloadLines, agent };
   }
   const managed = (configDir: string) =>
     Object.fromEntries(
@@ -305,19 +307,37 @@ describe("haproxy-agent: starting after a run killed during its swap or before i
   it.each([
     ["its first rename (haproxy.cfg moved away, nothing in)", "1"],
     ["the new haproxy.cfg moved in, the old map and certs still away", "4"],
-  ])("puts the previous files back whole when killed after %s; the push refused, no reload", async (_when, moves) => {
-    const { configDir, reloadCount, agent } = killedPushing(moves);
+  ])(
+    "puts the previous files back whole when killed after %s, then reloads them; the push refused",
+    async (_, moves) => {
+      const { configDir, reloadCount, reloadLines, agent } = killedPushing(moves);
+      await agent.start();
+      expect(managed(configDir)).toEqual(filesOf(1));
+      expect(existsSync(path.join(configDir, ".swap.json"))).toBe(false);
+      expect(agent.pushes.get("p-2")).toMatchObject({
+        state: "refused",
+        error:
+          "version 2 was not applied: the agent stopped during its swap and, restarted, put the previous files back; " +
+          "haproxy was reloaded on them",
+      });
+      expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(filesOf(1)) });
+      // HAProxy, maybe started on a mix of old and new files (at boot, before the agent), reloads the old ones whole.
+      expect(reloadCount()).toBe(2);
+      expect(reloadLines().at(-1)).toBe("reload # v1");
+    },
+  );
+
+  it("says the reload of the previous files put back failed, when it does", async () => {
+    const { configDir, reloadCount, agent } = killedPushing("4", true);
     await agent.start();
     expect(managed(configDir)).toEqual(filesOf(1));
-    expect(existsSync(path.join(configDir, ".swap.json"))).toBe(false);
+    expect(reloadCount()).toBe(2);
     expect(agent.pushes.get("p-2")).toMatchObject({
       state: "refused",
       error:
         "version 2 was not applied: the agent stopped during its swap and, restarted, put the previous files back; " +
-        "haproxy was not reloaded",
+        "their reload failed (exit 3): [ALERT] bad config",
     });
-    expect(await agent.status()).toMatchObject({ version: 1, diskDigest: bundleDigest(filesOf(1)) });
-    expect(reloadCount()).toBe(1);
   });
 
   it("reloads the files swapped in before answering the push applied, when killed before its reload", async () => {
