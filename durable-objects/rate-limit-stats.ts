@@ -2,10 +2,19 @@
 // statistics (and the list of domains that have rule statistics), one per domain for its rules' counters. Storage
 // and RPC only; isolates buffer and flush to it (src/ratelimit/stats/).
 import { DurableObject } from "cloudflare:workers";
-import { isDomainNotFoundName, RULE_STAT_PREFIX, RULE_STATS } from "../src/ratelimit/stats/names";
+import {
+  isDomainNotFoundName,
+  MAX_RULE_STATS_PER_DOMAIN,
+  RULE_STAT_PREFIX,
+  RULE_STATS,
+  ruleStatsOverflowKey,
+  type RuleCounts,
+} from "../src/ratelimit/stats/names";
 import {
   type AggregatePart,
   boundDomainNotFound,
+  boundRules,
+  domainTarget,
   type StatsTotals,
   type TimerTotals,
 } from "../src/ratelimit/stats/buffer";
@@ -58,7 +67,7 @@ export class RateLimitStats extends DurableObject<Env> {
           value,
         );
       }
-      for (const [key, counts] of Object.entries(part.rules)) {
+      for (const [key, counts] of Object.entries(this.storableRules(part))) {
         sql.exec(RULE_UPSERT, key, ...RULE_STATS.map((_, i) => counts[i] ?? 0));
       }
       for (const [name, timer] of Object.entries(part.timers)) {
@@ -92,6 +101,18 @@ export class RateLimitStats extends DurableObject<Env> {
       .one();
     const isStored = (name: string) => sql.exec("SELECT 1 FROM counters WHERE name = ?", name).toArray().length > 0;
     return boundDomainNotFound(counters, n, isStored);
+  }
+
+  /** The part's rules with keys past the domain's room folded into its overflow key (buffer.ts). */
+  private storableRules(part: AggregatePart): Record<string, RuleCounts> {
+    const sql = this.ctx.storage.sql;
+    const keys = Object.keys(part.rules).length;
+    if (keys === 0) return part.rules;
+    const overflow = ruleStatsOverflowKey(part.target.slice(domainTarget("").length));
+    const { n } = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM rules WHERE key != ?", overflow).one();
+    if (n + keys <= MAX_RULE_STATS_PER_DOMAIN) return part.rules;
+    const isStored = (key: string) => sql.exec("SELECT 1 FROM rules WHERE key = ?", key).toArray().length > 0;
+    return boundRules(part.rules, overflow, n, isStored);
   }
 
   /** Everything this instance holds. */

@@ -1,5 +1,6 @@
 // The statistics aggregate: batch parts add up exactly when many isolates flush at once, a retried part (same id)
-// counts once, a failed delivery is retried without loss, and the stored totals survive a new instance.
+// counts once, a failed delivery is retried without loss, the stored totals survive a new instance, and the names
+// callers choose (unknown domains, rule keys) are bounded.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
@@ -86,6 +87,27 @@ describe("RateLimitStats", () => {
     expect(named.length).toBe(100);
     expect([counters[notFound("x0")], counters[notFound("y1")], counters[notFound("y2")]]).toEqual([3, 1, undefined]);
     expect([counters[DOMAIN_NOT_FOUND_OVERFLOW], counters.other]).toEqual([5, 1]);
+  });
+
+  it("stores at most 1000 rule keys of a domain, later new keys adding to the domain's overflow key", async () => {
+    const stub = env.RATE_LIMIT_STATS.getByName("domain:test-rule-keys");
+    const hit = [1, 0, 0, 1, 0, 0];
+    const first = Object.fromEntries(Array.from({ length: 999 }, (_, i) => [`test-rule-keys.k_${i}`, hit]));
+    await stub.add(part("domain:test-rule-keys", "r-1", { rules: first }));
+    const second = {
+      "test-rule-keys.k_0": [2, 1, 0, 1, 0, 0],
+      "test-rule-keys.new_1": hit,
+      "test-rule-keys.new_2": [5, 0, 2, 5, 0, 0],
+      "test-rule-keys.rule_stats_overflow": [3, 3, 0, 0, 0, 3],
+    };
+    await stub.add(part("domain:test-rule-keys", "r-2", { rules: second }));
+    await stub.add(part("domain:test-rule-keys", "r-3", { rules: { "test-rule-keys.new_3": hit } }));
+    const { rules } = await stub.snapshot();
+    expect(Object.keys(rules).length).toBe(1001);
+    expect(rules["test-rule-keys.k_0"]).toEqual([3, 1, 0, 2, 0, 0]);
+    expect(rules["test-rule-keys.new_1"]).toEqual(hit);
+    expect([rules["test-rule-keys.new_2"], rules["test-rule-keys.new_3"]]).toEqual([undefined, undefined]);
+    expect(rules["test-rule-keys.rule_stats_overflow"]).toEqual([9, 3, 2, 6, 0, 3]);
   });
 
   it("adds timers bucket by bucket and keeps everything in storage", async () => {

@@ -4,7 +4,7 @@
 // asked, from what the decision already computed: explaining costs no store call.
 import type { MatchedLimit } from "./config-model";
 import type { DescriptorCounts } from "./limiter";
-import { sanitizeStatName } from "./stats";
+import { statsKey } from "./stats";
 import type { RateLimitRequest, StructObject, StructValue } from "./types";
 import { windowsOf } from "./windows";
 
@@ -27,7 +27,7 @@ function noRuleReason(input: ExplainInput): string {
 
 /** Each window of the limit with its usage (absent when the cache answered or nothing was counted). */
 function windowsExplained(limit: MatchedLimit, counts: DescriptorCounts | undefined): StructValue[] {
-  const key = sanitizeStatName(limit.metricKey);
+  const key = statsKey(limit.metricKey);
   return windowsOf(limit).map((window, n) => {
     const out: StructObject = {
       statsKey: n === 0 ? key : `${key}.window_${n}`,
@@ -52,7 +52,7 @@ function explainOne(input: ExplainInput, index: number): StructObject {
   Object.assign(out, {
     rule: limit.override ? null : (limit.path ?? null),
     ...(limit.override && { reason: "the request's own limit override applies" }),
-    statsKey: sanitizeStatName(limit.metricKey),
+    statsKey: statsKey(limit.metricKey),
     unlimited: limit.unlimited,
     shadowMode: limit.shadowMode,
     quotaMode: limit.quotaMode,

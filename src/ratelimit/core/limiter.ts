@@ -15,7 +15,7 @@ import {
   type LimitInfo,
   nearLimitThreshold,
   type RuleStatDelta,
-  sanitizeStatName,
+  statsKey,
 } from "./stats";
 import {
   type CounterIncrement,
@@ -277,7 +277,7 @@ function itemsOf(settings: LimiterSettings, input: LimiterInput, now: number, lo
       : operationOf(keyOf(limit.unit as KnownUnit, limit.unitMultiplier), limit, now, settings.leases);
     const plans = several?.plans;
     const windowStats = (plans ?? [undefined]).map((_, n) => {
-      const stats = emptyRuleStats(sanitizeStatName(limit.metricKey) + (n === 0 ? "" : `.window_${n}`));
+      const stats = emptyRuleStats(statsKey(limit.metricKey) + (n === 0 ? "" : `.window_${n}`));
       stats.totalHits += hits;
       return stats;
     });

@@ -49,6 +49,21 @@ export function sanitizeStatName(key: string): string {
   return key.replace(/[:|]/g, "_").replace(IPV4, (ip) => ip.replace(/\./g, "_"));
 }
 
+/**
+ * The most UTF-16 units of a rule's stats key (before a window's `.window_<n>`): keys under detailed_metric and
+ * value_to_metric, and those of limit overrides, hold values the request chose, each up to RATELIMIT_MAX_VALUE_BYTES,
+ * and each key is a row of the statistics aggregate. The counter key keeps them whole.
+ */
+export const MAX_STATS_KEY_LENGTH = 256;
+
+/** A rule's stats key: its metric key cut after MAX_STATS_KEY_LENGTH (marked with `~`, never inside a pair), sanitised. */
+export const statsKey = (metricKey: string): string =>
+  sanitizeStatName(
+    metricKey.length > MAX_STATS_KEY_LENGTH
+      ? `${metricKey.slice(0, MAX_STATS_KEY_LENGTH).replace(/[\ud800-\udbff]$/, "")}~`
+      : metricKey,
+  );
+
 function keyWithValue(key: string, value: string): string {
   return value === "" ? key : `${key}_${value}`;
 }

@@ -7,9 +7,11 @@ import {
   domainNotFoundName,
   GLOBAL_SHADOW_MODE,
   isDomainNotFoundName,
+  MAX_RULE_STATS_PER_DOMAIN,
   MAX_UNKNOWN_DOMAIN_STATS,
   RULE_STATS,
   ruleStatName,
+  ruleStatsOverflowKey,
   type RuleCounts,
 } from "./names";
 
@@ -144,8 +146,10 @@ export class StatsBuffer {
       let rules = this.domains.get(domain);
       if (!rules) this.domains.set(domain, (rules = new Map()));
       for (const rule of stats.rules) {
-        let counts = rules.get(rule.key);
-        if (!counts) rules.set(rule.key, (counts = [0, 0, 0, 0, 0, 0]));
+        const key =
+          rules.has(rule.key) || rules.size < MAX_RULE_STATS_PER_DOMAIN ? rule.key : ruleStatsOverflowKey(domain);
+        let counts = rules.get(key);
+        if (!counts) rules.set(key, (counts = [0, 0, 0, 0, 0, 0]));
         counts[0] += rule.totalHits;
         counts[1] += rule.overLimit;
         counts[2] += rule.nearLimit;
@@ -220,6 +224,31 @@ export function boundDomainNotFound(
       else target = DOMAIN_NOT_FOUND_OVERFLOW;
     }
     bounded[target] = (bounded[target] ?? 0) + value;
+  }
+  return bounded;
+}
+
+/**
+ * A domain part's rules as the aggregate may store them: a key it holds already, or one of the first to fill its room
+ * up to MAX_RULE_STATS_PER_DOMAIN, keeps its name; the others add to the domain's ruleStatsOverflowKey.
+ * @param stored how many rule keys the aggregate holds, its overflow not counted.
+ * @param isStored whether the aggregate holds this key.
+ */
+export function boundRules(
+  rules: Record<string, RuleCounts>,
+  overflow: string,
+  stored: number,
+  isStored: (key: string) => boolean,
+): Record<string, RuleCounts> {
+  const bounded: Record<string, RuleCounts> = {};
+  let room = MAX_RULE_STATS_PER_DOMAIN - stored;
+  for (const [key, counts] of Object.entries(rules)) {
+    let target = key;
+    if (key !== overflow && !isStored(key)) {
+      if (room > 0) room--;
+      else target = overflow;
+    }
+    addRuleCounts((bounded[target] ??= new Array(RULE_STATS.length).fill(0)), counts);
   }
   return bounded;
 }

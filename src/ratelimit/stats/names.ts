@@ -61,6 +61,17 @@ export const MAX_UNKNOWN_DOMAIN_STATS = 100;
 export const DOMAIN_NOT_FOUND_OVERFLOW = "ratelimit.service.domain_not_found_overflow";
 
 /**
+ * How many rule keys of one domain get statistics of their own, in one isolate's flush and in the aggregate. Keys under
+ * detailed_metric or value_to_metric, and those of limit overrides (which anonymous callers send), hold request values,
+ * so without a bound each new value (a client's address, a made-up entry) would add a row that the domain's statistics
+ * object keeps for good and returns on every read of /stats and /metrics.
+ */
+export const MAX_RULE_STATS_PER_DOMAIN = 1000;
+
+/** Where a domain's rule keys beyond MAX_RULE_STATS_PER_DOMAIN count, all six statistics of each. */
+export const ruleStatsOverflowKey = (domain: string): string => `${sanitizeStatName(domain)}.rule_stats_overflow`;
+
+/**
  * `ratelimit.service.call.should_rate_limit.<error type>`: `service_error` for an unusable request or service state,
  * `redis_error` for a counter store failure (the reference's name, whatever the store, so its alerts keep working).
  */
