@@ -9,7 +9,7 @@ import { shouldRateLimit, type ServiceSettings } from "./core/service";
 import type { RateLimitRequest } from "./core/types";
 import { configLoadSettings, localCacheSize, rateLimitSettings, type RateLimitSettings } from "./settings";
 import { observeDecision } from "./stats/telemetry";
-import { errorsArePublic, selectCounterStore, storeHealthy } from "./stores/select";
+import { selectCounterStore, storeHealthy } from "./stores/select";
 
 /** The counter store the env's settings choose (BACKEND_TYPE), built once per env. */
 const counterStoreOf = perIsolate("ratelimit counter store", selectCounterStore);
@@ -44,9 +44,6 @@ const localCacheOf = perIsolate("ratelimit local cache", (env: Env): LocalCache 
   const size = localCacheSize(rateLimitSettings(env), env as unknown as Record<string, unknown>);
   return size > 0 ? new LocalCache(size) : undefined;
 });
-
-/** Whether the counter store's failures may be shown to callers (see stores/select.ts). */
-export const storeErrorsArePublic = (env: Env): boolean => errorsArePublic(counterStoreOf(env));
 
 /** The cache-store health component of /healthcheck (see stores/select.ts). */
 export const counterStoreHealthy = (env: Env): Promise<boolean> => storeHealthy(counterStoreOf(env));

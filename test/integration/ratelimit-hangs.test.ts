@@ -1,5 +1,5 @@
 // Hung dependencies behind the real gRPC gateway, with a real gRPC client and the default time-outs: a stopped
-// (SIGSTOP) Redis is answered UNAVAILABLE with the store's message within KVSTORE_TIMEOUT (2 s), a stopped workerd
+// (SIGSTOP) Redis is answered UNAVAILABLE (without the store's detail) within KVSTORE_TIMEOUT (2 s), a stopped workerd
 // UNAVAILABLE after RATELIMIT_UPSTREAM_TIMEOUT (3 s) when the caller set no deadline, and both recover on SIGCONT.
 // The gateway forwards a caller's deadline whole, one longer than its default included, and a Worker's bare 5xx
 // is UNAVAILABLE (the code Envoy retries on). A stand-in upstream plays the slow or failing Worker.
@@ -91,7 +91,7 @@ async function timed<T>(work: Promise<T>): Promise<{ result: T; ms: number }> {
 }
 
 describe("a hung Redis behind the gateway", () => {
-  it("answers UNAVAILABLE with the store's message within KVSTORE_TIMEOUT, then counts again after SIGCONT", async () => {
+  it("answers UNAVAILABLE without the store's detail within KVSTORE_TIMEOUT, then counts again after SIGCONT", async () => {
     const grpcClient = client(toWorker);
     const first = await grpcClient.shouldRateLimit(request("redis"), 10_000);
     expect(first).toMatchObject({ ok: true, value: { overallCode: "OK" } });
@@ -102,17 +102,13 @@ describe("a hung Redis behind the gateway", () => {
       );
       for (const { result, ms } of during) {
         expect(result).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE });
-        expect(result.ok || result.details).toMatch(
-          new RegExp(
-            `^rate limit counter store error: kvstore: no (reply from 127\\.0\\.0\\.1:${redis.port} |answer |pooled connection free )within ${KVSTORE_TIMEOUT_MS} ms$`,
-          ),
-        );
+        expect(result.ok || result.details).toBe("rate limit counter store error");
         expect(ms).toBeGreaterThanOrEqual(KVSTORE_TIMEOUT_MS - 100);
         expect(ms).toBeLessThan(KVSTORE_TIMEOUT_MS + SLACK_MS);
       }
       const json = await timed(fetch(`${worker.url}/json`, { method: "POST", body: JSON.stringify(request("redis")) }));
       expect(json.result.status).toBe(500);
-      expect(await json.result.text()).toMatch(/^rate limit counter store error: kvstore: no /);
+      expect(await json.result.text()).toBe("rate limit counter store error");
       expect(json.ms).toBeLessThan(KVSTORE_TIMEOUT_MS + SLACK_MS);
     } finally {
       redis.child.kill("SIGCONT");

@@ -1,5 +1,5 @@
 // A hung memcached (SIGSTOP) behind a real `wrangler dev` with BACKEND_TYPE=memcache and the default OBJCACHE_TIMEOUT
-// (500 ms): POST /json answers 500 with the store's message within the time-out, not later, and counts again once
+// (500 ms): POST /json answers 500 (without the store's detail) within the time-out, not later, and counts again once
 // the node resumes (SIGCONT). A node that cannot be reached at all: test/ratelimit/stores/memcache/store.test.ts.
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,7 +67,7 @@ async function counted(key: string, expected: string) {
 const remaining = (answer: { body: string }) => JSON.parse(answer.body).statuses[0].limitRemaining as number;
 
 describe("a hung memcached", () => {
-  it("answers 500 with the store's message within OBJCACHE_TIMEOUT, then counts again after SIGCONT", async () => {
+  it("answers 500 without the store's detail within OBJCACHE_TIMEOUT, then counts again after SIGCONT", async () => {
     const first = await decide("hang");
     expect(first.status).toBe(200);
     expect(remaining(first)).toBe(999);
@@ -78,9 +78,7 @@ describe("a hung memcached", () => {
       const during = await Promise.all(Array.from({ length: 5 }, () => decide("hang")));
       for (const answer of during) {
         expect(answer.status).toBe(500);
-        expect(answer.body).toBe(
-          `rate limit counter store error: objcache: no reply from 127.0.0.1:${memcached.port} within ${OBJCACHE_TIMEOUT_MS} ms`,
-        );
+        expect(answer.body).toBe("rate limit counter store error");
         expect(answer.ms).toBeGreaterThanOrEqual(OBJCACHE_TIMEOUT_MS - 100);
         expect(answer.ms).toBeLessThan(OBJCACHE_TIMEOUT_MS + SLACK_MS);
       }

@@ -89,13 +89,8 @@ describe("KVSTORE_TLS", () => {
     );
   });
 
-  it("refuses a server whose certificate it cannot verify, naming the store", async () => {
+  it("refuses a server whose certificate it cannot verify, telling the caller no address", async () => {
     const answer = await post(untrusted.url, "b");
-    expect(answer.status).toBe(500);
-    expect(answer.text).toMatch(
-      new RegExp(
-        `^rate limit counter store error: kvstore: (cannot connect to|handshake with|reading from|writing to) 127\\.0\\.0\\.1:${tlsPort}`,
-      ),
-    );
+    expect(answer).toMatchObject({ status: 500, text: "rate limit counter store error" });
   });
 });

@@ -108,13 +108,7 @@ describe("the key-value store through wrangler dev", () => {
       expect(await health()).toBe(500);
       const during = await Promise.all(Array.from({ length: 10 }, () => post(away, "hang", BOUND_MS)));
       expect(during.map((answer) => answer.status)).toEqual(Array(10).fill(500));
-      for (const answer of during) {
-        expect(answer.text).toMatch(
-          new RegExp(
-            `^rate limit counter store error: kvstore: no (reply from 127\\.0\\.0\\.1:${redisPort} |answer |pooled connection free )within ${TIMEOUT_MS} ms$`,
-          ),
-        );
-      }
+      for (const answer of during) expect(answer.text).toBe("rate limit counter store error");
       expect(await health()).toBe(500);
     } finally {
       redis.child.kill("SIGCONT");
@@ -131,10 +125,7 @@ describe("the key-value store through wrangler dev", () => {
     const during = await Promise.all(Array.from({ length: 20 }, () => post(away, "away", BOUND_MS)));
     expect(during.map((answer) => answer.status)).toEqual(Array(20).fill(500));
     for (const answer of during) {
-      expect(answer.text).toBe(
-        `rate limit counter store error: kvstore: cannot connect to 127.0.0.1:${redisPort}: ` +
-          "proxy request failed, cannot connect to the specified address",
-      );
+      expect(answer.text).toBe("rate limit counter store error");
       // A refused connection answers at once, not at KVSTORE_TIMEOUT (measured: about 125 ms, 20 at a time).
       expect(answer.ms).toBeLessThan(1000);
     }

@@ -74,8 +74,8 @@ export interface LimiterOutput {
 /** A store call that failed; the message is the store's own. */
 export interface StoreFailure {
   message: string;
-  /** The message may be shown to callers whatever the store (a PublicStoreError). */
-  public?: true;
+  /** What callers may see of it (a PublicStoreError's); absent, nothing. */
+  shown?: string;
 }
 
 interface Item {
@@ -113,7 +113,7 @@ async function callStore(
     values = await call();
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    return err(e instanceof PublicStoreError ? { message, public: true } : { message });
+    return err(e instanceof PublicStoreError ? { message, shown: e.shown } : { message });
   }
   if (!Array.isArray(values) || values.length !== expected) {
     return err({ message: `counter store returned ${values?.length ?? 0} values for ${expected} counters` });

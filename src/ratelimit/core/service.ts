@@ -70,8 +70,8 @@ export interface ServiceDeps {
 export interface ServiceError {
   kind: "service" | "store";
   message: string;
-  /** A store failure whose message may be shown whatever the store (see PublicStoreError). */
-  public?: true;
+  /** What callers may see of a store failure (see PublicStoreError); absent, nothing. */
+  shown?: string;
 }
 
 export interface Decision {

@@ -193,9 +193,16 @@ export interface CounterStore {
 }
 
 /**
- * A store failure whose message this service composed from its own settings, with nothing of the runtime or the
- * caller's keys in it: callers see it with every store (the other failures of the Durable Object store stay generic).
+ * A store failure callers may see part of: `shown` (the whole message unless given) holds nothing of the runtime, the
+ * network or credentials: a text this service composed from its settings or the caller's own keys, or the server's own
+ * error reply. Callers are told no more of any other failure than that the counter store failed; its message is logged.
  */
 export class PublicStoreError extends Error {
   override name = "PublicStoreError";
+  constructor(
+    message: string,
+    readonly shown = message,
+  ) {
+    super(message);
+  }
 }

@@ -29,7 +29,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { logError } from "../../shared/log";
 import { PayloadTooLarge, readBodyBytes } from "../../shared/http/request-body";
 import { SettingsError } from "../../shared/settings";
-import { decide, storeErrorsArePublic } from "../runtime";
+import { decide } from "../runtime";
 import { DEFAULT_LIMITS } from "../core/limits";
 import type { ServiceError } from "../core/service";
 import {
@@ -54,16 +54,14 @@ const workerEnv = createContextKey<Env | undefined>(undefined, { description: "t
 /**
  * The reference answers its service errors with gRPC status UNKNOWN and their text. An override without a unit
  * crashes the reference; refusing it as INVALID_ARGUMENT tells the caller what to fix. Store failures are UNAVAILABLE
- * (the reference's UNKNOWN is not among the codes Envoy retries on) and read as on /json: the detail only for the
- * stores whose messages are safe to show (see stores/select.ts), or for a failure the service composed itself
- * (PublicStoreError: the Durable Object store's admission bound).
+ * (the reference's UNKNOWN is not among the codes Envoy retries on) and read as on /json: the detail only when it is a
+ * server's own error reply or what the service composed itself (PublicStoreError), never an address or a node list.
  */
-function connectErrorOf(error: ServiceError, env: Env): ConnectError {
+function connectErrorOf(error: ServiceError): ConnectError {
   if (error.kind === "store") {
     logError("ratelimit: counter store failed", { message: error.message });
-    const generic = "rate limit counter store error";
-    const shown = error.public || storeErrorsArePublic(env);
-    return new ConnectError(shown ? `${generic}: ${error.message}` : generic, Code.Unavailable);
+    const shown = error.shown === undefined ? "" : `: ${error.shown}`;
+    return new ConnectError(`rate limit counter store error${shown}`, Code.Unavailable);
   }
   if (OVERRIDE_WITHOUT_UNIT.test(error.message)) return new ConnectError(error.message, Code.InvalidArgument);
   return new ConnectError(error.message, Code.Unknown);
@@ -92,7 +90,7 @@ async function decideMessage(env: Env, message: RateLimitRequest, signal: AbortS
     if (!request.ok) throw new ConnectError(request.error, Code.InvalidArgument);
     const deciding = decide(env, request.value, Date.now());
     const decision = await (signal ? untilAborted(deciding, signal) : deciding);
-    if (!decision.ok) throw connectErrorOf(decision.error, env);
+    if (!decision.ok) throw connectErrorOf(decision.error);
     return responseToProto(decision.value.response);
   } catch (error) {
     if (error instanceof ConnectError) throw error;

@@ -9,7 +9,7 @@ import { register, text } from "../../shared/http/openapi";
 import { readBodyText } from "../../shared/http/request-body";
 import { logError } from "../../shared/log";
 import { currentConfig } from "../config/provider";
-import { counterStoreHealthy, decide, storeErrorsArePublic } from "../runtime";
+import { counterStoreHealthy, decide } from "../runtime";
 import { configLoadSettings, rateLimitSettings, requestLimits } from "../settings";
 import { shouldRateLimitCall } from "../stats/telemetry";
 import { requireAdminFor } from "./auth";
@@ -78,14 +78,9 @@ async function shouldRateLimit(c: Context<RateLimitEnv>) {
   if (!decision.ok) {
     if (decision.error.kind === "service") throw new HttpError(400, decision.error.message);
     logError("ratelimit: counter store failed", { message: decision.error.message });
-    // The key-value store's and object cache's messages are safe to show (as the reference's are), and so is what the
-    // service composed itself (PublicStoreError); see stores/select.
-    throw new HttpError(
-      500,
-      decision.error.public || storeErrorsArePublic(c.env)
-        ? `rate limit counter store error: ${decision.error.message}`
-        : "rate limit counter store error",
-    );
+    // Only a server's own error reply or what the service composed (PublicStoreError): never an address or a node list.
+    const shown = decision.error.shown;
+    throw new HttpError(500, `rate limit counter store error${shown === undefined ? "" : `: ${shown}`}`);
   }
   const { response } = decision.value;
   const body = rateLimitResponseToJson(response);

@@ -104,14 +104,6 @@ export function selectCounterStore(env: Env): SelectedStore {
 }
 
 /**
- * Whether the counter store's failures may be shown to callers. The key-value store's and the object cache's
- * messages are composed by their clients from addresses, durations and the server's own error replies (never
- * credentials), as the reference shows them; the Durable Object store's are runtime internals, except the ones the
- * service composes itself (PublicStoreError), which every store shows.
- */
-export const errorsArePublic = (selected: SelectedStore): boolean => selected.backend !== "durable-object";
-
-/**
  * The cache-store health component: with HEALTHCHECK_STORE, healthy only while the key-value store or object cache
  * answers (cached, health-probe.ts); with KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION and the key-value store, only while
  * each pool holds (or can open at once) a connection; always healthy otherwise.

@@ -6,7 +6,7 @@ const decoder = new TextDecoder();
 
 export const MAX_KEY_BYTES = 250;
 
-/** A failure whose message is safe to show callers (addresses, durations, the server's error text). */
+/** A failure with addresses, durations and the server's error text: logged for the operator, never shown to callers. */
 export class MemcacheError extends Error {
   override name = "MemcacheError";
 }

@@ -3,7 +3,7 @@
 // `incr`, and on a miss `add` with the window's expiry (then `incr` again if another caller added it first). So
 // concurrent requests may briefly exceed a limit, as the spec warns. A node's connection lives for one request.
 import { logError } from "../../../shared/log";
-import type { CounterIncrement, CounterStore } from "../../core/types";
+import { type CounterIncrement, type CounterStore, PublicStoreError } from "../../core/types";
 import { type Address, formatAddress } from "../socket";
 import { MemcacheConnection, MemcacheError } from "./connection";
 import { pickNode } from "./hashing";
@@ -71,7 +71,8 @@ function checkItems(items: readonly CounterIncrement[]): void {
     if (item.algorithm)
       throw new Error(`objcache: the ${item.algorithm.kind} algorithm is not supported by BACKEND_TYPE=memcache`);
     const problem = keyProblem(item.key);
-    if (problem) throw new MemcacheError(problem);
+    // The caller's own key and what memcached accepts: the caller is told what to change.
+    if (problem) throw new PublicStoreError(problem);
   }
 }
 
@@ -86,8 +87,9 @@ async function readAll(session: Session, nodes: Address[], keys: string[]): Prom
   await Promise.all(
     [...byNode].map(async ([node, nodeKeys]) => {
       const [reply] = await session.send(node, [{ op: "get", keys: nodeKeys }]);
+      // Callers see the server's reply (SERVER_ERROR ...), not the node.
       if (reply instanceof MemcacheReplyError)
-        throw new MemcacheError(`objcache: get failed on ${formatAddress(node)}: ${reply.message}`);
+        throw new PublicStoreError(`objcache: get failed on ${formatAddress(node)}: ${reply.message}`, reply.message);
       if (!(reply instanceof Map))
         throw new MemcacheError(`objcache: unexpected reply to get from ${formatAddress(node)}`);
       for (const key of nodeKeys) {

@@ -8,8 +8,8 @@ import { type Command, encodeCommands, type Reply, ReplyError, ReplyParser } fro
 export { type Address, formatAddress };
 
 /**
- * A counter store failure whose message is safe to show callers: composed here from addresses, durations and the
- * server's own error replies, never from credentials.
+ * A counter store failure, composed here from addresses, durations and the server's own error replies, never from
+ * credentials: logged for the operator, never shown to callers (addresses, node lists).
  */
 export class RedisError extends Error {
   override name = "RedisError";

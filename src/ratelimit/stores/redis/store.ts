@@ -3,7 +3,14 @@
 // one atomic step. Calls go to a pool member (a Durable Object holding a connection); with a pool size of 0 each call
 // opens its own connection instead.
 import { CLOSED_WINDOW_GRACE_MS } from "../../core/counter-table";
-import type { AlgorithmReply, CounterIncrement, CounterReply, CounterStore, WindowsOperation } from "../../core/types";
+import {
+  type AlgorithmReply,
+  type CounterIncrement,
+  type CounterReply,
+  type CounterStore,
+  PublicStoreError,
+  type WindowsOperation,
+} from "../../core/types";
 import type { KvstoreConnection } from "../../../../durable-objects/kvstore-connection";
 import { RedisError, redisTimeout } from "./connection";
 import { createMember, toWire, type WireReply } from "./member";
@@ -79,13 +86,16 @@ async function runOnPool(namespace: Namespace, pool: RedisPoolOptions, commands:
   return answer.replies;
 }
 
+/** A server's error reply, which callers see as the reference shows it; a redirect without the node it names. */
+const replyFailure = (error: string) => new PublicStoreError(error, error.replace(/^(MOVED|ASK) .*/, "$1"));
+
 const errorOf = (reply: WireReply | undefined): string | undefined =>
   reply !== null && typeof reply === "object" && "error" in reply ? reply.error : undefined;
 
 function integerReply(reply: WireReply | undefined, command: string): number {
   if (typeof reply === "number") return reply;
   const error = errorOf(reply);
-  if (error !== undefined) throw new RedisError(error);
+  if (error !== undefined) throw replyFailure(error);
   if (reply === null && command === "GET") return 0;
   if (typeof reply === "string" && /^-?\d+$/.test(reply)) return Number(reply);
   throw new RedisError(`kvstore: unexpected reply to ${command}: ${JSON.stringify(reply)}`);
@@ -94,7 +104,7 @@ function integerReply(reply: WireReply | undefined, command: string): number {
 /** A script's reply: an array of `length` integers, the first 0 or 1 (admitted). */
 function scriptReply(reply: WireReply | undefined, length: number): number[] {
   const error = errorOf(reply);
-  if (error !== undefined) throw new RedisError(error);
+  if (error !== undefined) throw replyFailure(error);
   if (
     !Array.isArray(reply) ||
     reply.length !== length ||

@@ -125,7 +125,7 @@ describe("the object cache", () => {
     expect(await eventually(() => valueOf(key, node), "1")).toBe("1");
   });
 
-  it("fails naming the SRV record when it names no node", async () => {
+  it("fails, telling the caller nothing of the SRV record, when it names no node", async () => {
     const missing = workerWith({
       BACKEND_TYPE: "memcache",
       OBJCACHE_SRV: "_nothing._tcp.test.internal",
@@ -134,7 +134,7 @@ describe("the object cache", () => {
     const answer = await missing.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "x"])] });
     expect(answer).toEqual({
       status: 500,
-      body: "rate limit counter store error: objcache: SRV record _nothing._tcp.test.internal names no node (DNS status 3)",
+      body: "rate limit counter store error",
       contentType: expect.stringMatching(/^text\/plain/),
     });
   });
@@ -185,11 +185,14 @@ describe("the object cache", () => {
     expect(await valueOf(`mc_guard_${HOUR_START}`)).toBeUndefined();
   });
 
-  it("answers 500 naming the node when it cannot be reached", async () => {
+  it("answers 500 without naming the node when it cannot be reached", async () => {
     const down = workerWith({ BACKEND_TYPE: "memcache", OBJCACHE_HOST_PORT: "127.0.0.1:1" });
     const answer = await down.rateLimit({ domain: "mc", descriptors: [descriptor(["client", "down"])] });
-    expect(answer.status).toBe(500);
-    expect(answer.body).toMatch(/^rate limit counter store error: objcache: cannot connect to 127\.0\.0\.1:1: /);
+    expect(answer).toEqual({
+      status: 500,
+      body: "rate limit counter store error",
+      contentType: expect.stringMatching(/^text\/plain/),
+    });
   });
 
   it("accepts the reference's MEMCACHE_* names and refuses what a Worker cannot honour", async () => {

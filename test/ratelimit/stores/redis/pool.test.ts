@@ -91,7 +91,7 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
     const { answers, dialled } = await secondCallerWhileBusy("ERROR", "error", 30_000, (_, second) => second);
     expect(answers.map((a) => a.status)).toEqual([200, 500]);
     expect(answers[0].body.statuses[0].limitRemaining).toBe(998);
-    expect(answers[1].body).toBe("rate limit counter store error: kvstore: connection pool empty after waiting 100 ms");
+    expect(answers[1].body).toBe("rate limit counter store error");
     expect(dialled).toBe(0);
   });
 
@@ -125,9 +125,7 @@ describe("KVSTORE_POOL_ON_EMPTY_BEHAVIOR", () => {
     try {
       const answer = await slow.rateLimit(request);
       expect(answer.status).toBe(500);
-      expect(answer.body).toMatch(
-        /^rate limit counter store error: kvstore: no (reply from 127\.0\.0\.1:\d+|answer) within 300 ms$/,
-      );
+      expect(answer.body).toBe("rate limit counter store error");
     } finally {
       await redis(PORT, [["CLIENT", "UNPAUSE"]]);
     }

@@ -1,13 +1,25 @@
-// POST /json with BACKEND_TYPE=redis when reaching the store is the problem: AUTH in both forms, errors that name the
-// store's problem (never the password), the health check, and the settings a Worker cannot honour.
+// POST /json with BACKEND_TYPE=redis when reaching the store is the problem: AUTH in both forms, errors that tell
+// callers only the server's own reply (never an address or the password; the operator's log has the detail), the
+// health check, and the settings a Worker cannot honour.
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { descriptor } from "../../../support/ratelimit-calls";
 import { atNowWithConfig } from "../../../support/ratelimit-decision-suite";
 import { refusedAnswer, workerWith } from "../../../support/ratelimit-stores";
 import { CONFIG, redisWorker } from "./store-fixtures";
 
 atNowWithConfig({ "rl.yaml": CONFIG });
+
+/** Runs `work`, keeping what it logs as errors out of the test output; returns its result and those lines. */
+async function loggingErrors<T>(work: () => Promise<T>): Promise<{ result: T; logged: string[] }> {
+  const error = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    const result = await work();
+    return { result, logged: error.mock.calls.map((call) => String(call[0])) };
+  } finally {
+    error.mockRestore();
+  }
+}
 
 describe("AUTH", () => {
   const authUrl = `127.0.0.1:${env.TEST_REDIS_AUTH_PORT}`;
@@ -27,20 +39,26 @@ describe("AUTH", () => {
     expect(answer.body.statuses[0].limitRemaining).toBe(2);
   });
 
-  it("answers 500 with the server's refusal, never the password", async () => {
+  it("answers 500 without the address or the password when AUTH is refused, and logs the refusal", async () => {
     const wrong = workerWith({
       BACKEND_TYPE: "redis",
       KVSTORE_URL: authUrl,
       KVSTORE_AUTH: "not-the-password",
       KVSTORE_POOL_SIZE: "1",
     });
-    const answer = await wrong.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "auth"])] });
-    expect(answer.status).toBe(500);
-    expect(answer.contentType).toMatch(/^text\/plain/);
-    expect(answer.body).toBe(
-      `rate limit counter store error: kvstore: authentication with ${authUrl} failed: WRONGPASS invalid username-password pair or user is disabled.`,
+    const { result: answer, logged } = await loggingErrors(() =>
+      wrong.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "auth"])] }),
     );
-    expect(answer.body).not.toContain("not-the-password");
+    expect(answer).toEqual({
+      status: 500,
+      body: "rate limit counter store error",
+      contentType: expect.stringMatching(/^text\/plain/),
+    });
+    const refusal = `kvstore: authentication with ${authUrl} failed: WRONGPASS invalid username-password pair or user is disabled.`;
+    expect(
+      logged.filter((line) => line.includes("ratelimit: counter store failed") && line.includes(refusal)),
+    ).toHaveLength(1);
+    expect(logged.join("\n")).not.toContain("not-the-password");
   });
 
   it("answers 500 naming NOAUTH when no password is configured", async () => {
@@ -54,7 +72,7 @@ describe("AUTH", () => {
 });
 
 describe("store errors and health", () => {
-  it("answers 500 with the connection error when the store cannot be reached, and health follows with the flag", async () => {
+  it("answers 500 without the address when the store cannot be reached, logs it, and health follows with the flag", async () => {
     const port = 1; // nothing listens on port 1
     const down = workerWith({
       BACKEND_TYPE: "redis",
@@ -62,9 +80,17 @@ describe("store errors and health", () => {
       KVSTORE_POOL_SIZE: "2",
       KVSTORE_TIMEOUT: "2s",
     });
-    const answer = await down.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "down"])] });
-    expect(answer.status).toBe(500);
-    expect(answer.body).toMatch(/^rate limit counter store error: kvstore: cannot connect to 127\.0\.0\.1:1: /);
+    const { result: answer, logged } = await loggingErrors(() =>
+      down.rateLimit({ domain: "rl", descriptors: [descriptor(["client", "down"])] }),
+    );
+    expect(answer).toEqual({
+      status: 500,
+      body: "rate limit counter store error",
+      contentType: expect.stringMatching(/^text\/plain/),
+    });
+    const detail = logged.filter((line) => line.includes("ratelimit: counter store failed"));
+    expect(detail).toHaveLength(1);
+    expect(detail[0]).toContain("kvstore: cannot connect to 127.0.0.1:1: ");
     // Without KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION the store does not take part in health.
     expect((await down.fetch("/healthcheck")).status).toBe(200);
     const checked = workerWith({
