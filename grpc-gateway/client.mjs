@@ -93,10 +93,22 @@ function codeName(/** @type {number} */ code) {
   return name.toLowerCase().replace(/(?:^|_)(\w)/g, (_, letter) => letter.toUpperCase());
 }
 
-/** proto3 JSON of a decoded response: the same text shape as POST /json (durations as "58s"). */
+/**
+ * A decoded Duration (seconds a string, as proto.mjs loads 64-bit integers; either field may be absent) as POST /json
+ * writes it (durationJson in src/ratelimit/routes/codec-json-common.ts): whole seconds, then milliseconds if any.
+ * @param {{ seconds?: string | number, nanos?: number }} duration
+ */
+function durationJson({ seconds = 0, nanos = 0 }) {
+  const ms = Math.round(Number(seconds) * 1000 + nanos / 1e6);
+  const whole = Math.floor(ms / 1000);
+  const millis = ms - whole * 1000;
+  return millis === 0 ? `${whole}s` : `${whole}.${String(millis).padStart(3, "0")}s`;
+}
+
+/** proto3 JSON of a decoded response: the same text shape as POST /json (durations as "58s" or "0.100s"). */
 function responseJson(/** @type {object} */ response) {
   return JSON.stringify(response, (key, value) =>
-    key === "durationUntilReset" && value && typeof value === "object" ? `${value.seconds ?? 0}s` : value,
+    key === "durationUntilReset" && value && typeof value === "object" ? durationJson(value) : value,
   );
 }
 
