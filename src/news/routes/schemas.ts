@@ -5,6 +5,13 @@ import { oneLine } from "../../shared/settings";
 import { z } from "../../shared/zod";
 import { integerParam } from "../../shared/zod-params";
 import { ARTICLE_SORT_FIELDS } from "../store/articles";
+import {
+  MAX_SEARCH_WORDS,
+  MIN_PREFIX_LENGTH,
+  queryRefusal,
+  topicsRefusal,
+  type SearchRefusal,
+} from "../store/full-text";
 import { htmlToText, MAX_TITLE_LENGTH } from "../store/text";
 import { USER_SORT_FIELDS } from "../store/users";
 import { commaList, companyId, httpUrlField, isoDate, isoDateEnd, ticker } from "./validation";
@@ -70,9 +77,42 @@ const listQuery = (defaultSort: string, sortFields: readonly string[], defaultLi
 
 export const ListUsersQuery = z.object(listQuery("-createdAt", Object.keys(USER_SORT_FIELDS)));
 
+const REFUSAL_MESSAGES: Record<SearchRefusal["rule"], string> = {
+  maxwords: `must have at most ${MAX_SEARCH_WORDS} words (each distinct term's words, once)`,
+  minprefix: `must have at least ${MIN_PREFIX_LENGTH} characters before each *`,
+};
+
+/** A full-text search's bound as a validation failure {name: <rule>, <rule>: <limit>} (full-text.ts says why). */
+const searchBound =
+  <T>(refusal: (value: T) => SearchRefusal | undefined) =>
+  (value: T, ctx: z.core.$RefinementCtx<T>) => {
+    const refused = refusal(value);
+    if (refused)
+      ctx.addIssue({
+        code: "custom",
+        message: REFUSAL_MESSAGES[refused.rule],
+        params: { name: refused.rule, [refused.rule]: refused.limit },
+      });
+  };
+
+const newsQ = z
+  .string()
+  .trim()
+  .max(500, { abort: true })
+  .superRefine(searchBound(queryRefusal))
+  .optional()
+  .openapi({
+    param: {
+      description: oneLine`Full text: every word, "phrases", prefix* (at least ${MIN_PREFIX_LENGTH} characters before the
+        *, 400 \`minprefix\` otherwise), a OR b. At most ${MAX_SEARCH_WORDS} words over its distinct terms (a term
+        written again counts once; 400 \`maxwords\` beyond).`,
+    },
+  });
+
 /** restfulnews raised querymen's largest page to 500 articles for /news; users keep the generator's 100. */
 export const ListNewsQuery = z.object({
   ...listQuery("-publishedAt", Object.keys(ARTICLE_SORT_FIELDS), 30, 500),
+  q: newsQ,
   companies: commaList(ticker).optional(),
   sources: commaList(z.string().trim().toLowerCase().max(100)).optional(),
   from: isoDate.optional(),
@@ -80,7 +120,15 @@ export const ListNewsQuery = z.object({
 });
 
 export const SearchQuery = z.object({
-  topics: commaList(z.string().trim().max(200)).optional(),
+  topics: commaList(z.string().trim().max(200))
+    .superRefine(searchBound(topicsRefusal))
+    .optional()
+    .openapi({
+      param: {
+        description: oneLine`Comma list of phrases, any of which an article matches. At most ${MAX_SEARCH_WORDS} words
+          over the distinct topics (a topic written again counts once; 400 \`maxwords\` beyond).`,
+      },
+    }),
   companyids: commaList(companyId).optional(),
   start_date: isoDate.optional(),
   end_date: isoDateEnd.optional(),

@@ -141,7 +141,10 @@ export function validationFailure(issue: z.core.$ZodIssue, source: unknown): Omi
       });
     case "custom": {
       const name = typeof issue.params?.name === "string" ? issue.params.name : "invalid";
-      return withValue({ name, message: `${param} ${issue.message}` });
+      const limit = typeof issue.params?.[name] === "number" ? { [name]: issue.params[name] } : {};
+      const failure = { name, ...limit, message: `${param} ${issue.message}` };
+      // A list is echoed as it came (the comma list as written), as for maxlength.
+      return Array.isArray(input) && typeof raw === "string" ? { param, value: raw, ...failure } : withValue(failure);
     }
     default:
       return withValue({ name: "invalid", message: `${param} is invalid` });

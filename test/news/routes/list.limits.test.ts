@@ -98,7 +98,9 @@ describe("comma lists hold at most 100 items", () => {
   for (const [path, param, prefix] of lists) {
     it(`${path}?${param}: 100 items are read, 101 answer 400 naming the limit`, async () => {
       const token = path === "/users" ? admin : reader;
-      expect(await get(`${path}?${param}=${items(100, prefix)}`, token)).toMatchObject({ status: 200 });
+      // Topics are bounded by their distinct words too (16): 100 topics are read when they repeat.
+      const hundred = param === "topics" ? items(100).map((_, index) => `w${index % 16}`) : items(100, prefix);
+      expect(await get(`${path}?${param}=${hundred}`, token)).toMatchObject({ status: 200 });
       const written = items(101, prefix).join(",");
       expect(await get(`${path}?${param}=${written}`, token)).toMatchObject({
         status: 400,
@@ -118,6 +120,66 @@ describe("comma lists hold at most 100 items", () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual(tooLong("companies", companies, 100));
     expect(await get("/news?sources=limits")).toMatchObject({ status: 200, titles: [] });
+  });
+});
+
+describe("full-text searches hold at most 16 distinct words, and prefixes of 3 characters or more", () => {
+  const refused = (param: string, value: string, name: string, limit: number, says: string) => ({
+    status: 400,
+    body: { valid: false, name, param, value, [name]: limit, message: `${param} ${says}` },
+  });
+  const tooManyWords = (param: string, value: string) =>
+    refused(param, value, "maxwords", 16, "must have at most 16 words (each distinct term's words, once)");
+  const shortPrefix = (value: string) =>
+    refused("q", value, "minprefix", 3, "must have at least 3 characters before each *");
+  const query = (param: string, value: string) => `?${param}=${encodeURIComponent(value)}`;
+
+  it("GET /news?q: 16 words are searched, a 17th answers 400 maxwords, a term written again counts once", async () => {
+    const sixteen = `mining ${items(15, "w").join(" ")}`;
+    expect(await get(`/news${query("q", sixteen)}`)).toMatchObject({ status: 200, titles: [] });
+    const seventeen = `${sixteen} w15`;
+    const { status, body } = await get(`/news${query("q", seventeen)}`);
+    expect({ status, body }).toEqual(tooManyWords("q", seventeen));
+    // The review's repeated "a*" terms (166 made 5.5 s on 50 000 articles), at 3 characters: one term, read once.
+    const repeated = Array(100).fill("min*").join(" ");
+    expect(await get(`/news${query("q", repeated)}`)).toMatchObject({
+      status: 200,
+      titles: [
+        "Westpac mining loans under scrutiny",
+        "Lithium price slump hits Pilbara Minerals",
+        "BHP and Rio Tinto ramp up iron ore exports",
+      ],
+    });
+    const phrase = `"${Array(17).fill("the").join(" ")}"`;
+    const tooLongPhrase = await get(`/news${query("q", phrase)}`);
+    expect({ status: tooLongPhrase.status, body: tooLongPhrase.body }).toEqual(tooManyWords("q", phrase));
+  });
+
+  it("GET /news?q: a prefix of fewer than 3 characters answers 400 minprefix", async () => {
+    for (const q of ["a*", "lithium mi*", "bhp OR é*", "ab* ab* lithium"]) {
+      const { status, body } = await get(`/news${query("q", q)}`);
+      expect({ status, body }).toEqual(shortPrefix(q));
+    }
+    expect(await get(`/news${query("q", "lit*")}`)).toMatchObject({
+      status: 200,
+      titles: ["Lithium price slump hits Pilbara Minerals"],
+    });
+  });
+
+  it("GET /search?topics: 16 words over the distinct topics are searched, a 17th answers 400 maxwords", async () => {
+    const sixteen = ["iron ore", "Iron Ore", ...items(14, "w"), "w0"].join(",");
+    expect(await get(`/search${query("topics", sixteen)}`)).toMatchObject({ status: 200 });
+    const seventeen = `${sixteen},w14`;
+    const { status, body } = await get(`/search${query("topics", seventeen)}`);
+    expect({ status, body }).toEqual(tooManyWords("topics", seventeen));
+    // The review's 60 topics of 21 to 40 repeats of "the" (18 s on 50 000 articles).
+    const repeats = Array.from({ length: 60 }, (_, index) =>
+      Array(21 + (index % 20))
+        .fill("the")
+        .join(" "),
+    ).join(",");
+    const attack = await get(`/search${query("topics", repeats)}`);
+    expect({ status: attack.status, body: attack.body }).toEqual(tooManyWords("topics", repeats));
   });
 });
 
