@@ -2,6 +2,7 @@
 import { and, count, desc, eq, gt, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/sqlite-core";
 import { commitBatch, type Database, type Statement } from "../shared/db";
+import { cutText } from "../shared/cut-text";
 import { logWarn } from "../shared/log";
 import { jobRuns } from "./tables";
 
@@ -50,6 +51,16 @@ export async function childRunsOf(db: Database, input: { kind: string; trigger: 
   };
 }
 
+/**
+ * The most characters a run's error, or one of its warnings, is stored with (cut, saying so, beyond): they may quote
+ * what a job read from outside (a feed's parser quotes its input), and D1 refuses a value over 2 MB, which would
+ * leave the run's end unrecorded and fail its message's whole batch. 8 KiB keeps whole the longest cause a job quotes
+ * on purpose: an agent's haproxy -c output, cut to 4000 characters (haproxy-agent/programs.mjs MAX_OUTPUT).
+ */
+export const MAX_RUN_TEXT_CHARS = 8192;
+
+const runText = (text: string) => cutText(text, MAX_RUN_TEXT_CHARS);
+
 /** How a run ended (or, `queued`, waits for its retry): its warnings and its error. */
 export type RunEnd = {
   id: number;
@@ -83,7 +94,7 @@ export async function finishJobRun(db: Database, input: RunEnd, alongside: reado
 }
 
 async function writeRunEnd(db: Database, input: RunEnd, alongside: readonly Statement[]) {
-  const own = JSON.stringify(input.warnings ?? []);
+  const own = JSON.stringify((input.warnings ?? []).map(runText));
   const update = db
     .update(jobRuns)
     .set({
@@ -96,7 +107,7 @@ async function writeRunEnd(db: Database, input: RunEnd, alongside: readonly Stat
         union all select 1 as part, key, value from json_each(${jobRuns.warnings})
           where value not in (select value from json_each(${own}))
         order by part, key))`,
-      error: input.error ?? null,
+      error: input.error === undefined ? null : runText(input.error),
       // A retry's wait counts from now: the queued-run sweep measures silence from here.
       ...(input.state === "queued" ? { heartbeatAt: input.now } : {}),
     })
@@ -146,7 +157,7 @@ export async function appendJobWarnings(db: Database, input: { id: number; warni
 
 /** The statement of appendJobWarnings, for a batch that writes the warnings with what they report. */
 export function jobWarningsAppend(db: Database, input: { id: number; warnings: string[] }) {
-  const added = JSON.stringify([...new Set(input.warnings)]);
+  const added = JSON.stringify([...new Set(input.warnings.map(runText))]);
   const warnings = sql`(select json_group_array(value) from (
     select 0 as part, key, value from json_each(${jobRuns.warnings})
     union all select 1 as part, key, value from json_each(${added})

@@ -6,6 +6,7 @@ import {
   fetchPublisherText,
   parseDate,
   PublisherError,
+  quoted,
   sourceOfUrl,
   type AdapterResult,
   type Fetcher,
@@ -110,7 +111,7 @@ export function parseFeed(xml: string, feedUrl: string): PublisherItem[] {
     document = parser.parse(xml, true) as Node;
   } catch (error) {
     throw new PublisherError(
-      `feed ${feedUrl} is not well-formed XML: ${error instanceof Error ? error.message : String(error)}`,
+      `feed ${feedUrl} is not well-formed XML: ${quoted(error instanceof Error ? error.message : String(error))}`,
     );
   }
   const nodes = (list: unknown) =>

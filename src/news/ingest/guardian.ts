@@ -6,6 +6,7 @@ import {
   optionalText,
   parseDate,
   PublisherError,
+  quoted,
   sourceOfUrl,
   type AdapterResult,
   type Fetcher,
@@ -64,7 +65,7 @@ export async function fetchGuardian(input: {
     const body = (await fetchJson(input.fetch, "guardian", guardianSearchUrl({ ...input, page }))) as GuardianResponse;
     const response = body.response;
     if (!response || response.status !== "ok" || !Array.isArray(response.results)) {
-      throw new PublisherError(`guardian answered status ${JSON.stringify(response?.status ?? null)}`);
+      throw new PublisherError(`guardian answered status ${quoted(JSON.stringify(response?.status ?? null))}`);
     }
     for (const raw of response.results) {
       // An item without a title or URL is passed on as such: the run skips it and counts it in its warnings.

@@ -6,6 +6,7 @@ import {
   optionalText,
   parseDate,
   PublisherError,
+  quoted,
   sourceOfUrl,
   type AdapterResult,
   type Fetcher,
@@ -109,7 +110,7 @@ export async function fetchNyt(input: {
       throw error;
     }
     if (body.status !== "OK" || !Array.isArray(body.response?.docs)) {
-      throw new PublisherError(`nyt answered status ${JSON.stringify(body.status ?? null)}`);
+      throw new PublisherError(`nyt answered status ${quoted(JSON.stringify(body.status ?? null))}`);
     }
     const docs = body.response.docs;
     for (const raw of docs) {

@@ -1,6 +1,7 @@
 // What every publisher adapter returns, and the fetch function they are given (the Worker's fetch in production,
 // recorded responses in the tests).
 import { fetchWithin, NoAnswer, readAnswerText, type Unreadable } from "../../shared/http/bounded-fetch";
+import { cutText } from "../../shared/cut-text";
 import { z } from "../../shared/zod";
 
 export type Fetcher = (url: string, init?: RequestInit) => Promise<Response>;
@@ -24,6 +25,12 @@ export interface AdapterResult {
    */
   stoppedEarly?: "page-cap" | "rate-limited";
 }
+
+/** The most characters of a publisher's own text an error quotes: its answer may hold anything, of any size. */
+export const MAX_QUOTED_CHARS = 200;
+
+/** A publisher's text (or a parser's message quoting it) as an error quotes it, cut to MAX_QUOTED_CHARS. */
+export const quoted = (text: string) => cutText(text, MAX_QUOTED_CHARS);
 
 /** A publisher that answered with something other than success: the run fails and the queue retries it. */
 export class PublisherError extends Error {

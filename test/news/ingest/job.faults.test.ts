@@ -5,11 +5,13 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createJobRun, getJobRun } from "../../../src/jobs/history";
+import { MAX_ATTEMPTS } from "../../../src/jobs/retries";
 import { FETCH_TIMEOUT_MS } from "../../../src/news/ingest/types";
 import { newsIngestCursors } from "../../../src/news/store/tables";
 import { getCursor } from "../../../src/news/store/upsert";
 import { database } from "../../../src/shared/db";
 import { deliverBatch } from "../../support/jobs-queue";
+import { getJson, signUp } from "../../support/news-api";
 import atomFeed from "../fixtures/newsroom-atom.xml?raw";
 import guardianSearch from "../fixtures/guardian-search.json?raw";
 import guardianRss from "../fixtures/guardian-business-rss.xml?raw";
@@ -193,5 +195,30 @@ describe("a publisher that answers a malformed body", () => {
       [`feed:${ATOM_URL}`]: `feed ${ATOM_URL} is neither RSS 2.0 nor Atom`,
     });
     expect(await countArticles()).toBe(0);
+  });
+});
+
+describe("a feed whose parser quotes megabytes of it", () => {
+  it("fails its run with the parser's message cut to 200 characters, and GET /news/jobs shows it", async () => {
+    const name = "a".repeat(3_000_000);
+    publishers({ ...good, [RSS_URL]: body(`<rss><channel><item><${name}>`) });
+    // fast-xml-parser's message quotes the whole element name: 3 MB, past D1's 2 MB for a value.
+    const message = `Invalid '[    "rss",    "channel",    "item",    "${name}"]' found.:1:1`;
+    const error = `feed ${RSS_URL} is not well-formed XML: ${message.slice(0, 169)}… [${message.length - 169} more characters cut]`;
+    const runs = await queuedRuns();
+    const { result } = await deliver(runs, 1);
+    expect(result.explicitAcks).toEqual(["m0", "m1", "m3"]);
+    expect(result.retryMessages).toEqual([{ msgId: "m2" }]);
+    await expectRetried(runs, { [`feed:${RSS_URL}`]: error });
+    expect(error.length).toBeLessThanOrEqual(2048);
+
+    const last = await deliver([runs[2]], MAX_ATTEMPTS);
+    expect(last.result.explicitAcks).toEqual(["m0"]);
+    expect(await getJobRun(db(), runs[2].runId)).toMatchObject({ state: "failed", attempts: 2, error });
+    const admin = await signUp("faults-admin@example.com", { role: "admin" });
+    const response = await getJson("/news/jobs?limit=100", admin.token);
+    expect(response.status).toBe(200);
+    const listed = (await response.json()) as { id: number; state: string; error: string | null }[];
+    expect(listed.find((run) => run.id === runs[2].runId)).toMatchObject({ state: "failed", error });
   });
 });
