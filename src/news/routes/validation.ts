@@ -227,10 +227,19 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+/** Whether the text's date names a day of the calendar: Date.parse rolls 2024-02-31 over to March 2 rather than refuse it. */
+function isCalendarDay(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split("-").map(Number);
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, reads years 0 to 99 as written (0000-02-29 is a day).
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 const isoText = z
   .string()
   .trim()
-  .refine((text) => ISO_8601.test(text) && !Number.isNaN(Date.parse(text)), {
+  .refine((text) => ISO_8601.test(text) && !Number.isNaN(Date.parse(text)) && isCalendarDay(text), {
     message: "must be an ISO 8601 date such as 2024-05-01 or 2024-05-01T09:30:00Z",
     params: { name: "type" },
   });

@@ -4,7 +4,15 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NewsError } from "../../../src/news/errors";
 import { httpUrl, MAX_URL_LENGTH } from "../../../src/news/store/text";
-import { MAX_JSON_DEPTH, parseJsonObject, urlEncodedFields } from "../../../src/news/routes/validation";
+import {
+  isoDate,
+  isoDateEnd,
+  MAX_JSON_DEPTH,
+  parseJsonObject,
+  parseNews,
+  urlEncodedFields,
+} from "../../../src/news/routes/validation";
+import { z } from "../../../src/shared/zod";
 import { InvalidUtf8 } from "../../../src/shared/http/request-body";
 
 /** Calls `parse`, returning its value or the error it threw. */
@@ -135,6 +143,46 @@ describe("parseJsonObject", () => {
     expect(() => parseJsonObject('{"name":["ok","\\udc00x"]}')).toThrow(InvalidUtf8);
     expect(() => parseJsonObject('{"\\udbff":1}')).toThrow(InvalidUtf8);
     expect(parseJsonObject('{"name":"\\ud83d\\ude00"}')).toEqual({ name: "😀" });
+  });
+});
+
+describe("isoDate and isoDateEnd", () => {
+  const dates = z.object({ from: isoDate.optional(), to: isoDateEnd.optional() });
+  const refusal = (param: string, value: string) => ({
+    valid: false,
+    name: "type",
+    param,
+    value,
+    message: `${param} must be an ISO 8601 date such as 2024-05-01 or 2024-05-01T09:30:00Z`,
+  });
+  const refused = (source: Record<string, string>) => {
+    const result = outcome(() => parseNews(dates, source));
+    return "error" in result && result.error instanceof NewsError ? result.error.body : result;
+  };
+
+  it("refuse a day the month does not have, as any other invalid date, rather than roll it over", () => {
+    for (const value of [
+      "2024-02-31",
+      "2024-04-31",
+      "2023-02-29",
+      "2024-02-30T10:00:00Z",
+      "2024-06-31T23:00:00+10:00",
+    ]) {
+      expect(refused({ from: value })).toEqual(refusal("from", value));
+      expect(refused({ to: value })).toEqual(refusal("to", value));
+    }
+    expect(refused({ from: "2024-13-01" })).toEqual(refusal("from", "2024-13-01"));
+  });
+
+  it("read the last days of months and leap days as they are", () => {
+    expect(parseNews(dates, { from: "2024-02-29", to: "2024-04-30" })).toEqual({
+      from: new Date("2024-02-29T00:00:00.000Z"),
+      to: new Date("2024-04-30T23:59:59.999Z"),
+    });
+    expect(parseNews(dates, { from: "2000-02-29T10:00:00+10:00", to: "0000-02-29" })).toEqual({
+      from: new Date("2000-02-29T00:00:00.000Z"),
+      to: new Date(Date.parse("0000-02-29T00:00:00Z") + 86_400_000 - 1),
+    });
   });
 });
 
