@@ -28,16 +28,19 @@ const search = createRoute({
 /** What the original's envelope names as its maintainer; clients that read the envelope whole find it there. */
 const MAINTAINER = "Team Wombat";
 
-/** The original's warnings, in its order: what the caller left out, then unknown companies and a reversed window. */
+/**
+ * The original's warnings, in its order (restfulnews src/api/search/controller.js): the window and limit left out, a
+ * reversed window, topics and company ids left out, then the company ids that name no company.
+ */
 function searchWarnings({ query, unknownCompanyIds, windowIsValid }: SearchResult): string[] {
   const warnings: string[] = [];
   if (query.defaulted.startDate) warnings.push("Start time not specified.");
   if (query.defaulted.endDate) warnings.push("End time not specified.");
   if (query.defaulted.limit) warnings.push(`Limit not set, defaulting to limit to ${SEARCH_DEFAULT_LIMIT} articles.`);
+  if (!windowIsValid) warnings.push("End date cannot be before start date.");
   if (query.topics.length === 0) warnings.push("Topics not specified.");
   if (query.companyids.length === 0) warnings.push("Company Ids not specified.");
   for (const ticker of unknownCompanyIds) warnings.push(`Company id ${ticker} not found.`);
-  if (!windowIsValid) warnings.push("End date cannot be before start date.");
   return warnings;
 }
 

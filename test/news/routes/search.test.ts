@@ -156,7 +156,29 @@ describe("GET /search", () => {
     expect(status).toBe(200);
     expect(total).toBe("0");
     expect(body.data).toEqual([]);
-    expect(body.warnings).toContain("End date cannot be before start date.");
+    expect(body.warnings).toEqual([
+      "End date cannot be before start date.",
+      "Topics not specified.",
+      "Company Ids not specified.",
+    ]);
+  });
+
+  it("warns of a reversed window in the original's place: after the limit, before topics and company ids", async () => {
+    // The default start (five years back) is after this end.
+    const defaults = await search("?end_date=2001-01-01");
+    expect(defaults.body.warnings).toEqual([
+      "Start time not specified.",
+      "Limit not set, defaulting to limit to 50 articles.",
+      "End date cannot be before start date.",
+      "Topics not specified.",
+      "Company Ids not specified.",
+    ]);
+    const named = await search("?start_date=2026-03-01&end_date=2026-01-01&topics=mining&companyids=ZZZ");
+    expect(named.body.warnings).toEqual([
+      "Limit not set, defaulting to limit to 50 articles.",
+      "End date cannot be before start date.",
+      "Company id ZZZ not found.",
+    ]);
   });
 
   it("pages with limit and page", async () => {
