@@ -28,9 +28,12 @@ import { buildWorkerBundle } from "./worker-bundle.mjs";
 // keepNames went (wrangler.toml keep_names = false: 406.3 → 382.2 KiB; its __name() wrapper around every named
 // function and class was 24 KiB gzip), so that issue 33's "the ceiling stays" holds. 396 → 390 KiB when the settings'
 // meanings left the bundle for the docs generator's *-meanings.ts modules (395.8 → 385.2 KiB), so that most of that
-// gain stays won.
+// gain stays won. 390 → 394 KiB with the fixes of a review of every service (389.7 → 391.9 KiB): the bound on what a
+// tenant's fetches and ACL matches may cost HAProxy a request, the SSH configuration in force filtered by what is still
+// granted, one agent token per load balancer, the master's push fenced by its lock, the bounded statistics keys, and
+// the news search's word bound. Security fixes, not features; the next feature needs a trim.
 const TARGET_BYTES = 256 * 1024;
-const LIMIT_BYTES = 390 * 1024;
+const LIMIT_BYTES = 394 * 1024;
 const TOP_INPUTS = 15;
 
 const outdir = mkdtempSync(path.join(tmpdir(), "worker-bundle-"));
