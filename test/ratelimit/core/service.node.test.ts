@@ -86,13 +86,13 @@ describe("shouldRateLimit: request validation", () => {
     });
   });
 
-  it("marks a store failure the service composed itself as public, and no other", async () => {
+  it("gives callers the text of a store failure the service composed itself, and of no other", async () => {
     const store = new MemoryStore();
     store.failure = new PublicStoreError("too many counter objects");
     const failed = await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234);
     expect(failed).toStrictEqual({
       ok: false,
-      error: { kind: "store", message: "too many counter objects", public: true },
+      error: { kind: "store", message: "too many counter objects", shown: "too many counter objects" },
     });
     store.failure = new Error("internal error");
     const hidden = await shouldRateLimit({ ...deps, store }, request("test-domain", [[["key2", "x"]]]), 1234);
