@@ -124,8 +124,11 @@ const serverParams = paramsFrom(serverTuning);
 
 const DIRECTIVE_WORDS = new Set([...Object.keys(BACKEND_DIRECTIVES), "no"]);
 const EXPANSION = /\$[A-Za-z_.{]/;
-/** Calls that read files, the environment or code, in any spelling a word can hold. */
-const FILE_CALLS = /(^|[^A-Za-z0-9_])(map(_[a-z]+)?|env|lua\.[A-Za-z0-9_.]*|table_[a-z_]+)\(/;
+/**
+ * Calls that read files, the environment or code, where HAProxy reads a call: a word's start, after `,` (a converter),
+ * `[` (a log-format expression) or `(`. Elsewhere the text is literal (`.map(x)` as a path_end pattern reads nothing).
+ */
+const FILE_CALLS = /(^|[,[(])(map(_[a-z]+)?|env|lua\.[A-Za-z0-9_.]*|table_[a-z_]+)\(/;
 
 function expectHarmless(lineWords: string[]) {
   lineWords.forEach((word, index) => {
